@@ -1,0 +1,350 @@
+# 自动生成：这是课程仓库根目录 hw_specs.py 的副本（python -m autograder build 生成），请勿修改——评分时它会被换回原样。
+"""The chip table of lecture 1: dense per-GPU figures of four NVIDIA generations, each with its source.
+
+Units are SI throughout: FLOP/s, B/s, B, W, exp/s. A figure NVIDIA never published is absent, not
+zero: asking for it raises `MissingFigureError` naming the chip and the field, and the property
+accessors return a falsy `Unpublished` sentinel so that `x if chip.power_w else "-"` still reads
+naturally while any arithmetic on the missing value fails loudly.
+
+Run `python hw_specs.py` (or `python -m hw_specs`) to print the table with its sources.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Mapping
+
+# Lowest bit width first: "the lowest precision a chip publishes" is the first one it has.
+PRECISIONS = ("nvfp4", "mxfp4", "fp8", "fp16", "bf16", "fp32")
+
+# Storage per element including block scales: MXFP4 adds one 8-bit scale per 32 values,
+# NVFP4 one 8-bit scale per 16 values (its per-tensor FP32 scale is negligible).
+BYTES_PER_ELEM = MappingProxyType({
+    "fp32": 4.0,
+    "bf16": 2.0,
+    "fp16": 2.0,
+    "fp8": 1.0,
+    "mxfp4": 4.25 / 8,
+    "nvfp4": 4.5 / 8,
+})
+
+# Public name of each non-FLOP figure -> (dataclass attribute holding its Figure, unit, description).
+FIELDS = MappingProxyType({
+    "mem_bw": ("memory_bandwidth", "B/s", "HBM bandwidth"),
+    "mem_cap": ("memory_capacity", "B", "HBM capacity"),
+    "link_bw": ("nvlink_bandwidth", "B/s", "NVLink bandwidth per GPU"),
+    "power_w": ("power", "W", "board power"),
+    "exp_per_s": ("exp_throughput", "exp/s", "SFU exp throughput"),
+})
+
+
+class MissingFigureError(LookupError):
+    """A figure the vendor never published was used as a number."""
+
+    def __init__(self, chip_name: str, field_name: str):
+        self.chip_name = chip_name
+        self.field_name = field_name
+        super().__init__(f"{chip_name} has no published {field_name} figure")
+
+    def __reduce__(self):  # keep the two-argument constructor picklable across processes
+        return (type(self), (self.chip_name, self.field_name))
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One published number and where it comes from."""
+
+    value: float
+    source: str
+    note: str = ""
+
+    def __post_init__(self):
+        value = self.value
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise ValueError(f"figure value must be a real number, got {value!r}")
+        value = float(value)
+        if not math.isfinite(value) or value <= 0:
+            raise ValueError(
+                f"figure value must be positive and finite, got {value!r} "
+                "(leave an unpublished figure out instead of writing 0)")
+        if not isinstance(self.source, str) or not self.source.strip():
+            raise ValueError(f"figure {value:g} needs a non-empty source string")
+        if not isinstance(self.note, str):
+            raise ValueError(f"figure note must be a string, got {self.note!r}")
+        object.__setattr__(self, "value", value)
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"value": self.value, "source": self.source}
+        if self.note:
+            d["note"] = self.note
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Any) -> Figure:
+        if not isinstance(d, Mapping):
+            raise ValueError(f"a figure must be a mapping with 'value' and 'source', got {d!r}")
+        unknown = set(d) - {"value", "source", "note"}
+        if unknown:
+            raise ValueError(f"unknown figure keys {sorted(unknown)}; allowed: value, source, note")
+        missing = {"value", "source"} - set(d)
+        if missing:
+            raise ValueError(f"figure is missing {sorted(missing)}")
+        return cls(d["value"], d["source"], d.get("note", ""))
+
+
+def _refuse(self, *_args):
+    raise MissingFigureError(self.chip_name, self.field_name)
+
+
+@dataclass(frozen=True)
+class Unpublished:
+    """Stands in for a figure that was never published: falsy, and unusable as a number."""
+
+    chip_name: str
+    field_name: str
+
+    __array_ufunc__ = None  # numpy defers to our reflected operators, which raise
+
+    def __bool__(self):
+        return False
+
+    __float__ = __int__ = __index__ = __complex__ = __format__ = __round__ = _refuse
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _refuse
+    __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = _refuse
+    __pow__ = __rpow__ = __neg__ = __pos__ = __abs__ = __divmod__ = __rdivmod__ = _refuse
+    __lt__ = __le__ = __gt__ = __ge__ = _refuse
+
+
+@dataclass(frozen=True)
+class Chip:
+    """One GPU's published figures. Immutable; build it directly, or with `Chip.from_dict`."""
+
+    name: str
+    flops: Mapping[str, Figure]  # precision -> dense FLOP/s
+    # None = unpublished. Read them through the SI-valued properties named in FIELDS (mem_bw, ...).
+    memory_bandwidth: Figure | None = None
+    memory_capacity: Figure | None = None
+    nvlink_bandwidth: Figure | None = None
+    power: Figure | None = None
+    exp_throughput: Figure | None = None
+
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise ValueError(f"chip name must be a non-empty string, got {self.name!r}")
+        if not isinstance(self.flops, Mapping):
+            raise ValueError(f"{self.name}: flops must be a mapping precision -> Figure")
+        for precision, fig in self.flops.items():
+            _check_precision(precision, f"{self.name}: flops")
+            if not isinstance(fig, Figure):
+                raise ValueError(f"{self.name}: flops[{precision!r}] must be a Figure, got {fig!r}")
+        for public, (attr, _, _) in FIELDS.items():
+            fig = getattr(self, attr)
+            if fig is not None and not isinstance(fig, Figure):
+                raise ValueError(f"{self.name}: {public} must be a Figure or None, got {fig!r}")
+        # A private, precision-ordered copy behind a read-only view: nobody can edit the table.
+        ordered = {p: self.flops[p] for p in PRECISIONS if p in self.flops}
+        object.__setattr__(self, "flops", MappingProxyType(ordered))
+
+    def __hash__(self):
+        return hash((self.name, tuple(self.flops.items()))
+                    + tuple(getattr(self, attr) for attr, _, _ in FIELDS.values()))
+
+    def __reduce__(self):  # mappingproxy does not pickle; the plain description does
+        return (Chip.from_dict, (self.to_dict(),))
+
+    # --- asking for figures -------------------------------------------------------------
+    def has(self, name: str) -> bool:
+        """Whether a figure (a precision such as "fp8", or a field such as "power_w") is published."""
+        if name in FIELDS:
+            return getattr(self, FIELDS[name][0]) is not None
+        _check_precision(name, self.name)
+        return name in self.flops
+
+    def figure(self, name: str) -> Figure:
+        """The sourced figure for a precision or a field; MissingFigureError if unpublished."""
+        if not self.has(name):
+            raise MissingFigureError(self.name, name)
+        if name in FIELDS:
+            return getattr(self, FIELDS[name][0])
+        return self.flops[name]
+
+    def peak_flops(self, precision: str) -> float:
+        """Dense peak FLOP/s at `precision`."""
+        return self.figure(precision).value
+
+    def _value(self, name: str) -> float | Unpublished:
+        return self.figure(name).value if self.has(name) else Unpublished(self.name, name)
+
+    @property
+    def mem_bw(self) -> float | Unpublished:
+        return self._value("mem_bw")
+
+    @property
+    def mem_cap(self) -> float | Unpublished:
+        return self._value("mem_cap")
+
+    @property
+    def link_bw(self) -> float | Unpublished:
+        return self._value("link_bw")
+
+    @property
+    def power_w(self) -> float | Unpublished:
+        return self._value("power_w")
+
+    @property
+    def exp_per_s(self) -> float | Unpublished:
+        return self._value("exp_per_s")
+
+    def sources(self) -> Mapping[str, Figure]:
+        """Every published figure, FLOP/s precisions first, keyed by precision or field name."""
+        out = dict(self.flops)
+        out.update((public, self.figure(public)) for public in FIELDS if self.has(public))
+        return MappingProxyType(out)
+
+    # --- plain JSON description ---------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"name": self.name,
+                             "flops": {p: fig.to_dict() for p, fig in self.flops.items()}}
+        for public in FIELDS:
+            if self.has(public):
+                d[public] = self.figure(public).to_dict()
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Any) -> Chip:
+        if not isinstance(d, Mapping):
+            raise ValueError(f"a chip description must be a mapping, got {type(d).__name__}")
+        unknown = set(d) - {"name", "flops", *FIELDS}
+        if unknown:
+            raise ValueError(f"unknown chip keys {sorted(unknown)}; allowed: name, flops, "
+                             + ", ".join(FIELDS))
+        name = d.get("name")
+        if not isinstance(name, str) or not name.strip():
+            raise ValueError(f"chip description needs a non-empty 'name', got {name!r}")
+        flops = d.get("flops", {})
+        if not isinstance(flops, Mapping):
+            raise ValueError(f"{name}: 'flops' must be a mapping precision -> figure")
+        kwargs = {}
+        for public, (attr, _, _) in FIELDS.items():
+            if public in d:
+                kwargs[attr] = _figure_from_dict(d[public], f"{name}.{public}")
+        figures = {}
+        for precision, fig in flops.items():
+            _check_precision(precision, f"{name}: flops")
+            figures[precision] = _figure_from_dict(fig, f"{name}.flops.{precision}")
+        return cls(name=name, flops=figures, **kwargs)
+
+
+def _check_precision(precision: Any, where: str) -> None:
+    if precision not in PRECISIONS:
+        raise ValueError(f"{where}: unknown precision or field {precision!r}; "
+                         f"precisions: {', '.join(PRECISIONS)}; fields: {', '.join(FIELDS)}")
+
+
+def _figure_from_dict(d: Any, where: str) -> Figure:
+    try:
+        return Figure.from_dict(d)
+    except ValueError as err:
+        raise ValueError(f"{where}: {err}") from None
+
+
+# ---------------------------------------------------------------------------------------------
+# The table. Sources are what a reader needs to find the number again; notes carry the caveats.
+# ---------------------------------------------------------------------------------------------
+_H100_WP = "NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022), H100 SXM5 column"
+_H100_DS = "NVIDIA H100 Tensor Core GPU datasheet, H100 SXM"
+_GB200 = "NVIDIA GB200 NVL72 specifications, rack figure / 72 GPUs"
+_BU_BLOG = "NVIDIA technical blog, 'Inside NVIDIA Blackwell Ultra: The Chip Powering the AI Factory Era' (2025)"
+_GB300 = "NVIDIA GB300 NVL72 specifications, rack figure / 72 GPUs"
+_RUBIN = "NVIDIA Vera Rubin NVL144 announcement (GTC 2025; CES 2026 Rubin platform update), per Rubin GPU"
+_DENSE = "dense = half of the listed sparse figure"
+_GB_NOT_HGX = "GB (NVL72) per-GPU figure; HGX boards are lower"
+
+H100 = Chip(
+    name="H100",
+    flops={
+        "bf16": Figure(989.4e12, _H100_WP, "dense; 1978.9 TFLOPS with 2:4 sparsity"),
+        "fp8": Figure(1978.9e12, _H100_WP, "dense; 3957.8 TFLOPS with 2:4 sparsity"),
+    },
+    memory_bandwidth=Figure(3.35e12, _H100_DS, "HBM3"),
+    memory_capacity=Figure(80e9, _H100_DS, "HBM3"),
+    nvlink_bandwidth=Figure(900e9, _H100_DS, "NVLink 4"),
+    power=Figure(700.0, _H100_DS, "max TDP (configurable)"),
+    exp_throughput=Figure(
+        4.5e12, "CS349E course value; NVIDIA publishes no H100 exp throughput",
+        "FlashAttention-3 (Shah et al., 2024) derives 3.9e12 = 132 SMs x 16 ex2/clk x 1.83 GHz; "
+        "with 3.9e12 the lecture's 43 %/86 % become 50 %/100 %"),
+)
+
+B200 = Chip(
+    name="B200",
+    flops={
+        "nvfp4": Figure(10e15, _GB200, f"{_DENSE}; {_GB_NOT_HGX}"),
+        "fp8": Figure(5e15, _GB200, f"{_DENSE}; {_GB_NOT_HGX} (HGX B200: 4.5 PFLOP/s)"),
+        "bf16": Figure(2.5e15, _GB200, f"{_DENSE}; {_GB_NOT_HGX}"),
+    },
+    memory_bandwidth=Figure(8e12, _GB200, "HBM3e; HGX B200: 7.7 TB/s"),
+    memory_capacity=Figure(192e9, "NVIDIA Blackwell architecture announcement (GTC 2024): 192 GB HBM3e per B200",
+                           "the package's HBM; GB200 NVL72 lists 186 GB usable per GPU, HGX B200 180 GB"),
+    nvlink_bandwidth=Figure(1.8e12, _GB200, "NVLink 5"),
+    power=Figure(1200.0, "NVIDIA GB200 configuration of B200 (per GPU; the superchip is rated 2700 W with Grace)",
+                 "HGX B200: 1000 W"),
+    exp_throughput=Figure(5e12, _BU_BLOG, "attention-layer acceleration table: Blackwell 5 TeraExponentials/s"),
+)
+
+B300 = Chip(
+    name="B300",
+    flops={
+        "nvfp4": Figure(15e15, _BU_BLOG, "dense NVFP4; NVIDIA quotes 7.5x Hopper"),
+        "fp8": Figure(5e15, _GB300, f"{_DENSE}; {_GB_NOT_HGX} (HGX B300: 4.5 PFLOP/s)"),
+        "bf16": Figure(2.5e15, _GB300, f"{_DENSE}; {_GB_NOT_HGX}"),
+    },
+    memory_bandwidth=Figure(8e12, _BU_BLOG, "HBM3e"),
+    memory_capacity=Figure(288e9, _BU_BLOG, "HBM3e; HGX B300: 270 GB"),
+    nvlink_bandwidth=Figure(1.8e12, _BU_BLOG, "NVLink 5"),
+    power=Figure(1400.0, _BU_BLOG, "max TDP of Blackwell Ultra in GB300; HGX B300: 1100 W"),
+    exp_throughput=Figure(10.7e12, _BU_BLOG, "attention-layer acceleration table: 10.7 TeraExponentials/s, "
+                                             "2x Blackwell's SFU exp throughput"),
+)
+
+RUBIN = Chip(
+    name="Rubin",
+    flops={
+        "nvfp4": Figure(50e15, _RUBIN, "'up to' 50 PFLOPS NVFP4 inference; not stated to be dense"),
+    },
+    memory_bandwidth=Figure(22e12, _RUBIN, "HBM4"),
+    memory_capacity=Figure(288e9, _RUBIN, "HBM4"),
+    nvlink_bandwidth=Figure(3.6e12, _RUBIN, "NVLink 6"),
+)
+
+# Why a figure is absent, for the sourced table (fp16/fp32 etc. are simply outside this lecture's table).
+UNPUBLISHED_NOTES = MappingProxyType({
+    "H100": "no FP4 tensor cores",
+    "Rubin": "no published FP8, BF16, power or exp figure; NVIDIA only says SFU exp throughput "
+             "rises (FP32 2x, BF16 4x Blackwell)",
+})
+
+CHIPS: Mapping[str, Chip] = MappingProxyType({chip.name: chip for chip in (H100, B200, B300, RUBIN)})
+
+
+def _print_sourced_table() -> None:
+    from console import fmt_num, print_header, print_table
+
+    for chip in CHIPS.values():
+        print_header(f"{chip.name}: published dense figures")
+        rows = []
+        for key, fig in chip.sources().items():
+            unit = FIELDS[key][1] if key in FIELDS else "FLOP/s"
+            label = FIELDS[key][2] if key in FIELDS else f"{key} tensor"
+            rows.append([label, f"{fmt_num(fig.value)}{unit}", fig.source, fig.note or "-"])
+        print_table(["figure", "value", "source", "note"], rows)
+        missing = [p for p in PRECISIONS if not chip.has(p)] + [f for f in FIELDS if not chip.has(f)]
+        remark = f" ({UNPUBLISHED_NOTES[chip.name]})" if chip.name in UNPUBLISHED_NOTES else ""
+        print(f"not in this table: {', '.join(missing) or 'none'}{remark}")
+
+
+if __name__ == "__main__":
+    _print_sourced_table()

@@ -1,0 +1,308 @@
+"""
+自查：notebook 里的 check("<评分项>")，以及命令行的 python selfcheck.py（提交前跑一遍）。
+
+【check 做什么】
+    函数（如 check("round_e4m3")）：重新导入你的 codesign.py，跑这个函数的公开例子，给一行结论。
+    报告题（如 check("q01_compute_headline")）：看答案变量有没有定义、类型对不对（数 / 大写字母）、
+        数值是否在很宽的合理范围里（帮你发现单位错误）。它**不会**告诉你答案对不对。
+    文字题：由助教人工评分，check 不检查。
+【python selfcheck.py】跑全部 7 个函数的公开例子，检查 handout.ipynb 是不是完好（合法的 JSON、评分格都在），
+    并列出还没作答的题。它只读 notebook 文件，不运行它——先在 Jupyter 里保存。
+
+Grading modes (fixed when the notebook's first cell imports this module, so a later cell that edits
+os.environ cannot change them):
+    student    (default)                        the checks above; returns None.
+    trusted    CS349E_TRUSTED_GRADING=1         the trusted grader executes the notebook only to read
+                                                the answer variables; check does nothing, returns None.
+    autograde  NBGRADER_EXECUTION=autograde     returns this item's score (a float) from the trusted
+                                                grader; raises if it cannot get one. Checked first:
+                                                nbgrader gives full marks to a grade cell that outputs
+                                                nothing and raises nothing, so this mode must never
+                                                fall through to the silent ones.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+import numbers
+import os
+import subprocess
+import sys
+import tomllib
+from collections import Counter
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:  # `python path/to/selfcheck.py` from another folder
+    sys.path.insert(0, str(HERE))
+
+import numpy as np  # noqa: E402
+
+from public_checks import FUNCTIONS, StudentFileError, cases_of, load_codesign, run_case  # noqa: E402
+
+NOTEBOOK = HERE / "handout.ipynb"
+GRADING = HERE / "grading.toml"
+TEXT_STUB = "（在这里用自己的话作答）"  # the released text answer cell (the build writes the same stub)
+
+
+def detect_mode(environ) -> str:
+    if environ.get("NBGRADER_EXECUTION") == "autograde":
+        return "autograde"
+    if environ.get("CS349E_TRUSTED_GRADING") == "1":
+        return "trusted"
+    return "student"
+
+
+_MODE = detect_mode(os.environ)
+
+
+def check(item_id):
+    """检查一个评分项（函数名或题号），打印一行结论。"""
+    if _MODE == "autograde":
+        return _trusted_score(item_id)
+    if _MODE == "trusted":
+        return None
+    print(verdict(item_id, sys._getframe(1).f_globals))
+    return None
+
+
+_TRUSTED = {}  # the trusted grader's "reply" (or the "error" why there is none), fetched once per kernel
+TRUSTED_TIMEOUT = 50  # seconds; below nbgrader's per-cell timeout (nbgrader_config.py), so we fail cleanly
+
+
+def _trusted_score(item_id):
+    """Mode 3 (nbgrader autograde): this item's score, a float, from the trusted grader.
+
+    The first call runs `python -m autograder nbgrader-scores` (nbgrader_config.py exports
+    CS349E_GRADER_ROOT and CS349E_GRADER_PYTHON to the kernel), which grades this student's
+    submitted files outside the kernel; later calls reuse its reply, or its failure. Returns a
+    built-in float within [0, points] or raises: nbgrader gives full marks to a grade cell that
+    shows nothing or anything other than a number (numpy's "np.float64(1.5)" included), and fails
+    the whole submission when the number exceeds the cell's points.
+    """
+    if not _TRUSTED:
+        try:
+            _TRUSTED["reply"] = _ask_trusted_grader()
+        except RuntimeError as err:
+            _TRUSTED["error"] = str(err)  # the other grade cells fail at once instead of waiting again
+    if "error" in _TRUSTED:
+        raise RuntimeError(_TRUSTED["error"])
+    entry = _TRUSTED["reply"]["items"].get(item_id)
+    if entry is None:
+        raise RuntimeError(f"评分程序的结果里没有评分项 {item_id!r}")
+    print(entry["feedback"])
+    score = min(max(float(entry["score"]), 0.0), float(entry["max_score"]))
+    return float(round(score, 6))
+
+
+def _ask_trusted_grader() -> dict:
+    root, python = os.environ.get("CS349E_GRADER_ROOT"), os.environ.get("CS349E_GRADER_PYTHON")
+    if not root or not python:
+        raise RuntimeError("评分环境没有配置好：nbgrader 没有读到课程的 nbgrader_config.py"
+                           "（缺少 CS349E_GRADER_ROOT / CS349E_GRADER_PYTHON）")
+    assignment = tomllib.loads(GRADING.read_text(encoding="utf-8"))["assignment"]
+    env = {k: v for k, v in os.environ.items() if k != "NBGRADER_EXECUTION"}
+    command = [python, "-m", "autograder", "nbgrader-scores", assignment, "--autograded", str(HERE)]
+    try:
+        done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True,
+                              timeout=TRUSTED_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"评分程序 {TRUSTED_TIMEOUT} 秒内没有给出分数") from None
+    if done.returncode != 0:
+        reason = (done.stderr.strip().splitlines() or ["（没有输出）"])[-1]
+        raise RuntimeError(f"评分程序出错（退出码 {done.returncode}）：{reason}")
+    try:
+        return json.loads(done.stdout)
+    except json.JSONDecodeError:
+        raise RuntimeError("评分程序的回复不是 JSON") from None
+
+
+# ---------------------------------------------------------------------------------------------
+# 一个评分项的结论
+# ---------------------------------------------------------------------------------------------
+def load_items() -> dict[str, dict]:
+    """grading.toml 里的评分项，按 id 索引。"""
+    try:
+        raw = tomllib.loads(GRADING.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise StudentFileError("找不到 grading.toml：它应该和 selfcheck.py 在同一个文件夹里（从作业原件复制一份）。") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+        raise StudentFileError(f"grading.toml 被改坏了（{err}）：从作业原件复制一份。") from None
+    return {item["id"]: item for item in raw.get("items", [])}
+
+
+def verdict(item_id, namespace: dict) -> str:
+    """一行中文结论。namespace 是 notebook 的变量（答案变量在这里找）。"""
+    try:
+        items = load_items()
+    except StudentFileError as err:
+        return f"✗ {err}"
+    item = items.get(item_id) if isinstance(item_id, str) else None
+    if item is None:
+        return f"✗ 未知的评分项 {item_id!r}。本作业的评分项：{', '.join(items)}"
+    kind = item["kind"]
+    if kind == "function":
+        return function_verdict(item_id)
+    if kind == "text":
+        return f"· {item_id} 是文字题，由助教人工评分，check 不检查它；直接在题目下面的 Markdown 格里作答。"
+    if item_id not in namespace:
+        return (f"✗ {item_id}：还没有作答——在上面的答案格里给变量 {item_id} 赋值，运行那个格子，再运行本格。")
+    value = namespace[item_id]
+    problem = number_problem(value, item) if kind == "number" else choice_problem(value, item)
+    if problem:
+        return f"✗ {item_id}：{problem}"
+    note = percent_note(value, item) if kind == "number" else ""
+    return f"✓ {item_id} = {value!r}：格式正确。这里不判断对错，评分时才知道。{note}"
+
+
+def function_verdict(function: str) -> str:
+    try:
+        module = load_codesign()
+    except StudentFileError as err:
+        return f"✗ {function}：{err}"
+    outcomes = [run_case(module, case) for case in cases_of(function)]
+    passed = sum(o.ok for o in outcomes)
+    if any(o.status == "not_implemented" for o in outcomes):
+        return f"… {function}：未实现（codesign.py 里还是 raise NotImplementedError）"
+    if passed == len(outcomes):
+        return f"✓ {function}：公开检查 {passed}/{len(outcomes)} 通过（评分时还有更多隐藏测试）。"
+    first = next(o for o in outcomes if not o.ok)
+    return f"✗ {function}：公开检查 {passed}/{len(outcomes)} 通过。第一个不通过的：{first.message}"
+
+
+def number_problem(value, item: dict) -> str | None:
+    unit = item.get("unit", "")
+    if isinstance(value, (bool, np.bool_)):
+        return f"是布尔值 {value}，应该是一个数"
+    if isinstance(value, str):
+        return f"是字符串 {value!r}，应该是一个数（不要加引号或单位）"
+    if not isinstance(value, numbers.Real):
+        return f"是 {type(value).__name__}，应该是一个数（int 或 float），不是数组或其他对象"
+    if not math.isfinite(float(value)):
+        return f"是 {value}，应该是一个有限的数"
+    low, high = item.get("plausible", (-math.inf, math.inf))
+    if not low <= float(value) <= high:
+        return (f"{float(value):g} 不在这题很宽的合理范围 [{low:g}, {high:g}]（单位：{unit}）里——"
+                "检查一下单位换算（倍数、百分数、10^9、10^12）")
+    return None
+
+
+def percent_note(value, item: dict) -> str:
+    if item.get("unit") == "%" and 0 < abs(float(value)) < 1:
+        return "（提醒：这题要百分数——如果你写的是小数，0.12 应写成 12。）"
+    return ""
+
+
+def choice_problem(value, item: dict) -> str | None:
+    choices = item.get("choices", [])
+    listed = "、".join(repr(c) for c in choices)
+    if not isinstance(value, str):
+        return f"是 {type(value).__name__} {value!r}，应该是一个字符串，取 {listed} 之一"
+    if value not in choices and value.strip().upper() in choices:
+        return f"请写成大写字母、不带空格：{value!r} → {value.strip().upper()!r}"
+    if value not in choices:
+        return f"{value!r} 不是选项之一，应该取 {listed} 之一"
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# notebook 文件
+# ---------------------------------------------------------------------------------------------
+def read_notebook(path: Path = NOTEBOOK) -> dict:
+    """读入 notebook 的 JSON；读不了时抛出带中文说明的 StudentFileError。"""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise StudentFileError(f"找不到 {path.name}：它应该和 selfcheck.py 在同一个文件夹里。") from None
+    except UnicodeDecodeError:
+        raise StudentFileError(f"{path.name} 不是 UTF-8 文本，可能被别的程序改坏了。") from None
+    try:
+        nb = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise StudentFileError(
+            f"{path.name} 不是合法的 JSON（第 {err.lineno} 行第 {err.colno} 列：{err.msg}），多半是在文本编辑器里被改坏了。"
+            "试试用 Jupyter 打开；打不开的话，复制一份新的 handout.ipynb，把答案抄回去。") from None
+    if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
+        raise StudentFileError(f"{path.name} 不是 Jupyter notebook（没有 cells 列表）。")
+    return nb
+
+
+def notebook_problems(path: Path = NOTEBOOK) -> list[str]:
+    """notebook 的结构问题（读不了、评分格缺失或重复）；空列表表示完好。"""
+    try:
+        nb, items = read_notebook(path), load_items()
+    except StudentFileError as err:
+        return [str(err)]
+    counts = Counter(_grade_id(cell) for cell in nb["cells"])
+    problems = []
+    for item_id in items:
+        if counts[item_id] == 0:
+            problems.append(f"评分格 {item_id} 不见了（被删掉了？）：从作业原件里把那个格子复制回来。")
+        elif counts[item_id] > 1:
+            problems.append(f"评分格 {item_id} 出现了 {counts[item_id]} 次（被复制了？）：只保留一个。")
+    return problems
+
+
+def unanswered(path: Path = NOTEBOOK) -> list[str]:
+    """还没作答的报告题（只看文件，不运行）：答案格没有给变量赋值，或文字题还是空的。"""
+    nb, items = read_notebook(path), load_items()
+    cells = {_grade_id(cell): cell for cell in nb["cells"]}
+    missing = []
+    for item_id, item in items.items():
+        if item["kind"] == "function":
+            continue
+        if item["kind"] == "text":
+            text = _source(cells.get(item_id, {})).strip()
+            if not text or text == TEXT_STUB:
+                missing.append(item_id)
+        elif item_id not in _assigned_names(_source(cells.get(f"{item_id}_answer", {}))):
+            missing.append(item_id)
+    return missing
+
+
+def _grade_id(cell) -> str | None:
+    meta = cell.get("metadata", {}) if isinstance(cell, dict) else {}
+    nbgrader = meta.get("nbgrader", {}) if isinstance(meta, dict) else {}
+    return nbgrader.get("grade_id") if isinstance(nbgrader, dict) else None
+
+
+def _source(cell: dict) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else str(source)
+
+
+def _assigned_names(source: str) -> set[str]:
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    names = set()
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+        names.update(t.id for t in targets if isinstance(t, ast.Name))
+    return names
+
+
+# ---------------------------------------------------------------------------------------------
+# 命令行：python selfcheck.py
+# ---------------------------------------------------------------------------------------------
+def main() -> int:
+    print("codesign.py：公开检查")
+    lines = [function_verdict(function) for function in FUNCTIONS]
+    print("\n".join(f"  {line}" for line in lines))
+    print(f"\n{NOTEBOOK.name}：")
+    problems = notebook_problems()
+    for problem in problems:
+        print(f"  ✗ {problem}")
+    if not problems:
+        missing = unanswered()
+        print("  ✓ 文件完好，评分格都在。")
+        print(f"  · 还没作答的题：{', '.join(missing)}" if missing else "  ✓ 每道报告题都作答了（对错要等评分）。")
+    print("\n这里只检查格式和公开例子；答案对不对、隐藏测试过不过，评分时才知道。")
+    return 0 if not problems and all(line.startswith("✓") for line in lines) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

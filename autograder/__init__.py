@@ -1,0 +1,1 @@
+"""Trusted autograder of the CS349E exercise kit: `python -m autograder <verb>`."""

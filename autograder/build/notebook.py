@@ -1,0 +1,202 @@
+"""Render a notebook source (a list of cells) into the released or the answered notebook.
+
+Released: answer cells hold a stub, so an unanswered question leaves its variable undefined (the
+graders then score it 0; the self-check says "还没有作答"). Answered: the reference answers, i.e.
+a full-marks submission. Everything a question states about its grading (title, points, format,
+unit, tolerance) comes from grading.toml, so the notebook cannot disagree with the grader.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+
+import nbformat
+
+from autograder.build.cells import Cell, Code, FunctionCheck, Markdown, Question
+from autograder.engine.registry import GradingConfig, Item
+
+# The released answer cells. nbgrader's ClearSolutions.code_stub / text_stub should be set to
+# these, so that `nbgrader generate_assignment` leaves the cells exactly as the build wrote them.
+ANSWER_STUB = "# 在这里作答：按上面题目写的变量名、类型和单位给变量赋值，然后运行这个格子"
+TEXT_STUB = "（在这里用自己的话作答）"
+
+NBGRADER_SCHEMA = 3
+NOTEBOOK_METADATA = {
+    "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
+    "language_info": {"name": "python"},
+}
+
+
+class NotebookSourceError(ValueError):
+    """The notebook source disagrees with grading.toml or holds invalid Python."""
+
+
+def answer_cell_id(item_id: str) -> str:
+    """grade_id of a question's answer cell (its grade cell's grade_id is the item id itself)."""
+    return f"{item_id}_answer"
+
+
+def render_notebook(cells: tuple[Cell, ...], config: GradingConfig, *, answered: bool) -> nbformat.NotebookNode:
+    items = {item.id: item for item in config.items}
+    _check_against_config(cells, items)
+    renderer = _Renderer(answered=answered, module_file=f"{config.student_module}.py")
+    for cell in cells:
+        renderer.add(cell, items)
+    nb = nbformat.v4.new_notebook(cells=renderer.cells, metadata=NOTEBOOK_METADATA)
+    nbformat.validate(nb)
+    return nb
+
+
+def notebook_text(nb: nbformat.NotebookNode) -> str:
+    """Deterministic JSON (nbformat sorts keys; cell ids are derived from content)."""
+    return nbformat.writes(nb) + "\n"
+
+
+# --- what a question says about its grading --------------------------------------------------
+def answer_format(item: Item) -> str:
+    """One Chinese sentence: the variable, its type, unit and tolerance (or how text is graded)."""
+    if item.kind == "number":
+        unit = f"，单位：{item.unit}" if item.unit else ""
+        return (f"在下面的格子里给变量 `{item.id}` 赋值——一个数（`int` 或 `float`，不要带引号或单位）{unit}。"
+                f"{tolerance_text(item)} 即得分。")
+    if item.kind == "choice":
+        letters = "、".join(f'`"{c}"`' for c in item.choices)
+        return f"在下面的格子里给变量 `{item.id}` 赋值——一个字符串，取 {letters} 之一（大写字母）。"
+    if item.kind == "text":
+        return "直接在下面的格子里（Markdown）用自己的话作答，由助教人工评分。"
+    raise NotebookSourceError(f"{item.id}: kind {item.kind!r} is not a report question")
+
+
+def tolerance_text(item: Item) -> str:
+    parts = []
+    if item.rtol:
+        parts.append(f"与参考答案的相对误差不超过 {item.rtol * 100:g}%")
+    if item.atol:
+        parts.append(f"绝对误差不超过 {item.atol:g}{' ' + item.unit if item.unit else ''}")
+    return "，或".join(parts)
+
+
+def _points(item: Item) -> str:
+    return f"{item.points:g} 分"
+
+
+# --- rendering -------------------------------------------------------------------------------
+class _Renderer:
+    def __init__(self, *, answered: bool, module_file: str):
+        self.answered = answered
+        self.module_file = module_file  # where function items are implemented
+        self.cells: list[nbformat.NotebookNode] = []
+        self._ids: set[str] = set()
+
+    def add(self, cell: Cell, items: dict[str, Item]) -> None:
+        if isinstance(cell, Markdown):
+            self._locked_markdown(cell.source)
+        elif isinstance(cell, Code):
+            _parse(cell.source, "a code cell")
+            self._code(cell.source, self._content_id("code", cell.source), locked=cell.locked)
+        elif isinstance(cell, FunctionCheck):
+            item = items[cell.function]
+            self._locked_markdown(
+                f"#### 评分项 `{item.id}`：{item.title}（{_points(item)}）\n\n"
+                f"在 `{self.module_file}` 里实现 `{item.id}`，再运行下面的格子：它跑一遍公开检查并告诉你结果"
+                "（评分时还有更多隐藏测试）。", grade_id=f"{item.id}_heading")
+            self._grade_cell(item)
+        elif isinstance(cell, Question):
+            self._question(cell, items[cell.id])
+        else:
+            raise NotebookSourceError(f"unknown cell type {type(cell).__name__}")
+
+    def _question(self, q: Question, item: Item) -> None:
+        self._locked_markdown(
+            f"### {item.id}：{item.title}（{_points(item)}）\n\n{q.prompt}\n\n> **作答**：{answer_format(item)}",
+            grade_id=f"{item.id}_prompt")
+        if item.kind == "text":
+            source = q.answer if self.answered else TEXT_STUB
+            meta = _nbgrader(item.id, solution=True, grade=True, points=item.points)
+            self._add(nbformat.v4.new_markdown_cell(source, id=item.id, metadata={"nbgrader": meta}))
+            return
+        tree = _parse(q.answer, f"the answer of {item.id}")
+        if item.id not in _assigned_names(tree):
+            raise NotebookSourceError(f"the reference answer of {item.id} does not assign the variable {item.id}")
+        source = q.answer if self.answered else ANSWER_STUB
+        grade_id = answer_cell_id(item.id)
+        self._code(source, grade_id, nbgrader=_nbgrader(grade_id, solution=True))
+        self._grade_cell(item)
+
+    def _grade_cell(self, item: Item) -> None:
+        meta = _nbgrader(item.id, grade=True, locked=True, points=item.points)
+        self._code(f'check("{item.id}")', item.id, nbgrader=meta)
+
+    def _locked_markdown(self, source: str, grade_id: str | None = None) -> None:
+        grade_id = grade_id or self._content_id("md", source)
+        meta = {"nbgrader": _nbgrader(grade_id, locked=True)}
+        self._add(nbformat.v4.new_markdown_cell(source, id=grade_id, metadata=meta))
+
+    def _code(self, source: str, cell_id: str, *, locked: bool = False, nbgrader: dict | None = None) -> None:
+        if locked and nbgrader is None:
+            nbgrader = _nbgrader(cell_id, locked=True)
+        meta = {"nbgrader": nbgrader} if nbgrader else {}
+        self._add(nbformat.v4.new_code_cell(source, id=cell_id, metadata=meta))
+
+    def _add(self, cell: nbformat.NotebookNode) -> None:
+        if cell.id in self._ids:
+            raise NotebookSourceError(f"duplicate cell id {cell.id!r}")
+        self._ids.add(cell.id)
+        self.cells.append(cell)
+
+    def _content_id(self, prefix: str, source: str) -> str:
+        """A stable id from the content: inserting a cell elsewhere does not renumber this one."""
+        digest = hashlib.sha256(source.encode()).hexdigest()
+        base = f"{prefix}-{digest[:10]}"
+        candidate, n = base, 1
+        while candidate in self._ids:  # the same text twice in one notebook
+            n += 1
+            candidate = f"{base}-{n}"
+        return candidate
+
+
+def _nbgrader(grade_id: str, *, solution: bool = False, grade: bool = False, locked: bool = False,
+              points: float | None = None) -> dict:
+    meta = {"grade": grade, "grade_id": grade_id, "locked": locked, "schema_version": NBGRADER_SCHEMA,
+            "solution": solution, "task": False}
+    if grade:
+        meta["points"] = points
+    return meta
+
+
+def _parse(source: str, what: str) -> ast.Module:
+    try:
+        return ast.parse(source)
+    except SyntaxError as err:
+        raise NotebookSourceError(f"{what} is not valid Python: {err.msg} (line {err.lineno})\n{source}") from None
+
+
+def _assigned_names(tree: ast.Module) -> set[str]:
+    names = set()
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+        names.update(t.id for t in targets if isinstance(t, ast.Name))
+    return names
+
+
+def _check_against_config(cells: tuple[Cell, ...], items: dict[str, Item]) -> None:
+    seen: list[str] = []
+    for cell in cells:
+        if isinstance(cell, FunctionCheck):
+            item_id, want = cell.function, ("function",)
+        elif isinstance(cell, Question):
+            item_id, want = cell.id, ("number", "choice", "text")
+        else:
+            continue
+        if item_id not in items:
+            raise NotebookSourceError(f"the notebook grades {item_id!r}, which grading.toml does not list")
+        if items[item_id].kind not in want:
+            raise NotebookSourceError(f"{item_id} is a {items[item_id].kind} item in grading.toml but a "
+                                      f"{type(cell).__name__} in the notebook source")
+        seen.append(item_id)
+    repeated = sorted({i for i in seen if seen.count(i) > 1})
+    missing = [i for i in items if i not in seen]
+    if repeated or missing:
+        raise NotebookSourceError(f"every grading.toml item needs exactly one grade cell; "
+                                  f"repeated: {repeated or 'none'}, missing: {missing or 'none'}")

@@ -1,0 +1,35 @@
+"""The student README: a template from solutions/<assignment>/ with the points filled in from grading.toml."""
+
+from __future__ import annotations
+
+from string import Template
+
+from autograder.engine.registry import GradingConfig
+
+KIND_LABELS = {"function": "函数（自动评分）", "number": "数值题（自动评分）",
+               "choice": "选择题（自动评分）", "text": "文字题（人工评分）"}
+
+
+def render_readme(template: str, config: GradingConfig) -> str:
+    """Fill $grading_table, $total_points, $function_points, $report_points, $manual_points.
+
+    Template.substitute raises on an unknown placeholder, so a typo in the template fails the build.
+    """
+    def total(*kinds: str) -> str:
+        return f"{sum(item.points for item in config.items_of(*kinds)):g}"
+
+    return Template(template).substitute(
+        grading_table=grading_table(config),
+        total_points=f"{config.total_points:g}",
+        function_points=total("function"),
+        report_points=total("number", "choice", "text"),
+        manual_points=total("text"),
+    )
+
+
+def grading_table(config: GradingConfig) -> str:
+    rows = ["| 评分项 | 类型 | 内容 | 分值 |", "|---|---|---|---:|"]
+    for item in config.items:
+        rows.append(f"| `{item.id}` | {KIND_LABELS[item.kind]} | {item.title} | {item.points:g} |")
+    rows.append(f"| **合计** | | | **{config.total_points:g}** |")
+    return "\n".join(rows)

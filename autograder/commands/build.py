@@ -1,0 +1,38 @@
+"""`python -m autograder build <assignment> [--check]`: regenerate the student files from solutions/."""
+
+from __future__ import annotations
+
+import sys
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "build", help="regenerate assignments/<name>/ (skeleton, notebook, shared copies, README) from solutions/",
+        description="Regenerate the generated student files of an assignment from solutions/ and the repository root.")
+    parser.add_argument("assignment", help="assignment name, e.g. lec01_codesign")
+    parser.add_argument("--check", action="store_true",
+                        help="write nothing; exit 1 if a committed file differs from what the build produces")
+
+
+def run(args) -> int:
+    from autograder.build import BuildError, MarkerError, NotebookSourceError, build_assignment
+    from autograder.engine.registry import ConfigError
+
+    try:
+        changed = build_assignment(args.assignment, check=args.check)
+    except (BuildError, MarkerError, NotebookSourceError, ConfigError) as err:
+        print(f"build failed: {err}", file=sys.stderr)
+        return 2
+    folder = f"assignments/{args.assignment}"
+    if args.check:
+        for rel in changed:
+            print(f"drift: {folder}/{rel} differs from what the build produces")
+        if changed:
+            print(f"run `python -m autograder build {args.assignment}` and commit the result", file=sys.stderr)
+            return 1
+        print(f"{folder}: no drift")
+        return 0
+    for rel in changed:
+        print(f"wrote {folder}/{rel}")
+    print(f"{folder}: {len(changed)} file(s) updated" if changed else f"{folder}: already up to date")
+    return 0

@@ -1,0 +1,186 @@
+"""check() and `python selfcheck.py`: well-formedness only, in Chinese, never the key; silent or
+failing loudly under the graders."""
+
+import importlib
+import json
+import math
+import sys
+
+import numpy as np
+import pytest
+
+from autograder.build import write_reference_submission
+from autograder.build.notebook import TEXT_STUB
+from autograder.engine.registry import load_config
+from student_folders import run_in_folder
+from solutions.lec01_codesign.answers import answer_key
+
+CONFIG = load_config("lec01_codesign")
+QUESTIONS = [item.id for item in CONFIG.items_of("number", "choice", "text")]
+
+
+@pytest.fixture
+def load_selfcheck(monkeypatch):
+    """Import the selfcheck module of a given student folder, fresh, under the given environment."""
+    def load(folder, **env):
+        monkeypatch.setattr(sys, "path", [str(folder), *sys.path])
+        for name in ("NBGRADER_EXECUTION", "CS349E_TRUSTED_GRADING"):
+            monkeypatch.delenv(name, raising=False)
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        for name in ("selfcheck", "public_checks"):
+            sys.modules.pop(name, None)
+        return importlib.import_module("selfcheck")
+
+    yield load
+    for name in ("selfcheck", "public_checks"):
+        sys.modules.pop(name, None)
+
+
+def _notebook_run(selfcheck, code):
+    """Run `code` the way a notebook cell does: in a namespace where check() was imported."""
+    namespace = {"check": selfcheck.check}
+    exec(code, namespace)
+    return namespace
+
+
+# --- modes ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("env, mode", [
+    ({}, "student"),
+    ({"CS349E_TRUSTED_GRADING": "1"}, "trusted"),
+    ({"NBGRADER_EXECUTION": "autograde"}, "autograde"),
+    ({"NBGRADER_EXECUTION": "autograde", "CS349E_TRUSTED_GRADING": "1"}, "autograde"),  # never silenced
+    ({"NBGRADER_EXECUTION": "validate"}, "student"),
+])
+def test_the_mode_comes_from_the_environment(student_folder, load_selfcheck, env, mode):
+    assert load_selfcheck(student_folder).detect_mode(env) == mode
+
+
+def test_trusted_mode_does_nothing(student_folder, load_selfcheck, capsys):
+    selfcheck = load_selfcheck(student_folder, CS349E_TRUSTED_GRADING="1")
+    assert _notebook_run(selfcheck, 'result = check("q01_compute_headline")')["result"] is None
+    assert capsys.readouterr().out == ""
+
+
+def test_autograde_mode_never_falls_through_to_none(student_folder, load_selfcheck):
+    selfcheck = load_selfcheck(student_folder, NBGRADER_EXECUTION="autograde")
+    with pytest.raises(Exception):  # no reachable trusted grader here: it must raise, not return None
+        _notebook_run(selfcheck, 'check("q01_compute_headline")')
+
+
+def test_the_mode_is_fixed_at_import(student_folder, load_selfcheck, monkeypatch, capsys):
+    selfcheck = load_selfcheck(student_folder)
+    monkeypatch.setenv("CS349E_TRUSTED_GRADING", "1")  # a later cell editing os.environ
+    _notebook_run(selfcheck, 'check("q01_compute_headline")')
+    assert "还没有作答" in capsys.readouterr().out
+
+
+# --- student mode: report questions ------------------------------------------------------------
+def test_student_mode_reads_the_answer_from_the_notebook_namespace(student_folder, load_selfcheck, capsys):
+    selfcheck = load_selfcheck(student_folder)
+    _notebook_run(selfcheck, 'check("q01_compute_headline")\nq01_compute_headline = 7\ncheck("q01_compute_headline")')
+    unanswered, answered = capsys.readouterr().out.strip().splitlines()
+    assert unanswered.startswith("✗ q01_compute_headline：还没有作答")
+    assert answered.startswith("✓ q01_compute_headline = 7：格式正确")
+
+
+@pytest.mark.parametrize("item_id, value, message", [
+    ("q01_compute_headline", True, "是布尔值"),
+    ("q01_compute_headline", "7.6", "是字符串 '7.6'，应该是一个数"),
+    ("q01_compute_headline", np.array([7.6]), "应该是一个数"),
+    ("q01_compute_headline", float("nan"), "有限的数"),
+    ("q13_b300_exp_needed", 1.9e13, "不在这题很宽的合理范围"),
+    ("q04_least_grown", 3, "应该是一个字符串"),
+    ("q04_least_grown", "d", "请写成大写字母"),
+    ("q04_least_grown", "E", "不是选项之一"),
+    ("q14_mla_effect", "D", "不是选项之一"),
+])
+def test_malformed_answers_are_explained(student_folder, load_selfcheck, item_id, value, message):
+    verdict = load_selfcheck(student_folder).verdict(item_id, {item_id: value})
+    assert verdict.startswith(f"✗ {item_id}：") and message in verdict
+
+
+def test_well_formed_answers_pass_whatever_their_value(student_folder, load_selfcheck):
+    selfcheck = load_selfcheck(student_folder)
+    key = answer_key()
+    for item in CONFIG.items_of("number", "choice"):
+        right = key[item.id]
+        wrong = right * 1.37 if item.kind == "number" else next(c for c in item.choices if c != right)
+        verdicts = [selfcheck.verdict(item.id, {item.id: v}).replace(repr(v), "<v>") for v in (right, wrong)]
+        assert verdicts[0] == verdicts[1], item.id  # the same words for a right and a wrong answer
+        assert verdicts[0].startswith(f"✓ {item.id}")
+
+
+def test_a_percent_question_reminds_about_fractions_without_judging(student_folder, load_selfcheck):
+    verdict = load_selfcheck(student_folder).verdict("q07_nvfp4_error", {"q07_nvfp4_error": 0.09})
+    assert verdict.startswith("✓") and "百分数" in verdict
+
+
+def test_text_and_unknown_items(student_folder, load_selfcheck):
+    selfcheck = load_selfcheck(student_folder)
+    assert "人工评分" in selfcheck.verdict("q15_explain_scaling", {})
+    unknown = selfcheck.verdict("q99", {})
+    assert unknown.startswith("✗ 未知的评分项 'q99'") and "round_e4m3" in unknown and "q16_explain_codesign" in unknown
+
+
+# --- student mode: functions -----------------------------------------------------------------
+def test_function_items_run_the_public_checks(student_folder, load_selfcheck):
+    selfcheck = load_selfcheck(student_folder)
+    assert "未实现" in selfcheck.verdict("quantize", {})
+    write_reference_submission("lec01_codesign", student_folder)
+    assert selfcheck.verdict("quantize", {}).startswith("✓ quantize：公开检查 8/8 通过")
+
+
+def test_a_broken_codesign_gets_a_message_not_a_traceback(student_folder, load_selfcheck, capsys):
+    (student_folder / "codesign.py").write_text("import numpy as np\ndef round_e4m3(x:\n")
+    selfcheck = load_selfcheck(student_folder)
+    _notebook_run(selfcheck, 'check("round_e4m3")')
+    out = capsys.readouterr().out
+    assert out.startswith("✗ round_e4m3：codesign.py 第 2 行有语法错误") and "Traceback" not in out
+
+
+# --- the notebook file -----------------------------------------------------------------------
+def test_the_released_notebook_is_intact_and_wholly_unanswered(student_folder, load_selfcheck):
+    selfcheck = load_selfcheck(student_folder)
+    assert selfcheck.notebook_problems() == []
+    assert selfcheck.unanswered() == QUESTIONS
+
+
+def test_the_reference_notebook_is_wholly_answered(student_folder, load_selfcheck):
+    write_reference_submission("lec01_codesign", student_folder)
+    assert load_selfcheck(student_folder).unanswered() == []
+
+
+def test_deleted_and_duplicated_grade_cells_are_named(student_folder, load_selfcheck):
+    path = student_folder / "handout.ipynb"
+    nb = json.loads(path.read_text())
+    grade_id = [c.get("metadata", {}).get("nbgrader", {}).get("grade_id") for c in nb["cells"]]
+    duplicate = nb["cells"][grade_id.index("quantize")]
+    nb["cells"].pop(grade_id.index("q03_format_gain"))
+    nb["cells"].append(duplicate)
+    path.write_text(json.dumps(nb))
+    problems = load_selfcheck(student_folder).notebook_problems()
+    assert any("评分格 q03_format_gain 不见了" in p for p in problems)
+    assert any("评分格 quantize 出现了 2 次" in p for p in problems)
+
+
+def test_the_text_stub_is_the_one_the_build_writes(student_folder, load_selfcheck):
+    assert load_selfcheck(student_folder).TEXT_STUB == TEXT_STUB
+
+
+def test_the_command_line_self_check(student_folder):
+    proc = run_in_folder(student_folder, "selfcheck.py")
+    assert proc.returncode == 1 and "未实现" in proc.stdout and "还没作答的题" in proc.stdout
+    write_reference_submission("lec01_codesign", student_folder)
+    proc = run_in_folder(student_folder, "selfcheck.py")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.count("✓") == len(CONFIG.items_of("function")) + 2
+    (student_folder / "handout.ipynb").write_text("{not json")
+    proc = run_in_folder(student_folder, "selfcheck.py")
+    assert proc.returncode == 1 and "不是合法的 JSON" in proc.stdout and "Traceback" not in proc.stderr
+
+
+def test_public_functions_follow_grading_toml(student_folder, load_selfcheck):
+    load_selfcheck(student_folder)
+    assert sys.modules["public_checks"].FUNCTIONS == tuple(i.id for i in CONFIG.items_of("function"))
+    assert math.isclose(CONFIG.total_points, 100)

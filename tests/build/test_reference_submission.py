@@ -1,0 +1,44 @@
+"""write_reference_submission: the solved files a full-marks student would hand in."""
+
+import math
+import shutil
+from pathlib import Path
+
+import pytest
+
+from autograder.build import write_reference_submission
+from autograder.engine.registry import load_config
+from notebook_exec import execute_notebook
+from solutions.lec01_codesign.answers import answer_key
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIG = load_config("lec01_codesign")
+
+
+@pytest.fixture(scope="module")
+def reference_folder(tmp_path_factory):
+    """The released folder with the reference submission dropped in, as a student would have it."""
+    folder = tmp_path_factory.mktemp("student") / "lec01_codesign"
+    shutil.copytree(CONFIG.folder, folder, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
+    write_reference_submission("lec01_codesign", folder)
+    return folder
+
+
+def test_it_writes_exactly_the_student_files(tmp_path):
+    write_reference_submission("lec01_codesign", tmp_path / "sub")
+    assert sorted(p.name for p in (tmp_path / "sub").iterdir()) == sorted(CONFIG.student_files)
+    code = (tmp_path / "sub" / "codesign.py").read_text(encoding="utf-8")
+    assert "SOLUTION" not in code and "NotImplementedError" not in code
+
+
+def test_the_answered_notebook_runs_cleanly_fast_and_earns_every_key(reference_folder):
+    key = answer_key()
+    result = execute_notebook(reference_folder, key)
+    assert result.errors == []
+    assert result.seconds < 3.0, f"the notebook took {result.seconds:.2f} s"
+    for item in CONFIG.items_of("number", "choice"):
+        got = result.answers.get(item.id)
+        if item.kind == "choice":
+            assert got == key[item.id], item.id
+        else:
+            assert math.isclose(got, key[item.id], rel_tol=item.rtol, abs_tol=item.atol), item.id

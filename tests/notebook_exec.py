@@ -1,0 +1,53 @@
+"""Execute a student folder's notebook in a child process, the way the trusted grader does (no
+Jupyter kernel), and read back the answer variables as plain data.
+
+The child runs with the folder as its working directory and first sys.path entry, and without
+the repository on its path, so the notebook sees exactly what a student's folder holds.
+The cell runner is the sandbox's own (autograder/sandbox/nbrunner.py, standard library only),
+loaded from its file.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+NBRUNNER = Path(__file__).resolve().parents[1] / "autograder" / "sandbox" / "nbrunner.py"
+
+_CHILD = r"""
+import importlib.util, json, os, sys, time
+nbrunner_path, notebook, names = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+spec = importlib.util.spec_from_file_location("nbrunner", nbrunner_path)
+nbrunner = sys.modules["nbrunner"] = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(nbrunner)
+sys.path.insert(0, os.getcwd())
+namespace = {}
+start = time.perf_counter()
+run = nbrunner.run_notebook(notebook, namespace, cell_timeout=60, deadline=time.monotonic() + 120)
+seconds = time.perf_counter() - start
+answers = {n: namespace[n] for n in names if isinstance(namespace.get(n), (int, float, str))}
+print("\n" + json.dumps({"seconds": seconds, "errors": run.cell_errors, "answers": answers}))
+"""
+
+
+@dataclass(frozen=True)
+class NotebookResult:
+    seconds: float  # cells only: no interpreter or kernel start-up
+    errors: list  # (cell index, exception name, message) of every cell that raised
+    answers: dict  # answer variable -> value, for the names asked for that hold a number or string
+
+
+def execute_notebook(folder: Path, names, *, notebook: str = "handout.ipynb", trusted: bool = True) -> NotebookResult:
+    """Run `folder/notebook` top to bottom; `trusted` sets CS349E_TRUSTED_GRADING=1 (check() is silent)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "NBGRADER_EXECUTION", "CS349E_TRUSTED_GRADING")}
+    env["MPLBACKEND"] = "Agg"
+    if trusted:
+        env["CS349E_TRUSTED_GRADING"] = "1"
+    proc = subprocess.run([sys.executable, "-c", _CHILD, str(NBRUNNER), notebook, json.dumps(list(names))],
+                          cwd=folder, env=env, capture_output=True, text=True, timeout=180)
+    if proc.returncode != 0:
+        raise RuntimeError(f"notebook runner failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    data = json.loads(proc.stdout.strip().splitlines()[-1])
+    return NotebookResult(data["seconds"], data["errors"], data["answers"])
