@@ -1,0 +1,22 @@
+"""Runs untrusted student code in an isolated worker process and returns plain data.
+
+    with Sandbox(submission_dir, overlay={"hw_specs.py": ROOT / "hw_specs.py"}) as box:
+        outcome = box.call("codesign", "ridge_point", (ChipArg(B300.to_dict()), "nvfp4"))
+
+Modules: limits (Limits), outcomes (CallOutcome, NotebookOutcome), codec (the safe wire
+format), launcher (bubblewrap / rlimits command lines), workdir (the private copy), output
+(per-call output capture), process (one worker process), session (Sandbox); worker.py and
+nbrunner.py run inside the sandbox.
+"""
+
+from .codec import ChipArg, Unsupported, WireError
+from .launcher import NOT_ISOLATED_WARNING, SandboxUnavailable, bubblewrap_problem, resolve_isolation
+from .limits import Limits
+from .outcomes import CallOutcome, NotebookOutcome
+from .session import Call, Sandbox, SandboxError
+
+__all__ = [
+    "Call", "CallOutcome", "ChipArg", "Limits", "NOT_ISOLATED_WARNING", "NotebookOutcome", "Sandbox",
+    "SandboxError", "SandboxUnavailable", "Unsupported", "WireError", "bubblewrap_problem",
+    "resolve_isolation",
+]

@@ -1,0 +1,258 @@
+"""How a worker process is started: the bubblewrap command line, or the rlimits-only fallback.
+
+Under bubblewrap the worker sees a read-only system and Python install, its own copy of the
+submission at /submission (the only writable place besides a small /tmp), the worker's two
+files at /opt/sandbox, and nothing of the project: no solutions/, no autograder/, no tests.
+It has no network, its own pid namespace (all of it dies with the sandbox), and runs as the
+unprivileged uid 65534 so RLIMIT_NPROC applies and it cannot change the files it only reads.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from .limits import Limits
+
+SANDBOX_UID = SANDBOX_GID = 65534          # "nobody"
+INSIDE_WORKDIR = "/submission"
+INSIDE_WORKER_DIR = "/opt/sandbox"
+WORKER_FILES = ("worker.py", "codec.py", "nbrunner.py")   # all the sandbox sees of autograder/
+_HERE = Path(__file__).resolve().parent
+PROJECT_ROOT = _HERE.parents[1]
+# /etc files the dynamic linker, the C library and Python's startup consult.
+_ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "alternatives",
+              "nsswitch.conf", "passwd", "group")
+_SYSTEM_DIRS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
+_NAMESPACES = ("--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+               "--unshare-cgroup-try", "--hostname", "sandbox", "--die-with-parent", "--new-session")
+
+NOT_ISOLATED_WARNING = ("WARNING: sandbox without bubblewrap (isolation 'rlimits'): student code is "
+                        "NOT isolated: solutions/ may be readable and the network reachable; only "
+                        "rlimits apply.")
+
+
+class SandboxUnavailable(RuntimeError):
+    """The requested isolation cannot be provided on this machine."""
+
+
+@dataclass(frozen=True)
+class LaunchPlan:
+    """Everything needed to start one worker, except the per-start config (fds, nonce)."""
+
+    isolation: str               # "bubblewrap" or "rlimits"
+    prefix: tuple[str, ...]      # bwrap and its options, or empty
+    worker_path: str             # worker.py as the worker process sees it
+    cwd: str                     # host directory to start in
+    env: dict[str, str]
+    drop_to: tuple[int, int] | None   # uid/gid the worker switches to after setting rlimits
+    max_processes: int | None         # RLIMIT_NPROC headroom, None where it cannot apply (root)
+    counted_uid: int | None           # RLIMIT_NPROC counts this uid's processes machine-wide
+
+    def argv(self, config_json: str, info_fd: int | None = None) -> list[str]:
+        """The command line; `info_fd` asks bubblewrap to report its pid 1 there (JSON)."""
+        prefix = list(self.prefix)
+        if info_fd is not None and prefix:
+            prefix[1:1] = ["--info-fd", str(info_fd)]
+        return [*prefix, sys.executable, "-s", "-B", self.worker_path, config_json]
+
+    def nproc_limit(self) -> int | None:
+        """RLIMIT_NPROC for a worker starting now: `max_processes` beyond what the counted uid
+        already runs (in a user namespace the count is per sandbox and starts at zero)."""
+        if self.max_processes is None:
+            return None
+        already = processes_of(self.counted_uid) if self.counted_uid is not None else 0
+        return already + self.max_processes
+
+
+def resolve_isolation(requested: str) -> str:
+    """"bubblewrap" or "rlimits" for a requested "auto" / "bubblewrap" / "rlimits".
+
+    "auto" probes bubblewrap once (a few ms); pass the resolved value to later sandboxes to
+    skip the probe. "bubblewrap" raises SandboxUnavailable when it cannot work here.
+    """
+    if requested not in ("auto", "bubblewrap", "rlimits"):
+        raise ValueError(f"isolation must be 'auto', 'bubblewrap' or 'rlimits', got {requested!r}")
+    if requested == "rlimits":
+        return "rlimits"
+    problem = bubblewrap_problem()
+    if problem is None:
+        return "bubblewrap"
+    if requested == "bubblewrap":
+        raise SandboxUnavailable(problem)
+    return "rlimits"
+
+
+def bubblewrap_problem() -> str | None:
+    """Why bubblewrap cannot run the worker here, or None if it can."""
+    if shutil.which("bwrap") is None:
+        return "bwrap is not installed (apt-get install bubblewrap)"
+    try:
+        prefix = _bwrap_prefix(workdir=None, limits=Limits())
+    except SandboxUnavailable as exc:
+        return str(exc)
+    try:
+        probe = subprocess.run([*prefix, sys.executable, "-S", "-c", ""], stdin=subprocess.DEVNULL,
+                               capture_output=True, timeout=10, env=_base_env("/tmp"))
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bwrap could not start: {exc}"
+    if probe.returncode != 0:
+        detail = probe.stderr.decode("utf-8", "replace").strip()[:300]
+        return f"bwrap failed on this machine (exit {probe.returncode}): {detail}"
+    return None
+
+
+def launch_plan(isolation: str, workdir: Path, private_dir: Path, limits: Limits) -> LaunchPlan:
+    """The plan for a worker in `workdir` (the submission copy) with `private_dir` (a host
+    directory of this sandbox only, for HOME/TMPDIR in the fallback)."""
+    if isolation == "bubblewrap":
+        as_root = os.geteuid() == 0
+        return LaunchPlan(
+            isolation="bubblewrap",
+            prefix=tuple(_bwrap_prefix(workdir, limits)),
+            worker_path=f"{INSIDE_WORKER_DIR}/worker.py",
+            cwd=str(workdir),
+            env=_base_env("/tmp"),
+            drop_to=(SANDBOX_UID, SANDBOX_GID) if as_root else None,
+            # As root the worker becomes host uid 65534, whose processes are counted machine-wide;
+            # in a user namespace the count is per sandbox.
+            max_processes=limits.max_processes,
+            counted_uid=SANDBOX_UID if as_root else None,
+        )
+    if isolation == "rlimits":
+        warn_not_isolated()
+        home = private_dir / "home"
+        home.mkdir(exist_ok=True)
+        as_root = os.geteuid() == 0
+        return LaunchPlan(
+            isolation="rlimits",
+            prefix=(),
+            worker_path=str(_HERE / "worker.py"),
+            cwd=str(workdir),
+            env=_base_env(str(home)),
+            drop_to=None,
+            # Root ignores RLIMIT_NPROC; a user already runs some processes of their own.
+            max_processes=None if as_root else limits.max_processes,
+            counted_uid=None if as_root else os.geteuid(),
+        )
+    raise ValueError(f"isolation must be 'bubblewrap' or 'rlimits', got {isolation!r}")
+
+
+@functools.cache
+def warn_not_isolated() -> None:
+    """Printed once per process: the fallback must never go unnoticed."""
+    bar = "!" * 78
+    print(f"{bar}\n{NOT_ISOLATED_WARNING}\n{bar}", file=sys.stderr, flush=True)
+
+
+def _base_env(home: str) -> dict[str, str]:
+    """The worker's whole environment: nothing inherited from the grader."""
+    venv_bin = str(Path(sys.prefix) / "bin")
+    return {
+        "PATH": f"{venv_bin}:/usr/local/bin:/usr/bin:/bin",
+        "HOME": home,
+        "TMPDIR": home if home != "/tmp" else "/tmp",
+        "MPLCONFIGDIR": f"{home}/matplotlib",
+        "MPLBACKEND": "Agg",
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "TZ": "UTC",
+        "PYTHONHASHSEED": "0",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONUNBUFFERED": "1",       # output printed just before a crash is not lost
+        "PYTHONIOENCODING": "utf-8",
+        "PYTHONNOUSERSITE": "1",
+        "OPENBLAS_NUM_THREADS": "1",   # one thread: threads count against RLIMIT_NPROC/AS
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "CS349E_TRUSTED_GRADING": "1",  # the notebook's check() helper stays quiet
+    }
+
+
+def _bwrap_prefix(workdir: Path | None, limits: Limits) -> list[str]:
+    binds = _readonly_binds()
+    args = ["bwrap", *_NAMESPACES]
+    if os.geteuid() == 0:
+        # Privileged bubblewrap, no user namespace: the worker starts as root holding only these
+        # two capabilities and switches to uid 65534 itself, after setting its rlimits.
+        args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    else:
+        args += ["--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_GID)]
+    # Fresh /proc, /dev and /tmp first, so binds that live under /tmp on the host (a checkout
+    # in /tmp with its .venv) are mounted on top of the new /tmp instead of hidden by it.
+    size = str(limits.file_bytes)
+    args += ["--proc", "/proc", "--dev", "/dev",
+             "--perms", "1777", "--size", size, "--tmpfs", "/tmp",
+             "--perms", "1777", "--size", size, "--tmpfs", "/dev/shm"]
+    for name in _SYSTEM_DIRS:
+        path = Path("/") / name
+        if path.is_symlink():
+            args += ["--symlink", os.readlink(path), str(path)]
+        elif path.is_dir():
+            args += ["--ro-bind", str(path), str(path)]
+    destinations = ([dst for _, dst in binds] + [f"{INSIDE_WORKER_DIR}/{n}" for n in WORKER_FILES]
+                    + [INSIDE_WORKDIR])
+    for directory in _parent_dirs(destinations, already=[dst for _, dst in binds]):
+        args += ["--perms", "0755", "--dir", directory]  # bwrap would make them 0700
+    for src, dst in binds:
+        args += ["--ro-bind", src, dst]
+    for name in WORKER_FILES:
+        args += ["--ro-bind", str(_HERE / name), f"{INSIDE_WORKER_DIR}/{name}"]
+    if workdir is not None:
+        args += ["--bind", str(workdir), INSIDE_WORKDIR, "--chdir", INSIDE_WORKDIR]
+    return args
+
+
+def _readonly_binds() -> list[tuple[str, str]]:
+    """(host path, sandbox path) of /usr, /etc bits and the Python install, found from the
+    running interpreter rather than hard-coded."""
+    binds = [("/usr", "/usr")]
+    for name in _ETC_FILES:
+        path = Path("/etc") / name
+        if path.exists():
+            binds.append((str(path), str(path)))
+    roots = set()
+    for prefix in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix):
+        roots.add(Path(prefix))
+    real = Path(sys.executable).resolve().parent.parent   # the interpreter behind a venv symlink
+    roots.add(real)
+    for root in sorted(roots, key=lambda p: len(p.parts)):
+        if any(root == kept or kept in root.parents for kept in (Path(d) for _, d in binds)):
+            continue
+        if root == Path("/") or root in PROJECT_ROOT.parents or root == PROJECT_ROOT:
+            raise SandboxUnavailable(
+                f"the Python install at {root} contains the project {PROJECT_ROOT}; the sandbox "
+                f"would expose solutions/. Use a virtualenv outside the project or inside .venv/")
+        binds.append((str(root), str(root)))
+    return binds
+
+
+def _parent_dirs(destinations: list[str], already: list[str]) -> list[str]:
+    """Directories bwrap must create for `destinations`, parents first, skipping those inside
+    an existing bind."""
+    mounted = [Path(d) for d in already]
+    needed: list[str] = []
+    for dst in destinations:
+        for parent in reversed(Path(dst).parents):
+            if parent == Path("/") or any(parent == m or m in parent.parents for m in mounted):
+                continue
+            if str(parent) not in needed:
+                needed.append(str(parent))
+    return needed
+
+
+def processes_of(uid: int) -> int:
+    """How many processes `uid` runs now (RLIMIT_NPROC counts them all)."""
+    count = 0
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                count += entry.stat().st_uid == uid
+            except OSError:
+                pass
+    return count

@@ -1,0 +1,299 @@
+"""One running worker process: its private channel, its output pipe, and how to end it.
+
+The parent never blocks on the worker without a deadline: every wait is a select loop over the
+channel and the output pipe, so a worker that prints 200 MB, hangs, or stops reading cannot
+stall the grader, and output beyond the cap is read and thrown away as it arrives.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import secrets
+import selectors
+import signal
+import socket
+import subprocess
+import time
+
+from .codec import PREFIX, WireError, parse_header, parse_prefix
+from .launcher import LaunchPlan
+from .limits import Limits
+from .output import OutputCollector
+
+_READ_CHUNK = 1 << 20
+_PIPE_SIZE = 1 << 20
+_HEADROOM = 1 << 20   # reply bytes allowed on top of Limits.result_bytes (control fields)
+
+
+class WorkerTimeout(Exception):
+    """The worker did not answer before the deadline."""
+
+
+class WorkerDied(Exception):
+    """The worker's channel closed: it crashed, exited, or was killed. The message says how."""
+
+
+class WorkerProcess:
+    """Starts immediately; `wait_ready` collects the worker's hello later, so start-up overlaps
+    with whatever the caller does meanwhile."""
+
+    def __init__(self, plan: LaunchPlan, limits: Limits):
+        self.plan = plan
+        self.imported: set[str] = set()
+        self.ready = False
+        self._next_id = 1
+        self._max_reply = limits.result_bytes + _HEADROOM
+        nonce = secrets.token_hex(8)
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        out_read, out_write = os.pipe()
+        try:
+            fcntl.fcntl(out_write, fcntl.F_SETPIPE_SZ, _PIPE_SIZE)  # fewer wake-ups when flooded
+        except OSError:
+            pass
+        config = {
+            "channel_fd": theirs.fileno(), "nonce": nonce,
+            "memory_bytes": limits.memory_bytes, "cpu_seconds": int(limits.cpu_seconds),
+            "file_bytes": limits.file_bytes, "nproc": plan.nproc_limit(), "drop_to": plan.drop_to,
+            "result_bytes": limits.result_bytes,
+            # bubblewrap ends the sandbox with the grader (--die-with-parent); the fallback
+            # worker arranges it itself.
+            "parent_pid": os.getpid() if plan.isolation == "rlimits" else None,
+        }
+        env = dict(plan.env)
+        if plan.isolation == "rlimits":
+            # Without a pid namespace, this tag is how kill() finds processes that left the group.
+            self._env_tag = env["CS349E_SANDBOX_TAG"] = f"sandbox-{nonce}"
+        # bubblewrap reports the host pid of the sandbox's pid 1 here: killing that process
+        # tears the whole pid namespace down before we reap bwrap.
+        info_read, info_write = os.pipe() if plan.isolation == "bubblewrap" else (None, None)
+        passed = (theirs.fileno(),) + ((info_write,) if info_write is not None else ())
+        try:
+            self.proc = subprocess.Popen(
+                plan.argv(json.dumps(config), info_write), cwd=plan.cwd, env=env,
+                stdin=subprocess.DEVNULL, stdout=out_write, stderr=out_write, pass_fds=passed,
+                start_new_session=True, close_fds=True)
+        except BaseException:
+            for end in (ours, theirs):
+                end.close()
+            for fd in (out_read, out_write, info_read, info_write):
+                if fd is not None:
+                    os.close(fd)
+            raise
+        theirs.close()
+        os.close(out_write)
+        if info_write is not None:
+            os.close(info_write)
+            os.set_blocking(info_read, False)
+        self._info = info_read
+        self._namespace_pid: int | None = None
+        ours.setblocking(False)
+        os.set_blocking(out_read, False)
+        self._channel = ours
+        self._out = out_read
+        self._out_open = True
+        self._selector = selectors.DefaultSelector()
+        self._selector.register(ours, selectors.EVENT_READ, "channel")
+        self._selector.register(out_read, selectors.EVENT_READ, "output")
+        self.output = OutputCollector(nonce.encode(), limits.output_bytes)
+        self._inbox = bytearray()
+        self._channel_open = True
+        self._closed = False
+
+    # -- requests ------------------------------------------------------------------------
+    def new_id(self) -> int:
+        self._next_id += 1
+        return self._next_id
+
+    def wait_ready(self, timeout: float) -> None:
+        """Waits for the worker's hello; WorkerDied / WorkerTimeout with its output otherwise."""
+        if self.ready:
+            return
+        header, _ = self.receive(time.monotonic() + timeout)
+        if header.get("id") != 0 or header.get("status") != "ready":
+            raise WireError("the worker's first message is not its hello")
+        self.output.discard()
+        self.ready = True
+
+    def send(self, data: bytes, deadline: float) -> None:
+        view = memoryview(data)
+        while view:
+            try:
+                view = view[self._channel.send(view[:_READ_CHUNK]):]
+                continue
+            except BlockingIOError:
+                pass
+            except OSError as exc:
+                raise WorkerDied(self._ending(f"broke its channel ({exc.strerror})")) from None
+            self._wait(deadline, writing=True)
+
+    def receive(self, deadline: float) -> tuple[dict, memoryview]:
+        """The next complete frame from the worker, reading output meanwhile."""
+        while True:
+            frame = self._take_frame()
+            if frame is not None:
+                return frame
+            if not self._channel_open:
+                raise WorkerDied(self._ending("closed its channel"))
+            self._wait(deadline)
+
+    def take_output(self, request_id: int) -> str:
+        """`request_id`'s output; everything the worker wrote before replying is in the pipe."""
+        self._drain_output()
+        return self.output.take(request_id)
+
+    def take_all_output(self, request_id: int) -> str:
+        self._drain_output()
+        return self.output.take_all(request_id)
+
+    def discard_output(self) -> None:
+        self._drain_output()
+        self.output.discard()
+
+    # -- ending --------------------------------------------------------------------------
+    def kill(self) -> None:
+        """Ends the worker and every process it started; reaps it; closes our ends. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        namespace_pid = self._read_namespace_pid()
+        if namespace_pid is not None and self.proc.poll() is None:
+            # While bwrap lives, its pid 1 is alive or an unreaped zombie: the pid is still ours.
+            _kill(namespace_pid)
+            try:
+                self.proc.wait(timeout=2)   # bwrap exits once the namespace is gone
+            except subprocess.TimeoutExpired:
+                pass
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        if self.plan.isolation == "rlimits":
+            # No pid namespace: also hunt processes that left the group but kept our tag.
+            _kill_tagged(self._env_tag)
+        self.proc.wait()
+        if self._info is not None:
+            os.close(self._info)
+        self._drain_output()   # the dead worker's last words
+        self._selector.close()
+        self._channel.close()
+        os.close(self._out)
+        self._out_open = self._channel_open = False
+
+    @property
+    def alive(self) -> bool:
+        return not self._closed and self.proc.poll() is None
+
+    # -- internals -----------------------------------------------------------------------
+    def _read_namespace_pid(self) -> int | None:
+        """bwrap's pid 1 (host pid) from --info-fd, written as soon as the sandbox exists."""
+        if self._namespace_pid is None and self._info is not None:
+            try:
+                info = json.loads(os.read(self._info, 65536) or b"{}")
+                pid = info.get("child-pid")
+                self._namespace_pid = pid if type(pid) is int and pid > 1 else None
+            except (BlockingIOError, ValueError, AttributeError):
+                pass
+        return self._namespace_pid
+
+    def _wait(self, deadline: float, writing: bool = False) -> None:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise WorkerTimeout()
+        if writing:
+            self._selector.modify(self._channel, selectors.EVENT_READ | selectors.EVENT_WRITE, "channel")
+        try:
+            events = self._selector.select(remaining)
+        finally:
+            if writing:
+                self._selector.modify(self._channel, selectors.EVENT_READ, "channel")
+        for key, mask in events:
+            if key.data == "output":
+                self._drain_output()
+            elif mask & selectors.EVENT_READ:
+                self._read_channel()
+
+    def _read_channel(self) -> None:
+        while self._channel_open:
+            try:
+                chunk = self._channel.recv(_READ_CHUNK)
+            except BlockingIOError:
+                return
+            except OSError:
+                chunk = b""
+            if not chunk:
+                self._channel_open = False
+                self._selector.unregister(self._channel)
+                return
+            self._inbox += chunk
+            if len(self._inbox) > self._max_reply + PREFIX.size:
+                return  # _take_frame refuses it
+
+    def _take_frame(self) -> tuple[dict, memoryview] | None:
+        if len(self._inbox) < PREFIX.size:
+            return None
+        head_len, body_len = parse_prefix(bytes(self._inbox[:PREFIX.size]), self._max_reply)
+        end = PREFIX.size + head_len + body_len
+        if len(self._inbox) < end:
+            return None
+        with memoryview(self._inbox) as view:
+            frame = bytes(view[:end])   # one copy; the inbox can then shrink
+        del self._inbox[:end]
+        header = parse_header(frame[PREFIX.size:PREFIX.size + head_len])
+        return header, memoryview(frame)[PREFIX.size + head_len:]
+
+    def _drain_output(self) -> None:
+        while self._out_open:
+            try:
+                chunk = os.read(self._out, _READ_CHUNK)
+            except BlockingIOError:
+                return
+            if not chunk:
+                self._out_open = False
+                self._selector.unregister(self._out)
+                return
+            self.output.feed(chunk)
+
+    def _ending(self, what: str) -> str:
+        """How the worker ended, for a 'crashed' outcome."""
+        try:
+            code = self.proc.wait(timeout=1)
+        except subprocess.TimeoutExpired:
+            return f"the worker {what} but is still running"
+        return f"the worker {what}: {describe_exit(code, self.plan.isolation)}"
+
+
+def describe_exit(code: int, isolation: str) -> str:
+    """'killed by SIGSEGV', 'exit status 3', ... (bwrap reports a fatal signal N as 128 + N)."""
+    signum = -code if code < 0 else code - 128 if isolation == "bubblewrap" and code > 128 else None
+    if signum:
+        try:
+            name = signal.Signals(signum).name
+        except ValueError:
+            name = f"signal {signum}"
+        hint = {"SIGXCPU": " (CPU time limit)", "SIGKILL": " (out of memory?)",
+                "SIGSEGV": " (segmentation fault)"}.get(name, "")
+        return f"killed by {name}{hint}"
+    return f"exit status {code}"
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _kill_tagged(tag: str) -> None:
+    """SIGKILL every process whose environment carries `tag` (they are the sandbox's)."""
+    needle = tag.encode()
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/environ", "rb") as handle:
+                if needle in handle.read():
+                    _kill(int(entry.name))
+        except OSError:
+            pass

@@ -1,0 +1,336 @@
+"""`Sandbox`: one submission's long-lived worker, restarted after a timeout or a crash.
+
+The parent side of the sandbox. Every value it returns was decoded from plain data (JSON and raw
+numeric buffers) that the worker sent; nothing the worker does can reach the parent's objects.
+Not thread-safe: use one Sandbox per thread or process.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+import time
+import weakref
+from dataclasses import dataclass, replace
+from pathlib import Path, PurePosixPath
+from typing import Iterable, Literal, Mapping, Sequence
+
+from .codec import Decoder, Encoder, WireError
+from .launcher import SANDBOX_GID, SANDBOX_UID, launch_plan, resolve_isolation
+from .limits import Limits
+from .outcomes import CallOutcome, NotebookOutcome
+from .process import WorkerDied, WorkerProcess, WorkerTimeout
+from .workdir import check_overlay, copy_submission, hand_over, lay_overlay, remove_tree
+
+_MODULE_NAME = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
+_IDENTIFIER = re.compile(r"^[A-Za-z_]\w*$")
+_REQUEST_BYTES = 1 << 34     # arguments come from the trusted parent: no practical cap
+
+
+class SandboxError(RuntimeError):
+    """The sandbox itself failed (the worker could not start): a configuration problem, never
+    something a submission caused."""
+
+
+@dataclass(frozen=True)
+class Call:
+    """One function call for `Sandbox.call_many`."""
+
+    module: str
+    function: str
+    args: tuple = ()
+    kwargs: Mapping[str, object] | None = None
+
+
+class _Resources:
+    """What must be released even if the Sandbox is never closed (see weakref.finalize)."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.worker: WorkerProcess | None = None
+
+    def stop_worker(self) -> None:
+        if self.worker is not None:
+            self.worker.kill()
+            self.worker = None
+
+    def release(self) -> None:
+        self.stop_worker()
+        remove_tree(self.root)
+
+
+class Sandbox:
+    """Runs one submission's code in an isolated worker process.
+
+    `workdir_files` (the submission folder) is copied, never modified; the trusted `overlay`
+    files (name -> trusted path) replace the student's copies. The worker starts at once, in
+    the background; calls import their module on first use.
+    """
+
+    def __init__(self, workdir_files: Path, *, overlay: Mapping[str, Path] = {},
+                 limits: Limits = Limits(),
+                 isolation: Literal["auto", "bubblewrap", "rlimits"] = "auto"):
+        submission = Path(workdir_files)
+        if not submission.is_dir():
+            raise ValueError(f"submission folder {submission} does not exist or is not a directory")
+        if not isinstance(limits, Limits):
+            raise ValueError(f"limits must be a Limits, got {type(limits).__name__}")
+        trusted = check_overlay(overlay)
+        self.limits = limits
+        self.isolation = resolve_isolation(isolation)
+        self._failed_imports: dict[str, CallOutcome] = {}
+        root = Path(tempfile.mkdtemp(prefix="cs349e-sandbox-"))
+        self._resources = _Resources(root)
+        self._finalizer = weakref.finalize(self, self._resources.release)
+        try:
+            self.workdir = root / "submission"
+            self.skipped_files = tuple(copy_submission(submission, self.workdir))
+            lay_overlay(self.workdir, trusted)
+            self._plan = launch_plan(self.isolation, self.workdir, root, limits)
+            if self._plan.drop_to:
+                hand_over(self.workdir, SANDBOX_UID, SANDBOX_GID)
+            self._resources.worker = WorkerProcess(self._plan, limits)
+        except BaseException:
+            self.close()
+            raise
+
+    # -- context manager -------------------------------------------------------------------
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Kills the worker and everything it started, and removes the private copy."""
+        self._finalizer()
+
+    # -- calls -----------------------------------------------------------------------------
+    def call(self, module: str, function: str, args: tuple = (), kwargs: dict | None = None, *,
+             timeout: float | None = None) -> CallOutcome:
+        """Imports `module` in the worker on first use, then returns module.function(*args, **kwargs).
+
+        Arguments are plain data, numpy arrays and `ChipArg`s."""
+        return self.call_many([Call(module, function, tuple(args), kwargs)], timeout=timeout)[0]
+
+    def call_many(self, calls: Iterable[Call], *, timeout: float | None = None) -> list[CallOutcome]:
+        """Like `call` for each of `calls`, in order, in one round trip where possible; each call
+        still has its own timeout, output and outcome. After a timeout or crash the rest run in a
+        fresh worker."""
+        calls = list(calls)
+        for call in calls:
+            _check_call(call)
+        timeout = self.limits.call_timeout if timeout is None else timeout
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+            raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        outcomes: list[CallOutcome] = []
+        while len(outcomes) < len(calls):
+            call = calls[len(outcomes)]
+            if call.module in self._failed_imports:
+                outcomes.append(self._failed_imports[call.module])
+                continue
+            worker = self._ready_worker()
+            if call.module not in worker.imported:
+                self._import(worker, call.module)
+                continue
+            batch = []
+            for pending in calls[len(outcomes):]:
+                if pending.module not in worker.imported:
+                    break
+                batch.append(pending)
+            outcomes += self._run_batch(worker, batch, timeout)
+        return outcomes
+
+    def import_check(self, module: str) -> CallOutcome:
+        """Imports `module`; value = sorted names of its public callables."""
+        _check_call(Call(module, "_"))
+        if module in self._failed_imports:
+            return self._failed_imports[module]
+        return self._import(self._ready_worker(), module)
+
+    # -- notebook --------------------------------------------------------------------------
+    def run_notebook(self, name: str, variables: Sequence[str]) -> NotebookOutcome:
+        """Executes the notebook `name` (relative to the submission) in a fresh child of the
+        worker and returns the requested variables it defined."""
+        rel = PurePosixPath(name)
+        if not name or rel.is_absolute() or ".." in rel.parts:
+            raise ValueError(f"notebook name {name!r} must be a relative path inside the submission")
+        variables = list(variables)
+        for var in variables:
+            if not isinstance(var, str) or not _IDENTIFIER.match(var):
+                raise ValueError(f"variable name {var!r} is not a Python identifier")
+        worker = self._ready_worker()
+        request_id = worker.new_id()
+        request = Encoder(_REQUEST_BYTES).frame({
+            "op": "notebook", "id": request_id, "path": str(rel), "variables": variables,
+            "cell_timeout": self.limits.cell_timeout, "seconds": self.limits.notebook_timeout})
+        worker.discard_output()
+        start = time.monotonic()
+        deadline = start + _notebook_backstop(self.limits.notebook_timeout)
+        try:
+            worker.send(request, deadline)
+            header, body = worker.receive(deadline)
+            return self._notebook_outcome(header, body, request_id, variables,
+                                          worker.take_output(request_id), time.monotonic() - start)
+        except WorkerTimeout:
+            output = self._stop_worker(worker, request_id)
+            return NotebookOutcome("timeout", {}, (), output,
+                                   f"the notebook did not finish within {self.limits.notebook_timeout:g} s",
+                                   time.monotonic() - start)
+        except WorkerDied as exc:
+            output = self._stop_worker(worker, request_id)
+            return NotebookOutcome("crashed", {}, (), output, str(exc), time.monotonic() - start)
+        except WireError as exc:
+            output = self._stop_worker(worker, request_id)
+            return NotebookOutcome("crashed", {}, (), output, f"malformed reply: {exc}",
+                                   time.monotonic() - start)
+
+    # -- internals -------------------------------------------------------------------------
+    def _ready_worker(self) -> WorkerProcess:
+        if not self._finalizer.alive:
+            raise SandboxError("the sandbox is closed")
+        worker = self._resources.worker
+        if worker is None or not worker.alive:
+            self._resources.stop_worker()
+            worker = self._resources.worker = WorkerProcess(self._plan, self.limits)
+        try:
+            worker.wait_ready(self.limits.start_timeout)
+        except (WorkerDied, WorkerTimeout, WireError) as exc:
+            output = worker.take_output(0)
+            self._resources.stop_worker()
+            raise SandboxError(f"the sandbox worker did not start ({self.isolation}): "
+                               f"{exc or 'no reply in time'}\n{output}") from None
+        return worker
+
+    def _stop_worker(self, worker: WorkerProcess, request_id: int) -> str:
+        """Kills the worker (the next request starts a fresh one); returns the request's output."""
+        worker.kill()
+        if self._resources.worker is worker:
+            self._resources.worker = None
+        return worker.take_all_output(request_id)
+
+    def _import(self, worker: WorkerProcess, module: str) -> CallOutcome:
+        request_id = worker.new_id()
+        request = Encoder(_REQUEST_BYTES).frame({"op": "import", "id": request_id, "module": module})
+        outcome = self._exchange(worker, request, [request_id], self.limits.import_timeout,
+                                 what=f"importing {module}")[0]
+        if outcome.status == "ok":
+            names = outcome.value
+            if isinstance(names, list) and all(isinstance(n, str) for n in names):
+                worker.imported.add(module)
+                return outcome
+            outcome = CallOutcome("protocol_error", exc_message="import reply is not a list of names",
+                                  output=outcome.output, seconds=outcome.seconds)
+        outcome = replace(outcome, during_import=True)
+        self._failed_imports[module] = outcome
+        return outcome
+
+    def _run_batch(self, worker: WorkerProcess, batch: list[Call], timeout: float) -> list[CallOutcome]:
+        ids = [worker.new_id() for _ in batch]
+        encoder = Encoder(_REQUEST_BYTES, strict=True)
+        specs = [{"id": request_id, "module": call.module, "function": call.function,
+                  "args": encoder.value(tuple(call.args)), "kwargs": encoder.value(dict(call.kwargs or {}))}
+                 for request_id, call in zip(ids, batch)]
+        request = encoder.frame({"op": "calls", "calls": specs})
+        return self._exchange(worker, request, ids, timeout,
+                              what=lambda i: f"{batch[i].module}.{batch[i].function}")
+
+    def _exchange(self, worker, request: bytes, ids: list[int], timeout: float, what) -> list[CallOutcome]:
+        """Sends one request and reads one reply per id, each with `timeout` seconds. Stops at
+        the first timeout, crash or malformed reply (the worker is then gone)."""
+        describe = what if callable(what) else (lambda _i: what)
+        outcomes = []
+        worker.discard_output()
+        started = time.monotonic()
+        try:
+            worker.send(request, started + timeout)
+            for request_id in ids:
+                header, body = worker.receive(started + timeout)
+                if header.get("id") != request_id:
+                    raise WireError(f"reply for request {str(header.get('id'))[:20]} while waiting "
+                                    f"for {request_id}")
+                now = time.monotonic()
+                outcomes.append(_call_outcome(header, body, worker.take_output(request_id), now - started))
+                started = now
+        except WorkerTimeout:
+            request_id = ids[len(outcomes)]
+            output = self._stop_worker(worker, request_id)
+            outcomes.append(CallOutcome(
+                "timeout", exc_message=f"{describe(len(outcomes))} did not finish within {timeout:g} s",
+                output=output, seconds=time.monotonic() - started))
+        except WorkerDied as exc:
+            request_id = ids[len(outcomes)]
+            output = self._stop_worker(worker, request_id)
+            outcomes.append(CallOutcome("crashed", exc_message=str(exc), output=output,
+                                        seconds=time.monotonic() - started))
+        except WireError as exc:
+            request_id = ids[len(outcomes)]
+            output = self._stop_worker(worker, request_id)
+            outcomes.append(CallOutcome("protocol_error", exc_message=f"malformed reply: {exc}",
+                                        output=output, seconds=time.monotonic() - started))
+        return outcomes
+
+    @staticmethod
+    def _notebook_outcome(header: dict, body, request_id: int, requested: list[str], output: str,
+                          seconds: float) -> NotebookOutcome:
+        status = header.get("status")
+        if header.get("id") != request_id or status not in ("ok", "timeout", "crashed", "unreadable"):
+            raise WireError("notebook reply has the wrong id or status")
+        nodes = header.get("variables")
+        errors = header.get("cell_errors")
+        message = header.get("message")
+        if not isinstance(nodes, dict) or not isinstance(errors, list) or not isinstance(message, str):
+            raise WireError("notebook reply is missing fields")
+        decoder = Decoder(body)
+        variables = {name: decoder.value(nodes[name]) for name in requested if name in nodes}
+        cell_errors = []
+        for error in errors[:10_000]:
+            if not (isinstance(error, list) and len(error) == 3 and type(error[0]) is int
+                    and isinstance(error[1], str) and isinstance(error[2], str)):
+                raise WireError("malformed cell error")
+            cell_errors.append((error[0], error[1][:200], error[2][:2000]))
+        return NotebookOutcome(status, variables, tuple(cell_errors), output, message[:2000], seconds)
+
+
+def _notebook_backstop(notebook_timeout: float) -> float:
+    """The parent's hard deadline: the worker's own deadline (checked between cells) fires
+    first; this only ends a notebook that stopped yielding to its cell timer."""
+    return notebook_timeout * 1.02 + 1.0
+
+
+def _check_call(call: Call) -> None:
+    if not isinstance(call, Call):
+        raise ValueError(f"call_many takes Call objects, got {type(call).__name__}")
+    if not isinstance(call.module, str) or not _MODULE_NAME.match(call.module):
+        raise ValueError(f"module name {call.module!r} is not a dotted Python name")
+    if not isinstance(call.function, str) or not _IDENTIFIER.match(call.function):
+        raise ValueError(f"function name {call.function!r} is not a Python identifier")
+    if call.kwargs is not None and not (isinstance(call.kwargs, Mapping)
+                                        and all(isinstance(k, str) for k in call.kwargs)):
+        raise ValueError(f"kwargs of {call.function} must be a mapping with str keys")
+
+
+def _call_outcome(header: dict, body: bytes, output: str, seconds: float) -> CallOutcome:
+    """A CallOutcome from an untrusted reply; a malformed value becomes protocol_error."""
+    status = header.get("status")
+    try:
+        if status == "ok":
+            return CallOutcome("ok", value=Decoder(body).value(header.get("value")), output=output,
+                               seconds=seconds)
+        if status == "raised":
+            mro = header.get("exc_mro", [])
+            return CallOutcome(
+                "raised", exc_type=_text(header.get("exc_type"), 200) or "?",
+                exc_message=_text(header.get("exc_message"), 2000), output=output, seconds=seconds,
+                exc_mro=tuple(_text(n, 200) for n in mro[:50]) if isinstance(mro, list) else (),
+                traceback=_text(header.get("traceback"), 4000),
+                during_import=header.get("during_import") is True)
+    except WireError as exc:
+        return CallOutcome("protocol_error", exc_message=f"malformed value: {exc}", output=output,
+                           seconds=seconds)
+    return CallOutcome("protocol_error", exc_message=f"unknown reply status {str(status)[:40]!r}",
+                       output=output, seconds=seconds)
+
+
+def _text(value: object, limit: int) -> str:
+    return value[:limit] if isinstance(value, str) else ""

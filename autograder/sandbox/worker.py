@@ -1,0 +1,350 @@
+"""The worker: runs INSIDE the sandbox and is the only process that executes student code.
+
+Started by the trusted parent as `python -s -B worker.py CONFIG_JSON` with the submission's
+private copy as its working directory. It first locks itself down (rlimits, then an
+unprivileged uid when started as root), then serves requests from a private socket:
+
+    import    import a student module once; reply with its public callables
+    calls     call student functions; one reply per call, streamed
+    notebook  run the notebook in a forked child (its state never leaks into later calls)
+    exit      leave
+
+Student stdout/stderr is the worker's fd 1/2, a pipe the parent drains. After each request the
+worker writes an end marker to that pipe, so the parent can tell which output belongs to which
+call. Everything the worker sends is untrusted by the parent: this file holds no secret and
+decides no score.
+"""
+
+import importlib
+import json
+import os
+import resource
+import select
+import signal
+import socket
+import sys
+import time
+import traceback
+
+MAX_MESSAGE = 2000
+MAX_TRACEBACK = 4000
+
+
+def main(config: dict) -> None:
+    if config.get("parent_pid"):
+        _die_with_parent(config["parent_pid"])
+    _apply_limits(config)
+    _drop_privileges(config.get("drop_to"))
+    marker_fd = os.dup(1)  # private copy of the output pipe: survives a student closing fd 1
+    channel = socket.socket(fileno=config["channel_fd"])
+    channel.set_inheritable(False)
+
+    import numpy  # noqa: F401 - warm: every submission uses it
+    import codec
+    import nbrunner
+
+    # From here on imports resolve in the submission first; our own modules leave sys.modules
+    # so a student's `codec.py` is theirs, not ours.
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [os.getcwd()] + [p for p in sys.path if p and os.path.abspath(p) != here]
+    for name in ("codec", "nbrunner"):
+        sys.modules.pop(name, None)
+    sys.argv = ["sandbox"]
+
+    server = Server(channel, marker_fd, config, codec, nbrunner)
+    server.send({"id": 0, "status": "ready", "pid": os.getpid(), "uid": os.getuid()})
+    server.serve()
+
+
+def _die_with_parent(parent_pid: int) -> None:
+    """Without bubblewrap's --die-with-parent: ask the kernel for SIGKILL when the grader dies."""
+    import ctypes
+    pr_set_pdeathsig = 1
+    ctypes.CDLL(None).prctl(pr_set_pdeathsig, signal.SIGKILL)
+    if os.getppid() != parent_pid:  # the grader died before the request took effect
+        os._exit(1)
+
+
+def _apply_limits(config: dict) -> None:
+    """Hard rlimits, so student code cannot raise them again once unprivileged."""
+    limits = {
+        resource.RLIMIT_AS: config["memory_bytes"],
+        resource.RLIMIT_CPU: config["cpu_seconds"],
+        resource.RLIMIT_FSIZE: config["file_bytes"],
+        resource.RLIMIT_CORE: 0,
+    }
+    if config.get("nproc"):
+        limits[resource.RLIMIT_NPROC] = config["nproc"]
+    for which, value in limits.items():
+        resource.setrlimit(which, (value, value))
+    # A file write beyond RLIMIT_FSIZE then fails with OSError instead of killing the worker.
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+
+def _drop_privileges(drop_to) -> None:
+    """Become the unprivileged uid/gid (started as root inside bubblewrap, holding only
+    CAP_SETUID/CAP_SETGID). Refuses to go on if the switch did not happen."""
+    if not drop_to:
+        return
+    uid, gid = drop_to
+    os.setgroups([])
+    os.setresgid(gid, gid, gid)
+    os.setresuid(uid, uid, uid)
+    if os.getresuid() != (uid, uid, uid) or os.getresgid() != (gid, gid, gid):
+        sys.exit("sandbox worker: could not drop privileges")
+
+
+class Server:
+    def __init__(self, channel, marker_fd, config, codec, nbrunner):
+        self.channel = channel
+        self.marker_fd = marker_fd
+        self.nonce = config["nonce"].encode()
+        self.result_bytes = config["result_bytes"]
+        self.codec = codec
+        self.nbrunner = nbrunner
+        self.modules = {}          # name -> imported module
+        self.failed_imports = {}   # name -> reply fields of the failed import
+        self.hw_specs = None
+
+    # -- transport -------------------------------------------------------------------------
+    def serve(self) -> None:
+        while True:
+            request = self.receive()
+            if request is None:
+                return
+            header, body = request
+            op = header.get("op")
+            if op == "import":
+                reply = self.import_module(header)
+                self.end_marker(header["id"])
+                self.send(reply)
+            elif op == "calls":
+                for spec in header["calls"]:
+                    reply = self.call(spec, body)
+                    self.end_marker(spec["id"])
+                    self.send_frame(reply)
+            elif op == "notebook":
+                self.send_frame(self.notebook(header))
+            elif op == "exit":
+                return
+            else:
+                sys.exit(f"sandbox worker: unknown op {op!r}")
+
+    def receive(self):
+        prefix = self._read_exact(self.codec.PREFIX.size)
+        if prefix is None:
+            return None
+        magic, head_len, body_len = self.codec.PREFIX.unpack(prefix)
+        if magic != self.codec.MAGIC:
+            sys.exit("sandbox worker: bad request frame")
+        head = self._read_exact(head_len)
+        body = self._read_exact(body_len) if body_len else b""
+        return json.loads(head), body
+
+    def _read_exact(self, n: int):
+        parts, got = [], 0
+        while got < n:
+            chunk = self.channel.recv(min(n - got, 1 << 20))
+            if not chunk:
+                return None
+            parts.append(chunk)
+            got += len(chunk)
+        return b"".join(parts)
+
+    def send(self, header: dict, encoder=None) -> None:
+        self.send_frame(self.frame(header, encoder))
+
+    def frame(self, header: dict, encoder=None) -> bytes:
+        encoder = encoder or self.codec.Encoder(self.result_bytes)
+        try:
+            return encoder.frame(header)
+        except self.codec.ResultTooLarge as exc:
+            slim = {k: header[k] for k in ("id",) if k in header}
+            return self.codec.Encoder(self.result_bytes).frame(
+                dict(slim, status="raised", exc_type="ResultTooLarge", exc_mro=["ResultTooLarge"],
+                     exc_message=str(exc)))
+
+    def send_frame(self, data: bytes) -> None:
+        self.channel.sendall(data)
+
+    def end_marker(self, request_id: int) -> None:
+        """Flush student output, then mark the end of this request's output in the pipe."""
+        for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+            try:
+                stream.flush()
+            except BaseException:  # noqa: BLE001 - the student may have replaced the streams
+                pass
+        try:
+            os.write(self.marker_fd, self.codec.end_marker(self.nonce, request_id))
+        except OSError:
+            pass
+
+    # -- requests --------------------------------------------------------------------------
+    def import_module(self, header: dict) -> dict:
+        name = header["module"]
+        reply = {"id": header["id"]}
+        module = self._import(name)
+        if module is None:
+            return dict(reply, **self.failed_imports[name])
+        try:
+            public = sorted(n for n in dir(module)
+                            if isinstance(n, str) and not n.startswith("_")
+                            and callable(getattr(module, n, None)))
+        except BaseException as exc:  # noqa: BLE001
+            return dict(reply, **self.raised(exc))
+        return dict(reply, status="ok", value=public)
+
+    def _import(self, name: str):
+        if name in self.modules:
+            return self.modules[name]
+        if name in self.failed_imports:
+            return None
+        try:
+            module = importlib.import_module(name)
+        except BaseException as exc:  # noqa: BLE001 - SyntaxError, SystemExit, anything
+            self.failed_imports[name] = self.raised(exc)
+            return None
+        self.modules[name] = module
+        return module
+
+    def call(self, spec: dict, body: bytes) -> bytes:
+        reply = {"id": spec["id"]}
+        module = self._import(spec["module"])
+        if module is None:
+            return self.frame(dict(reply, during_import=True, **self.failed_imports[spec["module"]]))
+        try:
+            decoder = self.codec.Decoder(body, chip=self.make_chip)
+            args = decoder.value(spec["args"])
+            kwargs = decoder.value(spec["kwargs"])
+            function = getattr(module, spec["function"])
+            value = function(*args, **kwargs)
+        except BaseException as exc:  # noqa: BLE001 - includes SystemExit and KeyboardInterrupt
+            return self.frame(dict(reply, **self.raised(exc)))
+        encoder = self.codec.Encoder(self.result_bytes)
+        try:
+            node = encoder.value(value)
+        except self.codec.ResultTooLarge as exc:
+            return self.frame(dict(reply, status="raised", exc_type="ResultTooLarge",
+                                   exc_mro=["ResultTooLarge"], exc_message=str(exc)))
+        except BaseException as exc:  # noqa: BLE001 - a hostile value may break encoding
+            node = encoder.value(self.codec.Unsupported(type(value).__name__, f"could not encode: {exc!r}"))
+        return self.frame(dict(reply, status="ok", value=node), encoder)
+
+    def make_chip(self, spec: dict):
+        if self.hw_specs is None:
+            self.hw_specs = importlib.import_module("hw_specs")
+        return self.hw_specs.Chip.from_dict(spec)
+
+    def raised(self, exc: BaseException) -> dict:
+        kind = type(exc)
+        try:
+            message = f"sys.exit({exc.code!r})" if isinstance(exc, SystemExit) else str(exc)
+        except BaseException:  # noqa: BLE001 - a student __str__ / __repr__ may raise anything
+            message = "<message could not be read>"
+        return {"status": "raised", "exc_type": _name(kind),
+                "exc_mro": [_name(c) for c in kind.__mro__ if c is not object],
+                "exc_message": message[:MAX_MESSAGE], "traceback": self.own_traceback(exc)}
+
+    @staticmethod
+    def own_traceback(exc: BaseException) -> str:
+        """Traceback lines from the submission's own files, with paths relative to it."""
+        root = os.getcwd() + os.sep
+        try:
+            frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith(root)]
+            for f in frames:
+                f.filename = f.filename[len(root):]
+            return "".join(traceback.format_list(frames))[-MAX_TRACEBACK:]
+        except BaseException:  # noqa: BLE001
+            return ""
+
+    # -- notebook --------------------------------------------------------------------------
+    def notebook(self, header: dict) -> bytes:
+        """Runs the notebook in a forked child; a crash there costs the notebook, not the worker."""
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(read_end)
+            try:
+                data = self.notebook_child(header)
+                self.end_marker(header["id"])
+                _write_all(write_end, data)
+            finally:
+                os._exit(0)
+        os.close(write_end)
+        data, status = self._collect_child(pid, read_end)
+        os.close(read_end)
+        if data is not None:
+            return data
+        self.end_marker(header["id"])
+        return self.frame({"id": header["id"], "status": "crashed", "variables": {},
+                           "cell_errors": [], "message": f"the notebook's process {status}"})
+
+    def notebook_child(self, header: dict) -> bytes:
+        nbrunner = self.nbrunner
+        reply = {"id": header["id"], "variables": {}, "cell_errors": [], "message": ""}
+        namespace = {}
+        deadline = time.monotonic() + header["seconds"]
+        try:
+            run = nbrunner.run_notebook(header["path"], namespace,
+                                        cell_timeout=header["cell_timeout"], deadline=deadline)
+        except nbrunner.NotebookUnreadable as exc:
+            return self.frame(dict(reply, status="unreadable", message=str(exc)))
+        encoder = self.codec.Encoder(self.result_bytes)
+        variables = {}
+        for name in header["variables"]:
+            if name in namespace:
+                try:
+                    variables[name] = encoder.value_or_unsupported(namespace[name])
+                except BaseException as exc:  # noqa: BLE001
+                    variables[name] = encoder.value(self.codec.Unsupported(
+                        type(namespace[name]).__name__, f"could not encode: {exc!r}"))
+        return self.frame(dict(reply, status=run.status, variables=variables,
+                               cell_errors=[list(e) for e in run.cell_errors], message=run.message),
+                          encoder)
+
+    def _collect_child(self, pid: int, fd: int):
+        """(the child's complete reply frame or None, how the child ended). Stops reading when
+        the frame is complete or the child is gone (a grandchild may hold the pipe open)."""
+        buf, need, status = bytearray(), None, None
+        while need is None or len(buf) < need:
+            ready, _, _ = select.select([fd], [], [], 0.05 if status is None else 0)
+            if ready:
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
+                    break
+                buf += chunk
+                if need is None and len(buf) >= self.codec.PREFIX.size:
+                    _, head_len, body_len = self.codec.PREFIX.unpack(bytes(buf[:self.codec.PREFIX.size]))
+                    need = self.codec.PREFIX.size + head_len + body_len
+                    if need > self.result_bytes + (1 << 20):
+                        os.kill(pid, signal.SIGKILL)
+                        break
+            elif status is not None:
+                break
+            else:
+                done, status = os.waitpid(pid, os.WNOHANG)
+                status = status if done else None
+        if status is None:
+            _, status = os.waitpid(pid, 0)
+        if need is not None and len(buf) >= need:
+            return bytes(buf[:need]), "finished"
+        if os.WIFSIGNALED(status):
+            signum = os.WTERMSIG(status)
+            name = signal.Signals(signum).name if signum in signal.valid_signals() else str(signum)
+            return None, f"was killed by {name}"
+        return None, f"ended without a result (exit status {os.WEXITSTATUS(status)})"
+
+
+def _name(kind: type) -> str:
+    name = getattr(kind, "__name__", "?")
+    return name[:200] if isinstance(name, str) else "?"
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+if __name__ == "__main__":
+    main(json.loads(sys.argv[1]))

@@ -1,0 +1,122 @@
+"""Time the grading sandbox: worker start-up, per-call overhead, array transfer, restarts.
+
+Run: python benchmarks/bench_sandbox.py [--repeats N] [--isolation bubblewrap rlimits]
+Prints medians per isolation. Targets: worker ready (interpreter + numpy) < 0.3 s, a trivial
+call a few ms at most, so that one submission grades in <= 1.5 s.
+"""
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT)]
+
+from autograder.sandbox import Call, Limits, Sandbox, bubblewrap_problem  # noqa: E402
+from autograder.sandbox.launcher import _base_env, launch_plan  # noqa: E402
+
+STUDENT = """
+import numpy as np
+
+def noop():
+    return None
+
+def echo(x):
+    return x
+
+def spin():
+    while True:
+        pass
+"""
+NOTEBOOK = ('{"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": null,'
+            ' "source": "import numpy as np\\nq1 = float(np.arange(10).sum())"}],'
+            ' "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
+
+
+def median_seconds(fn, repeats):
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def bare_process_rows(isolation, folder, repeats):
+    """The launcher's own cost: bwrap + interpreter, then + numpy, without the worker protocol."""
+    plan = launch_plan(isolation, folder, folder, Limits())
+    rows = []
+    for label, code in (("interpreter start (python -c pass)", "pass"),
+                        ("interpreter + import numpy", "import numpy")):
+        argv = [*plan.prefix, sys.executable, "-s", "-B", "-c", code]
+        run = lambda: subprocess.run(argv, cwd=plan.cwd, env=_base_env("/tmp"), check=True)  # noqa: E731
+        rows.append((label, median_seconds(run, repeats)))
+    return rows
+
+
+def sandbox_rows(isolation, folder, repeats):
+    limits = Limits(call_timeout=0.5)
+    rows = []
+
+    def start_and_first_call():
+        with Sandbox(folder, isolation=isolation, limits=limits) as box:
+            box.call("codesign", "noop")
+
+    rows.append(("Sandbox() + first call (start, numpy, import)", median_seconds(start_and_first_call, repeats)))
+    with Sandbox(folder, isolation=isolation, limits=limits) as box:
+        box.call("codesign", "noop")
+        n = 2000
+        rows.append(("trivial call round trip", median_seconds(lambda: box.call("codesign", "noop"), n)))
+        batch = [Call("codesign", "noop")] * n
+        rows.append((f"trivial call inside call_many({n})", median_seconds(lambda: box.call_many(batch), 3) / n))
+        arr = np.random.default_rng(0).standard_normal(1 << 20)
+        rows.append(("echo of a 2^20 float64 array (8 MB each way)",
+                     median_seconds(lambda: box.call("codesign", "echo", (arr,)), max(3, repeats))))
+        rows.append(("notebook with one cell (fork + run + reply)",
+                     median_seconds(lambda: box.run_notebook("handout.ipynb", ["q1"]), repeats)))
+
+        def timeout_then_call():
+            box.call("codesign", "spin")
+            box.call("codesign", "noop")
+
+        rows.append(("timeout (0.5 s) + restart + next call, minus 0.5 s",
+                     median_seconds(timeout_then_call, repeats) - 0.5))
+    return rows
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--isolation", nargs="+", default=["bubblewrap", "rlimits"])
+    args = parser.parse_args()
+    console = Console(width=120)
+    probe = median_seconds(bubblewrap_problem, 5)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "student"
+        folder.mkdir()
+        (folder / "codesign.py").write_text(STUDENT)
+        (folder / "handout.ipynb").write_text(NOTEBOOK)
+        for isolation in args.isolation:
+            if isolation == "bubblewrap" and bubblewrap_problem():
+                console.print(f"bubblewrap skipped: {bubblewrap_problem()}")
+                continue
+            table = Table(title=f"sandbox ({isolation}), median of {args.repeats} runs")
+            table.add_column("what")
+            table.add_column("median", justify="right")
+            rows = bare_process_rows(isolation, folder, args.repeats) + sandbox_rows(isolation, folder, args.repeats)
+            for label, seconds in rows:
+                table.add_row(label, f"{seconds * 1e3:.3f} ms")
+            console.print(table)
+    console.print(f"bubblewrap probe (isolation='auto'): {probe * 1e3:.1f} ms median of 5")
+
+
+if __name__ == "__main__":
+    main()
