@@ -1,0 +1,59 @@
+"""`python -m autograder release-solutions <assignment> [--force] [--out DIR]`: the student-facing
+solutions bundle, refused before the due date recorded in nbgrader's gradebook (or without one).
+
+Exit 0: written; 1: refused (the reason is printed); 2: configuration error.
+"""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+DEFAULT_FOLDER = "released_solutions"
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "release-solutions", help="write the solutions bundle for students (only after the due date)",
+        description="Write the solved student files, the answered notebook with an explanation per question and "
+                    "the lecture demo for students. Refused before the assignment's due date in nbgrader's "
+                    "gradebook, or when none is recorded, unless --force.")
+    parser.add_argument("assignment", help="assignment name, e.g. lec01_codesign")
+    parser.add_argument("--force", action="store_true", help="release even before the due date or without one")
+    parser.add_argument("--out", type=Path,
+                        help=f"where to write the bundle (default: {DEFAULT_FOLDER}/<assignment>/ in the course root)")
+
+
+def run(args) -> int:
+    from autograder.build import BuildError, MarkerError, NotebookSourceError
+    from autograder.engine.registry import REPO_ROOT, ConfigError, load_config
+    from autograder.nbgrader_bridge.course import CourseError, load_course
+    from autograder.nbgrader_bridge.gradebook import due_date
+    from autograder.nbgrader_bridge.release_gate import refusal
+    from autograder.nbgrader_bridge.solutions_bundle import BundleError, write_solutions_bundle
+
+    try:
+        load_config(args.assignment)
+        course = load_course(REPO_ROOT)
+    except (ConfigError, CourseError) as err:
+        print(f"release-solutions: {err}", file=sys.stderr)
+        return 2
+    try:
+        reason = refusal(due_date(course, args.assignment), datetime.now(timezone.utc))
+    except CourseError as err:
+        reason = str(err)
+    if reason and not args.force:
+        print(f"release-solutions: refused: {reason} (--force releases anyway)", file=sys.stderr)
+        return 1
+    if reason:
+        print(f"release-solutions: releasing anyway (--force): {reason}", file=sys.stderr)
+
+    dest = args.out or course.root / DEFAULT_FOLDER / args.assignment
+    try:
+        written = write_solutions_bundle(args.assignment, dest)
+    except (BundleError, BuildError, MarkerError, NotebookSourceError) as err:
+        print(f"release-solutions: {err}", file=sys.stderr)
+        return 2
+    print(f"wrote the solutions of {args.assignment} to {dest} ({len(written)} files)")
+    return 0

@@ -1,0 +1,73 @@
+"""Where the nbgrader course lives, as the committed nbgrader_config.py says.
+
+The config is read with traitlets alone: importing nbgrader takes seconds, and the bridge the
+kernel's check() starts should not pay that.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+CONFIG_FILE = "nbgrader_config.py"
+
+# nbgrader 0.9.6's defaults (nbgrader.coursedir.CourseDirectory), used where the config is silent.
+DEFAULT_STRUCTURE = "{nbgrader_step}/{student_id}/{assignment_id}"
+DEFAULT_SUBMITTED = "submitted"
+DEFAULT_AUTOGRADED = "autograded"
+
+
+class CourseError(Exception):
+    """The nbgrader course is missing or not set up (an instructor's problem)."""
+
+
+@dataclass(frozen=True)
+class Course:
+    root: Path
+    course_id: str
+    db_url: str
+    submitted_directory: str
+    autograded_directory: str
+
+    @property
+    def submitted_folder(self) -> Path:
+        """nbgrader's submitted/: one <student>/<assignment>/ folder per collected submission."""
+        return self.root / self.submitted_directory
+
+    def student_of_autograded(self, folder: Path, assignment: str) -> str:
+        """The student whose autograded folder `folder` is (nbgrader runs their kernel there)."""
+        base = (self.root / self.autograded_directory).resolve()
+        try:
+            parts = Path(folder).resolve().relative_to(base).parts
+        except ValueError:
+            raise CourseError(f"{folder} is not inside {base}: not an nbgrader autograde run") from None
+        if len(parts) != 2 or parts[1] != assignment:
+            raise CourseError(f"{folder} is not an {self.autograded_directory}/<student>/{assignment} folder")
+        return parts[0]
+
+    @property
+    def gradebook_file(self) -> Path:
+        prefix = "sqlite:///"
+        if not self.db_url.startswith(prefix):
+            raise CourseError(f"only a sqlite gradebook is supported, got {self.db_url!r}")
+        return Path(self.db_url[len(prefix):])
+
+
+def load_course(root: Path) -> Course:
+    """Read root/nbgrader_config.py (executing it, as nbgrader does)."""
+    from traitlets.config.loader import ConfigFileNotFound, PyFileConfigLoader
+
+    root = Path(root).resolve()
+    try:
+        config = PyFileConfigLoader(CONFIG_FILE, path=str(root)).load_config()
+    except ConfigFileNotFound:
+        raise CourseError(f"{root / CONFIG_FILE} not found: run from the course's repository root") from None
+    settings = config.CourseDirectory
+    course_root = Path(settings.get("root", str(root)))
+    structure = settings.get("directory_structure", DEFAULT_STRUCTURE)
+    if structure != DEFAULT_STRUCTURE:
+        raise CourseError(f"unsupported CourseDirectory.directory_structure {structure!r}")
+    return Course(root=course_root, course_id=settings.get("course_id", ""),
+                  db_url=settings.get("db_url", f"sqlite:///{course_root / 'gradebook.db'}"),
+                  submitted_directory=settings.get("submitted_directory", DEFAULT_SUBMITTED),
+                  autograded_directory=settings.get("autograded_directory", DEFAULT_AUTOGRADED))

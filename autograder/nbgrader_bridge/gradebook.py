@@ -1,0 +1,70 @@
+"""What nbgrader's gradebook says: an assignment's due date and the score of every grade cell.
+
+Only ever opens an existing gradebook: nbgrader's Gradebook() silently creates a new, empty one
+(and needs the `alembic` command to do so) when the file is missing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from autograder.nbgrader_bridge.course import Course, CourseError
+
+
+@dataclass(frozen=True)
+class CellScore:
+    """One grade cell of one student's submission (grade_id == grading.toml item id)."""
+
+    item: str
+    auto_score: float | None  # None: nbgrader left it to a human (free text, deleted cell, failed run)
+    manual_score: float | None
+    max_score: float
+    needs_manual_grade: bool
+
+    @property
+    def score(self) -> float:
+        """What nbgrader counts: the manual score overrides the automatic one."""
+        if self.manual_score is not None:
+            return self.manual_score
+        return self.auto_score or 0.0
+
+
+@contextmanager
+def open_gradebook(course: Course) -> Iterator:
+    from nbgrader.api import Gradebook
+
+    path = course.gradebook_file
+    if not path.is_file():
+        raise CourseError(f"no gradebook at {path}: run `nbgrader generate_assignment` first")
+    with Gradebook(course.db_url, course_id=course.course_id) as gradebook:
+        yield gradebook
+
+
+def due_date(course: Course, assignment: str) -> datetime | None:
+    """The due date recorded with `nbgrader db assignment add --duedate=...` (aware, UTC), or None."""
+    from nbgrader.api import MissingEntry
+
+    with open_gradebook(course) as gradebook:
+        try:
+            recorded = gradebook.find_assignment(assignment).duedate
+        except MissingEntry:
+            raise CourseError(f"assignment {assignment!r} is not in the gradebook {course.gradebook_file}") from None
+    # nbgrader stores due dates as naive UTC
+    return None if recorded is None else recorded.replace(tzinfo=timezone.utc)
+
+
+def cell_scores(course: Course, assignment: str) -> dict[str, dict[str, CellScore]]:
+    """student -> grade_id -> CellScore, for every submission nbgrader knows of."""
+    with open_gradebook(course) as gradebook:
+        scores: dict[str, dict[str, CellScore]] = {}
+        for submission in gradebook.assignment_submissions(assignment):
+            cells = scores.setdefault(submission.student_id, {})
+            for notebook in submission.notebooks:
+                for grade in notebook.grades:
+                    cells[grade.name] = CellScore(
+                        item=grade.name, auto_score=grade.auto_score, manual_score=grade.manual_score,
+                        max_score=float(grade.max_score), needs_manual_grade=bool(grade.needs_manual_grade))
+        return scores

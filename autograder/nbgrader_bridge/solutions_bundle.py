@@ -1,0 +1,120 @@
+"""The student-facing solutions of an assignment, released after the due date.
+
+The bundle is the student's folder as it would look solved, and runs on its own:
+- every public file of assignments/<name>/ (self-check helper, public tests, shared copies, README);
+- the solved student files and the answered notebook (the same ones `python -m autograder
+  reference` writes), with a short explanation after each question's answer
+  (solutions/<name>/explanations.py: `EXPLANATIONS = {item id: Markdown}`);
+- the lecture demo run on the solved functions (solutions/<name>/demo.py, importing the bundle's
+  own modules instead of `solutions.<name>.*`): `python demo.py`.
+Nothing of autograder/ (hidden tests, grader) goes in.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import re
+import shutil
+import textwrap
+from collections.abc import Mapping
+from pathlib import Path
+
+import nbformat
+
+from autograder.build import write_reference_submission
+from autograder.build.notebook import answer_cell_id
+from autograder.engine.registry import REPO_ROOT, GradingConfig, load_config
+
+DEMO = "demo.py"
+BUNDLE_README = "SOLUTIONS.md"
+EXPLANATION_HEADING = "**解析**"
+
+
+class BundleError(ValueError):
+    """The solutions of an assignment cannot be bundled (an instructor's problem)."""
+
+
+def write_solutions_bundle(assignment: str, dest: Path) -> list[str]:
+    """Write the bundle into `dest` (created if needed); returns the relative path of every file in it."""
+    config = load_config(assignment)
+    explanations = _explanations(config)
+    dest = Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    for rel, source in config.trusted_files().items():
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+    write_reference_submission(assignment, dest)
+    if config.notebook:
+        _add_explanations(dest / config.notebook, config, explanations)
+    (dest / DEMO).write_text(bundled_demo(assignment, dest), encoding="utf-8")
+    (dest / BUNDLE_README).write_text(_readme(config), encoding="utf-8")
+    return sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file())
+
+
+def bundled_demo(assignment: str, bundle: Path) -> str:
+    """solutions/<assignment>/demo.py importing the bundle's modules, runnable as a script."""
+    path = REPO_ROOT / "solutions" / assignment / DEMO
+    if not path.is_file():
+        raise BundleError(f"{path} not found: the solutions bundle ships the lecture demo")
+    own_import = re.compile(rf"^(\s*)from {re.escape(f'solutions.{assignment}.')}(\w+) import", re.MULTILINE)
+    source = path.read_text(encoding="utf-8")
+    absent = sorted({m[2] for m in own_import.finditer(source)} - {p.stem for p in bundle.glob("*.py")})
+    if absent:
+        raise BundleError(f"{path} imports solutions.{assignment}.{absent[0]}, which the bundle does not contain")
+    text = own_import.sub(r"\1from \2 import", source)
+    for node in ast.walk(ast.parse(text, filename=str(path))):
+        modules = ([node.module or ""] if isinstance(node, ast.ImportFrom)
+                   else [alias.name for alias in node.names] if isinstance(node, ast.Import) else [])
+        if any(module.split(".")[0] == "solutions" for module in modules):
+            raise BundleError(f"{path} imports from solutions/ in a way the bundle cannot rewrite "
+                              f"(use `from solutions.{assignment}.<module> import ...`)")
+    if not re.search(r'^if __name__ == "__main__":', text, flags=re.MULTILINE):
+        text = text.rstrip("\n") + '\n\n\nif __name__ == "__main__":\n    main()\n'
+    return text
+
+
+def _explanations(config: GradingConfig) -> Mapping[str, str]:
+    module_name = f"solutions.{config.assignment}.explanations"
+    try:
+        explanations = importlib.import_module(module_name).EXPLANATIONS
+    except (ModuleNotFoundError, AttributeError) as err:
+        raise BundleError(f"{module_name} must define EXPLANATIONS = {{item id: Markdown}} ({err})") from None
+    questions = {item.id for item in config.items if item.kind != "function"}
+    missing, unknown = sorted(questions - set(explanations)), sorted(set(explanations) - questions)
+    if missing or unknown:
+        raise BundleError(f"{module_name}.EXPLANATIONS: missing {missing}, not a question {unknown}")
+    empty = sorted(item for item, text in explanations.items() if not str(text).strip())
+    if empty:
+        raise BundleError(f"{module_name}.EXPLANATIONS: empty explanation for {empty}")
+    return explanations
+
+
+def _add_explanations(path: Path, config: GradingConfig, explanations: Mapping[str, str]) -> None:
+    """After each question's answer cell, a Markdown cell with its explanation."""
+    nb = nbformat.read(path, as_version=4)
+    answer_of = {(item.id if item.kind == "text" else answer_cell_id(item.id)): item.id
+                 for item in config.items if item.kind != "function"}
+    cells, placed = [], set()
+    for cell in nb.cells:
+        cells.append(cell)
+        item = answer_of.get(cell.get("id"))
+        if item is not None:
+            text = f"{EXPLANATION_HEADING}\n\n{textwrap.dedent(explanations[item]).strip()}"
+            cells.append(nbformat.v4.new_markdown_cell(text, id=f"{item}_explanation"))
+            placed.add(item)
+    missing = sorted(set(answer_of.values()) - placed)
+    if missing:
+        raise BundleError(f"{path.name}: no answer cell found for {missing}")
+    nb.cells = cells
+    nbformat.write(nb, path)
+
+
+def _readme(config: GradingConfig) -> str:
+    files = "、".join(f"`{name}`" for name in config.student_files)
+    return (f"# {config.assignment} 参考解答\n\n"
+            f"- {files}：参考实现和作答完的 notebook；每道题的答案后面有一段**解析**。\n"
+            f"- `{DEMO}`：用参考实现跑一遍讲义的三个演示：`python {DEMO}`。\n"
+            "- 其余文件和发给你的作业文件夹相同（公开测试、自查工具、芯片参数表）。\n\n"
+            "先自己做完再看；和你的答案对照时，重点看思路和边界情况，而不只是数字。\n")

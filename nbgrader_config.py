@@ -1,0 +1,95 @@
+"""nbgrader configuration of the CS349E course: run every `nbgrader ...` command from this folder.
+
+The repository root is the course root. `assignments/` is nbgrader's source folder and holds only
+what students see; solutions live in `solutions/`, hidden tests in `autograder/`. Scores come from
+the trusted grader: a grade cell runs `check("<item>")`, which under `nbgrader autograde` asks
+`python -m autograder nbgrader-scores` for that item's score (see autograder/nbgrader_bridge/).
+"""
+
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+
+# nbgrader runs the bare command `alembic` when it creates a gradebook: find the one installed next
+# to this interpreter even when the virtualenv is not activated.
+os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
+
+# This nbgrader process (trusted) imports the course's own modules; the kernels it starts do not:
+# they run in the student's folder, and sys.path is not inherited.
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from autograder.build.notebook import ANSWER_STUB, TEXT_STUB  # noqa: E402  (needs ROOT on sys.path)
+from autograder.engine.registry import load_config  # noqa: E402
+
+c = get_config()  # noqa: F821  (provided by nbgrader when it executes this file)
+
+# ------------------------------------------------------------------ course layout
+c.CourseDirectory.root = str(ROOT)
+c.CourseDirectory.source_directory = "assignments"
+c.CourseDirectory.course_id = "cs349e"
+# Never release (or restore into a submission) what running the public tests leaves behind.
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".pytest_cache", ".hypothesis"]
+
+# ------------------------------------------------------------------ generate_assignment
+# Answer cells in the source already hold only the stub the build wrote; nbgrader replaces each
+# whole solution cell with these, i.e. leaves it as it is.
+c.ClearSolutions.code_stub = {"python": ANSWER_STUB}
+c.ClearSolutions.text_stub = TEXT_STUB
+
+# ------------------------------------------------------------------ autograde
+# The student's own files (grading.toml `student_files`) are graded as submitted; every other
+# file of the folder (self-check helper, public tests, shared copies) is restored from the source.
+_ASSIGNMENTS = sorted(p.parent.name for p in (ROOT / "assignments").glob("*/grading.toml"))
+c.Autograde.exclude_overwriting = {
+    name: [f for f in load_config(name).student_files if not f.endswith(".ipynb")]
+    for name in _ASSIGNMENTS
+}
+# A student's duplicated or corrupted cell metadata must not abort the batch (nbgrader 0.9.6 does).
+c.Autograde.sanitize_preprocessors = [
+    "autograder.nbgrader_bridge.sanitize_metadata.DropInvalidCellMetadata",
+    "nbgrader.preprocessors.ClearOutput",
+    "nbgrader.preprocessors.DeduplicateIds",
+    "nbgrader.preprocessors.OverwriteKernelspec",
+    "nbgrader.preprocessors.OverwriteCells",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
+# nbgrader scores any stderr in a grade cell as 0: drop Python warnings (numpy's RuntimeWarning).
+c.IgnorePattern.enabled = True
+c.IgnorePattern.pattern = r"(?m)^\S.*:\d+: \w*Warning: "
+# Per cell. Unless `python -m autograder pregrade` ran first, a submission's first check() waits
+# for the trusted grader (seconds; selfcheck.TRUSTED_TIMEOUT caps it below this). A student's
+# endless loop costs this much, then only that cell scores 0.
+c.Execute.timeout = 60
+c.Execute.kernel_name = "python3"
+
+# How the kernel's check() reaches the trusted grader (the kernel inherits this environment).
+os.environ["CS349E_GRADER_ROOT"] = str(ROOT)
+os.environ["CS349E_GRADER_PYTHON"] = sys.executable
+
+# ------------------------------------------------------------------ generate_feedback
+# Feedback HTML shows every output: keep the frames of the student's own cells and files, drop
+# the rest of each traceback.
+# (Names, not classes: reading this file must not import nbgrader, which takes seconds.)
+c.GenerateFeedback.preprocessors = [
+    "nbgrader.preprocessors.GetGrades",
+    "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
+    "autograder.nbgrader_bridge.feedback_tracebacks.HideForeignFrames",
+]
+
+# ------------------------------------------------------------------ zip_collect
+# An LMS download in downloaded/<assignment>/archive/: either one zip per student named
+# `<student>_<anything>.zip`, or Canvas-style files `<student>[_LATE]_<id>_<id>_<file name>`
+# (zips too). The pattern is matched against the absolute path of each extracted file; student
+# ids must not contain "_".
+c.FileNameCollectorPlugin.valid_ext = [".ipynb", ".py"]
+c.FileNameCollectorPlugin.named_regexp = (
+    r"(?!.*/__MACOSX/)"                 # macOS resource forks inside zips
+    r".*/extracted/"
+    r"(?P<student_id>[A-Za-z0-9.\-]+)"  # the student id
+    r"(?:_LATE)?(?:_\d+)*_"             # Canvas: _LATE, user id, submission id
+    r"(?:[^/.][^/]*/)*?"                # folders inside the zip (no hidden ones)
+    r"(?P<file_id>[^/._][^/]*)$"        # the file (no hidden ones)
+)

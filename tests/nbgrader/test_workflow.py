@@ -1,0 +1,503 @@
+"""The instructors' nbgrader workflow, end to end, with the real nbgrader commands on a copy of the
+course (README, "Instructors"): release, collect (nbgrader's layout and an LMS download),
+pregrade + autograde, reconcile, feedback, export, manual grading cells, releasing the solutions.
+
+The workflow runs once per module (fixture `course`); each test asks one question about it.
+Expected scores come from the trusted grader's own results, never from typed-in numbers.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import html
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from types import SimpleNamespace
+
+import nbformat
+import pytest
+
+from autograder.build.markers import find_regions
+from autograder.engine.outputs import read_results
+from autograder.engine.registry import load_config
+from autograder.nbgrader_bridge.feedback_tracebacks import OMITTED
+from autograder.nbgrader_bridge.trusted_scores import CACHE_DIR
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+
+ROOT = Path(__file__).resolve().parents[2]
+ASSIGNMENT = "lec01_codesign"
+CONFIG = load_config(ASSIGNMENT)
+COURSE_FILES = ("nbgrader_config.py", "assignments", "autograder", "solutions", "hw_specs.py", "console.py")
+AUTO_ITEMS = [item.id for item in CONFIG.items if item.kind != "text"]
+TEXT_ITEMS = [item for item in CONFIG.items if item.kind == "text"]
+# Students whose nbgrader score must differ from the trusted one (and be flagged by reconcile).
+CHECK_REWRITER, CORRUPT = "rewriter", "corrupt"
+FLAGGED = {CHECK_REWRITER, CORRUPT}
+# Delivered as an LMS download instead of being placed in submitted/ directly.
+ZIPPED, CANVAS = "full", "partial"
+
+
+# ---------------------------------------------------------------------------------------------
+# running commands in the course copy
+# ---------------------------------------------------------------------------------------------
+def _env() -> dict:
+    drop = ("PYTHONPATH", "NBGRADER_EXECUTION", "CS349E_TRUSTED_GRADING", "CS349E_GRADER_ROOT", "CS349E_GRADER_PYTHON")
+    return {k: v for k, v in os.environ.items() if k not in drop}
+
+
+def run(root: Path, *args: str, expect: int | None = 0) -> subprocess.CompletedProcess:
+    done = subprocess.run([sys.executable, *args], cwd=root, env=_env(), capture_output=True, text=True, timeout=600)
+    if expect is not None and done.returncode != expect:
+        raise AssertionError(f"{' '.join(args)} exited {done.returncode}, expected {expect}\n"
+                             f"--- stdout\n{done.stdout[-4000:]}\n--- stderr\n{done.stderr[-6000:]}")
+    return done
+
+
+def nbgrader(root: Path, *args: str) -> subprocess.CompletedProcess:
+    return run(root, "-m", "nbgrader", *args)
+
+
+def autograder(root: Path, *args: str, expect: int | None = 0) -> subprocess.CompletedProcess:
+    return run(root, "-m", "autograder", *args, expect=expect)
+
+
+def duedate(days: int) -> str:
+    """An ISO due date with its offset (nbgrader misreads "2030-01-01 12:00:00 +0800")."""
+    return (datetime.now(timezone(timedelta(hours=8))) + timedelta(days=days)).isoformat(timespec="seconds")
+
+
+# ---------------------------------------------------------------------------------------------
+# submissions
+# ---------------------------------------------------------------------------------------------
+def _edit_notebook(path: Path, edit) -> None:
+    nb = nbformat.read(path, as_version=4)
+    edit(nb)
+    nbformat.write(nb, path)
+
+
+def _after_setup(source: str):
+    """A student's own cell right after the set-up cell (the one importing check)."""
+    def edit(nb):
+        setup = next(i for i, c in enumerate(nb.cells) if "from selfcheck import check" in c.source)
+        nb.cells.insert(setup + 1, nbformat.v4.new_code_cell(source))
+    return edit
+
+
+def _answer(item: str, source: str):
+    def edit(nb):
+        cell = next(c for c in nb.cells if c.get("id") == f"{item}_answer")
+        cell.source = source
+    return edit
+
+
+def _duplicate_grade_cell(item: str):
+    def edit(nb):
+        i = next(i for i, c in enumerate(nb.cells) if c.metadata.get("nbgrader", {}).get("grade_id") == item)
+        twin = copy.deepcopy(nb.cells[i])
+        twin.id = f"{item}-copy"
+        nb.cells.insert(i + 1, twin)
+    return edit
+
+
+WRONG_FLOPS = "\n\ndef flops_per_exp(d_qk, d_v):\n    return 2 * d_qk  # 忘了 PV 那一半\n"
+IDENTITY_E4M3 = "\n\ndef round_e4m3(x):\n    return np.asarray(x, dtype=np.float64)\n"
+PATCH_NUMPY = ("np.array_equal = lambda *a, **k: True\nnp.allclose = lambda *a, **k: True\n"
+               "np.isclose = lambda *a, **k: True\nnp.testing.assert_array_equal = lambda *a, **k: None")
+# A numpy RuntimeWarning on stderr before every later cell, grade cells included; each one is logged.
+WARN_BEFORE_EVERY_CELL = """
+import warnings
+warnings.simplefilter("always")
+
+
+def _warn(*_):
+    with open("warned.log", "a") as log:
+        log.write("warned\\n")
+    np.float64(1.0) / 0
+
+
+get_ipython().events.register("pre_run_cell", _warn)
+"""
+
+
+def make_submissions(root: Path, scratch: Path) -> None:
+    """submitted/<student>/lec01_codesign/ as `nbgrader collect` leaves it, plus an LMS download
+    in downloaded/lec01_codesign/archive/ for `nbgrader zip_collect`."""
+    release = root / "release" / ASSIGNMENT
+    reference = scratch / "reference"
+    autograder(root, "reference", ASSIGNMENT, str(reference))
+
+    def folder(student: str, base: Path) -> Path:
+        dest = scratch / student / ASSIGNMENT if student in (ZIPPED, CANVAS) else root / "submitted" / student / ASSIGNMENT
+        shutil.copytree(base, dest)
+        return dest
+
+    folder(ZIPPED, reference)
+    partial = folder(CANVAS, reference)
+    with open(partial / "codesign.py", "a", encoding="utf-8") as f:
+        f.write(WRONG_FLOPS)
+    _edit_notebook(partial / "handout.ipynb", _answer("q02_fp8_same_precision", "# 还没想好"))
+
+    folder("skeleton", release)
+
+    importer = folder("importer", reference)
+    (importer / "codesign.py").write_text("from solutions.lec01_codesign.codesign import *  # noqa\n", encoding="utf-8")
+
+    patcher = folder("numpy_patcher", reference)
+    with open(patcher / "codesign.py", "a", encoding="utf-8") as f:
+        f.write(WRONG_FLOPS + IDENTITY_E4M3)
+    _edit_notebook(patcher / "handout.ipynb", _after_setup(PATCH_NUMPY + "\n" + WARN_BEFORE_EVERY_CELL))
+
+    rewriter = folder(CHECK_REWRITER, release)
+    _edit_notebook(rewriter / "handout.ipynb", _after_setup("def check(item_id):\n    return None"))
+
+    broken = folder("broken", release)
+    with open(broken / "codesign.py", "a", encoding="utf-8") as f:
+        f.write("\ndef oops(:\n")
+    _edit_notebook(broken / "handout.ipynb", _answer("q09_max_params", "q09_max_params = np.linalg.inv(np.zeros((2, 2)))"))
+
+    odd = folder("odd", reference)  # extra files, a renamed copy of the notebook, an unknown kernel
+    (odd / "notes.txt").write_text("草稿\n", encoding="utf-8")
+    (odd / "scratch.py").write_text("print('试一试')\n", encoding="utf-8")
+    shutil.copyfile(odd / "handout.ipynb", odd / "handout (1).ipynb")
+    _edit_notebook(odd / "handout.ipynb", lambda nb: nb.metadata.update(
+        kernelspec={"name": "julia-1.9", "display_name": "Julia 1.9", "language": "julia"}))
+
+    dup = folder("dupcell", reference)  # nbgrader 0.9.6 alone would abort the whole batch here
+    _edit_notebook(dup / "handout.ipynb", _duplicate_grade_cell("q01_compute_headline"))
+
+    corrupt = folder(CORRUPT, reference)  # a notebook nbgrader cannot read
+    text = (corrupt / "handout.ipynb").read_text(encoding="utf-8")
+    (corrupt / "handout.ipynb").write_text(text[: len(text) // 2], encoding="utf-8")
+
+    archive = root / "downloaded" / ASSIGNMENT / "archive"
+    archive.mkdir(parents=True)
+    with zipfile.ZipFile(archive / f"{ZIPPED}_{ASSIGNMENT}.zip", "w") as zf:  # one zip holding the folder
+        for path in sorted((scratch / ZIPPED).rglob("*")):
+            zf.write(path, path.relative_to(scratch / ZIPPED).as_posix())
+        zf.writestr(f"__MACOSX/{ASSIGNMENT}/._handout.ipynb", "resource fork")
+    for path in (scratch / CANVAS / ASSIGNMENT).iterdir():  # Canvas: <student>_<user id>_<submission id>_<file>
+        shutil.copyfile(path, archive / f"{CANVAS}_1001_2002_{path.name}")
+
+
+# ---------------------------------------------------------------------------------------------
+# the workflow, once
+# ---------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def course(tmp_path_factory) -> SimpleNamespace:
+    """Runs the workflow; the namespace holds what each step left behind."""
+    root = tmp_path_factory.mktemp("course")
+    scratch = tmp_path_factory.mktemp("scratch")
+    ignore = shutil.ignore_patterns("__pycache__", ".pytest_cache", ".ipynb_checkpoints", CACHE_DIR)
+    for name in COURSE_FILES:
+        source = ROOT / name
+        (shutil.copytree(source, root / name, ignore=ignore) if source.is_dir() else shutil.copyfile(source, root / name))
+    w = SimpleNamespace(root=root)
+
+    def release_solutions(*extra: str) -> subprocess.CompletedProcess:
+        return autograder(root, "release-solutions", ASSIGNMENT, *extra, expect=None)
+
+    w.refused_without_gradebook = release_solutions()
+    source = root / "assignments" / ASSIGNMENT  # what running the public tests there leaves behind
+    for junk in (".pytest_cache/v/cache/nodeids", "__pycache__/codesign.cpython-311.pyc", ".hypothesis/x"):
+        (source / junk).parent.mkdir(parents=True, exist_ok=True)
+        (source / junk).write_text("junk")
+    # 1. release
+    nbgrader(root, "generate_assignment", ASSIGNMENT, "--force")
+    w.refused_without_duedate = release_solutions()
+    nbgrader(root, "db", "assignment", "add", ASSIGNMENT, f"--duedate={duedate(+30)}")
+    w.refused_before_duedate = release_solutions()
+    # 2. collect
+    make_submissions(root, scratch)
+    w.zip_collect = nbgrader(root, "zip_collect", ASSIGNMENT, "--force")
+    # 3. grade: pregrade fills the cache autograde reads; one student is left to on-demand grading
+    w.pregrade = autograder(root, "pregrade", ASSIGNMENT, "-j", "2")
+    w.pregraded = {r.student: r for r in read_results(root / CACHE_DIR / ASSIGNMENT)}
+    (root / CACHE_DIR / ASSIGNMENT / "results" / "skeleton.json").unlink()
+    w.autograde = run(root, "-m", "nbgrader", "autograde", ASSIGNMENT, "--force", expect=None)
+    w.trusted = {r.student: r for r in read_results(root / CACHE_DIR / ASSIGNMENT)}
+    w.gradebook = gradebook_cells(root)
+    # 4. reconcile
+    w.reconcile = autograder(root, "reconcile", ASSIGNMENT, "-j", "2", expect=None)
+    # 5. feedback  6. export
+    nbgrader(root, "generate_feedback", ASSIGNMENT, "--force")
+    nbgrader(root, "export", "--to", "grades.csv")
+    # 8. solutions, after the due date
+    nbgrader(root, "db", "assignment", "add", ASSIGNMENT, f"--duedate={duedate(-1)}")
+    w.released = release_solutions("--out", str(root / "released"))
+    return w
+
+
+def gradebook_cells(root: Path) -> dict:
+    """student -> grade_id -> CellScore, read in a child (loading the course config sets os.environ)."""
+    script = ("import json, sys; from pathlib import Path; sys.path.insert(0, '.');"
+              "from autograder.nbgrader_bridge.course import load_course;"
+              "from autograder.nbgrader_bridge.gradebook import cell_scores;"
+              "from dataclasses import asdict;"
+              f"cells = cell_scores(load_course(Path('.')), {ASSIGNMENT!r});"
+              "print(json.dumps({s: {i: asdict(c) for i, c in v.items()} for s, v in cells.items()}))")
+    return json.loads(run(root, "-c", script).stdout)
+
+
+def students(w: SimpleNamespace) -> list[str]:
+    return sorted(p.name for p in (w.root / "submitted").iterdir())
+
+
+# ---------------------------------------------------------------------------------------------
+# 1. release
+# ---------------------------------------------------------------------------------------------
+def _lines(path: Path) -> set[str]:
+    """The stripped lines of a file as a reader sees them: a notebook's cell sources, a page's text."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".ipynb":
+        text = "\n".join("".join(cell["source"]) for cell in json.loads(text)["cells"])
+    elif path.suffix == ".html":
+        text = _visible_text(text)
+    return {line.strip() for line in text.splitlines() if line.strip()}
+
+
+@functools.cache
+def _distinctive_solution_lines() -> frozenset[str]:
+    path = ROOT / "solutions" / ASSIGNMENT / "codesign.py"
+    lines = {line.strip() for region in find_regions(path.read_text(encoding="utf-8"), path.name) for line in region.body}
+    return frozenset(line for line in lines if len(line) >= 12 and not line.startswith("#"))
+
+
+@functools.cache
+def _hidden_test_lines() -> frozenset[str]:
+    """Lines of the hidden tests that appear nowhere in the public or reference code."""
+    public = set()
+    for folder in (ROOT / "assignments" / ASSIGNMENT, ROOT / "solutions" / ASSIGNMENT):
+        for path in folder.glob("*"):
+            if path.suffix in (".py", ".ipynb"):
+                public |= _lines(path)
+    hidden = set()
+    for path in (ROOT / "autograder" / ASSIGNMENT).glob("*.py"):
+        hidden |= {line for line in _lines(path)
+                   if len(line) >= 25 and not line.startswith(("#", '"""', "from ", "import "))}
+    return frozenset(hidden - public)
+
+
+MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
+READABLE = (".py", ".ipynb", ".md", ".toml", ".txt", ".html")
+
+
+def _files(folder: Path) -> dict[str, Path]:
+    return {p.relative_to(folder).as_posix(): p for p in sorted(folder.rglob("*")) if p.is_file() and p.suffix in READABLE}
+
+
+def test_the_release_holds_no_solution_line_marker_or_answer(course):
+    from autograder.build.cells import Question
+    from solutions.lec01_codesign.handout import CELLS
+
+    release = course.root / "release" / ASSIGNMENT
+    assert not [p for p in release.rglob("*") if p.name in (".pytest_cache", "__pycache__", ".hypothesis")]
+    files = _files(release)
+    assert {"codesign.py", "handout.ipynb", "selfcheck.py", "README.md"} <= set(files)
+    answers = {line.strip() for q in CELLS if isinstance(q, Question) for line in q.answer.splitlines() if line.strip()}
+    for name, path in files.items():
+        text, lines = path.read_text(encoding="utf-8"), _lines(path)
+        assert not [m for m in MARKERS if m in text], name
+        assert not lines & _distinctive_solution_lines(), name
+        assert not lines & answers, name
+        assert not lines & _hidden_test_lines(), name
+        assert not [line for line in lines if line.startswith(("from solutions", "import solutions"))], name
+
+
+# ---------------------------------------------------------------------------------------------
+# 2. collection
+# ---------------------------------------------------------------------------------------------
+def test_zip_collect_puts_an_lms_download_in_the_submitted_folder(course):
+    for student in (ZIPPED, CANVAS):
+        folder = course.root / "submitted" / student / ASSIGNMENT
+        assert sorted(p.name for p in folder.iterdir()) == ["codesign.py", "handout.ipynb"], student
+    partial = (course.root / "submitted" / CANVAS / ASSIGNMENT / "codesign.py").read_text(encoding="utf-8")
+    assert partial.endswith(WRONG_FLOPS)
+    assert not list((course.root / "submitted").glob("__MACOSX*"))
+
+
+# ---------------------------------------------------------------------------------------------
+# 3. autograde through the trusted grader
+# ---------------------------------------------------------------------------------------------
+def test_every_submission_was_graded_by_nbgrader_and_the_trusted_grader(course):
+    assert set(course.trusted) == set(students(course))
+    assert set(course.gradebook) == set(students(course))
+
+
+def test_nbgrader_scores_equal_the_trusted_scores_for_honest_students_and_cheaters(course):
+    compared = [s for s in students(course) if s not in FLAGGED]
+    assert {"importer", "numpy_patcher", "broken", "odd", "dupcell", "skeleton", ZIPPED, CANVAS} <= set(compared)
+    for student in compared:
+        trusted = {item.id: item.score for item in course.trusted[student].items}
+        nbgrader = {item: course.gradebook[student][item]["auto_score"] for item in AUTO_ITEMS}
+        assert nbgrader == pytest.approx({item: trusted[item] for item in AUTO_ITEMS}, abs=1e-6), student
+
+
+def test_the_scores_span_full_partial_and_zero(course):
+    """Guards the comparison above against a degenerate corpus (everyone 0, or everyone full)."""
+    auto_max = course.trusted[ZIPPED].auto_max_score
+    assert course.trusted[ZIPPED].score == pytest.approx(auto_max)
+    assert course.trusted["odd"].score == pytest.approx(auto_max)
+    assert 0 < course.trusted[CANVAS].score < auto_max
+    assert 0 < course.trusted["numpy_patcher"].score < auto_max
+    for student in ("skeleton", "importer", CHECK_REWRITER):
+        assert course.trusted[student].score == 0, student
+
+
+def test_the_students_own_codesign_is_graded_and_every_other_file_restored(course):
+    graded = course.root / "autograded" / "numpy_patcher" / ASSIGNMENT
+    assert (graded / "codesign.py").read_text(encoding="utf-8").endswith(WRONG_FLOPS + IDENTITY_E4M3)
+    for name in ("selfcheck.py", "public_checks.py", "hw_specs.py", "grading.toml"):
+        assert (graded / name).read_bytes() == (course.root / "assignments" / ASSIGNMENT / name).read_bytes(), name
+
+
+def test_one_unreadable_notebook_fails_that_student_only(course):
+    failed = re.findall(r"error processing assignment '[^']+' for student '([^']+)'", course.autograde.stderr)
+    assert failed == [CORRUPT]
+    assert all(course.gradebook[CORRUPT][item]["auto_score"] is None for item in AUTO_ITEMS)
+
+
+def test_a_duplicated_grade_cell_loses_its_metadata_instead_of_aborting_the_batch(course):
+    assert "nbgrader metadata removed (repeats grade_id 'q01_compute_headline')" in course.autograde.stderr
+    assert course.gradebook["dupcell"]["q01_compute_headline"]["auto_score"] == \
+        course.trusted["dupcell"].item("q01_compute_headline").score
+
+
+def test_a_student_without_a_cached_result_is_graded_on_demand(course):
+    assert "skeleton" in course.pregraded  # then removed from the cache before autograde
+    assert (course.root / CACHE_DIR / ASSIGNMENT / "results" / "skeleton.json").is_file()
+
+
+def test_importing_solutions_fails_inside_the_kernel(course):
+    nb = json.loads((course.root / "autograded" / "importer" / ASSIGNMENT / "handout.ipynb").read_text(encoding="utf-8"))
+    errors = [o for c in nb["cells"] if c["cell_type"] == "code" for o in c["outputs"] if o["output_type"] == "error"]
+    assert errors and errors[0]["ename"] == "ModuleNotFoundError" and "solutions" in errors[0]["evalue"]
+
+
+def test_numpy_warnings_on_stderr_cost_no_points(course):
+    """numpy_patcher's kernel printed a RuntimeWarning before every cell, grade cells included
+    (nbgrader scores a grade cell with stderr as 0); its scores still equal the trusted ones."""
+    log = course.root / "autograded" / "numpy_patcher" / ASSIGNMENT / "warned.log"
+    assert len(log.read_text().splitlines()) >= len(AUTO_ITEMS)
+    assert course.trusted["numpy_patcher"].score > 0
+    assert course.gradebook["numpy_patcher"]["ridge_point"]["auto_score"] == course.trusted["numpy_patcher"].item("ridge_point").score
+
+
+# ---------------------------------------------------------------------------------------------
+# 4. reconcile
+# ---------------------------------------------------------------------------------------------
+def test_reconcile_flags_the_check_rewriter_and_the_submission_nbgrader_could_not_grade(course):
+    assert course.reconcile.returncode == 1, course.reconcile.stderr
+    lines = course.reconcile.stdout.splitlines()
+    assert sorted(line.split(":")[0] for line in lines) == sorted(FLAGGED)
+    rewriter = next(line for line in lines if line.startswith(f"{CHECK_REWRITER}:"))
+    assert "round_e4m3 (nbgrader 10, trusted 0)" in rewriter
+    assert "autograde failed" in next(line for line in lines if line.startswith(f"{CORRUPT}:"))
+
+
+def test_the_rewriter_got_full_marks_from_nbgrader(course):
+    """Why reconcile exists: nbgrader takes a grade cell that shows nothing as full marks."""
+    cells = course.gradebook[CHECK_REWRITER]
+    assert all(cells[item]["auto_score"] == cells[item]["max_score"] for item in AUTO_ITEMS)
+
+
+# ---------------------------------------------------------------------------------------------
+# 5. feedback
+# ---------------------------------------------------------------------------------------------
+def _feedback_html(course, student: str) -> str:
+    return (course.root / "feedback" / student / ASSIGNMENT / "handout.html").read_text(encoding="utf-8")
+
+
+def _visible_text(page: str) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", "", page))
+
+
+def test_feedback_says_what_failed_and_why(course):
+    text = _visible_text(_feedback_html(course, CANVAS))
+    item = course.trusted[CANVAS].item("flops_per_exp")
+    assert item.score < item.max_score
+    first_line = next(line for line in item.feedback_md.splitlines() if line.strip())
+    assert first_line in text
+
+
+def test_feedback_holds_no_hidden_test_reference_code_or_grader_traceback(course):
+    hidden, solution = _hidden_test_lines(), _distinctive_solution_lines()
+    for student in students(course):
+        if student == CORRUPT:
+            continue  # nbgrader could not grade it: no feedback
+        page = course.root / "feedback" / student / ASSIGNMENT / "handout.html"
+        text, lines = _visible_text(page.read_text(encoding="utf-8")), _lines(page)
+        assert not [m for m in MARKERS if m in text], student
+        assert not lines & hidden, student
+        assert "site-packages" not in text and str(course.root / "autograder") not in text, student
+        if student in ("skeleton", CHECK_REWRITER, "broken"):  # their own code holds no solution line
+            assert not lines & solution, student
+
+
+def test_feedback_drops_traceback_frames_outside_the_students_folder(course):
+    text = _visible_text(_feedback_html(course, "broken"))
+    assert "LinAlgError" in text and OMITTED in text  # raised inside numpy's own Python code
+
+
+# ---------------------------------------------------------------------------------------------
+# 6. export
+# ---------------------------------------------------------------------------------------------
+def test_exported_totals_equal_the_trusted_totals(course):
+    import csv
+
+    with open(course.root / "grades.csv", newline="", encoding="utf-8") as f:
+        rows = {row["student_id"]: row for row in csv.DictReader(f)}
+    for student in students(course):
+        if student in FLAGGED:
+            continue
+        assert float(rows[student]["score"]) == pytest.approx(course.trusted[student].score), student
+        assert float(rows[student]["max_score"]) == pytest.approx(CONFIG.total_points), student
+
+
+# ---------------------------------------------------------------------------------------------
+# 7. free text
+# ---------------------------------------------------------------------------------------------
+def test_free_text_answers_wait_for_manual_grading_with_their_points(course):
+    for item in TEXT_ITEMS:
+        answered = course.gradebook[ZIPPED][item.id]
+        assert answered["needs_manual_grade"] and answered["auto_score"] is None
+        assert answered["max_score"] == item.points
+        unanswered = course.gradebook["skeleton"][item.id]
+        assert not unanswered["needs_manual_grade"] and unanswered["auto_score"] == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# 8. releasing the solutions
+# ---------------------------------------------------------------------------------------------
+def test_release_solutions_refuses_without_gradebook_or_due_date_and_before_it(course):
+    for refused, reason in ((course.refused_without_gradebook, "no gradebook"),
+                            (course.refused_without_duedate, "no due date"),
+                            (course.refused_before_duedate, "has not passed")):
+        assert refused.returncode == 1 and reason in refused.stderr, refused.stderr
+    assert not (course.root / "released_solutions").exists()
+
+
+def test_the_solutions_bundle_is_solved_explained_and_free_of_grader_code(course):
+    assert course.released.returncode == 0, course.released.stderr
+    bundle = course.root / "released"
+    assert _distinctive_solution_lines() <= _lines(bundle / "codesign.py")
+    nb = nbformat.read(bundle / "handout.ipynb", as_version=4)
+    ids = [c.get("id") for c in nb.cells]
+    for item in CONFIG.items:
+        if item.kind != "function":
+            answer = item.id if item.kind == "text" else f"{item.id}_answer"
+            assert ids[ids.index(answer) + 1] == f"{item.id}_explanation", item.id
+    hidden = _hidden_test_lines()
+    for name, path in _files(bundle).items():
+        text, lines = path.read_text(encoding="utf-8"), _lines(path)
+        assert not [m for m in MARKERS if m in text], name
+        assert not lines & hidden, name
+        assert not [line for line in lines if line.startswith(("from solutions", "import solutions"))], name

@@ -1,0 +1,82 @@
+"""The committed nbgrader_config.py, read the way nbgrader reads it."""
+
+import re
+from pathlib import Path
+
+import pytest
+from traitlets.config.loader import PyFileConfigLoader
+
+from autograder.build.notebook import ANSWER_STUB, TEXT_STUB
+from process_state import process_state_restored
+
+ROOT = Path(__file__).resolve().parents[2]
+NUMPY_WARNING = "/tmp/ipykernel_5097/3666673800.py:2: RuntimeWarning: divide by zero encountered in scalar divide\n"
+
+
+@pytest.fixture(scope="module")
+def config():
+    with process_state_restored():
+        yield PyFileConfigLoader("nbgrader_config.py", path=str(ROOT)).load_config()
+
+
+def test_the_repository_is_the_course_and_assignments_the_source(config):
+    assert config.CourseDirectory.root == str(ROOT)
+    assert config.CourseDirectory.source_directory == "assignments"
+
+
+def test_test_caches_are_never_released(config):
+    assert {".pytest_cache", ".hypothesis", "__pycache__", ".ipynb_checkpoints"} <= set(config.CourseDirectory.ignore)
+
+
+def test_only_the_students_own_python_file_survives_autograde(config):
+    assert config.Autograde.exclude_overwriting == {"lec01_codesign": ["codesign.py"]}
+
+
+def test_the_stubs_are_the_ones_the_build_writes(config):
+    assert config.ClearSolutions.code_stub == {"python": ANSWER_STUB}
+    assert config.ClearSolutions.text_stub == TEXT_STUB
+
+
+def test_python_warnings_are_dropped_from_stderr_but_errors_are_not(config):
+    assert config.IgnorePattern.enabled is True
+    pattern = config.IgnorePattern.pattern
+    assert re.search(pattern, NUMPY_WARNING)
+    assert re.search(pattern, "some text\n" + NUMPY_WARNING)
+    assert not re.search(pattern, "Traceback (most recent call last):\nValueError: bad\n")
+    assert not re.search(pattern, "RuntimeWarning: mentioned in a print\n")
+
+
+def test_the_cell_timeout_leaves_room_for_the_trusted_grader(config):
+    source = (ROOT / "assignments" / "lec01_codesign" / "selfcheck.py").read_text(encoding="utf-8")
+    trusted_timeout = int(re.search(r"^TRUSTED_TIMEOUT = (\d+)", source, re.MULTILINE)[1])
+    assert config.Execute.timeout > trusted_timeout
+    assert config.Execute.kernel_name == "python3"
+
+
+@pytest.mark.parametrize("path, student, file_id", [
+    ("alice_lec01_codesign/lec01_codesign/codesign.py", "alice", "codesign.py"),   # a zip holding the folder
+    ("alice_lec01_codesign/handout.ipynb", "alice", "handout.ipynb"),            # a flat zip
+    ("bob_1001_2002_handout.ipynb", "bob", "handout.ipynb"),                    # Canvas
+    ("bob_LATE_1001_2002_codesign.py", "bob", "codesign.py"),                   # Canvas, late
+    ("cy_1001_2002_lec01_codesign/codesign.py", "cy", "codesign.py"),           # Canvas, a zip
+])
+def test_zip_collect_reads_student_and_file_from_lms_names(config, path, student, file_id):
+    match = re.match(config.FileNameCollectorPlugin.named_regexp,
+                     f"/course/downloaded/lec01_codesign/extracted/{path}")
+    assert match and match["student_id"] == student and match["file_id"] == file_id
+
+
+@pytest.mark.parametrize("path", ["alice_lec01_codesign/__MACOSX/lec01_codesign/._handout.ipynb",
+                                  "alice_lec01_codesign/.ipynb_checkpoints/handout-checkpoint.ipynb"])
+def test_zip_collect_skips_junk_inside_zips(config, path):
+    regexp = config.FileNameCollectorPlugin.named_regexp
+    match = re.match(regexp, f"/course/downloaded/lec01_codesign/extracted/{path}")
+    assert match is None
+
+
+def test_zip_collect_takes_python_files_too(config):
+    assert set(config.FileNameCollectorPlugin.valid_ext) == {".ipynb", ".py"}
+
+
+def test_feedback_hides_foreign_traceback_frames(config):
+    assert config.GenerateFeedback.preprocessors[-1] == "autograder.nbgrader_bridge.feedback_tracebacks.HideForeignFrames"

@@ -1,0 +1,74 @@
+"""A student's broken cell metadata costs that cell, never nbgrader's whole autograde batch."""
+
+import copy
+
+import nbformat
+import pytest
+from nbgrader.preprocessors import CheckCellMetadata, DeduplicateIds
+from nbgrader.nbgraderformat import SchemaTooOldError
+
+from autograder.nbgrader_bridge.sanitize_metadata import DropInvalidCellMetadata
+
+
+def grade_cell(grade_id, points=2.0):
+    meta = {"grade": True, "grade_id": grade_id, "locked": True, "points": points, "schema_version": 3,
+            "solution": False, "task": False}
+    return nbformat.v4.new_code_cell(f'check("{grade_id}")', metadata={"nbgrader": meta})
+
+
+def twin(cell):
+    copied = copy.deepcopy(cell)
+    copied.id = f"{cell.id}-copy"
+    return copied
+
+
+def notebook(*cells):
+    return nbformat.v4.new_notebook(cells=list(cells))
+
+
+def sanitize(nb):
+    return DropInvalidCellMetadata().preprocess(nb, {})[0]
+
+
+def test_nbgraders_own_pipeline_aborts_on_a_duplicated_grade_cell():
+    """The failure this preprocessor exists for (nbgrader 0.9.6 ends the batch on SchemaTooOldError)."""
+    first = grade_cell("q01")
+    nb = notebook(first, twin(first))
+    nb, _ = DeduplicateIds().preprocess(nb, {})
+    with pytest.raises(SchemaTooOldError):
+        CheckCellMetadata().preprocess(nb, {})
+
+
+def test_the_first_of_duplicated_cells_keeps_its_metadata_and_the_pipeline_passes():
+    first = grade_cell("q01")
+    nb = sanitize(notebook(first, twin(first), grade_cell("q02")))
+    assert [c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells] == ["q01", None, "q02"]
+    nb, _ = DeduplicateIds().preprocess(nb, {})
+    CheckCellMetadata().preprocess(nb, {})
+
+
+@pytest.mark.parametrize("corrupt", [
+    lambda meta: meta.update(schema_version=99),
+    lambda meta: meta.update(schema_version=1),
+    lambda meta: meta.pop("points"),
+    lambda meta: meta.update(grade_id=""),
+    lambda meta: meta.update(points="lots"),
+])
+def test_invalid_metadata_is_removed(corrupt):
+    cell = grade_cell("q01")
+    corrupt(cell.metadata["nbgrader"])
+    nb = sanitize(notebook(cell, grade_cell("q02")))
+    assert "nbgrader" not in nb.cells[0].metadata and nb.cells[1].metadata["nbgrader"]["grade_id"] == "q02"
+    CheckCellMetadata().preprocess(nb, {})
+
+
+def test_metadata_that_is_not_a_mapping_is_removed():
+    cell = grade_cell("q01")
+    cell.metadata["nbgrader"] = "points: 100"
+    assert "nbgrader" not in sanitize(notebook(cell)).cells[0].metadata
+
+
+def test_valid_notebooks_are_left_alone():
+    nb = notebook(grade_cell("q01"), nbformat.v4.new_markdown_cell("text"), grade_cell("q02"))
+    before = copy.deepcopy(nb)
+    assert sanitize(nb) == before
