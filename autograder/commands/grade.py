@@ -1,0 +1,63 @@
+"""`python -m autograder grade <assignment> SUBMISSIONS --out OUT [-j N] [--force]`.
+
+Grades every student folder in SUBMISSIONS with the trusted grader and writes OUT/grades.csv,
+OUT/feedback/<student>.md and OUT/results/<student>.json (Gradescope format). Exit status 0 when
+grading completed, whatever the scores; 2 for a usage or configuration error; 1 when the grader
+itself failed on some student (nothing is written for them; a re-run retries them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def _jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"-j needs a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"-j needs at least 1, got {value}")
+    return value
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "grade", help="grade a folder of submissions: grades.csv, feedback/, results/ (Gradescope JSON)",
+        description="Grade every student folder in SUBMISSIONS (files directly in SUBMISSIONS/<student>/, or "
+                    "nbgrader's SUBMISSIONS/<student>/<assignment>/) in a sandbox, against the hidden tests. "
+                    "Students already graded with unchanged files are skipped unless --force.")
+    parser.add_argument("assignment", help="assignment name, e.g. lec01_codesign")
+    parser.add_argument("submissions", type=Path, help="folder with one subfolder per student")
+    parser.add_argument("--out", type=Path, required=True, help="output folder (created if needed)")
+    parser.add_argument("-j", "--jobs", type=_jobs, default=1, help="grade N submissions in parallel (default 1)")
+    parser.add_argument("--force", action="store_true", help="regrade students that are already graded")
+    parser.add_argument("--isolation", choices=("auto", "bubblewrap", "rlimits"), default="auto",
+                        help="sandbox isolation (default auto: bubblewrap when it works, else rlimits with a warning)")
+
+
+def run(args) -> int:
+    from autograder.engine.batch import grade_batch
+    from autograder.engine.console_view import BatchProgress, print_summary
+    from autograder.engine.registry import ConfigError
+    from autograder.sandbox import SandboxUnavailable
+
+    if not args.submissions.is_dir():
+        print(f"grade: submissions folder {args.submissions} does not exist", file=sys.stderr)
+        return 2
+    try:
+        with BatchProgress() as progress:
+            report = grade_batch(args.assignment, args.submissions, args.out, jobs=args.jobs, force=args.force,
+                                 isolation=args.isolation, on_start=progress.on_start,
+                                 on_result=progress.on_result)
+    except (ConfigError, SandboxUnavailable) as err:
+        print(f"grade: {err}", file=sys.stderr)
+        return 2
+    print_summary(report, args.out)
+    if report.failed:
+        print(f"grade: the grader failed on {len(report.failed)} student(s): "
+              f"{', '.join(s for s, _ in report.failed)}; re-run to retry them", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,118 @@
+"""Grade a folder of submissions, in parallel, resumably.
+
+- A student whose results file exists and whose graded files and grading config are unchanged
+  (same fingerprint) is skipped unless `force`: re-running a killed batch loses nothing and
+  grades nobody twice.
+- `jobs > 1` grades in forked worker processes (forked after the hidden tests and their
+  hypothesis examples are prepared, so workers start warm); the trusted parent alone writes
+  the outputs, atomically, as results arrive.
+- grades.csv is rebuilt from results/ at the end, complete and sorted.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+import traceback
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from autograder.engine.assignment import load_assignment, warm
+from autograder.engine.grader import grade_submission
+from autograder.engine.locate import locate, student_folders
+from autograder.engine.outputs import read_result, results_path, write_grades_csv, write_result
+from autograder.engine.registry import ConfigError
+from autograder.engine.results import SubmissionResult
+from autograder.sandbox import Limits, resolve_isolation
+
+OnStart = Callable[[int, int], None]  # (students to grade now, students skipped)
+OnResult = Callable[[str, "SubmissionResult | None", "str | None"], None]  # (student, result, error)
+
+
+@dataclass(frozen=True)
+class BatchReport:
+    assignment: str
+    results: tuple[SubmissionResult, ...]  # everyone in results/, sorted by student
+    graded: tuple[str, ...]  # graded in this run
+    skipped: tuple[str, ...]  # already graded, unchanged
+    failed: tuple[tuple[str, str], ...]  # (student, internal error): nothing written for them
+    isolation: str  # how this run isolated student code
+    seconds: float
+
+
+def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1, force: bool = False,
+                limits: Limits | None = None, isolation: str = "auto",
+                on_start: OnStart | None = None, on_result: OnResult | None = None) -> BatchReport:
+    started = time.perf_counter()
+    submissions, out = Path(submissions), Path(out)
+    if jobs < 1:
+        raise ValueError(f"jobs must be at least 1, got {jobs}")
+    if not submissions.is_dir():
+        raise ConfigError(f"submissions folder {submissions} does not exist")
+    config = load_assignment(assignment).config
+    isolation = resolve_isolation(isolation)  # probe bubblewrap once, not once per student
+    limits = limits or Limits()
+
+    pending, skipped = [], []
+    for folder in student_folders(submissions):
+        previous = None if force else read_result(results_path(out, folder.name))
+        if previous is not None and previous.fingerprint == locate(folder, config).fingerprint(config):
+            skipped.append(folder.name)
+        else:
+            pending.append(folder)
+
+    if pending:
+        warm(assignment)  # before forking: workers inherit the prepared hidden tests
+    graded, failed = [], []
+
+    def finish(student: str, result: SubmissionResult | None, error: str | None) -> None:
+        if result is not None:
+            write_result(out, result)
+            graded.append(student)
+        else:
+            failed.append((student, error or "unknown error"))
+        if on_result:
+            on_result(student, result, error)
+
+    if jobs == 1 or len(pending) <= 1:
+        if on_start:
+            on_start(len(pending), len(skipped))
+        for folder in pending:
+            result, error = _grade_safely(assignment, folder, limits, isolation)
+            finish(folder.name, result, error)
+    else:
+        _grade_in_workers(assignment, pending, limits, isolation, jobs, on_start, len(skipped), finish)
+
+    results = write_grades_csv(out, config)
+    return BatchReport(config.assignment, tuple(results), tuple(sorted(graded)), tuple(skipped),
+                       tuple(sorted(failed)), isolation, round(time.perf_counter() - started, 3))
+
+
+def _grade_in_workers(assignment, pending, limits, isolation, jobs, on_start, n_skipped, finish) -> None:
+    context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+    executor = ProcessPoolExecutor(max_workers=min(jobs, len(pending)), mp_context=context)
+    try:
+        # Submitting starts the workers; the caller's progress display (a thread) starts after.
+        futures: dict[Future, str] = {
+            executor.submit(_grade_safely, assignment, folder, limits, isolation): folder.name
+            for folder in pending}
+        if on_start:
+            on_start(len(pending), n_skipped)
+        for future in as_completed(futures):
+            try:
+                result, error = future.result()
+            except Exception as exc:  # noqa: BLE001 - a worker died: report, keep going
+                result, error = None, f"worker process failed: {exc!r}"
+            finish(futures[future], result, error)
+    finally:
+        executor.shutdown(wait=True, cancel_futures=True)
+
+
+def _grade_safely(assignment: str, folder: Path, limits: Limits, isolation: str):
+    """(result, None), or (None, error text) when the grader itself failed on this student."""
+    try:
+        return grade_submission(assignment, folder, limits=limits, isolation=isolation), None
+    except Exception:  # noqa: BLE001 - one student's grading problem must not stop the batch
+        return None, traceback.format_exc(limit=8)

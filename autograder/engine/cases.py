@@ -1,0 +1,148 @@
+"""The vocabulary of hidden tests: a call into the student's code, what it must do, and its weight.
+
+An assignment's hidden-test package (autograder/<assignment>/) builds these in the trusted
+parent process, with expected values computed by the reference. The engine sends only the
+`Call` to the sandbox and judges the plain data that comes back with the expectation's check.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Protocol
+
+import numpy as np
+
+# Group -> default weight: the partial-credit rule stated in the README.
+GROUP_WEIGHTS = {
+    "分布": 1.0,  # seeded data from one distribution
+    "边界": 2.0,  # ties, every representable value, saturation, zero blocks: the point of the exercise
+    "芯片": 1.0,  # one chip (real or synthetic) and one parameter set
+    "错误输入": 0.5,  # must raise ValueError / MissingFigureError
+    "性质": 2.0,  # a hypothesis property (many generated examples, one verdict)
+}
+
+INLINE_ARRAY_MAX = 4  # arrays up to this size are written out in a rendered call; larger ones are `x`
+
+
+@dataclass(frozen=True)
+class Verdict:
+    ok: bool
+    message: str = ""  # Chinese Markdown explaining the failure; empty when ok
+
+
+class Check(Protocol):
+    def __call__(self, actual: Any, what: str) -> Verdict: ...
+
+
+@dataclass(frozen=True)
+class Call:
+    """One call of a student function with plain arguments (numbers, strings, arrays, chips)."""
+
+    function: str
+    args: tuple = ()
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+
+    def render(self) -> str:
+        """The call as a student would write it, e.g. `quantize(x, 'nvfp4')`."""
+        parts = [render_arg(a) for a in self.args]
+        parts += [f"{k}={render_arg(v)}" for k, v in self.kwargs.items()]
+        return f"{self.function}({', '.join(parts)})"
+
+
+def render_arg(value: Any) -> str:
+    spec = getattr(value, "spec", None)  # a sandbox ChipArg: show the chip by name
+    if isinstance(spec, Mapping) and "name" in spec:
+        return str(spec["name"])
+    if isinstance(value, np.ndarray):
+        if value.size <= INLINE_ARRAY_MAX and value.ndim == 1:
+            return "np.array([" + ", ".join(render_number(v) for v in value) + "])"
+        return "x"
+    if isinstance(value, (float, np.floating)):
+        return render_number(value)
+    return repr(value)
+
+
+def render_number(value: Any) -> str:
+    """Shortest round-trip form of a number (0.75, 1e-300, 448.0); anything else by repr."""
+    if isinstance(value, (bool, np.bool_)) or value is None:
+        return repr(value)
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        return repr(float(value))
+    return repr(value)
+
+
+@dataclass(frozen=True)
+class Returns:
+    """The call must return a value that `check` accepts (check holds the reference's answer)."""
+
+    check: Check
+
+
+@dataclass(frozen=True)
+class Raises:
+    """The call must raise `exc_type` (matched by class name; the parent never sees the object)."""
+
+    exc_type: str
+    reason: str  # Chinese: why it must raise, e.g. "x 含 NaN"
+
+
+Expectation = Returns | Raises
+
+
+@dataclass(frozen=True)
+class Case:
+    """One seeded call and its expectation."""
+
+    label: str  # Chinese description of the input, e.g. "Student-t（df = 5）× 0.02，4096 个值"
+    call: Call
+    expect: Expectation
+    group: str = "分布"
+    weight: float | None = None  # None: the group's default weight
+
+    @property
+    def points_weight(self) -> float:
+        return GROUP_WEIGHTS[self.group] if self.weight is None else self.weight
+
+
+@dataclass(frozen=True)
+class Property:
+    """A hypothesis property: for every drawn argument tuple the student must match the reference.
+
+    `strategy` draws the argument tuple in the parent; `expect(args)` gives the expectation (the
+    reference runs in the parent); `hint(args)` may add a Chinese remark about a counterexample,
+    e.g. "（平局取偶数 ties to even）".
+    """
+
+    label: str
+    function: str
+    strategy: Any  # hypothesis SearchStrategy[tuple]
+    expect: Callable[[tuple], Expectation]
+    max_examples: int = 60
+    hint: Callable[[tuple], str] | None = None
+    group: str = "性质"
+    weight: float | None = None
+
+    @property
+    def points_weight(self) -> float:
+        return GROUP_WEIGHTS[self.group] if self.weight is None else self.weight
+
+
+@dataclass(frozen=True)
+class Suite:
+    """Everything the hidden tests check for one function item."""
+
+    function: str
+    summary: str  # Chinese, one line: what was tested
+    cases: tuple[Case, ...]
+    properties: tuple[Property, ...] = ()
+
+    def __post_init__(self):
+        for case in self.cases:
+            if case.group not in GROUP_WEIGHTS:
+                raise ValueError(f"{self.function}: case {case.label!r} has unknown group {case.group!r}")
+            if case.call.function != self.function:
+                raise ValueError(f"{self.function}: case {case.label!r} calls {case.call.function}")
+        if not self.cases and not self.properties:
+            raise ValueError(f"{self.function}: a suite needs at least one case or property")

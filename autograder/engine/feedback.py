@@ -1,0 +1,99 @@
+"""Chinese Markdown feedback: per item (what was tested, what failed and why, the student's own
+output) and per submission. Never the hidden tests' source, the reference, or an answer key:
+only labels, verdict messages (built from the student's value and the expected value of one
+failing example) and right/wrong for report answers.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Sequence
+
+if TYPE_CHECKING:
+    from autograder.engine.cases import Suite
+    from autograder.engine.function_items import TestRecord
+    from autograder.engine.registry import Item
+    from autograder.engine.results import ItemResult, SubmissionResult
+
+FEEDBACK_OUTPUT_CHARS = 1500  # student output quoted in feedback
+STORED_OUTPUT_CHARS = 4000  # student output kept in ItemResult.output
+DETAILED_FAILURES = 6
+STATUS_WORDS = {"passed": "通过", "failed": "未通过", "partial": "部分通过", "manual": "待人工评分", "error": "无法评分"}
+
+
+def truncate_output(text: str, limit: int = STORED_OUTPUT_CHARS) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n……（输出太长，只保留前 {limit} 个字符，共 {len(text)} 个）"
+
+
+def output_block(text: str, title: str = "你的代码的输出") -> str:
+    text = text.strip("\n")
+    if not text.strip():
+        return ""
+    shown = truncate_output(text, FEEDBACK_OUTPUT_CHARS).replace("```", "ʼʼʼ")
+    return f"\n**{title}（截断到 {FEEDBACK_OUTPUT_CHARS} 个字符）：**\n\n```text\n{shown}\n```\n"
+
+
+def points(value: float) -> str:
+    return f"{value:g}"
+
+
+def function_feedback(item: Item, suite: Suite, records: Sequence[TestRecord], error: str, output: str) -> str:
+    lines = [f"**测试内容：** {suite.summary}", ""]
+    if error:
+        lines += [error if "NotImplementedError" in error else f"**无法测试：** {error}", output_block(output)]
+        return "\n".join(lines).strip() + "\n"
+    total = sum(r.weight for r in records)
+    earned = sum(r.weight for r in records if r.verdict.ok)
+    passed = [r for r in records if r.verdict.ok]
+    failed = [r for r in records if not r.verdict.ok]
+    lines.append(f"通过 {len(passed)} / {len(records)} 项测试（按权重 {100 * earned / total:.0f} %）。")
+    if failed:
+        lines += ["", f"#### 未通过（{len(failed)} 项）", ""]
+        first_seen: dict[str, int] = {}  # the same problem with another input is said once
+        for n, record in enumerate(failed, 1):
+            lines.append(f"**{n}. 【{record.group}】{record.label}**（权重 {points(record.weight)}）")
+            lines.append("")
+            problem = re.sub(r"^`[^`]*`", "", record.verdict.message)
+            if problem in first_seen:
+                lines += [f"（问题同第 {first_seen[problem]} 项。）", ""]
+            elif n <= DETAILED_FAILURES or record.group == "性质":
+                first_seen[problem] = n
+                lines += [record.verdict.message, ""]
+            else:
+                lines += ["（详情从略：先修正上面的问题。）", ""]
+    if passed:
+        lines += ["", f"#### 通过（{len(passed)} 项）", ""]
+        lines += [f"- 【{r.group}】{r.label}" for r in passed]
+    lines.append(output_block(output))
+    return "\n".join(lines).strip() + "\n"
+
+
+def item_name(item: ItemResult) -> str:
+    return f"{item.id} — {item.title}" if item.title else item.id
+
+
+def item_heading(item: ItemResult) -> str:
+    return f"{item_name(item)}（{points(item.score)} / {points(item.max_score)} 分，{STATUS_WORDS[item.status]}）"
+
+
+def submission_markdown(result: SubmissionResult) -> str:
+    """The whole feedback file of one student."""
+    manual = result.manual_items
+    lines = [f"# {result.assignment} 评分反馈：{result.student}", ""]
+    summary = f"自动评分 **{points(result.score)} / {points(result.auto_max_score)}** 分"
+    if manual:
+        manual_points = sum(i.max_score for i in manual)
+        summary += (f"（总分 {points(result.max_score)} 分，其中 {points(manual_points)} 分的文字题"
+                    f"需要助教人工评分：{'、'.join(i.id for i in manual)}）")
+    lines += [summary + "。", "", "| 项目 | 得分 | 满分 | 状态 |", "|---|---:|---:|---|"]
+    for item in result.items:
+        score = "—" if item.status == "manual" else points(item.score)
+        lines.append(f"| {item.id} | {score} | {points(item.max_score)} | {STATUS_WORDS[item.status]} |")
+    for item in result.items:
+        lines += ["", f"## {item_heading(item)}", "", item.feedback_md.strip()]
+    notebook_output = next((i.output for i in result.items if i.kind != "function" and i.output.strip()), "")
+    if notebook_output:
+        lines += ["", output_block(notebook_output, "notebook 运行时的输出")]
+    return "\n".join(lines).strip() + "\n"

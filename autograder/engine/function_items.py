@@ -1,0 +1,61 @@
+"""Grade one function item: run its suite through StudentCode and weigh the verdicts.
+
+Partial credit: score = points × (weight of passed tests) / (weight of all tests), rounded to
+0.01; the weights are the suite's group weights (cases.GROUP_WEIGHTS) unless a case sets its own.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from autograder.engine.cases import Suite, Verdict
+from autograder.engine.feedback import function_feedback, truncate_output
+from autograder.engine.invoke import StudentCode, import_failure_text, judge
+from autograder.engine.properties import run_property
+from autograder.engine.registry import Item
+from autograder.engine.results import ItemResult
+
+
+@dataclass(frozen=True)
+class TestRecord:
+    """One graded test of an item (a seeded case or a whole property)."""
+
+    label: str
+    group: str
+    weight: float
+    verdict: Verdict
+
+
+def grade_function(item: Item, suite: Suite, code: StudentCode) -> ItemResult:
+    if not code.loaded:
+        message = import_failure_text(code.import_outcome, code.module) if code.import_outcome else (
+            f"没有找到 `{code.module}.py`，无法测试 `{item.id}`。")
+        output = code.import_outcome.output if code.import_outcome else ""
+        return ItemResult(item.id, item.kind, 0.0, item.points, "error",
+                          function_feedback(item, suite, [], message, output), truncate_output(output),
+                          item.title)
+
+    replies = code.call_many([case.call for case in suite.cases])
+    output = "".join(reply.outcome.output for reply in replies if reply.outcome is not None)
+    if replies and all(r.outcome is not None and r.outcome.exc_type == "NotImplementedError" for r in replies):
+        message = (f"`{item.id}` 还没有实现（函数体仍然是 `raise NotImplementedError`），"
+                   f"{len(suite.cases) + len(suite.properties)} 项测试都没有通过。")
+        return ItemResult(item.id, item.kind, 0.0, item.points, "failed",
+                          function_feedback(item, suite, [], message, output), truncate_output(output), item.title)
+    records = [TestRecord(case.label, case.group, case.points_weight, judge(reply, case.expect))
+               for case, reply in zip(suite.cases, replies)]
+    for prop in suite.properties:
+        result = run_property(prop, code)
+        label = f"{prop.label}（{result.examples} 个例子）"
+        records.append(TestRecord(label, prop.group, prop.points_weight, Verdict(result.passed, result.message)))
+        output += result.output
+
+    total = math.fsum(r.weight for r in records)
+    earned = math.fsum(r.weight for r in records if r.verdict.ok)
+    score = round(item.points * earned / total, 2) if total else 0.0
+    status = "passed" if earned == total else "failed" if earned == 0 else "partial"
+    if status == "partial" and score == item.points:  # rounding must not hide a failed test
+        score = round(item.points - 0.01, 2)
+    return ItemResult(item.id, item.kind, score, item.points, status,
+                      function_feedback(item, suite, records, "", output), truncate_output(output), item.title)

@@ -1,0 +1,117 @@
+"""Grade one submission: stage the student's files, run one Sandbox, grade every item.
+
+Only the files grading.toml names as student files are taken from the submission; every other
+file of the assignment (hw_specs.py, console.py, selfcheck.py, public tests, …) is laid over them
+from the repository's trusted copy, so a student cannot swap them.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from autograder.engine.assignment import Assignment, load_assignment
+from autograder.engine.function_items import grade_function
+from autograder.engine.feedback import function_feedback
+from autograder.engine.invoke import StudentCode
+from autograder.engine.locate import StudentFiles, locate
+from autograder.engine.report_items import grade_report
+from autograder.engine.results import ItemResult, SubmissionResult
+from autograder.sandbox import Limits, Sandbox
+
+# The student's functions may use this many call timeouts in total before the rest is skipped.
+CALL_TIMEOUTS_PER_SUBMISSION = 12
+
+
+def grade_submission(assignment_name: str, submission_dir: Path, *, limits: Limits | None = None,
+                     isolation: str = "auto") -> SubmissionResult:
+    """Grade the submission in `submission_dir` (its files directly inside, or in a subfolder
+    named after the assignment, as nbgrader collects them)."""
+    assignment = load_assignment(assignment_name)
+    config = assignment.config
+    limits = limits or Limits()
+    started = time.perf_counter()
+    files = locate(Path(submission_dir), config)
+
+    if not files.present:
+        items = _nothing_submitted(assignment, files)
+        used = "none"
+    else:
+        with tempfile.TemporaryDirectory(prefix="cs349e-stage-") as staging:
+            for name in files.present:
+                shutil.copyfile(files.path(name), Path(staging) / name)
+            with Sandbox(Path(staging), overlay=config.trusted_files(), limits=limits,
+                         isolation=isolation) as box:
+                used = box.isolation
+                items = _grade_items(assignment, files, box, limits)
+
+    order = {item.id: i for i, item in enumerate(config.items)}
+    items = sorted(items, key=lambda item: order[item.id])
+    score = round(sum(item.score for item in items), 2)
+    return SubmissionResult(
+        student=files.student, score=score, max_score=config.total_points, items=tuple(items),
+        isolation=used, seconds=round(time.perf_counter() - started, 3), assignment=config.assignment,
+        fingerprint=files.fingerprint(config))
+
+
+def _grade_items(assignment: Assignment, files: StudentFiles, box: Sandbox, limits: Limits) -> list[ItemResult]:
+    config = assignment.config
+    deadline = time.monotonic() + CALL_TIMEOUTS_PER_SUBMISSION * limits.call_timeout
+    code = StudentCode(box, config.student_module or "", deadline=deadline)
+    items = _grade_functions(assignment, files, code) if config.items_of("function") else []
+    report = config.items_of("number", "choice", "text")
+    if report:
+        notebook = None
+        if config.notebook in files.present:
+            notebook = code.run_notebook(config.notebook, [item.id for item in report if item.kind != "text"])
+        items += grade_report(report, assignment.answer_key, notebook, config.notebook,
+                              _missing_text(config.notebook, files))
+    return items
+
+
+def _grade_functions(assignment: Assignment, files: StudentFiles, code: StudentCode) -> list[ItemResult]:
+    module_file = f"{code.module}.py"
+    if module_file not in files.present:
+        return _unable(assignment, _missing_text(module_file, files))
+    code.load()
+    defined = code.import_outcome.value if code.loaded else None
+    items = []
+    for item in assignment.config.items_of("function"):
+        suite = assignment.suites[item.id]
+        if isinstance(defined, list) and item.id not in defined:
+            message = f"`{module_file}` 中没有定义函数 `{item.id}`（函数名要和骨架里的一致）。"
+            items.append(_error(item, function_feedback(item, suite, [], message, "")))
+        else:
+            items.append(grade_function(item, suite, code))  # an import failure is explained there
+    return items
+
+
+def _nothing_submitted(assignment: Assignment, files: StudentFiles) -> list[ItemResult]:
+    config = assignment.config
+    items = _unable(assignment, _missing_text(f"{config.student_module}.py", files))
+    report = config.items_of("number", "choice", "text")
+    if report:
+        items += grade_report(report, assignment.answer_key, None, config.notebook,
+                              _missing_text(config.notebook, files))
+    return items
+
+
+def _unable(assignment: Assignment, reason: str) -> list[ItemResult]:
+    """Every function item as an error with the same reason (e.g. the module file is missing)."""
+    return [_error(item, function_feedback(item, assignment.suites[item.id], [], reason, ""))
+            for item in assignment.config.items_of("function")]
+
+
+def _error(item, feedback: str) -> ItemResult:
+    return ItemResult(item.id, item.kind, 0.0, item.points, "error", feedback, "", item.title)
+
+
+def _missing_text(name: str | None, files: StudentFiles) -> str:
+    text = f"没有找到 `{name}`：请提交这个文件，文件名不要改动。"
+    suffix = Path(name or "").suffix
+    similar = [o for o in files.others if o.endswith(suffix)]
+    if similar:
+        text += f"（提交的文件夹里有 {'、'.join(f'`{o}`' for o in similar)}，但评分只读取 `{name}`。）"
+    return text

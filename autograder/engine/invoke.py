@@ -1,0 +1,196 @@
+"""The one door into a student's code: every function call and the notebook run go through
+`StudentCode`, and every call outcome (value, exception, timeout, crash, garbage) becomes a
+Verdict with a Chinese explanation here (notebook outcomes are judged in report_items).
+
+It also rations the student's time: after a call of a function times out, that function is not
+called again in this submission (its remaining cases fail with a note), and once the
+submission's overall deadline has passed nothing more is called.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Sequence
+
+from autograder.engine.cases import Call, Expectation, Raises, Returns, Verdict
+from autograder.engine.checks import describe_type
+from autograder.sandbox import Call as SandboxCall
+from autograder.sandbox.outcomes import CallOutcome, NotebookOutcome
+
+MESSAGE_CHARS = 300  # exception messages are cut to this length in feedback
+CRASHES_BEFORE_GIVING_UP = 2
+MAX_CHUNK = 64  # calls per round trip; after a timeout or crash the next batch is a single call
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What came back from one call; `outcome` is None when the call was not made."""
+
+    call: Call
+    outcome: CallOutcome | None
+    skipped: str = ""  # Chinese reason when the call was not made
+
+
+class StudentCode:
+    """Calls into the student's module inside a Sandbox, with a time ration."""
+
+    def __init__(self, sandbox, module: str, *, deadline: float):
+        self._sandbox = sandbox
+        self.module = module
+        self._deadline = deadline  # time.monotonic() after which nothing more is called
+        self._hung: dict[str, str] = {}  # function -> why it is no longer called
+        self._crashes: dict[str, int] = {}
+        self.import_outcome: CallOutcome | None = None
+
+    # -- loading -------------------------------------------------------------------------
+    def load(self) -> CallOutcome:
+        """Import the student's module once; later calls are pointless if this fails."""
+        self.import_outcome = self._sandbox.import_check(self.module)
+        return self.import_outcome
+
+    @property
+    def loaded(self) -> bool:
+        return self.import_outcome is not None and self.import_outcome.ok
+
+    def run_notebook(self, name: str, variables: Sequence[str]) -> NotebookOutcome:
+        """Execute the student's notebook (in a fresh child of the sandbox); the answers come back
+        as plain data. Report items judge the outcome (engine.report_items)."""
+        return self._sandbox.run_notebook(name, list(variables))
+
+    # -- calling -------------------------------------------------------------------------
+    def call(self, call: Call) -> Reply:
+        return self.call_many([call])[0]
+
+    def call_many(self, calls: Sequence[Call]) -> list[Reply]:
+        """Make the calls in order, batched into few sandbox round trips, honouring the ration.
+
+        A batch cannot stop half-way, so calls of one function go out in growing chunks
+        (1, 4, 16, 64): a function that hangs on every input costs one timeout, not one per case,
+        and after a timeout or crash the next call goes alone again.
+        """
+        replies: list[Reply] = []
+        chunk = 1
+        while len(replies) < len(calls):
+            function = calls[len(replies)].function
+            reason = self._skip_reason(function)
+            if reason:
+                replies.append(Reply(calls[len(replies)], None, reason))
+                continue
+            batch = []
+            for call in calls[len(replies):]:
+                if call.function != function or len(batch) == chunk:
+                    break
+                batch.append(call)
+            outcomes = self._sandbox.call_many(
+                [SandboxCall(self.module, c.function, tuple(c.args), dict(c.kwargs)) for c in batch])
+            for call, outcome in zip(batch, outcomes):
+                self._account(call.function, outcome)
+                replies.append(Reply(call, outcome))
+            next_function = calls[len(replies)].function if len(replies) < len(calls) else None
+            troubled = any(o.status in ("timeout", "crashed") for o in outcomes)
+            chunk = min(chunk * 4, MAX_CHUNK) if next_function == function and not troubled else 1
+        return replies
+
+    def _skip_reason(self, function: str) -> str:
+        if function in self._hung:
+            return self._hung[function]
+        if time.monotonic() > self._deadline:
+            return "未运行：这份作业的评分总时间已用完（前面的调用太慢或卡住了）。"
+        return ""
+
+    def _account(self, function: str, outcome: CallOutcome) -> None:
+        if outcome.status == "timeout":
+            self._hung[function] = f"未运行：`{function}` 在前面的用例中超时，后续用例不再调用它。"
+        elif outcome.status == "crashed":
+            self._crashes[function] = self._crashes.get(function, 0) + 1
+            if self._crashes[function] >= CRASHES_BEFORE_GIVING_UP:
+                self._hung[function] = (f"未运行：`{function}` 已经 {CRASHES_BEFORE_GIVING_UP} 次让进程崩溃，"
+                                        "后续用例不再调用它。")
+
+
+# ---------------------------------------------------------------------------------------------
+# Outcome -> Verdict
+# ---------------------------------------------------------------------------------------------
+def judge(reply: Reply, expect: Expectation, what: str | None = None) -> Verdict:
+    """Did the call do what the expectation demands? The message says why not, in Chinese."""
+    what = what or reply.call.render()
+    outcome = reply.outcome
+    if outcome is None:
+        return Verdict(False, f"`{what}`：{reply.skipped}")
+    if isinstance(expect, Raises):
+        return _judge_raises(outcome, expect, what)
+    if outcome.status == "ok":
+        return expect.check(outcome.value, what)
+    return Verdict(False, failure_text(outcome, what))
+
+
+def _judge_raises(outcome: CallOutcome, expect: Raises, what: str) -> Verdict:
+    wanted = f"应该抛出 {expect.exc_type}（{expect.reason}）"
+    if outcome.status == "raised":
+        names = outcome.exc_mro or (outcome.exc_type,)
+        if expect.exc_type in names:
+            return Verdict(True)
+        if outcome.exc_type == "NotImplementedError":
+            return Verdict(False, f"`{what}` {wanted}，但函数还没有实现（仍然 raise NotImplementedError）。")
+        return Verdict(False, f"`{what}` {wanted} — 实际抛出了 {_exception(outcome)}")
+    if outcome.status == "ok":
+        return Verdict(False, f"`{what}` {wanted} — 实际正常返回了{_value_summary(outcome.value)}")
+    return Verdict(False, failure_text(outcome, what))
+
+
+def failure_text(outcome: CallOutcome, what: str) -> str:
+    """Chinese explanation of a call that did not return normally."""
+    status = outcome.status
+    if status == "raised":
+        if outcome.exc_type == "NotImplementedError":
+            return f"`{what}`：还没有实现（函数体仍然是 raise NotImplementedError）。"
+        if outcome.exc_type in ("SystemExit", "KeyboardInterrupt"):
+            return f"`{what}` 抛出了 {_exception(outcome)}——被评分的函数不能退出程序或模拟中断。"
+        where = f"\n\n```\n{outcome.traceback.strip()[-1200:]}\n```" if outcome.traceback.strip() else ""
+        return f"`{what}` 抛出了 {_exception(outcome)}{where}"
+    if status == "timeout":
+        return f"`{what}` 超过了每次调用的时间限制：死循环，或者实现太慢。"
+    if status == "crashed":
+        detail = f"（{_cut(outcome.exc_message)}）" if outcome.exc_message else ""
+        return (f"`{what}` 运行时进程异常终止{detail}：可能是段错误、内存超限、"
+                "调用了 os._exit，或者输出太多。")
+    return (f"`{what}` 的结果无法传回评分程序{('：' + _cut(outcome.exc_message)) if outcome.exc_message else ''}。"
+            "请只返回数字、numpy 数组、list 或 dict 这样的普通数据。")
+
+
+def import_failure_text(outcome: CallOutcome, module: str) -> str:
+    """Why the student's module could not be loaded (every function item reports this)."""
+    if outcome.status == "raised":
+        kind = outcome.exc_type or "Exception"
+        if kind in ("ModuleNotFoundError", "FileNotFoundError") and module in (outcome.exc_message or ""):
+            return f"没有找到 `{module}.py`：请确认提交了这个文件，文件名没有改动。"
+        if kind in ("SyntaxError", "IndentationError", "TabError"):
+            return f"`{module}.py` 有语法错误，无法导入：{_exception(outcome)}"
+        where = f"\n\n```\n{outcome.traceback.strip()[-1200:]}\n```" if outcome.traceback.strip() else ""
+        return f"导入 `{module}.py` 时抛出了 {_exception(outcome)}{where}"
+    if outcome.status == "timeout":
+        return f"导入 `{module}.py` 超过了时间限制：模块顶层的代码（循环、计算）运行太久。"
+    if outcome.status == "crashed":
+        return f"导入 `{module}.py` 时进程异常终止（{_cut(outcome.exc_message or '')}）。"
+    return f"导入 `{module}.py` 失败：{_cut(outcome.exc_message or outcome.status)}"
+
+
+def _exception(outcome: CallOutcome) -> str:
+    message = _cut(outcome.exc_message or "")
+    return f"`{outcome.exc_type}: {message}`" if message else f"`{outcome.exc_type}`"
+
+
+def _value_summary(value: object) -> str:
+    text = describe_type(value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        text = repr(value)
+    return f" {text}"
+
+
+def _cut(text: str | None, limit: int = MESSAGE_CHARS) -> str:
+    text = (text or "").strip().replace("`", "'")
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+__all__ = ["Reply", "StudentCode", "judge", "failure_text", "import_failure_text", "Returns", "Raises"]

@@ -1,0 +1,48 @@
+"""Find students and their files: `SUBMISSIONS/<student>/` holds the assignment's files directly,
+or (nbgrader's layout) in `SUBMISSIONS/<student>/<assignment>/`."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from autograder.engine.registry import GradingConfig
+
+
+@dataclass(frozen=True)
+class StudentFiles:
+    student: str
+    folder: Path  # where the assignment's files are (or should be)
+    present: tuple[str, ...]  # student files found (regular files, not symlinks)
+    missing: tuple[str, ...]
+    others: tuple[str, ...]  # other .py / .ipynb files in the folder: maybe a renamed file
+
+    def path(self, name: str) -> Path:
+        return self.folder / name
+
+    def fingerprint(self, config: GradingConfig) -> str:
+        """Changes whenever a graded file or the grading config changes."""
+        h = hashlib.sha256(config.digest.encode())
+        for name in sorted(self.present):
+            h.update(b"\0" + name.encode() + b"\0" + self.path(name).read_bytes())
+        return h.hexdigest()
+
+
+def student_folders(submissions: Path) -> list[Path]:
+    """Every student folder, sorted by name (hidden folders skipped)."""
+    folders = (p for p in submissions.iterdir()
+               if p.is_dir() and not p.name.startswith(".") and p.name != "__pycache__")
+    return sorted(folders, key=lambda p: p.name)
+
+
+def locate(student_dir: Path, config: GradingConfig) -> StudentFiles:
+    nested = student_dir / config.assignment
+    folder = nested if nested.is_dir() and not nested.is_symlink() else student_dir
+    present, missing = [], []
+    for name in config.student_files:
+        path = folder / name
+        (present if path.is_file() and not path.is_symlink() else missing).append(name)
+    expected = set(config.student_files) | set(config.trusted_files())
+    others = sorted(p.name for p in folder.glob("*") if p.suffix in (".py", ".ipynb") and p.name not in expected)
+    return StudentFiles(student_dir.name, folder, tuple(present), tuple(missing), tuple(others))

@@ -1,0 +1,120 @@
+"""The grader's outputs, each written atomically (temporary file + os.replace), so a batch killed
+at any moment leaves every file either complete or absent:
+
+    OUT/results/<student>.json   Gradescope results.json; `extra_data.submission` holds the full
+                                 SubmissionResult, the record a re-run and grades.csv are built from
+    OUT/feedback/<student>.md    Chinese feedback for the student
+    OUT/grades.csv               student, score, max_score, one column per item (rebuilt from results/)
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Iterable
+
+from autograder.engine.feedback import item_name, points, submission_markdown
+from autograder.engine.registry import GradingConfig
+from autograder.engine.results import SubmissionResult
+
+RESULTS_DIR, FEEDBACK_DIR, GRADES_CSV = "results", "feedback", "grades.csv"
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def gradescope_results(result: SubmissionResult, *, visibility: str = "visible") -> dict:
+    """Gradescope's results.json. Manual (free-text) items are not tests here: the top-level
+    output lists them, and their points are graded outside the autograder."""
+    tests = []
+    for number, item in enumerate(result.items, 1):
+        if item.status == "manual":
+            continue
+        tests.append({
+            "name": item_name(item),
+            "number": str(number),
+            "score": item.score,
+            "max_score": item.max_score,
+            "status": "passed" if item.score == item.max_score else "failed",
+            "output": item.feedback_md,
+            "output_format": "md",
+            "visibility": visibility,
+        })
+    summary = f"自动评分 {points(result.score)} / {points(result.auto_max_score)} 分。"
+    manual = result.manual_items
+    if manual:
+        summary += (f" 另有 {points(sum(i.max_score for i in manual))} 分的文字题需要人工评分："
+                    f"{'、'.join(i.id for i in manual)}。")
+    return {
+        "score": result.score,
+        "execution_time": result.seconds,
+        "output": summary,
+        "output_format": "md",
+        "visibility": visibility,
+        "tests": tests,
+        "extra_data": {"submission": result.to_dict()},
+    }
+
+
+def results_path(out: Path, student: str) -> Path:
+    return out / RESULTS_DIR / f"{student}.json"
+
+
+def write_result(out: Path, result: SubmissionResult) -> None:
+    """Feedback first, results last: a results file means the student is completely graded."""
+    atomic_write_text(out / FEEDBACK_DIR / f"{result.student}.md", submission_markdown(result))
+    text = json.dumps(gradescope_results(result), ensure_ascii=False, indent=1, sort_keys=True)
+    atomic_write_text(results_path(out, result.student), text + "\n")
+
+
+def read_result(path: Path) -> SubmissionResult | None:
+    """The SubmissionResult stored in a results file, or None if it is not one of ours."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return SubmissionResult.from_dict(data["extra_data"]["submission"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def read_results(out: Path) -> list[SubmissionResult]:
+    folder = out / RESULTS_DIR
+    if not folder.is_dir():
+        return []
+    results = (read_result(p) for p in sorted(folder.glob("*.json")))
+    return sorted((r for r in results if r is not None), key=lambda r: r.student)
+
+
+def grades_csv(config: GradingConfig, results: Iterable[SubmissionResult]) -> str:
+    """student, score, max_score, then one column per item in grading.toml's order.
+    A manual item's cell stays empty: it has not been graded yet."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    ids = [item.id for item in config.items]
+    writer.writerow(["student", "score", "max_score", *ids])
+    for result in sorted(results, key=lambda r: r.student):
+        scores = {item.id: ("" if item.status == "manual" else points(item.score)) for item in result.items}
+        writer.writerow([result.student, points(result.score), points(result.max_score),
+                         *(scores.get(i, "") for i in ids)])
+    return buf.getvalue()
+
+
+def write_grades_csv(out: Path, config: GradingConfig) -> list[SubmissionResult]:
+    """Rebuild grades.csv from every results file of this assignment; returns those results."""
+    results = [r for r in read_results(out) if r.assignment == config.assignment]
+    atomic_write_text(out / GRADES_CSV, grades_csv(config, results))
+    return results

@@ -1,0 +1,128 @@
+"""The item registry: the repository's own `assignments/<name>/grading.toml`, never a student's copy."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+ASSIGNMENTS_DIR = REPO_ROOT / "assignments"
+ITEM_KINDS = ("function", "number", "choice", "text")
+
+
+class ConfigError(Exception):
+    """The assignment's configuration is missing or malformed (an instructor's problem, not a student's)."""
+
+
+@dataclass(frozen=True)
+class Item:
+    id: str
+    kind: str
+    points: float
+    title: str = ""
+    rtol: float = 0.0
+    atol: float = 0.0
+    unit: str = ""
+    choices: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class GradingConfig:
+    assignment: str
+    folder: Path  # the trusted source folder assignments/<name>/
+    student_files: tuple[str, ...]
+    items: tuple[Item, ...]
+    digest: str  # sha256 of grading.toml: results graded under another config are stale
+
+    @property
+    def total_points(self) -> float:
+        return math.fsum(item.points for item in self.items)
+
+    def items_of(self, *kinds: str) -> tuple[Item, ...]:
+        return tuple(item for item in self.items if item.kind in kinds)
+
+    @property
+    def student_module(self) -> str | None:
+        """The module name of the student's .py file (function items live there)."""
+        names = [Path(f).stem for f in self.student_files if f.endswith(".py")]
+        return names[0] if names else None
+
+    @property
+    def notebook(self) -> str | None:
+        names = [f for f in self.student_files if f.endswith(".ipynb")]
+        return names[0] if names else None
+
+    def trusted_files(self) -> dict[str, Path]:
+        """Every file of the source folder a student must not be able to replace (relative name -> path)."""
+        overlay = {}
+        for path in sorted(self.folder.rglob("*")):
+            rel = path.relative_to(self.folder).as_posix()
+            if not path.is_file() or rel in self.student_files:
+                continue
+            if any(part in ("__pycache__", ".ipynb_checkpoints", ".pytest_cache") for part in path.parts):
+                continue
+            overlay[rel] = path
+        return overlay
+
+
+def load_config(assignment: str, *, assignments_dir: Path | None = None) -> GradingConfig:
+    """Read and validate assignments/<assignment>/grading.toml (of this repository by default)."""
+    assignments_dir = ASSIGNMENTS_DIR if assignments_dir is None else assignments_dir
+    if not assignment or "/" in assignment or assignment.startswith("."):
+        raise ConfigError(f"invalid assignment name {assignment!r}")
+    folder = assignments_dir / assignment
+    path = folder / "grading.toml"
+    if not path.is_file():
+        raise ConfigError(f"{path} not found: is {assignment!r} an assignment of this repository?")
+    raw_bytes = path.read_bytes()
+    try:
+        raw = tomllib.loads(raw_bytes.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+        raise ConfigError(f"{path}: not valid TOML: {err}") from None
+
+    if raw.get("assignment") != assignment:
+        raise ConfigError(f"{path}: assignment = {raw.get('assignment')!r}, expected {assignment!r}")
+    student_files = raw.get("student_files")
+    if not (isinstance(student_files, list) and student_files
+            and all(isinstance(f, str) and f and "/" not in f for f in student_files)):
+        raise ConfigError(f"{path}: student_files must be a non-empty list of file names")
+    raw_items = raw.get("items")
+    if not isinstance(raw_items, list) or not raw_items:
+        raise ConfigError(f"{path}: no [[items]]")
+
+    items = tuple(_parse_item(entry, f"{path} item #{i + 1}") for i, entry in enumerate(raw_items))
+    ids = [item.id for item in items]
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicates:
+        raise ConfigError(f"{path}: duplicate item ids {duplicates}")
+    return GradingConfig(assignment, folder, tuple(student_files), items,
+                         hashlib.sha256(raw_bytes).hexdigest())
+
+
+def _parse_item(entry: object, where: str) -> Item:
+    if not isinstance(entry, dict):
+        raise ConfigError(f"{where}: must be a table")
+    item_id, kind, points = entry.get("id"), entry.get("kind"), entry.get("points")
+    if not isinstance(item_id, str) or not item_id.isidentifier():
+        raise ConfigError(f"{where}: id must be a Python identifier, got {item_id!r}")
+    where = f"{where} ({item_id})"
+    if kind not in ITEM_KINDS:
+        raise ConfigError(f"{where}: kind must be one of {ITEM_KINDS}, got {kind!r}")
+    if isinstance(points, bool) or not isinstance(points, (int, float)) or not points > 0:
+        raise ConfigError(f"{where}: points must be a positive number, got {points!r}")
+    rtol, atol = entry.get("rtol", 0.0), entry.get("atol", 0.0)
+    for name, tol in (("rtol", rtol), ("atol", atol)):
+        if isinstance(tol, bool) or not isinstance(tol, (int, float)) or tol < 0:
+            raise ConfigError(f"{where}: {name} must be a non-negative number, got {tol!r}")
+    choices = entry.get("choices", [])
+    if kind == "choice" and not (isinstance(choices, list) and choices
+                                 and all(isinstance(c, str) and c for c in choices)):
+        raise ConfigError(f"{where}: a choice item needs a non-empty list of choices")
+    if kind == "number" and rtol == 0 and atol == 0:
+        raise ConfigError(f"{where}: a number item needs rtol or atol (exact float answers are unfair)")
+    return Item(id=item_id, kind=kind, points=float(points), title=str(entry.get("title", "")),
+                rtol=float(rtol), atol=float(atol), unit=str(entry.get("unit", "")),
+                choices=tuple(choices))

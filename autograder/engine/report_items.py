@@ -1,0 +1,114 @@
+"""Grade the report questions from the answer variables the notebook left behind (plain data
+read back from the sandbox). Number items: |answer − key| <= atol + rtol·|key|. Choice items: one
+letter, case and surrounding blanks ignored. Text items: "manual", 0 points until a TA grades
+them. Feedback says right or wrong and the tolerance, never the key.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from autograder.engine.checks import is_real_number
+from autograder.engine.feedback import truncate_output
+from autograder.engine.registry import Item
+from autograder.engine.results import ItemResult
+from autograder.sandbox import NotebookOutcome, Unsupported
+
+_ABSENT = object()
+SHOWN_CELL_ERRORS = 3
+
+
+def grade_report(items: Sequence[Item], key: Mapping[str, Any], notebook: NotebookOutcome | None,
+                 notebook_name: str, problem: str = "") -> list[ItemResult]:
+    """`problem` explains why there is no notebook outcome (missing file) when `notebook` is None."""
+    output = truncate_output(notebook.output) if notebook else ""
+    note = _notebook_note(notebook, notebook_name)
+    results = []
+    for item in items:
+        if item.kind == "text":
+            results.append(ItemResult(item.id, item.kind, 0.0, item.points, "manual",
+                                      f"文字题：由助教人工评分（{item.points:g} 分），自动评分不计分。\n",
+                                      "", item.title))
+            continue
+        if notebook is None or notebook.status == "unreadable":
+            reason = problem if notebook is None else f"`{notebook_name}` 无法读取：{notebook.message}"
+            results.append(ItemResult(item.id, item.kind, 0.0, item.points, "error",
+                                      f"**无法评分：** {reason}\n", output, item.title))
+            continue
+        value = notebook.variables.get(item.id, _ABSENT)
+        ok, text = (_number if item.kind == "number" else _choice)(item, value, key[item.id])
+        feedback = text + ("" if ok else note)
+        results.append(ItemResult(item.id, item.kind, item.points if ok else 0.0, item.points,
+                                  "passed" if ok else "failed", feedback + "\n", output, item.title))
+    return results
+
+
+def _unanswered(item: Item, value: Any) -> str | None:
+    if value is _ABSENT:
+        return f"没有找到答案变量 `{item.id}`：没有定义它，或者定义它的单元格出错了。"
+    if value is None or (isinstance(value, Unsupported) and value.type_name == "ellipsis"):
+        return f"还没有作答（`{item.id}` 仍然是占位值）。"
+    return None
+
+
+def _tolerance(item: Item) -> str:
+    unit = f" {item.unit}" if item.unit else ""
+    if item.atol and item.rtol:
+        return f"|答案 − 标准答案| ≤ {item.atol:g}{unit} + {item.rtol:g} × |标准答案|"
+    if item.rtol:
+        return f"相对误差不超过 ±{100 * item.rtol:g} %"
+    return f"绝对误差不超过 ±{item.atol:g}{unit}"
+
+
+def _number(item: Item, value: Any, key: float) -> tuple[bool, str]:
+    missing = _unanswered(item, value)
+    if missing:
+        return False, missing
+    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf":
+        value = value.item()
+    if not is_real_number(value):
+        kind = value.type_name if isinstance(value, Unsupported) else type(value).__name__
+        return False, f"`{item.id}` 应该是一个数（int 或 float），现在是 {kind}。"
+    answer = float(value)
+    if not math.isfinite(answer):
+        return False, f"`{item.id}` = {answer!r} 不是有限的数。"
+    unit = f" {item.unit}" if item.unit else ""
+    if abs(answer - key) <= item.atol + item.rtol * abs(key):
+        return True, f"正确。你的答案 {answer:.6g}{unit}（判定标准：{_tolerance(item)}）。"
+    return False, f"不正确。你的答案 {answer:.6g}{unit}（判定标准：{_tolerance(item)}）。"
+
+
+def _choice(item: Item, value: Any, key: str) -> tuple[bool, str]:
+    missing = _unanswered(item, value)
+    if missing:
+        return False, missing
+    options = "、".join(item.choices)
+    if not isinstance(value, str):
+        kind = value.type_name if isinstance(value, Unsupported) else type(value).__name__
+        return False, f"`{item.id}` 应该是一个字母字符串（{options} 之一），现在是 {kind}。"
+    answer = value.strip().upper()
+    if answer not in item.choices:
+        return False, f"`{item.id}` = {value!r} 不是 {options} 之一。"
+    if answer == key.strip().upper():
+        return True, f"正确。你的选择：{answer}。"
+    return False, f"不正确。你的选择：{answer}。"
+
+
+def _notebook_note(notebook: NotebookOutcome | None, name: str) -> str:
+    """Why answers may be missing: cells that failed, or a run that was cut short."""
+    if notebook is None:
+        return ""
+    parts = []
+    if notebook.status == "timeout":
+        parts.append(f"`{name}` 没有在时间限制内运行完（{notebook.message}），后面的答案可能没有执行到。")
+    elif notebook.status == "crashed":
+        parts.append(f"运行 `{name}` 的进程异常终止（{notebook.message}）。")
+    if notebook.cell_errors:
+        shown = "；".join(f"第 {index + 1} 个单元格 `{kind}: {message[:120]}`"
+                         for index, kind, message in notebook.cell_errors[:SHOWN_CELL_ERRORS])
+        more = "……" if len(notebook.cell_errors) > SHOWN_CELL_ERRORS else ""
+        parts.append(f"运行 notebook 时有 {len(notebook.cell_errors)} 个单元格出错：{shown}{more}")
+    return ("\n\n" + "\n\n".join(parts)) if parts else ""

@@ -1,0 +1,73 @@
+"""What grading one submission produces: frozen, plain, JSON-able.
+
+Score convention: `score` counts the points the grader awarded automatically; `max_score` is the
+assignment's total, manual (free-text) items included, so it matches nbgrader's gradebook before
+a TA grades the free text. `auto_max_score` is the part the grader can award by itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+ItemStatus = Literal["passed", "failed", "partial", "manual", "error"]
+ITEM_STATUSES = ("passed", "failed", "partial", "manual", "error")
+
+
+@dataclass(frozen=True)
+class ItemResult:
+    """The grade of one item of grading.toml (a function or a report question)."""
+
+    id: str
+    kind: str  # function | number | choice | text
+    score: float
+    max_score: float
+    status: ItemStatus
+    feedback_md: str  # Chinese Markdown shown to the student
+    output: str = ""  # the student's captured stdout/stderr while this item ran (truncated)
+    title: str = ""
+
+    def __post_init__(self):
+        if self.status not in ITEM_STATUSES:
+            raise ValueError(f"item {self.id}: unknown status {self.status!r}; expected one of {ITEM_STATUSES}")
+        if not 0 <= self.score <= self.max_score:
+            raise ValueError(f"item {self.id}: score {self.score} outside [0, {self.max_score}]")
+
+
+@dataclass(frozen=True)
+class SubmissionResult:
+    """The grade of one student's submission."""
+
+    student: str
+    score: float
+    max_score: float
+    items: tuple[ItemResult, ...]
+    isolation: str  # "bubblewrap" | "rlimits" | "none" (nothing of the student's ever ran)
+    seconds: float
+    assignment: str = ""
+    fingerprint: str = ""  # hash of the graded files + grading config: a re-run skips unchanged work
+
+    @property
+    def auto_max_score(self) -> float:
+        """Points the grader can award by itself (everything but manually graded items)."""
+        return round(sum(item.max_score for item in self.items if item.status != "manual"), 6)
+
+    @property
+    def manual_items(self) -> tuple[ItemResult, ...]:
+        return tuple(item for item in self.items if item.status == "manual")
+
+    def item(self, item_id: str) -> ItemResult:
+        for item in self.items:
+            if item.id == item_id:
+                return item
+        raise KeyError(f"{self.student}: no item {item_id!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["items"] = [asdict(item) for item in self.items]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> SubmissionResult:
+        items = tuple(ItemResult(**item) for item in d["items"])
+        return cls(**{**d, "items": items})

@@ -1,0 +1,37 @@
+"""Hidden tests of lecture 1 (`lec01_codesign`). Instructor-only: never copied to students.
+
+The engine (autograder.engine) loads this package by the assignment's name and asks it for
+- `function_suites()`: item id -> Suite (cases + hypothesis properties) for every function item;
+- `answer_key()`: item id -> key for every number / choice item of the report.
+Expected values are computed here, in the trusted process, by `solutions.lec01_codesign`.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Mapping
+
+from autograder.engine.cases import Suite
+
+
+@lru_cache(maxsize=1)
+def function_suites() -> Mapping[str, Suite]:
+    import solutions.lec01_codesign as ref
+    from autograder.lec01_codesign import formats, quantize, roofline
+
+    suites = [
+        formats.suite(ref.round_e4m3, formats.E4M3),
+        formats.suite(ref.to_e2m1, formats.E2M1),
+        quantize.suite(ref.quantize),
+        roofline.flops_per_exp_suite(ref.flops_per_exp),
+        roofline.exp_ratio_suite(ref.exp_ratio),
+        roofline.ridge_point_suite(ref.ridge_point),
+        roofline.trend_row_suite(ref.trend_row),
+    ]
+    return {s.function: s for s in suites}
+
+
+def answer_key() -> Mapping[str, float | str]:
+    from solutions.lec01_codesign.answers import answer_key as key
+
+    return key()

@@ -1,0 +1,65 @@
+"""One graded batch shared by the engine tests: every corpus case and every shipped example,
+graded together with -j 2 (hostile students next to honest ones), once per test session."""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from autograder.engine import BatchReport, grade_batch
+from autograder.sandbox import Limits, bubblewrap_problem
+from engine.corpus import ASSIGNMENT, EXAMPLES_DIR, CorpusCase, corpus_cases, materialize, write_reference
+
+# Short timeouts keep the hostile cases cheap; the slowest honest case (pure-Python loops)
+# still finishes every call in well under a second.
+TEST_LIMITS = Limits(call_timeout=3.0, import_timeout=10.0, cell_timeout=10.0, notebook_timeout=60.0)
+EXAMPLE_PREFIX = "example-"
+# Markers the hostile cases leave (processes, files); made unique per session so that another
+# grading of the corpus running on the same machine cannot be mistaken for a leak of this one.
+MARKERS = {"cs349e-orphan-marker": f"cs349e-orphan-{uuid.uuid4().hex[:12]}",
+           "cs349e-escape-marker": f"cs349e-escape-{uuid.uuid4().hex[:12]}"}
+
+
+@dataclass(frozen=True)
+class GradedBatch:
+    report: BatchReport
+    out: Path
+    submissions: Path
+    reference: Path
+    cases: dict[str, CorpusCase]
+
+    def result(self, student: str):
+        return next(r for r in self.report.results if r.student == student)
+
+    def feedback(self, student: str) -> str:
+        return (self.out / "feedback" / f"{student}.md").read_text("utf-8")
+
+
+def require_bubblewrap() -> None:
+    problem = bubblewrap_problem()
+    if problem:
+        pytest.skip(f"the hostile corpus is only graded under bubblewrap: {problem}")
+
+
+@pytest.fixture(scope="session")
+def graded_batch(tmp_path_factory) -> GradedBatch:
+    require_bubblewrap()
+    root = tmp_path_factory.mktemp("corpus-batch")
+    reference = write_reference(root / "reference")
+    submissions = root / "submissions"
+    cases = corpus_cases()
+    materialize(cases, submissions, reference)
+    for path in submissions.glob("*/codesign.py"):
+        text = path.read_text("utf-8")
+        for marker, unique in MARKERS.items():
+            text = text.replace(marker, unique)
+        path.write_text(text, "utf-8")
+    for example in sorted(EXAMPLES_DIR.iterdir()):
+        shutil.copytree(example, submissions / f"{EXAMPLE_PREFIX}{example.name}")
+    out = root / "out"
+    report = grade_batch(ASSIGNMENT, submissions, out, jobs=2, limits=TEST_LIMITS, isolation="bubblewrap")
+    return GradedBatch(report, out, submissions, reference, {c.name: c for c in cases})

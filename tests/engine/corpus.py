@@ -1,0 +1,76 @@
+"""The corpus of lec01 submissions (tests/corpus/lec01_codesign/<case>/) and how a test batch is
+assembled from it.
+
+Each case folder holds the files a student would submit, plus an optional `case.toml`:
+
+    description = "…"
+    codesign = "own" | "reference" | "skeleton"        # where codesign.py comes from (default own)
+    notebook = "reference" | "skeleton" | "own" | "none"  # where handout.ipynb comes from
+    score = "full" | "zero" | "low" | "partial" | "functions"
+    feedback = ["…"]                                   # substrings the feedback must contain
+
+A case without case.toml (e.g. correct_loops/) is an honest, correct implementation graded with
+the reference notebook: full marks. "reference" files are generated at test time with
+autograder.build.write_reference_submission, "skeleton" files are the assignment's own.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from autograder.build import write_reference_submission
+from autograder.engine.registry import ASSIGNMENTS_DIR, REPO_ROOT
+
+ASSIGNMENT = "lec01_codesign"
+CORPUS_DIR = REPO_ROOT / "tests" / "corpus" / ASSIGNMENT
+EXAMPLES_DIR = REPO_ROOT / "examples" / ASSIGNMENT / "submissions"
+SOURCES = ("own", "reference", "skeleton", "none")
+SCORES = ("full", "zero", "low", "partial", "functions")
+LOW_FRACTION = 0.1  # "low": at most this share of the automatic points
+
+
+@dataclass(frozen=True)
+class CorpusCase:
+    name: str
+    folder: Path
+    description: str
+    codesign: str
+    notebook: str
+    score: str
+    feedback: tuple[str, ...]
+
+
+def corpus_cases() -> list[CorpusCase]:
+    cases = []
+    for folder in sorted(p for p in CORPUS_DIR.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))):
+        meta = tomllib.loads((folder / "case.toml").read_text("utf-8")) if (folder / "case.toml").exists() else {}
+        case = CorpusCase(folder.name, folder, meta.get("description", "a correct implementation"),
+                          meta.get("codesign", "own"), meta.get("notebook", "reference"),
+                          meta.get("score", "full"), tuple(meta.get("feedback", ())))
+        if case.codesign not in SOURCES or case.notebook not in SOURCES or case.score not in SCORES:
+            raise ValueError(f"{folder}/case.toml: bad codesign/notebook/score in {meta}")
+        cases.append(case)
+    return cases
+
+
+def materialize(cases: list[CorpusCase], submissions: Path, reference: Path) -> None:
+    """One student folder per case in `submissions`; `reference` holds a reference submission."""
+    skeleton = ASSIGNMENTS_DIR / ASSIGNMENT
+    origin = {"reference": reference, "skeleton": skeleton}
+    for case in cases:
+        dest = submissions / case.name
+        dest.mkdir(parents=True)
+        for path in case.folder.iterdir():
+            if path.is_file() and path.name != "case.toml":
+                shutil.copyfile(path, dest / path.name)
+        for name, source in (("codesign.py", case.codesign), ("handout.ipynb", case.notebook)):
+            if source in origin:
+                shutil.copyfile(origin[source] / name, dest / name)
+
+
+def write_reference(dest: Path) -> Path:
+    write_reference_submission(ASSIGNMENT, dest)
+    return dest

@@ -1,0 +1,85 @@
+"""Is a batch resumable: re-running skips graded students, regrades changed ones, loses nothing
+after a kill, and always rebuilds a complete, sorted grades.csv?"""
+
+import os
+import shutil
+
+import pytest
+
+from autograder.engine import grade_batch, read_results
+from autograder.engine.outputs import results_path
+from autograder.engine.registry import ConfigError
+from engine.conftest import TEST_LIMITS
+from engine.corpus import ASSIGNMENT, CORPUS_DIR
+
+# Cheap students (no notebook): a batch of them grades in about a second.
+STUDENTS = {"zoe": "partial", "amy": "wrong_types", "kim": "syntax_error"}
+
+
+@pytest.fixture
+def submissions(tmp_path):
+    root = tmp_path / "submissions"
+    for student, case in STUDENTS.items():
+        (root / student).mkdir(parents=True)
+        shutil.copyfile(CORPUS_DIR / case / "codesign.py", root / student / "codesign.py")
+    return root
+
+
+def grade(submissions, out, **kwargs):
+    return grade_batch(ASSIGNMENT, submissions, out, limits=TEST_LIMITS, **kwargs)
+
+
+def test_rerun_skips_graded_students_and_regrades_changed_ones(submissions, tmp_path):
+    out = tmp_path / "out"
+    first = grade(submissions, out)
+    assert first.graded == ("amy", "kim", "zoe") and first.skipped == ()
+
+    again = grade(submissions, out)
+    assert again.graded == () and sorted(again.skipped) == ["amy", "kim", "zoe"]
+    assert [r.to_dict() for r in again.results] == [r.to_dict() for r in first.results]
+
+    (submissions / "amy" / "codesign.py").write_text((CORPUS_DIR / "partial" / "codesign.py").read_text())
+    changed = grade(submissions, out)
+    assert changed.graded == ("amy",)
+    assert changed.results[0].score == next(r for r in first.results if r.student == "zoe").score
+
+    forced = grade(submissions, out, force=True)
+    assert forced.graded == ("amy", "kim", "zoe")
+
+
+def test_a_killed_batch_loses_nothing_and_grades_nobody_twice(submissions, tmp_path):
+    """After a kill (one result missing, a half-written temporary file left behind), does a re-run
+    grade exactly the missing student and produce a complete grades.csv?"""
+    out = tmp_path / "out"
+    grade(submissions, out)
+    results_path(out, "kim").unlink()
+    (out / "results" / ".kim.json.abc123.tmp").write_text('{"trunc')
+    (out / "grades.csv").unlink()
+
+    resumed = grade(submissions, out, jobs=2)
+    assert resumed.graded == ("kim",)
+    rows = (out / "grades.csv").read_text().splitlines()
+    assert [row.split(",")[0] for row in rows] == ["student", "amy", "kim", "zoe"]
+    assert [r.student for r in read_results(out)] == ["amy", "kim", "zoe"]
+
+
+def test_students_in_nbgrader_layout_are_found(tmp_path):
+    """Are files in SUBMISSIONS/<student>/<assignment>/ graded like files directly in <student>/?"""
+    submissions = tmp_path / "submitted"
+    (submissions / "nina" / ASSIGNMENT).mkdir(parents=True)
+    shutil.copyfile(CORPUS_DIR / "partial" / "codesign.py", submissions / "nina" / ASSIGNMENT / "codesign.py")
+    (submissions / "omar").mkdir()
+    shutil.copyfile(CORPUS_DIR / "partial" / "codesign.py", submissions / "omar" / "codesign.py")
+    report = grade(submissions, tmp_path / "out")
+    nina, omar = report.results
+    assert nina.score == omar.score > 0
+
+
+def test_configuration_errors_are_refused(submissions, tmp_path):
+    with pytest.raises(ConfigError):
+        grade_batch("no_such_assignment", submissions, tmp_path / "out")
+    with pytest.raises(ConfigError):
+        grade_batch(ASSIGNMENT, tmp_path / "missing", tmp_path / "out")
+    with pytest.raises(ValueError):
+        grade_batch(ASSIGNMENT, submissions, tmp_path / "out", jobs=0)
+    assert not os.path.exists(tmp_path / "out" / "grades.csv")

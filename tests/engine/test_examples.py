@@ -1,0 +1,49 @@
+"""Do the shipped example submissions (README's main job) grade as their names promise?"""
+
+import pytest
+
+import solutions.lec01_codesign as ref
+from engine.conftest import EXAMPLE_PREFIX
+from engine.corpus import LOW_FRACTION
+
+
+def result(batch, name):
+    return batch.result(f"{EXAMPLE_PREFIX}{name}")
+
+
+def test_alice_gets_full_marks(graded_batch):
+    alice = result(graded_batch, "alice")
+    assert alice.score == alice.auto_max_score
+    assert {i.status for i in alice.items} == {"passed", "manual"}
+
+
+def test_bob_gets_partial_credit(graded_batch):
+    bob = result(graded_batch, "bob")
+    assert 0.2 * bob.auto_max_score < bob.score < bob.auto_max_score
+    assert {"partial", "passed"} <= {i.status for i in bob.items}
+
+
+def test_carol_the_skeleton_gets_nothing(graded_batch):
+    assert result(graded_batch, "carol").score == 0
+
+
+def test_dave_learns_about_ties_to_even_from_a_shrunk_counterexample(graded_batch):
+    """Does the lecture's argmin bug get the minimal hypothesis counterexample with the right values?"""
+    dave = result(graded_batch, "dave")
+    feedback = dave.item("to_e2m1").feedback_md
+    assert dave.item("to_e2m1").status == "partial"
+    assert "`to_e2m1(np.array([0.75]))`" in feedback
+    assert f"期望 [{float(ref.to_e2m1(0.75))!r}]" in feedback and "ties to even" in feedback
+    assert "负数" in dave.item("round_e4m3").feedback_md
+
+
+def test_eve_the_cheater_gets_almost_nothing(graded_batch):
+    eve = result(graded_batch, "eve")
+    assert eve.score <= LOW_FRACTION * eve.auto_max_score
+
+
+@pytest.mark.parametrize("name", ["alice", "bob", "carol", "dave", "eve"])
+def test_every_example_has_feedback_per_item(graded_batch, name):
+    text = graded_batch.feedback(f"{EXAMPLE_PREFIX}{name}")
+    for item in result(graded_batch, name).items:
+        assert f"## {item.id}" in text

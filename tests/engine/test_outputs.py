@@ -1,0 +1,70 @@
+"""Are results written atomically, in Gradescope's format, and is grades.csv rebuilt from them?"""
+
+import json
+
+import pytest
+
+from autograder.engine import gradescope_results, grades_csv, load_config, read_result, write_result
+from autograder.engine.outputs import atomic_write_text
+from autograder.engine.results import ItemResult, SubmissionResult
+from autograder.gradescope.schema import check_results
+
+
+def sample(student="amy") -> SubmissionResult:
+    config = load_config("lec01_codesign")
+    items = []
+    for item in config.items:
+        if item.kind == "text":
+            items.append(ItemResult(item.id, item.kind, 0.0, item.points, "manual", "人工评分\n", "", item.title))
+        elif item.id == "quantize":
+            items.append(ItemResult(item.id, item.kind, 12.5, item.points, "partial", "部分通过\n", "", item.title))
+        else:
+            items.append(ItemResult(item.id, item.kind, item.points, item.points, "passed", "通过\n", "", item.title))
+    score = sum(i.score for i in items)
+    return SubmissionResult(student, score, config.total_points, tuple(items), "bubblewrap", 1.25,
+                            "lec01_codesign", "f" * 64)
+
+
+def test_results_json_is_valid_gradescope_and_lists_manual_items_in_the_summary():
+    result = sample()
+    data = gradescope_results(result, visibility="after_published")
+    check_results(data)
+    manual = [i.id for i in result.items if i.status == "manual"]
+    assert not any(test["name"].startswith(tuple(manual)) for test in data["tests"])
+    assert all(m in data["output"] for m in manual)
+    assert data["score"] == result.score and {t["visibility"] for t in data["tests"]} == {"after_published"}
+
+
+def test_a_written_result_reads_back_identically(tmp_path):
+    result = sample()
+    write_result(tmp_path, result)
+    assert read_result(tmp_path / "results" / "amy.json") == result
+    assert "# lec01_codesign 评分反馈：amy" in (tmp_path / "feedback" / "amy.md").read_text("utf-8")
+
+
+def test_grades_csv_leaves_manual_items_blank_and_sorts_students():
+    config = load_config("lec01_codesign")
+    text = grades_csv(config, [sample("zed"), sample("amy")])
+    lines = text.splitlines()
+    assert lines[0].split(",") == ["student", "score", "max_score", *[i.id for i in config.items]]
+    assert [line.split(",")[0] for line in lines[1:]] == ["amy", "zed"]
+    row = dict(zip(lines[0].split(","), lines[1].split(",")))
+    assert row["quantize"] == "12.5" and row["q15_explain_scaling"] == "" and row["max_score"] == "100"
+
+
+def test_atomic_write_leaves_the_old_file_when_interrupted(tmp_path, monkeypatch):
+    target = tmp_path / "grades.csv"
+    atomic_write_text(target, "old\n")
+
+    def boom(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("os.replace", boom)
+    with pytest.raises(KeyboardInterrupt):
+        atomic_write_text(target, "new\n")
+    assert target.read_text() == "old\n" and [p.name for p in tmp_path.iterdir()] == ["grades.csv"]
+
+
+def test_unreadable_results_files_are_ignored(tmp_path):
+    (tmp_path / "x.json").write_text(json.dumps({"score": 1}))
+    assert read_result(tmp_path / "x.json") is None

@@ -1,0 +1,87 @@
+"""Do the hidden tests of lec01 accept the reference, and catch each known bug?"""
+
+from pathlib import Path
+
+import pytest
+
+import solutions.lec01_codesign.codesign as reference_module
+from autograder.engine.assignment import load_assignment
+from autograder.engine.cases import GROUP_WEIGHTS, Raises
+from autograder.engine import properties
+from autograder.engine.properties import examples_of
+from autograder.lec01_codesign import function_suites
+from lec01_codesign.inprocess import module_from_source, suite_score
+from mutants import CODE_MUTATIONS, apply_code_mutation
+
+REFERENCE_SOURCE = Path(reference_module.__file__).read_text("utf-8")
+CORPUS = Path(__file__).parents[1] / "corpus" / "lec01_codesign"
+# Mutants that behave exactly like the reference on every input, so no test can tell them apart.
+EQUIVALENT = {"quantize_accepts_nan": "NaN still reaches round_e4m3 / to_e2m1, which raise the ValueError"}
+
+
+def test_every_function_item_has_a_suite():
+    """Does grading.toml's every function item have hidden tests, and nothing more?"""
+    config = load_assignment("lec01_codesign").config
+    assert set(function_suites()) == {item.id for item in config.items_of("function")}
+
+
+@pytest.mark.parametrize("function", sorted(function_suites()))
+def test_reference_passes_its_own_hidden_tests(function):
+    """Would the reference get full marks on every case and property (judged like sandbox replies)?"""
+    fraction, failed = suite_score(reference_module, function_suites()[function])
+    assert failed == [] and fraction == 1.0
+
+
+@pytest.mark.parametrize("mutation", CODE_MUTATIONS, ids=lambda m: m.name)
+def test_each_known_bug_loses_points_in_its_item(mutation):
+    """Does each catalogued student bug cost points in the item of the function it lands in?"""
+    if mutation.name in EQUIVALENT:
+        pytest.skip(f"equivalent mutant: {EQUIVALENT[mutation.name]}")
+    mutant = module_from_source(apply_code_mutation(REFERENCE_SOURCE, mutation), mutation.name)
+    fraction, failed = suite_score(mutant, function_suites()[mutation.function])
+    assert fraction < 1.0, f"{mutation.name} passed every hidden test of {mutation.function}"
+
+
+@pytest.mark.parametrize("case", ["different_algebra", "float32"])
+def test_valid_alternative_implementations_pass(case):
+    """Do float32 results and different-but-valid float algebra get full marks (boundary rule)?"""
+    module = module_from_source((CORPUS / case / "codesign.py").read_text("utf-8"), case)
+    for function, suite in function_suites().items():
+        fraction, failed = suite_score(module, suite)
+        assert failed == [], f"{case}.{function} failed {failed}"
+
+
+def test_every_suite_tests_bad_input_and_has_a_property():
+    """Does every function face bad input (ValueError / MissingFigureError) and a hypothesis property?"""
+    for function, suite in function_suites().items():
+        assert any(isinstance(c.expect, Raises) for c in suite.cases), function
+        assert suite.properties, function
+        assert all(c.group in GROUP_WEIGHTS for c in suite.cases)
+
+
+def test_property_examples_are_deterministic():
+    """Are a property's examples the same on every draw (derandomized, no database)?"""
+    for suite in function_suites().values():
+        for prop in suite.properties:
+            first = examples_of(prop)
+            assert len(first) >= min(10, prop.max_examples // 3)
+            properties._drawn.clear()
+            again = examples_of(prop)
+            assert [properties.example_key(a) for a in first] == [properties.example_key(a) for a in again]
+
+
+def test_roofline_cases_include_synthetic_chips_and_missing_figures():
+    """Would a hard-coded chip table fail, and must MissingFigureError propagate for Rubin FP8?"""
+    for function in ("exp_ratio", "ridge_point", "trend_row"):
+        labels = [c.label for c in function_suites()[function].cases]
+        assert any("合成芯片" in label for label in labels), function
+        missing = [c for c in function_suites()[function].cases
+                   if isinstance(c.expect, Raises) and c.expect.exc_type == "MissingFigureError"]
+        assert any("Rubin" in c.label and "fp8" in c.label for c in missing), function
+
+
+def test_quantize_cases_cover_zero_tensors_zero_blocks_and_ties():
+    labels = " ".join(c.label for c in function_suites()["quantize"].cases)
+    for scheme in ("fp8_tensor", "fp4_tensor", "mxfp4", "nvfp4"):
+        assert f"{scheme}：全零张量" in labels
+    assert "全零" in labels and "平局" in labels and "舍入成 0" in labels
