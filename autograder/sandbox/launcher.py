@@ -25,9 +25,9 @@ INSIDE_WORKER_DIR = "/opt/sandbox"
 WORKER_FILES = ("worker.py", "codec.py", "nbrunner.py")   # all the sandbox sees of autograder/
 _HERE = Path(__file__).resolve().parent
 PROJECT_ROOT = _HERE.parents[1]
-# /etc files the dynamic linker, the C library and Python's startup consult.
+# /etc files the dynamic linker, the C library, Python's startup and fontconfig (matplotlib) consult.
 _ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "alternatives",
-              "nsswitch.conf", "passwd", "group")
+              "nsswitch.conf", "passwd", "group", "fonts")
 _SYSTEM_DIRS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 _NAMESPACES = ("--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
                "--unshare-cgroup-try", "--hostname", "sandbox", "--die-with-parent", "--new-session")
