@@ -1,0 +1,36 @@
+"""`python -m autograder gradescope <assignment> --out autograder.zip`: build the Gradescope bundle."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "gradescope", help="build a Gradescope autograder zip (setup.sh, run_autograder, the trusted grader)",
+        description="Build a zip following Gradescope's autograder specification. Upload it as the "
+                    "assignment's autograder (Ubuntu 22.04 base image, at least 3 GB of memory: the sandbox "
+                    "lets student code use 2 GiB); every submission is then graded by the same hidden tests "
+                    "and sandbox as `python -m autograder grade`.")
+    parser.add_argument("assignment", help="assignment name, e.g. lec01_codesign")
+    parser.add_argument("--out", type=Path, required=True, help="where to write the zip, e.g. autograder.zip")
+    parser.add_argument("--visibility", choices=VISIBILITIES, default="after_published",
+                        help="when students see the per-item results and feedback (default: after_published, "
+                             "so hidden-test feedback cannot be mined by resubmitting)")
+
+
+def run(args) -> int:
+    from autograder.gradescope.bundle import build_bundle
+
+    try:
+        bundle = build_bundle(args.assignment, args.out, visibility=args.visibility)
+    except ValueError as err:
+        print(f"gradescope: {err}", file=sys.stderr)
+        return 2
+    size_kb = bundle.path.stat().st_size / 1024
+    print(f"wrote {bundle.path} ({size_kb:.0f} KB): setup.sh, run_autograder, "
+          f"{len(bundle.requirements)} pinned requirements, {len(bundle.sources)} source files")
+    return 0

@@ -1,0 +1,70 @@
+"""Turns the engine's results.json for one student into the file Gradescope reads.
+
+The engine already writes Gradescope's format (OUT/results/<student>.json, the full
+SubmissionResult in extra_data.submission). Inside Gradescope we add what only this context
+knows: when students may see the hidden tests' details, whether the sandbox had to fall back
+to rlimits in this container, which expected files the upload lacked; and, when grading itself
+failed, a result that gives no credit and says why.
+"""
+
+FALLBACK_NOTE = (
+    "⚠️ 注意：Gradescope 的容器里 bubblewrap 沙箱不可用，这次评分退回到了 rlimits 模式"
+    "（isolation 'rlimits'）：学生代码只在带资源限制的子进程里运行，没有文件系统和网络隔离。"
+    "分数照常由可信评分器计算。"
+)
+FALLBACK_LOG = ("WARNING: bubblewrap is unavailable in this container; the sandbox fell back to "
+                "rlimits (isolation 'rlimits'): student code was NOT isolated from the filesystem "
+                "or the network.")
+
+
+def fallback_note(isolation: str | None) -> str | None:
+    """The notice results.json must carry for this isolation, or None when none is needed."""
+    if isolation in ("bubblewrap", "none"):  # "none": nothing of the student's ever ran
+        return None
+    if isolation == "rlimits":
+        return FALLBACK_NOTE
+    return f"⚠️ 注意：评分器报告了未知的隔离方式 {isolation!r}，请联系助教核对。"
+
+
+def missing_files_note(missing: tuple[str, ...]) -> str | None:
+    if not missing:
+        return None
+    return f"提交里没有找到 {'、'.join(missing)}：这些文件按缺失评分（文件名要和作业里的一致）。"
+
+
+def final_results(engine: dict, *, visibility: str, missing: tuple[str, ...] = ()) -> dict:
+    """The engine's results with Gradescope-only settings and notes applied."""
+    isolation = engine.get("extra_data", {}).get("submission", {}).get("isolation")
+    notes = [note for note in (fallback_note(isolation), missing_files_note(missing)) if note]
+    tests = [{**test, "visibility": visibility} for test in engine["tests"]]
+    return {
+        **engine,
+        "output": "\n\n".join([*notes, engine.get("output", "")]).strip(),
+        "visibility": visibility,
+        "stdout_visibility": "hidden",  # run_autograder's log is for course staff
+        "tests": tests,
+    }
+
+
+def failure_results(reason: str, *, max_score: float) -> dict:
+    """No credit, visible at once, so the student asks for a regrade instead of waiting."""
+    message = ("评分没有完成，这次提交暂时不计分。请联系助教重新评分（不是你的代码的问题时，"
+               f"重新评分后会按正常结果计分）。\n\n```\n{reason[-2000:]}\n```")
+    return {
+        "score": 0.0,
+        "execution_time": 0.0,
+        "output": message,
+        "output_format": "md",
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+        "tests": [{
+            "name": "可信评分器",
+            "number": "1",
+            "score": 0.0,
+            "max_score": max_score,
+            "status": "failed",
+            "output": message,
+            "output_format": "md",
+            "visibility": "visible",
+        }],
+    }

@@ -1,0 +1,122 @@
+"""`python -m autograder.gradescope <assignment>`: grade the one submission of a Gradescope container.
+
+run_autograder starts this from /autograder/source. It copies the student's files into a
+one-student class folder, grades it with the fixed command line (`python -m autograder grade`:
+the same hidden tests, sandbox and limits as a local batch), and writes
+/autograder/results/results.json. It fails closed: if grading does not complete, the result
+gives no credit and says so. Everything printed goes to Gradescope's staff-only log.
+"""
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from autograder.gradescope.results import FALLBACK_LOG, failure_results, fallback_note, final_results
+from autograder.gradescope.schema import VISIBILITIES, check_results
+from autograder.gradescope.submission import collect_submission
+
+SOURCE_ROOT = Path(__file__).resolve().parents[2]
+STUDENT = "submission"
+# Gradescope kills the container at its own timeout; ours is a backstop inside it.
+DEFAULT_TIMEOUT = 1800.0
+
+
+class GradingFailed(RuntimeError):
+    """The grader did not produce a result for the submission."""
+
+
+def _auto_points(assignment: str) -> float:
+    """The automatically graded points (a failure result shows them as lost, never 0 of 0)."""
+    from autograder.engine.registry import load_config
+
+    try:
+        config = load_config(assignment)
+    except Exception:  # noqa: BLE001 - the failure result must still be written
+        return 1.0
+    return sum(item.points for item in config.items if item.kind != "text") or 1.0
+
+
+def _grade_class(assignment: str, submissions: Path, out: Path, timeout: float) -> None:
+    cmd = [sys.executable, "-m", "autograder", "grade", assignment, str(submissions), "--out", str(out), "-j", "1", "--force"]
+    print("$", " ".join(cmd), flush=True)
+    try:
+        done = subprocess.run(cmd, cwd=SOURCE_ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise GradingFailed(f"grading did not finish within {timeout:.0f} s") from None
+    print(done.stdout, done.stderr, sep="\n", flush=True)
+    if done.returncode != 0:
+        raise GradingFailed(f"`python -m autograder grade` exited with status {done.returncode}:\n{done.stderr[-1500:]}")
+
+
+def protect_secrets(assignment: str, root: Path) -> None:
+    """Make the reference, the hidden tests and the results folder readable by their owner only.
+
+    Under bubblewrap the student's worker never sees /autograder at all. Gradescope's container
+    usually refuses bubblewrap, and the rlimits fallback runs the worker on the same filesystem:
+    there only file permissions (with a worker that gives up root) keep it away from these.
+    Only ever done to an unpacked bundle (root/source), never to a working repository.
+    """
+    if SOURCE_ROOT != (root / "source").resolve():
+        return
+    (root / "results").mkdir(parents=True, exist_ok=True)
+    for path in (SOURCE_ROOT / "solutions", SOURCE_ROOT / "autograder" / assignment, root / "results"):
+        path.chmod(0o700)
+
+
+def grade_upload(assignment: str, root: Path, visibility: str, timeout: float) -> dict:
+    """Grade root/submission/ and return Gradescope's results (not yet written)."""
+    from autograder.engine.registry import ConfigError, load_config
+
+    try:
+        config = load_config(assignment)
+    except ConfigError as err:
+        raise GradingFailed(f"configuration error: {err}") from None
+    protect_secrets(assignment, root)
+    with tempfile.TemporaryDirectory(prefix="cs349e-gradescope-") as tmp:
+        submissions, out = Path(tmp) / "submissions", Path(tmp) / "out"
+        collected = collect_submission(root / "submission", config.student_files, submissions / STUDENT)
+        print(f"student files found: {collected.found or 'none'}; missing: {list(collected.missing) or 'none'}")
+        _grade_class(assignment, submissions, out, timeout)
+        engine_file = out / "results" / f"{STUDENT}.json"
+        try:
+            engine = json.loads(engine_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as err:
+            raise GradingFailed(f"the grader wrote no usable result for the submission ({err})") from None
+    results = final_results(engine, visibility=visibility, missing=collected.missing)
+    if fallback_note(engine.get("extra_data", {}).get("submission", {}).get("isolation")):
+        print(FALLBACK_LOG, flush=True)
+    return results
+
+
+def _write_atomically(path: Path, results: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(results, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m autograder.gradescope",
+                                     description="Grade /autograder/submission/ inside a Gradescope container.")
+    parser.add_argument("assignment")
+    parser.add_argument("--root", type=Path, default=Path("/autograder"), help="Gradescope's folder (default /autograder)")
+    parser.add_argument("--visibility", choices=VISIBILITIES, default="after_published")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds before grading counts as failed")
+    args = parser.parse_args(argv)
+
+    started = time.perf_counter()
+    status = 0
+    try:
+        results = grade_upload(args.assignment, args.root, args.visibility, args.timeout)
+        check_results(results)
+    except (GradingFailed, ValueError) as err:
+        print(f"grading failed: {err}", file=sys.stderr, flush=True)
+        results, status = failure_results(str(err), max_score=_auto_points(args.assignment)), 1
+    results["execution_time"] = round(time.perf_counter() - started, 2)
+    _write_atomically(args.root / "results" / "results.json", results)
+    print(f"wrote {args.root / 'results' / 'results.json'}: score {results['score']}", flush=True)
+    return status

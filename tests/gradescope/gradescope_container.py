@@ -1,0 +1,75 @@
+"""Runs an autograder bundle the way Gradescope does, on this machine.
+
+Gradescope unpacks the zip into /autograder/source, copies run_autograder to
+/autograder/run_autograder, puts the upload in /autograder/submission/ and reads
+/autograder/results/results.json. Here a temporary folder with that layout is bound at
+/autograder inside bubblewrap (the rest of the system read-only), and run_autograder is pointed
+at this interpreter through CS349E_PYTHON instead of the virtualenv setup.sh would build.
+
+Modules of the instructor install (nbgrader and its Jupyter stack) are made unimportable for the
+grader, as they are on Gradescope's image. `deny_bubblewrap` drops every capability, which is how
+a Docker container without privileges refuses the grader's own bubblewrap.
+"""
+
+import json
+import shutil
+import stat
+import subprocess
+import sys
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+INSTRUCTOR_ONLY_MODULES = ("nbgrader", "nbconvert", "nbclient", "jupyter_client", "ipykernel", "jupyterlab", "ml_dtypes")
+ENV_PREFIX = ("--setenv", "CS349E_PYTHON", sys.executable, "--setenv", "PYTHONPATH", "/autograder/.instructor_only")
+
+
+@dataclass(frozen=True)
+class ContainerRun:
+    returncode: int
+    log: str  # run_autograder's stdout + stderr (Gradescope's staff-only log)
+    results: dict | None
+
+
+def lay_out(root: Path, bundle: Path, submission: Path) -> Path:
+    """A Gradescope /autograder folder at `root` with the bundle unpacked and `submission` uploaded."""
+    source = root / "source"
+    with zipfile.ZipFile(bundle) as zf:
+        zf.extractall(source)
+        for info in zf.infolist():  # zipfile drops permission bits; Gradescope's unzip keeps them
+            mode = info.external_attr >> 16
+            if mode & 0o111:
+                target = source / info.filename
+                target.chmod(target.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    shutil.copy2(source / "run_autograder", root / "run_autograder")
+    shutil.copytree(submission, root / "submission")
+    (root / "results").mkdir()
+    blockers = root / ".instructor_only"
+    blockers.mkdir()
+    for name in INSTRUCTOR_ONLY_MODULES:
+        (blockers / f"{name}.py").write_text(f"raise ImportError('{name} is not installed on Gradescope')\n")
+    return root
+
+
+def _system_binds() -> list[str]:
+    """Everything of / read-only, except what the container gets fresh."""
+    args = []
+    for entry in sorted(Path("/").iterdir()):
+        if entry.name in ("proc", "dev", "tmp", "autograder"):
+            continue
+        if entry.is_symlink():
+            args += ["--symlink", str(entry.readlink()), str(entry)]
+        else:
+            args += ["--ro-bind", str(entry), str(entry)]
+    return args
+
+
+def run_autograder(root: Path, *, deny_bubblewrap: bool = False, timeout: float = 300) -> ContainerRun:
+    cmd = ["bwrap", *_system_binds(), "--bind", str(root), "/autograder",
+           "--dev-bind", "/dev", "/dev", "--bind", "/proc", "/proc", "--tmpfs", "/tmp",
+           *(["--cap-drop", "ALL"] if deny_bubblewrap else []), *ENV_PREFIX,
+           "--chdir", "/autograder", "--", "/autograder/run_autograder"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    results_file = root / "results" / "results.json"
+    results = json.loads(results_file.read_text(encoding="utf-8")) if results_file.exists() else None
+    return ContainerRun(done.returncode, done.stdout + done.stderr, results)

@@ -1,0 +1,43 @@
+"""Are a student's files found wherever Gradescope put the upload, and copied rather than linked?"""
+
+import pytest
+
+from autograder.gradescope.submission import collect_submission
+
+FILES = ("codesign.py", "handout.ipynb")
+
+
+def test_files_at_the_top_are_copied(tmp_path):
+    upload = tmp_path / "upload"
+    upload.mkdir()
+    (upload / "codesign.py").write_text("x = 1\n")
+    (upload / "handout.ipynb").write_text("{}")
+    got = collect_submission(upload, FILES, tmp_path / "class" / "student")
+    assert got.found == {"codesign.py": "codesign.py", "handout.ipynb": "handout.ipynb"} and got.missing == ()
+    copied = tmp_path / "class" / "student" / "codesign.py"
+    assert copied.read_text() == "x = 1\n" and not copied.is_symlink()
+
+
+def test_the_shallowest_match_wins_and_junk_folders_are_ignored(tmp_path):
+    upload = tmp_path / "upload"
+    (upload / "repo" / "old").mkdir(parents=True)
+    (upload / "__MACOSX" ).mkdir()
+    (upload / "__MACOSX" / "codesign.py").write_text("resource fork\n")
+    (upload / "repo" / "codesign.py").write_text("good\n")
+    (upload / "repo" / "old" / "codesign.py").write_text("old\n")
+    got = collect_submission(upload, FILES, tmp_path / "dest")
+    assert got.found == {"codesign.py": "repo/codesign.py"} and got.missing == ("handout.ipynb",)
+    assert (tmp_path / "dest" / "codesign.py").read_text() == "good\n"
+
+
+def test_symlinks_are_not_followed(tmp_path):
+    upload = tmp_path / "upload"
+    upload.mkdir()
+    (tmp_path / "secret.py").write_text("secret\n")
+    (upload / "codesign.py").symlink_to(tmp_path / "secret.py")
+    assert collect_submission(upload, FILES, tmp_path / "dest").missing == FILES
+
+
+def test_a_missing_upload_folder_is_an_error(tmp_path):
+    with pytest.raises(ValueError, match="does not exist"):
+        collect_submission(tmp_path / "nothing", FILES, tmp_path / "dest")
