@@ -7,8 +7,9 @@ Gradescope unpacks the zip into /autograder/source, copies run_autograder to
 at this interpreter through CS349E_PYTHON instead of the virtualenv setup.sh would build.
 
 Modules of the instructor install (nbgrader and its Jupyter stack) are made unimportable for the
-grader, as they are on Gradescope's image. `deny_bubblewrap` drops every capability, which is how
-a Docker container without privileges refuses the grader's own bubblewrap.
+grader, as they are on Gradescope's image. `deny_bubblewrap` keeps only Docker's default
+capabilities (no CAP_SYS_ADMIN), which is how a Docker container without privileges refuses the
+grader's own bubblewrap while its root can still hand files and processes to another uid.
 """
 
 import json
@@ -21,6 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 INSTRUCTOR_ONLY_MODULES = ("nbgrader", "nbconvert", "nbclient", "jupyter_client", "ipykernel", "jupyterlab", "ml_dtypes")
+# The capabilities Docker leaves a container's root by default.
+DOCKER_CAPABILITIES = ("CHOWN", "DAC_OVERRIDE", "FSETID", "FOWNER", "MKNOD", "NET_RAW", "SETGID", "SETUID",
+                       "SETFCAP", "SETPCAP", "NET_BIND_SERVICE", "SYS_CHROOT", "KILL", "AUDIT_WRITE")
 ENV_PREFIX = ("--setenv", "CS349E_PYTHON", sys.executable, "--setenv", "PYTHONPATH", "/autograder/.instructor_only")
 
 
@@ -64,10 +68,28 @@ def _system_binds() -> list[str]:
     return args
 
 
+def _interpreter_binds() -> list[str]:
+    """The interpreter's install when it lives under /tmp (a checkout there with its .venv): the
+    container's fresh /tmp would hide it, so it goes back on top, read-only."""
+    prefixes = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).resolve().parent.parent}
+    args = []
+    for prefix in sorted(prefixes):
+        if Path("/tmp") in prefix.parents:
+            args += ["--ro-bind", str(prefix), str(prefix)]
+    return args
+
+
+def _docker_capabilities() -> list[str]:
+    args = ["--cap-drop", "ALL"]
+    for name in DOCKER_CAPABILITIES:
+        args += ["--cap-add", f"CAP_{name}"]
+    return args
+
+
 def run_autograder(root: Path, *, deny_bubblewrap: bool = False, timeout: float = 300) -> ContainerRun:
     cmd = ["bwrap", *_system_binds(), "--bind", str(root), "/autograder",
-           "--dev-bind", "/dev", "/dev", "--bind", "/proc", "/proc", "--tmpfs", "/tmp",
-           *(["--cap-drop", "ALL"] if deny_bubblewrap else []), *ENV_PREFIX,
+           "--dev-bind", "/dev", "/dev", "--bind", "/proc", "/proc", "--tmpfs", "/tmp", *_interpreter_binds(),
+           *(_docker_capabilities() if deny_bubblewrap else []), *ENV_PREFIX,
            "--chdir", "/autograder", "--", "/autograder/run_autograder"]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
     results_file = root / "results" / "results.json"
