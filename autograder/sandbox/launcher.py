@@ -5,6 +5,10 @@ submission at /submission (the only writable place besides a small /tmp), the wo
 files at /opt/sandbox, and nothing of the project: no solutions/, no autograder/, no tests.
 It has no network, its own pid namespace (all of it dies with the sandbox), and runs as the
 unprivileged uid 65534 so RLIMIT_NPROC applies and it cannot change the files it only reads.
+
+The rlimits fallback shares the grader's filesystem and network. Started by root (Gradescope's
+container), its worker still switches to uid 65534 when that uid can run this Python, so files
+locked to root (solutions/ and the hidden tests in an unpacked Gradescope bundle) stay unreadable.
 """
 
 from __future__ import annotations
@@ -12,12 +16,15 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import stat
 import subprocess
 import sys
+import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
 from .limits import Limits
+from .workdir import hand_over
 
 SANDBOX_UID = SANDBOX_GID = 65534          # "nobody"
 INSIDE_WORKDIR = "/submission"
@@ -35,6 +42,8 @@ _NAMESPACES = ("--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts
 NOT_ISOLATED_WARNING = ("WARNING: sandbox without bubblewrap (isolation 'rlimits'): student code is "
                         "NOT isolated: solutions/ may be readable and the network reachable; only "
                         "rlimits apply.")
+# Linux capability bits (linux/capability.h) the root grader needs to hand the worker to 65534.
+_DROP_CAPABILITIES = {"CAP_CHOWN": 0, "CAP_SETGID": 6, "CAP_SETUID": 7}
 
 
 class SandboxUnavailable(RuntimeError):
@@ -73,8 +82,8 @@ class LaunchPlan:
 def resolve_isolation(requested: str) -> str:
     """"bubblewrap" or "rlimits" for a requested "auto" / "bubblewrap" / "rlimits".
 
-    "auto" probes bubblewrap once (a few ms); pass the resolved value to later sandboxes to
-    skip the probe. "bubblewrap" raises SandboxUnavailable when it cannot work here.
+    "auto" probes bubblewrap once per process (a few ms); later calls reuse the answer.
+    "bubblewrap" raises SandboxUnavailable when it cannot work here.
     """
     if requested not in ("auto", "bubblewrap", "rlimits"):
         raise ValueError(f"isolation must be 'auto', 'bubblewrap' or 'rlimits', got {requested!r}")
@@ -88,8 +97,12 @@ def resolve_isolation(requested: str) -> str:
     return "rlimits"
 
 
+@functools.cache
 def bubblewrap_problem() -> str | None:
-    """Why bubblewrap cannot run the worker here, or None if it can."""
+    """Why bubblewrap cannot run the worker here, or None if it can.
+
+    Probed once per process: the machine does not change between students (tests that fake
+    it call `bubblewrap_problem.cache_clear()`)."""
     if shutil.which("bwrap") is None:
         return "bwrap is not installed (apt-get install bubblewrap)"
     try:
@@ -109,7 +122,10 @@ def bubblewrap_problem() -> str | None:
 
 def launch_plan(isolation: str, workdir: Path, private_dir: Path, limits: Limits) -> LaunchPlan:
     """The plan for a worker in `workdir` (the submission copy) with `private_dir` (a host
-    directory of this sandbox only, for HOME/TMPDIR in the fallback)."""
+    directory of this sandbox only, for HOME/TMPDIR in the fallback).
+
+    A root grader's fallback worker gives up root when `sandbox_uid_problem()` allows it; then
+    `private_dir` (HOME and, in a Sandbox, the submission copy) is handed over to uid 65534."""
     if isolation == "bubblewrap":
         as_root = os.geteuid() == 0
         return LaunchPlan(
@@ -125,29 +141,135 @@ def launch_plan(isolation: str, workdir: Path, private_dir: Path, limits: Limits
             counted_uid=SANDBOX_UID if as_root else None,
         )
     if isolation == "rlimits":
-        warn_not_isolated()
         home = private_dir / "home"
         home.mkdir(exist_ok=True)
-        as_root = os.geteuid() == 0
-        return LaunchPlan(
-            isolation="rlimits",
-            prefix=(),
-            worker_path=str(_HERE / "worker.py"),
-            cwd=str(workdir),
-            env=_base_env(str(home)),
-            drop_to=None,
-            # Root ignores RLIMIT_NPROC; a user already runs some processes of their own.
-            max_processes=None if as_root else limits.max_processes,
-            counted_uid=None if as_root else os.geteuid(),
-        )
+        euid = os.geteuid()
+        if euid != 0:
+            warn_not_isolated(f"Student code runs as the grader's own uid {euid} and can read "
+                              f"every file the grader can.")
+            return _rlimits_plan(workdir, home, limits, drop_to=None, counted_uid=euid)
+        problem = sandbox_uid_problem() or _closed_ancestor(private_dir)
+        if problem is not None:
+            warn_not_isolated(f"Student code runs as ROOT and can read every file the grader "
+                              f"can (solutions/, hidden tests, other submissions): it cannot "
+                              f"switch to uid {SANDBOX_UID} here because {problem}.")
+            # Root ignores RLIMIT_NPROC.
+            return _rlimits_plan(workdir, home, limits, drop_to=None, counted_uid=None)
+        warn_not_isolated(f"Student code runs as uid {SANDBOX_UID} and can read every "
+                          f"world-readable file.")
+        # The worker's only writable places: its submission copy and HOME, both in private_dir.
+        hand_over(private_dir, SANDBOX_UID, SANDBOX_GID)
+        return _rlimits_plan(workdir, home, limits, drop_to=(SANDBOX_UID, SANDBOX_GID),
+                             counted_uid=SANDBOX_UID)
     raise ValueError(f"isolation must be 'bubblewrap' or 'rlimits', got {isolation!r}")
 
 
+def _rlimits_plan(workdir: Path, home: Path, limits: Limits, *, drop_to: tuple[int, int] | None,
+                  counted_uid: int | None) -> LaunchPlan:
+    return LaunchPlan(
+        isolation="rlimits",
+        prefix=(),
+        worker_path=str(_HERE / "worker.py"),
+        cwd=str(workdir),
+        env=_base_env(str(home)),
+        drop_to=drop_to,
+        # RLIMIT_NPROC counts every process of the uid machine-wide; root is not limited by it.
+        max_processes=limits.max_processes if counted_uid is not None else None,
+        counted_uid=counted_uid,
+    )
+
+
 @functools.cache
-def warn_not_isolated() -> None:
+def warn_not_isolated(who_runs_it: str) -> None:
     """Printed once per process: the fallback must never go unnoticed."""
     bar = "!" * 78
-    print(f"{bar}\n{NOT_ISOLATED_WARNING}\n{bar}", file=sys.stderr, flush=True)
+    print(f"{bar}\n{NOT_ISOLATED_WARNING}\n{who_runs_it}\n{bar}", file=sys.stderr, flush=True)
+
+
+@functools.cache
+def sandbox_uid_problem() -> str | None:
+    """Why a worker started by root here could not switch to uid 65534 and go on running,
+    or None if it can.
+
+    The rlimits fallback gives up root only when this is None. The worker imports the standard
+    library, numpy and its own modules after the switch, so uid 65534 must reach all of them:
+    /root is often mode 0700 with the interpreter (pyenv) below it. Checked once per process:
+    the capabilities, then the permission bits on the way to those files, then one real start
+    of this Python as uid 65534.
+    """
+    missing = _missing_capabilities()
+    if missing:
+        return f"the grader lacks {', '.join(missing)}"
+    for path in _paths_the_worker_reads():
+        problem = _unreachable(path)
+        if problem is not None:
+            return problem
+    return _start_as_sandbox_uid()
+
+
+def _missing_capabilities() -> list[str]:
+    """The capabilities of `_DROP_CAPABILITIES` this process lacks (root in a container may)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            line = next(line for line in status if line.startswith("CapEff:"))
+        effective = int(line.split()[1], 16)
+    except (OSError, StopIteration, ValueError, IndexError):
+        return ["readable capabilities (/proc/self/status)"]
+    return [name for name, bit in _DROP_CAPABILITIES.items() if not effective >> bit & 1]
+
+
+def _paths_the_worker_reads() -> list[Path]:
+    """Directories the worker imports from after the switch, and its own files."""
+    install = sysconfig.get_paths()
+    dirs = {sys.prefix, sys.base_prefix, install["stdlib"], install["platstdlib"],
+            install["purelib"], install["platlib"], str(_HERE)}
+    dynload = Path(install["platstdlib"]) / "lib-dynload"   # the stdlib's C extensions
+    if dynload.is_dir():
+        dirs.add(str(dynload))
+    return sorted({Path(os.path.realpath(d)) for d in dirs}) + [_HERE / n for n in WORKER_FILES]
+
+
+def _closed_ancestor(path: Path) -> str | None:
+    """The first directory above `path` that others (uid 65534) cannot enter, as a reason."""
+    for parent in reversed(Path(os.path.realpath(path)).parents):
+        try:
+            mode = parent.stat().st_mode
+        except OSError as exc:
+            return f"{parent} cannot be checked: {exc.strerror}"
+        if not mode & stat.S_IXOTH:
+            return f"{parent} is mode {stat.S_IMODE(mode):04o}: others cannot enter it"
+    return None
+
+
+def _unreachable(path: Path) -> str | None:
+    """Why others cannot read `path` (a directory must also be enterable: Python lists the
+    directories it imports from), or None."""
+    problem = _closed_ancestor(path)
+    if problem is not None:
+        return problem
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        return f"{path} cannot be checked: {exc.strerror}"
+    wanted = stat.S_IROTH | (stat.S_IXOTH if stat.S_ISDIR(mode) else 0)
+    if mode & wanted != wanted:
+        return f"{path} is mode {stat.S_IMODE(mode):04o}: others cannot read it"
+    return None
+
+
+def _start_as_sandbox_uid() -> str | None:
+    """Runs this Python as uid 65534 once, importing numpy the way the worker does."""
+    try:
+        probe = subprocess.run([sys.executable, "-s", "-B", "-c", "import numpy"], cwd="/",
+                               env=_base_env("/tmp"), user=SANDBOX_UID, group=SANDBOX_GID,
+                               extra_groups=[], stdin=subprocess.DEVNULL, capture_output=True,
+                               timeout=60)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"{sys.executable} could not start as uid {SANDBOX_UID}: {exc}"
+    if probe.returncode != 0:
+        detail = probe.stderr.decode("utf-8", "replace").strip()[-300:]
+        return f"{sys.executable} failed as uid {SANDBOX_UID} (exit {probe.returncode}): {detail}"
+    return None
 
 
 def _base_env(home: str) -> dict[str, str]:

@@ -31,10 +31,11 @@ MAX_TRACEBACK = 4000
 
 
 def main(config: dict) -> None:
-    if config.get("parent_pid"):
-        _die_with_parent(config["parent_pid"])
     _apply_limits(config)
     _drop_privileges(config.get("drop_to"))
+    if config.get("parent_pid"):
+        # After the switch: the kernel clears the parent-death signal when the uid changes.
+        _die_with_parent(config["parent_pid"])
     marker_fd = os.dup(1)  # private copy of the output pipe: survives a student closing fd 1
     channel = socket.socket(fileno=config["channel_fd"])
     channel.set_inheritable(False)

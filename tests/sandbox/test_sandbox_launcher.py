@@ -49,11 +49,27 @@ def test_a_python_install_containing_the_project_is_refused(monkeypatch):
         launcher._readonly_binds()
 
 
-def test_auto_falls_back_when_bwrap_is_missing(monkeypatch):
+@pytest.fixture
+def fresh_bubblewrap_probe():
+    """The probe's answer is cached per process; a test that fakes the machine starts and ends
+    with a fresh one."""
+    launcher.bubblewrap_problem.cache_clear()
+    yield
+    launcher.bubblewrap_problem.cache_clear()
+
+
+def test_auto_falls_back_when_bwrap_is_missing(monkeypatch, fresh_bubblewrap_probe):
     monkeypatch.setattr(launcher.shutil, "which", lambda _name: None)
     assert resolve_isolation("auto") == "rlimits"
     with pytest.raises(SandboxUnavailable, match="not installed"):
         resolve_isolation("bubblewrap")
+
+
+def test_bubblewrap_is_probed_once_per_process(monkeypatch, fresh_bubblewrap_probe):
+    looked_up = []
+    monkeypatch.setattr(launcher.shutil, "which", lambda name: looked_up.append(name))
+    assert [resolve_isolation("auto") for _ in range(3)] == ["rlimits"] * 3
+    assert looked_up == ["bwrap"]
 
 
 def test_unknown_isolation_is_a_value_error():
