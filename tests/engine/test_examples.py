@@ -47,3 +47,19 @@ def test_every_example_has_feedback_per_item(graded_batch, name):
     text = graded_batch.feedback(f"{EXAMPLE_PREFIX}{name}")
     for item in result(graded_batch, name).items:
         assert f"## {item.id}" in text
+
+
+@pytest.mark.parametrize("name", ["alice", "bob", "carol", "dave", "eve"])
+def test_example_notebooks_carry_the_current_locked_cells(name):
+    """Examples are answered copies of today's release: every locked cell reads as released."""
+    import nbformat
+
+    from autograder.engine.registry import REPO_ROOT
+
+    def locked(nb):
+        return {c.metadata["nbgrader"]["grade_id"]: c.source for c in nb.cells
+                if c.metadata.get("nbgrader", {}).get("locked")}
+
+    released = nbformat.read(REPO_ROOT / "assignments/lec01_codesign/handout.ipynb", as_version=4)
+    example = nbformat.read(REPO_ROOT / f"examples/lec01_codesign/submissions/{name}/handout.ipynb", as_version=4)
+    assert locked(example) == locked(released)
