@@ -117,7 +117,7 @@ def ridge_point(chip, precision):
 
     【做法】ridge = chip.peak_flops(precision) / chip.mem_bw，单位 FLOP/B（每从 HBM 读 1 字节要做多少次运算）。
     【边界】芯片没有该精度的数字时，hw_specs 抛出的 MissingFigureError 原样传出。
-    【返回】float，单位 FLOP/B。例：H100 的 FP8 约 591。
+    【返回】float，单位 FLOP/B。例：H100 的 BF16 约 295。
     """
     raise NotImplementedError("ridge_point 还没有实现：删掉这一行，按上面 docstring 的要求写出你的代码")
 
@@ -136,7 +136,7 @@ def trend_row(chip, low_precision, base=H100):
         "nvlink"   ：每 GPU 的 NVLink 带宽之比（link_bw）
         "power"    ：功耗之比（power_w）；chip 或 base 没有功耗数字时为 None
         "ridge"    ：chip 在 low_precision 下的屋脊点本身（不是倍数），单位 FLOP/B，即 ridge_point(chip, low_precision)
-    【例】trend_row(B300, "nvfp4") 的 compute 约 7.6、fp8 约 2.5、ridge 约 1875。
+    【例】trend_row(B200, "nvfp4") 的 compute 约 5.1、capacity 约 2.4、ridge 约 1250。
     【Python 小知识】chip.has("fp8")、chip.has("power_w") 告诉你某个数字是否公布过。
     """
     raise NotImplementedError("trend_row 还没有实现：删掉这一行，按上面 docstring 的要求写出你的代码")

@@ -122,12 +122,19 @@ def test_no_answer_key_value_appears_in_the_notebook():
 
 
 def test_no_number_in_the_notebook_prose_would_pass_as_an_answer():
-    """An example value in a prompt ("写成百分数，例如 …") must not fall within a key's tolerance."""
+    """An example value in a prompt ("写成百分数，例如 …"), a docstring's worked example or the
+    README must not fall within a key's tolerance."""
     from solutions.lec01_codesign.answers import answer_key
 
-    notebook = json.loads(_text(ASSIGNMENTS / "lec01_codesign" / "handout.ipynb"))
+    folder = ASSIGNMENTS / "lec01_codesign"
+    notebook = json.loads(_text(folder / "handout.ipynb"))
     prose = "\n".join("".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "markdown")
-    decimals = {float(m) for m in re.findall(r"(?<![\d.^])\d+\.\d+(?![\d.])", prose)}
+    prose += "\n" + _text(folder / "README.md")
+    numbers = re.compile(r"(?<![\d.^])\d+\.\d+(?![\d.])")
+    decimals = {float(m) for m in numbers.findall(prose)}
+    # The docstrings' rounding examples (0.25 → 0, 2.5 → 2, …) are FP4/FP8 grid points and ties,
+    # which the specification must quote; every other number there counts.
+    decimals |= {d for d in map(float, numbers.findall(_text(folder / "codesign.py"))) if (d * 4) % 1 or d > 8}
     assert decimals  # the prose does quote numbers (bits per value, bytes per element)
     items = {item.id: item for item in load_config("lec01_codesign").items_of("number")}
     key = answer_key()
