@@ -84,6 +84,8 @@ c.GenerateFeedback.preprocessors = [
 # `<student>_<anything>.zip`, or Canvas-style files `<student>[_LATE]_<id>_<id>_<file name>`
 # (zips too). The pattern is matched against the absolute path of each extracted file; student
 # ids must not contain "_".
+# Canvas's resubmission counter ("handout-1.ipynb") is stripped by our collector plugin.
+c.ZipCollectApp.collector_plugin = "autograder.nbgrader_bridge.collect.LmsFileNameCollector"
 c.FileNameCollectorPlugin.valid_ext = [".ipynb", ".py"]
 c.FileNameCollectorPlugin.named_regexp = (
     r"(?!.*/__MACOSX/)"                 # macOS resource forks inside zips

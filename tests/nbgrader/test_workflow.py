@@ -185,7 +185,8 @@ def make_submissions(root: Path, scratch: Path) -> None:
             zf.write(path, path.relative_to(scratch / ZIPPED).as_posix())
         zf.writestr(f"__MACOSX/{ASSIGNMENT}/._handout.ipynb", "resource fork")
     for path in (scratch / CANVAS / ASSIGNMENT).iterdir():  # Canvas: <student>_<user id>_<submission id>_<file>
-        shutil.copyfile(path, archive / f"{CANVAS}_1001_2002_{path.name}")
+        name = path.name.replace(".ipynb", "-1.ipynb")  # Canvas numbers a resubmitted file
+        shutil.copyfile(path, archive / f"{CANVAS}_1001_2002_{name}")
 
 
 # ---------------------------------------------------------------------------------------------
