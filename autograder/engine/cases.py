@@ -22,6 +22,7 @@ GROUP_WEIGHTS = {
 }
 
 INLINE_ARRAY_MAX = 4  # arrays up to this size are written out in a rendered call; larger ones are `x`
+LONG_INT_BITS = 100  # integers longer than this are described, not written out (the wire allows 4000 bits)
 
 
 @dataclass(frozen=True)
@@ -31,7 +32,9 @@ class Verdict:
 
 
 class Check(Protocol):
-    def __call__(self, actual: Any, what: str) -> Verdict: ...
+    """`reveal=False`: the failure message must not contain the expected value."""
+
+    def __call__(self, actual: Any, what: str, *, reveal: bool = True) -> Verdict: ...
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,10 @@ def render_number(value: Any) -> str:
     if isinstance(value, (bool, np.bool_)) or value is None:
         return repr(value)
     if isinstance(value, (int, np.integer)):
+        bits = int(value).bit_length()
+        if bits > LONG_INT_BITS:
+            beyond = "，超出 float64 的范围" if bits > 1024 else ""
+            return f"一个 {bits} 位二进制的整数（约 {'-' if value < 0 else ''}2^{bits - 1}{beyond}）"
         return str(int(value))
     if isinstance(value, (float, np.floating)):
         return repr(float(value))
@@ -100,6 +107,9 @@ class Case:
     expect: Expectation
     group: str = "分布"
     weight: float | None = None  # None: the group's default weight
+    # False when the expected value is itself an answer key (e.g. a report question's number):
+    # a failure then says the value is wrong without showing the expected one.
+    reveal_expected: bool = True
 
     @property
     def points_weight(self) -> float:

@@ -9,6 +9,13 @@ value and a rendered call (`what`) gives a Verdict. Every failure message follow
 and array mismatches add numpy.testing's summary (mismatched elements, max abs/rel difference,
 the first few `[i]` with input, returned and expected values). Tolerances are relative to the
 *desired* value: |actual − desired| <= atol + rtol·|desired|.
+
+A check called with `reveal=False` (a case whose expected value is itself an answer key) says
+what was returned and that it is wrong, but never the expected value nor anything it could be
+recovered from (differences to it).
+
+A student's integer may be far beyond float64 (the wire carries up to 4000 bits): it is a wrong
+value, never an OverflowError in the grader.
 """
 
 from __future__ import annotations
@@ -26,8 +33,14 @@ SHOWN_MISMATCHES = 3
 COMPACT_SIZE = 4  # arrays this small are shown whole instead of as a mismatch summary
 
 
-def problem(what: str, issue: str, got: str, desired: str) -> Verdict:
-    """The one failure template."""
+WITHHELD = "与参考值不符（这个用例的期望值就是报告题的答案，所以不显示；请用显示了期望值的用例排查）"
+TOO_LARGE = "超出 float64 范围的整数"
+
+
+def problem(what: str, issue: str, got: str, desired: str, reveal: bool = True) -> Verdict:
+    """The one failure template; without `reveal` the expected value is left out."""
+    if not reveal:
+        return Verdict(False, f"`{what}` {issue} — 返回 {got}，{WITHHELD}")
     return Verdict(False, f"`{what}` {issue} — 返回 {got}，期望 {desired}")
 
 
@@ -61,7 +74,8 @@ def as_real_array(value: Any) -> np.ndarray | None:
 
     Accepted: numpy arrays of integer or float dtype (float32 included: converting it to float64
     is exact, so a float32 result passes exactly when its values are right), numpy scalars,
-    Python numbers, and (nested) lists/tuples of numbers.
+    Python numbers, and (nested) lists/tuples of numbers. Raises OverflowError for a Python
+    integer beyond float64's range.
     """
     if isinstance(value, np.ndarray):
         return value.astype(np.float64) if value.dtype.kind in "iuf" else None
@@ -73,7 +87,7 @@ def as_real_array(value: Any) -> np.ndarray | None:
         try:
             return np.asarray(value, dtype=np.float64)
         except (ValueError, TypeError):  # ragged nesting
-            return None
+            return None  # (OverflowError passes through: a number, just a wrong one)
     return None
 
 
@@ -111,9 +125,13 @@ class ArrayCheck:
     inputs: np.ndarray | None = None
     rule: str = ""  # Chinese description of the acceptance rule, when it is not plain tolerance
 
-    def __call__(self, actual: Any, what: str) -> Verdict:
+    def __call__(self, actual: Any, what: str, *, reveal: bool = True) -> Verdict:
         desired = np.asarray(self.desired, dtype=np.float64)
-        got = as_real_array(actual)
+        rule = self.rule or tolerance_text(self.rtol, self.atol)
+        try:
+            got = as_real_array(actual)
+        except OverflowError:
+            return problem(what, f"的值不对（{rule}）", f"含有{TOO_LARGE}的数据", "有限的 float64 值", reveal)
         if got is None:
             return problem(what, "的返回类型不对", describe_type(actual), "数值数组（numpy 数组、list 或数字）")
         if got.shape != desired.shape:
@@ -124,11 +142,11 @@ class ArrayCheck:
         if ok.all():
             return Verdict(True)
         if desired.size <= COMPACT_SIZE:  # a shrunk counterexample: one line says it all
-            return problem(what, f"的值不对（{self.rule or tolerance_text(self.rtol, self.atol)}）",
-                           render_array(got), render_array(desired))
-        return Verdict(False, self._mismatch_report(what, got, desired, ok))
+            return problem(what, f"的值不对（{rule}）", render_array(got), render_array(desired), reveal)
+        return Verdict(False, self._mismatch_report(what, got, desired, ok, reveal))
 
-    def _mismatch_report(self, what: str, got: np.ndarray, desired: np.ndarray, ok: np.ndarray) -> str:
+    def _mismatch_report(self, what: str, got: np.ndarray, desired: np.ndarray, ok: np.ndarray,
+                         reveal: bool) -> str:
         bad = ~ok
         n_bad, n = int(bad.sum()), ok.size
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
@@ -138,15 +156,19 @@ class ArrayCheck:
         lines = [
             f"`{what}` 的值不对（{rule}）：",
             f"- Mismatched elements: {n_bad} / {n} ({100 * n_bad / n:.3g} %)",
-            f"- Max absolute difference: {_fmt_diff(abs_diff)}",
-            f"- Max relative difference: {_fmt_diff(rel_diff)}（相对于期望值）",
         ]
+        if reveal:  # differences would give the expected values away
+            lines += [f"- Max absolute difference: {_fmt_diff(abs_diff)}",
+                      f"- Max relative difference: {_fmt_diff(rel_diff)}（相对于期望值）"]
+        else:
+            lines.append(f"- {WITHHELD}")
         for index in list(zip(*np.nonzero(bad)))[:SHOWN_MISMATCHES]:
             where = ", ".join(str(int(i)) for i in index) if index else ""
             shown = f"- `[{where}]`：" if where else "- "
             if self.inputs is not None:
                 shown += f"输入 {render_number(np.asarray(self.inputs)[index])} → "
-            shown += f"返回 {render_number(got[index])}，期望 {render_number(desired[index])}"
+            shown += f"返回 {render_number(got[index])}"
+            shown += f"，期望 {render_number(desired[index])}" if reveal else ""
             lines.append(shown)
         if n_bad > SHOWN_MISMATCHES:
             lines.append(f"- ……（另有 {n_bad - SHOWN_MISMATCHES} 个不一致）")
@@ -176,16 +198,19 @@ class ScalarCheck:
     rtol: float = 0.0
     atol: float = 0.0
 
-    def __call__(self, actual: Any, what: str) -> Verdict:
+    def __call__(self, actual: Any, what: str, *, reveal: bool = True) -> Verdict:
         if isinstance(actual, np.ndarray) and actual.ndim == 0 and actual.dtype.kind in "iuf":
             actual = actual.item()
         if not is_real_number(actual):
             return problem(what, "的返回类型不对", describe_type(actual), "一个数（int 或 float）")
-        got = float(actual)
+        rule = tolerance_text(self.rtol, self.atol)
+        try:
+            got = float(actual)
+        except OverflowError:
+            return problem(what, f"的值不对（{rule}）", render_number(actual), render_number(self.desired), reveal)
         if got == self.desired or abs(got - self.desired) <= self.atol + self.rtol * abs(self.desired):
             return Verdict(True)
-        return problem(what, f"的值不对（{tolerance_text(self.rtol, self.atol)}）",
-                       render_number(got), render_number(self.desired))
+        return problem(what, f"的值不对（{rule}）", render_number(got), render_number(self.desired), reveal)
 
 
 @dataclass(frozen=True)
@@ -197,7 +222,7 @@ class MappingCheck:
     atol: float = 0.0
     key_order: tuple[str, ...] = field(default=())
 
-    def __call__(self, actual: Any, what: str) -> Verdict:
+    def __call__(self, actual: Any, what: str, *, reveal: bool = True) -> Verdict:
         if not isinstance(actual, Mapping):
             return problem(what, "的返回类型不对", describe_type(actual), "dict")
         missing = [k for k in self.desired if k not in actual]
@@ -214,7 +239,7 @@ class MappingCheck:
                 if got is not None:
                     messages.append(problem(sub, "应为 None（缺少公布的数字时）", render_number(got), "None").message)
                 continue
-            verdict = ScalarCheck(float(want), self.rtol, self.atol)(got, sub)
+            verdict = ScalarCheck(float(want), self.rtol, self.atol)(got, sub, reveal=reveal)
             if not verdict.ok:
                 messages.append(verdict.message)
         if not messages:

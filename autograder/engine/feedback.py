@@ -39,7 +39,9 @@ def points(value: float) -> str:
     return f"{value:g}"
 
 
-def function_feedback(item: Item, suite: Suite, records: Sequence[TestRecord], error: str, output: str) -> str:
+def function_feedback(item: Item, suite: Suite, records: Sequence[TestRecord], error: str, output: str,
+                      note: str = "") -> str:
+    """`note`: a remark on the whole item shown under the count (e.g. why raise cases scored 0)."""
     lines = [f"**测试内容：** {suite.summary}", ""]
     if error:
         lines += [error if "NotImplementedError" in error else f"**无法测试：** {error}", output_block(output)]
@@ -49,6 +51,8 @@ def function_feedback(item: Item, suite: Suite, records: Sequence[TestRecord], e
     passed = [r for r in records if r.verdict.ok]
     failed = [r for r in records if not r.verdict.ok]
     lines.append(f"通过 {len(passed)} / {len(records)} 项测试（按权重 {100 * earned / total:.0f} %）。")
+    if note:
+        lines += ["", f"**注意：** {note}"]
     if failed:
         lines += ["", f"#### 未通过（{len(failed)} 项）", ""]
         first_seen: dict[str, int] = {}  # the same problem with another input is said once

@@ -2,14 +2,17 @@
 
 Partial credit: score = points × (weight of passed tests) / (weight of all tests), rounded to
 0.01; the weights are the suite's group weights (cases.GROUP_WEIGHTS) unless a case sets its own.
+"Must raise" cases count only once the function gets at least one value test right: a stub that
+raises ValueError for every input earns nothing.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Sequence
 
-from autograder.engine.cases import Suite, Verdict
+from autograder.engine.cases import Raises, Suite, Verdict
 from autograder.engine.feedback import function_feedback, truncate_output
 from autograder.engine.invoke import StudentCode, import_failure_text, judge
 from autograder.engine.properties import run_property
@@ -25,6 +28,21 @@ class TestRecord:
     group: str
     weight: float
     verdict: Verdict
+    expects_raise: bool = False  # a "must raise" case rather than a value test
+
+
+RAISES_WITHOUT_VALUES = ("这一项没有任何返回值的测试通过，所以「必须抛出异常」的用例暂不计分："
+                         "对每个输入都抛出异常的实现不能靠它们得分。先让函数返回正确的值。")
+RAISE_CASE_NOT_COUNTED = "抛出了要求的异常，但这一项没有任何返回值的测试通过，所以本用例暂不计分（见上面的注意）。"
+
+
+def discount_raises(records: Sequence[TestRecord]) -> list[TestRecord]:
+    """Passed "must raise" cases become failures when no value test passed (and there are some)."""
+    value_tests = [r for r in records if not r.expects_raise]
+    if not value_tests or any(r.verdict.ok for r in value_tests):
+        return list(records)
+    return [replace(r, verdict=Verdict(False, RAISE_CASE_NOT_COUNTED)) if r.expects_raise and r.verdict.ok else r
+            for r in records]
 
 
 def grade_function(item: Item, suite: Suite, code: StudentCode) -> ItemResult:
@@ -43,13 +61,17 @@ def grade_function(item: Item, suite: Suite, code: StudentCode) -> ItemResult:
                    f"{len(suite.cases) + len(suite.properties)} 项测试都没有通过。")
         return ItemResult(item.id, item.kind, 0.0, item.points, "failed",
                           function_feedback(item, suite, [], message, output), truncate_output(output), item.title)
-    records = [TestRecord(case.label, case.group, case.points_weight, judge(reply, case.expect))
+    records = [TestRecord(case.label, case.group, case.points_weight,
+                          judge(reply, case.expect, reveal=case.reveal_expected), isinstance(case.expect, Raises))
                for case, reply in zip(suite.cases, replies)]
     for prop in suite.properties:
         result = run_property(prop, code)
         label = f"{prop.label}（{result.examples} 个例子）"
         records.append(TestRecord(label, prop.group, prop.points_weight, Verdict(result.passed, result.message)))
         output += result.output
+    discounted = discount_raises(records)
+    note = RAISES_WITHOUT_VALUES if discounted != records else ""
+    records = discounted
 
     total = math.fsum(r.weight for r in records)
     earned = math.fsum(r.weight for r in records if r.verdict.ok)
@@ -58,4 +80,4 @@ def grade_function(item: Item, suite: Suite, code: StudentCode) -> ItemResult:
     if status == "partial" and score == item.points:  # rounding must not hide a failed test
         score = round(item.points - 0.01, 2)
     return ItemResult(item.id, item.kind, score, item.points, status,
-                      function_feedback(item, suite, records, "", output), truncate_output(output), item.title)
+                      function_feedback(item, suite, records, "", output, note), truncate_output(output), item.title)

@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 from typing import Sequence
 
-from autograder.engine.cases import Call, Expectation, Raises, Returns, Verdict
+from autograder.engine.cases import Call, Expectation, Raises, Returns, Verdict, render_number
 from autograder.engine.checks import describe_type
 from autograder.sandbox import Call as SandboxCall
 from autograder.sandbox.outcomes import CallOutcome, NotebookOutcome
@@ -112,8 +112,9 @@ class StudentCode:
 # ---------------------------------------------------------------------------------------------
 # Outcome -> Verdict
 # ---------------------------------------------------------------------------------------------
-def judge(reply: Reply, expect: Expectation, what: str | None = None) -> Verdict:
-    """Did the call do what the expectation demands? The message says why not, in Chinese."""
+def judge(reply: Reply, expect: Expectation, what: str | None = None, *, reveal: bool = True) -> Verdict:
+    """Did the call do what the expectation demands? The message says why not, in Chinese
+    (without the expected value unless `reveal`)."""
     what = what or reply.call.render()
     outcome = reply.outcome
     if outcome is None:
@@ -121,7 +122,7 @@ def judge(reply: Reply, expect: Expectation, what: str | None = None) -> Verdict
     if isinstance(expect, Raises):
         return _judge_raises(outcome, expect, what)
     if outcome.status == "ok":
-        return expect.check(outcome.value, what)
+        return expect.check(outcome.value, what, reveal=reveal)
     return Verdict(False, failure_text(outcome, what))
 
 
@@ -186,7 +187,7 @@ def _exception(outcome: CallOutcome) -> str:
 def _value_summary(value: object) -> str:
     text = describe_type(value)
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        text = repr(value)
+        text = render_number(value)  # a 4000-bit int is described, not printed
     return f" {text}"
 
 

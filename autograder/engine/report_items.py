@@ -11,8 +11,10 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from autograder.engine.cases import render_number
 from autograder.engine.checks import is_real_number
 from autograder.engine.feedback import truncate_output
+from autograder.engine.guard import guarded
 from autograder.engine.registry import Item
 from autograder.engine.results import ItemResult
 from autograder.sandbox import NotebookOutcome, Unsupported
@@ -38,12 +40,16 @@ def grade_report(items: Sequence[Item], key: Mapping[str, Any], notebook: Notebo
             results.append(ItemResult(item.id, item.kind, 0.0, item.points, "error",
                                       f"**无法评分：** {reason}\n", output, item.title))
             continue
-        value = notebook.variables.get(item.id, _ABSENT)
-        ok, text = (_number if item.kind == "number" else _choice)(item, value, key[item.id])
-        feedback = text + ("" if ok else note)
-        results.append(ItemResult(item.id, item.kind, item.points if ok else 0.0, item.points,
-                                  "passed" if ok else "failed", feedback + "\n", output, item.title))
+        results.append(guarded(item, lambda: _judge_answer(item, notebook, key[item.id], note, output)))
     return results
+
+
+def _judge_answer(item: Item, notebook: NotebookOutcome, key: Any, note: str, output: str) -> ItemResult:
+    value = notebook.variables.get(item.id, _ABSENT)
+    ok, text = (_number if item.kind == "number" else _choice)(item, value, key)
+    feedback = text + ("" if ok else note)
+    return ItemResult(item.id, item.kind, item.points if ok else 0.0, item.points,
+                      "passed" if ok else "failed", feedback + "\n", output, item.title)
 
 
 def _unanswered(item: Item, value: Any) -> str | None:
@@ -72,7 +78,10 @@ def _number(item: Item, value: Any, key: float) -> tuple[bool, str]:
     if not is_real_number(value):
         kind = value.type_name if isinstance(value, Unsupported) else type(value).__name__
         return False, f"`{item.id}` 应该是一个数（int 或 float），现在是 {kind}。"
-    answer = float(value)
+    try:
+        answer = float(value)
+    except OverflowError:  # an int of thousands of bits: a number, just not a plausible one
+        return False, f"`{item.id}` = {render_number(value)}，不是有限的 float 数。"
     if not math.isfinite(answer):
         return False, f"`{item.id}` = {answer!r} 不是有限的数。"
     unit = f" {item.unit}" if item.unit else ""

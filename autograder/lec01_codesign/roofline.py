@@ -3,6 +3,10 @@
 
 Ratios are compared with RTOL relative to the reference (floating algebra may differ in the
 last bits: `peak / fpe / exp` versus `peak / (fpe · exp)`); `flops_per_exp` exactly.
+
+A case on a real chip never shows its expected value when it fails: those values are the report
+questions' answer keys (trend_row(B300, "nvfp4"), exp_ratio(B200, "fp8", 64, 64), ridge points…).
+The synthetic chips' cases show theirs, and are the ones to debug with.
 """
 
 from __future__ import annotations
@@ -18,6 +22,13 @@ from autograder.lec01_codesign import chips
 RTOL = 1e-9
 SHAPES = ((128, 128), (64, 64), (192, 128), (256, 256), (96, 32))
 MISSING = "MissingFigureError"
+REAL_CHIPS_HIDDEN = "真实芯片用例失败时不显示期望值（它们就是报告题的答案），请用合成芯片的用例排查。"
+
+
+def _is_real(*specs: dict | None) -> bool:
+    """Does the call involve a chip of the real table (whose results are answer keys)?"""
+    real = chips.real_specs().values()
+    return any(spec in real for spec in specs if spec is not None)
 
 
 def flops_per_exp_suite(reference) -> Suite:
@@ -43,7 +54,8 @@ def flops_per_exp_suite(reference) -> Suite:
 def exp_ratio_suite(reference) -> Suite:
     def case(label, spec, precision, q, v, group="芯片"):
         call = Call("exp_ratio", (chips.arg(spec), precision, q, v))
-        return Case(label, call, _expect(reference, (chips.chip(spec), precision, q, v), "exp_ratio"), group)
+        return Case(label, call, _expect(reference, (chips.chip(spec), precision, q, v), "exp_ratio"), group,
+                    reveal_expected=not _is_real(spec))
 
     cases = []
     real = chips.real_specs()
@@ -74,13 +86,15 @@ def exp_ratio_suite(reference) -> Suite:
         max_examples=25,
     )
     return Suite("exp_ratio", "softmax 的 exp 时间与矩阵乘法时间之比：真实芯片（H100/B200/B300）、随机数值的合成芯片"
-                              "（防止查表），以及缺少数字时 MissingFigureError 原样传出。", tuple(cases), (prop,))
+                              "（防止查表），以及缺少数字时 MissingFigureError 原样传出。" + REAL_CHIPS_HIDDEN,
+                 tuple(cases), (prop,))
 
 
 def ridge_point_suite(reference) -> Suite:
     def case(label, spec, precision, group="芯片"):
         call = Call("ridge_point", (chips.arg(spec), precision))
-        return Case(label, call, _expect(reference, (chips.chip(spec), precision), "ridge_point"), group)
+        return Case(label, call, _expect(reference, (chips.chip(spec), precision), "ridge_point"), group,
+                    reveal_expected=not _is_real(spec))
 
     cases = []
     for name, spec in chips.real_specs().items():
@@ -100,7 +114,7 @@ def ridge_point_suite(reference) -> Suite:
         max_examples=25,
     )
     return Suite("ridge_point", "屋脊点 = 峰值算力 / 内存带宽：真实芯片的每个精度、随机数值的合成芯片，"
-                                "以及 MissingFigureError 原样传出。", tuple(cases), (prop,))
+                                "以及 MissingFigureError 原样传出。" + REAL_CHIPS_HIDDEN, tuple(cases), (prop,))
 
 
 def trend_row_suite(reference) -> Suite:
@@ -108,7 +122,8 @@ def trend_row_suite(reference) -> Suite:
         kwargs = {} if base is None else {"base": chips.arg(base)}
         call = Call("trend_row", (chips.arg(spec), low), kwargs)
         ref_kwargs = {} if base is None else {"base": chips.chip(base)}
-        return Case(label, call, _expect(reference, (chips.chip(spec), low), "trend_row", ref_kwargs), group)
+        return Case(label, call, _expect(reference, (chips.chip(spec), low), "trend_row", ref_kwargs), group,
+                    reveal_expected=not _is_real(spec, base))
 
     real = chips.real_specs()
     cases = [
@@ -137,7 +152,8 @@ def trend_row_suite(reference) -> Suite:
         max_examples=25,
     )
     return Suite("trend_row", "演示 1 的一行（7 个键：相对 base 的倍数和屋脊点）：真实芯片、默认和指定的 base、"
-                              "随机数值的合成芯片，没有公布的 fp8/power 为 None，MissingFigureError 原样传出。",
+                              "随机数值的合成芯片，没有公布的 fp8/power 为 None，MissingFigureError 原样传出。"
+                              + REAL_CHIPS_HIDDEN,
                  tuple(cases), (prop,))
 
 

@@ -75,3 +75,28 @@ def test_as_real_array_converts_only_numbers():
     assert as_real_array(np.float32(0.25)).dtype == np.float64
     assert as_real_array([1, 2.5]).tolist() == [1.0, 2.5]
     assert as_real_array(["1"]) is None and as_real_array({"a": 1}) is None
+
+
+def test_integers_beyond_float64_are_wrong_values_not_errors():
+    """The wire carries ints up to 4000 bits; float() of them overflows."""
+    huge = 2**3000
+    for check, value in ((ScalarCheck(768.0), huge), (ScalarCheck(768.0), -huge),
+                         (ArrayCheck(np.zeros(2)), [huge, 0]), (ArrayCheck(np.zeros(1)), huge),
+                         (MappingCheck({"compute": 7.5}), {"compute": huge})):
+        verdict = check(value, "f(x)")
+        assert not verdict.ok and "值不对" in verdict.message, verdict.message
+        assert str(huge)[:20] not in verdict.message  # described by its size, not 900 digits
+
+
+def test_without_reveal_no_check_shows_the_expected_value():
+    desired = 7.579968669462833
+    cases = ((ScalarCheck(desired, rtol=1e-9), 8.5), (MappingCheck({"compute": desired}, rtol=1e-9), {"compute": 8.5}),
+             (ArrayCheck(np.array([desired])), [8.5]), (ArrayCheck(np.full(64, desired)), np.full(64, 8.5)),
+             (ScalarCheck(desired), 2**3000))
+    for check, wrong in cases:
+        shown = check(wrong, "trend_row(B300, 'nvfp4')", reveal=True).message
+        hidden = check(wrong, "trend_row(B300, 'nvfp4')", reveal=False)
+        assert repr(desired) in shown or "Max absolute difference" in shown
+        assert not hidden.ok and "与参考值不符" in hidden.message
+        assert "7.5799" not in hidden.message and "期望 " not in hidden.message
+        assert "difference" not in hidden.message  # |got − desired| would give the key away too

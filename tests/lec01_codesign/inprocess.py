@@ -7,7 +7,8 @@ from __future__ import annotations
 import math
 import types
 
-from autograder.engine.cases import Call, Suite
+from autograder.engine.cases import Call, Raises, Suite, Verdict
+from autograder.engine.function_items import TestRecord, discount_raises
 from autograder.engine.invoke import Reply, judge
 from autograder.engine.properties import examples_of
 from autograder.sandbox import CallOutcome, ChipArg
@@ -37,20 +38,20 @@ def call_in_process(module: types.ModuleType, call: Call) -> CallOutcome:
 
 
 def suite_score(module: types.ModuleType, suite: Suite) -> tuple[float, list[str]]:
-    """(weighted fraction of the suite passed, labels of the failed tests)."""
-    total = passed = 0.0
-    failed = []
+    """(weighted fraction of the suite passed, labels of the failed tests), weighed as the engine
+    weighs them (raise cases count only once a value test passes)."""
+    records = []
     for case in suite.cases:
-        verdict = judge(Reply(case.call, call_in_process(module, case.call)), case.expect)
-        total += case.points_weight
-        passed += case.points_weight if verdict.ok else 0.0
-        if not verdict.ok:
-            failed.append(case.label)
+        verdict = judge(Reply(case.call, call_in_process(module, case.call)), case.expect,
+                        reveal=case.reveal_expected)
+        records.append(TestRecord(case.label, case.group, case.points_weight, verdict, isinstance(case.expect, Raises)))
     for prop in suite.properties:
-        ok = all(judge(Reply(Call(prop.function, args), call_in_process(module, Call(prop.function, args))),
-                       prop.expect(args)).ok for args in examples_of(prop))
-        total += prop.points_weight
-        passed += prop.points_weight if ok else 0.0
-        if not ok:
-            failed.append(prop.label)
+        verdicts = [judge(Reply(Call(prop.function, args), call_in_process(module, Call(prop.function, args))),
+                          prop.expect(args)) for args in examples_of(prop)]
+        failing = next((v for v in verdicts if not v.ok), None)
+        records.append(TestRecord(prop.label, prop.group, prop.points_weight, failing or Verdict(True)))
+    records = discount_raises(records)
+    total = math.fsum(r.weight for r in records)
+    passed = math.fsum(r.weight for r in records if r.verdict.ok)
+    failed = [r.label for r in records if not r.verdict.ok]
     return (passed / total if not math.isclose(total, 0.0) else 0.0), failed

@@ -85,3 +85,30 @@ def test_quantize_cases_cover_zero_tensors_zero_blocks_and_ties():
     for scheme in ("fp8_tensor", "fp4_tensor", "mxfp4", "nvfp4"):
         assert f"{scheme}：全零张量" in labels
     assert "全零" in labels and "平局" in labels and "舍入成 0" in labels
+
+
+RAISE_ALWAYS = '''
+class MissingFigureError(LookupError):
+    pass
+
+
+def _refuse(*args, **kwargs):
+    """Raises what a bad-input case wants, for every input: MissingFigureError where a figure is
+    unpublished, ValueError everywhere else."""
+    chips = [a for a in (*args, *kwargs.values()) if hasattr(a, "has")]
+    precision = next((a for a in args if isinstance(a, str)), None)
+    if any(not c.has("exp_per_s") or (precision and not c.has(precision)) for c in chips):
+        raise MissingFigureError("unpublished")
+    raise ValueError("bad input")
+
+
+round_e4m3 = to_e2m1 = quantize = flops_per_exp = exp_ratio = ridge_point = trend_row = _refuse
+'''
+
+
+@pytest.mark.parametrize("function", sorted(function_suites()))
+def test_a_stub_that_always_raises_earns_nothing(function):
+    """Bad-input cases pay only once some value test passes: refusing every input is worth 0."""
+    stub = module_from_source(RAISE_ALWAYS, "refuse_everything")
+    fraction, _ = suite_score(stub, function_suites()[function])
+    assert fraction == 0

@@ -1,0 +1,85 @@
+"""Grading one item: "must raise" cases need a value test passed, and nothing a submission
+returns can stop the rest of the submission from being graded."""
+
+from __future__ import annotations
+
+import pytest
+
+from autograder.engine.cases import Verdict
+from autograder.engine.function_items import RAISE_CASE_NOT_COUNTED, discount_raises
+from autograder.engine.function_items import TestRecord as Record  # (not a pytest class)
+from autograder.engine.guard import guarded
+from autograder.engine.registry import Item
+from autograder.engine.report_items import grade_report
+from autograder.engine.results import ItemResult
+from autograder.sandbox import NotebookOutcome, SandboxError
+
+PASS, FAIL = Verdict(True), Verdict(False, "`f(1)` 的值不对")
+
+
+def record(ok: bool, raises: bool) -> Record:
+    return Record("case", "错误输入" if raises else "芯片", 0.5 if raises else 1.0, PASS if ok else FAIL, raises)
+
+
+def test_raise_cases_count_only_after_a_value_test_passes():
+    stub = [record(False, False), record(False, False), record(True, True), record(True, True)]
+    discounted = discount_raises(stub)
+    assert not any(r.verdict.ok for r in discounted)
+    assert [r.verdict.message for r in discounted[2:]] == [RAISE_CASE_NOT_COUNTED] * 2
+    honest = [record(True, False), record(False, False), record(True, True)]
+    assert discount_raises(honest) == honest
+    only_raises = [record(True, True)]  # a suite of raise cases alone keeps them
+    assert discount_raises(only_raises) == only_raises
+
+
+def item(kind: str = "number") -> Item:
+    return Item(id="q01_compute_headline", kind=kind, points=2, title="t", rtol=0.02)
+
+
+def test_an_unexpected_exception_costs_only_its_item():
+    def explode() -> ItemResult:
+        raise OverflowError("int too large to convert to float")
+
+    result = guarded(item(), explode)
+    assert (result.status, result.score, result.max_score) == ("error", 0.0, 2)
+    assert "评分程序无法比较这一项的返回值" in result.feedback_md and "OverflowError" in result.feedback_md
+
+
+def test_a_broken_sandbox_still_stops_grading():
+    def broken() -> ItemResult:
+        raise SandboxError("the sandbox worker did not start")
+
+    with pytest.raises(SandboxError):
+        guarded(item(), broken)
+
+
+def test_a_huge_integer_answer_is_a_wrong_answer():
+    notebook = NotebookOutcome("ok", {"q01_compute_headline": 10**400}, (), "")
+    [result] = grade_report([item()], {"q01_compute_headline": 7.5}, notebook, "handout.ipynb")
+    assert (result.status, result.score) == ("failed", 0.0)
+    assert "不是有限的 float 数" in result.feedback_md
+
+
+def test_a_submission_returning_huge_integers_is_graded_item_by_item(tmp_path):
+    """End to end: ridge_point returns 2**3000 and the notebook answers 10**400; the grader writes
+    a result in which exactly those items lose their points."""
+    import nbformat
+
+    from autograder.build import write_reference_submission
+    from autograder.engine import grade_submission
+
+    reference, student = tmp_path / "reference", tmp_path / "bigint"
+    write_reference_submission("lec01_codesign", reference)
+    student.mkdir()
+    source = (reference / "codesign.py").read_text("utf-8")
+    (student / "codesign.py").write_text(source + "\n\ndef ridge_point(chip, precision):\n    return 2**3000\n", "utf-8")
+    notebook = nbformat.read(reference / "handout.ipynb", as_version=4)
+    notebook.cells.append(nbformat.v4.new_code_cell("q01_compute_headline = 10**400"))
+    nbformat.write(notebook, student / "handout.ipynb")
+
+    result = grade_submission("lec01_codesign", student)
+    not_full = {i.id: i.status for i in result.items if i.score < i.max_score and i.status != "manual"}
+    # trend_row uses ridge_point, and the notebook's ridge answer (q05) uses both
+    assert set(not_full) <= {"ridge_point", "trend_row", "q01_compute_headline", "q05_ridge_growth"}, not_full
+    assert result.item("ridge_point").score == 0 and result.item("q01_compute_headline").score == 0
+    assert "超出 float64 的范围" in result.item("ridge_point").feedback_md
