@@ -4,9 +4,9 @@
         outcome = box.call("codesign", "ridge_point", (ChipArg(B300.to_dict()), "nvfp4"))
 
 Modules: limits (Limits), outcomes (CallOutcome, NotebookOutcome), codec (the safe wire
-format), launcher (bubblewrap / rlimits command lines), workdir (the private copy), output
-(per-call output capture), process (one worker process), session (Sandbox); worker.py and
-nbrunner.py run inside the sandbox.
+format), launcher (bubblewrap / rlimits command lines), uids (a host uid per sandbox),
+workdir (the private copy), output (per-call output capture), process (one worker process),
+session (Sandbox); worker.py and nbrunner.py run inside the sandbox.
 """
 
 from .codec import ChipArg, Unsupported, WireError

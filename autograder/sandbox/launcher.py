@@ -1,14 +1,17 @@
 """How a worker process is started: the bubblewrap command line, or the rlimits-only fallback.
 
 Under bubblewrap the worker sees a read-only system and Python install, its own copy of the
-submission at /submission (the only writable place besides a small /tmp), the worker's two
-files at /opt/sandbox, and nothing of the project: no solutions/, no autograder/, no tests.
-It has no network, its own pid namespace (all of it dies with the sandbox), and runs as the
-unprivileged uid 65534 so RLIMIT_NPROC applies and it cannot change the files it only reads.
+submission at /submission (read-only too: the only writable place is a size-capped tmpfs /tmp,
+so a submission cannot fill the grader's disk), the worker's files at /opt/sandbox, and nothing
+of the project: no solutions/, no autograder/, no tests. It has no network, its own pid
+namespace (all of it dies with the sandbox), and runs unprivileged so RLIMIT_NPROC applies and
+it cannot change the files it only reads. Started by root, each sandbox runs as a host uid of
+its own (see uids.py); otherwise as 65534 inside its own user namespace.
 
 The rlimits fallback shares the grader's filesystem and network. Started by root (Gradescope's
-container), its worker still switches to uid 65534 when that uid can run this Python, so files
-locked to root (solutions/ and the hidden tests in an unpacked Gradescope bundle) stay unreadable.
+container), its worker still switches to its sandbox's uid when an unprivileged uid can run this
+Python, so files locked to root (solutions/ and the hidden tests in an unpacked Gradescope bundle)
+stay unreadable.
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ from pathlib import Path
 from .limits import Limits
 from .workdir import hand_over
 
-SANDBOX_UID = SANDBOX_GID = 65534          # "nobody"
+# "nobody": the uid inside a user namespace, and the one the fallback's reachability probe uses.
+SANDBOX_UID = SANDBOX_GID = 65534
 INSIDE_WORKDIR = "/submission"
 INSIDE_WORKER_DIR = "/opt/sandbox"
 WORKER_FILES = ("worker.py", "codec.py", "nbrunner.py")   # all the sandbox sees of autograder/
@@ -42,7 +46,7 @@ _NAMESPACES = ("--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts
 NOT_ISOLATED_WARNING = ("WARNING: sandbox without bubblewrap (isolation 'rlimits'): student code is "
                         "NOT isolated: solutions/ may be readable and the network reachable; only "
                         "rlimits apply.")
-# Linux capability bits (linux/capability.h) the root grader needs to hand the worker to 65534.
+# Linux capability bits (linux/capability.h) the root grader needs to hand the worker to its uid.
 _DROP_CAPABILITIES = {"CAP_CHOWN": 0, "CAP_SETGID": 6, "CAP_SETUID": 7}
 
 
@@ -120,12 +124,15 @@ def bubblewrap_problem() -> str | None:
     return None
 
 
-def launch_plan(isolation: str, workdir: Path, private_dir: Path, limits: Limits) -> LaunchPlan:
+def launch_plan(isolation: str, workdir: Path, private_dir: Path, limits: Limits, *,
+                uid: int = SANDBOX_UID) -> LaunchPlan:
     """The plan for a worker in `workdir` (the submission copy) with `private_dir` (a host
     directory of this sandbox only, for HOME/TMPDIR in the fallback).
 
-    A root grader's fallback worker gives up root when `sandbox_uid_problem()` allows it; then
-    `private_dir` (HOME and, in a Sandbox, the submission copy) is handed over to uid 65534."""
+    A root grader's worker switches to host uid (and gid) `uid`, which should be this sandbox's
+    own (`uids.claim_uid()`). The fallback worker gives up root only when
+    `sandbox_uid_problem()` allows it; then `private_dir` (HOME and, in a Sandbox, the submission
+    copy) is handed over to `uid` and closed to every other uid."""
     if isolation == "bubblewrap":
         as_root = os.geteuid() == 0
         return LaunchPlan(
@@ -134,11 +141,12 @@ def launch_plan(isolation: str, workdir: Path, private_dir: Path, limits: Limits
             worker_path=f"{INSIDE_WORKER_DIR}/worker.py",
             cwd=str(workdir),
             env=_base_env("/tmp"),
-            drop_to=(SANDBOX_UID, SANDBOX_GID) if as_root else None,
-            # As root the worker becomes host uid 65534, whose processes are counted machine-wide;
-            # in a user namespace the count is per sandbox.
+            drop_to=(uid, uid) if as_root else None,
+            # As root the worker becomes host uid `uid`, whose processes are counted machine-wide
+            # (only this sandbox's when the uid is its own); in a user namespace the count is per
+            # sandbox.
             max_processes=limits.max_processes,
-            counted_uid=SANDBOX_UID if as_root else None,
+            counted_uid=uid if as_root else None,
         )
     if isolation == "rlimits":
         home = private_dir / "home"
@@ -152,15 +160,16 @@ def launch_plan(isolation: str, workdir: Path, private_dir: Path, limits: Limits
         if problem is not None:
             warn_not_isolated(f"Student code runs as ROOT and can read every file the grader "
                               f"can (solutions/, hidden tests, other submissions): it cannot "
-                              f"switch to uid {SANDBOX_UID} here because {problem}.")
+                              f"switch to an unprivileged uid here because {problem}.")
             # Root ignores RLIMIT_NPROC.
             return _rlimits_plan(workdir, home, limits, drop_to=None, counted_uid=None)
-        warn_not_isolated(f"Student code runs as uid {SANDBOX_UID} and can read every "
-                          f"world-readable file.")
+        warn_not_isolated("Student code runs as an unprivileged uid of its own and can read "
+                          "every world-readable file.")
         # The worker's only writable places: its submission copy and HOME, both in private_dir.
-        hand_over(private_dir, SANDBOX_UID, SANDBOX_GID)
-        return _rlimits_plan(workdir, home, limits, drop_to=(SANDBOX_UID, SANDBOX_GID),
-                             counted_uid=SANDBOX_UID)
+        # Unlike under bubblewrap the copy stays writable (the worker's cwd is on the host disk,
+        # only RLIMIT_FSIZE caps each file): this mode is announced as not isolated above.
+        hand_over(private_dir, uid, uid)
+        return _rlimits_plan(workdir, home, limits, drop_to=(uid, uid), counted_uid=uid)
     raise ValueError(f"isolation must be 'bubblewrap' or 'rlimits', got {isolation!r}")
 
 
@@ -188,8 +197,9 @@ def warn_not_isolated(who_runs_it: str) -> None:
 
 @functools.cache
 def sandbox_uid_problem() -> str | None:
-    """Why a worker started by root here could not switch to uid 65534 and go on running,
-    or None if it can.
+    """Why a worker started by root here could not switch to an unprivileged uid and go on
+    running, or None if it can. Probed with uid 65534: any uid without files or groups of its
+    own (such as a sandbox's) is "others" to the install, like 65534.
 
     The rlimits fallback gives up root only when this is None. The worker imports the standard
     library, numpy and its own modules after the switch, so uid 65534 must reach all of them:
@@ -301,7 +311,7 @@ def _bwrap_prefix(workdir: Path | None, limits: Limits) -> list[str]:
     args = ["bwrap", *_NAMESPACES]
     if os.geteuid() == 0:
         # Privileged bubblewrap, no user namespace: the worker starts as root holding only these
-        # two capabilities and switches to uid 65534 itself, after setting its rlimits.
+        # two capabilities and switches to its sandbox's uid itself, after setting its rlimits.
         args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
     else:
         args += ["--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_GID)]
@@ -326,7 +336,8 @@ def _bwrap_prefix(workdir: Path | None, limits: Limits) -> list[str]:
     for name in WORKER_FILES:
         args += ["--ro-bind", str(_HERE / name), f"{INSIDE_WORKER_DIR}/{name}"]
     if workdir is not None:
-        args += ["--bind", str(workdir), INSIDE_WORKDIR, "--chdir", INSIDE_WORKDIR]
+        # Read-only: the submission's writes go to the tmpfs /tmp, whose size caps them all.
+        args += ["--ro-bind", str(workdir), INSIDE_WORKDIR, "--chdir", INSIDE_WORKDIR]
     return args
 
 

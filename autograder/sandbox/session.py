@@ -7,6 +7,7 @@ Not thread-safe: use one Sandbox per thread or process.
 
 from __future__ import annotations
 
+import os
 import re
 import tempfile
 import time
@@ -16,11 +17,12 @@ from pathlib import Path, PurePosixPath
 from typing import Iterable, Literal, Mapping, Sequence
 
 from .codec import Decoder, Encoder, WireError
-from .launcher import SANDBOX_GID, SANDBOX_UID, launch_plan, resolve_isolation
+from .launcher import launch_plan, resolve_isolation
 from .limits import Limits
 from .outcomes import CallOutcome, NotebookOutcome
 from .process import WorkerDied, WorkerProcess, WorkerTimeout
-from .workdir import check_overlay, copy_submission, hand_over, lay_overlay, remove_tree
+from .uids import claim_uid, release_uid
+from .workdir import check_overlay, copy_submission, lay_overlay, remove_tree
 
 _MODULE_NAME = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 _IDENTIFIER = re.compile(r"^[A-Za-z_]\w*$")
@@ -48,6 +50,7 @@ class _Resources:
     def __init__(self, root: Path):
         self.root = root
         self.worker: WorkerProcess | None = None
+        self.uid: int | None = None   # claimed host uid, given back once the worker is dead
 
     def stop_worker(self) -> None:
         if self.worker is not None:
@@ -57,6 +60,9 @@ class _Resources:
     def release(self) -> None:
         self.stop_worker()
         remove_tree(self.root)
+        if self.uid is not None:
+            release_uid(self.uid)
+            self.uid = None
 
 
 class Sandbox:
@@ -86,13 +92,23 @@ class Sandbox:
             self.workdir = root / "submission"
             self.skipped_files = tuple(copy_submission(submission, self.workdir))
             lay_overlay(self.workdir, trusted)
-            self._plan = launch_plan(self.isolation, self.workdir, root, limits)
-            if self._plan.drop_to:
-                hand_over(self.workdir, SANDBOX_UID, SANDBOX_GID)
+            if os.geteuid() == 0:
+                # A uid of its own for this Sandbox's whole life (restarted workers keep it).
+                self._resources.uid = claim_uid()
+                self._plan = launch_plan(self.isolation, self.workdir, root, limits,
+                                         uid=self._resources.uid)
+            else:
+                self._plan = launch_plan(self.isolation, self.workdir, root, limits)
             self._resources.worker = WorkerProcess(self._plan, limits)
         except BaseException:
             self.close()
             raise
+
+    @property
+    def host_uid(self) -> int | None:
+        """The host uid the worker switches to (a root grader), or None where it keeps the
+        grader's own (bubblewrap in a user namespace, or root where no switch is possible)."""
+        return self._plan.drop_to[0] if self._plan.drop_to else None
 
     # -- context manager -------------------------------------------------------------------
     def __enter__(self) -> Sandbox:

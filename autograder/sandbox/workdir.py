@@ -70,7 +70,9 @@ def lay_overlay(dest: Path, overlay: Mapping[str, Path]) -> None:
 
 
 def hand_over(dest: Path, uid: int, gid: int) -> None:
-    """Makes the copy owned by the sandbox's uid, so the unprivileged worker can write there."""
+    """Makes `dest` and everything in it owned by the sandbox's uid, so the unprivileged worker
+    can write there, and closes `dest` (mode 0700) to every other uid, other sandboxes included."""
+    os.chmod(dest, 0o700)
     for root, dirs, files in os.walk(dest):
         os.chown(root, uid, gid)
         for name in dirs + files:

@@ -261,8 +261,16 @@ class Server:
     # -- notebook --------------------------------------------------------------------------
     def notebook(self, header: dict) -> bytes:
         """Runs the notebook in a forked child; a crash there costs the notebook, not the worker."""
-        read_end, write_end = os.pipe()
-        pid = os.fork()
+        try:
+            read_end, write_end = os.pipe()
+        except OSError as exc:
+            return self.notebook_not_started(header, exc)
+        try:
+            pid = os.fork()
+        except OSError as exc:   # EAGAIN: the submission holds all its processes (RLIMIT_NPROC)
+            os.close(read_end)
+            os.close(write_end)
+            return self.notebook_not_started(header, exc)
         if pid == 0:
             os.close(read_end)
             try:
@@ -279,6 +287,14 @@ class Server:
         self.end_marker(header["id"])
         return self.frame({"id": header["id"], "status": "crashed", "variables": {},
                            "cell_errors": [], "message": f"the notebook's process {status}"})
+
+    def notebook_not_started(self, header: dict, exc: OSError) -> bytes:
+        self.end_marker(header["id"])
+        return self.frame({"id": header["id"], "status": "crashed", "variables": {},
+                           "cell_errors": [], "message": (
+                               f"the notebook's process could not start: "
+                               f"{exc.strerror or exc} (the submission's own processes may "
+                               f"use up its process limit)")})
 
     def notebook_child(self, header: dict) -> bytes:
         nbrunner = self.nbrunner

@@ -105,11 +105,22 @@ def test_system_and_python_files_cannot_be_changed(sandbox):
         assert outcome.status == "raised" and outcome.exc_type in ("PermissionError", "OSError"), path
 
 
-def test_writing_inside_the_copy_never_touches_the_submission(sandbox, submission):
+@pytest.mark.parametrize("path", ["notes.txt", "/submission/codesign.py"])
+def test_the_submission_copy_is_read_only(sandbox, path):
+    """Writes go only to the size-capped /tmp: files in /submission would land on the host disk."""
     box = sandbox(PROBE)
-    assert box.call("codesign", "write", ("notes.txt",)).value == "written"
+    outcome = box.call("codesign", "write", (path,))
+    assert outcome.status == "raised" and outcome.exc_type == "OSError", outcome
+    assert "Read-only file system" in outcome.exc_message
+    assert box.call("codesign", "chmod", ("/submission",)).status == "raised"
+    assert sorted(p.name for p in box.workdir.iterdir()) == ["codesign.py"]
+
+
+def test_tmp_is_writable_and_never_touches_the_submission(sandbox, submission):
+    box = sandbox(PROBE)
     assert box.call("codesign", "write", ("/tmp/scratch.txt",)).value == "written"
-    assert (box.workdir / "notes.txt").read_text() == "pwned"
+    assert box.call("codesign", "read", ("/tmp/scratch.txt",)).value == len("pwned")
+    assert sorted(p.name for p in box.workdir.iterdir()) == ["codesign.py"]
     original = submission(PROBE, name="student0")
     assert sorted(p.name for p in original.iterdir()) == ["codesign.py"]
 
@@ -119,7 +130,9 @@ def test_runs_unprivileged_with_a_scrubbed_environment(sandbox, monkeypatch):
     monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
     box = sandbox(PROBE)
     ident = box.call("codesign", "identity").value
-    assert ident["uid"] == SANDBOX_UID and ident["cwd"] == "/submission"
+    # A root grader gives each sandbox a host uid of its own; in a user namespace it is 65534.
+    assert ident["uid"] == (box.host_uid if os.geteuid() == 0 else SANDBOX_UID) != 0
+    assert ident["cwd"] == "/submission"
     env = ident["env"]
     assert "GRADER_SECRET" not in env and "NBGRADER_EXECUTION" not in env
     assert env["CS349E_TRUSTED_GRADING"] == "1" and env["MPLBACKEND"] == "Agg"
@@ -186,8 +199,8 @@ def test_processes_left_running_die_when_the_worker_is_restarted(sandbox):
 def test_fork_bomb_is_contained(sandbox):
     """A fork bomb hits RLIMIT_NPROC (EAGAIN), then times out; the grader carries on.
 
-    As root the sandbox uid's processes are counted machine-wide, so other sandboxes running at
-    the same moment shift the exact number a little; the kernel limit still stops the bomb.
+    As root each sandbox has a host uid of its own, so the count is the sandbox's alone; the
+    slack only covers what the worker itself runs.
     """
     bomb = {"codesign.py": """
         import os, time

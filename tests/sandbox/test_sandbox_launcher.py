@@ -22,9 +22,9 @@ def bind_pairs(argv: list[str], option: str) -> list[tuple[str, str]]:
 def test_bubblewrap_exposes_only_the_copy_and_the_worker_files_of_the_project(tmp_path):
     plan = launch_plan("bubblewrap", tmp_path / "submission", tmp_path, FAST)
     argv = list(plan.prefix)
-    writable = bind_pairs(argv, "--bind")
-    assert writable == [(str(tmp_path / "submission"), INSIDE_WORKDIR)]
+    assert bind_pairs(argv, "--bind") == []   # nothing of the host disk is writable
     readonly = bind_pairs(argv, "--ro-bind")
+    assert (str(tmp_path / "submission"), INSIDE_WORKDIR) in readonly
     from_project = sorted(src for src, _ in readonly if Path(src).is_relative_to(PROJECT_ROOT))
     venvs_inside = [p for p in {sys.prefix, sys.base_prefix} if Path(p).is_relative_to(PROJECT_ROOT)]
     assert from_project == sorted([str(PROJECT_ROOT / "autograder" / "sandbox" / n) for n in WORKER_FILES]

@@ -18,6 +18,7 @@ from sandbox_helpers import FAST, write_files
 
 from autograder.sandbox import launcher
 from autograder.sandbox.launcher import PROJECT_ROOT, SANDBOX_GID, SANDBOX_UID, launch_plan
+from autograder.sandbox.uids import FIRST_UID, claim_uid, release_uid
 from autograder.sandbox.workdir import copy_submission, remove_tree
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="only a root grader gives up its uid")
@@ -135,19 +136,24 @@ def owners(folder: Path) -> set[int]:
 
 
 @needs_root
-def test_root_fallback_drops_to_65534_and_hands_it_only_the_private_folder(
+def test_root_fallback_drops_to_its_uid_and_hands_it_only_the_private_folder(
         monkeypatch, capsys, fresh_probes, private_box):
     student, private = private_box
-    monkeypatch.setattr(launcher, "sandbox_uid_problem", lambda: None)
-    plan = launch_plan("rlimits", private / "submission", private, FAST)
-    assert plan.isolation == "rlimits" and plan.drop_to == (SANDBOX_UID, SANDBOX_GID)
-    assert (plan.counted_uid, plan.max_processes) == (SANDBOX_UID, FAST.max_processes)
-    assert plan.nproc_limit() >= FAST.max_processes
-    assert owners(private) == {SANDBOX_UID}          # HOME and the submission copy
-    assert (private / "home").is_dir() and plan.env["HOME"] == str(private / "home")
-    assert owners(student) == {0}                    # never the student's own folder
-    warning = capsys.readouterr().err
-    assert "NOT isolated" in warning and f"runs as uid {SANDBOX_UID}" in warning
+    uid = claim_uid()
+    try:
+        monkeypatch.setattr(launcher, "sandbox_uid_problem", lambda: None)
+        plan = launch_plan("rlimits", private / "submission", private, FAST, uid=uid)
+        assert plan.isolation == "rlimits" and plan.drop_to == (uid, uid)
+        assert (plan.counted_uid, plan.max_processes) == (uid, FAST.max_processes)
+        assert plan.nproc_limit() == FAST.max_processes    # a fresh uid runs nothing yet
+        assert owners(private) == {uid}                    # HOME and the submission copy
+        assert stat.S_IMODE(private.stat().st_mode) == 0o700   # closed to other sandboxes
+        assert (private / "home").is_dir() and plan.env["HOME"] == str(private / "home")
+        assert owners(student) == {0}                      # never the student's own folder
+        warning = capsys.readouterr().err
+        assert "NOT isolated" in warning and "runs as an unprivileged uid of its own" in warning
+    finally:
+        release_uid(uid)
 
 
 @needs_root
@@ -301,6 +307,8 @@ def test_root_fallback_worker_cannot_read_root_only_files(tmp_path):
         shutil.rmtree(interpreters)
     assert run.returncode == 0, run.stderr
     result = json.loads(run.stdout)
-    assert result == {"who": [SANDBOX_UID, SANDBOX_GID, []], "secret": "PermissionError", "wrote": "ok"}
-    assert f"runs as uid {SANDBOX_UID}" in run.stderr
+    uid, gid, groups = result.pop("who")
+    assert uid == gid >= FIRST_UID and groups == []
+    assert result == {"secret": "PermissionError", "wrote": "ok"}
+    assert "runs as an unprivileged uid of its own" in run.stderr
     assert owners(student) == {0}

@@ -1,0 +1,169 @@
+"""Sandboxes started by root never share a host uid, so one cannot starve or touch another."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+import threading
+import time
+from dataclasses import replace
+
+import pytest
+from sandbox_helpers import FAST, needs_bwrap, notebook_json
+
+from autograder.sandbox import uids
+from autograder.sandbox.launcher import processes_of
+
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="only a root grader switches host uids")
+
+HOARDER = {"codesign.py": """
+    import os, time
+
+    def identity():
+        return os.getuid(), os.getgid(), os.getpid()
+
+    def hoard(seconds):
+        # Forks until the process limit says no (EAGAIN), keeps them all alive, then reaps them.
+        children = []
+        try:
+            while True:
+                pid = os.fork()
+                if pid == 0:
+                    time.sleep(seconds)
+                    os._exit(0)
+                children.append(pid)
+        except OSError as exc:
+            errno = exc.errno
+        for pid in children:
+            os.waitpid(pid, 0)
+        return len(children), errno
+
+    def leave(seconds):
+        # Forks until EAGAIN and returns at once: the children hold the limit for `seconds`.
+        count = 0
+        try:
+            while True:
+                if os.fork() == 0:
+                    time.sleep(seconds)
+                    os._exit(0)
+                count += 1
+        except OSError:
+            return count
+"""}
+
+FORKING_NOTEBOOK = notebook_json("""
+    import os
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    forked = True
+""")
+
+
+# -- uid allocation ----------------------------------------------------------------------------
+
+def test_claimed_uids_are_distinct_in_this_process_range_and_reused_after_release():
+    first = uids.FIRST_UID + os.getpid() * uids.SLOTS
+    claimed = [uids.claim_uid() for _ in range(3)]
+    try:
+        assert len(set(claimed)) == 3
+        assert all(first <= uid < first + uids.SLOTS for uid in claimed)
+        assert max(claimed) < 2**31 - 1 or os.getpid() >= uids.PID_LIMIT
+    finally:
+        for uid in claimed:
+            uids.release_uid(uid)
+    again = uids.claim_uid()
+    uids.release_uid(again)
+    assert again == min(claimed)
+
+
+def test_a_uid_that_still_runs_processes_is_skipped(monkeypatch):
+    first = uids.FIRST_UID + os.getpid() * uids.SLOTS
+    monkeypatch.setattr(uids, "running_uids", lambda: {first, first + 1})
+    uid = uids.claim_uid()
+    uids.release_uid(uid)
+    assert uid == first + 2
+
+
+def test_without_a_mapped_range_sandboxes_fall_back_to_the_shared_uid(monkeypatch, capsys):
+    monkeypatch.setattr(uids, "_mapped", lambda first, count: False)
+    uids._warn_shared.cache_clear()
+    assert uids.claim_uid() == uids.SHARED_UID
+    assert "share uid 65534" in capsys.readouterr().err
+    uids._warn_shared.cache_clear()
+
+
+def test_the_whole_range_fits_below_two_to_the_31():
+    assert uids.FIRST_UID + uids.PID_LIMIT * uids.SLOTS - 1 <= 2**31 - 1
+    assert uids.FIRST_UID > 65534
+
+
+# -- under bubblewrap, as root -------------------------------------------------------------------
+
+@needs_root
+@needs_bwrap
+def test_two_sandboxes_run_concurrently_as_different_uids(sandbox):
+    first, second = sandbox(HOARDER), sandbox(HOARDER)
+    uid_a, gid_a, _ = first.call("codesign", "identity").value
+    uid_b, gid_b, _ = second.call("codesign", "identity").value
+    assert uid_a == gid_a == first.host_uid and uid_b == gid_b == second.host_uid
+    assert uid_a != uid_b and min(uid_a, uid_b) >= uids.FIRST_UID
+
+
+@needs_root
+@needs_bwrap
+def test_a_uid_stays_with_its_sandbox_across_a_restart_and_is_freed_on_close(sandbox):
+    spin = "\ndef spin():\n    while True:\n        pass\n"
+    box = sandbox({"codesign.py": textwrap.dedent(HOARDER["codesign.py"]) + spin})
+    uid = box.call("codesign", "identity").value[0]
+    first_worker = box._resources.worker
+    assert box.call("codesign", "spin", timeout=0.3).status == "timeout"
+    assert box.call("codesign", "identity").value[0] == uid
+    assert box._resources.worker is not first_worker   # it was a fresh worker
+    box.close()
+    assert processes_of(uid) == 0
+    reused = uids.claim_uid()
+    uids.release_uid(reused)
+    assert reused <= uid
+
+
+@needs_root
+@needs_bwrap
+def test_a_fork_storm_in_one_sandbox_does_not_starve_another(sandbox):
+    """Sandbox A holds every process it may have while sandbox B, started before the storm,
+    runs a notebook (itself a fork) that forks again: B is unaffected."""
+    limits = replace(FAST, max_processes=16, call_timeout=15.0)
+    storm, victim = sandbox(HOARDER, limits=limits), sandbox(
+        {**HOARDER, "handout.ipynb": FORKING_NOTEBOOK}, limits=limits)
+    assert victim.call("codesign", "identity").status == "ok"   # its worker runs already
+    assert storm.call("codesign", "identity").status == "ok"
+    result = {}
+    hoarding = threading.Thread(target=lambda: result.update(
+        outcome=storm.call("codesign", "hoard", (3.0,))))
+    hoarding.start()
+    try:
+        deadline = time.monotonic() + 10
+        while processes_of(storm.host_uid) < limits.max_processes and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert processes_of(storm.host_uid) == limits.max_processes   # A is at its limit
+        notebook = victim.run_notebook("handout.ipynb", ["forked"])
+    finally:
+        hoarding.join()
+    assert notebook.status == "ok" and notebook.cell_errors == (), notebook
+    assert notebook.variables == {"forked": True}
+    children, errno = result["outcome"].value
+    assert (children, errno) == (limits.max_processes - 1, 11)    # the worker + its children; EAGAIN
+
+
+@needs_root
+@needs_bwrap
+def test_a_notebook_that_cannot_fork_costs_the_notebook_not_the_worker(sandbox):
+    """The submission uses up its own process limit; the notebook reports it, the worker lives."""
+    limits = replace(FAST, max_processes=8)
+    box = sandbox({**HOARDER, "handout.ipynb": FORKING_NOTEBOOK}, limits=limits)
+    _, _, worker_pid = box.call("codesign", "identity").value
+    assert box.call("codesign", "leave", (2.0,)).value == limits.max_processes - 1
+    notebook = box.run_notebook("handout.ipynb", ["forked"])
+    assert notebook.status == "crashed" and "could not start" in notebook.message, notebook
+    assert box.call("codesign", "identity").value[2] == worker_pid   # the same worker answers
