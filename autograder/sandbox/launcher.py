@@ -32,6 +32,7 @@ from .workdir import hand_over
 # "nobody": the uid inside a user namespace, and the one the fallback's reachability probe uses.
 SANDBOX_UID = SANDBOX_GID = 65534
 INSIDE_WORKDIR = "/submission"
+SCRATCH_WORKDIR = "/tmp/work"            # the worker's cwd: links to the submission
 INSIDE_WORKER_DIR = "/opt/sandbox"
 WORKER_FILES = ("worker.py", "codec.py", "nbrunner.py")   # all the sandbox sees of autograder/
 _HERE = Path(__file__).resolve().parent
@@ -336,8 +337,14 @@ def _bwrap_prefix(workdir: Path | None, limits: Limits) -> list[str]:
     for name in WORKER_FILES:
         args += ["--ro-bind", str(_HERE / name), f"{INSIDE_WORKER_DIR}/{name}"]
     if workdir is not None:
-        # Read-only: the submission's writes go to the tmpfs /tmp, whose size caps them all.
-        args += ["--ro-bind", str(workdir), INSIDE_WORKDIR, "--chdir", INSIDE_WORKDIR]
+        # The copy is read-only (files written there would land on the host disk). The worker runs
+        # in a scratch folder on the size-capped tmpfs /tmp that links to every submitted file:
+        # imports and reads see the submission, a notebook's plt.savefig("x.png") still works,
+        # and nothing the student writes can change a submitted file or outgrow the tmpfs.
+        args += ["--ro-bind", str(workdir), INSIDE_WORKDIR, "--perms", "0777", "--dir", SCRATCH_WORKDIR]
+        for entry in sorted(workdir.iterdir()):
+            args += ["--symlink", f"{INSIDE_WORKDIR}/{entry.name}", f"{SCRATCH_WORKDIR}/{entry.name}"]
+        args += ["--chdir", SCRATCH_WORKDIR]
     return args
 
 

@@ -105,14 +105,23 @@ def test_system_and_python_files_cannot_be_changed(sandbox):
         assert outcome.status == "raised" and outcome.exc_type in ("PermissionError", "OSError"), path
 
 
-@pytest.mark.parametrize("path", ["notes.txt", "/submission/codesign.py"])
+@pytest.mark.parametrize("path", ["codesign.py", "/submission/codesign.py"])
 def test_the_submission_copy_is_read_only(sandbox, path):
-    """Writes go only to the size-capped /tmp: files in /submission would land on the host disk."""
+    """Writes go only to the size-capped /tmp: files in /submission would land on the host disk,
+    and a submitted file (also through its link in the working folder) cannot be rewritten."""
     box = sandbox(PROBE)
     outcome = box.call("codesign", "write", (path,))
     assert outcome.status == "raised" and outcome.exc_type == "OSError", outcome
     assert "Read-only file system" in outcome.exc_message
     assert box.call("codesign", "chmod", ("/submission",)).status == "raised"
+    assert sorted(p.name for p in box.workdir.iterdir()) == ["codesign.py"]
+
+
+def test_new_files_in_the_working_folder_go_to_tmp(sandbox):
+    """A notebook saving a figure next to itself works, and the file never reaches the host."""
+    box = sandbox(PROBE)
+    assert box.call("codesign", "write", ("figure.png",)).value == "written"
+    assert box.call("codesign", "read", ("figure.png",)).value == len("pwned")
     assert sorted(p.name for p in box.workdir.iterdir()) == ["codesign.py"]
 
 
@@ -132,13 +141,13 @@ def test_runs_unprivileged_with_a_scrubbed_environment(sandbox, monkeypatch):
     ident = box.call("codesign", "identity").value
     # A root grader gives each sandbox a host uid of its own; in a user namespace it is 65534.
     assert ident["uid"] == (box.host_uid if os.geteuid() == 0 else SANDBOX_UID) != 0
-    assert ident["cwd"] == "/submission"
+    assert ident["cwd"] == "/tmp/work"
     env = ident["env"]
     assert "GRADER_SECRET" not in env and "NBGRADER_EXECUTION" not in env
     assert env["CS349E_TRUSTED_GRADING"] == "1" and env["MPLBACKEND"] == "Agg"
     assert env["PYTHONHASHSEED"] == "0" and env["PYTHONDONTWRITEBYTECODE"] == "1"
     assert env["OPENBLAS_NUM_THREADS"] == env["OMP_NUM_THREADS"] == env["MKL_NUM_THREADS"] == "1"
-    assert ident["path"][0] == "/submission" and "/opt/sandbox" not in ident["path"]
+    assert ident["path"][0] == "/tmp/work" and "/opt/sandbox" not in ident["path"]
 
 
 def test_network_is_unreachable(sandbox):

@@ -20,8 +20,12 @@ def bind_pairs(argv: list[str], option: str) -> list[tuple[str, str]]:
 
 @needs_bwrap
 def test_bubblewrap_exposes_only_the_copy_and_the_worker_files_of_the_project(tmp_path):
+    (tmp_path / "submission").mkdir()
+    (tmp_path / "submission" / "codesign.py").write_text("")
     plan = launch_plan("bubblewrap", tmp_path / "submission", tmp_path, FAST)
     argv = list(plan.prefix)
+    # The working folder on the tmpfs links to each submitted file.
+    assert ("/submission/codesign.py", "/tmp/work/codesign.py") in bind_pairs(argv, "--symlink")
     assert bind_pairs(argv, "--bind") == []   # nothing of the host disk is writable
     readonly = bind_pairs(argv, "--ro-bind")
     assert (str(tmp_path / "submission"), INSIDE_WORKDIR) in readonly
