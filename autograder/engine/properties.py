@@ -130,7 +130,9 @@ def example_key(args: Any) -> bytes:
 
 def _counterexample_text(prop: Property, args: tuple, reply: Reply, verdict: Verdict) -> str:
     hint = prop.hint(args) if prop.hint else ""
-    lines = [f"最小反例（hypothesis 自动缩小）：{verdict.message}{hint}"]
+    # The hint belongs to the verdict's first line: after a traceback block it would break the fence.
+    first, newline, rest = verdict.message.partition("\n")
+    lines = [f"最小反例（hypothesis 自动缩小）：{first}{hint}{newline}{rest}"]
     for i, a in enumerate(args):
         if isinstance(a, np.ndarray) and render_arg(a) == "x":
             lines.append(f"- 其中 x = {_describe_array(a)}")
