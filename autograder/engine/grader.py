@@ -21,6 +21,7 @@ from autograder.engine.locate import StudentFiles, locate
 from autograder.engine.report_items import grade_report
 from autograder.engine.results import ItemResult, SubmissionResult
 from autograder.sandbox import Limits, Sandbox
+from autograder.sandbox.nbrunner import NotebookUnreadable, load_code_cells
 
 # The student's functions may use this many call timeouts in total before the rest is skipped.
 CALL_TIMEOUTS_PER_SUBMISSION = 12
@@ -67,9 +68,22 @@ def _grade_items(assignment: Assignment, files: StudentFiles, box: Sandbox, limi
         notebook = None
         if config.notebook in files.present:
             notebook = code.run_notebook(config.notebook, [item.id for item in report if item.kind != "text"])
+            if notebook is not None and notebook.status == "unreadable" and _grader_reads_notebook(files.path(config.notebook)):
+                # The student's file is fine; something went wrong between us and the sandbox.
+                # A grader error is retried on the next run instead of costing the student points.
+                raise RuntimeError(f"the sandbox could not read {config.notebook}, which the grader reads "
+                                   f"as a notebook: {notebook.message}")
         items += grade_report(report, assignment.answer_key, notebook, config.notebook,
                               _missing_text(config.notebook, files))
     return items
+
+
+def _grader_reads_notebook(path: Path) -> bool:
+    try:
+        load_code_cells(str(path))
+    except NotebookUnreadable:
+        return False
+    return True
 
 
 def _grade_functions(assignment: Assignment, files: StudentFiles, code: StudentCode) -> list[ItemResult]:

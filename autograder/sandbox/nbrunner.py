@@ -64,7 +64,8 @@ def load_code_cells(path: str) -> list[tuple[int, str]]:
     except (ValueError, RecursionError) as exc:
         raise NotebookUnreadable(f"{path} is not valid JSON ({str(exc)[:200]})") from None
     if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
-        raise NotebookUnreadable(f"{path} is JSON but not a notebook (no 'cells' list)")
+        shape = f"keys {sorted(map(str, nb))[:8]}" if isinstance(nb, dict) else f"a {type(nb).__name__}"
+        raise NotebookUnreadable(f"{path} is JSON but not a notebook (no 'cells' list; {shape}, {len(raw)} bytes)")
     major = nb.get("nbformat", 4)
     if major != 4:
         raise NotebookUnreadable(f"{path} has nbformat {str(major)[:20]}; only version 4 is supported")
