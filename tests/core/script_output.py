@@ -36,6 +36,12 @@ def table_row(text: str, first_cell: str) -> str:
     raise AssertionError(f"no table row starts with {first_cell!r} in:\n{text}")
 
 
+def table_rows(text: str, *first_cells: str) -> list[str]:
+    """Every table line whose leading cells are `first_cells`, with runs of spaces collapsed."""
+    n = len(first_cells)
+    return [" ".join(line.split()) for line in text.splitlines() if line.split()[:n] == list(first_cells)]
+
+
 def cells(*values) -> str:
     """Expected cells, joined the way `table_row` normalises a printed line."""
     return " ".join(" ".join(str(v).split()) for v in values)

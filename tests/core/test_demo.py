@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from core.script_output import REPO, cells, observations, run_python, section, table_row
+from core.script_output import REPO, cells, observations, run_python, section, table_row, table_rows
 from console import fmt_bytes, fmt_num
 from hw_specs import B200, B300, BYTES_PER_ELEM, H100, PRECISIONS, RUBIN
 from solutions.lec01_codesign import SCHEMES, exp_ratio, trend_row
@@ -87,8 +87,7 @@ def test_demo3_rows(demo_output, chip, precision):
     text = section(demo_output, 3)
     expected = cells(chip.name, precision, f"{chip.exp_per_s / 1e12:.1f} T/s",
                      *(_pct(exp_ratio(chip, precision, d, dv)) for d, dv in ((64, 64), (128, 128), (192, 128))))
-    rows = [" ".join(line.split()) for line in text.splitlines() if line.split()[:2] == [chip.name, precision]]
-    assert rows == [expected]
+    assert table_rows(text, chip.name, precision) == [expected]
 
 
 def test_demo3_observations(demo_output):

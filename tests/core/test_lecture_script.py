@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from core.script_output import REPO, cells, observations, run_python, section, table_row
+from core.script_output import REPO, cells, observations, run_python, section, table_row, table_rows
 from console import fmt_bytes, fmt_num
 from hw_specs import B200, B300, BYTES_PER_ELEM, H100, PRECISIONS, RUBIN
 from solutions.lec01_codesign import exp_ratio
@@ -90,8 +90,7 @@ def test_demo3_rows_come_from_the_reference_exp_ratio(lecture_output, chip, prec
     text = section(lecture_output, 3)
     expected = cells(chip.name, precision, f"{chip.exp_per_s / 1e12:.1f} T/s",
                      *(f"{exp_ratio(chip, precision, dqk, dv) * 100:.0f}%" for dqk, dv in HEAD_SHAPES))
-    rows = [" ".join(line.split()) for line in text.splitlines() if line.split()[:2] == [chip.name, precision]]
-    assert rows == [expected]
+    assert table_rows(text, chip.name, precision) == [expected]
 
 
 def test_demo3_observations_quote_our_table(lecture_output):
