@@ -23,6 +23,11 @@ def _jobs(text: str) -> int:
     return value
 
 
+def add_jobs_option(parser: argparse.ArgumentParser) -> None:
+    """`-j N`, shared by every verb that grades a batch."""
+    parser.add_argument("-j", "--jobs", type=_jobs, default=1, help="grade N submissions in parallel (default 1)")
+
+
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "grade", help="grade a folder of submissions: grades.csv, feedback/, results/ (Gradescope JSON)",
@@ -32,7 +37,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("assignment", help="assignment name, e.g. lec01_codesign")
     parser.add_argument("submissions", type=Path, help="folder with one subfolder per student")
     parser.add_argument("--out", type=Path, required=True, help="output folder (created if needed)")
-    parser.add_argument("-j", "--jobs", type=_jobs, default=1, help="grade N submissions in parallel (default 1)")
+    add_jobs_option(parser)
     parser.add_argument("--force", action="store_true", help="regrade students that are already graded")
     parser.add_argument("--isolation", choices=("auto", "bubblewrap", "rlimits"), default="auto",
                         help="sandbox isolation (default auto: bubblewrap when it works, else rlimits with a warning)")

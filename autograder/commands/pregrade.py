@@ -21,7 +21,7 @@ def add_parser(subparsers) -> None:
         description="Grade every submitted/<student>/<assignment> of the nbgrader course with the trusted grader, "
                     "into the cache the notebook's check() reads under `nbgrader autograde`.")
     parser.add_argument("assignment", help="assignment name, e.g. lec01_codesign")
-    parser.add_argument("-j", "--jobs", type=grade._jobs, default=1, help="grade N submissions in parallel (default 1)")
+    grade.add_jobs_option(parser)
     parser.add_argument("--force", action="store_true", help="regrade students whose cached result is current")
 
 

@@ -20,7 +20,7 @@ def add_parser(subparsers) -> None:
         description="Regrade every nbgrader submission with the trusted grader and compare its automatic item "
                     "scores with nbgrader's gradebook. A student who rewrote check() in their kernel shows up here.")
     parser.add_argument("assignment", help="assignment name, e.g. lec01_codesign")
-    parser.add_argument("-j", "--jobs", type=grade._jobs, default=1, help="grade N submissions in parallel (default 1)")
+    grade.add_jobs_option(parser)
     parser.add_argument("--out", type=Path, help="keep the trusted grader's outputs here (default: a temporary folder)")
 
 
