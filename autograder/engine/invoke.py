@@ -77,9 +77,12 @@ class StudentCode:
             if reason:
                 replies.append(Reply(calls[len(replies)], None, reason))
                 continue
+            # A batch runs to its end, each call up to the call timeout: send no more calls than
+            # fit before the deadline, so the submission's budget holds within one call timeout.
+            fits = int((self._deadline - time.monotonic()) // self._sandbox.limits.call_timeout)
             batch = []
             for call in calls[len(replies):]:
-                if call.function != function or len(batch) == chunk:
+                if call.function != function or len(batch) == max(1, min(chunk, fits)):
                     break
                 batch.append(call)
             outcomes = self._sandbox.call_many(
