@@ -265,7 +265,8 @@ def unanswered(path: Path = NOTEBOOK) -> list[str]:
 def _grade_id(cell) -> str | None:
     meta = cell.get("metadata", {}) if isinstance(cell, dict) else {}
     nbgrader = meta.get("nbgrader", {}) if isinstance(meta, dict) else {}
-    return nbgrader.get("grade_id") if isinstance(nbgrader, dict) else None
+    grade_id = nbgrader.get("grade_id") if isinstance(nbgrader, dict) else None
+    return grade_id if isinstance(grade_id, str) else None  # a hand-edited id may be anything
 
 
 def _source(cell: dict) -> str:

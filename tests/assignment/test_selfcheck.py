@@ -184,3 +184,14 @@ def test_public_functions_follow_grading_toml(student_folder, load_selfcheck):
     load_selfcheck(student_folder)
     assert sys.modules["public_checks"].FUNCTIONS == tuple(i.id for i in CONFIG.items_of("function"))
     assert math.isclose(CONFIG.total_points, 100)
+
+
+def test_a_grade_id_that_is_not_a_string_is_a_problem_not_a_crash(student_folder, load_selfcheck):
+    """A hand-edited notebook may hold any JSON in its metadata: named, never a traceback."""
+    path = student_folder / "handout.ipynb"
+    nb = json.loads(path.read_text())
+    cell = next(c for c in nb["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "q01_compute_headline")
+    cell["metadata"]["nbgrader"]["grade_id"] = ["q01_compute_headline"]
+    path.write_text(json.dumps(nb))
+    problems = load_selfcheck(student_folder).notebook_problems()
+    assert any("q01_compute_headline" in p for p in problems)
