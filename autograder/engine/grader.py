@@ -65,25 +65,26 @@ def _grade_items(assignment: Assignment, files: StudentFiles, box: Sandbox, limi
     items = _grade_functions(assignment, files, code) if config.items_of("function") else []
     report = config.items_of("number", "choice", "text")
     if report:
-        notebook = None
+        notebook, sources = None, None
         if config.notebook in files.present:
             notebook = code.run_notebook(config.notebook, [item.id for item in report if item.kind != "text"])
-            if notebook is not None and notebook.status == "unreadable" and _grader_reads_notebook(files.path(config.notebook)):
+            sources = _code_cells(files.path(config.notebook))
+            if notebook is not None and notebook.status == "unreadable" and sources is not None:
                 # The student's file is fine; something went wrong between us and the sandbox.
                 # A grader error is retried on the next run instead of costing the student points.
                 raise RuntimeError(f"the sandbox could not read {config.notebook}, which the grader reads "
                                    f"as a notebook: {notebook.message}")
         items += grade_report(report, assignment.answer_key, notebook, config.notebook,
-                              _missing_text(config.notebook, files))
+                              _missing_text(config.notebook, files), cell_sources=sources)
     return items
 
 
-def _grader_reads_notebook(path: Path) -> bool:
+def _code_cells(path: Path) -> dict[int, str] | None:
+    """The notebook's code cells by index, read the way the sandbox reads them; None if unreadable."""
     try:
-        load_code_cells(str(path))
+        return dict(load_code_cells(str(path)))
     except NotebookUnreadable:
-        return False
-    return True
+        return None
 
 
 def _grade_functions(assignment: Assignment, files: StudentFiles, code: StudentCode) -> list[ItemResult]:

@@ -24,10 +24,12 @@ SHOWN_CELL_ERRORS = 3
 
 
 def grade_report(items: Sequence[Item], key: Mapping[str, Any], notebook: NotebookOutcome | None,
-                 notebook_name: str, problem: str = "") -> list[ItemResult]:
-    """`problem` explains why there is no notebook outcome (missing file) when `notebook` is None."""
+                 notebook_name: str, problem: str = "", cell_sources: Mapping[int, str] | None = None
+                 ) -> list[ItemResult]:
+    """`problem` explains why there is no notebook outcome (missing file) when `notebook` is None;
+    `cell_sources` (cell index -> source) lets the feedback quote a failing cell."""
     output = truncate_output(notebook.output) if notebook else ""
-    note = _notebook_note(notebook, notebook_name)
+    note = _notebook_note(notebook, notebook_name, cell_sources or {})
     results = []
     for item in items:
         if item.kind == "text":
@@ -106,7 +108,7 @@ def _choice(item: Item, value: Any, key: str) -> tuple[bool, str]:
     return False, f"不正确。你的选择：{answer}。"
 
 
-def _notebook_note(notebook: NotebookOutcome | None, name: str) -> str:
+def _notebook_note(notebook: NotebookOutcome | None, name: str, sources: Mapping[int, str]) -> str:
     """Why answers may be missing: cells that failed, or a run that was cut short."""
     if notebook is None:
         return ""
@@ -116,8 +118,17 @@ def _notebook_note(notebook: NotebookOutcome | None, name: str) -> str:
     elif notebook.status == "crashed":
         parts.append(f"运行 `{name}` 的进程异常终止（{notebook.message}）。")
     if notebook.cell_errors:
-        shown = "；".join(f"第 {index + 1} 个单元格 `{kind}: {message[:120]}`"
+        shown = "；".join(f"{_cell_name(index, sources)} `{kind}: {message[:120]}`"
                          for index, kind, message in notebook.cell_errors[:SHOWN_CELL_ERRORS])
         more = "……" if len(notebook.cell_errors) > SHOWN_CELL_ERRORS else ""
         parts.append(f"运行 notebook 时有 {len(notebook.cell_errors)} 个单元格出错：{shown}{more}")
     return ("\n\n" + "\n\n".join(parts)) if parts else ""
+
+
+def _cell_name(index: int, sources: Mapping[int, str]) -> str:
+    """Jupyter shows no cell numbers: quote the cell's first line so the student can find it."""
+    lines = [line.strip() for line in sources.get(index, "").splitlines() if line.strip()]
+    if not lines:
+        return f"第 {index + 1} 个单元格"
+    first = lines[0].replace("`", "'")
+    return f"以 `{first[:60]}{'…' if len(first) > 60 else ''}` 开头的单元格"

@@ -83,3 +83,14 @@ def test_a_submission_returning_huge_integers_is_graded_item_by_item(tmp_path):
     assert set(not_full) <= {"ridge_point", "trend_row", "q01_compute_headline", "q05_ridge_growth"}, not_full
     assert result.item("ridge_point").score == 0 and result.item("q01_compute_headline").score == 0
     assert "超出 float64 的范围" in result.item("ridge_point").feedback_md
+
+
+def test_a_failing_cell_is_named_by_its_first_line():
+    """Jupyter shows no cell numbers, so the feedback quotes the cell that failed."""
+    notebook = NotebookOutcome("ok", {}, ((7, "ZeroDivisionError", "division by zero"),), "")
+    sources = {7: "\n# 作答\nq01_compute_headline = 1 / 0\n"}
+    [result] = grade_report([item()], {"q01_compute_headline": 7.5}, notebook, "handout.ipynb",
+                            cell_sources=sources)
+    assert "以 `# 作答` 开头的单元格 `ZeroDivisionError: division by zero`" in result.feedback_md
+    [unknown] = grade_report([item()], {"q01_compute_headline": 7.5}, notebook, "handout.ipynb")
+    assert "第 8 个单元格" in unknown.feedback_md

@@ -8,11 +8,11 @@ from autograder.engine import grader
 from autograder.sandbox import NotebookOutcome
 
 
-def test_grader_reads_notebook_follows_the_sandbox_rule(tmp_path):
+def test_the_grader_reads_notebooks_by_the_sandbox_rule(tmp_path):
     good, bad = tmp_path / "good.ipynb", tmp_path / "bad.ipynb"
     good.write_text(json.dumps({"cells": [], "nbformat": 4, "metadata": {}}))
     bad.write_text(json.dumps({"metadata": {}}))
-    assert grader._grader_reads_notebook(good) and not grader._grader_reads_notebook(bad)
+    assert grader._code_cells(good) == {} and grader._code_cells(bad) is None
 
 
 def test_a_sandbox_that_misreads_a_good_notebook_raises_instead_of_scoring(monkeypatch, tmp_path):
