@@ -12,6 +12,7 @@ def refusal(due: datetime | None, now: datetime) -> str | None:
                 "`nbgrader db assignment add <assignment> --duedate=2030-01-31T23:59:00+08:00`")
     if now < due:
         left = due - now
-        hours = left.days * 24 + left.seconds // 3600
-        return f"the due date {due:%Y-%m-%d %H:%M} UTC has not passed yet ({hours} h {left.seconds // 60 % 60} min left)"
+        days = f"{left.days} d " if left.days else ""
+        return (f"the due date {due:%Y-%m-%d %H:%M} UTC has not passed yet "
+                f"({days}{left.seconds // 3600} h {left.seconds // 60 % 60} min left)")
     return None

@@ -14,7 +14,8 @@ def test_no_recorded_due_date_is_refused_with_the_command_that_records_one():
 
 def test_before_the_due_date_is_refused_with_the_time_left():
     reason = refusal(NOW + timedelta(hours=26, minutes=5), NOW)
-    assert "has not passed" in reason and "26 h 5 min" in reason
+    assert "has not passed" in reason and "1 d 2 h 5 min left" in reason
+    assert "(3 h 0 min left)" in refusal(NOW + timedelta(hours=3), NOW)
 
 
 def test_at_and_after_the_due_date_is_allowed():
