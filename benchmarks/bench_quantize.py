@@ -6,10 +6,8 @@ Prints the median of N runs per (scheme, size), the ratio to the ml_dtypes-based
 """
 
 import argparse
-import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -21,17 +19,9 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 import oracles  # noqa: E402  (needs the path above)
 from solutions.lec01_codesign import SCHEMES, quantize, to_e2m1  # noqa: E402
+from timing import median_seconds  # noqa: E402  (benchmarks/ is the script folder)
 
 TARGET_RATIO = 3.0
-
-
-def median_seconds(fn, repeats):
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def lecture_to_e2m1(y):
