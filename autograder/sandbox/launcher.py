@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .limits import Limits
+from .plotting import font_cache_binds, install_font_cache, sandbox_env
 from .workdir import hand_over
 
 # "nobody": the uid inside a user namespace, and the one the fallback's reachability probe uses.
@@ -34,7 +35,7 @@ SANDBOX_UID = SANDBOX_GID = 65534
 INSIDE_WORKDIR = "/submission"
 SCRATCH_WORKDIR = "/tmp/work"            # the worker's cwd: links to the submission
 INSIDE_WORKER_DIR = "/opt/sandbox"
-WORKER_FILES = ("worker.py", "codec.py", "nbrunner.py")   # all the sandbox sees of autograder/
+WORKER_FILES = ("worker.py", "codec.py", "nbrunner.py", "warm_notebook.py")   # all the sandbox sees of autograder/
 _HERE = Path(__file__).resolve().parent
 PROJECT_ROOT = _HERE.parents[1]
 # /etc files the dynamic linker, the C library, Python's startup and fontconfig (matplotlib) consult.
@@ -152,6 +153,7 @@ def launch_plan(isolation: str, workdir: Path, private_dir: Path, limits: Limits
     if isolation == "rlimits":
         home = private_dir / "home"
         home.mkdir(exist_ok=True)
+        install_font_cache(home / "matplotlib")   # before hand_over: the worker's uid owns it
         euid = os.geteuid()
         if euid != 0:
             warn_not_isolated(f"Student code runs as the grader's own uid {euid} and can read "
@@ -304,6 +306,7 @@ def _base_env(home: str) -> dict[str, str]:
         "OMP_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
         "CS349E_TRUSTED_GRADING": "1",  # the notebook's check() helper stays quiet
+        **sandbox_env(),
     }
 
 
@@ -322,6 +325,7 @@ def _bwrap_prefix(workdir: Path | None, limits: Limits) -> list[str]:
     args += ["--proc", "/proc", "--dev", "/dev",
              "--perms", "1777", "--size", size, "--tmpfs", "/tmp",
              "--perms", "1777", "--size", size, "--tmpfs", "/dev/shm"]
+    args += font_cache_binds("/tmp/matplotlib")   # the MPLCONFIGDIR of _base_env("/tmp")
     for name in _SYSTEM_DIRS:
         path = Path("/") / name
         if path.is_symlink():
