@@ -16,11 +16,13 @@ import time
 import traceback
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Callable
 
 from autograder.engine.assignment import load_assignment, warm
 from autograder.engine.grader import grade_submission
+from autograder.engine.lateness import load_policy, stamp
 from autograder.engine.locate import locate, student_folders
 from autograder.engine.outputs import read_result, results_path, write_grades_csv, write_result
 from autograder.engine.registry import ConfigError
@@ -44,7 +46,8 @@ class BatchReport:
 
 def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1, force: bool = False,
                 limits: Limits | None = None, isolation: str = "auto",
-                on_start: OnStart | None = None, on_result: OnResult | None = None) -> BatchReport:
+                on_start: OnStart | None = None, on_result: OnResult | None = None,
+                due: datetime | None = None) -> BatchReport:
     started = time.perf_counter()
     submissions, out = Path(submissions), Path(out)
     if jobs < 1:
@@ -56,10 +59,15 @@ def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1,
     limits = limits or Limits()
 
     pending, skipped = [], []
-    for folder in student_folders(submissions):
+    policy = load_policy(config)   # lateness is re-judged every run: a changed due date needs no regrade
+    folders = {folder.name: folder for folder in student_folders(submissions)}
+    for folder in folders.values():
         previous = None if force else read_result(results_path(out, folder.name))
         if previous is not None and previous.fingerprint == locate(folder, config).fingerprint(config):
             skipped.append(folder.name)
+            judged = stamp(previous, folder, due, policy)
+            if judged != previous:
+                write_result(out, judged)
         else:
             pending.append(folder)
 
@@ -69,6 +77,7 @@ def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1,
 
     def finish(student: str, result: SubmissionResult | None, error: str | None) -> None:
         if result is not None:
+            result = stamp(result, folders[student], due, policy)
             write_result(out, result)
             graded.append(student)
         else:

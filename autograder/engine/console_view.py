@@ -7,6 +7,7 @@ import sys
 from typing import TextIO
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -49,8 +50,9 @@ class BatchProgress:
         if result is None:
             line = f"[red]grader error[/red] for {student} (nothing written; re-run to retry):\n{error}"
         else:
-            line = (f"graded {student}: {points(result.score)} / {points(result.auto_max_score)} auto "
-                    f"({points(result.max_score)} total) [{result.isolation}, {result.seconds:.1f} s]")
+            pending = points(result.max_score - result.auto_max_score)
+            line = (f"graded {student}: {points(result.score)} of {points(result.auto_max_score)} automatic "
+                    f"points, {pending} hand-graded pending [{result.isolation}, {result.seconds:.1f} s]")
         if self._progress is not None:
             self._progress.update(self._task, advance=1, last=student)
             if result is None:
@@ -60,30 +62,73 @@ class BatchProgress:
 
 
 def gradebook_table(report: BatchReport, width: int = 120) -> Table:
-    """One row per student: score, maxima, function/report subtotals, items not passed. Every
-    column keeps its full width; the last one is cut to what is left of `width`."""
-    headers = ("student", "score", "auto max", "max", "functions", "report", "manual")
+    """One row per student: automatic points (all, functions, report answers), the hand-graded
+    points still pending, and every automatic item not fully passed (wrapped, never cut)."""
+    headers = ("student", "automatic", "functions", "report answers", "hand-graded")
     rows = []
     for result in report.results:
         functions = [i for i in result.items if i.kind == "function"]
         answers = [i for i in result.items if i.kind in ("number", "choice")]
-        manual = sum(i.max_score for i in result.manual_items)
-        missed = [i.id for i in result.items if i.status in ("failed", "partial", "error")]
+        pending = sum(i.max_score for i in result.manual_items)
         rows.append([
-            result.student, points(result.score), points(result.auto_max_score), points(result.max_score),
-            f"{points(sum(i.score for i in functions))}/{points(sum(i.max_score for i in functions))}",
-            f"{points(sum(i.score for i in answers))}/{points(sum(i.max_score for i in answers))}",
-            f"{points(manual)} pts" if manual else "-",
-            ", ".join(missed) or "-"])
-    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
-    rest = max(12, width - sum(widths) - 3 * (len(headers) + 1) - 1)
-    table = Table(title=f"{report.assignment}: gradebook ({len(report.results)} students)")
-    for header, w in zip(headers, widths):
-        table.add_column(header, justify="left" if header == "student" else "right", min_width=w, no_wrap=True)
-    table.add_column("not passed", no_wrap=True, overflow="ellipsis", max_width=rest)
+            result.student,
+            f"{points(result.score)} / {points(result.auto_max_score)}",
+            f"{points(sum(i.score for i in functions))} / {points(sum(i.max_score for i in functions))}",
+            f"{points(sum(i.score for i in answers))} / {points(sum(i.max_score for i in answers))}",
+            f"{points(pending)} pending" if pending else "-",
+            late_cell(result),
+            not_passed(result)])
+    with_late = any(result.late is not None for result in report.results)
+    table = Table(title=f"{report.assignment}: gradebook ({len(report.results)} students)",
+                  caption=escape(_legend(report)), caption_justify="left")
+    for header in headers:
+        table.add_column(header, justify="left" if header == "student" else "right", no_wrap=True)
+    if with_late:
+        table.add_column("late penalty", justify="right", no_wrap=True)
+    else:
+        rows = [row[:-2] + row[-1:] for row in rows]
+    # The only column that wraps: takes what the others leave of the width, one line per 3-4 items.
+    table.add_column("automatic items not passed (points)", ratio=1, overflow="fold")
     for row in rows:
         table.add_row(*row)
     return table
+
+
+def late_cell(result: SubmissionResult) -> str:
+    """"-9.1 (2 d, 10%)" for a late submission, "on time", or "?" without a submission time."""
+    late = result.late
+    if late is None:
+        return "?"
+    if late.penalty == 0:
+        return "on time" if late.seconds_late == 0 else "0 (grace)" if late.days_charged == 0 else "0"
+    return f"-{points(late.penalty)} ({late.days_charged} d, {late.percent:g}%)"
+
+
+def not_passed(result: SubmissionResult) -> str:
+    """Automatic items below full marks with their points, "quantize(8.57/20), q01(0/2)" (no
+    space inside an item, so wrapping never splits one); "all N items: 0 points" for nothing."""
+    automatic = [i for i in result.items if i.status != "manual"]
+    missed = [f"{i.id}({points(i.score)}/{points(i.max_score)})" for i in automatic
+              if i.status in ("failed", "partial", "error")]
+    if missed and len(missed) == len(automatic) and not any(i.score for i in automatic):
+        return f"all {len(automatic)} items: 0 points"
+    return ", ".join(missed) or "-"
+
+
+def _legend(report: BatchReport) -> str:
+    """What the columns mean, with this assignment's numbers."""
+    if not report.results:
+        return ""
+    first = report.results[0]
+    pending = sum(i.max_score for i in first.manual_items)
+    legend = (f"automatic: points the grader awarded (functions + report answers) of the "
+              f"{points(first.auto_max_score)} it grades; hand-graded: free-text points a TA still "
+              f"grades in formgrader; assignment total {points(first.max_score)} = "
+              f"{points(first.auto_max_score)} automatic + {points(pending)} hand-graded.")
+    if any(result.late is not None for result in report.results):
+        legend += (" late penalty: points taken off the automatic score (grading.toml [late]; "
+                   "grades.csv's score is after it); ?: no submission time.")
+    return legend
 
 
 def print_summary(report: BatchReport, out_dir, stream: TextIO = sys.stdout) -> None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Sequence
 
+from autograder.engine.lateness import describe as describe_lateness
+
 if TYPE_CHECKING:
     from autograder.engine.cases import Suite
     from autograder.engine.function_items import TestRecord
@@ -91,7 +93,10 @@ def submission_markdown(result: SubmissionResult) -> str:
         manual_points = sum(i.max_score for i in manual)
         summary += (f"（总分 {points(result.max_score)} 分，其中 {points(manual_points)} 分的文字题"
                     f"需要助教人工评分：{'、'.join(i.id for i in manual)}）")
-    lines += [summary + "。", "", "| 项目 | 得分 | 满分 | 状态 |", "|---|---:|---:|---|"]
+    lines += [summary + "。", ""]
+    if result.late is not None:
+        lines += [f"**提交时间：** {describe_lateness(result.late)}", ""]
+    lines += ["| 项目 | 得分 | 满分 | 状态 |", "|---|---:|---:|---|"]
     for item in result.items:
         score = "—" if item.status == "manual" else points(item.score)
         lines.append(f"| {item.id} | {score} | {points(item.max_score)} | {STATUS_WORDS[item.status]} |")

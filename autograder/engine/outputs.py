@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Iterable
 
 from autograder.engine.feedback import item_name, points, submission_markdown
+from autograder.engine.lateness import describe as describe_lateness
 from autograder.engine.registry import GradingConfig
 from autograder.engine.results import SubmissionResult
 
@@ -56,12 +57,14 @@ def gradescope_results(result: SubmissionResult, *, visibility: str = "visible")
             "visibility": visibility,
         })
     summary = f"自动评分 {points(result.score)} / {points(result.auto_max_score)} 分。"
+    if result.late is not None:
+        summary += " " + describe_lateness(result.late)
     manual = result.manual_items
     if manual:
         summary += (f" 另有 {points(sum(i.max_score for i in manual))} 分的文字题需要人工评分："
                     f"{'、'.join(i.id for i in manual)}。")
     return {
-        "score": result.score,
+        "score": round(result.score - result.late_penalty, 2),
         "execution_time": result.seconds,
         "output": summary,
         "output_format": "md",
@@ -100,16 +103,18 @@ def read_results(out: Path) -> list[SubmissionResult]:
 
 
 def grades_csv(config: GradingConfig, results: Iterable[SubmissionResult]) -> str:
-    """student, score, max_score, then one column per item in grading.toml's order.
-    A manual item's cell stays empty: it has not been graded yet."""
+    """student, score, max_score, late_penalty, then one column per item in grading.toml's order.
+    `score` is after the late penalty (the items are not); late_penalty is empty when the
+    submission time or due date is unknown. A manual item's cell stays empty: not graded yet."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     ids = [item.id for item in config.items]
-    writer.writerow(["student", "score", "max_score", *ids])
+    writer.writerow(["student", "score", "max_score", "late_penalty", *ids])
     for result in sorted(results, key=lambda r: r.student):
         scores = {item.id: ("" if item.status == "manual" else points(item.score)) for item in result.items}
-        writer.writerow([result.student, points(result.score), points(result.max_score),
-                         *(scores.get(i, "") for i in ids)])
+        late = "" if result.late is None else points(result.late_penalty)
+        writer.writerow([result.student, points(result.score - result.late_penalty), points(result.max_score),
+                         late, *(scores.get(i, "") for i in ids)])
     return buf.getvalue()
 
 

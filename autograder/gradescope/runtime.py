@@ -15,6 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from autograder.gradescope.lateness import submission_times, write_timestamp
 from autograder.gradescope.results import FALLBACK_LOG, failure_results, fallback_note, final_results
 from autograder.gradescope.schema import VISIBILITIES, check_results
 from autograder.gradescope.submission import collect_submission
@@ -40,8 +41,9 @@ def _auto_points(assignment: str) -> float:
     return sum(item.points for item in config.items if item.kind != "text") or 1.0
 
 
-def _grade_class(assignment: str, submissions: Path, out: Path, timeout: float) -> None:
+def _grade_class(assignment: str, submissions: Path, out: Path, timeout: float, due: str | None = None) -> None:
     cmd = [sys.executable, "-m", "autograder", "grade", assignment, str(submissions), "--out", str(out), "-j", "1", "--force"]
+    cmd += ["--due", due] if due else []
     print("$", " ".join(cmd), flush=True)
     try:
         done = subprocess.run(cmd, cwd=SOURCE_ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout)
@@ -80,7 +82,9 @@ def grade_upload(assignment: str, root: Path, visibility: str, timeout: float) -
         submissions, out = Path(tmp) / "submissions", Path(tmp) / "out"
         collected = collect_submission(root / "submission", config.student_files, submissions / STUDENT)
         print(f"student files found: {collected.found or 'none'}; missing: {list(collected.missing) or 'none'}")
-        _grade_class(assignment, submissions, out, timeout)
+        created_at, due = submission_times(root)   # the late policy of grading.toml
+        write_timestamp(submissions / STUDENT, created_at)
+        _grade_class(assignment, submissions, out, timeout, due)
         engine_file = out / "results" / f"{STUDENT}.json"
         try:
             engine = json.loads(engine_file.read_text(encoding="utf-8"))
