@@ -67,7 +67,7 @@ def run(args) -> int:
         print(f"grade: submissions folder {args.submissions} does not exist", file=sys.stderr)
         return 2
     try:
-        due = due_date(args.assignment, args.due)
+        due = due_date(args.assignment, getattr(args, "due", None))
         with BatchProgress() as progress:
             report = grade_batch(args.assignment, args.submissions, args.out, jobs=args.jobs, force=args.force,
                                  isolation=args.isolation, on_start=progress.on_start,
