@@ -4,9 +4,10 @@ warm_notebook.py): faster notebooks, with nothing shared that a submission could
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 
 import pytest
-from sandbox_helpers import notebook_json
+from sandbox_helpers import FAST, notebook_json
 
 from autograder.sandbox import plotting
 
@@ -26,6 +27,8 @@ PROBE = (
     "import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\nax.plot([1, 2], [3, 4])\nfig.savefig('plot.png')\n"
     "drew = os.path.getsize('plot.png') > 0",
 )
+# Importing pyplot without the shared cache takes seconds on a loaded machine: no cell timeouts here.
+SLOW_OK = replace(FAST, cell_timeout=60.0, notebook_timeout=120.0)
 VARIABLES = ["preloaded", "cachedir", "fontlists", "overwrote", "calls_seen", "drew"]
 
 
@@ -48,7 +51,7 @@ def test_the_notebook_reads_the_shared_font_list_and_cannot_change_it(sandbox, e
     shared = plotting.font_cache()
     assert shared is not None and shared.name.startswith("fontlist-v")
     before = _digest(shared)
-    box = sandbox(dict(CODESIGN, **{"handout.ipynb": notebook_json(*PROBE)}), isolation=isolation)
+    box = sandbox(dict(CODESIGN, **{"handout.ipynb": notebook_json(*PROBE)}), isolation=isolation, limits=SLOW_OK)
     outcome = box.run_notebook("handout.ipynb", VARIABLES)
     assert outcome.cell_errors == (), outcome.cell_errors
     assert outcome.variables["fontlists"] == [shared.name]
@@ -63,7 +66,7 @@ def test_pyplot_is_imported_ahead_in_a_child_without_student_state(sandbox, enab
     """The notebook child is forked before the student's module is imported: pyplot is already
     there, and nothing the function tests did to the module is."""
     plotting.ENABLED = True
-    box = sandbox(dict(CODESIGN, **{"handout.ipynb": notebook_json(*PROBE)}))
+    box = sandbox(dict(CODESIGN, **{"handout.ipynb": notebook_json(*PROBE)}), limits=SLOW_OK)
     assert box.call("codesign", "bump").value == 1
     assert box.call("codesign", "bump").value == 2
     outcome = box.run_notebook("handout.ipynb", VARIABLES)
@@ -76,7 +79,7 @@ def test_pyplot_is_imported_ahead_in_a_child_without_student_state(sandbox, enab
 
 def test_switched_off_the_sandbox_behaves_as_before(sandbox, enabled):
     plotting.ENABLED = False
-    box = sandbox(dict(CODESIGN, **{"handout.ipynb": notebook_json(*PROBE)}))
+    box = sandbox(dict(CODESIGN, **{"handout.ipynb": notebook_json(*PROBE)}), limits=SLOW_OK)
     outcome = box.run_notebook("handout.ipynb", VARIABLES)
     assert outcome.variables["preloaded"] is False
     assert outcome.variables["fontlists"] == []     # nothing shared: built by its own pyplot import
@@ -88,12 +91,12 @@ def test_a_worker_without_a_notebook_request_leaves_no_child_behind(sandbox, ena
     import os
     import time
     plotting.ENABLED = True
-    box = sandbox(dict(CODESIGN, **{"handout.ipynb": notebook_json("x = 1")}), isolation="rlimits")
+    box = sandbox(dict(CODESIGN, **{"handout.ipynb": notebook_json("x = 1")}))
     assert box.call("codesign", "bump").value == 1
     uid = box.host_uid
     box.close()
     if uid is None:
-        pytest.skip("the fallback worker keeps the grader's uid here: its processes cannot be told apart")
+        pytest.skip("the worker keeps the grader's uid here: its processes cannot be told apart")
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         left = [p for p in os.listdir("/proc") if p.isdigit() and _uid_of(p) == uid]
