@@ -61,9 +61,14 @@ class BatchProgress:
             self.console.print(line, markup=result is None)
 
 
+NARROWEST_LIST = 32   # below this width the items not passed go in a list under the table
+
+
 def gradebook_table(report: BatchReport, width: int = 120) -> Table:
     """One row per student: automatic points (all, functions, report answers), the hand-graded
-    points still pending, and every automatic item not fully passed (wrapped, never cut)."""
+    points still pending, the late penalty (when known), and every automatic item not fully passed
+    (wrapped, never cut). When `width` leaves that last column too narrow, it is left out and
+    `not_passed_list` prints it under the table instead."""
     headers = ("student", "automatic", "functions", "report answers", "hand-graded")
     rows = []
     for result in report.results:
@@ -81,27 +86,47 @@ def gradebook_table(report: BatchReport, width: int = 120) -> Table:
     with_late = any(result.late is not None for result in report.results)
     table = Table(title=f"{report.assignment}: gradebook ({len(report.results)} students)",
                   caption=escape(_legend(report)), caption_justify="left")
-    for header in headers:
-        table.add_column(header, justify="left" if header == "student" else "right", no_wrap=True)
-    if with_late:
-        table.add_column("late penalty", justify="right", no_wrap=True)
+    headers += ("late penalty",) if with_late else ()
+    rows = [row if with_late else row[:-2] + row[-1:] for row in rows]
+    narrow = list_below(report, width)
+    for i, header in enumerate(headers):
+        # A value is never cut or broken; on a narrow terminal the headers wrap at their spaces.
+        widest = max([len(row[i]) for row in rows] + [max(map(len, header.split()))])
+        table.add_column(header, justify="left" if header == "student" else "right", min_width=widest,
+                         width=widest if narrow else None)
+    if narrow:
+        rows = [row[:-1] for row in rows]
     else:
-        rows = [row[:-2] + row[-1:] for row in rows]
-    # The only column that wraps: takes what the others leave of the width, one line per 3-4 items.
-    table.add_column("automatic items not passed (points)", ratio=1, overflow="fold")
+        # The only column that wraps: takes what the others leave of the width.
+        table.add_column("automatic items not passed (points)", ratio=1, overflow="fold")
     for row in rows:
         table.add_row(*row)
     return table
 
 
+def list_below(report: BatchReport, width: int) -> bool:
+    """Whether the fixed columns leave the items-not-passed column fewer than NARROWEST_LIST."""
+    with_late = any(result.late is not None for result in report.results)
+    fixed = [max([len("student")] + [len(r.student) for r in report.results]), 10, 10, 8, 11]
+    fixed += [max([7] + [len(late_cell(r)) for r in report.results])] if with_late else []
+    return width - sum(fixed) - 3 * (len(fixed) + 1) - 1 < NARROWEST_LIST
+
+
+def not_passed_list(report: BatchReport) -> str:
+    """The items not passed, one paragraph per student (for narrow terminals)."""
+    lines = ["automatic items not passed (points):"]
+    lines += [f"  {result.student}: {not_passed(result)}" for result in report.results]
+    return "\n".join(lines)
+
+
 def late_cell(result: SubmissionResult) -> str:
-    """"-9.1 (2 d, 10%)" for a late submission, "on time", or "?" without a submission time."""
+    """"-9.1 (2d 10%)" for a late submission, "on time", or "?" without a submission time."""
     late = result.late
     if late is None:
         return "?"
     if late.penalty == 0:
         return "on time" if late.seconds_late == 0 else "0 (grace)" if late.days_charged == 0 else "0"
-    return f"-{points(late.penalty)} ({late.days_charged} d, {late.percent:g}%)"
+    return f"-{points(late.penalty)} ({late.days_charged}d {late.percent:g}%)"
 
 
 def not_passed(result: SubmissionResult) -> str:
@@ -131,9 +156,13 @@ def _legend(report: BatchReport) -> str:
     return legend
 
 
-def print_summary(report: BatchReport, out_dir, stream: TextIO = sys.stdout) -> None:
-    console = Console(file=stream, highlight=False, width=None if stream.isatty() else 160)
+def print_summary(report: BatchReport, out_dir, stream: TextIO = sys.stdout, width: int | None = None) -> None:
+    """The gradebook table, the items not passed (in it or, when narrow, under it), the run's
+    counts. `width`: the terminal's on a TTY, else 160 (piped into a file or `less`)."""
+    console = Console(file=stream, highlight=False, width=width or (None if stream.isatty() else 160))
     console.print(gradebook_table(report, console.width))
+    if list_below(report, console.width):
+        console.print(escape(not_passed_list(report)))
     console.print(f"graded {len(report.graded)}, skipped {len(report.skipped)}, "
                   f"grader errors {len(report.failed)} in {report.seconds:.1f} s "
                   f"(isolation: {report.isolation}); outputs in {out_dir}/ "

@@ -8,11 +8,10 @@ import re
 from dataclasses import replace
 
 import pytest
-from rich.console import Console
 
 from autograder.engine import load_config
 from autograder.engine.batch import BatchReport
-from autograder.engine.console_view import gradebook_table, print_summary
+from autograder.engine.console_view import print_summary
 from autograder.engine.lateness import Lateness
 from autograder.engine.results import ItemResult, SubmissionResult
 
@@ -42,9 +41,10 @@ def report(*results: SubmissionResult) -> BatchReport:
 
 
 def render(table_report: BatchReport, width: int) -> str:
-    console = Console(file=io.StringIO(), width=width, highlight=False, color_system=None)
-    console.print(gradebook_table(table_report, width))
-    return console.file.getvalue()
+    """What `grade` prints at the end on a terminal `width` columns wide."""
+    out = io.StringIO()
+    print_summary(table_report, "OUT", stream=out, width=width)
+    return out.getvalue()
 
 
 def squeeze(text: str) -> str:
@@ -52,12 +52,15 @@ def squeeze(text: str) -> str:
     return re.sub(r"[\s│┃┆|]+", "", text)
 
 
-@pytest.mark.parametrize("width", [100, 160])
-def test_every_item_not_passed_is_shown_whole_and_nothing_is_cut(width):
+@pytest.mark.parametrize("width", [80, 100, 160])
+@pytest.mark.parametrize("late", [None, LATE])
+def test_every_item_not_passed_is_shown_whole_and_nothing_is_cut(width, late):
     many = set(AUTO[:-1])      # all but one: not the "all items" shorthand
-    text = render(report(result("amy", set()), result("bob", many)), width)
+    text = render(report(result("amy", set()), result("bob", many, late)), width)
     assert "…" not in text
     assert all(len(line) <= width for line in text.splitlines())
+    table = [line for line in text.splitlines() if line.startswith(("┏", "│", "└"))]
+    assert all(line.endswith(("┓", "│", "┘")) for line in table), "the table is wider than the terminal"
     flat = squeeze(text)
     for item_id in many:
         assert f"{item_id}(0/" in flat, item_id
@@ -79,7 +82,14 @@ def test_the_late_column_appears_only_when_lateness_is_known():
     assert "late penalty" not in render(report(result("amy", set())), 160)
     on_time = replace(LATE, seconds_late=0.0, days_charged=0, percent=0.0, penalty=0.0)
     text = render(report(result("amy", set(), on_time), result("bob", {"quantize"}, LATE), result("cy", set())), 160)
-    assert "late penalty" in text and "on time" in text and "-12.3 (2 d, 20%)" in text and "?" in text
+    assert "late penalty" in text and "on time" in text and "-12.3 (2d 20%)" in text and "?" in text
+
+
+def test_a_narrow_terminal_lists_the_items_under_the_table_and_a_wide_one_in_it():
+    students = report(result("amy", set()), result("bob", {"quantize"}, LATE))
+    assert "bob: quantize(0/20)" in render(students, 100)
+    wide = render(students, 160)
+    assert "bob: quantize" not in wide and "quantize(0/20)" in wide
 
 
 def test_piped_output_is_plain_and_wide_enough():
