@@ -22,7 +22,6 @@ from autograder.engine.report_items import grade_report
 from autograder.engine.results import ItemResult, SubmissionResult
 from autograder.sandbox import Limits, Sandbox
 from autograder.sandbox.nbrunner import NotebookUnreadable, load_code_cells
-from autograder.sandbox.notebook_ahead import NotebookAhead, start_notebook
 
 # The student's functions may use this many call timeouts in total before the rest is skipped.
 CALL_TIMEOUTS_PER_SUBMISSION = 12
@@ -45,18 +44,10 @@ def grade_submission(assignment_name: str, submission_dir: Path, *, limits: Limi
         with tempfile.TemporaryDirectory(prefix="cs349e-stage-") as staging:
             for name in files.present:
                 shutil.copyfile(files.path(name), Path(staging) / name)
-            # The notebook runs in a sandbox of its own while the functions are tested (notebook_ahead.py).
-            report_ids = [item.id for item in config.items_of("number", "choice") if config.notebook in files.present]
-            ahead = start_notebook(Path(staging), config.notebook if report_ids else None, report_ids,
-                                   overlay=config.trusted_files(), limits=limits, isolation=isolation)
-            try:
-                with Sandbox(Path(staging), overlay=config.trusted_files(), limits=limits,
-                             isolation=isolation) as box:
-                    used = box.isolation
-                    items = _grade_items(assignment, files, box, limits, ahead)
-            finally:
-                if ahead is not None:
-                    ahead.close()
+            with Sandbox(Path(staging), overlay=config.trusted_files(), limits=limits,
+                         isolation=isolation) as box:
+                used = box.isolation
+                items = _grade_items(assignment, files, box, limits)
 
     order = {item.id: i for i, item in enumerate(config.items)}
     items = sorted(items, key=lambda item: order[item.id])
@@ -67,8 +58,7 @@ def grade_submission(assignment_name: str, submission_dir: Path, *, limits: Limi
         fingerprint=files.fingerprint(config))
 
 
-def _grade_items(assignment: Assignment, files: StudentFiles, box: Sandbox, limits: Limits,
-                 ahead: NotebookAhead | None = None) -> list[ItemResult]:
+def _grade_items(assignment: Assignment, files: StudentFiles, box: Sandbox, limits: Limits) -> list[ItemResult]:
     config = assignment.config
     deadline = time.monotonic() + CALL_TIMEOUTS_PER_SUBMISSION * limits.call_timeout
     code = StudentCode(box, config.student_module or "", deadline=deadline)
@@ -77,8 +67,7 @@ def _grade_items(assignment: Assignment, files: StudentFiles, box: Sandbox, limi
     if report:
         notebook, sources = None, None
         if config.notebook in files.present:
-            notebook = (ahead.outcome() if ahead is not None else
-                        code.run_notebook(config.notebook, [item.id for item in report if item.kind != "text"]))
+            notebook = code.run_notebook(config.notebook, [item.id for item in report if item.kind != "text"])
             sources = _code_cells(files.path(config.notebook))
             if notebook is not None and notebook.status == "unreadable" and sources is not None:
                 # The student's file is fine; something went wrong between us and the sandbox.

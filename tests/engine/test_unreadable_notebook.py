@@ -16,13 +16,13 @@ def test_the_grader_reads_notebooks_by_the_sandbox_rule(tmp_path):
 
 
 def test_a_sandbox_that_misreads_a_good_notebook_raises_instead_of_scoring(monkeypatch, tmp_path):
-    from autograder.sandbox import Sandbox
+    from autograder.engine.invoke import StudentCode
 
     def misread(self, name, variables):
         return NotebookOutcome(status="unreadable", variables={}, cell_errors=(), output="",
                                message="handout.ipynb is JSON but not a notebook")
 
-    monkeypatch.setattr(Sandbox, "run_notebook", misread)   # whichever sandbox runs the notebook
+    monkeypatch.setattr(StudentCode, "run_notebook", misread)
     from autograder.build import write_reference_submission
     write_reference_submission("lec01_codesign", tmp_path / "alice")
     with pytest.raises(RuntimeError, match="grader reads as a notebook"):
