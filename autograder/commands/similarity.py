@@ -12,6 +12,8 @@ import argparse
 import sys
 from pathlib import Path
 
+DEFAULT_THRESHOLD = 0.6   # a pair at or above this score is flagged for a human to read
+
 
 def _share(text: str) -> float:
     try:
@@ -24,8 +26,6 @@ def _share(text: str) -> float:
 
 
 def add_parser(subparsers) -> None:
-    from autograder.similarity.compare import DEFAULT_THRESHOLD
-
     parser = subparsers.add_parser(
         "similarity", help="pairwise code similarity of a class: pairs.csv and report.html",
         description="Compare every pair of submissions in SUBMISSIONS (the same layouts as `grade`) with "

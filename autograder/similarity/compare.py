@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 NOISE_CHARS = 25          # shortest match (in tokenized characters) that can count: copydetect's default
-DEFAULT_THRESHOLD = 0.6   # a pair at or above this larger share is flagged for a human to read
 _CDN = re.compile(r'\s*<(?:link|script)[^>]*https?://[^>]*>(?:</script>)?')
 # What copydetect's template takes from Bootstrap, so the report needs no network to read.
 _OFFLINE_CSS = """<style>

@@ -13,7 +13,7 @@ import pytest
 from disguise import disguise
 
 from autograder.build import write_reference_submission
-from autograder.similarity.compare import DEFAULT_THRESHOLD
+from autograder.commands.similarity import DEFAULT_THRESHOLD
 
 ROOT = Path(__file__).resolve().parents[2]
 ASSIGNMENT = "lec01_codesign"
