@@ -39,14 +39,14 @@ def _feed(h, value: Any) -> None:
     def put(tag: str, payload: bytes = b"") -> None:
         h.update(f"{tag}:{len(payload)}:".encode() + payload)
 
-    if value is None or isinstance(value, (bool, int, float, str)):
+    if isinstance(value, np.generic):  # before float: np.float64 is a float
+        _feed(h, np.asarray(value))
+    elif value is None or isinstance(value, (bool, int, float, str)):
         put(type(value).__name__, repr(value).encode())  # repr(float) round-trips, -0.0 included
     elif isinstance(value, np.ndarray):
         if value.dtype.kind not in "biuf":
             raise TypeError(f"cannot digest an array of dtype {value.dtype}")
         put(f"nd{value.dtype.str}{value.shape}", np.ascontiguousarray(value).tobytes())
-    elif isinstance(value, np.generic):
-        _feed(h, np.asarray(value))
     elif isinstance(value, ChipArg):
         put("chip")
         _feed(h, dict(value.spec))

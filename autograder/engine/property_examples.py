@@ -166,6 +166,8 @@ def load(assignment: str, properties: Iterable[Property]) -> dict[Key, tuple[tup
 # --- plain JSON for example values -------------------------------------------------------------
 def encode(value: Any) -> Any:
     """JSON for an example: floats are written in their shortest round-trip form (exact)."""
+    if isinstance(value, np.generic):  # before float: np.float64 is a float
+        return {"scalar": {"dtype": value.dtype.str, "value": value.item()}}
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     if isinstance(value, tuple):
@@ -176,8 +178,6 @@ def encode(value: Any) -> Any:
         if value.dtype.kind not in "biuf":
             raise TypeError(f"cannot store an array of dtype {value.dtype}")
         return {"ndarray": {"dtype": value.dtype.str, "shape": list(value.shape), "data": value.ravel().tolist()}}
-    if isinstance(value, np.generic):
-        return {"scalar": {"dtype": value.dtype.str, "value": value.item()}}
     if isinstance(value, ChipArg):
         return {"chip": encode(dict(value.spec))}
     if isinstance(value, Mapping):
