@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -190,3 +191,21 @@ def test_results_record_the_case_set(tmp_path):
     assert digest.removeprefix("sha256:")[:12] in submission_markdown(result)
 
 
+
+
+def test_a_new_case_set_makes_earlier_results_stale(tmp_path, monkeypatch):
+    """The config digest (part of every fingerprint) covers the hidden tests, their fixed examples
+    and the reference: a re-run regrades instead of keeping scores from another case set."""
+    from autograder.engine import registry
+
+    for rel in (f"autograder/{ASSIGNMENT}", f"solutions/{ASSIGNMENT}", "hw_specs.py", f"assignments/{ASSIGNMENT}"):
+        source, copy = REPO_ROOT / rel, tmp_path / rel
+        if source.is_dir():
+            shutil.copytree(source, copy, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(source, copy)
+    monkeypatch.setattr(registry, "REPO_ROOT", tmp_path)
+    before = registry.load_config(ASSIGNMENT, assignments_dir=tmp_path / "assignments").digest
+    examples = tmp_path / "autograder" / ASSIGNMENT / property_examples.FILE_NAME
+    examples.write_text(examples.read_text("utf-8").replace("0.0", "-0.0", 1), "utf-8")
+    assert registry.load_config(ASSIGNMENT, assignments_dir=tmp_path / "assignments").digest != before
