@@ -15,6 +15,7 @@ hw_specs.py); grading refuses a file whose digest does not match the sources on 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import subprocess
@@ -37,8 +38,16 @@ SHARED_SOURCES = ("hw_specs.py",)  # modules outside the hidden-test package its
 Key = tuple[str, str]  # (function, property label)
 
 
+def hidden_tests_folder(assignment: str) -> Path:
+    """The folder of the hidden-test package `autograder.<assignment>` (wherever it is installed)."""
+    spec = importlib.util.find_spec(f"autograder.{assignment}")
+    if spec is None or not spec.submodule_search_locations:
+        raise ConfigError(f"no hidden tests for {assignment!r}: autograder/{assignment}/ is missing")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
 def examples_file(assignment: str) -> Path:
-    return REPO_ROOT / "autograder" / assignment / FILE_NAME
+    return hidden_tests_folder(assignment) / FILE_NAME
 
 
 def property_seed(prop: Property) -> int:
@@ -48,12 +57,13 @@ def property_seed(prop: Property) -> int:
 
 def sources_digest(assignment: str) -> str:
     """sha256 of everything that defines the properties' strategies."""
-    package = REPO_ROOT / "autograder" / assignment
-    paths = sorted(p for p in package.rglob("*.py") if "__pycache__" not in p.parts)
-    paths += [REPO_ROOT / name for name in SHARED_SOURCES]
+    package = hidden_tests_folder(assignment)
+    files = {f"autograder/{assignment}/{p.relative_to(package).as_posix()}": p
+             for p in sorted(package.rglob("*.py")) if "__pycache__" not in p.parts}
+    files.update({name: REPO_ROOT / name for name in SHARED_SOURCES if (REPO_ROOT / name).is_file()})
     h = hashlib.sha256(f"format {FORMAT} seed {SEED}\0".encode())
-    for path in paths:
-        h.update(path.relative_to(REPO_ROOT).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    for name, path in files.items():
+        h.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()
 
 
@@ -125,7 +135,11 @@ def write(assignment: str, *, check: bool = False) -> list[str]:
         return []
     if not check:
         path.write_text(generate_in_fresh_process(assignment), encoding="utf-8")
-    return [path.relative_to(REPO_ROOT).as_posix()]
+    return [_shown(path)]
+
+
+def _shown(path: Path) -> str:
+    return path.relative_to(REPO_ROOT).as_posix() if path.is_relative_to(REPO_ROOT) else str(path)
 
 
 def _recorded_sources(path: Path) -> str | None:
@@ -140,7 +154,7 @@ def _recorded_sources(path: Path) -> str | None:
 def load(assignment: str, properties: Iterable[Property]) -> dict[Key, tuple[tuple, ...]]:
     """The fixed examples of every property; ConfigError if the file is missing, stale or incomplete."""
     path = examples_file(assignment)
-    rebuild = f"run `python -m autograder build {assignment}` and commit {path.relative_to(REPO_ROOT)}"
+    rebuild = f"run `python -m autograder build {assignment}` and commit {_shown(path)}"
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
