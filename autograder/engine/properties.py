@@ -61,8 +61,10 @@ def run_property(prop: Property, code: StudentCode) -> PropertyResult:
     del replies
     if first_failure is None:
         return PropertyResult(True, len(examples), output="".join(output))
-    minimal = _shrink(prop, code, memo) or first_failure
-    return PropertyResult(False, len(examples), _counterexample_text(prop, *minimal), "".join(output))
+    minimal = _shrink(prop, code, memo)
+    text = _counterexample_text(prop, *minimal) if minimal else _counterexample_text(prop, *first_failure,
+                                                                                      shrunk=False)
+    return PropertyResult(False, len(examples), text, "".join(output))
 
 
 class _Counterexample(Exception):
@@ -110,11 +112,12 @@ def example_key(args: Any) -> bytes:
     return b"\x00".join(parts)
 
 
-def _counterexample_text(prop: Property, args: tuple, verdict: Verdict) -> str:
+def _counterexample_text(prop: Property, args: tuple, verdict: Verdict, shrunk: bool = True) -> str:
     hint = prop.hint(args) if prop.hint else ""
     # The hint belongs to the verdict's first line: after a traceback block it would break the fence.
     first, newline, rest = verdict.message.partition("\n")
-    lines = [f"最小反例（hypothesis 自动缩小）：{first}{hint}{newline}{rest}"]
+    title = "最小反例（hypothesis 自动缩小）" if shrunk else "反例"
+    lines = [f"{title}：{first}{hint}{newline}{rest}"]
     for i, a in enumerate(args):
         if isinstance(a, np.ndarray) and render_arg(a) == "x":
             lines.append(f"- 其中 x = {_describe_array(a)}")

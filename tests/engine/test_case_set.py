@@ -165,6 +165,7 @@ def test_the_verdict_is_decided_on_the_fixed_examples_alone(monkeypatch):
     wrong_at_05 = ScriptedCode(lambda x: np.where(x == 0.5, 0.0, x))
     result = properties.run_property(_identity_property(examples), wrong_at_05)
     assert not result.passed and "np.array([0.5])" in result.message
+    assert "自动缩小" not in result.message  # nothing was shrunk: the feedback does not claim it
 
 
 def test_shrinking_makes_a_bounded_number_of_calls():
