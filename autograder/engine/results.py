@@ -48,6 +48,7 @@ class SubmissionResult:
     seconds: float
     assignment: str = ""
     fingerprint: str = ""  # hash of the graded files + grading config: a re-run skips unchanged work
+    case_set: str = ""  # digest of the hidden cases and property examples graded against (case_digest.py)
     late: Lateness | None = None  # submission time vs due date under the late policy (lateness.py)
 
     @property

@@ -28,7 +28,7 @@ def result(student: str, failing: set[str], late: Lateness | None = None) -> Sub
         else:
             items.append(ItemResult(item.id, item.kind, item.points, item.points, "passed", "", "", item.title))
     return SubmissionResult(student, sum(i.score for i in items), CONFIG.total_points, tuple(items),
-                            "bubblewrap", 1.0, CONFIG.assignment, "f" * 64, late)
+                            "bubblewrap", 1.0, CONFIG.assignment, "f" * 64, late=late)
 
 
 AUTO = [i.id for i in CONFIG.items if i.kind != "text"]
