@@ -22,7 +22,6 @@ from typing import Callable
 
 from autograder.engine.assignment import load_assignment, warm
 from autograder.engine.grader import grade_submission
-from autograder.engine.lateness import load_policy, stamp
 from autograder.engine.locate import locate, student_folders
 from autograder.engine.outputs import read_result, results_path, write_grades_csv, write_result
 from autograder.engine.registry import ConfigError
@@ -59,6 +58,8 @@ def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1,
     limits = limits or Limits()
 
     pending, skipped = [], []
+    from autograder.engine.lateness import load_policy, stamp   # lazily: see lateness.py
+
     policy = load_policy(config)   # lateness is re-judged every run: a changed due date needs no regrade
     folders = {folder.name: folder for folder in student_folders(submissions)}
     for folder in folders.values():

@@ -9,8 +9,6 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Sequence
 
-from autograder.engine.lateness import describe as describe_lateness
-
 if TYPE_CHECKING:
     from autograder.engine.cases import Suite
     from autograder.engine.function_items import TestRecord
@@ -95,7 +93,8 @@ def submission_markdown(result: SubmissionResult) -> str:
                     f"需要助教人工评分：{'、'.join(i.id for i in manual)}）")
     lines += [summary + "。", ""]
     if result.late is not None:
-        lines += [f"**提交时间：** {describe_lateness(result.late)}", ""]
+        from autograder.engine.lateness import describe   # lazily: see lateness.py
+        lines += [f"**提交时间：** {describe(result.late)}", ""]
     lines += ["| 项目 | 得分 | 满分 | 状态 |", "|---|---:|---:|---|"]
     for item in result.items:
         score = "—" if item.status == "manual" else points(item.score)

@@ -17,6 +17,10 @@ writes it on submit and `nbgrader collect` keeps it; `nbgrader zip_collect` writ
 download's file names (autograder.nbgrader_bridge.collect); the Gradescope runner writes it from
 submission_metadata.json. The due date comes from the caller: `grade --due`, nbgrader's gradebook,
 or Gradescope's metadata.
+
+Imported lazily by the engine modules a hidden-test draw loads (results, feedback, outputs,
+batch): hypothesis draws from the literal constants of every local module it finds imported, so
+an extra module there would change the committed property examples (property_examples.py).
 """
 
 from __future__ import annotations

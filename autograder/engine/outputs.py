@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Iterable
 
 from autograder.engine.feedback import item_name, points, submission_markdown
-from autograder.engine.lateness import describe as describe_lateness
 from autograder.engine.registry import GradingConfig
 from autograder.engine.results import SubmissionResult
 
@@ -58,7 +57,8 @@ def gradescope_results(result: SubmissionResult, *, visibility: str = "visible")
         })
     summary = f"自动评分 {points(result.score)} / {points(result.auto_max_score)} 分。"
     if result.late is not None:
-        summary += " " + describe_lateness(result.late)
+        from autograder.engine.lateness import describe   # lazily: see lateness.py
+        summary += " " + describe(result.late)
     manual = result.manual_items
     if manual:
         summary += (f" 另有 {points(sum(i.max_score for i in manual))} 分的文字题需要人工评分："

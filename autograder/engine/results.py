@@ -8,9 +8,10 @@ a TA grades the free text. `auto_max_score` is the part the grader can award by 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from autograder.engine.lateness import Lateness
+if TYPE_CHECKING:   # imported where needed: see lateness.py on what a hidden-test draw imports
+    from autograder.engine.lateness import Lateness
 
 ItemStatus = Literal["passed", "failed", "partial", "manual", "error"]
 ITEM_STATUSES = ("passed", "failed", "partial", "manual", "error")
@@ -79,5 +80,7 @@ class SubmissionResult:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> SubmissionResult:
         items = tuple(ItemResult(**item) for item in d["items"])
+        from autograder.engine.lateness import Lateness
+
         late = Lateness(**d["late"]) if d.get("late") else None
         return cls(**{**d, "items": items, "late": late})

@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .limits import Limits
-from .plotting import font_cache_binds, install_font_cache, sandbox_env
 from .workdir import hand_over
 
 # "nobody": the uid inside a user namespace, and the one the fallback's reachability probe uses.
@@ -153,6 +152,7 @@ def launch_plan(isolation: str, workdir: Path, private_dir: Path, limits: Limits
     if isolation == "rlimits":
         home = private_dir / "home"
         home.mkdir(exist_ok=True)
+        from .plotting import install_font_cache
         install_font_cache(home / "matplotlib")   # before hand_over: the worker's uid owns it
         euid = os.geteuid()
         if euid != 0:
@@ -287,6 +287,7 @@ def _start_as_sandbox_uid() -> str | None:
 
 def _base_env(home: str) -> dict[str, str]:
     """The worker's whole environment: nothing inherited from the grader."""
+    from .plotting import sandbox_env
     venv_bin = str(Path(sys.prefix) / "bin")
     return {
         "PATH": f"{venv_bin}:/usr/local/bin:/usr/bin:/bin",
@@ -325,6 +326,7 @@ def _bwrap_prefix(workdir: Path | None, limits: Limits) -> list[str]:
     args += ["--proc", "/proc", "--dev", "/dev",
              "--perms", "1777", "--size", size, "--tmpfs", "/tmp",
              "--perms", "1777", "--size", size, "--tmpfs", "/dev/shm"]
+    from .plotting import font_cache_binds
     args += font_cache_binds("/tmp/matplotlib")   # the MPLCONFIGDIR of _base_env("/tmp")
     for name in _SYSTEM_DIRS:
         path = Path("/") / name
