@@ -58,7 +58,7 @@ def examples_of(prop: Property) -> list[tuple]:
 def run_property(prop: Property, code: StudentCode) -> PropertyResult:
     examples = examples_of(prop)
     expectations = [prop.expect(args) for args in examples]
-    replies = code.call_many([Call(prop.function, args) for args in examples])
+    replies = code.call_many([Call(prop.function, args) for args in examples], expectations)
     verdicts = [judge(reply, expect) for reply, expect in zip(replies, expectations)]
     output = "".join(r.outcome.output for r in replies if r.outcome is not None)
     if all(v.ok for v in verdicts):
@@ -88,11 +88,12 @@ def _shrink(prop: Property, code: StudentCode, memo: dict) -> tuple | None:
             if budget[0] <= 0:
                 return
             budget[0] -= 1
-            reply = code.call(Call(prop.function, args))
+            expect = prop.expect(args)
+            reply = code.call(Call(prop.function, args), expect)
             if reply.outcome is None:  # the function is no longer called: cannot learn more
                 budget[0] = 0
                 return
-            memo[key] = (reply, judge(reply, prop.expect(args)))
+            memo[key] = (reply, judge(reply, expect))
         reply, verdict = memo[key]
         if not verdict.ok:
             raise _Counterexample(args, reply, verdict)
