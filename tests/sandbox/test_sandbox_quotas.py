@@ -37,10 +37,9 @@ HOSTILE = {
                     os._exit(0)
                 pids.append(pid)
             os.close(write_end)
-            holding, stop = 0, time.monotonic() + 20
-            while holding < children and time.monotonic() < stop:
-                if all(os.waitpid(pid, os.WNOHANG) != (0, 0) for pid in pids):
-                    break
+            holding, dead, stop = 0, set(), time.monotonic() + 20
+            while holding + len(dead) < children and time.monotonic() < stop:
+                dead |= {pid for pid in pids if pid not in dead and os.waitpid(pid, os.WNOHANG) != (0, 0)}
                 ready, _, _ = select.select([read_end], [], [], 0.2)
                 if ready:
                     holding += len(os.read(read_end, 64))
@@ -150,3 +149,15 @@ def test_one_ceiling_ends_the_submission_whatever_it_does(sandbox):
     assert {o.status for o in outcomes} == {"timeout"}
     assert outcomes[-1].timeout_cause == "deadline"
     assert notebook.status == "timeout"
+
+
+def test_without_a_cgroup_rlimits_still_cap_processes_and_time(sandbox, monkeypatch):
+    """Where no cgroup can be made, the sandbox says so and falls back to per-process limits."""
+    monkeypatch.setattr(cgroups, "create", lambda limits: None)
+    box = sandbox(HOSTILE, limits=replace(FAST, max_processes=16, call_timeout=1.0))
+    assert box.quotas == "rlimits"
+    assert box.call("codesign", "fork_bomb").value < 16
+    spinning = box.call("codesign", "spin", (30,))
+    assert spinning.status == "timeout" and spinning.timeout_cause in ("cpu", "load")
+    sleeping = box.call("codesign", "sleep", (30,))
+    assert sleeping.status == "timeout" and sleeping.timeout_cause == "blocked"
