@@ -20,23 +20,26 @@ from typing import Callable, Iterable
 
 GUARD_FACTOR = 10.0   # a machine 10× oversubscribed still finishes honest work
 ACTIVE_SHARE = 0.5   # below this share of wall time on (or queued for) a CPU, the code is blocked
-CHARGED = ("cpu", "blocked", "deadline")
+BASE_DELAY = 0.05    # seconds into a request before the meter is first read
 
 Meter = Callable[[], "tuple[float, float] | None"]   # () -> (cpu seconds, run-queue wait seconds)
 
 
 class Budget:
     """The time one request may take; `check` decides, when a wake-up time is reached, whether it
-    is over and why."""
+    is over and why. The meter is first read BASE_DELAY seconds in (most calls are over by then
+    and cost no reading); those first seconds count as CPU time."""
 
     def __init__(self, seconds: float, meter: Meter | None, ceiling: float):
         self.seconds = seconds
         self.ceiling = ceiling
         self._meter = meter
         self.start = time.monotonic()
-        self._base = meter() if meter else None
         self.guard = self.start + seconds * GUARD_FACTOR
-        self._wake = min(self.start + seconds, ceiling)
+        self._base: tuple[float, float] | None = None
+        self._head = 0.0   # seconds before the base reading, counted as CPU time
+        first = self.start + (min(BASE_DELAY, seconds) if meter else seconds)
+        self._wake = min(first, ceiling)
 
     def wake_at(self) -> float:
         return self._wake
@@ -47,16 +50,23 @@ class Budget:
             return "deadline"
         elapsed = now - self.start
         sample = self._meter() if self._meter else None
-        if sample is None or self._base is None:
-            return "cpu"   # nothing to tell load from slowness: wall time counts, as before
-        cpu, waited = sample[0] - self._base[0], sample[1] - self._base[1]
+        if sample is None:   # nothing to tell load from slowness: wall time counts
+            return "cpu" if elapsed >= self.seconds else self._later(self.start + self.seconds)
+        if self._base is None:
+            self._base, self._head = sample, elapsed
+            return self._later(self.start + self.seconds)
+        cpu = sample[0] - self._base[0] + self._head
+        waited = sample[1] - self._base[1]
         if cpu >= self.seconds:
             return "cpu"
-        if cpu + waited < ACTIVE_SHARE * elapsed:
+        if (cpu - self._head) + waited < ACTIVE_SHARE * (elapsed - self._head):
             return "blocked"
         if now >= self.guard:
             return "load"
-        self._wake = min(now + max(self.seconds - cpu, 0.05), self.guard, self.ceiling)
+        return self._later(now + max(self.seconds - cpu, 0.05))
+
+    def _later(self, when: float) -> None:
+        self._wake = min(when, self.guard, self.ceiling)
         return None
 
 
