@@ -22,6 +22,7 @@ def add_parser(subparsers) -> None:
                     "into the cache the notebook's check() reads under `nbgrader autograde`.")
     parser.add_argument("assignment", help="assignment name, e.g. lec01_codesign")
     grade.add_jobs_option(parser)
+    grade.add_isolation_option(parser)
     parser.add_argument("--force", action="store_true", help="regrade students whose cached result is current")
 
 
@@ -37,4 +38,4 @@ def run(args) -> int:
         return 2
     return grade.run(argparse.Namespace(
         assignment=args.assignment, submissions=course.submitted_folder,
-        out=cache_folder(course, args.assignment), jobs=args.jobs, force=args.force, isolation="auto"))
+        out=cache_folder(course, args.assignment), jobs=args.jobs, force=args.force, isolation=args.isolation))
