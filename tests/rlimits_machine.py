@@ -59,7 +59,7 @@ def machine_problem() -> str | None:
 def machine_argv(*command: str, binds: tuple[Path, ...] = ()) -> list[str]:
     """bwrap's command line that runs `command` inside the machine, in the project's folder."""
     hidden = ROOT.parent
-    args = ["bwrap", "--die-with-parent"]
+    args = [shutil.which("bwrap") or "bwrap", "--die-with-parent"]
     for entry in sorted(Path("/").iterdir()):
         if entry.name in ("proc", "dev", "tmp") or entry == CLOSED:
             continue

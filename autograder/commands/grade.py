@@ -37,6 +37,19 @@ def add_isolation_option(parser: argparse.ArgumentParser) -> None:
                              "can still keep solutions/ and the hidden tests private, else refused too)")
 
 
+def isolation_refused(verb: str, isolation: str) -> bool:
+    """Fail closed before any other work: prints one line (why, and how to install bubblewrap or
+    lower isolation) and returns True when `isolation` cannot be had on this machine."""
+    from autograder.sandbox import SandboxUnavailable, resolve_isolation
+
+    try:
+        resolve_isolation(isolation)
+    except SandboxUnavailable as err:
+        print(f"{verb}: {err}", file=sys.stderr)
+        return True
+    return False
+
+
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "grade", help="grade a folder of submissions: grades.csv, feedback/, results/ (Gradescope JSON)",
@@ -57,6 +70,8 @@ def run(args) -> int:
     from autograder.engine.registry import ConfigError
     from autograder.sandbox import SandboxUnavailable
 
+    if isolation_refused("grade", args.isolation):
+        return 2
     if not args.submissions.is_dir():
         print(f"grade: submissions folder {args.submissions} does not exist", file=sys.stderr)
         return 2

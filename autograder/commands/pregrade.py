@@ -31,6 +31,8 @@ def run(args) -> int:
     from autograder.nbgrader_bridge.course import CourseError, load_course
     from autograder.nbgrader_bridge.trusted_scores import cache_folder
 
+    if grade.isolation_refused("pregrade", args.isolation):
+        return 2
     try:
         course = load_course(REPO_ROOT)
     except CourseError as err:

@@ -33,6 +33,8 @@ def run(args) -> int:
     from autograder.nbgrader_bridge.reconcile import disagreements
     from autograder.sandbox import SandboxUnavailable
 
+    if grade.isolation_refused("reconcile", args.isolation):
+        return 2
     try:
         config = load_config(args.assignment)
         course = load_course(REPO_ROOT)

@@ -10,22 +10,30 @@ Modules of the instructor install (nbgrader and its Jupyter stack) are made unim
 grader, as they are on Gradescope's image. `deny_bubblewrap` keeps only Docker's default
 capabilities (no CAP_SYS_ADMIN), which is how a Docker container without privileges refuses the
 grader's own bubblewrap while its root can still hand files and processes to another uid.
+`reachable_python` models the interpreter setup.sh installs (/autograder/venv, readable by every
+uid) with tests/rlimits_machine.py's trick: the 0700 folder above this interpreter becomes a
+fresh tmpfs holding only the interpreter. Either way no other copy of the project is visible:
+the folder holding the checkout is a fresh tmpfs holding only the virtualenv. `bwrap_06` puts
+the stand-in for Ubuntu 22.04's bubblewrap 0.6.1 (tests/bwrap_standin.py) first on PATH.
 """
 
 import json
+import os
 import shutil
 import stat
 import subprocess
-import sys
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from bwrap_standin import write_bwrap_06
+from rlimits_machine import PYTHON, ROOT, _interpreter_roots, _opened_ancestor
 
 INSTRUCTOR_ONLY_MODULES = ("nbgrader", "nbconvert", "nbclient", "jupyter_client", "ipykernel", "jupyterlab", "ml_dtypes")
 # The capabilities Docker leaves a container's root by default.
 DOCKER_CAPABILITIES = ("CHOWN", "DAC_OVERRIDE", "FSETID", "FOWNER", "MKNOD", "NET_RAW", "SETGID", "SETUID",
                        "SETFCAP", "SETPCAP", "NET_BIND_SERVICE", "SYS_CHROOT", "KILL", "AUDIT_WRITE")
-ENV_PREFIX = ("--setenv", "CS349E_PYTHON", sys.executable, "--setenv", "PYTHONPATH", "/autograder/.instructor_only")
+ENV_PREFIX = ("--setenv", "CS349E_PYTHON", PYTHON, "--setenv", "PYTHONPATH", "/autograder/.instructor_only")
 
 
 @dataclass(frozen=True)
@@ -68,14 +76,24 @@ def _system_binds() -> list[str]:
     return args
 
 
-def _interpreter_binds() -> list[str]:
-    """The interpreter's install when it lives under /tmp (a checkout there with its .venv): the
-    container's fresh /tmp would hide it, so it goes back on top, read-only."""
-    prefixes = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).resolve().parent.parent}
-    args = []
-    for prefix in sorted(prefixes):
-        if Path("/tmp") in prefix.parents:
-            args += ["--ro-bind", str(prefix), str(prefix)]
+def _interpreter_binds(reachable_python: bool) -> list[str]:
+    """The interpreter's install, by a path outside the project, with the folder holding the
+    checkout replaced by a tmpfs (no copy of solutions/ but the bundle's); when
+    `reachable_python`, the 0700 folder above the interpreter opened the same way."""
+    roots = _interpreter_roots()
+    args = ["--tmpfs", str(ROOT.parent)]
+    for root in roots:
+        if ROOT.parent in root.parents and ROOT not in root.parents:
+            top = ROOT.parent / root.relative_to(ROOT.parent).parts[0]
+            args += ["--ro-bind", str(top), str(top)]
+    for root in roots:
+        if Path("/tmp") in root.parents:  # a checkout in /tmp: the fresh /tmp would hide it
+            args += ["--ro-bind", str(root), str(root)]
+    if reachable_python:
+        for root in roots:
+            opened = _opened_ancestor(root)
+            if opened:
+                args += ["--tmpfs", str(opened[0]), "--ro-bind", str(opened[1]), str(opened[1])]
     return args
 
 
@@ -86,10 +104,16 @@ def _docker_capabilities() -> list[str]:
     return args
 
 
-def run_autograder(root: Path, *, deny_bubblewrap: bool = False, timeout: float = 300) -> ContainerRun:
-    cmd = ["bwrap", *_system_binds(), "--bind", str(root), "/autograder",
-           "--dev-bind", "/dev", "/dev", "--bind", "/proc", "/proc", "--tmpfs", "/tmp", *_interpreter_binds(),
-           *(_docker_capabilities() if deny_bubblewrap else []), *ENV_PREFIX,
+def run_autograder(root: Path, *, deny_bubblewrap: bool = False, reachable_python: bool = False,
+                   bwrap_06: bool = False, timeout: float = 300) -> ContainerRun:
+    path = []
+    if bwrap_06:
+        write_bwrap_06(root / ".bwrap-0.6")
+        path = ["--setenv", "PATH", f"/autograder/.bwrap-0.6:{os.environ.get('PATH', '/usr/bin:/bin')}"]
+    cmd = [shutil.which("bwrap"), *_system_binds(), "--bind", str(root), "/autograder",
+           "--dev-bind", "/dev", "/dev", "--bind", "/proc", "/proc", "--tmpfs", "/tmp",
+           *_interpreter_binds(reachable_python),
+           *(_docker_capabilities() if deny_bubblewrap else []), *ENV_PREFIX, *path,
            "--chdir", "/autograder", "--", "/autograder/run_autograder"]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
     results_file = root / "results" / "results.json"
