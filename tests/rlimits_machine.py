@@ -8,7 +8,8 @@ a world-readable /work, so inside a private mount namespace (the production rule
 - the closed ancestor of the interpreter (/root) is a fresh tmpfs (0755) holding only the
   interpreter's own tree, bound back read-only at the same path;
 - the folder holding the project (and any other world-readable copy of it: sibling checkouts)
-  is a fresh tmpfs holding only the virtualenv, bound back at the same path;
+  is a fresh tmpfs holding only the virtualenv, bound back at the same path (a `.venv` inside
+  the checkout too, alone);
 - the project itself is mounted at /closed/<name> under a 0700 /closed, as `chmod 700` would
   leave it on a real machine.
 
@@ -47,6 +48,38 @@ def _opened_ancestor(path: Path) -> tuple[Path, Path] | None:
     return None
 
 
+def hide_checkouts_args() -> list[str]:
+    """bwrap options that replace the folder holding the checkout (sibling checkouts, other copies
+    of solutions/) with a fresh tmpfs, then bind this interpreter's install back at its own path:
+    beside the checkout (a shared virtualenv), or inside it (`.venv`, as CI makes it: bound alone,
+    without the rest of the project)."""
+    hidden = ROOT.parent if ROOT.parent != Path("/") else ROOT
+    args = ["--tmpfs", str(hidden)]
+    for root in _interpreter_roots():
+        if ROOT == root or ROOT in root.parents:
+            args += ["--ro-bind", str(root), str(root)]
+        elif hidden in root.parents:
+            top = hidden / root.relative_to(hidden).parts[0]
+            args += ["--ro-bind", str(top), str(top)]
+    return args
+
+
+def open_interpreter_args() -> list[str]:
+    """bwrap options that make the 0700 folder above the interpreter (here /root) a fresh tmpfs
+    holding only the interpreter's own tree, so every uid can run it as setup.sh's would be."""
+    opened: dict[Path, set[Path]] = {}
+    for root in _interpreter_roots():
+        found = _opened_ancestor(root)
+        if found:
+            opened.setdefault(found[0], set()).add(found[1])
+    args = []
+    for ancestor, children in sorted(opened.items()):
+        args += ["--tmpfs", str(ancestor)]
+        for child in sorted(children):
+            args += ["--ro-bind", str(child), str(child)]
+    return args
+
+
 def machine_problem() -> str | None:
     """Why the machine cannot be made here, or None."""
     if os.geteuid() != 0:
@@ -58,7 +91,6 @@ def machine_problem() -> str | None:
 
 def machine_argv(*command: str, binds: tuple[Path, ...] = ()) -> list[str]:
     """bwrap's command line that runs `command` inside the machine, in the project's folder."""
-    hidden = ROOT.parent
     args = [shutil.which("bwrap") or "bwrap", "--die-with-parent"]
     for entry in sorted(Path("/").iterdir()):
         if entry.name in ("proc", "dev", "tmp") or entry == CLOSED:
@@ -68,20 +100,7 @@ def machine_argv(*command: str, binds: tuple[Path, ...] = ()) -> list[str]:
         elif entry.is_dir():
             args += ["--ro-bind", str(entry), str(entry)]
     args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp"]
-    opened = {}
-    for root in _interpreter_roots():
-        found = _opened_ancestor(root)
-        if found:
-            opened.setdefault(found[0], set()).add(found[1])
-    for ancestor, children in sorted(opened.items()):
-        args += ["--tmpfs", str(ancestor)]
-        for child in sorted(children):
-            args += ["--ro-bind", str(child), str(child)]
-    args += ["--tmpfs", str(hidden)]
-    for root in _interpreter_roots():
-        if hidden in root.parents and ROOT not in root.parents and root != ROOT:
-            top = hidden / root.relative_to(hidden).parts[0]
-            args += ["--ro-bind", str(top), str(top)]
+    args += open_interpreter_args() + hide_checkouts_args()
     args += ["--perms", "0700", "--dir", str(CLOSED), "--bind", str(ROOT), str(PROJECT_INSIDE)]
     for folder in binds:
         args += ["--bind", str(folder), str(folder)]

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bwrap_standin import write_bwrap_06
-from rlimits_machine import PYTHON, ROOT, _interpreter_roots, _opened_ancestor
+from rlimits_machine import PYTHON, _interpreter_roots, hide_checkouts_args, open_interpreter_args
 
 INSTRUCTOR_ONLY_MODULES = ("nbgrader", "nbconvert", "nbclient", "jupyter_client", "ipykernel", "jupyterlab", "ml_dtypes")
 # The capabilities Docker leaves a container's root by default.
@@ -77,24 +77,14 @@ def _system_binds() -> list[str]:
 
 
 def _interpreter_binds(reachable_python: bool) -> list[str]:
-    """The interpreter's install, by a path outside the project, with the folder holding the
-    checkout replaced by a tmpfs (no copy of solutions/ but the bundle's); when
-    `reachable_python`, the 0700 folder above the interpreter opened the same way."""
-    roots = _interpreter_roots()
-    args = ["--tmpfs", str(ROOT.parent)]
-    for root in roots:
-        if ROOT.parent in root.parents and ROOT not in root.parents:
-            top = ROOT.parent / root.relative_to(ROOT.parent).parts[0]
-            args += ["--ro-bind", str(top), str(top)]
-    for root in roots:
+    """The interpreter's install, with every checkout of the project hidden (no copy of
+    solutions/ but the bundle's); when `reachable_python`, the 0700 folder above the interpreter
+    opened for every uid."""
+    args = hide_checkouts_args()
+    for root in _interpreter_roots():
         if Path("/tmp") in root.parents:  # a checkout in /tmp: the fresh /tmp would hide it
             args += ["--ro-bind", str(root), str(root)]
-    if reachable_python:
-        for root in roots:
-            opened = _opened_ancestor(root)
-            if opened:
-                args += ["--tmpfs", str(opened[0]), "--ro-bind", str(opened[1]), str(opened[1])]
-    return args
+    return args + (open_interpreter_args() if reachable_python else [])
 
 
 def _docker_capabilities() -> list[str]:
