@@ -57,6 +57,9 @@ def hide_checkouts_args() -> list[str]:
     args = ["--tmpfs", str(hidden)]
     for root in _interpreter_roots():
         if ROOT == root or ROOT in root.parents:
+            between = [d for d in reversed(root.parents) if hidden in d.parents]
+            for folder in between:   # bwrap would make them 0700: the sandbox uid must pass
+                args += ["--perms", "0755", "--dir", str(folder)]
             args += ["--ro-bind", str(root), str(root)]
         elif hidden in root.parents:
             top = hidden / root.relative_to(hidden).parts[0]
