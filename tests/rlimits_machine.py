@@ -3,19 +3,19 @@ project private, so the fallback's grading can be tested here at all.
 
 The fallback refuses unless the grader is root, an unprivileged uid can run this Python, and the
 project is closed to other users. Here the interpreter sits under a 0700 /root and the project in
-a world-readable /work, so inside a private mount namespace (the production rules untouched):
+a world-readable /work beside other checkouts, so inside a private mount namespace (the
+production rules untouched) the machine holds only:
 
-- the closed ancestor of the interpreter (/root) is a fresh tmpfs (0755) holding only the
-  interpreter's own tree, bound back read-only at the same path;
-- the folder holding the project (and any other world-readable copy of it: sibling checkouts)
-  is a fresh tmpfs holding only the virtualenv, bound back at the same path (a `.venv` inside
-  the checkout too, alone);
-- the project itself is mounted at /closed/<name> under a 0700 /closed, as `chmod 700` would
-  leave it on a real machine.
+- the system (/usr, /etc, /opt, /var, /bin, /lib…), read-only; a fresh /tmp, /proc and /dev;
+- this interpreter's install at its own path, the folders on the way made enterable by every
+  uid (as setup.sh's /autograder/venv is) — or, for `open_interpreter=False`, with their real
+  modes (a 0700 /root shuts the sandbox's uid out);
+- the project at /closed/<name> under a 0700 /closed, as `chmod 700` leaves it on a real machine;
+  no other checkout, no other copy of solutions/ (/work, /home and /root are not there);
+- `binds` (test folders), writable at their own paths.
 
-Everything else of / is read-only; /tmp is fresh; `binds` (test folders) are mounted writable at
-their own paths. Processes inside keep root's capabilities (the grader hands files and processes
-to the sandbox's uid).
+Processes inside keep root's capabilities (the grader hands files and processes to the
+sandbox's uid).
 """
 
 from __future__ import annotations
@@ -30,8 +30,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 CLOSED = Path("/closed")
 PROJECT_INSIDE = CLOSED / ROOT.name
-# This environment's interpreter by a path that does not go through the project (.venv may be a link).
+# This environment's interpreter by a path that does not go through the project (.venv may be a
+# link); a .venv that really lives inside the checkout is bound alone at its own path.
 PYTHON = str(Path(os.path.realpath(sys.prefix)) / "bin" / "python")
+SYSTEM = ("bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr", "etc", "opt", "var", "run", "sys")
 
 
 def _interpreter_roots() -> list[Path]:
@@ -39,47 +41,32 @@ def _interpreter_roots() -> list[Path]:
                                                        Path(sys.executable).resolve().parent.parent)})
 
 
-def _opened_ancestor(path: Path) -> tuple[Path, Path] | None:
-    """(closed ancestor, its child on the way to `path`) for the first ancestor others cannot enter."""
-    for parent in reversed(path.parents):
-        if parent != Path("/") and not parent.stat().st_mode & stat.S_IXOTH:
-            child = path if path.parent == parent else next(p for p in path.parents if p.parent == parent)
-            return parent, child
-    return None
-
-
-def hide_checkouts_args() -> list[str]:
-    """bwrap options that replace the folder holding the checkout (sibling checkouts, other copies
-    of solutions/) with a fresh tmpfs, then bind this interpreter's install back at its own path:
-    beside the checkout (a shared virtualenv), or inside it (`.venv`, as CI makes it: bound alone,
-    without the rest of the project)."""
-    hidden = ROOT.parent if ROOT.parent != Path("/") else ROOT
-    args = ["--tmpfs", str(hidden)]
-    for root in _interpreter_roots():
-        if ROOT == root or ROOT in root.parents:
-            between = [d for d in reversed(root.parents) if hidden in d.parents]
-            for folder in between:   # bwrap would make them 0700: the sandbox uid must pass
-                args += ["--perms", "0755", "--dir", str(folder)]
-            args += ["--ro-bind", str(root), str(root)]
-        elif hidden in root.parents:
-            top = hidden / root.relative_to(hidden).parts[0]
-            args += ["--ro-bind", str(top), str(top)]
+def system_args() -> list[str]:
+    """The system folders of /, read-only (symlinks such as /bin -> usr/bin kept as links)."""
+    args = []
+    for name in SYSTEM:
+        entry = Path("/") / name
+        if entry.is_symlink():
+            args += ["--symlink", os.readlink(entry), str(entry)]
+        elif entry.is_dir():
+            args += ["--ro-bind", str(entry), str(entry)]
     return args
 
 
-def open_interpreter_args() -> list[str]:
-    """bwrap options that make the 0700 folder above the interpreter (here /root) a fresh tmpfs
-    holding only the interpreter's own tree, so every uid can run it as setup.sh's would be."""
-    opened: dict[Path, set[Path]] = {}
+def interpreter_args(open_interpreter: bool = True) -> list[str]:
+    """This interpreter's install at its own path, unless the system folders already hold it."""
+    system = [Path("/") / name for name in SYSTEM]
+    args, made = [], set()
     for root in _interpreter_roots():
-        found = _opened_ancestor(root)
-        if found:
-            opened.setdefault(found[0], set()).add(found[1])
-    args = []
-    for ancestor, children in sorted(opened.items()):
-        args += ["--tmpfs", str(ancestor)]
-        for child in sorted(children):
-            args += ["--ro-bind", str(child), str(child)]
+        if any(root == s or s in root.parents for s in system):
+            continue
+        for folder in reversed(root.parents):
+            if folder == Path("/") or folder in made:
+                continue
+            mode = 0o755 if open_interpreter else stat.S_IMODE(folder.stat().st_mode)
+            args += ["--perms", f"{mode:04o}", "--dir", str(folder)]
+            made.add(folder)
+        args += ["--ro-bind", str(root), str(root)]
     return args
 
 
@@ -94,17 +81,9 @@ def machine_problem() -> str | None:
 
 def machine_argv(*command: str, binds: tuple[Path, ...] = ()) -> list[str]:
     """bwrap's command line that runs `command` inside the machine, in the project's folder."""
-    args = [shutil.which("bwrap") or "bwrap", "--die-with-parent"]
-    for entry in sorted(Path("/").iterdir()):
-        if entry.name in ("proc", "dev", "tmp") or entry == CLOSED:
-            continue
-        if entry.is_symlink():
-            args += ["--symlink", os.readlink(entry), str(entry)]
-        elif entry.is_dir():
-            args += ["--ro-bind", str(entry), str(entry)]
-    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp"]
-    args += open_interpreter_args() + hide_checkouts_args()
-    args += ["--perms", "0700", "--dir", str(CLOSED), "--bind", str(ROOT), str(PROJECT_INSIDE)]
+    args = [shutil.which("bwrap") or "bwrap", "--die-with-parent", *system_args(),
+            "--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp", *interpreter_args(),
+            "--perms", "0700", "--dir", str(CLOSED), "--bind", str(ROOT), str(PROJECT_INSIDE)]
     for folder in binds:
         args += ["--bind", str(folder), str(folder)]
     return [*args, "--chdir", str(PROJECT_INSIDE), "--", *command]

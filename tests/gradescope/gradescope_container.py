@@ -3,17 +3,17 @@
 Gradescope unpacks the zip into /autograder/source, copies run_autograder to
 /autograder/run_autograder, puts the upload in /autograder/submission/ and reads
 /autograder/results/results.json. Here a temporary folder with that layout is bound at
-/autograder inside bubblewrap (the rest of the system read-only), and run_autograder is pointed
-at this interpreter through CS349E_PYTHON instead of the virtualenv setup.sh would build.
+/autograder inside bubblewrap, beside the system folders (read-only) and this interpreter's
+install — no checkout of the project — and run_autograder is pointed at this interpreter
+through CS349E_PYTHON instead of the virtualenv setup.sh would build.
 
 Modules of the instructor install (nbgrader and its Jupyter stack) are made unimportable for the
 grader, as they are on Gradescope's image. `deny_bubblewrap` keeps only Docker's default
 capabilities (no CAP_SYS_ADMIN), which is how a Docker container without privileges refuses the
 grader's own bubblewrap while its root can still hand files and processes to another uid.
 `reachable_python` models the interpreter setup.sh installs (/autograder/venv, readable by every
-uid) with tests/rlimits_machine.py's trick: the 0700 folder above this interpreter becomes a
-fresh tmpfs holding only the interpreter. Either way no other copy of the project is visible:
-the folder holding the checkout is a fresh tmpfs holding only the virtualenv. `bwrap_06` puts
+uid): the folders on the way to this interpreter (a 0700 /root here) are made enterable, as in
+tests/rlimits_machine.py; otherwise they keep their real modes. `bwrap_06` puts
 the stand-in for Ubuntu 22.04's bubblewrap 0.6.1 (tests/bwrap_standin.py) first on PATH.
 """
 
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bwrap_standin import write_bwrap_06
-from rlimits_machine import PYTHON, _interpreter_roots, hide_checkouts_args, open_interpreter_args
+from rlimits_machine import PYTHON, interpreter_args, system_args
 
 INSTRUCTOR_ONLY_MODULES = ("nbgrader", "nbconvert", "nbclient", "jupyter_client", "ipykernel", "jupyterlab", "ml_dtypes")
 # The capabilities Docker leaves a container's root by default.
@@ -63,28 +63,10 @@ def lay_out(root: Path, bundle: Path, submission: Path) -> Path:
     return root
 
 
-def _system_binds() -> list[str]:
-    """Everything of / read-only, except what the container gets fresh."""
-    args = []
-    for entry in sorted(Path("/").iterdir()):
-        if entry.name in ("proc", "dev", "tmp", "autograder"):
-            continue
-        if entry.is_symlink():
-            args += ["--symlink", str(entry.readlink()), str(entry)]
-        else:
-            args += ["--ro-bind", str(entry), str(entry)]
-    return args
-
-
 def _interpreter_binds(reachable_python: bool) -> list[str]:
-    """The interpreter's install, with every checkout of the project hidden (no copy of
-    solutions/ but the bundle's); when `reachable_python`, the 0700 folder above the interpreter
-    opened for every uid."""
-    args = hide_checkouts_args()
-    for root in _interpreter_roots():
-        if Path("/tmp") in root.parents:  # a checkout in /tmp: the fresh /tmp would hide it
-            args += ["--ro-bind", str(root), str(root)]
-    return args + (open_interpreter_args() if reachable_python else [])
+    """The interpreter's install at its own path; the folders on the way keep their real modes
+    (a 0700 /root shuts every uid but root's out) unless `reachable_python`."""
+    return interpreter_args(open_interpreter=reachable_python)
 
 
 def _docker_capabilities() -> list[str]:
@@ -100,8 +82,8 @@ def run_autograder(root: Path, *, deny_bubblewrap: bool = False, reachable_pytho
     if bwrap_06:
         write_bwrap_06(root / ".bwrap-0.6")
         path = ["--setenv", "PATH", f"/autograder/.bwrap-0.6:{os.environ.get('PATH', '/usr/bin:/bin')}"]
-    cmd = [shutil.which("bwrap"), *_system_binds(), "--bind", str(root), "/autograder",
-           "--dev-bind", "/dev", "/dev", "--bind", "/proc", "/proc", "--tmpfs", "/tmp",
+    cmd = [shutil.which("bwrap"), *system_args(), "--bind", str(root), "/autograder",
+           "--dev-bind", "/dev", "/dev", "--bind", "/proc", "/proc", "--perms", "1777", "--tmpfs", "/tmp",
            *_interpreter_binds(reachable_python),
            *(_docker_capabilities() if deny_bubblewrap else []), *ENV_PREFIX, *path,
            "--chdir", "/autograder", "--", "/autograder/run_autograder"]
