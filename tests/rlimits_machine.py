@@ -8,8 +8,8 @@ production rules untouched) the machine holds only:
 
 - the system (/usr, /etc, /opt, /var, /bin, /lib…), read-only; a fresh /tmp, /proc and /dev;
 - this interpreter's install at its own path, the folders on the way made enterable by every
-  uid (as setup.sh's /autograder/venv is) — or, for `open_interpreter=False`, with their real
-  modes (a 0700 /root shuts the sandbox's uid out);
+  uid (as setup.sh's /autograder/venv is) — or, for `open_interpreter=False`, closed (0700) to
+  every uid but root's, as a pyenv under /root is;
 - the project at /closed/<name> under a 0700 /closed, as `chmod 700` leaves it on a real machine;
   no other checkout, no other copy of solutions/ (/work, /home and /root are not there);
 - `binds` (test folders), writable at their own paths.
@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -54,7 +53,8 @@ def system_args() -> list[str]:
 
 
 def interpreter_args(open_interpreter: bool = True) -> list[str]:
-    """This interpreter's install at its own path, unless the system folders already hold it."""
+    """This interpreter's install at its own path, unless the system folders already hold it
+    (then there is nothing to close: `interpreter_can_be_closed()` says so)."""
     system = [Path("/") / name for name in SYSTEM]
     args, made = [], set()
     for root in _interpreter_roots():
@@ -63,11 +63,15 @@ def interpreter_args(open_interpreter: bool = True) -> list[str]:
         for folder in reversed(root.parents):
             if folder == Path("/") or folder in made:
                 continue
-            mode = 0o755 if open_interpreter else stat.S_IMODE(folder.stat().st_mode)
+            mode = 0o755 if open_interpreter else 0o700
             args += ["--perms", f"{mode:04o}", "--dir", str(folder)]
             made.add(folder)
         args += ["--ro-bind", str(root), str(root)]
     return args
+
+
+def interpreter_can_be_closed() -> bool:
+    return "--dir" in interpreter_args(open_interpreter=False)
 
 
 def machine_problem() -> str | None:

@@ -13,7 +13,7 @@ capabilities (no CAP_SYS_ADMIN), which is how a Docker container without privile
 grader's own bubblewrap while its root can still hand files and processes to another uid.
 `reachable_python` models the interpreter setup.sh installs (/autograder/venv, readable by every
 uid): the folders on the way to this interpreter (a 0700 /root here) are made enterable, as in
-tests/rlimits_machine.py; otherwise they keep their real modes. `bwrap_06` puts
+tests/rlimits_machine.py; otherwise they are closed to every uid but root's. `bwrap_06` puts
 the stand-in for Ubuntu 22.04's bubblewrap 0.6.1 (tests/bwrap_standin.py) first on PATH.
 """
 
@@ -64,8 +64,8 @@ def lay_out(root: Path, bundle: Path, submission: Path) -> Path:
 
 
 def _interpreter_binds(reachable_python: bool) -> list[str]:
-    """The interpreter's install at its own path; the folders on the way keep their real modes
-    (a 0700 /root shuts every uid but root's out) unless `reachable_python`."""
+    """The interpreter's install at its own path; the folders on the way are closed to every uid
+    but root's (as a pyenv under a 0700 /root is) unless `reachable_python`."""
     return interpreter_args(open_interpreter=reachable_python)
 
 
