@@ -81,7 +81,8 @@ class Sandbox:
 
     `workdir_files` (the submission folder) is copied, never modified; the trusted `overlay`
     files (name -> trusted path) replace the student's copies. The worker starts at once, in
-    the background; calls import their module on first use.
+    the background; calls import their module on first use. `env` adds environment variables
+    for code in the sandbox (the launcher knows no lecture's variables).
 
     `factories` ("module:qualified.name", e.g. an assignment's `mylib:Thing.from_dict`) are the
     only callables a `Rebuilt` argument may name; the worker resolves them in its trusted
@@ -92,8 +93,8 @@ class Sandbox:
 
     def __init__(self, workdir_files: Path, *, overlay: Mapping[str, Path] = {},
                  limits: Limits = Limits(),
-                 isolation: Literal["auto", "bubblewrap", "rlimits"] = "auto",
-                 factories: Iterable[str] = ()):
+                 isolation: Literal["auto", "bubblewrap", "rlimits"] = "bubblewrap",
+                 env: Mapping[str, str] | None = None, factories: Iterable[str] = ()):
         submission = Path(workdir_files)
         if not submission.is_dir():
             raise ValueError(f"submission folder {submission} does not exist or is not a directory")
@@ -118,9 +119,9 @@ class Sandbox:
                 # A uid of its own for this Sandbox's whole life (restarted workers keep it).
                 self._resources.uid = claim_uid()
                 self._plan = launch_plan(self.isolation, self.workdir, root, limits,
-                                         uid=self._resources.uid)
+                                         uid=self._resources.uid, env=env)
             else:
-                self._plan = launch_plan(self.isolation, self.workdir, root, limits)
+                self._plan = launch_plan(self.isolation, self.workdir, root, limits, env=env)
             self._resources.cgroup = cgroups.create(limits)
             self.quotas = cgroups.describe() if self._resources.cgroup else "rlimits"
             self._resources.worker = self._start_worker()
