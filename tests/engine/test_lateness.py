@@ -118,7 +118,7 @@ def test_grades_csv_shows_the_penalty_for_late_students_only(late_class):
         row = rows[student]
         assert row["late_penalty"] == ("" if penalty is None else f"{penalty:g}"), student
         assert float(row["score"]) == pytest.approx(auto - (penalty or 0)), student
-    assert list(rows["late"])[:4] == ["student", "score", "max_score", "late_penalty"]
+    assert list(rows["late"])[:5] == ["student", "score", "max_score", "isolation", "late_penalty"]
 
 
 def test_feedback_and_results_json_state_the_lateness(late_class):
