@@ -31,7 +31,7 @@ from pathlib import Path
 # Benchmarks switch this off to measure the old behaviour side by side in one run.
 ENABLED = True
 CACHE_DIR_ENV = "CS349E_GRADER_CACHE"       # overrides where the shared cache lives
-WARM_NOTEBOOK_ENV = "CS349E_WARM_NOTEBOOK"  # read by the worker (warm_notebook.py)
+WARM_NOTEBOOK_ENV = "SANDBOX_WARM_NOTEBOOK"  # read by the worker (warm_notebook.py)
 _FONT_DIRS = ("/usr/share/fonts", "/usr/local/share/fonts", "/etc/fonts")
 _BUILD_TIMEOUT = 120
 

@@ -5,7 +5,7 @@ code runs; the child imports pyplot while the worker serves the function tests (
 or while the worker waits for the parent), then waits for the notebook request and runs it exactly
 as the worker's own forked child would. It holds no student state: the student's module is not
 imported yet when it is forked. Used only when the submission has a notebook and the grader asks
-for it (CS349E_WARM_NOTEBOOK=1). Runs inside the sandbox; standard library only.
+for it (SANDBOX_WARM_NOTEBOOK=1). Runs inside the sandbox; standard library only.
 """
 
 import glob
@@ -13,7 +13,7 @@ import json
 import os
 import struct
 
-ENV = "CS349E_WARM_NOTEBOOK"
+ENV = "SANDBOX_WARM_NOTEBOOK"
 _LENGTH = struct.Struct("!I")
 
 
