@@ -93,7 +93,8 @@ CELLS = (
         【口径】每一代取它公布的"最低精度"的稠密算力（H100 是 FP8，之后是 NVFP4）——这是厂商宣传"代际提升"时的口径；
         同时列出 FP8 做同口径对比。所有倍数都相对 H100。屋脊点 = 峰值算力 / HBM 带宽，单位 FLOP/B。
 
-        【边界】Rubin 的 50 PFLOPS 是 "up to"，没有公布 FP8 和功耗（表里记作 "-"）。
+        【边界】Rubin 取 35 PFLOPS（NVFP4 稠密、训练口径）；宣传中的 50 PFLOPS 是 Transformer Engine 推理口径（含自适应压缩），
+        不能和稠密算力相除。Rubin 没有公布 FP8 和功耗（表里记作 "-"）。
         """),
     FunctionCheck("ridge_point"),
     FunctionCheck("trend_row"),

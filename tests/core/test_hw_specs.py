@@ -85,7 +85,7 @@ def test_caveats_are_recorded_next_to_the_numbers():
     assert "3.9" in H100.figure("exp_per_s").note and "FlashAttention-3" in H100.figure("exp_per_s").note
     assert "186" in B200.figure("mem_cap").note
     assert "HGX" in B200.figure("fp8").note and "HGX" in B300.figure("fp8").note
-    assert "up to" in RUBIN.figure("nvfp4").note and "dense" in RUBIN.figure("nvfp4").note
+    assert "Transformer Engine" in RUBIN.figure("nvfp4").note and "dense" in RUBIN.figure("nvfp4").note
 
 
 def test_sourced_table_prints(capsys):
