@@ -54,13 +54,21 @@ class SignedArrayCheck(ArrayCheck):
         where = f"`[{', '.join(map(str, index))}]` " if index else ""
         x, z = float(inputs[index]), float(got[index])
         return Verdict(False, f"`{what}` 的零的符号不对：{where}输入 {x!r} 舍入成 0，返回 {z!r}，"
-                              f"期望 {np.copysign(0.0, x)!r}（共 {int(wrong.sum())} 处）。"
+                              f"期望 {float(np.copysign(0.0, x))!r}（共 {int(wrong.sum())} 处）。"
                               "符号总是保留：负数舍入成 0 得到负零 −0.0，正数得到 +0.0（np.copysign 可以做到）。")
 
 
 def exact(reference, fmt: Format, x) -> Returns:
     x_arr = np.asarray(x, dtype=np.float64)
-    return Returns(SignedArrayCheck(reference(x), inputs=x_arr))
+    return Returns(ArrayCheck(reference(x), inputs=x_arr))
+
+
+def signed_zeros(fmt: Format) -> np.ndarray:
+    """Values of both signs that round to zero (below half the smallest step, and the tie at half
+    of it), and their neighbours that do not: the sign of the zero is what is graded here."""
+    smallest = fmt.values[1]
+    small = np.array([smallest / 2, smallest / 3, smallest / 1e3, smallest * 1e-30, smallest / 2 * (1 - 2.0 ** -52)])
+    return np.concatenate([-small, small, [-smallest, smallest, -0.0, 0.0]])
 
 
 def suite(reference, fmt: Format) -> Suite:
@@ -97,6 +105,9 @@ def suite(reference, fmt: Format) -> Suite:
              exact(reference, fmt, data.with_signs(data.saturation_values(fmt.maximum, fmt.next_above_max))),
              "边界"),
     ]
+    zeros = signed_zeros(fmt)
+    cases.append(Case("负数舍入成 0 时得到 −0.0、正数得到 +0.0（符号总是保留，硬件也是这样）", Call(f, (zeros,)),
+                      Returns(SignedArrayCheck(reference(zeros), inputs=zeros)), "边界"))
     scalar, as_list = float(fmt.ties[3]), [float(v) for v in data.with_signs(fmt.ties[:4])]
     cases += [
         Case("标量输入（Python float）", Call(f, (scalar,)), exact(reference, fmt, scalar), "分布", weight=0.5),
