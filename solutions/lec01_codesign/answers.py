@@ -92,8 +92,9 @@ def _answer_key() -> dict[str, float | str]:
                                    min((name for name, _ in LEAST_GROWN_OPTIONS.values()), key=b300.get)),
         "q04_ridge_same_precision": same,
         "q05_ridge_mixed_precision": mixed,
-        # the wall is bandwidth falling behind the *same* work: only a same-precision ratio measures it
-        "q06_memory_wall": _letter(WALL_OPTIONS, "same_precision"),
+        # the wall is bandwidth falling behind the *same* work: only the same-precision ratio measures
+        # it; the mixed one is that ratio times q02's format gain
+        "q06_memory_wall": _letter(WALL_OPTIONS, "same_precision" if same < mixed else "mixed_precision"),
         "q07_decode_intensity": intensity,
         "q08_decode_tokens_per_s": B300.mem_bw / (MODEL_PARAMS * BYTES_PER_ELEM["nvfp4"]),
         "q09_decode_batch": ridge_point(B300, "nvfp4") / intensity,

@@ -221,7 +221,9 @@ CELLS = (
     Question("q06_memory_wall", _with_options("""
         哪个比值衡量的是内存墙（带宽跟不上同样的运算）？另一个比值里还混进了什么？（想想 q02。）
         """, WALL_OPTIONS), f"""
-        q06_memory_wall = "A"  # 同精度：{WALL_OPTIONS["A"][0]}；混合精度的比值里混进了 q02 的格式收益
+        # 混合精度的比值 = 同精度的比值 × q02 的格式收益：被格式放大的那个不是内存墙
+        ratios = {{"A": q04_ridge_same_precision, "B": q05_ridge_mixed_precision}}
+        q06_memory_wall = min(ratios, key=ratios.get)
         """),
     Markdown(f"""
         ## roofline 的用法：batch = 1 的 decode
