@@ -26,8 +26,15 @@ def run(args) -> int:
     from autograder.engine.registry import REPO_ROOT, ConfigError
     from autograder.nbgrader_bridge.course import CourseError, load_course
     from autograder.nbgrader_bridge.trusted_scores import kernel_reply, trusted_result
-    from autograder.sandbox import SandboxUnavailable
+    from autograder.commands.grade import isolation_refused
+    from autograder.sandbox import SandboxUnavailable, isolation_from_env
 
+    try:  # fails closed first: bubblewrap, unless CS349E_ISOLATION=rlimits lowers it
+        if isolation_refused("nbgrader-scores", isolation_from_env()):
+            return 2
+    except SandboxUnavailable as err:
+        print(f"nbgrader-scores: {err}", file=sys.stderr)
+        return 2
     try:
         course = load_course(REPO_ROOT)
         student = course.student_of_autograded(args.autograded, args.assignment)

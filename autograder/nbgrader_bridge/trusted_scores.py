@@ -21,6 +21,7 @@ from autograder.engine.outputs import read_result, results_path, write_result
 from autograder.engine.registry import load_config
 from autograder.engine.results import SubmissionResult
 from autograder.nbgrader_bridge.course import Course
+from autograder.sandbox import isolation_from_env
 
 CACHE_DIR = ".grading_cache"
 
@@ -38,7 +39,8 @@ def trusted_result(course: Course, assignment: str, student: str) -> SubmissionR
     cached = read_result(results_path(out, student))
     if cached is not None and cached.fingerprint == fingerprint:
         return cached
-    result = grade_submission(assignment, student_dir)
+    # Fails closed like every verb: bubblewrap, unless CS349E_ISOLATION=rlimits lowers it.
+    result = grade_submission(assignment, student_dir, isolation=isolation_from_env())
     write_result(out, result)
     return result
 
