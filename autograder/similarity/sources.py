@@ -83,4 +83,8 @@ def stage_boilerplate(config: GradingConfig, dest: Path) -> list[Path]:
             target = dest / f"{i:02d}_{Path(name).stem}{'_answered' if folder != released else ''}.py"
             target.write_text(text, encoding="utf-8")
             written.append(target)
-    return written
+    # The released files joined exactly as a student's are, so no k-gram across a file or cell
+    # boundary of the untouched skeleton counts as the student's own code.
+    target = dest / "released_joined.py"
+    target.write_text(code_text(released, tuple(config.student_files))[0], encoding="utf-8")
+    return written + [target]
