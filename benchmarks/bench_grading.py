@@ -8,8 +8,7 @@
    first, cold grading (hidden tests built, hypothesis examples drawn) is shown separately.
    Side by side, alternating run by run: the same gradings as before the speed-ups (no shared
    matplotlib font cache, no notebook child forked ahead with pyplot imported: see
-   autograder/sandbox/plotting.py), the ratio of the two medians, and, where a cgroup-v1
-   cpuacct group can be made (root), the CPU time of every process per grading.
+   autograder/sandbox/plotting.py), and the ratio of the two medians.
 2. Throughput on a class of --class-size submissions (full marks, partial, buggy, skeleton,
    cheater): `-j 1` versus `-j 2`, and their ratio (target >= 1.7x on 2 cores).
 """
@@ -43,36 +42,6 @@ def timed(fn):
     return time.perf_counter() - start, value
 
 
-class CpuAccount:
-    """CPU time of this process and everything it starts (sandboxes, their children), from a
-    cgroup-v1 cpuacct group of our own; None where that is not available (not root, cgroup v2).
-    Unlike wall time it hardly depends on what else the shared machine runs."""
-
-    ROOT = Path("/sys/fs/cgroup/cpuacct")
-
-    def __init__(self):
-        self.group = self.ROOT / f"cs349e-bench-{os.getpid()}"
-        self.group.mkdir()
-        (self.group / "cgroup.procs").write_text(str(os.getpid()))
-
-    @classmethod
-    def create(cls):
-        try:
-            return cls()
-        except OSError:
-            return None
-
-    def seconds(self) -> float:
-        return int((self.group / "cpuacct.usage").read_text()) / 1e9
-
-    def close(self) -> None:
-        try:
-            (self.ROOT / "cgroup.procs").write_text(str(os.getpid()))
-            self.group.rmdir()
-        except OSError:
-            pass
-
-
 def one_submission(workdir: Path, runs: int, isolation: str) -> None:
     full = workdir / "full"
     write_reference_submission(ASSIGNMENT, full)
@@ -84,16 +53,10 @@ def one_submission(workdir: Path, runs: int, isolation: str) -> None:
     assert result.score == result.auto_max_score, "the reference submission must get full marks"
     plotting.font_cache()   # built once per grader install: not part of a submission's time
     whole, before = [], []
-    cpu, account = {False: [], True: []}, CpuAccount.create()
     for _ in range(runs):   # alternate, so background load hits both alike
         for enabled, times in ((False, before), (True, whole)):
             plotting.ENABLED = enabled
-            cpu_start = account.seconds() if account else 0.0
             times.append(timed(lambda: grade_submission(ASSIGNMENT, full, isolation=isolation))[0])
-            if account:
-                cpu[enabled].append(account.seconds() - cpu_start)
-    if account:
-        account.close()
     plotting.ENABLED = True
     functions = [timed(lambda: grade_submission(ASSIGNMENT, functions_only, isolation=isolation))[0]
                  for _ in range(runs)]
@@ -110,9 +73,6 @@ def one_submission(workdir: Path, runs: int, isolation: str) -> None:
     median_before = statistics.median(before)
     print(f"  same, as before (no shared font cache, pyplot imported by the notebook): "
           f"{median_before:6.2f} s; now {median_before / median:.2f}x faster")
-    if cpu[True]:
-        print(f"  CPU time per grading, every process (cgroup cpuacct): {statistics.median(cpu[True]):.2f} s now, "
-              f"{statistics.median(cpu[False]):.2f} s before ({statistics.median(cpu[False]) / statistics.median(cpu[True]):.2f}x)")
     print(f"  nbgrader autograde (DESIGN §5) ~3.1 s per submission: {3.1 / median:.1f}x faster")
 
 
