@@ -25,22 +25,22 @@ def run(args) -> int:
     from autograder.engine.registry import REPO_ROOT, ConfigError, load_config
     from autograder.nbgrader_bridge.course import CourseError, load_course
     from autograder.nbgrader_bridge.gradebook import cell_scores
-    from autograder.nbgrader_bridge.pinned import PinError, pinned_result, read_manifest
+    from autograder.nbgrader_bridge.pinned import PinError, PinnedResults
     from autograder.nbgrader_bridge.reconcile import disagreements
 
     try:
         config = load_config(args.assignment)
         course = load_course(REPO_ROOT)
         nbgrader = cell_scores(course, args.assignment)
-        manifest = read_manifest(course, args.assignment)
+        store = PinnedResults(course, args.assignment)
     except (ConfigError, CourseError, PinError) as err:
         print(f"reconcile: {err}", file=sys.stderr)
         return 2
 
     pinned, unpinned = {}, {}
-    for student in sorted(set(manifest) | set(nbgrader)):
+    for student in sorted(set(store.manifest) | set(nbgrader)):
         try:
-            pinned[student] = pinned_result(course, args.assignment, student, manifest)
+            pinned[student] = store.result(student)
         except PinError as err:
             unpinned[student] = str(err).removeprefix(f"{student}: ")
     auto_items = [item.id for item in config.items if item.kind != "text"]
@@ -49,6 +49,6 @@ def run(args) -> int:
     lines += [f"{student}: no trusted pinned result: {reason}" for student, reason in unpinned.items()]
     for line in sorted(lines):
         print(line)
-    students = len(set(nbgrader) | set(manifest))
+    students = len(set(nbgrader) | set(store.manifest))
     print(f"reconcile {args.assignment}: {len(lines)} of {students} student(s) differ", file=sys.stderr)
     return 1 if lines else 0

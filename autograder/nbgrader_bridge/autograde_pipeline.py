@@ -24,7 +24,7 @@ from autograder.engine.registry import REPO_ROOT, load_config
 from autograder.engine.results import SubmissionResult
 from autograder.nbgrader_bridge.course import load_course
 from autograder.nbgrader_bridge.kernel_sandbox import SandboxedKernelManager, kernel_isolation
-from autograder.nbgrader_bridge.pinned import pinned_result
+from autograder.nbgrader_bridge.pinned import PinnedResults
 
 RESOURCE = "cs349e_pinned"  # resources key: the student's pinned SubmissionResult
 
@@ -45,11 +45,22 @@ class LoadPinnedResult(NbGraderPreprocessor):
     def preprocess(self, nb, resources):
         info = resources["nbgrader"]
         kernel_isolation()  # fail closed before any student code: raises with the fix
-        course = load_course(REPO_ROOT)
-        resources[RESOURCE] = pinned_result(course, info["assignment"], info["student"])
+        resources[RESOURCE] = self._store(info["assignment"]).result(info["student"])
         self.log.info("Pinned trusted result of %s: %s / %s automatic points", info["student"],
                       resources[RESOURCE].score, resources[RESOURCE].auto_max_score)
         return nb, resources
+
+    def _store(self, assignment: str) -> PinnedResults:
+        """Read once per autograde run (one exporter), before the first student's kernel starts:
+        no kernel of this run can change what a later student is given."""
+        exporter = self.parent
+        stores = getattr(exporter, "_cs349e_pinned_stores", None)
+        if stores is None:
+            stores = {}
+            setattr(exporter, "_cs349e_pinned_stores", stores)
+        if assignment not in stores:
+            stores[assignment] = PinnedResults(load_course(REPO_ROOT), assignment)
+        return stores[assignment]
 
 
 class SandboxedExecute(Execute):

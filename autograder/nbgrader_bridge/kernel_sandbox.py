@@ -27,6 +27,7 @@ from autograder.sandbox.launcher import _base_env, _bwrap_prefix  # the trusted 
 from autograder.sandbox.limits import Limits
 
 ISOLATION_ENV = "CS349E_ISOLATION"
+KERNEL_HOME = "/tmp/.kernel-home"
 HINT = (f"install bubblewrap (apt-get install bubblewrap), or lower isolation explicitly with "
         f"{ISOLATION_ENV}=rlimits (student code then runs unsandboxed)")
 
@@ -79,9 +80,11 @@ def kernel_env(isolation: str) -> dict[str, str]:
     if isolation != "bubblewrap":
         env = dict(os.environ)
     else:
-        env = _base_env("/tmp")
+        # HOME must not be a prefix of the course: IPython would print the student's frames as
+        # "~/…/codesign.py", which the feedback could then not recognise as theirs.
+        env = _base_env(KERNEL_HOME)
+        env.update(TMPDIR="/tmp", MPLCONFIGDIR="/tmp/matplotlib", IPYTHONDIR="/tmp/ipython")
         env.pop("MPLBACKEND", None)  # the notebook's own inline backend, as in Jupyter
-        env["IPYTHONDIR"] = "/tmp/ipython"
     env.pop("CS349E_TRUSTED_GRADING", None)
     env["NBGRADER_EXECUTION"] = "autograde"
     return env

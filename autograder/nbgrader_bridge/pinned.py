@@ -110,27 +110,48 @@ def read_manifest(course: Course, assignment: str) -> dict[str, dict]:
     return data["students"]
 
 
-def pinned_result(course: Course, assignment: str, student: str,
-                  manifest: dict[str, dict] | None = None) -> SubmissionResult:
-    """The pinned result of `student`, after checking that the submitted files on disk are still
-    the ones pregrade snapshotted and that the stored result is the one it pinned."""
-    manifest = read_manifest(course, assignment) if manifest is None else manifest
-    entry = manifest.get(student)
-    rerun = f"run `python -m autograder pregrade {assignment}`"
-    if entry is None:
-        raise PinError(f"{student}: not in the pinned results (collected after pregrade?): {rerun}")
-    config = load_config(assignment)
-    now = snapshot_of(course.submitted_folder / student, config)
-    if now.files != entry["files"] or list(now.missing) != entry["missing"]:
-        changed = sorted(set(now.files.items()) ^ set(entry["files"].items()))
-        names = sorted({name for name, _ in changed} | set(now.missing) ^ set(entry["missing"]))
-        raise PinError(f"{student}: submitted files differ from the pinned snapshot ({', '.join(names)}): {rerun}")
-    if now.fingerprint != entry["fingerprint"]:
-        raise PinError(f"{student}: grading.toml changed since the snapshot: {rerun}")
-    path = results_path(pinned_folder(course, assignment), student)
-    if not path.is_file() or sha256_file(path) != entry["result_sha256"]:
-        raise PinError(f"{student}: {path} is not the result pregrade pinned: {rerun} --force")
-    result = read_result(path)
-    if result is None or result.fingerprint != entry["fingerprint"] or result.student != student:
-        raise PinError(f"{student}: {path} does not describe the pinned snapshot: {rerun} --force")
-    return result
+class PinnedResults:
+    """The manifest and every pinned result, read (and checked against each other) once: an
+    autograde run loads them before the first kernel starts and keeps them in memory."""
+
+    def __init__(self, course: Course, assignment: str):
+        self.course, self.assignment = course, assignment
+        self.config = load_config(assignment)
+        self.manifest = read_manifest(course, assignment)
+        self._stored = {student: self._read_stored(student, entry) for student, entry in self.manifest.items()}
+
+    def _rerun(self, force: bool = False) -> str:
+        return f"run `python -m autograder pregrade {self.assignment}{' --force' if force else ''}`"
+
+    def _read_stored(self, student: str, entry: dict) -> SubmissionResult | PinError:
+        path = results_path(pinned_folder(self.course, self.assignment), student)
+        if not path.is_file() or sha256_file(path) != entry.get("result_sha256"):
+            return PinError(f"{student}: {path} is not the result pregrade pinned: {self._rerun(force=True)}")
+        result = read_result(path)
+        if result is None or result.fingerprint != entry.get("fingerprint") or result.student != student:
+            return PinError(f"{student}: {path} does not describe the pinned snapshot: {self._rerun(force=True)}")
+        return result
+
+    def result(self, student: str) -> SubmissionResult:
+        """The pinned result of `student`, after checking that the submitted files on disk are
+        still the ones pregrade snapshotted; PinError (naming the fix) otherwise."""
+        entry = self.manifest.get(student)
+        if entry is None:
+            raise PinError(f"{student}: not in the pinned results (collected after pregrade?): {self._rerun()}")
+        now = snapshot_of(self.course.submitted_folder / student, self.config)
+        if now.files != entry["files"] or list(now.missing) != entry["missing"]:
+            changed = {name for name, _ in set(now.files.items()) ^ set(entry["files"].items())}
+            names = sorted(changed | (set(now.missing) ^ set(entry["missing"])))
+            raise PinError(f"{student}: submitted files differ from the pinned snapshot ({', '.join(names)}): "
+                           f"{self._rerun()}")
+        if now.fingerprint != entry["fingerprint"]:
+            raise PinError(f"{student}: grading.toml changed since the snapshot: {self._rerun()}")
+        stored = self._stored[student]
+        if isinstance(stored, PinError):
+            raise stored
+        return stored
+
+
+def pinned_result(course: Course, assignment: str, student: str) -> SubmissionResult:
+    """One student's checked pinned result (see PinnedResults.result)."""
+    return PinnedResults(course, assignment).result(student)

@@ -40,6 +40,7 @@ print(json.dumps({
     "network": outcome(connect),
     "instructor_env": sorted(k for k in os.environ if k.startswith("CS349E_INSTRUCTOR")),
     "mode": os.environ.get("NBGRADER_EXECUTION"),
+    "home": os.environ["HOME"],
 }))
 '''
 
@@ -78,6 +79,7 @@ def test_the_kernel_writes_only_its_own_folder_and_has_no_network(course, monkey
     assert (course / "autograded" / "bob" / "lec01_codesign" / "codesign.py").read_text() == "# bob\n"
     assert seen["network"] != "done"
     assert seen["instructor_env"] == [] and seen["mode"] == "autograde"
+    assert not seen["cwd"].startswith(seen["home"])  # IPython would print the student's files as "~/…"
 
 
 def test_without_bubblewrap_autograde_refuses_unless_lowered_explicitly(monkeypatch):
