@@ -29,21 +29,23 @@ def add_parser(subparsers) -> None:
 def run(args) -> int:
     from autograder.engine.registry import REPO_ROOT, ConfigError
     from autograder.nbgrader_bridge.course import CourseError, load_course
-    from autograder.nbgrader_bridge.kernel_sandbox import requested_isolation
+    from autograder.nbgrader_bridge.isolation import kernel_isolation
     from autograder.nbgrader_bridge.pinned import pinned_folder, snapshot_class, write_manifest
+    from autograder.sandbox import SandboxUnavailable
 
     try:
+        isolation = kernel_isolation()  # the trusted grader's sandbox, like autograde's kernels
         course = load_course(REPO_ROOT)
         if not course.submitted_folder.is_dir():
             raise CourseError(f"{course.submitted_folder} does not exist: collect the submissions first")
         snapshots = snapshot_class(course, args.assignment)  # before anything of the students' runs
-    except (CourseError, ConfigError) as err:
+    except (CourseError, ConfigError, SandboxUnavailable) as err:
         print(f"pregrade: {err}", file=sys.stderr)
         return 2
     status = grade.run(argparse.Namespace(
         assignment=args.assignment, submissions=course.submitted_folder,
         out=pinned_folder(course, args.assignment), jobs=args.jobs, force=args.force,
-        isolation=requested_isolation()))
+        isolation=isolation))
     if status == 2:
         return status
     unpinned = write_manifest(course, args.assignment, snapshots)

@@ -23,7 +23,8 @@ from nbgrader.preprocessors import Execute, NbGraderPreprocessor, SaveAutoGrades
 from autograder.engine.registry import REPO_ROOT, load_config
 from autograder.engine.results import SubmissionResult
 from autograder.nbgrader_bridge.course import load_course
-from autograder.nbgrader_bridge.kernel_sandbox import SandboxedKernelManager, kernel_isolation
+from autograder.nbgrader_bridge.isolation import kernel_isolation
+from autograder.nbgrader_bridge.kernel_sandbox import SandboxedKernelManager
 from autograder.nbgrader_bridge.pinned import PinnedResults
 
 RESOURCE = "cs349e_pinned"  # resources key: the student's pinned SubmissionResult

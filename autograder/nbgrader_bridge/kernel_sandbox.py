@@ -22,33 +22,11 @@ from pathlib import Path
 
 from jupyter_client.manager import AsyncKernelManager
 
-from autograder.sandbox import SandboxUnavailable, resolve_isolation
+from autograder.nbgrader_bridge.isolation import kernel_isolation
 from autograder.sandbox.launcher import _base_env, _bwrap_prefix  # the trusted grader's own sandbox
 from autograder.sandbox.limits import Limits
 
-ISOLATION_ENV = "CS349E_ISOLATION"
 KERNEL_HOME = "/tmp/.kernel-home"
-HINT = (f"install bubblewrap (apt-get install bubblewrap), or lower isolation explicitly with "
-        f"{ISOLATION_ENV}=rlimits (student code then runs unsandboxed)")
-
-
-def requested_isolation() -> str:
-    """"rlimits" when the instructor lowered it explicitly, else "bubblewrap" (no silent fallback)."""
-    value = os.environ.get(ISOLATION_ENV, "").strip()
-    if value in ("", "bubblewrap"):
-        return "bubblewrap"
-    if value == "rlimits":
-        return "rlimits"
-    raise SandboxUnavailable(f"{ISOLATION_ENV}={value!r}: expected 'bubblewrap' or 'rlimits'")
-
-
-def kernel_isolation() -> str:
-    """How autograde kernels are isolated here; SandboxUnavailable (with the fix) when they cannot be."""
-    requested = requested_isolation()
-    try:
-        return resolve_isolation(requested)
-    except SandboxUnavailable as err:
-        raise SandboxUnavailable(f"no sandbox for autograde kernels: {err}; {HINT}") from None
 
 
 def kernel_prefix(folder: Path, private: Path) -> list[str]:

@@ -6,8 +6,9 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from autograder.nbgrader_bridge import kernel_sandbox
-from autograder.nbgrader_bridge.kernel_sandbox import SandboxedKernelManager, kernel_isolation
+from autograder.nbgrader_bridge import isolation
+from autograder.nbgrader_bridge.isolation import kernel_isolation
+from autograder.nbgrader_bridge.kernel_sandbox import SandboxedKernelManager
 from autograder.sandbox import SandboxUnavailable, launcher
 
 PROBE = r'''
@@ -91,4 +92,4 @@ def test_without_bubblewrap_autograde_refuses_unless_lowered_explicitly(monkeypa
     assert kernel_isolation() == "rlimits"
     monkeypatch.setenv("CS349E_ISOLATION", "none")
     with pytest.raises(SandboxUnavailable, match="expected 'bubblewrap' or 'rlimits'"):
-        kernel_sandbox.requested_isolation()
+        isolation.requested_isolation()
