@@ -45,10 +45,11 @@ def _pinned(resources) -> SubmissionResult:
 class LoadPinnedResult(NbGraderPreprocessor):
     def preprocess(self, nb, resources):
         info = resources["nbgrader"]
-        kernel_isolation()  # fail closed before any student code: raises with the fix
+        isolation = kernel_isolation()  # fail closed before any student code: raises with the fix
         resources[RESOURCE] = self._store(info["assignment"]).result(info["student"])
-        self.log.info("Pinned trusted result of %s: %s / %s automatic points", info["student"],
-                      resources[RESOURCE].score, resources[RESOURCE].auto_max_score)
+        self.log.info("Pinned trusted result of %s: %s / %s automatic points (graded with isolation %s); "
+                      "kernel isolation: %s", info["student"], resources[RESOURCE].score,
+                      resources[RESOURCE].auto_max_score, resources[RESOURCE].isolation, isolation)
         return nb, resources
 
     def _store(self, assignment: str) -> PinnedResults:

@@ -23,7 +23,7 @@ from pathlib import Path
 from jupyter_client.manager import AsyncKernelManager
 
 from autograder.nbgrader_bridge.isolation import kernel_isolation
-from autograder.sandbox.launcher import _base_env, _bwrap_prefix  # the trusted grader's own sandbox
+from autograder.sandbox.launcher import _base_env, _bwrap_prefix, warn_not_isolated  # the trusted grader's own sandbox
 from autograder.sandbox.limits import Limits
 
 KERNEL_HOME = "/tmp/.kernel-home"
@@ -78,8 +78,11 @@ class SandboxedKernelManager(AsyncKernelManager):
     async def _async_pre_start_kernel(self, **kw):
         self.isolation = kernel_isolation()
         self._folder = str(kw.get("cwd") or os.getcwd())
-        if self.isolation == "bubblewrap":
-            self._private = tempfile.mkdtemp(prefix="cs349e-kernel-")
+        if self.isolation != "bubblewrap":
+            warn_not_isolated("autograde's notebook kernel runs as the instructor and can change every file "
+                              "of the course; scores still come from the pinned results.")
+        else:
+            self._private = self._private or tempfile.mkdtemp(prefix="cs349e-kernel-")  # kept on restart
             self.transport = "ipc"
             self.connection_file = os.path.join(self._private, "kernel.json")
             self.ip = os.path.join(self._private, "kernel-ipc")
