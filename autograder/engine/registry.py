@@ -35,7 +35,7 @@ class GradingConfig:
     folder: Path  # the trusted source folder assignments/<name>/
     student_files: tuple[str, ...]
     items: tuple[Item, ...]
-    digest: str  # sha256 of grading.toml: results graded under another config are stale
+    digest: str  # sha256 of grading.toml and the hidden tests: results graded under others are stale
 
     @property
     def total_points(self) -> float:
@@ -98,8 +98,21 @@ def load_config(assignment: str, *, assignments_dir: Path | None = None) -> Grad
     duplicates = sorted({i for i in ids if ids.count(i) > 1})
     if duplicates:
         raise ConfigError(f"{path}: duplicate item ids {duplicates}")
-    return GradingConfig(assignment, folder, tuple(student_files), items,
-                         hashlib.sha256(raw_bytes).hexdigest())
+    return GradingConfig(assignment, folder, tuple(student_files), items, _grading_digest(assignment, raw_bytes))
+
+
+def _grading_digest(assignment: str, grading_toml: bytes) -> str:
+    """sha256 of grading.toml and of everything the hidden cases are made of (the hidden-test
+    package with its property examples, the reference, hw_specs.py): a re-run regrades a
+    submission whenever any of them changed, not only when grading.toml did."""
+    h = hashlib.sha256(grading_toml)
+    sources = [REPO_ROOT / "autograder" / assignment, REPO_ROOT / "solutions" / assignment, REPO_ROOT / "hw_specs.py"]
+    for source in sources:
+        files = sorted(source.rglob("*")) if source.is_dir() else [source] if source.is_file() else []
+        for path in files:
+            if path.is_file() and "__pycache__" not in path.parts and path.suffix in (".py", ".json", ".toml"):
+                h.update(b"\0" + path.relative_to(REPO_ROOT).as_posix().encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
 
 
 def _parse_item(entry: object, where: str) -> Item:
