@@ -23,23 +23,31 @@ def add_parser(subparsers) -> None:
                     "trusted grader and pin the results; `nbgrader autograde` writes these scores into the gradebook.")
     parser.add_argument("assignment", help="assignment name, e.g. lec01_codesign")
     grade.add_jobs_option(parser)
+    parser.add_argument("--isolation", choices=("bubblewrap", "rlimits"), default=None,
+                        help="how student code is isolated (default: CS349E_ISOLATION, else bubblewrap; without a "
+                             "working bwrap pregrade refuses with exit status 2)")
     parser.add_argument("--force", action="store_true", help="regrade students whose pinned result is current")
 
 
 def run(args) -> int:
     from autograder.engine.registry import REPO_ROOT, ConfigError
     from autograder.nbgrader_bridge.course import CourseError, load_course
-    from autograder.nbgrader_bridge.isolation import kernel_isolation
     from autograder.nbgrader_bridge.pinned import pinned_folder, snapshot_class, write_manifest
-    from autograder.sandbox import SandboxUnavailable
+    from autograder.sandbox import SandboxUnavailable, isolation_from_env
 
+    try:  # fails closed first, as autograde's kernels do
+        isolation = args.isolation or isolation_from_env()
+    except SandboxUnavailable as err:
+        print(f"pregrade: {err}", file=sys.stderr)
+        return 2
+    if grade.isolation_refused("pregrade", isolation):
+        return 2
     try:
-        isolation = kernel_isolation()  # the trusted grader's sandbox, like autograde's kernels
         course = load_course(REPO_ROOT)
         if not course.submitted_folder.is_dir():
             raise CourseError(f"{course.submitted_folder} does not exist: collect the submissions first")
         snapshots = snapshot_class(course, args.assignment)  # before anything of the students' runs
-    except (CourseError, ConfigError, SandboxUnavailable) as err:
+    except (CourseError, ConfigError) as err:
         print(f"pregrade: {err}", file=sys.stderr)
         return 2
     status = grade.run(argparse.Namespace(

@@ -43,7 +43,7 @@ class BatchReport:
 
 
 def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1, force: bool = False,
-                limits: Limits | None = None, isolation: str = "auto",
+                limits: Limits | None = None, isolation: str = "bubblewrap",
                 on_start: OnStart | None = None, on_result: OnResult | None = None) -> BatchReport:
     started = time.perf_counter()
     submissions, out = Path(submissions), Path(out)
@@ -58,7 +58,8 @@ def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1,
     pending, skipped = [], []
     for folder in student_folders(submissions):
         previous = None if force else read_result(results_path(out, folder.name))
-        if previous is not None and previous.fingerprint == locate(folder, config).fingerprint(config):
+        if (previous is not None and previous.isolation in (isolation, "none")  # a lower isolation is regraded
+                and previous.fingerprint == locate(folder, config).fingerprint(config)):
             skipped.append(folder.name)
         else:
             pending.append(folder)
