@@ -14,7 +14,6 @@ from typing import Any, Mapping
 import numpy as np
 
 from autograder.engine.cases import Suite
-from autograder.sandbox.codec import ChipArg
 
 PREFIX = "sha256:"
 
@@ -47,9 +46,6 @@ def _feed(h, value: Any) -> None:
         if value.dtype.kind not in "biuf":
             raise TypeError(f"cannot digest an array of dtype {value.dtype}")
         put(f"nd{value.dtype.str}{value.shape}", np.ascontiguousarray(value).tobytes())
-    elif isinstance(value, ChipArg):
-        put("chip")
-        _feed(h, dict(value.spec))
     elif dataclasses.is_dataclass(value) and not isinstance(value, type):
         put("dc", type(value).__qualname__.encode())
         for f in dataclasses.fields(value):

@@ -112,7 +112,7 @@ def test_the_renderings_catch_a_leak():
 def test_real_chip_cases_hide_expected_values_and_synthetic_ones_show_them():
     from autograder.engine.cases import Returns
     from autograder.lec01_codesign import function_suites
-    from autograder.sandbox import ChipArg
+    from autograder.lec01_codesign.chips import ChipArg
 
     real = [c.to_dict() for c in hw_specs.CHIPS.values()]
     for function in CHIP_FUNCTIONS:
