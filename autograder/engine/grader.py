@@ -129,6 +129,8 @@ def _error(item, feedback: str) -> ItemResult:
 
 
 def _missing_text(name: str | None, files: StudentFiles) -> str:
+    if files.linked:
+        return f"没有找到 `{name}`：提交的文件夹是一个符号链接，评分不读取链接指向的内容。请提交文件本身。"
     text = f"没有找到 `{name}`：请提交这个文件，文件名不要改动。"
     suffix = Path(name or "").suffix
     similar = [o for o in files.others if o.endswith(suffix)]

@@ -17,6 +17,7 @@ class StudentFiles:
     present: tuple[str, ...]  # student files found (regular files, not symlinks)
     missing: tuple[str, ...]
     others: tuple[str, ...]  # other .py / .ipynb files in the folder: maybe a renamed file
+    linked: bool = False  # the student folder is a symbolic link: nothing in it is graded
 
     def path(self, name: str) -> Path:
         return self.folder / name
@@ -37,6 +38,9 @@ def student_folders(submissions: Path) -> list[Path]:
 
 
 def locate(student_dir: Path, config: GradingConfig) -> StudentFiles:
+    if student_dir.is_symlink():
+        # Through a link a submission could hand in the solutions or a classmate's folder.
+        return StudentFiles(student_dir.name, student_dir, (), tuple(config.student_files), (), linked=True)
     nested = student_dir / config.assignment
     folder = nested if nested.is_dir() and not nested.is_symlink() else student_dir
     present, missing = [], []
