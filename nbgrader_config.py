@@ -116,3 +116,10 @@ c.FileNameCollectorPlugin.named_regexp = (
     r"(?:[^/.][^/]*/)*?"                # folders inside the zip (no hidden ones)
     r"(?P<file_id>[^/._][^/]*)$"        # the file (no hidden ones)
 )
+
+# ------------------------------------------------------------------ late work
+# The late policy is the [late] table of each assignment's grading.toml (one place, public to the
+# students; autograder/engine/lateness.py). nbgrader applies it at autograde from timestamp.txt
+# (written by the exchange on submit, or by zip_collect's plugin above from an LMS download) and
+# the due date recorded with `nbgrader db assignment add <assignment> --duedate=...`.
+c.AssignLatePenalties.plugin_class = "autograder.nbgrader_bridge.late.CourseLatePenalty"

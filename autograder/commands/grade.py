@@ -62,6 +62,20 @@ def add_parser(subparsers) -> None:
     add_jobs_option(parser)
     parser.add_argument("--force", action="store_true", help="regrade students that are already graded")
     add_isolation_option(parser)
+    parser.add_argument("--due", metavar="TIME",
+                        help="due date for the late policy of grading.toml, ISO 8601 with its offset "
+                             "(e.g. 2030-01-31T23:59:00+08:00); default: the one recorded in nbgrader's "
+                             "gradebook.db, if any")
+
+
+def due_date(assignment: str, given: str | None):
+    """--due, else the due date in the course's nbgrader gradebook (repository root), else None."""
+    from autograder.engine.lateness import gradebook_due_date, parse_time
+    from autograder.engine.registry import ASSIGNMENTS_DIR
+
+    if given:
+        return parse_time(given, "--due")
+    return gradebook_due_date(ASSIGNMENTS_DIR.parent, assignment)
 
 
 def run(args) -> int:
@@ -76,11 +90,12 @@ def run(args) -> int:
         print(f"grade: submissions folder {args.submissions} does not exist", file=sys.stderr)
         return 2
     try:
+        due = due_date(args.assignment, getattr(args, "due", None))
         with BatchProgress() as progress:
             report = grade_batch(args.assignment, args.submissions, args.out, jobs=args.jobs, force=args.force,
                                  isolation=args.isolation, on_start=progress.on_start,
-                                 on_result=progress.on_result)
-    except (ConfigError, SandboxUnavailable) as err:
+                                 on_result=progress.on_result, due=due)
+    except (ConfigError, SandboxUnavailable, ValueError) as err:
         print(f"grade: {err}", file=sys.stderr)
         return 2
     print_summary(report, args.out)

@@ -16,6 +16,7 @@ import time
 import traceback
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Callable
 
@@ -44,7 +45,8 @@ class BatchReport:
 
 def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1, force: bool = False,
                 limits: Limits | None = None, isolation: str = "bubblewrap",
-                on_start: OnStart | None = None, on_result: OnResult | None = None) -> BatchReport:
+                on_start: OnStart | None = None, on_result: OnResult | None = None,
+                due: datetime | None = None) -> BatchReport:
     started = time.perf_counter()
     submissions, out = Path(submissions), Path(out)
     if jobs < 1:
@@ -56,11 +58,18 @@ def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1,
     limits = limits or Limits()
 
     pending, skipped = [], []
-    for folder in student_folders(submissions):
+    from autograder.engine.lateness import load_policy, stamp   # lazily: see lateness.py
+
+    policy = load_policy(config)   # lateness is re-judged every run: a changed due date needs no regrade
+    folders = {folder.name: folder for folder in student_folders(submissions)}
+    for folder in folders.values():
         previous = None if force else read_result(results_path(out, folder.name))
         if (previous is not None and previous.isolation in (isolation, "none")  # a lower isolation is regraded
                 and previous.fingerprint == locate(folder, config).fingerprint(config)):
             skipped.append(folder.name)
+            judged = stamp(previous, folder, due, policy)
+            if judged != previous:
+                write_result(out, judged)
         else:
             pending.append(folder)
 
@@ -70,6 +79,7 @@ def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1,
 
     def finish(student: str, result: SubmissionResult | None, error: str | None) -> None:
         if result is not None:
+            result = stamp(result, folders[student], due, policy)
             write_result(out, result)
             graded.append(student)
         else:

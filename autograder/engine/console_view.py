@@ -7,6 +7,7 @@ import sys
 from typing import TextIO
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -49,8 +50,9 @@ class BatchProgress:
         if result is None:
             line = f"[red]grader error[/red] for {student} (nothing written; re-run to retry):\n{error}"
         else:
-            line = (f"graded {student}: {points(result.score)} / {points(result.auto_max_score)} auto "
-                    f"({points(result.max_score)} total) [{result.isolation}, {result.seconds:.1f} s]")
+            pending = points(result.max_score - result.auto_max_score)
+            line = (f"graded {student}: {points(result.score)} of {points(result.auto_max_score)} automatic "
+                    f"points, {pending} hand-graded pending [{result.isolation}, {result.seconds:.1f} s]")
         if self._progress is not None:
             self._progress.update(self._task, advance=1, last=student)
             if result is None:
@@ -59,36 +61,108 @@ class BatchProgress:
             self.console.print(line, markup=result is None)
 
 
+NARROWEST_LIST = 32   # below this width the items not passed go in a list under the table
+
+
 def gradebook_table(report: BatchReport, width: int = 120) -> Table:
-    """One row per student: score, maxima, function/report subtotals, items not passed. Every
-    column keeps its full width; the last one is cut to what is left of `width`."""
-    headers = ("student", "score", "auto max", "max", "functions", "report", "manual")
+    """One row per student: automatic points (all, functions, report answers), the hand-graded
+    points still pending, the late penalty (when known), and every automatic item not fully passed
+    (wrapped, never cut). When `width` leaves that last column too narrow, it is left out and
+    `not_passed_list` prints it under the table instead."""
+    headers = ("student", "automatic", "functions", "report answers", "hand-graded")
     rows = []
     for result in report.results:
         functions = [i for i in result.items if i.kind == "function"]
         answers = [i for i in result.items if i.kind in ("number", "choice")]
-        manual = sum(i.max_score for i in result.manual_items)
-        missed = [i.id for i in result.items if i.status in ("failed", "partial", "error")]
+        pending = sum(i.max_score for i in result.manual_items)
         rows.append([
-            result.student, points(result.score), points(result.auto_max_score), points(result.max_score),
-            f"{points(sum(i.score for i in functions))}/{points(sum(i.max_score for i in functions))}",
-            f"{points(sum(i.score for i in answers))}/{points(sum(i.max_score for i in answers))}",
-            f"{points(manual)} pts" if manual else "-",
-            ", ".join(missed) or "-"])
-    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
-    rest = max(12, width - sum(widths) - 3 * (len(headers) + 1) - 1)
-    table = Table(title=f"{report.assignment}: gradebook ({len(report.results)} students)")
-    for header, w in zip(headers, widths):
-        table.add_column(header, justify="left" if header == "student" else "right", min_width=w, no_wrap=True)
-    table.add_column("not passed", no_wrap=True, overflow="ellipsis", max_width=rest)
+            result.student,
+            f"{points(result.score)} / {points(result.auto_max_score)}",
+            f"{points(sum(i.score for i in functions))} / {points(sum(i.max_score for i in functions))}",
+            f"{points(sum(i.score for i in answers))} / {points(sum(i.max_score for i in answers))}",
+            f"{points(pending)} pending" if pending else "-",
+            late_cell(result),
+            not_passed(result)])
+    with_late = any(result.late is not None for result in report.results)
+    table = Table(title=f"{report.assignment}: gradebook ({len(report.results)} students)",
+                  caption=escape(_legend(report)), caption_justify="left")
+    headers += ("late penalty",) if with_late else ()
+    rows = [row if with_late else row[:-2] + row[-1:] for row in rows]
+    narrow = list_below(report, width)
+    for i, header in enumerate(headers):
+        # A value is never cut or broken; on a narrow terminal the headers wrap at their spaces.
+        widest = max([len(row[i]) for row in rows] + [max(map(len, header.split()))])
+        table.add_column(header, justify="left" if header == "student" else "right", min_width=widest,
+                         width=widest if narrow else None)
+    if narrow:
+        rows = [row[:-1] for row in rows]
+    else:
+        # The only column that wraps: takes what the others leave of the width.
+        table.add_column("automatic items not passed (points)", ratio=1, overflow="fold")
     for row in rows:
         table.add_row(*row)
     return table
 
 
-def print_summary(report: BatchReport, out_dir, stream: TextIO = sys.stdout) -> None:
-    console = Console(file=stream, highlight=False, width=None if stream.isatty() else 160)
+def list_below(report: BatchReport, width: int) -> bool:
+    """Whether the fixed columns leave the items-not-passed column fewer than NARROWEST_LIST."""
+    with_late = any(result.late is not None for result in report.results)
+    fixed = [max([len("student")] + [len(r.student) for r in report.results]), 10, 10, 8, 11]
+    fixed += [max([7] + [len(late_cell(r)) for r in report.results])] if with_late else []
+    return width - sum(fixed) - 3 * (len(fixed) + 1) - 1 < NARROWEST_LIST
+
+
+def not_passed_list(report: BatchReport) -> str:
+    """The items not passed, one paragraph per student (for narrow terminals)."""
+    lines = ["automatic items not passed (points):"]
+    lines += [f"  {result.student}: {not_passed(result)}" for result in report.results]
+    return "\n".join(lines)
+
+
+def late_cell(result: SubmissionResult) -> str:
+    """"-9.1 (2d 10%)" for a late submission, "on time", or "?" without a submission time."""
+    late = result.late
+    if late is None:
+        return "?"
+    if late.penalty == 0:
+        return "on time" if late.seconds_late == 0 else "0 (grace)" if late.days_charged == 0 else "0"
+    return f"-{points(late.penalty)} ({late.days_charged}d {late.percent:g}%)"
+
+
+def not_passed(result: SubmissionResult) -> str:
+    """Automatic items below full marks with their points, "quantize(8.57/20), q01(0/2)" (no
+    space inside an item, so wrapping never splits one); "all N items: 0 points" for nothing."""
+    automatic = [i for i in result.items if i.status != "manual"]
+    missed = [f"{i.id}({points(i.score)}/{points(i.max_score)})" for i in automatic
+              if i.status in ("failed", "partial", "error")]
+    if missed and len(missed) == len(automatic) and not any(i.score for i in automatic):
+        return f"all {len(automatic)} items: 0 points"
+    return ", ".join(missed) or "-"
+
+
+def _legend(report: BatchReport) -> str:
+    """What the columns mean, with this assignment's numbers."""
+    if not report.results:
+        return ""
+    first = report.results[0]
+    pending = sum(i.max_score for i in first.manual_items)
+    legend = (f"automatic: points the grader awarded (functions + report answers) of the "
+              f"{points(first.auto_max_score)} it grades; hand-graded: free-text points a TA still "
+              f"grades in formgrader; assignment total {points(first.max_score)} = "
+              f"{points(first.auto_max_score)} automatic + {points(pending)} hand-graded.")
+    if any(result.late is not None for result in report.results):
+        legend += (" late penalty: points taken off the automatic score (grading.toml [late]; "
+                   "grades.csv's score is after it); ?: no submission time.")
+    return legend
+
+
+def print_summary(report: BatchReport, out_dir, stream: TextIO = sys.stdout, width: int | None = None) -> None:
+    """The gradebook table, the items not passed (in it or, when narrow, under it), the run's
+    counts. `width`: the terminal's on a TTY, else 160 (piped into a file or `less`)."""
+    console = Console(file=stream, highlight=False, width=width or (None if stream.isatty() else 160))
     console.print(gradebook_table(report, console.width))
+    if list_below(report, console.width):
+        console.print(escape(not_passed_list(report)))
     console.print(f"graded {len(report.graded)}, skipped {len(report.skipped)}, "
                   f"grader errors {len(report.failed)} in {report.seconds:.1f} s "
                   f"(isolation: {report.isolation}); outputs in {out_dir}/ "

@@ -121,7 +121,11 @@ def submission_markdown(result: SubmissionResult) -> str:
         manual_points = sum(i.max_score for i in manual)
         summary += (f"（总分 {points(result.max_score)} 分，其中 {points(manual_points)} 分的文字题"
                     f"需要助教人工评分：{'、'.join(i.id for i in manual)}）")
-    lines += [summary + "。", "", "| 项目 | 得分 | 满分 | 状态 |", "|---|---:|---:|---|"]
+    lines += [summary + "。", ""]
+    if result.late is not None:
+        from autograder.engine.lateness import describe   # lazily: see lateness.py
+        lines += [f"**提交时间：** {describe(result.late)}", ""]
+    lines += ["| 项目 | 得分 | 满分 | 状态 |", "|---|---:|---:|---|"]
     for item in result.items:
         score = "—" if item.status == "manual" else points(item.score)
         lines.append(f"| {item.id} | {score} | {points(item.max_score)} | {STATUS_WORDS[item.status]} |")

@@ -87,13 +87,16 @@ def gradescope_results(result: SubmissionResult, *, visibility: str = "visible")
             "visibility": visibility,
         })
     summary = f"自动评分 {points(result.score)} / {points(result.auto_max_score)} 分。"
+    if result.late is not None:
+        from autograder.engine.lateness import describe   # lazily: see lateness.py
+        summary += " " + describe(result.late)
     manual = result.manual_items
     if manual:
         summary += (f" 另有 {points(sum(i.max_score for i in manual))} 分的文字题需要人工评分："
                     f"{'、'.join(i.id for i in manual)}。")
     summary += f"\n\n{isolation_line(result.isolation)}"
     return {
-        "score": result.score,
+        "score": round(result.score - result.late_penalty, 2),
         "execution_time": result.seconds,
         "output": summary,
         "output_format": "md",
@@ -132,17 +135,19 @@ def read_results(out: Path) -> list[SubmissionResult]:
 
 
 def grades_csv(config: GradingConfig, results: Iterable[SubmissionResult]) -> str:
-    """student, score, max_score, isolation (how the student's code was isolated), then one
-    column per item in grading.toml's order. A manual item's cell stays empty: it has not been
-    graded yet."""
+    """student, score, max_score, isolation (how the student's code was isolated), late_penalty,
+    then one column per item in grading.toml's order. `score` is after the late penalty (the
+    items are not); late_penalty is empty when the submission time or due date is unknown. A
+    manual item's cell stays empty: it has not been graded yet."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     ids = [item.id for item in config.items]
-    writer.writerow(["student", "score", "max_score", "isolation", *ids])
+    writer.writerow(["student", "score", "max_score", "isolation", "late_penalty", *ids])
     for result in sorted(results, key=lambda r: r.student):
         scores = {item.id: ("" if item.status == "manual" else points(item.score)) for item in result.items}
-        row = [result.student, points(result.score), points(result.max_score), result.isolation,
-               *(scores.get(i, "") for i in ids)]
+        late = "" if result.late is None else points(result.late_penalty)
+        row = [result.student, points(result.score - result.late_penalty), points(result.max_score),
+               result.isolation, late, *(scores.get(i, "") for i in ids)]
         writer.writerow([csv_cell(cell) for cell in row])
     return buf.getvalue()
 

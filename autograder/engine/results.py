@@ -8,7 +8,10 @@ a TA grades the free text. `auto_max_score` is the part the grader can award by 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:   # imported where needed: see lateness.py on what a hidden-test draw imports
+    from autograder.engine.lateness import Lateness
 
 ItemStatus = Literal["passed", "failed", "partial", "manual", "error"]
 ITEM_STATUSES = ("passed", "failed", "partial", "manual", "error")
@@ -47,11 +50,17 @@ class SubmissionResult:
     assignment: str = ""
     fingerprint: str = ""  # hash of the graded files + grading config: a re-run skips unchanged work
     case_set: str = ""  # digest of the hidden cases and property examples graded against (case_digest.py)
+    late: Lateness | None = None  # submission time vs due date under the late policy (lateness.py)
 
     @property
     def auto_max_score(self) -> float:
         """Points the grader can award by itself (everything but manually graded items)."""
         return round(sum(item.max_score for item in self.items if item.status != "manual"), 6)
+
+    @property
+    def late_penalty(self) -> float:
+        """Points the late policy takes off `score` (0 when on time or unknown)."""
+        return self.late.penalty if self.late is not None else 0.0
 
     @property
     def manual_items(self) -> tuple[ItemResult, ...]:
@@ -71,4 +80,7 @@ class SubmissionResult:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> SubmissionResult:
         items = tuple(ItemResult(**item) for item in d["items"])
-        return cls(**{**d, "items": items})
+        from autograder.engine.lateness import Lateness
+
+        late = Lateness(**d["late"]) if d.get("late") else None
+        return cls(**{**d, "items": items, "late": late})

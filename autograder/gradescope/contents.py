@@ -13,7 +13,7 @@ PACKAGES = ("autograder", "solutions")
 SKIPPED_DIRS = {"__pycache__", ".ipynb_checkpoints", ".pytest_cache", ".hypothesis"}
 SKIPPED_SUFFIXES = (".pyc", ".pyo")
 # Needs nbgrader/nbconvert (the instructor install), which Gradescope's image never gets.
-EXCLUDED_FOLDERS = ("autograder/nbgrader_bridge",)
+EXCLUDED_FOLDERS = ("autograder/nbgrader_bridge", "autograder/similarity")   # instructor-only tools
 
 
 def _wanted(path: Path, top: Path) -> bool:

@@ -16,6 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from autograder.gradescope.lateness import submission_times, write_timestamp
 from autograder.gradescope.results import FALLBACK_LOG, failure_results, fallback_note, final_results
 from autograder.gradescope.schema import VISIBILITIES, check_results
 from autograder.gradescope.submission import collect_submission
@@ -45,9 +46,11 @@ def _auto_points(assignment: str) -> float:
     return sum(item.points for item in config.items if item.kind != "text") or 1.0
 
 
-def _grade_class(assignment: str, submissions: Path, out: Path, timeout: float, isolation: str) -> None:
+def _grade_class(assignment: str, submissions: Path, out: Path, timeout: float, isolation: str,
+                 due: str | None = None) -> None:
     cmd = [sys.executable, "-m", "autograder", "grade", assignment, str(submissions), "--out", str(out), "-j", "1",
            "--force", "--isolation", isolation]
+    cmd += ["--due", due] if due else []
     print("$", " ".join(cmd), flush=True)
     try:
         done = subprocess.run(cmd, cwd=SOURCE_ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout)
@@ -90,7 +93,9 @@ def grade_upload(assignment: str, root: Path, visibility: str, timeout: float, i
         submissions, out = Path(tmp) / "submissions", Path(tmp) / "out"
         collected = collect_submission(root / "submission", config.student_files, submissions / STUDENT)
         print(f"student files found: {collected.found or 'none'}; missing: {list(collected.missing) or 'none'}")
-        _grade_class(assignment, submissions, out, timeout, isolation)
+        created_at, due = submission_times(root)   # the late policy of grading.toml
+        write_timestamp(submissions / STUDENT, created_at)
+        _grade_class(assignment, submissions, out, timeout, isolation, due)
         engine_file = out / "results" / f"{STUDENT}.json"
         try:
             engine = json.loads(engine_file.read_text(encoding="utf-8"))

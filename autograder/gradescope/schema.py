@@ -90,10 +90,19 @@ def results_problems(results) -> list[str]:
         values = [test[key] for test in tests]
         if len(set(values)) != len(values):
             problems.append(f"test {key}s are not unique: {values}")
-    total = sum(test["score"] for test in tests)
+    total = sum(test["score"] for test in tests) - _late_penalty(results)
     if abs(results["score"] - total) > SCORE_ATOL:
-        problems.append(f"results.score {results['score']} is not the sum of the test scores {total}")
+        problems.append(f"results.score {results['score']} is not the sum of the test scores {total}"
+                        " (less the late penalty)")
     return problems
+
+
+def _late_penalty(results: dict) -> float:
+    """The late policy's deduction recorded with the result (autograder.engine.lateness), or 0."""
+    late = (results.get("extra_data") or {}).get("submission", {}).get("late") if isinstance(
+        results.get("extra_data"), dict) else None
+    penalty = late.get("penalty") if isinstance(late, dict) else 0
+    return float(penalty) if isinstance(penalty, (int, float)) and 0 <= penalty < float("inf") else 0.0
 
 
 def check_results(results) -> None:

@@ -43,6 +43,8 @@ bwrap --version
 
 "$PYTHON" -m venv {venv}
 {venv}/bin/python -m pip install --quiet --no-cache-dir --only-binary=:all: -r /autograder/source/requirements.txt
+# matplotlib's font cache, once per image: every sandbox reads it (autograder/sandbox/plotting.py).
+(cd /autograder/source && {venv}/bin/python -c 'from autograder.sandbox.plotting import font_cache; font_cache()')
 """
 
 RUN_AUTOGRADER = """\

@@ -37,7 +37,7 @@ SANDBOX_UID = SANDBOX_GID = 65534
 INSIDE_WORKDIR = "/submission"
 SCRATCH_WORKDIR = "/tmp/work"            # the worker's cwd: links to the submission
 INSIDE_WORKER_DIR = "/opt/sandbox"
-WORKER_FILES = ("worker.py", "codec.py", "nbrunner.py")   # all the sandbox sees of autograder/
+WORKER_FILES = ("worker.py", "codec.py", "nbrunner.py", "warm_notebook.py")   # all the sandbox sees of autograder/
 _HERE = Path(__file__).resolve().parent
 PROJECT_ROOT = _HERE.parents[1]
 # /etc files the dynamic linker, the C library, Python's startup and fontconfig (matplotlib) consult.
@@ -239,6 +239,8 @@ def launch_plan(isolation: str, workdir: Path, private_dir: Path, limits: Limits
             raise SandboxUnavailable(f"isolation 'rlimits' refused: {problem}")
         home = private_dir / "home"
         home.mkdir(exist_ok=True)
+        from .plotting import install_font_cache   # (imported here: see plotting.py)
+        install_font_cache(home / "matplotlib")   # before hand_over: the worker's uid owns it
         warn_not_isolated("Student code runs as an unprivileged uid of its own.")
         # The worker's only writable places: its submission copy and HOME, both in private_dir.
         # Unlike under bubblewrap the copy stays writable (the worker's cwd is on the host disk,
@@ -375,6 +377,7 @@ def _start_as_sandbox_uid() -> str | None:
 
 def _base_env(home: str) -> dict[str, str]:
     """The worker's whole environment: nothing inherited from the grader."""
+    from .plotting import sandbox_env   # (imported here: see plotting.py)
     venv_bin = str(Path(sys.prefix) / "bin")
     return {
         "PATH": f"{venv_bin}:/usr/local/bin:/usr/bin:/bin",
@@ -393,6 +396,7 @@ def _base_env(home: str) -> dict[str, str]:
         "OPENBLAS_NUM_THREADS": "1",   # one thread: threads count against RLIMIT_NPROC/AS
         "OMP_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
+        **sandbox_env(),
     }
 
 
@@ -412,6 +416,8 @@ def _bwrap_prefix(workdir: Path | None, limits: Limits) -> list[str]:
     # in /tmp with its .venv) are mounted on top of the new /tmp instead of hidden by it.
     args += ["--proc", "/proc", "--dev", "/dev", *_scratch_tmpfs("/tmp", features, limits),
              *_scratch_tmpfs("/dev/shm", features, limits)]
+    from .plotting import font_cache_binds   # (imported here: see plotting.py)
+    args += font_cache_binds("/tmp/matplotlib")   # the MPLCONFIGDIR of _base_env("/tmp")
     for name in _SYSTEM_DIRS:
         path = Path("/") / name
         if path.is_symlink():

@@ -44,16 +44,18 @@ def main(config: dict) -> None:
     import numpy  # noqa: F401 - warm: every submission uses it
     import codec
     import nbrunner
+    import warm_notebook
 
     # From here on imports resolve in the submission first; our own modules leave sys.modules
     # so a student's `codec.py` is theirs, not ours.
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [os.getcwd()] + [p for p in sys.path if p and os.path.abspath(p) != here]
-    for name in ("codec", "nbrunner"):
+    for name in ("codec", "nbrunner", "warm_notebook"):
         sys.modules.pop(name, None)
     sys.argv = ["sandbox"]
 
     server = Server(channel, marker_fd, config, codec, nbrunner)
+    server.warm = warm_notebook.WarmChild.start(server.notebook_reply)  # pyplot imported ahead
     server.send({"id": 0, "status": "ready", "pid": os.getpid(), "uid": os.getuid()})
     server.serve()
 
@@ -107,6 +109,7 @@ class Server:
         self.modules = {}          # name -> imported module
         self.failed_imports = {}   # name -> reply fields of the failed import
         self.factories = frozenset(config.get("factories") or ())   # declared by the assignment
+        self.warm = None           # warm_notebook.WarmChild, taken by the first notebook request
 
     # -- transport -------------------------------------------------------------------------
     def serve(self) -> None:
@@ -271,6 +274,10 @@ class Server:
     # -- notebook --------------------------------------------------------------------------
     def notebook(self, header: dict) -> bytes:
         """Runs the notebook in a forked child; a crash there costs the notebook, not the worker."""
+        warm, self.warm = self.warm, None
+        started = warm.hand_over(header) if warm is not None else None
+        if started is not None:
+            return self.notebook_collected(header, *started)
         try:
             read_end, write_end = os.pipe()
         except OSError as exc:
@@ -284,12 +291,13 @@ class Server:
         if pid == 0:
             os.close(read_end)
             try:
-                data = self.notebook_child(header)
-                self.end_marker(header["id"])
-                _write_all(write_end, data)
+                _write_all(write_end, self.notebook_reply(header))
             finally:
                 os._exit(0)
         os.close(write_end)
+        return self.notebook_collected(header, pid, read_end)
+
+    def notebook_collected(self, header: dict, pid: int, read_end: int) -> bytes:
         data, status = self._collect_child(pid, read_end)
         os.close(read_end)
         if data is not None:
@@ -305,6 +313,12 @@ class Server:
                                f"the notebook's process could not start: "
                                f"{exc.strerror or exc} (the submission's own processes may "
                                f"use up its process limit)")})
+
+    def notebook_reply(self, header: dict) -> bytes:
+        """In the notebook's child: runs it, ends its output, returns the reply frame."""
+        data = self.notebook_child(header)
+        self.end_marker(header["id"])
+        return data
 
     def notebook_child(self, header: dict) -> bytes:
         nbrunner = self.nbrunner

@@ -158,8 +158,9 @@ def test_a_fork_storm_in_one_sandbox_does_not_starve_another(sandbox):
 
 @needs_root
 @needs_bwrap
-def test_a_notebook_that_cannot_fork_costs_the_notebook_not_the_worker(sandbox):
+def test_a_notebook_that_cannot_fork_costs_the_notebook_not_the_worker(sandbox, monkeypatch):
     """The submission uses up its own process limit; the notebook reports it, the worker lives."""
+    monkeypatch.setattr("autograder.sandbox.plotting.ENABLED", False)  # no child forked ahead
     limits = replace(FAST, max_processes=8)
     box = sandbox({**HOARDER, "handout.ipynb": FORKING_NOTEBOOK}, limits=limits)
     _, _, worker_pid = box.call("codesign", "identity").value

@@ -1,0 +1,103 @@
+"""Late work through the real nbgrader commands: a Canvas download (on time, and `_LATE`) and an
+exchange submission 40 days late; the course's late policy (grading.toml [late]) must show in
+`nbgrader export` and in the trusted grader's grades.csv for the late students only.
+
+Small on purpose (three students, one full-marks submission copied): the whole nbgrader workflow
+is tests/nbgrader/test_workflow.py.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+import subprocess
+import sys
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from autograder.engine.lateness import load_policy, parse_time, penalty_points
+from autograder.engine.registry import load_config
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+
+ROOT = Path(__file__).resolve().parents[2]
+ASSIGNMENT = "lec01_codesign"
+COURSE_FILES = ("nbgrader_config.py", "assignments", "autograder", "solutions", "hw_specs.py", "console.py")
+DUE = datetime(2030, 1, 31, 23, 59, tzinfo=timezone(timedelta(hours=8)))
+VERY_LATE = timedelta(days=40)
+ON_TIME, CANVAS_LATE, EXCHANGE_VERY_LATE = "amy", "bob", "cy"
+POLICY = load_policy(load_config(ASSIGNMENT))
+
+
+def run(root: Path, *args: str) -> subprocess.CompletedProcess:
+    drop = ("PYTHONPATH", "NBGRADER_EXECUTION", "CS349E_TRUSTED_GRADING", "CS349E_GRADER_ROOT", "CS349E_GRADER_PYTHON")
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    done = subprocess.run([sys.executable, *args], cwd=root, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, f"{' '.join(args)} exited {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-5000:]}"
+    return done
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    root = tmp_path_factory.mktemp("late-course")
+    ignore = shutil.ignore_patterns("__pycache__", ".pytest_cache", ".ipynb_checkpoints", ".grading_cache")
+    for name in COURSE_FILES:
+        source = ROOT / name
+        (shutil.copytree(source, root / name, ignore=ignore) if source.is_dir() else shutil.copyfile(source, root / name))
+    run(root, "-m", "nbgrader", "generate_assignment", ASSIGNMENT, "--force")
+    run(root, "-m", "nbgrader", "db", "assignment", "add", ASSIGNMENT, f"--duedate={DUE.isoformat()}")
+    reference = tmp_path_factory.mktemp("reference") / "full"
+    run(root, "-m", "autograder", "reference", ASSIGNMENT, str(reference))
+    # A Canvas download: <student>[_LATE]_<user id>_<submission id>_<file>
+    archive = root / "downloaded" / ASSIGNMENT / "archive"
+    archive.mkdir(parents=True)
+    for prefix in (f"{ON_TIME}_1001_2001", f"{CANVAS_LATE}_LATE_1002_2002"):
+        for name in ("codesign.py", "handout.ipynb"):
+            shutil.copyfile(reference / name, archive / f"{prefix}_{name}")
+    zip_collect = run(root, "-m", "nbgrader", "zip_collect", ASSIGNMENT, "--force")
+    # The exchange: `nbgrader collect` leaves the student's timestamp.txt next to the files.
+    exchange = root / "submitted" / EXCHANGE_VERY_LATE / ASSIGNMENT
+    shutil.copytree(reference, exchange)
+    stamp = (DUE + VERY_LATE).astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+    (exchange / "timestamp.txt").write_text(stamp)
+    run(root, "-m", "autograder", "pregrade", ASSIGNMENT, "-j", "2")
+    run(root, "-m", "nbgrader", "autograde", ASSIGNMENT, "--force")
+    run(root, "-m", "nbgrader", "export", "--to", "export.csv")
+    run(root, "-m", "autograder", "grade", ASSIGNMENT, "submitted", "--out", "trusted")
+    with open(root / "export.csv", encoding="utf-8") as handle:
+        exported = {row["student_id"]: row for row in csv.DictReader(handle)}
+    with open(root / "trusted" / "grades.csv", encoding="utf-8") as handle:
+        trusted = {row["student"]: row for row in csv.DictReader(handle)}
+    return root, zip_collect, exported, trusted
+
+
+def test_zip_collect_keeps_canvas_late_marker_as_a_time_just_after_the_due_date(course):
+    root, zip_collect, _, _ = course
+    assert not (root / "submitted" / ON_TIME / ASSIGNMENT / "timestamp.txt").exists()
+    stamp = (root / "submitted" / CANVAS_LATE / ASSIGNMENT / "timestamp.txt").read_text()
+    assert parse_time(stamp) == DUE + timedelta(seconds=1)          # nbgrader writes naive UTC
+    assert "_LATE without a time" in zip_collect.stderr
+
+
+def test_nbgrader_export_shows_the_policy_penalty_for_the_late_students_only(course):
+    _, _, exported, _ = course
+    raw = {s: float(row["raw_score"]) for s, row in exported.items()}
+    assert set(raw) == {ON_TIME, CANVAS_LATE, EXCHANGE_VERY_LATE} and min(raw.values()) > 0
+    assert float(exported[ON_TIME]["late_submission_penalty"]) == 0
+    assert float(exported[CANVAS_LATE]["late_submission_penalty"]) == pytest.approx(
+        penalty_points(raw[CANVAS_LATE], 1, POLICY))               # one started day
+    assert float(exported[EXCHANGE_VERY_LATE]["late_submission_penalty"]) == pytest.approx(
+        penalty_points(raw[EXCHANGE_VERY_LATE], VERY_LATE.total_seconds(), POLICY))
+    assert POLICY.percent(VERY_LATE.total_seconds()) == POLICY.max_percent      # the cap applies
+
+
+def test_the_trusted_grades_csv_shows_the_same_penalties(course):
+    _, _, exported, trusted = course
+    assert trusted[ON_TIME]["late_penalty"] == ""          # no submission time: nothing to judge
+    for student in (CANVAS_LATE, EXCHANGE_VERY_LATE):
+        assert float(trusted[student]["late_penalty"]) == pytest.approx(
+            float(exported[student]["late_submission_penalty"]), abs=0.01)
+        assert float(trusted[student]["score"]) == pytest.approx(float(exported[student]["score"]), abs=0.01)
