@@ -11,7 +11,7 @@ from __future__ import annotations
 import inspect
 import textwrap
 
-from autograder.build.cells import Code, FunctionCheck, Markdown, Question
+from authoring.cells import Code, FunctionCheck, Markdown, Question
 from solutions.lec01_codesign import handout_data
 from solutions.lec01_codesign.handout_data import (
     DEMO2_N,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.build.cells import Question
+from authoring.cells import Question
 from autograder.build.markers import find_regions
 from autograder.engine.registry import load_config
 

@@ -9,7 +9,7 @@ import nbformat
 import pytest
 
 from autograder.build import NotebookSourceError, generated_files
-from autograder.build.cells import FunctionCheck, Question
+from authoring.cells import FunctionCheck, Question
 from autograder.build.notebook import ANSWER_STUB, TEXT_STUB, answer_cell_id, render_notebook
 from autograder.engine.registry import load_config
 from solutions.lec01_codesign.handout import CELLS
