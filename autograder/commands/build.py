@@ -15,12 +15,12 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    from autograder.build import BuildError, MarkerError, NotebookSourceError, build_assignment
-    from autograder.engine.registry import ConfigError
+    from autograder.build import build_assignment
+    from autograder.errors import InstructorError
 
     try:
         changed = build_assignment(args.assignment, check=args.check)
-    except (BuildError, MarkerError, NotebookSourceError, ConfigError) as err:
+    except InstructorError as err:
         print(f"build failed: {err}", file=sys.stderr)
         return 2
     folder = f"assignments/{args.assignment}"

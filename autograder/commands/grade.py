@@ -46,8 +46,7 @@ def add_parser(subparsers) -> None:
 def run(args) -> int:
     from autograder.engine.batch import grade_batch
     from autograder.engine.console_view import BatchProgress, print_summary
-    from autograder.engine.registry import ConfigError
-    from autograder.sandbox import SandboxUnavailable
+    from autograder.errors import InstructorError
 
     if not args.submissions.is_dir():
         print(f"grade: submissions folder {args.submissions} does not exist", file=sys.stderr)
@@ -57,7 +56,7 @@ def run(args) -> int:
             report = grade_batch(args.assignment, args.submissions, args.out, jobs=args.jobs, force=args.force,
                                  isolation=args.isolation, on_start=progress.on_start,
                                  on_result=progress.on_result)
-    except (ConfigError, SandboxUnavailable) as err:
+    except InstructorError as err:
         print(f"grade: {err}", file=sys.stderr)
         return 2
     print_summary(report, args.out)

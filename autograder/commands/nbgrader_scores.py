@@ -23,16 +23,16 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    from autograder.engine.registry import REPO_ROOT, ConfigError
-    from autograder.nbgrader_bridge.course import CourseError, load_course
+    from autograder.engine.registry import REPO_ROOT
+    from autograder.errors import InstructorError
+    from autograder.nbgrader_bridge.course import load_course
     from autograder.nbgrader_bridge.trusted_scores import kernel_reply, trusted_result
-    from autograder.sandbox import SandboxUnavailable
 
     try:
         course = load_course(REPO_ROOT)
         student = course.student_of_autograded(args.autograded, args.assignment)
         result = trusted_result(course, args.assignment, student)
-    except (CourseError, ConfigError, SandboxUnavailable) as err:
+    except InstructorError as err:
         print(f"nbgrader-scores: {err}", file=sys.stderr)
         return 2
     print(json.dumps(kernel_reply(result), ensure_ascii=False))

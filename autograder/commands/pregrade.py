@@ -27,12 +27,13 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     from autograder.engine.registry import REPO_ROOT
-    from autograder.nbgrader_bridge.course import CourseError, load_course
+    from autograder.errors import InstructorError
+    from autograder.nbgrader_bridge.course import load_course
     from autograder.nbgrader_bridge.trusted_scores import cache_folder
 
     try:
         course = load_course(REPO_ROOT)
-    except CourseError as err:
+    except InstructorError as err:
         print(f"pregrade: {err}", file=sys.stderr)
         return 2
     return grade.run(argparse.Namespace(

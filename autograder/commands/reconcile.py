@@ -26,11 +26,11 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     from autograder.engine.batch import grade_batch
-    from autograder.engine.registry import REPO_ROOT, ConfigError, load_config
-    from autograder.nbgrader_bridge.course import CourseError, load_course
+    from autograder.engine.registry import REPO_ROOT, load_config
+    from autograder.errors import InstructorError
+    from autograder.nbgrader_bridge.course import load_course
     from autograder.nbgrader_bridge.gradebook import cell_scores
     from autograder.nbgrader_bridge.reconcile import disagreements
-    from autograder.sandbox import SandboxUnavailable
 
     try:
         config = load_config(args.assignment)
@@ -41,7 +41,7 @@ def run(args) -> int:
             out = args.out or Path(scratch)
             report = grade_batch(args.assignment, submitted, out, jobs=args.jobs, force=True) \
                 if submitted.is_dir() else None
-    except (ConfigError, CourseError, SandboxUnavailable) as err:
+    except InstructorError as err:
         print(f"reconcile: {err}", file=sys.stderr)
         return 2
 

@@ -1,7 +1,8 @@
 """Grade one function item: run its suite through StudentCode and weigh the verdicts.
 
 Partial credit: score = points × (weight of passed tests) / (weight of all tests), rounded to
-0.01; the weights are the suite's group weights (cases.GROUP_WEIGHTS) unless a case sets its own.
+0.01; the weights are the default weights of the groups the suite's tests declare, unless a test
+sets its own.
 "Must raise" cases count only once the function gets at least one value test right: a stub that
 raises ValueError for every input earns nothing.
 """
@@ -9,26 +10,15 @@ raises ValueError for every input earns nothing.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Sequence
 
-from autograder.engine.cases import Raises, Suite, Verdict
+from autograder.engine.cases import Raises, Suite, TestRecord, Verdict
 from autograder.engine.feedback import function_feedback, truncate_output
 from autograder.engine.invoke import StudentCode, import_failure_text, judge
 from autograder.engine.properties import run_property
 from autograder.engine.registry import Item
 from autograder.engine.results import ItemResult
-
-
-@dataclass(frozen=True)
-class TestRecord:
-    """One graded test of an item (a seeded case or a whole property)."""
-
-    label: str
-    group: str
-    weight: float
-    verdict: Verdict
-    expects_raise: bool = False  # a "must raise" case rather than a value test
 
 
 RAISES_WITHOUT_VALUES = ("这一项没有任何返回值的测试通过，所以「必须抛出异常」的用例暂不计分："

@@ -7,7 +7,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.gradescope.contents import bundle_sources
+from autograder.gradescope.contents import BundleSourceError, bundle_sources
 from autograder.gradescope.requirements import grading_distributions, pinned_requirements
 from autograder.gradescope.schema import VISIBILITIES
 from autograder.gradescope.scripts import run_autograder, setup_sh
@@ -34,7 +34,7 @@ def _add(zf: zipfile.ZipFile, name: str, data: bytes, mode: int) -> None:
 def build_bundle(assignment: str, out: Path, *, root: Path = REPO_ROOT, visibility: str = "after_published") -> Bundle:
     """Write the Gradescope zip for `assignment` to `out` (atomically) and describe it."""
     if visibility not in VISIBILITIES:
-        raise ValueError(f"visibility must be one of {list(VISIBILITIES)}, got {visibility!r}")
+        raise BundleSourceError(f"visibility must be one of {list(VISIBILITIES)}, got {visibility!r}")
     sources = bundle_sources(root, assignment)
     requirements = pinned_requirements(grading_distributions(root / "pyproject.toml"))
     out = Path(out)

@@ -10,6 +10,12 @@ examples/, never caches, nothing that needs nbgrader.
 import tomllib
 from pathlib import Path
 
+from autograder.errors import InstructorError
+
+
+class BundleSourceError(InstructorError, ValueError):
+    """The repository cannot make a bundle for the assignment (missing or malformed source)."""
+
 PACKAGES = ("authoring", "autograder", "solutions")
 SKIPPED_DIRS = {"__pycache__", ".ipynb_checkpoints", ".pytest_cache", ".hypothesis"}
 SKIPPED_SUFFIXES = (".pyc", ".pyo")
@@ -40,7 +46,7 @@ def bundle_sources(root: Path, assignment: str) -> tuple[str, ...]:
     required += [grading, root / "autograder" / assignment]
     missing = [str(p.relative_to(root)) for p in required if not p.exists()]
     if missing:
-        raise ValueError(f"cannot bundle assignment {assignment!r}: missing {', '.join(missing)} under {root}")
+        raise BundleSourceError(f"cannot bundle assignment {assignment!r}: missing {', '.join(missing)} under {root}")
     files = list(shared)
     for folder in (*PACKAGES, f"assignments/{assignment}"):
         files += _tree(root, folder)
@@ -54,4 +60,4 @@ def _shared_modules(grading: Path) -> list[str]:
     try:
         return list(tomllib.loads(grading.read_text(encoding="utf-8")).get("shared_modules", []))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
-        raise ValueError(f"{grading}: not valid TOML: {err}") from None
+        raise BundleSourceError(f"{grading}: not valid TOML: {err}") from None

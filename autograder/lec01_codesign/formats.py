@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 from hypothesis import strategies as st
 
-from autograder.engine.cases import Call, Case, Property, Raises, Returns, Suite
+from autograder.engine.cases import Call, Case, Property, Raises, Returns, Standard, Suite
 from autograder.engine.checks import ArrayCheck
 from autograder.lec01_codesign import data
 
@@ -65,23 +65,23 @@ def suite(reference, fmt: Format) -> Suite:
 
     grid, ties = data.with_signs(fmt.values), data.with_signs(fmt.ties)
     cases += [
-        Case("全部可表示值（正负号和 0）：应原样返回", Call(f, (grid,)), exact(reference, fmt, grid), "边界"),
-        Case("相邻可表示值的全部中点（平局，正负号都有）", Call(f, (ties,)), exact(reference, fmt, ties), "边界"),
+        Case("全部可表示值（正负号和 0）：应原样返回", Call(f, (grid,)), exact(reference, fmt, grid), Standard.BOUNDARY),
+        Case("相邻可表示值的全部中点（平局，正负号都有）", Call(f, (ties,)), exact(reference, fmt, ties), Standard.BOUNDARY),
         Case("每个中点两侧最近的 float64（nextafter）", Call(f, (data.neighbours(ties),)),
-             exact(reference, fmt, data.neighbours(ties)), "边界"),
+             exact(reference, fmt, data.neighbours(ties)), Standard.BOUNDARY),
         Case("饱和边界（最大值、它与下一个值的中点、远大于最大值）及其负数",
              Call(f, (data.with_signs(data.saturation_values(fmt.maximum, fmt.next_above_max)),)),
              exact(reference, fmt, data.with_signs(data.saturation_values(fmt.maximum, fmt.next_above_max))),
-             "边界"),
+             Standard.BOUNDARY),
     ]
     scalar, as_list = float(fmt.ties[3]), [float(v) for v in data.with_signs(fmt.ties[:4])]
     cases += [
-        Case("标量输入（Python float）", Call(f, (scalar,)), exact(reference, fmt, scalar), "分布", weight=0.5),
-        Case("Python list 输入", Call(f, (as_list,)), exact(reference, fmt, as_list), "分布", weight=0.5),
+        Case("标量输入（Python float）", Call(f, (scalar,)), exact(reference, fmt, scalar), Standard.DATA, weight=0.5),
+        Case("Python list 输入", Call(f, (as_list,)), exact(reference, fmt, as_list), Standard.DATA, weight=0.5),
     ]
     for label, bad in (("含 NaN", np.array([1.0, np.nan, 2.0])), ("含 +inf", np.array([np.inf, 0.5])),
                        ("含 −inf", np.array([-np.inf]))):
-        cases.append(Case(f"输入{label}", Call(f, (bad,)), Raises("ValueError", f"输入{label}"), "错误输入"))
+        cases.append(Case(f"输入{label}", Call(f, (bad,)), Raises("ValueError", f"输入{label}"), Standard.BAD_INPUT))
 
     prop = Property(
         label="随机数组（中点、可表示值、任意浮点数混合）与参考实现逐位一致",

@@ -26,6 +26,8 @@ import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograder.errors import InstructorError
+
 from .limits import Limits
 from .workdir import hand_over
 
@@ -51,7 +53,7 @@ NOT_ISOLATED_WARNING = ("WARNING: sandbox without bubblewrap (isolation 'rlimits
 _DROP_CAPABILITIES = {"CAP_CHOWN": 0, "CAP_SETGID": 6, "CAP_SETUID": 7}
 
 
-class SandboxUnavailable(RuntimeError):
+class SandboxUnavailable(InstructorError, RuntimeError):
     """The requested isolation cannot be provided on this machine."""
 
 
