@@ -63,7 +63,8 @@ class Check(Protocol):
 
 @dataclass(frozen=True)
 class Call:
-    """One call of a student function with plain arguments (numbers, strings, arrays, chips)."""
+    """One call of a student function with plain arguments (numbers, strings, arrays) or values the
+    sandbox rebuilds from a description; those show themselves in feedback by their `label`."""
 
     function: str
     args: tuple = ()
@@ -77,9 +78,9 @@ class Call:
 
 
 def render_arg(value: Any) -> str:
-    spec = getattr(value, "spec", None)  # a sandbox ChipArg: show the chip by name
-    if isinstance(spec, Mapping) and "name" in spec:
-        return str(spec["name"])
+    label = getattr(value, "label", None)  # a value rebuilt in the sandbox says how to show itself
+    if isinstance(label, str) and label:
+        return label
     if isinstance(value, np.ndarray):
         if value.size <= INLINE_ARRAY_MAX and value.ndim == 1:
             return "np.array([" + ", ".join(render_number(v) for v in value) + "])"

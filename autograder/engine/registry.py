@@ -30,6 +30,9 @@ class Item:
     unit: str = ""
     choices: tuple[str, ...] = ()
 
+    def __post_init__(self):
+        object.__setattr__(self, "kind", ItemKind(self.kind))  # "number" written by hand is ItemKind.NUMBER
+
 
 @dataclass(frozen=True)
 class GradingConfig:

@@ -53,9 +53,11 @@ class ResultTooLarge(ValueError):
 @dataclass(frozen=True)
 class ChipArg:
     """A chip sent into the sandbox as its plain description; the worker rebuilds it with
-    `hw_specs.Chip.from_dict(spec)` from the trusted copy of hw_specs."""
+    `hw_specs.Chip.from_dict(spec)` from the trusted copy of hw_specs. `label` is how feedback
+    shows the argument (it does not cross the wire)."""
 
     spec: Mapping[str, Any]
+    label: str = ""
 
 
 @dataclass(frozen=True)
