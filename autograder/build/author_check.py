@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -21,7 +22,7 @@ from autograder.build.assignment import build_assignment, write_reference_submis
 from autograder.build.leaks import find_leaks
 from autograder.build.student_files import PUBLIC_CASES
 from autograder.engine.assignment import load_assignment
-from autograder.engine.registry import load_config
+from autograder.engine.registry import REPO_ROOT, load_config
 from autograder.engine.vocabulary import ItemKind
 from autograder.errors import InstructorError
 
@@ -74,6 +75,8 @@ def check_assignment(name: str, *, frozen: bool = False, isolation: str = "auto"
                 body(step)
             except InstructorError as err:
                 step.problems.append(str(err))
+            except Exception as err:  # noqa: BLE001 - the author's code (reference, key, hidden tests) failed
+                step.problems.append(_author_code_failure(err))
         report.steps.append(step)
         if on_step:
             on_step(step)
@@ -193,6 +196,16 @@ def _skeleton(name: str, scratch: Path, isolation: str, step: Step) -> None:
                                  "expected value the stub happens to return)")
     step.notes.append(f"{sum(i.score for i in functions):g} / {sum(i.max_score for i in functions):g} points "
                       f"on functions, {result.score:g} in total")
+
+
+def _author_code_failure(err: Exception) -> str:
+    """The exception and the innermost line of the course's own code that raised it."""
+    frames = [f for f in traceback.extract_tb(err.__traceback__) if Path(f.filename).is_relative_to(REPO_ROOT)]
+    where = ""
+    if frames:
+        frame = frames[-1]
+        where = f" at {Path(frame.filename).relative_to(REPO_ROOT).as_posix()}:{frame.lineno} ({frame.line})"
+    return f"{type(err).__name__}: {err}{where}"
 
 
 def _first_lines(feedback: str, count: int = 6) -> str:
