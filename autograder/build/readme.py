@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from string import Template
 
+from autograder.build.student_files import zip_name
 from autograder.engine.registry import GradingConfig
 from autograder.engine.vocabulary import REPORT_KINDS, ItemKind
 
@@ -12,7 +13,7 @@ KIND_LABELS = {ItemKind.FUNCTION: "函数（自动评分）", ItemKind.NUMBER: "
 
 
 def render_readme(template: str, config: GradingConfig) -> str:
-    """Fill $grading_table, $total_points, $function_points, $report_points, $manual_points.
+    """Fill $grading_table, $total_points, $function_points, $report_points, $manual_points, $zip_name.
 
     Template.substitute raises on an unknown placeholder, so a typo in the template fails the build.
     """
@@ -25,6 +26,7 @@ def render_readme(template: str, config: GradingConfig) -> str:
         function_points=total(ItemKind.FUNCTION),
         report_points=total(*REPORT_KINDS),
         manual_points=total(ItemKind.TEXT),
+        zip_name=zip_name(config),
     )
 
 
