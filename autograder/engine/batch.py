@@ -58,7 +58,7 @@ def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1,
     pending, skipped = [], []
     for folder in student_folders(submissions):
         previous = None if force else read_result(results_path(out, folder.name))
-        if previous is not None and previous.fingerprint == locate(folder, config).fingerprint(config):
+        if locate(folder, config).graded_by(previous, config):
             skipped.append(folder.name)
         else:
             pending.append(folder)

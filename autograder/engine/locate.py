@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.engine.registry import GradingConfig
+from autograder.engine.results import SubmissionResult
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,11 @@ class StudentFiles:
         for name in sorted(self.present):
             h.update(b"\0" + name.encode() + b"\0" + self.path(name).read_bytes())
         return h.hexdigest()
+
+    def graded_by(self, result: SubmissionResult | None, config: GradingConfig) -> bool:
+        """Is `result` (e.g. read back from a cache) the grade of exactly these files under this config?
+        The one test of whether a stored result is current, for every command that reuses one."""
+        return result is not None and result.fingerprint == self.fingerprint(config)
 
 
 def student_folders(submissions: Path) -> list[Path]:

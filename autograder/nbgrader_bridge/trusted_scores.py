@@ -33,10 +33,9 @@ def trusted_result(course: Course, assignment: str, student: str) -> SubmissionR
     """The trusted grade of submitted/<student>/<assignment>, from the cache when still valid."""
     config = load_config(assignment)
     student_dir = course.submitted_folder / student
-    fingerprint = locate(student_dir, config).fingerprint(config)
     out = cache_folder(course, assignment)
     cached = read_result(results_path(out, student))
-    if cached is not None and cached.fingerprint == fingerprint:
+    if locate(student_dir, config).graded_by(cached, config):
         return cached
     result = grade_submission(assignment, student_dir)
     write_result(out, result)
