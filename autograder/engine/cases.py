@@ -17,7 +17,7 @@ import numpy as np
 class Group(Enum):
     """A kind of hidden test: its Chinese label (shown in feedback as 【label】) and its default
     weight in partial credit. The engine knows no groups of its own beyond `Standard`; an
-    assignment declares others as a subclass, e.g. `class Groups(Group): CHIP = ("芯片", 1.0)`."""
+    assignment declares others as a subclass, e.g. `class Groups(Group): SHAPES = ("矩阵形状", 1.5)`."""
 
     def __init__(self, label: str, weight: float):
         self.label = label
@@ -71,7 +71,7 @@ class Call:
     kwargs: Mapping[str, Any] = field(default_factory=dict)
 
     def render(self) -> str:
-        """The call as a student would write it, e.g. `quantize(x, 'nvfp4')`."""
+        """The call as a student would write it, e.g. `scale(x, 2.5)`."""
         parts = [render_arg(a) for a in self.args]
         parts += [f"{k}={render_arg(v)}" for k, v in self.kwargs.items()]
         return f"{self.function}({', '.join(parts)})"

@@ -1,7 +1,7 @@
 """Grade one submission: stage the student's files, run one Sandbox, grade every item.
 
 Only the files grading.toml names as student files are taken from the submission; every other
-file of the assignment (hw_specs.py, console.py, selfcheck.py, public tests, …) is laid over them
+file of the assignment (shared modules, selfcheck.py, public tests, …) is laid over them
 from the repository's trusted copy, so a student cannot swap them.
 """
 

@@ -167,8 +167,8 @@ def import_failure_text(outcome: CallOutcome, module: str) -> str:
     """Why the student's module could not be loaded (every function item reports this)."""
     if outcome.status == "raised":
         kind = outcome.exc_type or "Exception"
-        # Only the module itself missing means "not submitted": `solutions.lec01_codesign` missing
-        # (a student importing the reference) also contains the name "codesign".
+        # Only the module itself missing means "not submitted": `solutions.<assignment>` missing
+        # (a student importing the reference) may also contain the module's name.
         if kind == "ModuleNotFoundError" and (outcome.exc_message or "").strip() == f"No module named '{module}'":
             return f"没有找到 `{module}.py`：请确认提交了这个文件，文件名没有改动。"
         if kind in ("SyntaxError", "IndentationError", "TabError"):

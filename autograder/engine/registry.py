@@ -41,7 +41,7 @@ class GradingConfig:
     student_files: tuple[str, ...]
     items: tuple[Item, ...]
     digest: str  # sha256 of grading.toml: results graded under another config are stale
-    # Top-level course modules (e.g. hw_specs.py) the student folder gets a copy of and the
+    # Top-level course modules (tables, printing helpers) the student folder gets a copy of and the
     # Gradescope bundle carries: declared once here, read by the build and the bundle alike.
     shared_modules: tuple[str, ...] = ()
 
