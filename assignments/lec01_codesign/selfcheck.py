@@ -51,6 +51,7 @@ GRADING = HERE / "grading.toml"
 TEXT_STUB = "（在这里用自己的话作答）"  # the released text answer cell (the build writes the same stub)
 STUDENT_FILES = ('codesign.py', 'handout.ipynb')  # exactly what is handed in (grading.toml's student_files)
 ZIP_NAME = "lec01_codesign_submission.zip"
+FUNCTION, NUMBER, TEXT = "function", "number", "text"  # grading.toml's item kinds
 
 
 def detect_mode(environ) -> str:
@@ -149,17 +150,17 @@ def verdict(item_id, namespace: dict) -> str:
     if item is None:
         return f"✗ 未知的评分项 {item_id!r}。本作业的评分项：{', '.join(items)}"
     kind = item["kind"]
-    if kind == "function":
+    if kind == FUNCTION:
         return function_verdict(item_id)
-    if kind == "text":
+    if kind == TEXT:
         return f"· {item_id} 是文字题，由助教人工评分，check 不检查它；直接在题目下面的 Markdown 格里作答。"
     if item_id not in namespace:
         return (f"✗ {item_id}：还没有作答——在上面的答案格里给变量 {item_id} 赋值，运行那个格子，再运行本格。")
     value = namespace[item_id]
-    problem = number_problem(value, item) if kind == "number" else choice_problem(value, item)
+    problem = number_problem(value, item) if kind == NUMBER else choice_problem(value, item)
     if problem:
         return f"✗ {item_id}：{problem}"
-    note = percent_note(value, item) if kind == "number" else ""
+    note = percent_note(value, item) if kind == NUMBER else ""
     return f"✓ {item_id} = {value!r}：格式正确。这里不判断对错，评分时才知道。{note}"
 
 
@@ -257,9 +258,9 @@ def unanswered(path: Path = NOTEBOOK) -> list[str]:
     cells = {_grade_id(cell): cell for cell in nb["cells"]}
     missing = []
     for item_id, item in items.items():
-        if item["kind"] == "function":
+        if item["kind"] == FUNCTION:
             continue
-        if item["kind"] == "text":
+        if item["kind"] == TEXT:
             text = _source(cells.get(item_id, {})).strip()
             if not text or text == TEXT_STUB:
                 missing.append(item_id)
@@ -298,7 +299,7 @@ def _assigned_names(source: str) -> set[str]:
 def functions() -> list[str]:
     """grading.toml 里的函数题，按登记顺序。"""
     try:
-        return [item_id for item_id, item in load_items().items() if item.get("kind") == "function"]
+        return [item_id for item_id, item in load_items().items() if item.get("kind") == FUNCTION]
     except StudentFileError:
         return []
 

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 from autograder.engine.registry import GradingConfig
-from autograder.engine.vocabulary import TEXT_STUB
+from autograder.engine.vocabulary import TEXT_STUB, ItemKind
 from autograder.errors import InstructorError
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -44,6 +44,9 @@ def generic_student_files(config: GradingConfig) -> dict[str, str]:
         "STUDENT_FILES": repr(tuple(config.student_files)),
         "STUDENT_FILES_TEXT": "、".join(config.student_files),
         "ZIP_NAME": zip_name(config),
+        "FUNCTION_KIND": ItemKind.FUNCTION.value,
+        "NUMBER_KIND": ItemKind.NUMBER.value,
+        "TEXT_KIND": ItemKind.TEXT.value,
     }
     return {
         "public_checks.py": render_template("public_checks.py.tmpl", values),

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Sequence
 from autograder.engine.cases import Standard, Suite, TestRecord
 
 if TYPE_CHECKING:
-    from autograder.engine.registry import Item
     from autograder.engine.results import ItemResult, SubmissionResult
 
 FEEDBACK_OUTPUT_CHARS = 1500  # student output quoted in feedback
@@ -39,7 +38,7 @@ def points(value: float) -> str:
     return f"{value:g}"
 
 
-def function_feedback(item: Item, suite: Suite, records: Sequence[TestRecord], error: str, output: str,
+def function_feedback(suite: Suite, records: Sequence[TestRecord], error: str, output: str,
                       note: str = "") -> str:
     """`note`: a remark on the whole item shown under the count (e.g. why raise cases scored 0)."""
     lines = [f"**测试内容：** {suite.summary}", ""]

@@ -41,7 +41,7 @@ def grade_function(item: Item, suite: Suite, code: StudentCode) -> ItemResult:
             f"没有找到 `{code.module}.py`，无法测试 `{item.id}`。")
         output = code.import_outcome.output if code.import_outcome else ""
         return ItemResult(item.id, item.kind, 0.0, item.points, "error",
-                          function_feedback(item, suite, [], message, output), truncate_output(output),
+                          function_feedback(suite, [], message, output), truncate_output(output),
                           item.title)
 
     replies = code.call_many([case.call for case in suite.cases])
@@ -50,7 +50,7 @@ def grade_function(item: Item, suite: Suite, code: StudentCode) -> ItemResult:
         message = (f"`{item.id}` 还没有实现（函数体仍然是 `raise NotImplementedError`），"
                    f"{len(suite.cases) + len(suite.properties)} 项测试都没有通过。")
         return ItemResult(item.id, item.kind, 0.0, item.points, "failed",
-                          function_feedback(item, suite, [], message, output), truncate_output(output), item.title)
+                          function_feedback(suite, [], message, output), truncate_output(output), item.title)
     records = [TestRecord(case.label, case.group, case.points_weight,
                           judge(reply, case.expect, reveal=case.reveal_expected), isinstance(case.expect, Raises))
                for case, reply in zip(suite.cases, replies)]
@@ -70,4 +70,4 @@ def grade_function(item: Item, suite: Suite, code: StudentCode) -> ItemResult:
     if status == "partial" and score == item.points:  # rounding must not hide a failed test
         score = round(item.points - 0.01, 2)
     return ItemResult(item.id, item.kind, score, item.points, status,
-                      function_feedback(item, suite, records, "", output, note), truncate_output(output), item.title)
+                      function_feedback(suite, records, "", output, note), truncate_output(output), item.title)

@@ -99,7 +99,7 @@ def _grade_functions(assignment: Assignment, files: StudentFiles, code: StudentC
         suite = assignment.suites[item.id]
         if isinstance(defined, list) and item.id not in defined:
             message = f"`{module_file}` 中没有定义函数 `{item.id}`（函数名要和骨架里的一致）。"
-            items.append(_error(item, function_feedback(item, suite, [], message, "")))
+            items.append(_error(item, function_feedback(suite, [], message, "")))
         else:
             # an import failure is explained there; a value the checks cannot handle costs one item
             items.append(guarded(item, lambda: grade_function(item, suite, code)))
@@ -118,7 +118,7 @@ def _nothing_submitted(assignment: Assignment, files: StudentFiles) -> list[Item
 
 def _unable(assignment: Assignment, reason: str) -> list[ItemResult]:
     """Every function item as an error with the same reason (e.g. the module file is missing)."""
-    return [_error(item, function_feedback(item, assignment.suites[item.id], [], reason, ""))
+    return [_error(item, function_feedback(assignment.suites[item.id], [], reason, ""))
             for item in assignment.config.items_of(ItemKind.FUNCTION)]
 
 

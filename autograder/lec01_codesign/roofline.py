@@ -60,7 +60,7 @@ def flops_per_exp_suite(reference) -> Suite:
 def exp_ratio_suite(reference) -> Suite:
     def case(label, spec, precision, q, v, group=CodesignGroup.CHIP):
         call = Call("exp_ratio", (chips.arg(spec), precision, q, v))
-        return Case(label, call, _expect(reference, (chips.chip(spec), precision, q, v), "exp_ratio"), group,
+        return Case(label, call, _expect(reference, (chips.chip(spec), precision, q, v)), group,
                     reveal_expected=not _is_real(spec))
 
     cases = []
@@ -87,7 +87,7 @@ def exp_ratio_suite(reference) -> Suite:
         label="随机生成的芯片（任意数值）与参考实现一致",
         function="exp_ratio",
         strategy=_chip_args(exp=True, shapes=True),
-        expect=lambda args: _expect(reference, _rebuild(args), "exp_ratio"),
+        expect=lambda args: _expect(reference, _rebuild(args)),
         hint=_chip_hint,
         max_examples=25,
     )
@@ -99,7 +99,7 @@ def exp_ratio_suite(reference) -> Suite:
 def ridge_point_suite(reference) -> Suite:
     def case(label, spec, precision, group=CodesignGroup.CHIP):
         call = Call("ridge_point", (chips.arg(spec), precision))
-        return Case(label, call, _expect(reference, (chips.chip(spec), precision), "ridge_point"), group,
+        return Case(label, call, _expect(reference, (chips.chip(spec), precision)), group,
                     reveal_expected=not _is_real(spec))
 
     cases = []
@@ -115,7 +115,7 @@ def ridge_point_suite(reference) -> Suite:
         label="随机生成的芯片（任意数值）与参考实现一致",
         function="ridge_point",
         strategy=_chip_args(exp=None, shapes=False),
-        expect=lambda args: _expect(reference, _rebuild(args), "ridge_point"),
+        expect=lambda args: _expect(reference, _rebuild(args)),
         hint=_chip_hint,
         max_examples=25,
     )
@@ -128,7 +128,7 @@ def trend_row_suite(reference) -> Suite:
         kwargs = {} if base is None else {"base": chips.arg(base)}
         call = Call("trend_row", (chips.arg(spec), low), kwargs)
         ref_kwargs = {} if base is None else {"base": chips.chip(base)}
-        return Case(label, call, _expect(reference, (chips.chip(spec), low), "trend_row", ref_kwargs), group,
+        return Case(label, call, _expect(reference, (chips.chip(spec), low), ref_kwargs), group,
                     reveal_expected=not _is_real(spec, base))
 
     real = chips.real_specs()
@@ -152,8 +152,7 @@ def trend_row_suite(reference) -> Suite:
         label="随机生成的芯片和 base（任意数值）与参考实现一致",
         function="trend_row",
         strategy=_trend_args(),
-        expect=lambda args: _expect(reference, (_rebuild(args[:2])), "trend_row",
-                                    {"base": chips.chip(args[2].spec)}),
+        expect=lambda args: _expect(reference, _rebuild(args[:2]), {"base": chips.chip(args[2].spec)}),
         hint=_chip_hint,
         max_examples=25,
     )
@@ -164,7 +163,7 @@ def trend_row_suite(reference) -> Suite:
 
 
 # --- helpers -----------------------------------------------------------------------------------
-def _expect(reference, args: tuple, function: str, kwargs: dict | None = None):
+def _expect(reference, args: tuple, kwargs: dict | None = None):
     """Run the reference in the parent: a value to match, or the exception to expect."""
     try:
         value = reference(*args, **(kwargs or {}))
