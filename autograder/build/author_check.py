@@ -50,15 +50,16 @@ class CheckReport:
     def ok(self) -> bool:
         return all(step.ok for step in self.steps)
 
-    def lines(self) -> list[str]:
-        out = [f"check {self.assignment}"]
-        for step in self.steps:
-            mark = "-" if step.skipped else "✓" if step.ok else "✗"
-            out.append(f"  {mark} {step.title}" + (f" (skipped: {step.skipped})" if step.skipped else ""))
-            out += [f"      {note}" for note in step.notes]
-            out += [f"      - {problem}" for problem in step.problems]
-        out.append(f"{self.assignment}: " + ("ready" if self.ok else "fix the problems above, then run check again"))
-        return out
+    def verdict(self) -> str:
+        return f"{self.assignment}: " + ("ready" if self.ok else "fix the problems above, then run check again")
+
+
+def step_lines(step: Step) -> list[str]:
+    mark = "-" if step.skipped else "✓" if step.ok else "✗"
+    out = [f"  {mark} {step.title}" + (f" (skipped: {step.skipped})" if step.skipped else "")]
+    out += [f"      {note}" for note in step.notes]
+    out += [f"      - {problem}" for problem in step.problems]
+    return out
 
 
 def check_assignment(name: str, *, frozen: bool = False, isolation: str = "auto",

@@ -23,15 +23,17 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    from autograder.build.author_check import check_assignment
+    from autograder.build.author_check import check_assignment, step_lines
     from autograder.engine.registry import load_config
     from autograder.errors import InstructorError
 
     try:
         load_config(args.assignment)
-        report = check_assignment(args.assignment, frozen=args.frozen, isolation=args.isolation)
     except InstructorError as err:
         print(f"check: {err}", file=sys.stderr)
         return 2
-    print("\n".join(report.lines()))
+    print(f"check {args.assignment}", flush=True)
+    report = check_assignment(args.assignment, frozen=args.frozen, isolation=args.isolation,
+                              on_step=lambda step: print("\n".join(step_lines(step)), flush=True))
+    print(report.verdict())
     return 0 if report.ok else 1
