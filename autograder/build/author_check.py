@@ -106,10 +106,13 @@ def _describe_config(name: str) -> str:
 
 
 def _build(name: str, frozen: bool, step: Step) -> None:
-    changed = build_assignment(name, check=frozen)
+    from autograder.engine import property_examples
+
+    changed = [f"assignments/{name}/{rel}" for rel in build_assignment(name, check=frozen)]
+    changed += property_examples.write(name, check=frozen)
     if frozen:
-        step.problems += [f"assignments/{name}/{rel} differs from what the build produces: run "
-                          f"`python -m autograder build {name}` and commit the result" for rel in changed]
+        step.problems += [f"{path} differs from what the build produces: run "
+                          f"`python -m autograder build {name}` and commit the result" for path in changed]
     else:
         step.notes.append(f"rewrote {', '.join(changed)}" if changed else "already up to date")
 

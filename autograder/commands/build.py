@@ -16,23 +16,26 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     from autograder.build import build_assignment
+    from autograder.engine import property_examples
     from autograder.errors import InstructorError
 
     try:
-        changed = build_assignment(args.assignment, check=args.check)
+        folder = f"assignments/{args.assignment}"
+        changed = [f"{folder}/{rel}" for rel in build_assignment(args.assignment, check=args.check)]
+        # the hidden property examples: drawn once, in a fresh process, whenever their sources change
+        changed += property_examples.write(args.assignment, check=args.check)
     except InstructorError as err:
         print(f"build failed: {err}", file=sys.stderr)
         return 2
-    folder = f"assignments/{args.assignment}"
     if args.check:
-        for rel in changed:
-            print(f"drift: {folder}/{rel} differs from what the build produces")
+        for path in changed:
+            print(f"drift: {path} differs from what the build produces")
         if changed:
             print(f"run `python -m autograder build {args.assignment}` and commit the result", file=sys.stderr)
             return 1
         print(f"{folder}: no drift")
         return 0
-    for rel in changed:
-        print(f"wrote {folder}/{rel}")
+    for path in changed:
+        print(f"wrote {path}")
     print(f"{folder}: {len(changed)} file(s) updated" if changed else f"{folder}: already up to date")
     return 0

@@ -9,13 +9,14 @@ Adding an assignment is one more such package; the engine does not change.
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Mapping
 
+from autograder.engine import property_examples
+from autograder.engine.case_digest import case_set_digest
 from autograder.engine.cases import Suite
 from autograder.engine.checks import is_real_number
-from autograder.engine.properties import examples_of
 from autograder.engine.registry import ConfigError, GradingConfig, load_config
 from autograder.engine.vocabulary import KEYED_KINDS, ItemKind
 
@@ -23,21 +24,41 @@ from autograder.engine.vocabulary import KEYED_KINDS, ItemKind
 @dataclass(frozen=True)
 class Assignment:
     config: GradingConfig
-    suites: Mapping[str, Suite]
+    suites: Mapping[str, Suite]  # every property carries its fixed examples
     answer_key: Mapping[str, Any]
+    case_set: str = ""  # digest of every case and property example (case_digest.py)
+
+
+def _package(name: str):
+    try:
+        return importlib.import_module(f"autograder.{name}")
+    except ModuleNotFoundError as err:
+        if err.name and err.name.startswith(f"autograder.{name}"):
+            raise ConfigError(f"no hidden tests for {name!r}: autograder/{name}/ is missing") from None
+        raise
+
+
+def hidden_suites(name: str) -> dict[str, Suite]:
+    """The hidden-test package's suites as it defines them (properties without examples)."""
+    return dict(_package(name).function_suites())
+
+
+def _with_fixed_examples(name: str, suites: Mapping[str, Suite]) -> dict[str, Suite]:
+    props = [prop for suite in suites.values() for prop in suite.properties]
+    if not props:
+        return dict(suites)
+    fixed = property_examples.load(name, props)
+    return {function: replace(suite, properties=tuple(replace(p, examples=fixed[(p.function, p.label)])
+                                                      for p in suite.properties))
+            for function, suite in suites.items()}
 
 
 @lru_cache(maxsize=None)
 def load_assignment(name: str) -> Assignment:
     config = load_config(name)
-    try:
-        package = importlib.import_module(f"autograder.{name}")
-    except ModuleNotFoundError as err:
-        if err.name and err.name.startswith(f"autograder.{name}"):
-            raise ConfigError(f"no hidden tests for {name!r}: autograder/{name}/ is missing") from None
-        raise
+    package = _package(name)
     function_items = config.items_of(ItemKind.FUNCTION)
-    suites = dict(package.function_suites()) if function_items else {}
+    suites = _with_fixed_examples(name, package.function_suites()) if function_items else {}
     missing = [item.id for item in function_items if item.id not in suites]
     if missing:
         raise ConfigError(f"autograder/{name}: no hidden tests for function items {missing}")
@@ -56,14 +77,10 @@ def load_assignment(name: str) -> Assignment:
             raise ConfigError(f"{name}: the key of choice item {item.id} is {value!r}, not one of {item.choices}")
     if answered and config.notebook is None:
         raise ConfigError(f"{name}: report items need a .ipynb file in student_files")
-    return Assignment(config, suites, key)
+    return Assignment(config, suites, key, case_set_digest(suites))
 
 
 def warm(name: str) -> Assignment:
-    """Load the assignment and draw every property's examples now, so worker processes forked
-    afterwards inherit them instead of drawing them again."""
-    assignment = load_assignment(name)
-    for suite in assignment.suites.values():
-        for prop in suite.properties:
-            examples_of(prop)
-    return assignment
+    """Load the assignment now (hidden cases, fixed property examples, answer key), so worker
+    processes forked afterwards inherit it instead of loading it again."""
+    return load_assignment(name)

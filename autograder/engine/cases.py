@@ -158,6 +158,9 @@ class Property:
     hint: Callable[[tuple], str] | None = None
     group: Group = Standard.PROPERTY
     weight: float | None = None
+    # The fixed examples the score is decided on, read from the assignment's property_examples.json
+    # by load_assignment (never drawn while grading: see engine/property_examples.py).
+    examples: tuple[tuple, ...] | None = field(default=None, compare=False, repr=False)
 
     @property
     def points_weight(self) -> float:

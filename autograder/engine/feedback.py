@@ -99,4 +99,10 @@ def submission_markdown(result: SubmissionResult) -> str:
     notebook_output = next((i.output for i in result.items if i.kind != "function" and i.output.strip()), "")
     if notebook_output:
         lines += ["", output_block(notebook_output, "notebook 运行时的输出")]
+    if result.case_set:  # for instructors: equal digests = graded against the same hidden cases
+        lines += ["", "---", "", f"<sub>用例集 case set `{case_set_short(result.case_set)}`</sub>"]
     return "\n".join(lines).strip() + "\n"
+
+
+def case_set_short(digest: str) -> str:
+    return digest.removeprefix("sha256:")[:12]

@@ -56,7 +56,7 @@ def grade_submission(assignment_name: str, submission_dir: Path, *, limits: Limi
     return SubmissionResult(
         student=files.student, score=score, max_score=config.total_points, items=tuple(items),
         isolation=used, seconds=round(time.perf_counter() - started, 3), assignment=config.assignment,
-        fingerprint=files.fingerprint(config))
+        fingerprint=files.fingerprint(config), case_set=assignment.case_set)
 
 
 def _grade_items(assignment: Assignment, files: StudentFiles, box: Sandbox, limits: Limits) -> list[ItemResult]:

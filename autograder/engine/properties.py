@@ -1,26 +1,28 @@
-"""Hypothesis properties against a sandboxed student: generation and shrinking in the parent.
+"""Hypothesis properties against a sandboxed student: fixed examples decide, shrinking explains.
 
-1. The examples of a property are drawn once per process with hypothesis (derandomized, no
-   database), so every submission sees the same examples, and all of them go to the sandbox in
-   one batch.
-2. Only if some example fails does hypothesis search again, now calling the student for each
-   example it tries, and shrink the failure to a minimal counterexample, e.g.
-   `to_e2m1(np.array([0.75]))` 返回 [0.5]，期望 [1.0]. Verdicts of the batch are reused, every
-   evaluation is memoized (so shrinking is deterministic), and shrinking makes at most
-   SHRINK_CALLS new calls; examples it cannot afford count as passing, which only stops it early.
+1. The score of a property is its verdict on its fixed examples: read from the assignment's
+   property_examples.json (engine/property_examples.py), the same in every command and process,
+   and sent to the sandbox in one batch. Each reply is judged as it comes and dropped.
+2. Only if some example fails does hypothesis search again (seeded, public API only), calling the
+   student for each example it tries, to shrink the failure to a minimal counterexample, e.g.
+   `to_e2m1(np.array([0.75]))` 返回 [0.5]，期望 [1.0]. It sees the batch's verdicts (a memo of
+   verdicts, never replies), makes at most SHRINK_CALLS new calls (a budget in calls, not time),
+   and counts examples it cannot afford as passing, which only stops it early. Whatever it finds
+   changes the message, never the verdict; if it finds nothing the first failing fixed example
+   is shown.
 """
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+from hypothesis import Phase
 
 from autograder.engine.cases import Call, Property, Verdict, render_arg, render_number
-from autograder.engine.invoke import Reply, StudentCode, judge
+from autograder.engine.invoke import StudentCode, judge
+from autograder.engine.property_examples import run_hypothesis
 
 SHRINK_CALLS = 150
 SHOWN_VALUES = 16
@@ -34,51 +36,44 @@ class PropertyResult:
     output: str = ""
 
 
-def _settings(max_examples: int, phases: tuple) -> settings:
-    return settings(derandomize=True, database=None, max_examples=max_examples, deadline=None,
-                    phases=phases, suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet,
-                    print_blob=False, report_multiple_bugs=False)
-
-
-_drawn: dict[tuple[str, str], list[tuple]] = {}
-_drawn_lock = threading.Lock()
-
-
-def examples_of(prop: Property) -> list[tuple]:
-    """The property's examples: the same list in every process and every run (cached)."""
-    key = (prop.function, prop.label)
-    with _drawn_lock:
-        if key not in _drawn:
-            seen: dict[bytes, tuple] = {}
-            _hypothesis(prop, (Phase.generate,), lambda args: seen.setdefault(example_key(args), args))
-            _drawn[key] = list(seen.values())
-        return _drawn[key]
+def examples_of(prop: Property) -> tuple[tuple, ...]:
+    """The property's fixed examples (attached by load_assignment from property_examples.json)."""
+    if prop.examples is None:
+        raise ValueError(f"the {prop.function} property {prop.label!r} has no fixed examples: "
+                         f"take the suites from autograder.engine.assignment.load_assignment")
+    return prop.examples
 
 
 def run_property(prop: Property, code: StudentCode) -> PropertyResult:
     examples = examples_of(prop)
-    expectations = [prop.expect(args) for args in examples]
-    replies = code.call_many([Call(prop.function, args) for args in examples])
-    verdicts = [judge(reply, expect) for reply, expect in zip(replies, expectations)]
-    output = "".join(r.outcome.output for r in replies if r.outcome is not None)
-    if all(v.ok for v in verdicts):
-        return PropertyResult(True, len(examples), output=output)
-
-    memo = {example_key(args): (reply, verdict) for args, reply, verdict in zip(examples, replies, verdicts)
-            if reply.outcome is not None}
-    failing = [(args, reply, verdict) for args, reply, verdict in zip(examples, replies, verdicts)
-               if not verdict.ok]
-    minimal = _shrink(prop, code, memo) or failing[0]
-    return PropertyResult(False, len(examples), _counterexample_text(prop, *minimal), output)
+    replies = list(code.call_many([Call(prop.function, args) for args in examples]))
+    memo: dict[bytes, Verdict] = {}  # verdicts of the examples the student was really called on
+    first_failure: tuple[tuple, Verdict] | None = None
+    output = []
+    for i, args in enumerate(examples):
+        reply, replies[i] = replies[i], None  # judged now, then dropped
+        verdict = judge(reply, prop.expect(args))
+        if reply.outcome is not None:
+            output.append(reply.outcome.output)
+            memo[example_key(args)] = verdict
+        if not verdict.ok and first_failure is None:
+            first_failure = (args, verdict)
+    del replies
+    if first_failure is None:
+        return PropertyResult(True, len(examples), output="".join(output))
+    minimal = _shrink(prop, code, memo)
+    text = _counterexample_text(prop, *minimal) if minimal else _counterexample_text(prop, *first_failure,
+                                                                                      shrunk=False)
+    return PropertyResult(False, len(examples), text, "".join(output))
 
 
 class _Counterexample(Exception):
-    def __init__(self, args: tuple, reply: Reply, verdict: Verdict):
+    def __init__(self, args: tuple, verdict: Verdict):
         super().__init__("counterexample")
-        self.found = (args, reply, verdict)
+        self.found = (args, verdict)
 
 
-def _shrink(prop: Property, code: StudentCode, memo: dict) -> tuple | None:
+def _shrink(prop: Property, code: StudentCode, memo: dict[bytes, Verdict]) -> tuple | None:
     """Search and shrink with hypothesis, calling the student for each new example it tries."""
     budget = [SHRINK_CALLS]
 
@@ -92,29 +87,18 @@ def _shrink(prop: Property, code: StudentCode, memo: dict) -> tuple | None:
             if reply.outcome is None:  # the function is no longer called: cannot learn more
                 budget[0] = 0
                 return
-            memo[key] = (reply, judge(reply, prop.expect(args)))
-        reply, verdict = memo[key]
+            memo[key] = judge(reply, prop.expect(args))
+        verdict = memo[key]
         if not verdict.ok:
-            raise _Counterexample(args, reply, verdict)
+            raise _Counterexample(args, verdict)
 
     try:
-        _hypothesis(prop, (Phase.generate, Phase.shrink), evaluate)
+        run_hypothesis(prop, (Phase.generate, Phase.shrink), evaluate)
     except _Counterexample as found:
         return found.found
-    except Exception:  # noqa: BLE001 - a hypothesis error (flaky, health check): use the batch's failure
+    except Exception:  # noqa: BLE001 - a hypothesis error (flaky, health check): show a fixed failure
         return None
     return None
-
-
-def _hypothesis(prop: Property, phases: tuple, on_example) -> None:
-    """Run hypothesis over the property's strategy. Drawing and shrinking go through this one
-    function, so both see the same derandomized example sequence (the seed is a digest of the
-    function's source plus the property's name, stable across processes and runs)."""
-    def property_example(args):
-        on_example(args)
-
-    property_example._hypothesis_internal_add_digest = f"{prop.function}:{prop.label}".encode()
-    _settings(prop.max_examples, phases)(given(prop.strategy)(property_example))()
 
 
 def example_key(args: Any) -> bytes:
@@ -128,11 +112,12 @@ def example_key(args: Any) -> bytes:
     return b"\x00".join(parts)
 
 
-def _counterexample_text(prop: Property, args: tuple, reply: Reply, verdict: Verdict) -> str:
+def _counterexample_text(prop: Property, args: tuple, verdict: Verdict, shrunk: bool = True) -> str:
     hint = prop.hint(args) if prop.hint else ""
     # The hint belongs to the verdict's first line: after a traceback block it would break the fence.
     first, newline, rest = verdict.message.partition("\n")
-    lines = [f"最小反例（hypothesis 自动缩小）：{first}{hint}{newline}{rest}"]
+    title = "最小反例（hypothesis 自动缩小）" if shrunk else "反例"
+    lines = [f"{title}：{first}{hint}{newline}{rest}"]
     for i, a in enumerate(args):
         if isinstance(a, np.ndarray) and render_arg(a) == "x":
             lines.append(f"- 其中 x = {_describe_array(a)}")

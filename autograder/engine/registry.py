@@ -40,7 +40,7 @@ class GradingConfig:
     folder: Path  # the trusted source folder assignments/<name>/
     student_files: tuple[str, ...]
     items: tuple[Item, ...]
-    digest: str  # sha256 of grading.toml: results graded under another config are stale
+    digest: str  # sha256 of grading.toml and the hidden tests: results graded under others are stale
     # Top-level course modules (tables, printing helpers) the student folder gets a copy of and the
     # Gradescope bundle carries: declared once here, read by the build and the bundle alike.
     shared_modules: tuple[str, ...] = ()
@@ -115,7 +115,22 @@ def load_config(assignment: str, *, assignments_dir: Path | None = None) -> Grad
     if duplicates:
         raise ConfigError(f"{path}: duplicate item ids {duplicates}")
     return GradingConfig(assignment, folder, tuple(student_files), items,
-                         hashlib.sha256(raw_bytes).hexdigest(), tuple(shared))
+                         _grading_digest(assignment, raw_bytes, shared), tuple(shared))
+
+
+def _grading_digest(assignment: str, grading_toml: bytes, shared_modules: list[str]) -> str:
+    """sha256 of grading.toml and of everything the hidden cases are made of (the hidden-test
+    package with its property examples, the reference, the shared modules): a re-run regrades a
+    submission whenever any of them changed, not only when grading.toml did."""
+    h = hashlib.sha256(grading_toml)
+    sources = [REPO_ROOT / "autograder" / assignment, REPO_ROOT / "solutions" / assignment]
+    sources += [REPO_ROOT / module for module in shared_modules]
+    for source in sources:
+        files = sorted(source.rglob("*")) if source.is_dir() else [source] if source.is_file() else []
+        for path in files:
+            if path.is_file() and "__pycache__" not in path.parts and path.suffix in (".py", ".json", ".toml"):
+                h.update(b"\0" + path.relative_to(REPO_ROOT).as_posix().encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
 
 
 def _parse_item(entry: object, where: str) -> Item:

@@ -46,6 +46,7 @@ class SubmissionResult:
     seconds: float
     assignment: str = ""
     fingerprint: str = ""  # hash of the graded files + grading config: a re-run skips unchanged work
+    case_set: str = ""  # digest of the hidden cases and property examples graded against (case_digest.py)
 
     @property
     def auto_max_score(self) -> float:

@@ -42,7 +42,8 @@ def tolerance_phrase(rtol: float, atol: float, unit: str = "") -> str:
     suffix = f" {unit}" if unit else ""
     parts = []
     if rtol:
-        shown = f"{rtol * 100:g}%" if rtol >= 1e-5 else f"{rtol:g}（相对值）"
+        percent = f"{rtol * 100:g}"
+        shown = f"{percent}%" if "e" not in percent else f"{rtol:g}（相对值）"  # 2%, but 1e-09, not 1e-07%
         parts.append(f"与参考答案的相对误差不超过 {shown}")
     if atol:
         parts.append(f"绝对误差不超过 {atol:g}{suffix}")

@@ -25,7 +25,7 @@ def figure(value: float) -> dict[str, Any]:
 
 
 def arg(spec: dict) -> ChipArg:
-    return ChipArg(spec, label=str(spec["name"]))
+    return ChipArg(spec)
 
 
 def chip(spec: dict) -> hw_specs.Chip:

@@ -53,11 +53,14 @@ class ResultTooLarge(ValueError):
 @dataclass(frozen=True)
 class ChipArg:
     """A chip sent into the sandbox as its plain description; the worker rebuilds it with
-    `hw_specs.Chip.from_dict(spec)` from the trusted copy of hw_specs. `label` is how feedback
-    shows the argument (it does not cross the wire)."""
+    `hw_specs.Chip.from_dict(spec)` from the trusted copy of hw_specs."""
 
     spec: Mapping[str, Any]
-    label: str = ""
+
+    @property
+    def label(self) -> str:
+        """How feedback shows the argument: the chip's name."""
+        return str(self.spec.get("name", "chip"))
 
 
 @dataclass(frozen=True)
