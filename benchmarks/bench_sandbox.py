@@ -18,7 +18,7 @@ from rich.table import Table
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT)]
 
-from autograder.sandbox import Call, Limits, Sandbox, bubblewrap_problem  # noqa: E402
+from autograder.sandbox import Call, Limits, Sandbox, bubblewrap_problem, rlimits_problem  # noqa: E402
 from autograder.sandbox.launcher import _base_env, launch_plan  # noqa: E402
 from timing import median_seconds  # noqa: E402  (benchmarks/ is the script folder)
 
@@ -95,8 +95,9 @@ def main():
         (folder / "codesign.py").write_text(STUDENT)
         (folder / "handout.ipynb").write_text(NOTEBOOK)
         for isolation in args.isolation:
-            if isolation == "bubblewrap" and bubblewrap_problem():
-                console.print(f"bubblewrap skipped: {bubblewrap_problem()}")
+            problem = bubblewrap_problem() if isolation == "bubblewrap" else rlimits_problem()
+            if problem:
+                console.print(f"{isolation} skipped: {problem}")
                 continue
             table = Table(title=f"sandbox ({isolation}), median of {args.repeats} runs")
             table.add_column("what")
@@ -105,7 +106,7 @@ def main():
             for label, seconds in rows:
                 table.add_row(label, f"{seconds * 1e3:.3f} ms")
             console.print(table)
-    console.print(f"bubblewrap probe (isolation='auto'): {probe * 1e3:.1f} ms median of 5")
+    console.print(f"bubblewrap probe (the trial run; cached once per process): {probe * 1e3:.1f} ms median of 5")
 
 
 if __name__ == "__main__":

@@ -62,7 +62,7 @@ def step_lines(step: Step) -> list[str]:
     return out
 
 
-def check_assignment(name: str, *, frozen: bool = False, isolation: str = "auto",
+def check_assignment(name: str, *, frozen: bool = False, isolation: str = "bubblewrap",
                      on_step: Callable[[Step], None] | None = None) -> CheckReport:
     """Run every step; `frozen` checks the generated files for drift instead of rewriting them."""
     report = CheckReport(name)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import sys
 
+from autograder.commands.grade import add_isolation_option, isolation_refused
+
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
@@ -18,8 +20,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("assignment", help="assignment name, e.g. lec01_codesign")
     parser.add_argument("--frozen", action="store_true",
                         help="write nothing: report generated files that differ from the build (for CI)")
-    parser.add_argument("--isolation", choices=("auto", "bubblewrap", "rlimits"), default="auto",
-                        help="sandbox isolation for the two gradings (default auto)")
+    add_isolation_option(parser)
 
 
 def run(args) -> int:
@@ -27,6 +28,8 @@ def run(args) -> int:
     from autograder.engine.registry import load_config
     from autograder.errors import InstructorError
 
+    if isolation_refused("check", args.isolation):  # fails closed, like every verb that grades
+        return 2
     try:
         load_config(args.assignment)
     except InstructorError as err:

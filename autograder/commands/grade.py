@@ -2,8 +2,9 @@
 
 Grades every student folder in SUBMISSIONS with the trusted grader and writes OUT/grades.csv,
 OUT/feedback/<student>.md and OUT/results/<student>.json (Gradescope format). Exit status 0 when
-grading completed, whatever the scores; 2 for a usage or configuration error; 1 when the grader
-itself failed on some student (nothing is written for them; a re-run retries them).
+grading completed, whatever the scores; 2 for a usage or configuration error, or when the
+requested isolation cannot be had here (no working bubblewrap: one line says how to install it);
+1 when the grader itself failed on some student (nothing is written for them; a re-run retries them).
 """
 
 from __future__ import annotations
@@ -28,6 +29,27 @@ def add_jobs_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-j", "--jobs", type=_jobs, default=1, help="grade N submissions in parallel (default 1)")
 
 
+def add_isolation_option(parser: argparse.ArgumentParser) -> None:
+    """`--isolation`, shared by every verb that grades: bubblewrap or an explicit refusal, unless lowered."""
+    parser.add_argument("--isolation", choices=("bubblewrap", "rlimits"), default="bubblewrap",
+                        help="how student code is isolated (default bubblewrap: without a working bwrap the verb "
+                             "refuses with exit status 2; rlimits: explicitly lowered, and only where the grader "
+                             "can still keep solutions/ and the hidden tests private, else refused too)")
+
+
+def isolation_refused(verb: str, isolation: str) -> bool:
+    """Fail closed before any other work: prints one line (why, and how to install bubblewrap or
+    lower isolation) and returns True when `isolation` cannot be had on this machine."""
+    from autograder.sandbox import SandboxUnavailable, resolve_isolation
+
+    try:
+        resolve_isolation(isolation)
+    except SandboxUnavailable as err:
+        print(f"{verb}: {err}", file=sys.stderr)
+        return True
+    return False
+
+
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "grade", help="grade a folder of submissions: grades.csv, feedback/, results/ (Gradescope JSON)",
@@ -39,8 +61,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--out", type=Path, required=True, help="output folder (created if needed)")
     add_jobs_option(parser)
     parser.add_argument("--force", action="store_true", help="regrade students that are already graded")
-    parser.add_argument("--isolation", choices=("auto", "bubblewrap", "rlimits"), default="auto",
-                        help="sandbox isolation (default auto: bubblewrap when it works, else rlimits with a warning)")
+    add_isolation_option(parser)
 
 
 def run(args) -> int:
@@ -48,6 +69,8 @@ def run(args) -> int:
     from autograder.engine.console_view import BatchProgress, print_summary
     from autograder.errors import InstructorError
 
+    if isolation_refused("grade", args.isolation):
+        return 2
     if not args.submissions.is_dir():
         print(f"grade: submissions folder {args.submissions} does not exist", file=sys.stderr)
         return 2

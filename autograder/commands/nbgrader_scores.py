@@ -27,8 +27,12 @@ def run(args) -> int:
     from autograder.errors import InstructorError
     from autograder.nbgrader_bridge.course import load_course
     from autograder.nbgrader_bridge.trusted_scores import kernel_reply, trusted_result
+    from autograder.commands.grade import isolation_refused
+    from autograder.sandbox import isolation_from_env
 
     try:
+        if isolation_refused("nbgrader-scores", isolation_from_env()):  # fails closed first
+            return 2
         course = load_course(REPO_ROOT)
         student = course.student_of_autograded(args.autograded, args.assignment)
         result = trusted_result(course, args.assignment, student)

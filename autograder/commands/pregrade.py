@@ -22,6 +22,7 @@ def add_parser(subparsers) -> None:
                     "into the cache the notebook's check() reads under `nbgrader autograde`.")
     parser.add_argument("assignment", help="assignment name, e.g. lec01_codesign")
     grade.add_jobs_option(parser)
+    grade.add_isolation_option(parser)
     parser.add_argument("--force", action="store_true", help="regrade students whose cached result is current")
 
 
@@ -31,6 +32,8 @@ def run(args) -> int:
     from autograder.nbgrader_bridge.course import load_course
     from autograder.nbgrader_bridge.trusted_scores import cache_folder
 
+    if grade.isolation_refused("pregrade", args.isolation):
+        return 2
     try:
         course = load_course(REPO_ROOT)
     except InstructorError as err:
@@ -38,4 +41,4 @@ def run(args) -> int:
         return 2
     return grade.run(argparse.Namespace(
         assignment=args.assignment, submissions=course.submitted_folder,
-        out=cache_folder(course, args.assignment), jobs=args.jobs, force=args.force, isolation="auto"))
+        out=cache_folder(course, args.assignment), jobs=args.jobs, force=args.force, isolation=args.isolation))

@@ -21,6 +21,7 @@ def add_parser(subparsers) -> None:
                     "scores with nbgrader's gradebook. A student who rewrote check() in their kernel shows up here.")
     parser.add_argument("assignment", help="assignment name, e.g. lec01_codesign")
     grade.add_jobs_option(parser)
+    grade.add_isolation_option(parser)
     parser.add_argument("--out", type=Path, help="keep the trusted grader's outputs here (default: a temporary folder)")
 
 
@@ -32,6 +33,8 @@ def run(args) -> int:
     from autograder.nbgrader_bridge.gradebook import cell_scores
     from autograder.nbgrader_bridge.reconcile import disagreements
 
+    if grade.isolation_refused("reconcile", args.isolation):
+        return 2
     try:
         config = load_config(args.assignment)
         course = load_course(REPO_ROOT)
@@ -39,7 +42,8 @@ def run(args) -> int:
         submitted = course.submitted_folder
         with tempfile.TemporaryDirectory(prefix="cs349e-reconcile-") as scratch:
             out = args.out or Path(scratch)
-            report = grade_batch(args.assignment, submitted, out, jobs=args.jobs, force=True) \
+            report = grade_batch(args.assignment, submitted, out, jobs=args.jobs, force=True,
+                                 isolation=args.isolation) \
                 if submitted.is_dir() else None
     except InstructorError as err:
         print(f"reconcile: {err}", file=sys.stderr)

@@ -43,7 +43,7 @@ class BatchReport:
 
 
 def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1, force: bool = False,
-                limits: Limits | None = None, isolation: str = "auto",
+                limits: Limits | None = None, isolation: str = "bubblewrap",
                 on_start: OnStart | None = None, on_result: OnResult | None = None) -> BatchReport:
     started = time.perf_counter()
     submissions, out = Path(submissions), Path(out)
@@ -58,7 +58,7 @@ def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1,
     pending, skipped = [], []
     for folder in student_folders(submissions):
         previous = None if force else read_result(results_path(out, folder.name))
-        if locate(folder, config).graded_by(previous, config):
+        if locate(folder, config).graded_by(previous, config, isolation):  # a lower isolation is regraded
             skipped.append(folder.name)
         else:
             pending.append(folder)

@@ -81,10 +81,23 @@ def item_heading(item: ItemResult) -> str:
     return f"{item_name(item)}（{points(item.score)} / {points(item.max_score)} 分，{STATUS_WORDS[item.status]}）"
 
 
+ISOLATION_WORDS = {
+    "bubblewrap": "你的代码在 bubblewrap 沙箱里运行（隔离方式：bubblewrap）。",
+    "rlimits": ("你的代码以独立的非特权用户、在带资源限制的子进程里运行，没有 bubblewrap 沙箱"
+                "（隔离方式：rlimits，由教师明确选择）。"),
+    "none": "没有运行你的代码（隔离方式：none）。",
+}
+
+
+def isolation_line(isolation: str) -> str:
+    """One line saying how the student's code was isolated while it was graded."""
+    return "**评分环境：** " + ISOLATION_WORDS.get(isolation, f"隔离方式：{isolation}（未知，请联系助教核对）。")
+
+
 def submission_markdown(result: SubmissionResult) -> str:
     """The whole feedback file of one student."""
     manual = result.manual_items
-    lines = [f"# {result.assignment} 评分反馈：{result.student}", ""]
+    lines = [f"# {result.assignment} 评分反馈：{result.student}", "", isolation_line(result.isolation), ""]
     summary = f"自动评分 **{points(result.score)} / {points(result.auto_max_score)}** 分"
     if manual:
         manual_points = sum(i.max_score for i in manual)

@@ -24,12 +24,15 @@ from autograder.engine.vocabulary import REPORT_KINDS, ItemKind
 from autograder.sandbox import Limits, Sandbox
 from autograder.sandbox.nbrunner import NotebookUnreadable, load_code_cells
 
+# What code in the sandbox is told: the notebook's check() helper stays quiet while the trusted
+# grader runs the notebook (selfcheck.py reads it).
+SANDBOX_ENV = {"CS349E_TRUSTED_GRADING": "1"}
 # The student's functions may use this many call timeouts in total before the rest is skipped.
 CALL_TIMEOUTS_PER_SUBMISSION = 12
 
 
 def grade_submission(assignment_name: str, submission_dir: Path, *, limits: Limits | None = None,
-                     isolation: str = "auto") -> SubmissionResult:
+                     isolation: str = "bubblewrap") -> SubmissionResult:
     """Grade the submission in `submission_dir` (its files directly inside, or in a subfolder
     named after the assignment, as nbgrader collects them)."""
     assignment = load_assignment(assignment_name)
@@ -46,7 +49,7 @@ def grade_submission(assignment_name: str, submission_dir: Path, *, limits: Limi
             for name in files.present:
                 shutil.copyfile(files.path(name), Path(staging) / name)
             with Sandbox(Path(staging), overlay=config.trusted_files(), limits=limits,
-                         isolation=isolation) as box:
+                         isolation=isolation, env=SANDBOX_ENV) as box:
                 used = box.isolation
                 items = _grade_items(assignment, files, box, limits)
 

@@ -29,10 +29,12 @@ class StudentFiles:
             h.update(b"\0" + name.encode() + b"\0" + self.path(name).read_bytes())
         return h.hexdigest()
 
-    def graded_by(self, result: SubmissionResult | None, config: GradingConfig) -> bool:
-        """Is `result` (e.g. read back from a cache) the grade of exactly these files under this config?
-        The one test of whether a stored result is current, for every command that reuses one."""
-        return result is not None and result.fingerprint == self.fingerprint(config)
+    def graded_by(self, result: SubmissionResult | None, config: GradingConfig, isolation: str) -> bool:
+        """Is `result` (e.g. read back from a cache) the grade of exactly these files under this config,
+        isolated at least as well as `isolation` asks? The one test of whether a stored result is
+        current, for every command that reuses one (a result graded with lower isolation is not)."""
+        return (result is not None and result.isolation in (isolation, "none")
+                and result.fingerprint == self.fingerprint(config))
 
 
 def student_folders(submissions: Path) -> list[Path]:

@@ -4,7 +4,12 @@ at any moment leaves every file either complete or absent:
     OUT/results/<student>.json   Gradescope results.json; `extra_data.submission` holds the full
                                  SubmissionResult, the record a re-run and grades.csv are built from
     OUT/feedback/<student>.md    Chinese feedback for the student
-    OUT/grades.csv               student, score, max_score, one column per item (rebuilt from results/)
+    OUT/grades.csv               student, score, max_score, isolation, one column per item (rebuilt
+                                 from results/)
+
+Everything written is safe to open: control characters a submission printed (NUL, escape
+sequences, ...) are stripped from the feedback and results.json, and a grades.csv cell a
+spreadsheet would run as a formula (a student id like `=HYPERLINK(...)`) is escaped.
 """
 
 from __future__ import annotations
@@ -13,15 +18,41 @@ import csv
 import io
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Iterable
 
-from autograder.engine.feedback import item_name, points, submission_markdown
+from autograder.engine.feedback import isolation_line, item_name, points, submission_markdown
 from autograder.engine.registry import GradingConfig
 from autograder.engine.results import SubmissionResult
 
 RESULTS_DIR, FEEDBACK_DIR, GRADES_CSV = "results", "feedback", "grades.csv"
+# C0 controls but tab and newline, DEL, C1 controls: nothing a reader of the text needs.
+_CONTROL_CHARS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# A spreadsheet runs a cell starting with these as a formula (OWASP "CSV injection").
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def strip_control_chars(text: str) -> str:
+    return _CONTROL_CHARS.sub("", text)
+
+
+def _plain(value):
+    """`value` (JSON data) with control characters stripped from every string in it."""
+    if isinstance(value, str):
+        return strip_control_chars(value)
+    if isinstance(value, dict):
+        return {_plain(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def csv_cell(value) -> str:
+    """A grades.csv cell a spreadsheet shows as text: a leading formula character gets a `'`."""
+    text = str(value)
+    return strip_control_chars(f"'{text}" if text.startswith(_FORMULA_STARTS) else text)
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -60,6 +91,7 @@ def gradescope_results(result: SubmissionResult, *, visibility: str = "visible")
     if manual:
         summary += (f" 另有 {points(sum(i.max_score for i in manual))} 分的文字题需要人工评分："
                     f"{'、'.join(i.id for i in manual)}。")
+    summary += f"\n\n{isolation_line(result.isolation)}"
     return {
         "score": result.score,
         "execution_time": result.seconds,
@@ -77,8 +109,8 @@ def results_path(out: Path, student: str) -> Path:
 
 def write_result(out: Path, result: SubmissionResult) -> None:
     """Feedback first, results last: a results file means the student is completely graded."""
-    atomic_write_text(out / FEEDBACK_DIR / f"{result.student}.md", submission_markdown(result))
-    text = json.dumps(gradescope_results(result), ensure_ascii=False, indent=1, sort_keys=True)
+    atomic_write_text(out / FEEDBACK_DIR / f"{result.student}.md", strip_control_chars(submission_markdown(result)))
+    text = json.dumps(_plain(gradescope_results(result)), ensure_ascii=False, indent=1, sort_keys=True)
     atomic_write_text(results_path(out, result.student), text + "\n")
 
 
@@ -100,16 +132,18 @@ def read_results(out: Path) -> list[SubmissionResult]:
 
 
 def grades_csv(config: GradingConfig, results: Iterable[SubmissionResult]) -> str:
-    """student, score, max_score, then one column per item in grading.toml's order.
-    A manual item's cell stays empty: it has not been graded yet."""
+    """student, score, max_score, isolation (how the student's code was isolated), then one
+    column per item in grading.toml's order. A manual item's cell stays empty: it has not been
+    graded yet."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     ids = [item.id for item in config.items]
-    writer.writerow(["student", "score", "max_score", *ids])
+    writer.writerow(["student", "score", "max_score", "isolation", *ids])
     for result in sorted(results, key=lambda r: r.student):
         scores = {item.id: ("" if item.status == "manual" else points(item.score)) for item in result.items}
-        writer.writerow([result.student, points(result.score), points(result.max_score),
-                         *(scores.get(i, "") for i in ids)])
+        row = [result.student, points(result.score), points(result.max_score), result.isolation,
+               *(scores.get(i, "") for i in ids)]
+        writer.writerow([csv_cell(cell) for cell in row])
     return buf.getvalue()
 
 

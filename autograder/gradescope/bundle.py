@@ -1,5 +1,6 @@
-"""Builds the Gradescope autograder zip: setup.sh and run_autograder at the root, the pinned
-requirements, and the sources the trusted grader needs (see contents.py)."""
+"""Builds the Gradescope autograder zip: setup.sh, run_autograder and a README (supported base
+images, the isolation baked in) at the root, the pinned requirements, and the sources the
+trusted grader needs (see contents.py)."""
 
 import os
 import tempfile
@@ -10,7 +11,8 @@ from pathlib import Path
 from autograder.gradescope.contents import BundleSourceError, bundle_sources
 from autograder.gradescope.requirements import grading_distributions, pinned_requirements
 from autograder.gradescope.schema import VISIBILITIES
-from autograder.gradescope.scripts import run_autograder, setup_sh
+from autograder.sandbox.launcher import ISOLATIONS
+from autograder.gradescope.scripts import readme, run_autograder, setup_sh
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # A fixed timestamp makes the zip byte-for-byte reproducible from the same sources.
@@ -22,6 +24,7 @@ class Bundle:
     path: Path
     sources: tuple[str, ...]
     requirements: tuple[str, ...]
+    isolation: str = "bubblewrap"
 
 
 def _add(zf: zipfile.ZipFile, name: str, data: bytes, mode: int) -> None:
@@ -31,10 +34,16 @@ def _add(zf: zipfile.ZipFile, name: str, data: bytes, mode: int) -> None:
     zf.writestr(info, data)
 
 
-def build_bundle(assignment: str, out: Path, *, root: Path = REPO_ROOT, visibility: str = "after_published") -> Bundle:
-    """Write the Gradescope zip for `assignment` to `out` (atomically) and describe it."""
+def build_bundle(assignment: str, out: Path, *, root: Path = REPO_ROOT, visibility: str = "after_published",
+                 isolation: str = "bubblewrap") -> Bundle:
+    """Write the Gradescope zip for `assignment` to `out` (atomically) and describe it.
+
+    `isolation` is baked into run_autograder: "bubblewrap" refuses to grade in a container where
+    bubblewrap cannot run; "rlimits" lowers it explicitly."""
     if visibility not in VISIBILITIES:
         raise BundleSourceError(f"visibility must be one of {list(VISIBILITIES)}, got {visibility!r}")
+    if isolation not in ISOLATIONS:
+        raise BundleSourceError(f"isolation must be one of {list(ISOLATIONS)}, got {isolation!r}")
     sources = bundle_sources(root, assignment)
     requirements = pinned_requirements(grading_distributions(root / "pyproject.toml"))
     out = Path(out)
@@ -44,7 +53,8 @@ def build_bundle(assignment: str, out: Path, *, root: Path = REPO_ROOT, visibili
     try:
         with zipfile.ZipFile(tmp, "w") as zf:
             _add(zf, "setup.sh", setup_sh(assignment).encode(), 0o755)
-            _add(zf, "run_autograder", run_autograder(assignment, visibility).encode(), 0o755)
+            _add(zf, "run_autograder", run_autograder(assignment, visibility, isolation).encode(), 0o755)
+            _add(zf, "README.md", readme(assignment, isolation).encode(), 0o644)
             _add(zf, "requirements.txt", ("\n".join(requirements) + "\n").encode(), 0o644)
             for rel in sources:
                 _add(zf, rel, (root / rel).read_bytes(), 0o644)
@@ -52,4 +62,4 @@ def build_bundle(assignment: str, out: Path, *, root: Path = REPO_ROOT, visibili
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    return Bundle(path=out, sources=sources, requirements=requirements)
+    return Bundle(path=out, sources=sources, requirements=requirements, isolation=isolation)

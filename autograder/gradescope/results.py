@@ -2,19 +2,17 @@
 
 The engine already writes Gradescope's format (OUT/results/<student>.json, the full
 SubmissionResult in extra_data.submission). Inside Gradescope we add what only this context
-knows: when students may see the hidden tests' details, whether the sandbox had to fall back
-to rlimits in this container, which expected files the upload lacked; and, when grading itself
+knows: when students may see the hidden tests' details, that the bundle lowered isolation to
+rlimits, which expected files the upload lacked; and, when grading itself
 failed, a result that gives no credit and says why.
 """
 
 FALLBACK_NOTE = (
-    "⚠️ 注意：Gradescope 的容器里 bubblewrap 沙箱不可用，这次评分退回到了 rlimits 模式"
-    "（isolation 'rlimits'）：学生代码只在带资源限制的子进程里运行，没有文件系统和网络隔离。"
-    "分数照常由可信评分器计算。"
+    "⚠️ 注意：这次评分按课程的设置没有使用 bubblewrap 沙箱（isolation 'rlimits'）：学生代码以独立的"
+    "非特权用户在带资源限制的子进程里运行，参考答案和隐藏测试对它不可读。分数照常由可信评分器计算。"
 )
-FALLBACK_LOG = ("WARNING: bubblewrap is unavailable in this container; the sandbox fell back to "
-                "rlimits (isolation 'rlimits'): student code was NOT isolated from the filesystem "
-                "or the network.")
+FALLBACK_LOG = ("NOTE: this bundle was built with --isolation rlimits: student code ran without bubblewrap, "
+                "as an unprivileged uid of its own with rlimits; /autograder/source was closed to it.")
 
 
 def fallback_note(isolation: str | None) -> str | None:

@@ -4,7 +4,8 @@ run_autograder starts this from /autograder/source. It copies the student's file
 one-student class folder, grades it with the fixed command line (`python -m autograder grade`:
 the same hidden tests, sandbox and limits as a local batch), and writes
 /autograder/results/results.json. It fails closed: if grading does not complete, the result
-gives no credit and says so. Everything printed goes to Gradescope's staff-only log.
+gives no credit and says so (exit status 2 when the grader refused, e.g. no working bubblewrap in
+a bundle that asks for it; 1 when it failed). Everything printed goes to Gradescope's staff-only log.
 """
 
 import argparse
@@ -29,6 +30,10 @@ class GradingFailed(RuntimeError):
     """The grader did not produce a result for the submission."""
 
 
+class GradingRefused(GradingFailed):
+    """The grader refused to run (exit status 2): isolation unavailable here, or a configuration error."""
+
+
 def _auto_points(assignment: str) -> float:
     """The automatically graded points (a failure result shows them as lost, never 0 of 0)."""
     from autograder.engine.registry import load_config
@@ -40,34 +45,39 @@ def _auto_points(assignment: str) -> float:
     return sum(item.points for item in config.items if item.kind != "text") or 1.0
 
 
-def _grade_class(assignment: str, submissions: Path, out: Path, timeout: float) -> None:
-    cmd = [sys.executable, "-m", "autograder", "grade", assignment, str(submissions), "--out", str(out), "-j", "1", "--force"]
+def _grade_class(assignment: str, submissions: Path, out: Path, timeout: float, isolation: str) -> None:
+    cmd = [sys.executable, "-m", "autograder", "grade", assignment, str(submissions), "--out", str(out), "-j", "1",
+           "--force", "--isolation", isolation]
     print("$", " ".join(cmd), flush=True)
     try:
         done = subprocess.run(cmd, cwd=SOURCE_ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         raise GradingFailed(f"grading did not finish within {timeout:.0f} s") from None
     print(done.stdout, done.stderr, sep="\n", flush=True)
+    if done.returncode == 2:
+        lines = done.stderr.strip().splitlines()
+        raise GradingRefused(lines[-1] if lines else "`python -m autograder grade` refused (exit status 2)")
     if done.returncode != 0:
         raise GradingFailed(f"`python -m autograder grade` exited with status {done.returncode}:\n{done.stderr[-1500:]}")
 
 
 def protect_secrets(assignment: str, root: Path) -> None:
-    """Make the reference, the hidden tests and the results folder readable by their owner only.
+    """Close the unpacked bundle (the reference, the hidden tests) and the results folder to
+    every uid but root's.
 
-    Under bubblewrap the student's worker never sees /autograder at all. Gradescope's container
-    usually refuses bubblewrap, and the rlimits fallback runs the worker on the same filesystem:
-    there only file permissions (with a worker that gives up root) keep it away from these.
+    Under bubblewrap the student's worker never sees /autograder at all. A bundle built with
+    --isolation rlimits runs the worker on the same filesystem as an unprivileged uid: there
+    only these permissions keep it away (the grader refuses rlimits while the source is open).
     Only ever done to an unpacked bundle (root/source), never to a working repository.
     """
     if SOURCE_ROOT != (root / "source").resolve():
         return
     (root / "results").mkdir(parents=True, exist_ok=True)
-    for path in (SOURCE_ROOT / "solutions", SOURCE_ROOT / "autograder" / assignment, root / "results"):
+    for path in (SOURCE_ROOT, SOURCE_ROOT / "solutions", SOURCE_ROOT / "autograder" / assignment, root / "results"):
         path.chmod(0o700)
 
 
-def grade_upload(assignment: str, root: Path, visibility: str, timeout: float) -> dict:
+def grade_upload(assignment: str, root: Path, visibility: str, timeout: float, isolation: str = "bubblewrap") -> dict:
     """Grade root/submission/ and return Gradescope's results (not yet written)."""
     from autograder.engine.registry import ConfigError, load_config
 
@@ -80,7 +90,7 @@ def grade_upload(assignment: str, root: Path, visibility: str, timeout: float) -
         submissions, out = Path(tmp) / "submissions", Path(tmp) / "out"
         collected = collect_submission(root / "submission", config.student_files, submissions / STUDENT)
         print(f"student files found: {collected.found or 'none'}; missing: {list(collected.missing) or 'none'}")
-        _grade_class(assignment, submissions, out, timeout)
+        _grade_class(assignment, submissions, out, timeout, isolation)
         engine_file = out / "results" / f"{STUDENT}.json"
         try:
             engine = json.loads(engine_file.read_text(encoding="utf-8"))
@@ -106,13 +116,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", type=Path, default=Path("/autograder"), help="Gradescope's folder (default /autograder)")
     parser.add_argument("--visibility", choices=VISIBILITIES, default="after_published")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds before grading counts as failed")
+    parser.add_argument("--isolation", choices=("bubblewrap", "rlimits"), default="bubblewrap",
+                        help="set when the bundle is built (python -m autograder gradescope --isolation)")
     args = parser.parse_args(argv)
 
     started = time.perf_counter()
     status = 0
     try:
-        results = grade_upload(args.assignment, args.root, args.visibility, args.timeout)
+        results = grade_upload(args.assignment, args.root, args.visibility, args.timeout, args.isolation)
         check_results(results)
+    except GradingRefused as err:
+        print(f"grading refused: {err}", file=sys.stderr, flush=True)
+        results, status = failure_results(str(err), max_score=_auto_points(args.assignment)), 2
     except (GradingFailed, ValueError) as err:
         print(f"grading failed: {err}", file=sys.stderr, flush=True)
         results, status = failure_results(str(err), max_score=_auto_points(args.assignment)), 1

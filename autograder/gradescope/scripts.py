@@ -37,6 +37,9 @@ else
     PYTHON=python3
 fi
 "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11) and "the grader needs Python >= 3.11")'
+# Ubuntu 22.04's python3.11 (universe) is 3.11.0rc1; the build log shows what was installed.
+"$PYTHON" -c 'import sys; print("grading Python:", sys.version.split()[0])'
+bwrap --version
 
 "$PYTHON" -m venv {venv}
 {venv}/bin/python -m pip install --quiet --no-cache-dir --only-binary=:all: -r /autograder/source/requirements.txt
@@ -50,19 +53,61 @@ RUN_AUTOGRADER = """\
 set -uo pipefail
 PYTHON="${{{python_var}:-{venv}/bin/python}}"
 cd {root}/source || exit 1
-exec "$PYTHON" -m autograder.gradescope {assignment} --root {root} --visibility {visibility}
+exec "$PYTHON" -m autograder.gradescope {assignment} --root {root} --visibility {visibility} --isolation {isolation}
 """
+
+README = """\
+# Gradescope autograder for {assignment}
+
+Upload this zip as the assignment's autograder (Gradescope: Configure Autograder > Zip file upload).
+Gradescope runs `setup.sh` once when it builds the image and `run_autograder` for every submission.
+
+## Base images
+
+Supported base images (the grader picks bubblewrap's options by what the installed bwrap accepts):
+
+| Base image | bubblewrap | Python setup.sh installs |
+|---|---|---|
+| Ubuntu 22.04 (Gradescope's default) | 0.6.1: no `--size` for a tmpfs, so the sandbox's /tmp is an unsized tmpfs (memory, not disk) and RLIMIT_FSIZE caps every file | python3.11 from universe, which is 3.11.0rc1 (a release candidate; the grader runs on it) |
+| Debian 12 | 0.8.0 | python3.11 (3.11.2) |
+| Ubuntu 24.04 (not tried yet) | 0.9.0 | python3 (3.12) |
+
+Other images: Debian or Ubuntu with apt, Python 3.11 or newer, and bubblewrap 0.5 or newer.
+
+Give the container at least 3 GB of memory: student code may use 2 GiB.
+
+## Isolation: {isolation}
+
+{isolation_text}
+"""
+
+ISOLATION_TEXT = {
+    "bubblewrap": ("Student code runs in a bubblewrap sandbox. Where bubblewrap cannot run in the container "
+                   "(it needs user namespaces or root with CAP_SYS_ADMIN), every submission is refused: it gets "
+                   "a result with no credit that says so, and run_autograder exits with status 2. Rebuild the "
+                   "zip with `python -m autograder gradescope {assignment} --isolation rlimits` to lower it."),
+    "rlimits": ("Built with `--isolation rlimits`: student code runs with resource limits as an unprivileged uid "
+                "of its own, without bubblewrap; /autograder/source (solutions/, the hidden tests) is closed to it. "
+                "Where that uid cannot run the grading Python, submissions are refused instead of graded. "
+                "Every result says it was graded under rlimits."),
+}
 
 
 def setup_sh(assignment: str) -> str:
     return SETUP_SH.format(assignment=assignment, venv=VENV_DIR)
 
 
-def run_autograder(assignment: str, visibility: str) -> str:
+def run_autograder(assignment: str, visibility: str, isolation: str = "bubblewrap") -> str:
     return RUN_AUTOGRADER.format(
         python_var=PYTHON_ENV_VAR,
         venv=VENV_DIR,
         root=GRADESCOPE_ROOT,
         assignment=shlex.quote(assignment),
         visibility=shlex.quote(visibility),
+        isolation=shlex.quote(isolation),
     )
+
+
+def readme(assignment: str, isolation: str) -> str:
+    text = ISOLATION_TEXT[isolation].format(assignment=assignment)
+    return README.format(assignment=assignment, isolation=isolation, isolation_text=text)

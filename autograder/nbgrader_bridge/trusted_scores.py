@@ -21,6 +21,7 @@ from autograder.engine.outputs import read_result, results_path, write_result
 from autograder.engine.registry import load_config
 from autograder.engine.results import SubmissionResult
 from autograder.nbgrader_bridge.course import Course
+from autograder.sandbox import isolation_from_env
 
 CACHE_DIR = ".grading_cache"
 
@@ -35,9 +36,11 @@ def trusted_result(course: Course, assignment: str, student: str) -> SubmissionR
     student_dir = course.submitted_folder / student
     out = cache_folder(course, assignment)
     cached = read_result(results_path(out, student))
-    if locate(student_dir, config).graded_by(cached, config):
+    isolation = isolation_from_env()
+    if locate(student_dir, config).graded_by(cached, config, isolation):
         return cached
-    result = grade_submission(assignment, student_dir)
+    # Fails closed like every verb: bubblewrap, unless CS349E_ISOLATION=rlimits lowers it.
+    result = grade_submission(assignment, student_dir, isolation=isolation)
     write_result(out, result)
     return result
 

@@ -10,13 +10,15 @@ session (Sandbox); worker.py and nbrunner.py run inside the sandbox.
 """
 
 from .codec import ChipArg, Unsupported, WireError
-from .launcher import NOT_ISOLATED_WARNING, SandboxUnavailable, bubblewrap_problem, resolve_isolation
+from .launcher import (INSTALL_HINT, ISOLATION_ENV_VAR, ISOLATIONS, NOT_ISOLATED_WARNING, SandboxUnavailable,
+                       bubblewrap_problem, isolation_from_env, resolve_isolation, rlimits_problem)
 from .limits import Limits
 from .outcomes import CallOutcome, NotebookOutcome
 from .session import Call, Sandbox, SandboxError
 
 __all__ = [
-    "Call", "CallOutcome", "ChipArg", "Limits", "NOT_ISOLATED_WARNING", "NotebookOutcome", "Sandbox",
-    "SandboxError", "SandboxUnavailable", "Unsupported", "WireError", "bubblewrap_problem",
-    "resolve_isolation",
+    "Call", "CallOutcome", "ChipArg", "INSTALL_HINT", "ISOLATIONS", "ISOLATION_ENV_VAR", "Limits",
+    "NOT_ISOLATED_WARNING", "NotebookOutcome", "Sandbox", "SandboxError", "SandboxUnavailable",
+    "Unsupported", "WireError", "bubblewrap_problem", "isolation_from_env", "resolve_isolation",
+    "rlimits_problem",
 ]

@@ -1,17 +1,19 @@
-"""How a worker process is started: the bubblewrap command line, or the rlimits-only fallback.
+"""How a worker process is started: the bubblewrap command line, or the explicit rlimits fallback.
 
 Under bubblewrap the worker sees a read-only system and Python install, its own copy of the
-submission at /submission (read-only too: the only writable place is a size-capped tmpfs /tmp,
-so a submission cannot fill the grader's disk), the worker's files at /opt/sandbox, and nothing
-of the project: no solutions/, no autograder/, no tests. It has no network, its own pid
-namespace (all of it dies with the sandbox), and runs unprivileged so RLIMIT_NPROC applies and
-it cannot change the files it only reads. Started by root, each sandbox runs as a host uid of
-its own (see uids.py); otherwise as 65534 inside its own user namespace.
+submission at /submission (read-only too: the only writable place is a tmpfs /tmp, size-capped
+where bwrap supports --size, so a submission cannot fill the grader's disk), the worker's files at
+/opt/sandbox, and nothing of the project: no solutions/, no autograder/, no tests. It has no
+network, its own pid namespace (all of it dies with the sandbox), and runs unprivileged so
+RLIMIT_NPROC applies and it cannot change the files it only reads. Started by root, each sandbox
+runs as a host uid of its own (see uids.py); otherwise as 65534 inside its own user namespace.
 
-The rlimits fallback shares the grader's filesystem and network. Started by root (Gradescope's
-container), its worker still switches to its sandbox's uid when an unprivileged uid can run this
-Python, so files locked to root (solutions/ and the hidden tests in an unpacked Gradescope bundle)
-stay unreadable.
+Isolation fails closed: without a working bubblewrap nothing is graded unless the caller asks for
+"rlimits" explicitly. The rlimits fallback shares the grader's filesystem and network, so it runs
+only where it can still keep the project private: the grader is root, the worker switches to an
+unprivileged uid of its own that can run this Python, runs from a private copy of the worker's
+files, and the project folder (solutions/, the hidden tests) is closed to other users. Anywhere
+else `resolve_isolation("rlimits")` refuses and says why.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import sys
 import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Mapping
 
 from autograder.errors import InstructorError
 
@@ -46,9 +49,16 @@ _SYSTEM_DIRS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 _NAMESPACES = ("--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
                "--unshare-cgroup-try", "--hostname", "sandbox", "--die-with-parent", "--new-session")
 
-NOT_ISOLATED_WARNING = ("WARNING: sandbox without bubblewrap (isolation 'rlimits'): student code is "
-                        "NOT isolated: solutions/ may be readable and the network reachable; only "
-                        "rlimits apply.")
+NOT_ISOLATED_WARNING = ("WARNING: sandbox without bubblewrap (isolation 'rlimits', asked explicitly): "
+                        "student code shares the grader's network and every world-readable file; "
+                        "the project (solutions/, hidden tests) is closed to it.")
+ISOLATIONS = ("bubblewrap", "rlimits")
+# How the nbgrader path (check() -> nbgrader-scores) lowers isolation: the CLI verbs take
+# --isolation, the Gradescope bundle a build flag.
+ISOLATION_ENV_VAR = "CS349E_ISOLATION"
+INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install "
+                "bubblewrap; Arch: pacman -S bubblewrap) or lower isolation explicitly "
+                "(--isolation rlimits; CS349E_ISOLATION=rlimits for nbgrader)")
 # Linux capability bits (linux/capability.h) the root grader needs to hand the worker to its uid.
 _DROP_CAPABILITIES = {"CAP_CHOWN": 0, "CAP_SETGID": 6, "CAP_SETUID": 7}
 
@@ -86,22 +96,64 @@ class LaunchPlan:
         return already + self.max_processes
 
 
-def resolve_isolation(requested: str) -> str:
-    """"bubblewrap" or "rlimits" for a requested "auto" / "bubblewrap" / "rlimits".
+def resolve_isolation(requested: str = "bubblewrap") -> str:
+    """"bubblewrap" or "rlimits" for a requested "bubblewrap" / "rlimits" ("auto" is an old
+    name of "bubblewrap": nothing falls back on its own).
 
-    "auto" probes bubblewrap once per process (a few ms); later calls reuse the answer.
-    "bubblewrap" raises SandboxUnavailable when it cannot work here.
+    Raises SandboxUnavailable, with one line saying why and how to install bubblewrap, when
+    bubblewrap cannot work here; for "rlimits", when the fallback cannot keep the project
+    private on this machine. Both machine probes run once per process.
     """
-    if requested not in ("auto", "bubblewrap", "rlimits"):
-        raise ValueError(f"isolation must be 'auto', 'bubblewrap' or 'rlimits', got {requested!r}")
+    if requested not in ("auto", *ISOLATIONS):
+        raise ValueError(f"isolation must be 'bubblewrap' or 'rlimits', got {requested!r}")
     if requested == "rlimits":
+        problem = rlimits_problem()
+        if problem is not None:
+            raise SandboxUnavailable(f"isolation 'rlimits' refused: {problem}")
         return "rlimits"
     problem = bubblewrap_problem()
-    if problem is None:
+    if problem is not None:
+        raise SandboxUnavailable(f"bubblewrap cannot sandbox student code here ({problem}); "
+                                 f"to grade, {INSTALL_HINT}")
+    return "bubblewrap"
+
+
+def isolation_from_env(environ: Mapping[str, str] | None = None) -> str:
+    """The isolation the nbgrader path asks for: CS349E_ISOLATION=rlimits lowers it, unset
+    (or "bubblewrap") keeps bubblewrap; anything else is refused."""
+    value = (os.environ if environ is None else environ).get(ISOLATION_ENV_VAR, "").strip()
+    if value in ("", "bubblewrap"):
         return "bubblewrap"
-    if requested == "bubblewrap":
-        raise SandboxUnavailable(problem)
-    return "rlimits"
+    if value == "rlimits":
+        return "rlimits"
+    raise SandboxUnavailable(f"{ISOLATION_ENV_VAR} must be 'bubblewrap' or 'rlimits', got {value!r}")
+
+
+@dataclass(frozen=True)
+class BwrapFeatures:
+    """What the installed bwrap accepts (0.7+: --perms and --size before --tmpfs; 0.5+: --chmod)."""
+
+    path: str
+    version: str
+    tmpfs_options: bool   # --perms/--size apply to --tmpfs (a size-capped /tmp in one step)
+    chmod: bool           # --chmod MODE PATH (how 0.5/0.6 open the tmpfs /tmp to every uid)
+
+
+@functools.cache
+def bwrap_features() -> BwrapFeatures | None:
+    """Probed once per process from `bwrap --version` and `bwrap --help`; None without bwrap."""
+    path = shutil.which("bwrap")
+    if path is None:
+        return None
+    try:
+        version = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=10,
+                                 stdin=subprocess.DEVNULL).stdout.strip()
+        usage = subprocess.run([path, "--help"], capture_output=True, text=True, timeout=10,
+                               stdin=subprocess.DEVNULL).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return BwrapFeatures(path, "unknown", tmpfs_options=False, chmod=False)
+    return BwrapFeatures(path, version or "unknown", tmpfs_options="--size" in usage,
+                         chmod="--chmod" in usage)
 
 
 @functools.cache
@@ -109,9 +161,12 @@ def bubblewrap_problem() -> str | None:
     """Why bubblewrap cannot run the worker here, or None if it can.
 
     Probed once per process: the machine does not change between students (tests that fake
-    it call `bubblewrap_problem.cache_clear()`)."""
-    if shutil.which("bwrap") is None:
-        return "bwrap is not installed (apt-get install bubblewrap)"
+    it call `bubblewrap_problem.cache_clear()` and `bwrap_features.cache_clear()`)."""
+    features = bwrap_features()
+    if features is None:
+        return "bwrap is not installed"
+    if not (features.tmpfs_options or features.chmod):
+        return f"{features.version} is too old (0.5 or newer is needed)"
     try:
         prefix = _bwrap_prefix(workdir=None, limits=Limits())
     except SandboxUnavailable as exc:
@@ -122,20 +177,47 @@ def bubblewrap_problem() -> str | None:
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"bwrap could not start: {exc}"
     if probe.returncode != 0:
-        detail = probe.stderr.decode("utf-8", "replace").strip()[:300]
+        detail = " ".join(probe.stderr.decode("utf-8", "replace").split())[:300]
         return f"bwrap failed on this machine (exit {probe.returncode}): {detail}"
     return None
 
 
+@functools.cache
+def rlimits_problem() -> str | None:
+    """Why the rlimits fallback cannot keep solutions/ and the hidden tests away from student
+    code on this machine, with what to do, or None where it can.
+
+    Without bubblewrap only file permissions protect the project: the worker must run as an
+    unprivileged uid of its own (the grader must be root and that uid must reach this Python)
+    and the project folder must be closed to other users."""
+    euid = os.geteuid()
+    if euid != 0:
+        return (f"the grader runs as uid {euid}, not root, so student code would run as your uid "
+                f"and could read solutions/ and the hidden tests; install bubblewrap, or grade as "
+                f"root with the project closed to other users")
+    problem = sandbox_uid_problem()
+    if problem is not None:
+        return (f"student code cannot run as an unprivileged uid here because {problem}; install "
+                f"bubblewrap, or use a Python install every user can read (e.g. a virtualenv "
+                f"under /opt) outside the project")
+    if _closed_ancestor(PROJECT_ROOT / "solutions") is None:
+        return (f"the project {PROJECT_ROOT} is readable by other users, so student code could "
+                f"read solutions/ and the hidden tests; close it (chmod 700 {PROJECT_ROOT}, with "
+                f"the Python install outside it) or install bubblewrap")
+    return None
+
+
 def launch_plan(isolation: str, workdir: Path, private_dir: Path, limits: Limits, *,
-                uid: int = SANDBOX_UID) -> LaunchPlan:
+                uid: int = SANDBOX_UID, env: Mapping[str, str] | None = None) -> LaunchPlan:
     """The plan for a worker in `workdir` (the submission copy) with `private_dir` (a host
-    directory of this sandbox only, for HOME/TMPDIR in the fallback).
+    directory of this sandbox only, for HOME/TMPDIR and the worker's files in the fallback).
 
     A root grader's worker switches to host uid (and gid) `uid`, which should be this sandbox's
-    own (`uids.claim_uid()`). The fallback worker gives up root only when
-    `sandbox_uid_problem()` allows it; then `private_dir` (HOME and, in a Sandbox, the submission
-    copy) is handed over to `uid` and closed to every other uid."""
+    own (`uids.claim_uid()`). `env` adds variables the caller's code in the sandbox reads (e.g.
+    the notebook's check() helper); it cannot replace the base environment. The fallback
+    refuses (SandboxUnavailable) where `rlimits_problem()` says it cannot keep the project
+    private; otherwise `private_dir` is handed over to `uid` and closed to every other uid."""
+    extra = _checked_env(env or {})
     if isolation == "bubblewrap":
         as_root = os.geteuid() == 0
         return LaunchPlan(
@@ -143,7 +225,7 @@ def launch_plan(isolation: str, workdir: Path, private_dir: Path, limits: Limits
             prefix=tuple(_bwrap_prefix(workdir, limits)),
             worker_path=f"{INSIDE_WORKER_DIR}/worker.py",
             cwd=str(workdir),
-            env=_base_env("/tmp"),
+            env={**_base_env("/tmp"), **extra},
             drop_to=(uid, uid) if as_root else None,
             # As root the worker becomes host uid `uid`, whose processes are counted machine-wide
             # (only this sandbox's when the uid is its own); in a user namespace the count is per
@@ -152,48 +234,54 @@ def launch_plan(isolation: str, workdir: Path, private_dir: Path, limits: Limits
             counted_uid=uid if as_root else None,
         )
     if isolation == "rlimits":
+        problem = rlimits_problem() or _closed_ancestor(private_dir)
+        if problem is not None:
+            raise SandboxUnavailable(f"isolation 'rlimits' refused: {problem}")
         home = private_dir / "home"
         home.mkdir(exist_ok=True)
-        euid = os.geteuid()
-        if euid != 0:
-            warn_not_isolated(f"Student code runs as the grader's own uid {euid} and can read "
-                              f"every file the grader can.")
-            return _rlimits_plan(workdir, home, limits, drop_to=None, counted_uid=euid)
-        problem = sandbox_uid_problem() or _closed_ancestor(private_dir)
-        if problem is not None:
-            warn_not_isolated(f"Student code runs as ROOT and can read every file the grader "
-                              f"can (solutions/, hidden tests, other submissions): it cannot "
-                              f"switch to an unprivileged uid here because {problem}.")
-            # Root ignores RLIMIT_NPROC.
-            return _rlimits_plan(workdir, home, limits, drop_to=None, counted_uid=None)
-        warn_not_isolated("Student code runs as an unprivileged uid of its own and can read "
-                          "every world-readable file.")
+        warn_not_isolated("Student code runs as an unprivileged uid of its own.")
         # The worker's only writable places: its submission copy and HOME, both in private_dir.
         # Unlike under bubblewrap the copy stays writable (the worker's cwd is on the host disk,
-        # only RLIMIT_FSIZE caps each file): this mode is announced as not isolated above.
+        # only RLIMIT_FSIZE caps each file).
         hand_over(private_dir, uid, uid)
-        return _rlimits_plan(workdir, home, limits, drop_to=(uid, uid), counted_uid=uid)
+        worker_dir = _private_worker_copy(private_dir)
+        return LaunchPlan(
+            isolation="rlimits",
+            prefix=(),
+            worker_path=str(worker_dir / "worker.py"),
+            cwd=str(workdir),
+            env={**_base_env(str(home)), **extra},
+            drop_to=(uid, uid),
+            max_processes=limits.max_processes,   # RLIMIT_NPROC counts the uid machine-wide
+            counted_uid=uid,
+        )
     raise ValueError(f"isolation must be 'bubblewrap' or 'rlimits', got {isolation!r}")
 
 
-def _rlimits_plan(workdir: Path, home: Path, limits: Limits, *, drop_to: tuple[int, int] | None,
-                  counted_uid: int | None) -> LaunchPlan:
-    return LaunchPlan(
-        isolation="rlimits",
-        prefix=(),
-        worker_path=str(_HERE / "worker.py"),
-        cwd=str(workdir),
-        env=_base_env(str(home)),
-        drop_to=drop_to,
-        # RLIMIT_NPROC counts every process of the uid machine-wide; root is not limited by it.
-        max_processes=limits.max_processes if counted_uid is not None else None,
-        counted_uid=counted_uid,
-    )
+def _private_worker_copy(private_dir: Path) -> Path:
+    """The worker's files copied into the sandbox's private folder, owned by root and read-only
+    to the worker: it never needs to read anything inside the (closed) project."""
+    target = private_dir / "worker"
+    target.mkdir(mode=0o755)
+    for name in WORKER_FILES:
+        shutil.copyfile(_HERE / name, target / name)
+        os.chmod(target / name, 0o644)
+    return target
+
+
+def _checked_env(env: Mapping[str, str]) -> dict[str, str]:
+    base = _base_env("/tmp")
+    for name, value in env.items():
+        if not isinstance(name, str) or not name or "=" in name or not isinstance(value, str):
+            raise ValueError(f"sandbox environment entries must be NAME=str, got {name!r}={value!r}")
+        if name in base or name.startswith("CS349E_SANDBOX"):
+            raise ValueError(f"sandbox environment variable {name} is set by the launcher")
+    return dict(env)
 
 
 @functools.cache
 def warn_not_isolated(who_runs_it: str) -> None:
-    """Printed once per process: the fallback must never go unnoticed."""
+    """Printed once per process: the lowered isolation must never go unnoticed."""
     bar = "!" * 78
     print(f"{bar}\n{NOT_ISOLATED_WARNING}\n{who_runs_it}\n{bar}", file=sys.stderr, flush=True)
 
@@ -232,14 +320,14 @@ def _missing_capabilities() -> list[str]:
 
 
 def _paths_the_worker_reads() -> list[Path]:
-    """Directories the worker imports from after the switch, and its own files."""
+    """Directories the worker imports from after the switch (its own files are a private copy)."""
     install = sysconfig.get_paths()
     dirs = {sys.prefix, sys.base_prefix, install["stdlib"], install["platstdlib"],
-            install["purelib"], install["platlib"], str(_HERE)}
+            install["purelib"], install["platlib"]}
     dynload = Path(install["platstdlib"]) / "lib-dynload"   # the stdlib's C extensions
     if dynload.is_dir():
         dirs.add(str(dynload))
-    return sorted({Path(os.path.realpath(d)) for d in dirs}) + [_HERE / n for n in WORKER_FILES]
+    return sorted({Path(os.path.realpath(d)) for d in dirs})
 
 
 def _closed_ancestor(path: Path) -> str | None:
@@ -305,13 +393,15 @@ def _base_env(home: str) -> dict[str, str]:
         "OPENBLAS_NUM_THREADS": "1",   # one thread: threads count against RLIMIT_NPROC/AS
         "OMP_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
-        "CS349E_TRUSTED_GRADING": "1",  # the notebook's check() helper stays quiet
     }
 
 
 def _bwrap_prefix(workdir: Path | None, limits: Limits) -> list[str]:
+    features = bwrap_features()
+    if features is None:
+        raise SandboxUnavailable("bwrap is not installed")
     binds = _readonly_binds()
-    args = ["bwrap", *_NAMESPACES]
+    args = [features.path, *_NAMESPACES]
     if os.geteuid() == 0:
         # Privileged bubblewrap, no user namespace: the worker starts as root holding only these
         # two capabilities and switches to its sandbox's uid itself, after setting its rlimits.
@@ -320,10 +410,8 @@ def _bwrap_prefix(workdir: Path | None, limits: Limits) -> list[str]:
         args += ["--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_GID)]
     # Fresh /proc, /dev and /tmp first, so binds that live under /tmp on the host (a checkout
     # in /tmp with its .venv) are mounted on top of the new /tmp instead of hidden by it.
-    size = str(limits.file_bytes)
-    args += ["--proc", "/proc", "--dev", "/dev",
-             "--perms", "1777", "--size", size, "--tmpfs", "/tmp",
-             "--perms", "1777", "--size", size, "--tmpfs", "/dev/shm"]
+    args += ["--proc", "/proc", "--dev", "/dev", *_scratch_tmpfs("/tmp", features, limits),
+             *_scratch_tmpfs("/dev/shm", features, limits)]
     for name in _SYSTEM_DIRS:
         path = Path("/") / name
         if path.is_symlink():
@@ -348,6 +436,18 @@ def _bwrap_prefix(workdir: Path | None, limits: Limits) -> list[str]:
             args += ["--symlink", f"{INSIDE_WORKDIR}/{entry.name}", f"{SCRATCH_WORKDIR}/{entry.name}"]
         args += ["--chdir", SCRATCH_WORKDIR]
     return args
+
+
+def _scratch_tmpfs(path: str, features: BwrapFeatures, limits: Limits) -> list[str]:
+    """A tmpfs every uid may write to (mode 1777).
+
+    bwrap 0.7+ caps its size at `limits.file_bytes`. 0.5/0.6 (Ubuntu 22.04) reject --perms and
+    --size before --tmpfs, so there the tmpfs is made with the kernel's default size (half the
+    RAM: memory, never the grader's disk) and opened with --chmod; RLIMIT_FSIZE still caps every
+    file the worker writes."""
+    if features.tmpfs_options:
+        return ["--perms", "1777", "--size", str(limits.file_bytes), "--tmpfs", path]
+    return ["--tmpfs", path, "--chmod", "1777", path]
 
 
 def _readonly_binds() -> list[tuple[str, str]]:

@@ -70,12 +70,14 @@ class Sandbox:
 
     `workdir_files` (the submission folder) is copied, never modified; the trusted `overlay`
     files (name -> trusted path) replace the student's copies. The worker starts at once, in
-    the background; calls import their module on first use.
+    the background; calls import their module on first use. `env` adds environment variables
+    for code in the sandbox (the launcher knows no lecture's variables).
     """
 
     def __init__(self, workdir_files: Path, *, overlay: Mapping[str, Path] = {},
                  limits: Limits = Limits(),
-                 isolation: Literal["auto", "bubblewrap", "rlimits"] = "auto"):
+                 isolation: Literal["auto", "bubblewrap", "rlimits"] = "bubblewrap",
+                 env: Mapping[str, str] | None = None):
         submission = Path(workdir_files)
         if not submission.is_dir():
             raise ValueError(f"submission folder {submission} does not exist or is not a directory")
@@ -96,9 +98,9 @@ class Sandbox:
                 # A uid of its own for this Sandbox's whole life (restarted workers keep it).
                 self._resources.uid = claim_uid()
                 self._plan = launch_plan(self.isolation, self.workdir, root, limits,
-                                         uid=self._resources.uid)
+                                         uid=self._resources.uid, env=env)
             else:
-                self._plan = launch_plan(self.isolation, self.workdir, root, limits)
+                self._plan = launch_plan(self.isolation, self.workdir, root, limits, env=env)
             self._resources.worker = WorkerProcess(self._plan, limits)
         except BaseException:
             self.close()

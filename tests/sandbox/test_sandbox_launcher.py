@@ -7,9 +7,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from sandbox_helpers import FAST, needs_bwrap
+from sandbox_helpers import FAST, needs_bwrap, needs_rlimits
 
-from autograder.sandbox import SandboxUnavailable, resolve_isolation
+from autograder.sandbox import SandboxUnavailable, isolation_from_env, resolve_isolation
 from autograder.sandbox import launcher
 from autograder.sandbox.launcher import INSIDE_WORKDIR, PROJECT_ROOT, WORKER_FILES, launch_plan
 
@@ -57,23 +57,44 @@ def test_a_python_install_containing_the_project_is_refused(monkeypatch):
 def fresh_bubblewrap_probe():
     """The probe's answer is cached per process; a test that fakes the machine starts and ends
     with a fresh one."""
-    launcher.bubblewrap_problem.cache_clear()
+    probes = (launcher.bwrap_features, launcher.bubblewrap_problem)
+    for probe in probes:
+        probe.cache_clear()
     yield
-    launcher.bubblewrap_problem.cache_clear()
+    for probe in probes:
+        probe.cache_clear()
 
 
-def test_auto_falls_back_when_bwrap_is_missing(monkeypatch, fresh_bubblewrap_probe):
+def test_without_bwrap_every_request_but_rlimits_refuses_naming_bubblewrap(monkeypatch, fresh_bubblewrap_probe):
     monkeypatch.setattr(launcher.shutil, "which", lambda _name: None)
-    assert resolve_isolation("auto") == "rlimits"
-    with pytest.raises(SandboxUnavailable, match="not installed"):
-        resolve_isolation("bubblewrap")
+    for requested in ("bubblewrap", "auto"):   # "auto" no longer falls back on its own
+        with pytest.raises(SandboxUnavailable) as refused:
+            resolve_isolation(requested)
+        message = str(refused.value)
+        assert "bwrap is not installed" in message and "apt-get install bubblewrap" in message
+        assert "--isolation rlimits" in message and "CS349E_ISOLATION=rlimits" in message
+        assert "\n" not in message
 
 
 def test_bubblewrap_is_probed_once_per_process(monkeypatch, fresh_bubblewrap_probe):
     looked_up = []
     monkeypatch.setattr(launcher.shutil, "which", lambda name: looked_up.append(name))
-    assert [resolve_isolation("auto") for _ in range(3)] == ["rlimits"] * 3
+    for _ in range(3):
+        with pytest.raises(SandboxUnavailable):
+            resolve_isolation("bubblewrap")
     assert looked_up == ["bwrap"]
+
+
+@pytest.mark.parametrize("value, expected", [(None, "bubblewrap"), ("", "bubblewrap"),
+                                             ("bubblewrap", "bubblewrap"), ("rlimits", "rlimits")])
+def test_the_nbgrader_path_lowers_isolation_only_through_its_variable(value, expected):
+    environ = {} if value is None else {"CS349E_ISOLATION": value}
+    assert isolation_from_env(environ) == expected
+
+
+def test_a_misspelt_isolation_variable_is_refused():
+    with pytest.raises(SandboxUnavailable, match="CS349E_ISOLATION must be"):
+        isolation_from_env({"CS349E_ISOLATION": "none"})
 
 
 def test_unknown_isolation_is_a_value_error():
@@ -81,6 +102,7 @@ def test_unknown_isolation_is_a_value_error():
         resolve_isolation("docker")
 
 
+@needs_rlimits
 def test_fallback_warns_loudly_once_per_process(tmp_path):
     """Two rlimits sandboxes in one process: the warning appears on stderr exactly once."""
     (tmp_path / "sub").mkdir()
@@ -95,5 +117,5 @@ def test_fallback_warns_loudly_once_per_process(tmp_path):
                          text=True, timeout=60)
     assert run.returncode == 0, run.stderr
     assert run.stdout == "rlimits 1\nrlimits 1\n"
-    assert run.stderr.count("student code is NOT isolated: solutions/ may be readable") == 1
+    assert run.stderr.count("isolation 'rlimits', asked explicitly") == 1
     assert "WARNING" in run.stderr

@@ -133,7 +133,7 @@ def test_trusted_grading_flag_and_check_helper_stay_quiet(sandbox):
     box = sandbox(dict(nb("from selfcheck import check\ncheck('q1')\nq1 = 1"), **{
         "selfcheck.py": "import os\ndef check(name):\n"
                         "    if os.environ.get('CS349E_TRUSTED_GRADING') == '1':\n        return\n"
-                        "    print('checking', name)\n"}))
+                        "    print('checking', name)\n"}), env={"CS349E_TRUSTED_GRADING": "1"})
     outcome = box.run_notebook("handout.ipynb", ["q1"])
     assert outcome.output == "" and outcome.variables == {"q1": 1}
 

@@ -1,23 +1,24 @@
-"""The fallback without bubblewrap: a plain child with rlimits, still safe for the grader."""
+"""The explicit fallback without bubblewrap: a plain child with rlimits, run as an unprivileged uid
+of its own, still safe for the grader and unable to read the project.
+
+Where the fallback refuses on this machine (an interpreter under a 0700 /root, a world-readable
+project), the tests that need a working fallback skip here and run inside the machine
+tests/rlimits_machine.py makes (test_sandbox_isolation_rlimits.py starts them there)."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import stat
-import subprocess
-import sys
 import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-import numpy
 import pytest
-from sandbox_helpers import FAST, write_files
+from sandbox_helpers import FAST, needs_rlimits, write_files
 
-from autograder.sandbox import launcher
-from autograder.sandbox.launcher import PROJECT_ROOT, SANDBOX_GID, SANDBOX_UID, launch_plan
+from autograder.sandbox import SandboxUnavailable, launcher
+from autograder.sandbox.launcher import PROJECT_ROOT, launch_plan
 from autograder.sandbox.uids import FIRST_UID, claim_uid, release_uid
 from autograder.sandbox.workdir import copy_submission, remove_tree
 
@@ -65,6 +66,7 @@ CODE = {
 }
 
 
+@needs_rlimits
 def test_fallback_reports_rlimits_and_calls_work(sandbox):
     box = sandbox(CODE, **RL)
     assert box.isolation == "rlimits"
@@ -73,6 +75,7 @@ def test_fallback_reports_rlimits_and_calls_work(sandbox):
     assert outcome.output == "value [1.5, 2.0]\n"
 
 
+@needs_rlimits
 def test_fallback_applies_rlimits_and_a_scrubbed_environment(sandbox, monkeypatch):
     monkeypatch.setenv("GRADER_SECRET", "s3cret")
     monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
@@ -83,13 +86,15 @@ def test_fallback_applies_rlimits_and_a_scrubbed_environment(sandbox, monkeypatc
     env, cwd = box.call("codesign", "env").value
     assert cwd == str(box.workdir)
     assert "GRADER_SECRET" not in env and "NBGRADER_EXECUTION" not in env
-    assert env["CS349E_TRUSTED_GRADING"] == "1" and env["OMP_NUM_THREADS"] == "1"
+    assert env["OMP_NUM_THREADS"] == "1" and "CS349E_TRUSTED_GRADING" not in env
 
 
+@needs_rlimits
 def test_fallback_does_not_put_the_project_on_sys_path(sandbox):
     assert sandbox(CODE, **RL).call("codesign", "import_solutions").exc_type == "ModuleNotFoundError"
 
 
+@needs_rlimits
 def test_fallback_timeouts_and_crashes_recover(sandbox):
     box = sandbox(CODE, **RL)
     assert box.call("codesign", "spin", timeout=0.5).status == "timeout"
@@ -99,6 +104,7 @@ def test_fallback_timeouts_and_crashes_recover(sandbox):
     assert box.call("codesign", "ok", (1,)).value == 2
 
 
+@needs_rlimits
 def test_fallback_memory_cap(sandbox):
     box = sandbox(CODE, limits=replace(FAST, memory_bytes=768 * 1024**2), **RL)
     assert box.call("codesign", "huge").exc_type == "MemoryError"
@@ -107,12 +113,12 @@ def test_fallback_memory_cap(sandbox):
     assert box.call("codesign", "ok", (1,)).value == 2
 
 
-# -- a root grader without bubblewrap gives up root where uid 65534 can run the worker ---------
+# -- the fallback runs only as an unprivileged uid of its own, with the project closed --------
 
 @pytest.fixture
 def fresh_probes():
-    """The machine probe and the warning are once per process; these tests fake the machine."""
-    cached = (launcher.sandbox_uid_problem, launcher.warn_not_isolated)  # before any monkeypatch
+    """The machine probes and the warning are once per process; these tests fake the machine."""
+    cached = (launcher.sandbox_uid_problem, launcher.rlimits_problem, launcher.warn_not_isolated)
     for function in cached:
         function.cache_clear()
     yield
@@ -141,45 +147,63 @@ def test_root_fallback_drops_to_its_uid_and_hands_it_only_the_private_folder(
     student, private = private_box
     uid = claim_uid()
     try:
-        monkeypatch.setattr(launcher, "sandbox_uid_problem", lambda: None)
+        monkeypatch.setattr(launcher, "rlimits_problem", lambda: None)
         plan = launch_plan("rlimits", private / "submission", private, FAST, uid=uid)
         assert plan.isolation == "rlimits" and plan.drop_to == (uid, uid)
         assert (plan.counted_uid, plan.max_processes) == (uid, FAST.max_processes)
         assert plan.nproc_limit() == FAST.max_processes    # a fresh uid runs nothing yet
-        assert owners(private) == {uid}                    # HOME and the submission copy
+        worker = Path(plan.worker_path)
+        assert worker.parent == private / "worker" and PROJECT_ROOT not in worker.parents
+        assert owners(worker.parent) == {0}                # root's: the worker cannot change it
+        assert owners(private) - owners(worker.parent) == {uid}   # HOME and the submission copy
         assert stat.S_IMODE(private.stat().st_mode) == 0o700   # closed to other sandboxes
         assert (private / "home").is_dir() and plan.env["HOME"] == str(private / "home")
         assert owners(student) == {0}                      # never the student's own folder
-        warning = capsys.readouterr().err
-        assert "NOT isolated" in warning and "runs as an unprivileged uid of its own" in warning
+        assert "runs as an unprivileged uid of its own" in capsys.readouterr().err
     finally:
         release_uid(uid)
 
 
 @needs_root
-def test_root_fallback_stays_root_and_says_so_where_65534_cannot_run_python(
-        monkeypatch, capsys, fresh_probes, private_box):
+def test_root_fallback_refuses_where_65534_cannot_run_python(monkeypatch, fresh_probes, private_box):
     _, private = private_box
     problem = "/opt/python is mode 0700: others cannot enter it"
     monkeypatch.setattr(launcher, "sandbox_uid_problem", lambda: problem)
-    plan = launch_plan("rlimits", private / "submission", private, FAST)
-    assert plan.isolation == "rlimits"
-    assert (plan.drop_to, plan.counted_uid, plan.max_processes) == (None, None, None)
-    assert owners(private) == {0}
-    warning = capsys.readouterr().err
-    assert "runs as ROOT and can read every file the grader can" in warning and problem in warning
+    with pytest.raises(SandboxUnavailable, match="unprivileged uid") as refused:
+        launch_plan("rlimits", private / "submission", private, FAST)
+    assert problem in str(refused.value) and "bubblewrap" in str(refused.value)
+    assert owners(private) == {0}                          # nothing was handed over
 
 
 @needs_root
-def test_root_fallback_stays_root_when_its_private_folder_is_out_of_reach(
-        monkeypatch, capsys, fresh_probes, tmp_path):
+def test_root_fallback_refuses_where_the_project_is_open_to_others(monkeypatch, fresh_probes, tmp_path):
+    project = tmp_path / "kit"
+    (project / "solutions").mkdir(parents=True)
+    project.chmod(0o755)
+    monkeypatch.setattr(launcher, "sandbox_uid_problem", lambda: None)
+    monkeypatch.setattr(launcher, "_closed_ancestor", lambda path: None)   # every folder open
+    monkeypatch.setattr(launcher, "PROJECT_ROOT", project)
+    with pytest.raises(SandboxUnavailable, match=f"chmod 700 {project}"):
+        launcher.resolve_isolation("rlimits")
+
+
+@needs_root
+def test_root_fallback_refuses_when_its_private_folder_is_out_of_reach(monkeypatch, fresh_probes, tmp_path):
     closed = tmp_path / "closed"
     closed.mkdir(mode=0o700)
     (closed / "box").mkdir()
-    monkeypatch.setattr(launcher, "sandbox_uid_problem", lambda: None)
-    plan = launch_plan("rlimits", closed / "box", closed / "box", FAST)
-    assert plan.drop_to is None and owners(closed) == {0}
-    assert "others cannot enter it" in capsys.readouterr().err
+    monkeypatch.setattr(launcher, "rlimits_problem", lambda: None)
+    with pytest.raises(SandboxUnavailable, match="others cannot enter it"):
+        launch_plan("rlimits", closed / "box", closed / "box", FAST)
+    assert owners(closed) == {0}
+
+
+def test_fallback_refuses_a_grader_that_is_not_root(monkeypatch, fresh_probes):
+    """As an ordinary uid the student's code would run as that uid and read the project."""
+    monkeypatch.setattr(launcher.os, "geteuid", lambda: 1000)
+    with pytest.raises(SandboxUnavailable, match="not root") as refused:
+        launcher.resolve_isolation("rlimits")
+    assert "bubblewrap" in str(refused.value) and "\n" not in str(refused.value)
 
 
 def test_uid_problem_names_the_directory_that_shuts_65534_out(monkeypatch, fresh_probes, tmp_path):
@@ -233,6 +257,9 @@ STUDENT = {"codesign.py": """
     def read(path):
         return open(path).read()
 
+    def worker_file():
+        return os.path.realpath(__import__("sys").modules["__main__"].__file__)
+
     def write_home():
         with open(os.path.join(os.environ["HOME"], "note.txt"), "w") as note:
             note.write("ok")
@@ -240,75 +267,21 @@ STUDENT = {"codesign.py": """
             answer.write("ok")
 """}
 
-GRADER = """
-import json, sys
-from pathlib import Path
-from autograder.sandbox import Sandbox, launcher
-problem = launcher.sandbox_uid_problem()
-if problem is None:
-    with Sandbox(Path(sys.argv[1]), isolation="rlimits") as box:
-        who = box.call("codesign", "who").value
-        secret = box.call("codesign", "read", (sys.argv[2],)).exc_type
-        wrote = box.call("codesign", "write_home").status
-        problem = {"who": who, "secret": secret, "wrote": wrote}
-print(json.dumps(problem))
-"""
-
-
-def python_65534_can_run(folder: Path) -> str | None:
-    """This interpreter if uid 65534 can run it, else a virtualenv of the system's Python of the
-    same version that sees this environment's packages (numpy), or None."""
-    if launcher.sandbox_uid_problem() is None:
-        return sys.executable
-    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
-    system = shutil.which(version, path="/usr/bin:/usr/local/bin")
-    if system is None or launcher._closed_ancestor(folder / "venv"):
-        return None
-    made = subprocess.run([system, "-m", "venv", "--without-pip", str(folder / "venv")],
-                          capture_output=True, timeout=60)
-    if made.returncode != 0:
-        return None
-    python = folder / "venv" / "bin" / "python"
-    site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          capture_output=True, text=True, timeout=60).stdout.strip()
-    (Path(site) / "shared.pth").write_text(str(Path(numpy.__file__).parents[1]) + "\n")
-    return str(python)
-
-
-def runs_as_65534(python: str) -> bool:
-    """Checked without the launcher: uid 65534 imports numpy with `python` and reads the worker."""
-    worker = launcher._HERE / "worker.py"
-    code = f"import os, numpy; open({str(worker)!r}).read(); os.listdir({str(worker.parent)!r})"
-    try:
-        probe = subprocess.run([python, "-s", "-c", code], cwd="/", user=SANDBOX_UID, group=SANDBOX_GID,
-                               extra_groups=[], capture_output=True, timeout=60)
-    except OSError:
-        return False
-    return probe.returncode == 0
-
 
 @needs_root
-def test_root_fallback_worker_cannot_read_root_only_files(tmp_path):
-    """The whole way, with a Python uid 65534 can run: the worker is 65534 with no groups,
-    a root-only file stays closed, and HOME and its copy are writable."""
-    secret = tmp_path / "solutions" / "key.txt"
+@needs_rlimits
+def test_root_fallback_worker_cannot_read_the_project_or_root_only_files(sandbox, tmp_path):
+    """The whole way: the worker is a uid of its own with no groups, runs a private copy of its
+    files, cannot read the reference, the hidden tests or a root-only file, and can write HOME
+    and its copy."""
+    secret = tmp_path / "root_only" / "key.txt"
     secret.parent.mkdir(mode=0o700)
     secret.write_text("the reference")
-    student = write_files(tmp_path / "student", STUDENT)
-    interpreters = Path(tempfile.mkdtemp(prefix="cs349e-python-"))
-    try:
-        interpreters.chmod(0o755)
-        python = python_65534_can_run(interpreters)
-        if python is None or not runs_as_65534(python):
-            pytest.skip("no Python on this machine that uid 65534 can run")
-        run = subprocess.run([python, "-c", GRADER, str(student), str(secret)], cwd=PROJECT_ROOT,
-                             capture_output=True, text=True, timeout=120)
-    finally:
-        shutil.rmtree(interpreters)
-    assert run.returncode == 0, run.stderr
-    result = json.loads(run.stdout)
-    uid, gid, groups = result.pop("who")
+    box = sandbox(STUDENT, **RL)
+    uid, gid, groups = box.call("codesign", "who").value
     assert uid == gid >= FIRST_UID and groups == []
-    assert result == {"secret": "PermissionError", "wrote": "ok"}
-    assert "runs as an unprivileged uid of its own" in run.stderr
-    assert owners(student) == {0}
+    for path in (secret, PROJECT_ROOT / "solutions" / "lec01_codesign" / "codesign.py",
+                 PROJECT_ROOT / "autograder" / "lec01_codesign" / "__init__.py"):
+        assert box.call("codesign", "read", (str(path),)).exc_type == "PermissionError", path
+    assert PROJECT_ROOT not in Path(box.call("codesign", "worker_file").value).parents
+    assert box.call("codesign", "write_home").status == "ok"

@@ -1,0 +1,52 @@
+"""`grade` on a class whose student id is a spreadsheet formula and whose code prints control
+characters: grades.csv shows the id as text, feedback and results.json carry no control bytes."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+
+import pytest
+
+from autograder.engine.registry import REPO_ROOT
+from engine.corpus import ASSIGNMENT
+
+FORMULA_ID = '=HYPERLINK("http:evil.example","x")'
+NOISY = '''
+import sys
+
+
+def round_e4m3(x):
+    sys.stdout.write("nul:\\x00 bell:\\x07 esc:\\x1b[2J del:\\x7f cr:\\r end\\n")
+    return x
+'''
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    base = tmp_path_factory.mktemp("safe")
+    (base / "subs" / FORMULA_ID).mkdir(parents=True)
+    (base / "subs" / FORMULA_ID / "codesign.py").write_text(NOISY, encoding="utf-8")
+    run = subprocess.run([sys.executable, "-m", "autograder", "grade", ASSIGNMENT, str(base / "subs"),
+                          "--out", str(base / "out")], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    return base / "out"
+
+
+def test_a_formula_student_id_is_text_in_grades_csv(graded):
+    raw = (graded / "grades.csv").read_text(encoding="utf-8")
+    rows = list(csv.reader(raw.splitlines()))
+    assert rows[1][0] == "'" + FORMULA_ID
+    assert "\n=" not in raw and ",=" not in raw
+
+
+def test_control_characters_are_stripped_from_feedback_and_results(graded):
+    feedback = next((graded / "feedback").glob("*.md")).read_text(encoding="utf-8")
+    results = next((graded / "results").glob("*.json")).read_text(encoding="utf-8")
+    assert "nul: bell: esc:[2J del: cr: end" in feedback
+    assert "nul: bell: esc:[2J del: cr: end" in json.loads(results)["tests"][0]["output"]
+    for text in (feedback, results):
+        assert not [c for c in text if (ord(c) < 32 and c not in "\n\t") or 0x7f <= ord(c) <= 0x9f]
+    assert "\\u0000" not in results and "\\u001b" not in results
