@@ -57,8 +57,9 @@ class Figure:
     """One published number and where it comes from."""
 
     value: float
-    source: str
-    note: str = ""
+    source: str  # the document the number is read from, by name
+    note: str = ""  # caveats
+    basis: str = ""  # what the number counts: configuration, dense or sparse, SMs and clock, ...
 
     def __post_init__(self):
         value = self.value
@@ -71,27 +72,30 @@ class Figure:
                 "(leave an unpublished figure out instead of writing 0)")
         if not isinstance(self.source, str) or not self.source.strip():
             raise ValueError(f"figure {value:g} needs a non-empty source string")
-        if not isinstance(self.note, str):
-            raise ValueError(f"figure note must be a string, got {self.note!r}")
+        for name in ("note", "basis"):
+            if not isinstance(getattr(self, name), str):
+                raise ValueError(f"figure {name} must be a string, got {getattr(self, name)!r}")
         object.__setattr__(self, "value", value)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"value": self.value, "source": self.source}
         if self.note:
             d["note"] = self.note
+        if self.basis:
+            d["basis"] = self.basis
         return d
 
     @classmethod
     def from_dict(cls, d: Any) -> Figure:
         if not isinstance(d, Mapping):
             raise ValueError(f"a figure must be a mapping with 'value' and 'source', got {d!r}")
-        unknown = set(d) - {"value", "source", "note"}
+        unknown = set(d) - {"value", "source", "note", "basis"}
         if unknown:
-            raise ValueError(f"unknown figure keys {sorted(unknown)}; allowed: value, source, note")
+            raise ValueError(f"unknown figure keys {sorted(unknown)}; allowed: value, source, note, basis")
         missing = {"value", "source"} - set(d)
         if missing:
             raise ValueError(f"figure is missing {sorted(missing)}")
-        return cls(d["value"], d["source"], d.get("note", ""))
+        return cls(d["value"], d["source"], d.get("note", ""), d.get("basis", ""))
 
 
 def _refuse(self, *_args):
@@ -251,82 +255,134 @@ def _figure_from_dict(d: Any, where: str) -> Figure:
 
 
 # ---------------------------------------------------------------------------------------------
-# The table. Sources are what a reader needs to find the number again; notes carry the caveats.
+# The table. A source names the document a reader can find the number in (DOCUMENTS); a basis says
+# what the number counts (configuration, dense or sparse, SMs × clock); notes carry the caveats.
 # ---------------------------------------------------------------------------------------------
 _H100_WP = "NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022), H100 SXM5 column"
 _H100_DS = "NVIDIA H100 Tensor Core GPU datasheet, H100 SXM"
-_GB200 = "NVIDIA GB200 NVL72 specifications, rack figure / 72 GPUs"
+_GB200 = "NVIDIA GB200 NVL72 specifications (nvidia.com/en-us/data-center/gb200-nvl72), rack figure / 72 GPUs"
+_BW_BRIEF = "NVIDIA Blackwell Architecture Technical Brief (2024), GB200 NVL72 per-GPU column"
 _BU_BLOG = "NVIDIA technical blog, 'Inside NVIDIA Blackwell Ultra: The Chip Powering the AI Factory Era' (2025)"
-_GB300 = "NVIDIA GB300 NVL72 specifications, rack figure / 72 GPUs"
-_RUBIN = "NVIDIA Vera Rubin NVL144 announcement (GTC 2025; CES 2026 Rubin platform update), per Rubin GPU"
-_DENSE = "dense = half of the listed sparse figure"
-_GB_NOT_HGX = "GB (NVL72) per-GPU figure; HGX boards are lower"
+_BU_CHART_SECONDARY = (_BU_BLOG + ", attention-layer acceleration chart; the Hopper value as reproduced in "
+                       "secondary write-ups of NVIDIA's comparison (the blog text confirmed here names only "
+                       "Blackwell's 5 and Blackwell Ultra's 10.7)")
+_GB300 = "NVIDIA GB300 NVL72 specifications (nvidia.com/en-us/data-center/gb300-nvl72), rack figure / 72 GPUs"
+_HGX = "NVIDIA HGX platform specifications (nvidia.com/en-us/data-center/hgx), HGX B200 column, 8-GPU figure / 8"
+_RUBIN = ("NVIDIA Vera Rubin NVL144 announcement (GTC 2025) and Rubin platform update (CES 2026 keynote and "
+          "NVIDIA technical blog 'Inside the NVIDIA Rubin Platform'), per Rubin GPU")
+DOCUMENTS = (_H100_WP, _H100_DS, _GB200, _BW_BRIEF, _BU_BLOG, _BU_CHART_SECONDARY, _GB300, _HGX, _RUBIN)
+
+_DENSE = "dense (half of the listed 2:4-sparse figure)"
+_GB200_GPU = "per B200 GPU in GB200 NVL72 (the lecture's B200); HGX B200 boards are lower, see the 'HGX B200' chip"
+_GB300_GPU = "per Blackwell Ultra GPU in GB300 NVL72 (the lecture's B300); HGX B300 boards are lower"
+_H100_SXM5 = "H100 SXM5: 132 SMs at 1.83 GHz boost"
+
+# Published SFU ex2 rates per SM and clock, so a student can rebuild an exp/s figure on a stated basis.
+EX2_PER_SM_PER_CLK = MappingProxyType({"Hopper": 16, "Blackwell": 16, "Rubin FP32": 32, "Rubin FP16": 64})
+GH100_FULL_SMS, GH100_FULL_CLOCK_HZ = 144, 1.98e9  # the full GH100 die at its top clock
+H100_SXM5_SMS, H100_SXM5_BOOST_HZ = 132, 1.83e9  # the product whose tensor peaks the table lists
+RUBIN_SMS = 224
 
 H100 = Chip(
     name="H100",
     flops={
-        "bf16": Figure(989.4e12, _H100_WP, "dense; 1978.9 TFLOPS with 2:4 sparsity"),
-        "fp8": Figure(1978.9e12, _H100_WP, "dense; 3957.8 TFLOPS with 2:4 sparsity"),
+        "bf16": Figure(989.4e12, _H100_WP, "1978.9 TFLOPS with 2:4 sparsity", f"{_DENSE}; {_H100_SXM5}"),
+        "fp8": Figure(1978.9e12, _H100_WP, "3957.8 TFLOPS with 2:4 sparsity", f"{_DENSE}; {_H100_SXM5}"),
     },
-    memory_bandwidth=Figure(3.35e12, _H100_DS, "HBM3"),
-    memory_capacity=Figure(80e9, _H100_DS, "HBM3"),
-    nvlink_bandwidth=Figure(900e9, _H100_DS, "NVLink 4"),
-    power=Figure(700.0, _H100_DS, "max TDP (configurable)"),
+    memory_bandwidth=Figure(3.35e12, _H100_DS, "", "H100 SXM, HBM3"),
+    memory_capacity=Figure(80e9, _H100_DS, "", "H100 SXM, HBM3"),
+    nvlink_bandwidth=Figure(900e9, _H100_DS, "", "per GPU, NVLink 4, both directions"),
+    power=Figure(700.0, _H100_DS, "configurable", "H100 SXM max TDP"),
     exp_throughput=Figure(
-        4.5e12, "CS349E course value; NVIDIA publishes no H100 exp throughput",
-        "FlashAttention-3 (Shah et al., 2024) derives 3.9e12 = 132 SMs x 16 ex2/clk x 1.83 GHz; "
-        "with 3.9e12 the lecture's 43 %/86 % become 50 %/100 %"),
+        4.5e12, _BU_CHART_SECONDARY,
+        "on the tensor peaks' basis, 132 SMs x 16 ex2/clk x 1.83 GHz = 3.865e12 (FlashAttention-3's 3.9e12): "
+        "with it the lecture's 43 %/86 % (BF16/FP8, d_head = 128) become 50 %/100 %",
+        "full GH100: 144 SMs x 16 ex2/clk x 1.98 GHz = 4.56e12 -- not the 132 SMs at 1.83 GHz of the "
+        "989.4 TFLOPS it is compared with"),
 )
 
 B200 = Chip(
     name="B200",
     flops={
-        "nvfp4": Figure(10e15, _GB200, f"{_DENSE}; {_GB_NOT_HGX}"),
-        "fp8": Figure(5e15, _GB200, f"{_DENSE}; {_GB_NOT_HGX} (HGX B200: 4.5 PFLOP/s)"),
-        "bf16": Figure(2.5e15, _GB200, f"{_DENSE}; {_GB_NOT_HGX}"),
+        "nvfp4": Figure(10e15, _GB200, "", f"{_DENSE}; {_GB200_GPU}"),
+        "fp8": Figure(5e15, _GB200, "HGX B200: 4.5 PFLOPS", f"{_DENSE}; {_GB200_GPU}"),
+        "bf16": Figure(2.5e15, _GB200, "", f"{_DENSE}; {_GB200_GPU}"),
     },
-    memory_bandwidth=Figure(8e12, _GB200, "HBM3e; HGX B200: 7.7 TB/s"),
-    memory_capacity=Figure(192e9, "NVIDIA Blackwell architecture announcement (GTC 2024): 192 GB HBM3e per B200",
-                           "the package's HBM; GB200 NVL72 lists 186 GB usable per GPU, HGX B200 180 GB"),
-    nvlink_bandwidth=Figure(1.8e12, _GB200, "NVLink 5"),
-    power=Figure(1200.0, "NVIDIA GB200 configuration of B200 (per GPU; the superchip is rated 2700 W with Grace)",
-                 "HGX B200: 1000 W"),
-    exp_throughput=Figure(5e12, _BU_BLOG, "attention-layer acceleration table: Blackwell 5 TeraExponentials/s"),
+    memory_bandwidth=Figure(8e12, _GB200, "HGX B200: 7.7 TB/s", f"HBM3e; {_GB200_GPU}"),
+    memory_capacity=Figure(192e9, _BW_BRIEF,
+                           "GB200 NVL72 lists 186 GB usable per GPU (13.4 TB / 72); HGX B200: 180 GB",
+                           "the B200 package's HBM3e (8 stacks of 24 GB)"),
+    nvlink_bandwidth=Figure(1.8e12, _GB200, "", f"NVLink 5, both directions; {_GB200_GPU}"),
+    power=Figure(1200.0, _BW_BRIEF, "the GB200 superchip (2 B200 + Grace) is rated 2700 W; HGX B200: 1000 W",
+                 f"max TDP, configurable up to 1,200 W, of B200 as configured in GB200; {_GB200_GPU}"),
+    exp_throughput=Figure(5e12, _BU_BLOG, "attention-layer acceleration chart: Blackwell 5 TeraExponentials/s",
+                          "a Blackwell GPU as NVIDIA's chart states it (SM count and clock not given there)"),
 )
 
 B300 = Chip(
     name="B300",
     flops={
-        "nvfp4": Figure(15e15, _BU_BLOG, "dense NVFP4; NVIDIA quotes 7.5x Hopper"),
-        "fp8": Figure(5e15, _GB300, f"{_DENSE}; {_GB_NOT_HGX} (HGX B300: 4.5 PFLOP/s)"),
-        "bf16": Figure(2.5e15, _GB300, f"{_DENSE}; {_GB_NOT_HGX}"),
+        "nvfp4": Figure(15e15, _BU_BLOG, "NVIDIA quotes 7.5x Hopper", f"dense NVFP4; {_GB300_GPU}"),
+        "fp8": Figure(5e15, _GB300, "HGX B300: 4.5 PFLOPS", f"{_DENSE}; {_GB300_GPU}"),
+        "bf16": Figure(2.5e15, _GB300, "", f"{_DENSE}; {_GB300_GPU}"),
     },
-    memory_bandwidth=Figure(8e12, _BU_BLOG, "HBM3e"),
-    memory_capacity=Figure(288e9, _BU_BLOG, "HBM3e; HGX B300: 270 GB"),
-    nvlink_bandwidth=Figure(1.8e12, _BU_BLOG, "NVLink 5"),
-    power=Figure(1400.0, _BU_BLOG, "max TDP of Blackwell Ultra in GB300; HGX B300: 1100 W"),
-    exp_throughput=Figure(10.7e12, _BU_BLOG, "attention-layer acceleration table: 10.7 TeraExponentials/s, "
-                                             "2x Blackwell's SFU exp throughput"),
+    memory_bandwidth=Figure(8e12, _BU_BLOG, "", f"HBM3e; {_GB300_GPU}"),
+    memory_capacity=Figure(288e9, _BU_BLOG,
+                           "the blog's per-GPU HBM3e (8 stacks of 36 GB); the GB300 NVL72 rack lists about 20 TB "
+                           "for 72 GPUs, i.e. ~279 GB per GPU usable; HGX B300: 270 GB",
+                           "the Blackwell Ultra package's HBM3e"),
+    nvlink_bandwidth=Figure(1.8e12, _BU_BLOG, "", f"NVLink 5, both directions; {_GB300_GPU}"),
+    power=Figure(1400.0, _BU_BLOG, "HGX B300: 1100 W", f"max TDP of Blackwell Ultra in GB300; {_GB300_GPU}"),
+    exp_throughput=Figure(10.7e12, _BU_BLOG, "attention-layer acceleration chart: 10.7 TeraExponentials/s, "
+                                             "2x Blackwell's SFU exp throughput",
+                          "a Blackwell Ultra GPU as NVIDIA's chart states it (160 SMs; clock not given there)"),
+)
+
+HGX_B200 = Chip(
+    name="HGX B200",
+    flops={
+        "nvfp4": Figure(9e15, _HGX, "", f"{_DENSE}; per GPU of an 8-GPU HGX B200 board (1000 W air-cooled)"),
+        "fp8": Figure(4.5e15, _HGX, "", f"{_DENSE}; per GPU of an 8-GPU HGX B200 board (1000 W air-cooled)"),
+        "bf16": Figure(2.25e15, _HGX, "", f"{_DENSE}; per GPU of an 8-GPU HGX B200 board (1000 W air-cooled)"),
+    },
+    memory_bandwidth=Figure(7.7e12, _HGX, "", "HBM3e, per GPU of an HGX B200 board"),
+    memory_capacity=Figure(180e9, _HGX, "1.44 TB per 8-GPU board", "HBM3e usable per GPU of an HGX B200 board"),
+    nvlink_bandwidth=Figure(1.8e12, _HGX, "", "NVLink 5, both directions, per GPU"),
+    power=Figure(1000.0, _HGX, "", "max TDP per GPU of an HGX B200 board"),
 )
 
 RUBIN = Chip(
     name="Rubin",
     flops={
-        "nvfp4": Figure(50e15, _RUBIN, "'up to' 50 PFLOPS NVFP4 inference; not stated to be dense"),
+        "nvfp4": Figure(35e15, _RUBIN, "the 'up to' 50 PFLOPS is a Transformer Engine inference figure with "
+                                       "adaptive compression (see LABELLED_FIGURES)",
+                        "dense NVFP4 training figure, per Rubin GPU"),
     },
-    memory_bandwidth=Figure(22e12, _RUBIN, "HBM4"),
-    memory_capacity=Figure(288e9, _RUBIN, "HBM4"),
-    nvlink_bandwidth=Figure(3.6e12, _RUBIN, "NVLink 6"),
+    memory_bandwidth=Figure(22e12, _RUBIN, "", "HBM4, per Rubin GPU"),
+    memory_capacity=Figure(288e9, _RUBIN, "", "HBM4, per Rubin GPU"),
+    nvlink_bandwidth=Figure(3.6e12, _RUBIN, "", "NVLink 6, both directions, per Rubin GPU"),
 )
+
+# Figures published on another basis than the dense table above, kept apart and labelled so
+# that nobody divides them by a dense figure by mistake: chip name -> label -> Figure.
+LABELLED_FIGURES: Mapping[str, Mapping[str, Figure]] = MappingProxyType({
+    "Rubin": MappingProxyType({
+        "nvfp4 inference (Transformer Engine)": Figure(
+            50e15, _RUBIN, "not comparable with the dense table (dense NVFP4 training: 35 PFLOPS)",
+            "'up to' 50 PFLOPS NVFP4 inference with the Transformer Engine's adaptive compression"),
+    }),
+})
 
 # Why a figure is absent, for the sourced table (fp16/fp32 etc. are simply outside this lecture's table).
 UNPUBLISHED_NOTES = MappingProxyType({
     "H100": "no FP4 tensor cores",
-    "Rubin": "no published FP8, BF16, power or exp figure; NVIDIA only says SFU exp throughput "
-             "rises (FP32 2x, BF16 4x Blackwell)",
+    "HGX B200": "no exp figure published for the HGX board (NVIDIA's 5 T exp/s is Blackwell's)",
+    "Rubin": "no published FP8, BF16, power or exp/s figure; NVIDIA lists the SFU ex2 rate per SM per clock "
+             "(32 FP32 / 64 FP16, vs 16 for Blackwell) and 224 SMs, but no clock",
 })
 
-CHIPS: Mapping[str, Chip] = MappingProxyType({chip.name: chip for chip in (H100, B200, B300, RUBIN)})
+# Generation order; HGX B200 (the board most students meet) after the GB200 figure of its GPU.
+CHIPS: Mapping[str, Chip] = MappingProxyType({chip.name: chip for chip in (H100, B200, HGX_B200, B300, RUBIN)})
 
 
 def _print_sourced_table() -> None:
@@ -338,8 +394,10 @@ def _print_sourced_table() -> None:
         for key, fig in chip.sources().items():
             unit = FIELDS[key][1] if key in FIELDS else "FLOP/s"
             label = FIELDS[key][2] if key in FIELDS else f"{key} tensor"
-            rows.append([label, f"{fmt_num(fig.value)}{unit}", fig.source, fig.note or "-"])
-        print_table(["figure", "value", "source", "note"], rows)
+            rows.append([label, f"{fmt_num(fig.value)}{unit}", fig.basis or "-", fig.source, fig.note or "-"])
+        for label, fig in LABELLED_FIGURES.get(chip.name, {}).items():
+            rows.append([label, f"{fmt_num(fig.value)}FLOP/s", fig.basis, fig.source, fig.note or "-"])
+        print_table(["figure", "value", "basis", "source", "note"], rows)
         missing = [p for p in PRECISIONS if not chip.has(p)] + [f for f in FIELDS if not chip.has(f)]
         remark = f" ({UNPUBLISHED_NOTES[chip.name]})" if chip.name in UNPUBLISHED_NOTES else ""
         print(f"not in this table: {', '.join(missing) or 'none'}{remark}")

@@ -28,10 +28,14 @@ class CodeMutation:
 X64 = "np.random.default_rng(0).standard_t(5, 64) * 0.02"
 CODE_MUTATIONS = (
     CodeMutation("e2m1_ties_to_smaller", "to_e2m1", "np.rint(a / step)", "np.ceil(a / step - 0.5)", "to_e2m1(0.75)"),
+    CodeMutation("e2m1_positive_zero", "to_e2m1", "return np.copysign(q, y)", "return np.copysign(q, y) + 0.0", "to_e2m1(-0.2)"),
     CodeMutation("e2m1_no_saturation", "to_e2m1", "return np.copysign(q, y)", "return np.copysign(np.where(a > 6, a, q), y)", "to_e2m1(7.0)"),
     CodeMutation("e4m3_no_saturation", "round_e4m3", "np.copysign(np.minimum(q, E4M3_MAX), x)", "np.copysign(q, x)", "round_e4m3(500.0)"),
     CodeMutation("e4m3_ties_away", "round_e4m3", "np.rint(np.ldexp(a, -step_exp))", "np.floor(np.ldexp(a, -step_exp) + 0.5)", "round_e4m3(17.0)"),
-    CodeMutation("wrong_block_size", "quantize", "block = SCHEMES[scheme]", 'block = {"mxfp4": 16, "nvfp4": 32}.get(scheme)', f"quantize({X64}, 'nvfp4')"),
+    CodeMutation("wrong_block_size", "quantize", "block_size = SCHEMES[scheme]", 'block_size = {"mxfp4": 16, "nvfp4": 32}[scheme]', f"quantize({X64}, 'nvfp4')"),
+    CodeMutation("ignores_block_size", "quantize", "return int(block_size), scale_format", "return SCHEMES[scheme], scale_format", f"quantize({X64}, 'nvfp4', block_size=32)"),
+    CodeMutation("ignores_scale_format", "quantize", "return int(block_size), scale_format", "return int(block_size), SCALE_FORMATS[scheme]", f"quantize({X64}, 'mxfp4', scale_format='e4m3')"),
+    CodeMutation("mxfp4_exponent_from_log2", "quantize", "_, k = np.frexp(bmax)", "k = np.floor(np.log2(np.where(bmax > 0, bmax, 1.0))).astype(int) + 1", "quantize(np.r_[8 * (1 - 2.0 ** -53), 1.0, np.zeros(30)], 'mxfp4')"),
     CodeMutation("mxfp4_scale_off_by_one", "quantize", "np.clip(k - 1 - 2, -127, 127)", "np.clip(k - 2, -127, 127)", f"quantize({X64}, 'mxfp4')"),
     CodeMutation("nvfp4_no_global_scale", "quantize", "g = amax / (E2M1_MAX * E4M3_MAX)", "g = 1.0", f"quantize({X64}, 'nvfp4')"),
     CodeMutation("quantize_accepts_2d", "quantize", "if x.ndim != 1:", "if x.ndim > 2:", "quantize(np.ones((4, 4)), 'fp8_tensor')"),

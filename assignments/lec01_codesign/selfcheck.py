@@ -3,7 +3,7 @@
 
 【check 做什么】
     函数（check("函数名")）：重新导入你的 codesign.py，跑这个函数的公开例子，给一行结论。
-    报告题（check("题号")）：看答案变量有没有定义、类型对不对（数 / 大写字母）、
+    报告题（check("题号")）：看答案变量有没有定义、类型对不对（数 / 选项字母）、
         数值是否在很宽的合理范围里（帮你发现单位错误）。它**不会**告诉你答案对不对。
     文字题：由助教人工评分，check 不检查。
 【python selfcheck.py】跑全部函数的公开例子，检查 handout.ipynb 是不是完好（合法的 JSON、评分格都在），
@@ -207,9 +207,7 @@ def choice_problem(value, item: dict) -> str | None:
     listed = "、".join(repr(c) for c in choices)
     if not isinstance(value, str):
         return f"是 {type(value).__name__} {value!r}，应该是一个字符串，取 {listed} 之一"
-    if value not in choices and value.strip().upper() in choices:
-        return f"请写成大写字母、不带空格：{value!r} → {value.strip().upper()!r}"
-    if value not in choices:
+    if value.strip().upper() not in choices:  # 和评分一样：大小写、首尾空格都不计较
         return f"{value!r} 不是选项之一，应该取 {listed} 之一"
     return None
 

@@ -59,7 +59,7 @@ def answer_format(item: Item) -> str:
                 f"{tolerance_phrase(item.rtol, item.atol, item.unit)} 即得分。")
     if item.kind is ItemKind.CHOICE:
         letters = "、".join(f'`"{c}"`' for c in item.choices)
-        return f"在下面的格子里给变量 `{item.id}` 赋值——一个字符串，取 {letters} 之一（大写字母）。"
+        return f"在下面的格子里给变量 `{item.id}` 赋值——一个字符串，取 {letters} 之一（字母大小写都可以）。"
     if item.kind is ItemKind.TEXT:
         return "直接在下面的格子里（Markdown）用自己的话作答，由助教人工评分。"
     raise NotebookSourceError(f"{item.id}: kind {item.kind!r} is not a report question")

@@ -2,7 +2,9 @@
 
 A hidden-test package `autograder/<name>/` provides two functions:
 `function_suites() -> {item id: Suite}` for every function item, and
-`answer_key() -> {item id: number | letter}` for every number / choice item.
+`answer_key() -> {item id: number | letter}` for every number / choice item, and optionally
+`sandbox_factories() -> ("module:Class.method", ...)`: the only callables the sandbox may use
+to rebuild an argument that is not plain data (see autograder.sandbox.codec.Rebuilt).
 Adding an assignment is one more such package; the engine does not change.
 """
 
@@ -19,6 +21,7 @@ from autograder.engine.cases import Suite
 from autograder.engine.checks import is_real_number
 from autograder.engine.registry import ConfigError, GradingConfig, load_config
 from autograder.engine.vocabulary import KEYED_KINDS, ItemKind
+from autograder.sandbox.codec import check_factory_name
 
 
 @dataclass(frozen=True)
@@ -27,6 +30,7 @@ class Assignment:
     suites: Mapping[str, Suite]  # every property carries its fixed examples
     answer_key: Mapping[str, Any]
     case_set: str = ""  # digest of every case and property example (case_digest.py)
+    factories: tuple[str, ...] = ()  # sandbox_factories() of the hidden-test package
 
 
 def _package(name: str):
@@ -77,7 +81,13 @@ def load_assignment(name: str) -> Assignment:
             raise ConfigError(f"{name}: the key of choice item {item.id} is {value!r}, not one of {item.choices}")
     if answered and config.notebook is None:
         raise ConfigError(f"{name}: report items need a .ipynb file in student_files")
-    return Assignment(config, suites, key, case_set_digest(suites))
+    factories = tuple(getattr(package, "sandbox_factories", tuple)())
+    for factory in factories:
+        try:
+            check_factory_name(factory)
+        except ValueError as exc:
+            raise ConfigError(f"autograder/{name}: sandbox_factories(): {exc}") from None
+    return Assignment(config, suites, key, case_set_digest(suites), factories)
 
 
 def warm(name: str) -> Assignment:

@@ -14,7 +14,6 @@ from typing import Any, Mapping
 import numpy as np
 
 from autograder.engine.cases import Group, Suite
-from autograder.sandbox.codec import ChipArg
 
 PREFIX = "sha256:"
 
@@ -50,9 +49,6 @@ def _feed(h, value: Any) -> None:
     elif isinstance(value, Group):  # a kind of test: its label and default weight both count
         put("group")
         _feed(h, (value.label, value.weight))
-    elif isinstance(value, ChipArg):
-        put("chip")
-        _feed(h, dict(value.spec))
     elif dataclasses.is_dataclass(value) and not isinstance(value, type):
         put("dc", type(value).__qualname__.encode())
         for f in dataclasses.fields(value):

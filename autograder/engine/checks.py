@@ -6,7 +6,7 @@ value and a rendered call (`what`) gives a Verdict. Every failure message follow
 
     `what` <problem> — 返回 <got>，期望 <desired>
 
-and array mismatches add numpy.testing's summary (mismatched elements, max abs/rel difference,
+and array mismatches add numpy.testing's summary in Chinese (不一致的元素, 最大绝对/相对误差,
 the first few `[i]` with input, returned and expected values). Tolerances are relative to the
 *desired* value: |actual − desired| <= atol + rtol·|desired|.
 
@@ -145,11 +145,11 @@ class ArrayCheck:
         rule = self.rule or tolerance_phrase(self.rtol, self.atol)
         lines = [
             f"`{what}` 的值不对（{rule}）：",
-            f"- Mismatched elements: {n_bad} / {n} ({100 * n_bad / n:.3g} %)",
+            f"- 不一致的元素：{n_bad} / {n}（{100 * n_bad / n:.3g} %）",
         ]
         if reveal:  # differences would give the expected values away
-            lines += [f"- Max absolute difference: {_fmt_diff(abs_diff)}",
-                      f"- Max relative difference: {_fmt_diff(rel_diff)}（相对于期望值）"]
+            lines += [f"- 最大绝对误差：{_fmt_diff(abs_diff)}",
+                      f"- 最大相对误差：{_fmt_diff(rel_diff)}（相对于期望值）"]
         else:
             lines.append(f"- {WITHHELD}")
         for index in list(zip(*np.nonzero(bad)))[:SHOWN_MISMATCHES]:

@@ -21,6 +21,7 @@ from autograder.engine.registry import Item
 from autograder.engine.results import ItemResult
 
 
+KEPT_OUTPUT_CHARS = 16_000  # student output kept per item while grading (feedback shows less)
 RAISES_WITHOUT_VALUES = ("这一项没有任何返回值的测试通过，所以「必须抛出异常」的用例暂不计分："
                          "对每个输入都抛出异常的实现不能靠它们得分。先让函数返回正确的值。")
 RAISE_CASE_NOT_COUNTED = "抛出了要求的异常，但这一项没有任何返回值的测试通过，所以本用例暂不计分（见上面的注意）。"
@@ -35,6 +36,29 @@ def discount_raises(records: Sequence[TestRecord]) -> list[TestRecord]:
             for r in records]
 
 
+class _Output:
+    """The student output of one item: the first KEPT_OUTPUT_CHARS characters, and a count of
+    the rest (a flood costs a bounded amount of memory, however many calls print)."""
+
+    def __init__(self):
+        self._parts: list[str] = []
+        self._kept = 0
+        self._dropped = 0
+
+    def add(self, text: str) -> None:
+        room = KEPT_OUTPUT_CHARS - self._kept
+        if len(text) > room:
+            self._dropped += len(text) - max(room, 0)
+            text = text[:max(room, 0)]
+        if text:
+            self._parts.append(text)
+            self._kept += len(text)
+
+    def text(self) -> str:
+        joined = "".join(self._parts)
+        return joined + (f"\n[… {self._dropped} characters dropped]" if self._dropped else "")
+
+
 def grade_function(item: Item, suite: Suite, code: StudentCode) -> ItemResult:
     if not code.loaded:
         message = import_failure_text(code.import_outcome, code.module) if code.import_outcome else (
@@ -44,21 +68,31 @@ def grade_function(item: Item, suite: Suite, code: StudentCode) -> ItemResult:
                           function_feedback(suite, [], message, output), truncate_output(output),
                           item.title)
 
-    replies = code.call_many([case.call for case in suite.cases])
-    output = "".join(reply.outcome.output for reply in replies if reply.outcome is not None)
-    if replies and all(r.outcome is not None and r.outcome.exc_type == "NotImplementedError" for r in replies):
+    # Each reply is judged as it arrives and dropped: only verdicts and capped output stay.
+    output = _Output()
+    records = []
+    unimplemented = bool(suite.cases)
+    replies = code.stream([case.call for case in suite.cases], [case.expect for case in suite.cases])
+    for case, reply in zip(suite.cases, replies):
+        outcome = reply.outcome
+        if outcome is not None:
+            output.add(outcome.output)
+        unimplemented = unimplemented and outcome is not None and outcome.exc_type == "NotImplementedError"
+        records.append(TestRecord(case.label, case.group, case.points_weight,
+                                  judge(reply, case.expect, reveal=case.reveal_expected), isinstance(case.expect, Raises)))
+        del reply, outcome
+    if unimplemented:
         message = (f"`{item.id}` 还没有实现（函数体仍然是 `raise NotImplementedError`），"
                    f"{len(suite.cases) + len(suite.properties)} 项测试都没有通过。")
+        text = output.text()
         return ItemResult(item.id, item.kind, 0.0, item.points, "failed",
-                          function_feedback(suite, [], message, output), truncate_output(output), item.title)
-    records = [TestRecord(case.label, case.group, case.points_weight,
-                          judge(reply, case.expect, reveal=case.reveal_expected), isinstance(case.expect, Raises))
-               for case, reply in zip(suite.cases, replies)]
+                          function_feedback(suite, [], message, text), truncate_output(text), item.title)
     for prop in suite.properties:
         result = run_property(prop, code)
         label = f"{prop.label}（{result.examples} 个例子）"
         records.append(TestRecord(label, prop.group, prop.points_weight, Verdict(result.passed, result.message)))
-        output += result.output
+        output.add(result.output)
+    output = output.text()
     discounted = discount_raises(records)
     note = RAISES_WITHOUT_VALUES if discounted != records else ""
     records = discounted

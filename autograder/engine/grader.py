@@ -49,7 +49,7 @@ def grade_submission(assignment_name: str, submission_dir: Path, *, limits: Limi
             for name in files.present:
                 shutil.copyfile(files.path(name), Path(staging) / name)
             with Sandbox(Path(staging), overlay=config.trusted_files(), limits=limits,
-                         isolation=isolation, env=SANDBOX_ENV) as box:
+                         isolation=isolation, env=SANDBOX_ENV, factories=assignment.factories) as box:
                 used = box.isolation
                 items = _grade_items(assignment, files, box, limits)
 

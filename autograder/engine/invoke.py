@@ -5,22 +5,43 @@ Verdict with a Chinese explanation here (notebook outcomes are judged in report_
 It also rations the student's time: after a call of a function times out, that function is not
 called again in this submission (its remaining cases fail with a note), and once the
 submission's overall deadline has passed nothing more is called.
+
+And it bounds what a reply may cost the grader: each call carries a reply bound computed from
+the expectation (`reply_bound`), so a reply much larger than the expected value is refused in
+the sandbox layer before the parent allocates it, and is a wrong answer ("too_large").
+`StudentCode.stream` yields replies as they arrive, so a caller can judge each one and drop it.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from autograder.engine.cases import Call, Expectation, Raises, Returns, Verdict, render_number
 from autograder.engine.checks import describe_type
 from autograder.sandbox import Call as SandboxCall
+from autograder.sandbox.codec import wire_size
 from autograder.sandbox.outcomes import CallOutcome, NotebookOutcome
 
 MESSAGE_CHARS = 300  # exception messages are cut to this length in feedback
 CRASHES_BEFORE_GIVING_UP = 2
 MAX_CHUNK = 64  # calls per round trip; after a timeout or crash the next batch is a single call
+# A reply may take REPLY_FACTOR × the expected value's wire size + REPLY_SLACK bytes (a list of
+# floats instead of an array is about 3× larger); a "must raise" case accepts REPLY_SLACK.
+REPLY_FACTOR = 4
+REPLY_SLACK = 64 * 1024
+
+
+def reply_bound(expect: Expectation | None) -> int | None:
+    """Wire bytes a reply to a call with this expectation may take; None when the expected value
+    is not known (a check without `desired`): then the sandbox's own limit applies."""
+    if isinstance(expect, Raises):
+        return REPLY_SLACK
+    desired = getattr(getattr(expect, "check", None), "desired", None)
+    if desired is None:
+        return None
+    return REPLY_FACTOR * wire_size(desired) + REPLY_SLACK
 
 
 @dataclass(frozen=True)
@@ -59,41 +80,53 @@ class StudentCode:
         return self._sandbox.run_notebook(name, list(variables))
 
     # -- calling -------------------------------------------------------------------------
-    def call(self, call: Call) -> Reply:
-        return self.call_many([call])[0]
+    def call(self, call: Call, expect: Expectation | None = None) -> Reply:
+        return self.call_many([call], [expect])[0]
 
-    def call_many(self, calls: Sequence[Call]) -> list[Reply]:
-        """Make the calls in order, batched into few sandbox round trips, honouring the ration.
+    def call_many(self, calls: Sequence[Call], expects: Sequence[Expectation | None] | None = None) -> list[Reply]:
+        """Every reply of `stream`, as a list (holds them all: prefer `stream` for many calls)."""
+        return list(self.stream(calls, expects))
+
+    def stream(self, calls: Sequence[Call], expects: Sequence[Expectation | None] | None = None) -> Iterator[Reply]:
+        """Make the calls in order, batched into few sandbox round trips, honouring the ration;
+        yield each reply as its batch returns. `expects[i]` (optional) bounds the size of call i's
+        reply (`reply_bound`).
 
         A batch cannot stop half-way, so calls of one function go out in growing chunks
         (1, 4, 16, 64): a function that hangs on every input costs one timeout, not one per case,
         and after a timeout or crash the next call goes alone again.
         """
-        replies: list[Reply] = []
+        if expects is not None and len(expects) != len(calls):
+            raise ValueError(f"{len(calls)} calls but {len(expects)} expectations")
+        done = 0
         chunk = 1
-        while len(replies) < len(calls):
-            function = calls[len(replies)].function
+        while done < len(calls):
+            function = calls[done].function
             reason = self._skip_reason(function)
             if reason:
-                replies.append(Reply(calls[len(replies)], None, reason))
+                yield Reply(calls[done], None, reason)
+                done += 1
                 continue
             # A batch runs to its end, each call up to the call timeout: send no more calls than
             # fit before the deadline, so the submission's budget holds within one call timeout.
             fits = int((self._deadline - time.monotonic()) // self._sandbox.limits.call_timeout)
             batch = []
-            for call in calls[len(replies):]:
+            for call in calls[done:]:
                 if call.function != function or len(batch) == max(1, min(chunk, fits)):
                     break
                 batch.append(call)
+            bounds = [reply_bound(expects[done + i]) if expects is not None else None for i in range(len(batch))]
             outcomes = self._sandbox.call_many(
-                [SandboxCall(self.module, c.function, tuple(c.args), dict(c.kwargs)) for c in batch])
+                [SandboxCall(self.module, c.function, tuple(c.args), dict(c.kwargs), reply_bytes=bound)
+                 for c, bound in zip(batch, bounds)])
+            troubled = any(o.status in ("timeout", "crashed") for o in outcomes)
             for call, outcome in zip(batch, outcomes):
                 self._account(call.function, outcome)
-                replies.append(Reply(call, outcome))
-            next_function = calls[len(replies)].function if len(replies) < len(calls) else None
-            troubled = any(o.status in ("timeout", "crashed") for o in outcomes)
+            done += len(batch)
+            next_function = calls[done].function if done < len(calls) else None
             chunk = min(chunk * 4, MAX_CHUNK) if next_function == function and not troubled else 1
-        return replies
+            while outcomes:   # hand each reply over and forget it
+                yield Reply(batch.pop(0), outcomes.pop(0))
 
     def _skip_reason(self, function: str) -> str:
         if function in self._hung:
@@ -154,7 +187,14 @@ def failure_text(outcome: CallOutcome, what: str) -> str:
         where = f"\n\n```\n{outcome.traceback.strip()[-1200:]}\n```" if outcome.traceback.strip() else ""
         return f"`{what}` 抛出了 {_exception(outcome)}{where}"
     if status == "timeout":
+        if outcome.timeout_cause == "deadline":
+            return f"`{what}` 被停止：这份作业的评分总时间已用完（前面的调用太慢或卡住了）。"
+        if outcome.timeout_cause == "blocked":
+            return f"`{what}` 超过了每次调用的时间限制：它在等待或休眠（sleep、读输入），而不是在计算。"
         return f"`{what}` 超过了每次调用的时间限制：死循环，或者实现太慢。"
+    if status == "too_large":
+        return (f"`{what}` 返回的结果太大（{_cut(outcome.exc_message)}），远远超过期望结果的大小，"
+                "评分程序没有读取它。请返回和题目要求同样形状的结果。")
     if status == "crashed":
         detail = f"（{_cut(outcome.exc_message)}）" if outcome.exc_message else ""
         return (f"`{what}` 运行时进程异常终止{detail}：可能是段错误、内存超限、"
@@ -167,7 +207,7 @@ def import_failure_text(outcome: CallOutcome, module: str) -> str:
     """Why the student's module could not be loaded (every function item reports this)."""
     if outcome.status == "raised":
         kind = outcome.exc_type or "Exception"
-        # Only the module itself missing means "not submitted": `solutions.<assignment>` missing
+        # Only the module itself missing means "not submitted": a missing `solutions.<assignment>`
         # (a student importing the reference) may also contain the module's name.
         if kind == "ModuleNotFoundError" and (outcome.exc_message or "").strip() == f"No module named '{module}'":
             return f"没有找到 `{module}.py`：请确认提交了这个文件，文件名没有改动。"
@@ -199,4 +239,4 @@ def _cut(text: str | None, limit: int = MESSAGE_CHARS) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
-__all__ = ["Reply", "StudentCode", "judge", "failure_text", "import_failure_text", "Returns", "Raises"]
+__all__ = ["Reply", "StudentCode", "judge", "failure_text", "import_failure_text", "reply_bound", "Returns", "Raises"]

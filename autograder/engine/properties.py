@@ -46,19 +46,19 @@ def examples_of(prop: Property) -> tuple[tuple, ...]:
 
 def run_property(prop: Property, code: StudentCode) -> PropertyResult:
     examples = examples_of(prop)
-    replies = list(code.call_many([Call(prop.function, args) for args in examples]))
+    expectations = [prop.expect(args) for args in examples]   # each bounds its reply's size
+    replies = code.stream([Call(prop.function, args) for args in examples], expectations)
     memo: dict[bytes, Verdict] = {}  # verdicts of the examples the student was really called on
     first_failure: tuple[tuple, Verdict] | None = None
     output = []
-    for i, args in enumerate(examples):
-        reply, replies[i] = replies[i], None  # judged now, then dropped
-        verdict = judge(reply, prop.expect(args))
+    for args, expect, reply in zip(examples, expectations, replies):  # judged as it arrives, dropped
+        verdict = judge(reply, expect)
         if reply.outcome is not None:
             output.append(reply.outcome.output)
             memo[example_key(args)] = verdict
         if not verdict.ok and first_failure is None:
             first_failure = (args, verdict)
-    del replies
+    reply = None  # the last reply too: only verdicts stay while shrinking
     if first_failure is None:
         return PropertyResult(True, len(examples), output="".join(output))
     minimal = _shrink(prop, code, memo)
@@ -83,11 +83,12 @@ def _shrink(prop: Property, code: StudentCode, memo: dict[bytes, Verdict]) -> tu
             if budget[0] <= 0:
                 return
             budget[0] -= 1
-            reply = code.call(Call(prop.function, args))
+            expect = prop.expect(args)
+            reply = code.call(Call(prop.function, args), expect)
             if reply.outcome is None:  # the function is no longer called: cannot learn more
                 budget[0] = 0
                 return
-            memo[key] = judge(reply, prop.expect(args))
+            memo[key] = judge(reply, expect)
         verdict = memo[key]
         if not verdict.ok:
             raise _Counterexample(args, verdict)

@@ -15,6 +15,7 @@ the shared modules grading.toml declares); grading refuses a file whose digest d
 from __future__ import annotations
 
 import hashlib
+import importlib
 import importlib.util
 import json
 import os
@@ -28,7 +29,7 @@ import numpy as np
 
 from autograder.engine.cases import Property
 from autograder.engine.registry import REPO_ROOT, ConfigError, load_config
-from autograder.sandbox.codec import ChipArg
+from autograder.sandbox.codec import Rebuilt
 
 FORMAT = 1
 SEED = 349  # the course number: every property's seed derives from it, its function and its label
@@ -193,8 +194,10 @@ def encode(value: Any) -> Any:
         if value.dtype.kind not in "biuf":
             raise TypeError(f"cannot store an array of dtype {value.dtype}")
         return {"ndarray": {"dtype": value.dtype.str, "shape": list(value.shape), "data": value.ravel().tolist()}}
-    if isinstance(value, ChipArg):
-        return {"chip": encode(dict(value.spec))}
+    if isinstance(value, Rebuilt):   # its class too: an assignment may subclass Rebuilt
+        kind = type(value)
+        return {"rebuilt": {"type": f"{kind.__module__}:{kind.__qualname__}", "factory": value.factory,
+                            "data": encode(value.data)}}
     if isinstance(value, Mapping):
         return {"dict": [[encode(k), encode(v)] for k, v in value.items()]}
     raise TypeError(f"cannot store a {type(value).__name__} in the property examples")
@@ -212,11 +215,27 @@ def decode(value: Any) -> Any:
         return np.array(body["data"], dtype=np.dtype(body["dtype"])).reshape(body["shape"])
     if tag == "scalar":
         return np.dtype(body["dtype"]).type(body["value"])
-    if tag == "chip":
-        return ChipArg(decode(body))
+    if tag == "rebuilt":
+        return _rebuilt(body["type"], body["factory"], decode(body["data"]))
     if tag == "dict":
         return {decode(k): decode(v) for k, v in body}
     raise ValueError(f"unknown tag {tag!r} in the property examples")
+
+
+def _rebuilt(type_name: str, factory: str, data: Any) -> Rebuilt:
+    """A Rebuilt of the recorded class (Rebuilt itself or a subclass in the hidden tests)."""
+    module_name, _, qualname = type_name.partition(":")
+    kind: Any = Rebuilt
+    if module_name.startswith("autograder."):
+        kind = importlib.import_module(module_name)
+        for part in qualname.split("."):
+            kind = getattr(kind, part)
+    if not (isinstance(kind, type) and issubclass(kind, Rebuilt)):
+        raise ValueError(f"{type_name!r} in the property examples is not a Rebuilt type")
+    value = object.__new__(kind)
+    object.__setattr__(value, "factory", factory)
+    object.__setattr__(value, "data", data)
+    return value
 
 
 if __name__ == "__main__":

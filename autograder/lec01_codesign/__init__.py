@@ -2,7 +2,8 @@
 
 The engine (autograder.engine) loads this package by the assignment's name and asks it for
 - `function_suites()`: item id -> Suite (cases + hypothesis properties) for every function item;
-- `answer_key()`: item id -> key for every number / choice item of the report.
+- `answer_key()`: item id -> key for every number / choice item of the report;
+- `sandbox_factories()`: the factories that rebuild its non-plain arguments in the sandbox.
 Expected values are computed here, in the trusted process, by `solutions.lec01_codesign`.
 """
 
@@ -35,3 +36,9 @@ def answer_key() -> Mapping[str, float | str]:
     from solutions.lec01_codesign.answers import answer_key as key
 
     return key()
+
+
+def sandbox_factories() -> tuple[str, ...]:
+    from autograder.lec01_codesign.chips import CHIP_FACTORY
+
+    return (CHIP_FACTORY,)

@@ -1,8 +1,9 @@
 """Chips for the roofline tests: the real table, and seeded synthetic chips with random figures
 so that a function that looks numbers up in a hard-coded table fails.
 
-Chips cross into the sandbox as plain descriptions (`ChipArg(chip.to_dict())`); the worker
-rebuilds them with the trusted copy of hw_specs. Expected values come from the reference called
+Chips cross into the sandbox as plain descriptions (`ChipArg(chip.to_dict())`, a sandbox
+`Rebuilt` value); the worker rebuilds them with `CHIP_FACTORY`, from the trusted copy of
+hw_specs — the one factory this assignment declares (`sandbox_factories()` in __init__.py). Expected values come from the reference called
 with `Chip.from_dict` of the same description in the parent.
 """
 
@@ -14,7 +15,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 import hw_specs
-from autograder.sandbox.codec import ChipArg
+from autograder.sandbox.codec import Rebuilt
 
 SOURCE = "CS349E hidden test: synthetic chip"
 FIELDS = ("mem_bw", "mem_cap", "link_bw", "power_w", "exp_per_s")
@@ -22,6 +23,25 @@ FIELDS = ("mem_bw", "mem_cap", "link_bw", "power_w", "exp_per_s")
 
 def figure(value: float) -> dict[str, Any]:
     return {"value": float(value), "source": SOURCE}
+
+
+CHIP_FACTORY = "hw_specs:Chip.from_dict"
+
+
+class ChipArg(Rebuilt):
+    """A chip as the sandbox carries it: its description, rebuilt there by CHIP_FACTORY."""
+
+    def __init__(self, spec: dict):
+        super().__init__(CHIP_FACTORY, spec)
+
+    @property
+    def spec(self) -> dict:
+        return self.data
+
+    @property
+    def label(self) -> str:
+        """How feedback shows the argument (the engine reads `label`): the chip's name."""
+        return str(self.data["name"])
 
 
 def arg(spec: dict) -> ChipArg:

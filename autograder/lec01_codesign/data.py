@@ -117,3 +117,32 @@ def per_tensor_grid(seed: int, n: int, maximum: float, points: np.ndarray) -> np
     values = g.choice(points, n) * g.choice([-1.0, 1.0], n)
     values[0] = maximum
     return np.ldexp(values, k)
+
+
+def nvfp4_ties(seed: int, n_blocks: int) -> np.ndarray:
+    """An NVFP4 tensor whose global scale g is the power of two 2^k (amax = 6·448·2^k, in block 0)
+    and whose other blocks have the power-of-two E4M3 block scale 2^j (block max 6·2^(j+k)), with
+    elements that are E2M1 values and exact midpoints times 2^(j+k): scaled values are exact ties
+    whatever algebra divides by the two scales, so ties-to-even is testable inside NVFP4."""
+    g = rng(seed)
+    k = int(g.integers(-6, 7))
+    points = np.concatenate([e2m1_values(), midpoints(e2m1_values(), 8.0)[:-1]])
+    blocks = []
+    for b in range(n_blocks):
+        j = int(g.integers(-9, 8))  # 2^-9 … 2^7: E4M3 powers of two below the amax block's 448
+        values = g.choice(points, 16) * g.choice([-1.0, 1.0], 16)
+        values[int(g.integers(16))] = 6.0 * g.choice([-1.0, 1.0])
+        blocks.append(np.ldexp(values, j + k))
+    x = np.concatenate(blocks)
+    x[0] = E2M1_MAX * E4M3_MAX * 2.0 ** k
+    return x
+
+
+def below_powers_of_two(block: int, exponents) -> np.ndarray:
+    """One block per exponent k whose max is the float64 just below 2^k (then 1, 0, …): the block
+    exponent is k − 1, which np.floor(np.log2(·)) gets wrong (log2 rounds up to k)."""
+    blocks = np.zeros((len(exponents), block))
+    for row, k in zip(blocks, exponents):
+        row[0] = np.nextafter(2.0 ** k, 0.0)
+        row[1] = 2.0 ** (k - 3)
+    return blocks.reshape(-1)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 from hypothesis import strategies as st
 
-from autograder.engine.cases import Call, Case, Property, Raises, Returns, Standard, Suite
+from autograder.engine.cases import Call, Case, Property, Raises, Returns, Standard, Suite, Verdict
 from autograder.engine.checks import ArrayCheck
 from autograder.lec01_codesign import data
 
@@ -29,15 +29,46 @@ class Format:
 
 E4M3 = Format("round_e4m3", data.e4m3_values(), data.E4M3_MAX, 480.0,
               "任意形状、任意符号的数组舍入到 FP8 E4M3：就近舍入、平局取偶数（ties to even）、"
-              "次正规数、|x| > 448 饱和到 ±448、返回同形状的 float64，以及 NaN/inf 报 ValueError。")
+              "次正规数、|x| > 448 饱和到 ±448、负数舍入成 0 时得到 −0.0、返回同形状的 float64，以及 NaN/inf 报 ValueError。")
 E2M1 = Format("to_e2m1", data.e2m1_values(), data.E2M1_MAX, 8.0,
               "任意形状、任意符号的数组舍入到 FP4 E2M1：就近舍入、平局取偶数（0.75 → 1，1.75 → 2，5 → 4）、"
-              "|y| > 6 饱和到 ±6、返回同形状的 float64，以及 NaN/inf 报 ValueError。")
+              "|y| > 6 饱和到 ±6、负数舍入成 0 时得到 −0.0、返回同形状的 float64，以及 NaN/inf 报 ValueError。")
+
+
+@dataclass(frozen=True)
+class SignedArrayCheck(ArrayCheck):
+    """ArrayCheck (exact) that also checks the sign of zero where the docstring defines it: a
+    non-zero input that rounds to 0 keeps its sign (−0.2 → −0.0, as the hardware's cvt does).
+    An input that is itself ±0 may come back as either zero."""
+
+    def __call__(self, actual, what: str, *, reveal: bool = True):
+        verdict = super().__call__(actual, what, reveal=reveal)
+        if not verdict.ok or self.inputs is None:
+            return verdict
+        got = np.asarray(actual, dtype=np.float64)
+        inputs = np.broadcast_to(np.asarray(self.inputs, dtype=np.float64), got.shape)
+        wrong = (got == 0) & (inputs != 0) & (np.signbit(got) != np.signbit(inputs))
+        if not wrong.any():
+            return verdict
+        index = tuple(int(i) for i in np.argwhere(wrong)[0])
+        where = f"`[{', '.join(map(str, index))}]` " if index else ""
+        x, z = float(inputs[index]), float(got[index])
+        return Verdict(False, f"`{what}` 的零的符号不对：{where}输入 {x!r} 舍入成 0，返回 {z!r}，"
+                              f"期望 {float(np.copysign(0.0, x))!r}（共 {int(wrong.sum())} 处）。"
+                              "符号总是保留：负数舍入成 0 得到负零 −0.0，正数得到 +0.0（np.copysign 可以做到）。")
 
 
 def exact(reference, x) -> Returns:
     x_arr = np.asarray(x, dtype=np.float64)
     return Returns(ArrayCheck(reference(x), inputs=x_arr))
+
+
+def signed_zeros(fmt: Format) -> np.ndarray:
+    """Values of both signs that round to zero (below half the smallest step, and the tie at half
+    of it), and their neighbours that do not: the sign of the zero is what is graded here."""
+    smallest = fmt.values[1]
+    small = np.array([smallest / 2, smallest / 3, smallest / 1e3, smallest * 1e-30, smallest / 2 * (1 - 2.0 ** -52)])
+    return np.concatenate([-small, small, [-smallest, smallest, -0.0, 0.0]])
 
 
 def suite(reference, fmt: Format) -> Suite:
@@ -74,6 +105,9 @@ def suite(reference, fmt: Format) -> Suite:
              exact(reference, data.with_signs(data.saturation_values(fmt.maximum, fmt.next_above_max))),
              Standard.BOUNDARY),
     ]
+    zeros = signed_zeros(fmt)
+    cases.append(Case("负数舍入成 0 时得到 −0.0、正数得到 +0.0（符号总是保留，硬件也是这样）", Call(f, (zeros,)),
+                      Returns(SignedArrayCheck(reference(zeros), inputs=zeros)), Standard.BOUNDARY))
     scalar, as_list = float(fmt.ties[3]), [float(v) for v in data.with_signs(fmt.ties[:4])]
     cases += [
         Case("标量输入（Python float）", Call(f, (scalar,)), exact(reference, scalar), Standard.DATA, weight=0.5),

@@ -1,15 +1,17 @@
 """Runs untrusted student code in an isolated worker process and returns plain data.
 
-    with Sandbox(submission_dir, overlay={"hw_specs.py": ROOT / "hw_specs.py"}) as box:
-        outcome = box.call("codesign", "ridge_point", (ChipArg(B300.to_dict()), "nvfp4"))
+    with Sandbox(submission_dir, overlay={"shapes.py": ROOT / "shapes.py"},
+                 factories=["shapes:Box.from_dict"]) as box:
+        outcome = box.call("student", "volume", (Rebuilt("shapes:Box.from_dict", {"w": 2}),))
 
 Modules: limits (Limits), outcomes (CallOutcome, NotebookOutcome), codec (the safe wire
 format), launcher (bubblewrap / rlimits command lines), uids (a host uid per sandbox),
-workdir (the private copy), output (per-call output capture), process (one worker process),
-session (Sandbox); worker.py and nbrunner.py run inside the sandbox.
+workdir (the private copy), output (per-call output capture), cgroups (per-sandbox quotas),
+clock (CPU-time budgets), process (one worker process), session (Sandbox); worker.py and
+nbrunner.py run inside the sandbox.
 """
 
-from .codec import ChipArg, Unsupported, WireError
+from .codec import Rebuilt, Unsupported, WireError
 from .launcher import (INSTALL_HINT, ISOLATION_ENV_VAR, ISOLATIONS, NOT_ISOLATED_WARNING, SandboxUnavailable,
                        bubblewrap_problem, isolation_from_env, resolve_isolation, rlimits_problem)
 from .limits import Limits
@@ -17,8 +19,8 @@ from .outcomes import CallOutcome, NotebookOutcome
 from .session import Call, Sandbox, SandboxError
 
 __all__ = [
-    "Call", "CallOutcome", "ChipArg", "INSTALL_HINT", "ISOLATIONS", "ISOLATION_ENV_VAR", "Limits",
-    "NOT_ISOLATED_WARNING", "NotebookOutcome", "Sandbox", "SandboxError", "SandboxUnavailable",
+    "Call", "CallOutcome", "INSTALL_HINT", "ISOLATIONS", "ISOLATION_ENV_VAR", "Limits",
+    "NOT_ISOLATED_WARNING", "NotebookOutcome", "Rebuilt", "Sandbox", "SandboxError", "SandboxUnavailable",
     "Unsupported", "WireError", "bubblewrap_problem", "isolation_from_env", "resolve_isolation",
     "rlimits_problem",
 ]

@@ -10,7 +10,11 @@ little-endian buffers in the body, referenced by offset. Nothing is ever pickled
 a malformed frame (`WireError`), never run code in the parent.
 
 Value nodes: None, bool, int, float and str are JSON scalars; a list is a JSON array; anything
-else is an object tagged by "~" (dict, tuple, ndarray, scalar, unsupported, chip).
+else is an object tagged by "~" (dict, tuple, ndarray, scalar, unsupported, rebuilt).
+
+The format knows no assignment: a value that is not plain data crosses as `Rebuilt(factory,
+data)`, plain data plus the name of a factory ("module:qualified.name") that the assignment
+declares; the worker rebuilds it by calling that factory, and only a declared one.
 
 This module is also bound read-only into the sandbox and imported there as a top-level module,
 so it imports only the standard library and numpy.
@@ -50,17 +54,24 @@ class ResultTooLarge(ValueError):
     """A value whose encoding would exceed the message size limit."""
 
 
+_FACTORY_NAME = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
+
+
 @dataclass(frozen=True)
-class ChipArg:
-    """A chip sent into the sandbox as its plain description; the worker rebuilds it with
-    `hw_specs.Chip.from_dict(spec)` from the trusted copy of hw_specs."""
+class Rebuilt:
+    """An argument sent into the sandbox as plain `data`; the worker passes the decoded data to
+    `factory` ("module:qualified.name", resolved inside the sandbox), which the assignment must
+    declare. Travels parent -> worker only."""
 
-    spec: Mapping[str, Any]
+    factory: str
+    data: Any
 
-    @property
-    def label(self) -> str:
-        """How feedback shows the argument: the chip's name."""
-        return str(self.spec.get("name", "chip"))
+
+def check_factory_name(name: object) -> str:
+    """`name` if it has the form "module:qualified.name", else ValueError."""
+    if not isinstance(name, str) or not _FACTORY_NAME.match(name):
+        raise ValueError(f"factory {name!r} must look like 'module:Class.method'")
+    return name
 
 
 @dataclass(frozen=True)
@@ -73,6 +84,20 @@ class Unsupported:
     def __str__(self) -> str:
         text = f"unsupported type {self.type_name}"
         return f"{text} ({self.reason})" if self.reason else text
+
+
+def wire_size(value: object) -> int:
+    """About how many bytes `value` takes in a frame (arrays by their buffer; JSON otherwise),
+    for callers that bound a reply by the size of the value they expect."""
+    if isinstance(value, (np.ndarray, np.generic)):
+        return int(value.nbytes) + 100
+    if isinstance(value, str):
+        return len(value) * 4 + 2
+    if isinstance(value, (list, tuple)):
+        return 16 + sum(wire_size(item) for item in value)
+    if isinstance(value, dict):
+        return 32 + sum(wire_size(k) + wire_size(v) for k, v in value.items())
+    return 24
 
 
 def end_marker(nonce: bytes, request_id: int) -> bytes:
@@ -91,9 +116,10 @@ class Encoder:
     parent encoding arguments), a ValueError.
     """
 
-    def __init__(self, max_bytes: int, *, strict: bool = False):
+    def __init__(self, max_bytes: int, *, strict: bool = False, factories: tuple[str, ...] | None = None):
         self.max_bytes = max_bytes
         self.strict = strict
+        self.factories = factories   # the Rebuilt factories allowed (None: any well-formed name)
         self._buffers: list[bytes] = []
         self._body_len = 0
         self._size = 0      # running estimate of the frame size, to stop early on huge values
@@ -133,7 +159,7 @@ class Encoder:
         if self.strict:
             detail = f" ({reason})" if reason else ""
             raise ValueError(f"cannot send a {type_name}{detail} into the sandbox: use None, bool, int, "
-                             f"float, str, list, tuple, dict, numpy arrays/scalars or ChipArg")
+                             f"float, str, list, tuple, dict, numpy arrays/scalars or Rebuilt")
         return _unsupported_node(type_name, reason)
 
     def _charge(self, nbytes: int) -> None:
@@ -175,8 +201,12 @@ class Encoder:
         if issubclass(kind, dict):
             items = [[self._node(k, depth + 1), self._node(v, depth + 1)] for k, v in dict.items(obj)]
             return {TAG: "dict", "items": items}
-        if kind is ChipArg:
-            return {TAG: "chip", "spec": self._node(obj.spec, depth + 1)}
+        if isinstance(obj, Rebuilt):
+            name = check_factory_name(obj.factory)
+            if self.factories is not None and name not in self.factories:
+                raise ValueError(f"factory {name!r} is not declared by the assignment "
+                                 f"(declared: {', '.join(self.factories) or 'none'})")
+            return {TAG: "rebuilt", "factory": name, "data": self._node(obj.data, depth + 1)}
         if kind is Unsupported and not self.strict:
             return _unsupported_node(obj.type_name, obj.reason)
         return self._unsupported(_type_name(obj))
@@ -243,13 +273,13 @@ def parse_header(head: bytes) -> dict:
 class Decoder:
     """Turns nodes back into values, validating every node against the frame's body.
 
-    `chip` maps a chip node's decoded spec to an object; None (the parent's side) refuses
-    chip nodes, which only ever travel parent -> worker.
+    `rebuild(factory, data)` makes the object of a rebuilt node; None (the parent's side)
+    refuses rebuilt nodes, which only ever travel parent -> worker.
     """
 
-    def __init__(self, body: bytes, *, chip: Callable[[dict], object] | None = None):
+    def __init__(self, body: bytes, *, rebuild: Callable[[str, object], object] | None = None):
         self._body = memoryview(body)
-        self._chip = chip
+        self._rebuild = rebuild
         self._nodes = 0
 
     def value(self, node: Any) -> object:
@@ -293,11 +323,8 @@ class Decoder:
             return arr[()]
         if tag == "unsupported":
             return Unsupported(_field(node, "type", str)[:200], _field(node, "reason", str)[:500])
-        if tag == "chip" and self._chip is not None:
-            spec = self._value(node.get("spec"), depth + 1)
-            if not isinstance(spec, dict):
-                raise WireError("chip spec is not a dict")
-            return self._chip(spec)
+        if tag == "rebuilt" and self._rebuild is not None:
+            return self._rebuild(_field(node, "factory", str), self._value(node.get("data"), depth + 1))
         raise WireError(f"unknown node tag {str(tag)[:40]!r}")
 
     def _array(self, node: dict) -> np.ndarray:

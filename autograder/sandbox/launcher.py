@@ -80,12 +80,14 @@ class LaunchPlan:
     max_processes: int | None         # RLIMIT_NPROC headroom, None where it cannot apply (root)
     counted_uid: int | None           # RLIMIT_NPROC counts this uid's processes machine-wide
 
-    def argv(self, config_json: str, info_fd: int | None = None) -> list[str]:
-        """The command line; `info_fd` asks bubblewrap to report its pid 1 there (JSON)."""
+    def argv(self, config_fd: str, info_fd: int | None = None) -> list[str]:
+        """The command line; the worker reads its config from the pipe `config_fd` (never argv:
+        student code can read its command line); `info_fd` asks bubblewrap to report its pid 1
+        there (JSON)."""
         prefix = list(self.prefix)
         if info_fd is not None and prefix:
             prefix[1:1] = ["--info-fd", str(info_fd)]
-        return [*prefix, sys.executable, "-s", "-B", self.worker_path, config_json]
+        return [*prefix, sys.executable, "-s", "-B", self.worker_path, config_fd]
 
     def nproc_limit(self) -> int | None:
         """RLIMIT_NPROC for a worker starting now: `max_processes` beyond what the counted uid

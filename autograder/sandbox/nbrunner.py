@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import builtins
 import json
+import os
 import re
 import signal
 import sys
@@ -101,25 +102,65 @@ def neutralise_magics(source: str) -> str:
 
 
 class _CellTimer:
-    """SIGALRM-based per-cell timer that keeps re-firing (every 0.1 s) until disarmed."""
+    """Per-cell timer on the cell's own CPU time, with wall-clock time only as a guard.
+
+    SIGALRM fires when the cell has run `seconds` of wall time; the handler then reads this
+    process's scheduler statistics: a cell that used its CPU seconds, or that sleeps or blocks
+    (on a CPU or waiting for one less than half the time), times out; a cell that was only
+    waiting for a busy machine gets more time, up to GUARD_FACTOR × seconds. Once expired, the
+    timer keeps re-firing (every 0.1 s) until disarmed."""
+
+    GUARD_FACTOR = 10.0
 
     def __init__(self):
         self._armed = False
+        self._expired = False
         self._seconds = 0.0
+        self._start = 0.0
+        self._base = None
         signal.signal(signal.SIGALRM, self._fire)
 
     def _fire(self, _signum, _frame):
-        if self._armed:
-            raise CellTimeout(f"cell ran longer than {self._seconds:g} s")
+        if not self._armed:
+            return
+        if not self._expired:
+            elapsed = time.monotonic() - self._start
+            now = _own_schedstat()
+            if now is not None and self._base is not None and elapsed < self._seconds * self.GUARD_FACTOR:
+                cpu, waited = now[0] - self._base[0], now[1] - self._base[1]
+                if cpu < self._seconds and cpu + waited >= 0.5 * elapsed:
+                    left = min(self._seconds - cpu, self._seconds * self.GUARD_FACTOR - elapsed)
+                    signal.setitimer(signal.ITIMER_REAL, max(left, 0.05), 0)
+                    return
+            self._expired = True
+            signal.setitimer(signal.ITIMER_REAL, 0.1, 0.1)
+        raise CellTimeout(f"cell ran longer than {self._seconds:g} s")
 
     def arm(self, seconds: float) -> None:
         self._seconds = seconds
+        self._expired = False
+        self._start = time.monotonic()
+        self._base = _own_schedstat()
         self._armed = True
-        signal.setitimer(signal.ITIMER_REAL, max(seconds, 0.001), 0.1)
+        signal.setitimer(signal.ITIMER_REAL, max(seconds, 0.001), 0)
 
     def disarm(self) -> None:
         self._armed = False
         signal.setitimer(signal.ITIMER_REAL, 0, 0)
+
+
+def _own_schedstat():
+    """(seconds on a CPU, seconds waiting for one) of every thread of this process, or None."""
+    cpu = waited = 0
+    try:
+        for tid in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{tid}/schedstat", "rb") as handle:
+                fields = handle.read().split()
+            cpu += int(fields[0])
+            waited += int(fields[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return cpu / 1e9, waited / 1e9
 
 
 def _display(*objects, **_kwargs):

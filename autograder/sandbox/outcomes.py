@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-CallStatus = Literal["ok", "raised", "timeout", "crashed", "protocol_error"]
+CallStatus = Literal["ok", "raised", "timeout", "crashed", "protocol_error", "too_large"]
 NotebookStatus = Literal["ok", "timeout", "crashed", "unreadable"]
 
 
@@ -16,6 +16,10 @@ class CallOutcome:
     `value` is decoded plain data (None/bool/int/float/str/list/tuple/dict/np.ndarray/np.generic,
     or `Unsupported` for anything else). For "raised", `exc_type` is the exception's class name
     and `exc_mro` every class name in its MRO, so a subclass of ValueError can be recognised.
+    "too_large": the value was larger than the call's reply bound (never read by the parent).
+    For "timeout", `timeout_cause` says why: "cpu" (its CPU time ran out), "blocked" (it slept or
+    waited), "load" (the machine was too busy, even after retries) or "deadline" (the
+    submission's time ceiling passed).
     """
 
     status: CallStatus
@@ -28,6 +32,7 @@ class CallOutcome:
     exc_mro: tuple[str, ...] = ()
     traceback: str = ""           # frames from the submission's own files only
     during_import: bool = False   # the failure happened while importing the module
+    timeout_cause: str = ""
 
     @property
     def ok(self) -> bool:

@@ -9,7 +9,11 @@ _MAX_ID_DIGITS = 20
 
 class OutputCollector:
     """Receives the raw output stream in chunks of any size; keeps the first `cap` bytes of each
-    request's output and only counts the rest, so 200 MB printed costs `cap` bytes of memory."""
+    request's output and only counts the rest, so 200 MB printed costs `cap` bytes of memory.
+
+    Only markers of the requests in flight (`expect`) end a segment; any other marker, forged by
+    student code with an id of its own, is plain output. So whatever the worker writes, the
+    collector holds at most one segment per request in flight."""
 
     def __init__(self, nonce: bytes, cap: int):
         self._prefix = MARKER_HEAD + nonce + b":"
@@ -19,6 +23,11 @@ class OutputCollector:
         self._kept = bytearray()
         self._dropped = 0
         self._finished: dict[int, str] = {}
+        self._expected: frozenset[int] = frozenset()
+
+    def expect(self, request_ids) -> None:
+        """The requests whose end markers may arrive from now on (those just sent)."""
+        self._expected = frozenset(request_ids)
 
     def feed(self, chunk: bytes) -> None:
         self._pending += chunk
@@ -37,7 +46,7 @@ class OutputCollector:
                 del self._pending[:at]
                 return  # the rest of the marker has not arrived yet
             digits = bytes(self._pending[digits_from:tail]) if tail >= 0 else b""
-            if not digits.isdigit():
+            if not digits.isdigit() or int(digits) not in self._expected or int(digits) in self._finished:
                 self._keep(self._pending[:at + 1])  # looked like a marker but is not one
                 del self._pending[:at + 1]
                 continue

@@ -17,6 +17,8 @@ import socket
 import subprocess
 import time
 
+from .cgroups import SandboxCgroup
+from .clock import Budget, Meter, tree_meter
 from .codec import PREFIX, WireError, parse_header, parse_prefix
 from .launcher import LaunchPlan
 from .limits import Limits
@@ -24,11 +26,15 @@ from .output import OutputCollector
 
 _READ_CHUNK = 1 << 20
 _PIPE_SIZE = 1 << 20
-_HEADROOM = 1 << 20   # reply bytes allowed on top of Limits.result_bytes (control fields)
+_HEADROOM = 64 * 1024   # reply bytes allowed on top of a value's bound (control fields, traceback)
 
 
 class WorkerTimeout(Exception):
-    """The worker did not answer before the deadline."""
+    """The worker did not answer in time; `cause` says why (clock.Budget.check)."""
+
+    def __init__(self, cause: str = "cpu"):
+        super().__init__(cause)
+        self.cause = cause
 
 
 class WorkerDied(Exception):
@@ -39,12 +45,14 @@ class WorkerProcess:
     """Starts immediately; `wait_ready` collects the worker's hello later, so start-up overlaps
     with whatever the caller does meanwhile."""
 
-    def __init__(self, plan: LaunchPlan, limits: Limits):
+    def __init__(self, plan: LaunchPlan, limits: Limits, *, factories: tuple[str, ...] = (),
+                 cgroup: SandboxCgroup | None = None):
         self.plan = plan
+        self._cgroup = cgroup
         self.imported: set[str] = set()
         self.ready = False
         self._next_id = 1
-        self._max_reply = limits.result_bytes + _HEADROOM
+        self._max_reply = self._default_max_reply = limits.result_bytes + _HEADROOM
         nonce = secrets.token_hex(8)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         out_read, out_write = os.pipe()
@@ -56,31 +64,36 @@ class WorkerProcess:
             "channel_fd": theirs.fileno(), "nonce": nonce,
             "memory_bytes": limits.memory_bytes, "cpu_seconds": int(limits.cpu_seconds),
             "file_bytes": limits.file_bytes, "nproc": plan.nproc_limit(), "drop_to": plan.drop_to,
-            "result_bytes": limits.result_bytes,
+            "result_bytes": limits.result_bytes, "factories": list(factories),
             # bubblewrap ends the sandbox with the grader (--die-with-parent); the fallback
             # worker arranges it itself.
             "parent_pid": os.getpid() if plan.isolation == "rlimits" else None,
         }
         env = dict(plan.env)
         if plan.isolation == "rlimits":
-            # Without a pid namespace, this tag is how kill() finds processes that left the group.
-            self._env_tag = env["CS349E_SANDBOX_TAG"] = f"sandbox-{nonce}"
+            # Without a pid namespace, this tag is how kill() finds processes that left the group
+            # (random, and unrelated to the nonce: student code can read its environment).
+            self._env_tag = env["CS349E_SANDBOX_TAG"] = f"sandbox-{secrets.token_hex(8)}"
+        # The config (with the nonce) travels through a pipe the worker reads and closes before
+        # any student code runs: nothing of it is left in argv, the environment or an open fd.
+        config_read = _config_pipe(json.dumps(config).encode())
         # bubblewrap reports the host pid of the sandbox's pid 1 here: killing that process
         # tears the whole pid namespace down before we reap bwrap.
         info_read, info_write = os.pipe() if plan.isolation == "bubblewrap" else (None, None)
-        passed = (theirs.fileno(),) + ((info_write,) if info_write is not None else ())
+        passed = (theirs.fileno(), config_read) + ((info_write,) if info_write is not None else ())
         try:
             self.proc = subprocess.Popen(
-                plan.argv(json.dumps(config), info_write), cwd=plan.cwd, env=env,
+                [*(cgroup.prefix() if cgroup else ()), *plan.argv(str(config_read), info_write)], cwd=plan.cwd, env=env,
                 stdin=subprocess.DEVNULL, stdout=out_write, stderr=out_write, pass_fds=passed,
                 start_new_session=True, close_fds=True)
         except BaseException:
             for end in (ours, theirs):
                 end.close()
-            for fd in (out_read, out_write, info_read, info_write):
+            for fd in (out_read, out_write, info_read, info_write, config_read):
                 if fd is not None:
                     os.close(fd)
             raise
+        os.close(config_read)
         theirs.close()
         os.close(out_write)
         if info_write is not None:
@@ -106,17 +119,21 @@ class WorkerProcess:
         self._next_id += 1
         return self._next_id
 
+    def expect(self, request_ids) -> None:
+        """Only these requests' end markers count in the output from now on."""
+        self.output.expect(request_ids)
+
     def wait_ready(self, timeout: float) -> None:
         """Waits for the worker's hello; WorkerDied / WorkerTimeout with its output otherwise."""
         if self.ready:
             return
-        header, _ = self.receive(time.monotonic() + timeout)
+        header, _ = self.receive(Budget(timeout, None, time.monotonic() + timeout))
         if header.get("id") != 0 or header.get("status") != "ready":
             raise WireError("the worker's first message is not its hello")
         self.output.discard()
         self.ready = True
 
-    def send(self, data: bytes, deadline: float) -> None:
+    def send(self, data: bytes, budget: Budget) -> None:
         view = memoryview(data)
         while view:
             try:
@@ -126,17 +143,20 @@ class WorkerProcess:
                 pass
             except OSError as exc:
                 raise WorkerDied(self._ending(f"broke its channel ({exc.strerror})")) from None
-            self._wait(deadline, writing=True)
+            self._wait(budget, writing=True)
 
-    def receive(self, deadline: float) -> tuple[dict, memoryview]:
-        """The next complete frame from the worker, reading output meanwhile."""
+    def receive(self, budget: Budget, max_bytes: int | None = None) -> tuple[dict, memoryview]:
+        """The next complete frame from the worker, reading output meanwhile. A frame announcing
+        more than `max_bytes` of value (default: Limits.result_bytes) is refused from its prefix,
+        before any of it is kept (WireError)."""
+        self._max_reply = self._default_max_reply if max_bytes is None else max_bytes + _HEADROOM
         while True:
             frame = self._take_frame()
             if frame is not None:
                 return frame
             if not self._channel_open:
                 raise WorkerDied(self._ending("closed its channel"))
-            self._wait(deadline)
+            self._wait(budget)
 
     def take_output(self, request_id: int) -> str:
         """`request_id`'s output; everything the worker wrote before replying is in the pipe."""
@@ -169,6 +189,8 @@ class WorkerProcess:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+        if self._cgroup is not None:
+            self._cgroup.kill()   # every process of the sandbox, wherever it went
         if self.plan.isolation == "rlimits":
             # No pid namespace: also hunt processes that left the group but kept our tag.
             _kill_tagged(self._env_tag)
@@ -180,6 +202,11 @@ class WorkerProcess:
         self._channel.close()
         os.close(self._out)
         self._out_open = self._channel_open = False
+
+    def meter(self) -> Meter:
+        """The sandbox's (CPU, run-queue wait) seconds: from its cgroup, else from the worker's
+        process tree."""
+        return self._cgroup.meter() if self._cgroup is not None else tree_meter(self.proc.pid)
 
     @property
     def alive(self) -> bool:
@@ -197,10 +224,13 @@ class WorkerProcess:
                 pass
         return self._namespace_pid
 
-    def _wait(self, deadline: float, writing: bool = False) -> None:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise WorkerTimeout()
+    def _wait(self, budget: Budget, writing: bool = False) -> None:
+        now = time.monotonic()
+        while now >= budget.wake_at():
+            cause = budget.check(now)
+            if cause is not None:
+                raise WorkerTimeout(cause)
+        remaining = budget.wake_at() - now
         if writing:
             self._selector.modify(self._channel, selectors.EVENT_READ | selectors.EVENT_WRITE, "channel")
         try:
@@ -276,6 +306,21 @@ def describe_exit(code: int, isolation: str) -> str:
                 "SIGSEGV": " (segmentation fault)"}.get(name, "")
         return f"killed by {name}{hint}"
     return f"exit status {code}"
+
+
+def _config_pipe(data: bytes) -> int:
+    """The read end of a pipe that already holds `data` (and EOF)."""
+    read_end, write_end = os.pipe()
+    try:
+        if len(data) > 60_000:   # must fit the pipe buffer: nobody reads before the worker starts
+            raise ValueError("the sandbox worker's config is too large for its pipe")
+        os.write(write_end, data)
+    except BaseException:
+        os.close(read_end)
+        raise
+    finally:
+        os.close(write_end)
+    return read_end
 
 
 def _kill(pid: int) -> None:

@@ -16,7 +16,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Iterable, Literal, Mapping, Sequence
 
-from .codec import Decoder, Encoder, WireError
+from . import cgroups
+from .clock import Budget
+from .codec import Decoder, Encoder, WireError, check_factory_name
 from .launcher import launch_plan, resolve_isolation
 from .limits import Limits
 from .outcomes import CallOutcome, NotebookOutcome
@@ -27,6 +29,7 @@ from .workdir import check_overlay, copy_submission, lay_overlay, remove_tree
 _MODULE_NAME = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 _IDENTIFIER = re.compile(r"^[A-Za-z_]\w*$")
 _REQUEST_BYTES = 1 << 34     # arguments come from the trusted parent: no practical cap
+LOAD_RETRIES = 1             # fresh starts of a request that only load kept from finishing
 
 
 class SandboxError(RuntimeError):
@@ -42,6 +45,10 @@ class Call:
     function: str
     args: tuple = ()
     kwargs: Mapping[str, object] | None = None
+    # Largest reply accepted for this call, in wire bytes of the value (None: Limits.result_bytes).
+    # A larger value is refused by the worker, or from the frame's prefix before the parent
+    # reads it: the outcome is "too_large", and nothing of the value is ever allocated here.
+    reply_bytes: int | None = None
 
 
 class _Resources:
@@ -51,6 +58,7 @@ class _Resources:
         self.root = root
         self.worker: WorkerProcess | None = None
         self.uid: int | None = None   # claimed host uid, given back once the worker is dead
+        self.cgroup: cgroups.SandboxCgroup | None = None
 
     def stop_worker(self) -> None:
         if self.worker is not None:
@@ -59,6 +67,9 @@ class _Resources:
 
     def release(self) -> None:
         self.stop_worker()
+        if self.cgroup is not None:
+            self.cgroup.remove()
+            self.cgroup = None
         remove_tree(self.root)
         if self.uid is not None:
             release_uid(self.uid)
@@ -72,21 +83,31 @@ class Sandbox:
     files (name -> trusted path) replace the student's copies. The worker starts at once, in
     the background; calls import their module on first use. `env` adds environment variables
     for code in the sandbox (the launcher knows no lecture's variables).
+
+    `factories` ("module:qualified.name", e.g. an assignment's `mylib:Thing.from_dict`) are the
+    only callables a `Rebuilt` argument may name; the worker resolves them in its trusted
+    overlay files. The whole sandbox lives at most `limits.submission_timeout` seconds of wall
+    time: past that every request is a timeout and the worker is killed. `quotas` says how its
+    memory, processes and CPU are bounded ("cgroup v1", "cgroup v2" or "rlimits").
     """
 
     def __init__(self, workdir_files: Path, *, overlay: Mapping[str, Path] = {},
                  limits: Limits = Limits(),
                  isolation: Literal["auto", "bubblewrap", "rlimits"] = "bubblewrap",
-                 env: Mapping[str, str] | None = None):
+                 env: Mapping[str, str] | None = None, factories: Iterable[str] = ()):
         submission = Path(workdir_files)
         if not submission.is_dir():
             raise ValueError(f"submission folder {submission} does not exist or is not a directory")
         if not isinstance(limits, Limits):
             raise ValueError(f"limits must be a Limits, got {type(limits).__name__}")
         trusted = check_overlay(overlay)
+        self.factories = tuple(check_factory_name(name) for name in factories)
         self.limits = limits
+        self.ceiling = time.monotonic() + limits.submission_timeout
         self.isolation = resolve_isolation(isolation)
         self._failed_imports: dict[str, CallOutcome] = {}
+        self._stopped_by_load = False
+        self.quotas = "rlimits"
         root = Path(tempfile.mkdtemp(prefix="cs349e-sandbox-"))
         self._resources = _Resources(root)
         self._finalizer = weakref.finalize(self, self._resources.release)
@@ -101,7 +122,9 @@ class Sandbox:
                                          uid=self._resources.uid, env=env)
             else:
                 self._plan = launch_plan(self.isolation, self.workdir, root, limits, env=env)
-            self._resources.worker = WorkerProcess(self._plan, limits)
+            self._resources.cgroup = cgroups.create(limits)
+            self.quotas = cgroups.describe() if self._resources.cgroup else "rlimits"
+            self._resources.worker = self._start_worker()
         except BaseException:
             self.close()
             raise
@@ -125,11 +148,11 @@ class Sandbox:
 
     # -- calls -----------------------------------------------------------------------------
     def call(self, module: str, function: str, args: tuple = (), kwargs: dict | None = None, *,
-             timeout: float | None = None) -> CallOutcome:
+             timeout: float | None = None, reply_bytes: int | None = None) -> CallOutcome:
         """Imports `module` in the worker on first use, then returns module.function(*args, **kwargs).
 
-        Arguments are plain data, numpy arrays and `ChipArg`s."""
-        return self.call_many([Call(module, function, tuple(args), kwargs)], timeout=timeout)[0]
+        Arguments are plain data, numpy arrays and `Rebuilt` values of declared factories."""
+        return self.call_many([Call(module, function, tuple(args), kwargs, reply_bytes)], timeout=timeout)[0]
 
     def call_many(self, calls: Iterable[Call], *, timeout: float | None = None) -> list[CallOutcome]:
         """Like `call` for each of `calls`, in order, in one round trip where possible; each call
@@ -142,10 +165,14 @@ class Sandbox:
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
             raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
         outcomes: list[CallOutcome] = []
+        load_retries = 0
         while len(outcomes) < len(calls):
             call = calls[len(outcomes)]
             if call.module in self._failed_imports:
                 outcomes.append(self._failed_imports[call.module])
+                continue
+            if self._out_of_time():
+                outcomes.append(self._deadline_outcome(f"{call.module}.{call.function}"))
                 continue
             worker = self._ready_worker()
             if call.module not in worker.imported:
@@ -156,7 +183,13 @@ class Sandbox:
                 if pending.module not in worker.imported:
                     break
                 batch.append(pending)
-            outcomes += self._run_batch(worker, batch, timeout)
+            self._stopped_by_load = False
+            done = self._run_batch(worker, batch, timeout, retry_load=load_retries < LOAD_RETRIES)
+            outcomes += done
+            if self._stopped_by_load:   # the same call runs again, in a fresh worker
+                load_retries = 1 if done else load_retries + 1
+            else:
+                load_retries = 0
         return outcomes
 
     def import_check(self, module: str) -> CallOutcome:
@@ -164,6 +197,8 @@ class Sandbox:
         _check_call(Call(module, "_"))
         if module in self._failed_imports:
             return self._failed_imports[module]
+        if self._out_of_time():
+            return replace(self._deadline_outcome(f"importing {module}"), during_import=True)
         return self._import(self._ready_worker(), module)
 
     # -- notebook --------------------------------------------------------------------------
@@ -177,24 +212,30 @@ class Sandbox:
         for var in variables:
             if not isinstance(var, str) or not _IDENTIFIER.match(var):
                 raise ValueError(f"variable name {var!r} is not a Python identifier")
+        start = time.monotonic()
+        if self._out_of_time():
+            self._resources.stop_worker()
+            return NotebookOutcome("timeout", {}, (), "", self._ceiling_text(), 0.0)
         worker = self._ready_worker()
         request_id = worker.new_id()
         request = Encoder(_REQUEST_BYTES).frame({
             "op": "notebook", "id": request_id, "path": str(rel), "variables": variables,
             "cell_timeout": self.limits.cell_timeout, "seconds": self.limits.notebook_timeout})
         worker.discard_output()
-        start = time.monotonic()
-        deadline = start + _notebook_backstop(self.limits.notebook_timeout)
+        worker.expect([request_id])
+        # Wall clock only: the cells' CPU timers run in the worker; this ends a notebook that
+        # stopped yielding to them, or that reaches the submission's ceiling.
+        budget = Budget(_notebook_backstop(self.limits.notebook_timeout), None, self.ceiling)
         try:
-            worker.send(request, deadline)
-            header, body = worker.receive(deadline)
+            worker.send(request, budget)
+            header, body = worker.receive(budget)
             return self._notebook_outcome(header, body, request_id, variables,
                                           worker.take_output(request_id), time.monotonic() - start)
-        except WorkerTimeout:
+        except WorkerTimeout as exc:
             output = self._stop_worker(worker, request_id)
-            return NotebookOutcome("timeout", {}, (), output,
-                                   f"the notebook did not finish within {self.limits.notebook_timeout:g} s",
-                                   time.monotonic() - start)
+            message = (self._ceiling_text() if exc.cause == "deadline" else
+                       f"the notebook did not finish within {self.limits.notebook_timeout:g} s")
+            return NotebookOutcome("timeout", {}, (), output, message, time.monotonic() - start)
         except WorkerDied as exc:
             output = self._stop_worker(worker, request_id)
             return NotebookOutcome("crashed", {}, (), output, str(exc), time.monotonic() - start)
@@ -210,7 +251,7 @@ class Sandbox:
         worker = self._resources.worker
         if worker is None or not worker.alive:
             self._resources.stop_worker()
-            worker = self._resources.worker = WorkerProcess(self._plan, self.limits)
+            worker = self._resources.worker = self._start_worker()
         try:
             worker.wait_ready(self.limits.start_timeout)
         except (WorkerDied, WorkerTimeout, WireError) as exc:
@@ -219,6 +260,22 @@ class Sandbox:
             raise SandboxError(f"the sandbox worker did not start ({self.isolation}): "
                                f"{exc or 'no reply in time'}\n{output}") from None
         return worker
+
+    def _start_worker(self) -> WorkerProcess:
+        return WorkerProcess(self._plan, self.limits, factories=self.factories,
+                             cgroup=self._resources.cgroup)
+
+    def _out_of_time(self) -> bool:
+        return time.monotonic() >= self.ceiling
+
+    def _ceiling_text(self) -> str:
+        return (f"the submission's time ceiling ({self.limits.submission_timeout:g} s for all its "
+                f"calls and its notebook) has passed")
+
+    def _deadline_outcome(self, what: str) -> CallOutcome:
+        self._resources.stop_worker()
+        return CallOutcome("timeout", exc_message=f"{what} was not run: {self._ceiling_text()}",
+                           timeout_cause="deadline")
 
     def _stop_worker(self, worker: WorkerProcess, request_id: int) -> str:
         """Kills the worker (the next request starts a fresh one); returns the request's output."""
@@ -230,8 +287,18 @@ class Sandbox:
     def _import(self, worker: WorkerProcess, module: str) -> CallOutcome:
         request_id = worker.new_id()
         request = Encoder(_REQUEST_BYTES).frame({"op": "import", "id": request_id, "module": module})
-        outcome = self._exchange(worker, request, [request_id], self.limits.import_timeout,
-                                 what=f"importing {module}")[0]
+        for _ in range(LOAD_RETRIES):
+            outcomes = self._exchange(worker, request, [request_id], self.limits.import_timeout,
+                                      what=f"importing {module}", retry_load=True)
+            if outcomes:
+                break
+            worker = self._ready_worker()   # only load stopped it: import again in a fresh worker
+            request_id = worker.new_id()
+            request = Encoder(_REQUEST_BYTES).frame({"op": "import", "id": request_id, "module": module})
+        else:
+            outcomes = self._exchange(worker, request, [request_id], self.limits.import_timeout,
+                                      what=f"importing {module}")
+        outcome = outcomes[0]
         if outcome.status == "ok":
             names = outcome.value
             if isinstance(names, list) and all(isinstance(n, str) for n in names):
@@ -243,50 +310,79 @@ class Sandbox:
         self._failed_imports[module] = outcome
         return outcome
 
-    def _run_batch(self, worker: WorkerProcess, batch: list[Call], timeout: float) -> list[CallOutcome]:
+    def _run_batch(self, worker: WorkerProcess, batch: list[Call], timeout: float, *,
+                   retry_load: bool) -> list[CallOutcome]:
         ids = [worker.new_id() for _ in batch]
-        encoder = Encoder(_REQUEST_BYTES, strict=True)
+        encoder = Encoder(_REQUEST_BYTES, strict=True, factories=self.factories)
+        bounds = [self._reply_bound(call) for call in batch]
         specs = [{"id": request_id, "module": call.module, "function": call.function,
-                  "args": encoder.value(tuple(call.args)), "kwargs": encoder.value(dict(call.kwargs or {}))}
-                 for request_id, call in zip(ids, batch)]
+                  "args": encoder.value(tuple(call.args)), "kwargs": encoder.value(dict(call.kwargs or {})),
+                  "reply_bytes": bound}
+                 for request_id, call, bound in zip(ids, batch, bounds)]
         request = encoder.frame({"op": "calls", "calls": specs})
-        return self._exchange(worker, request, ids, timeout,
+        return self._exchange(worker, request, ids, timeout, bounds=bounds, retry_load=retry_load,
                               what=lambda i: f"{batch[i].module}.{batch[i].function}")
 
-    def _exchange(self, worker, request: bytes, ids: list[int], timeout: float, what) -> list[CallOutcome]:
-        """Sends one request and reads one reply per id, each with `timeout` seconds. Stops at
-        the first timeout, crash or malformed reply (the worker is then gone)."""
+    def _reply_bound(self, call: Call) -> int:
+        bound = call.reply_bytes
+        if bound is None:
+            return self.limits.result_bytes
+        if isinstance(bound, bool) or not isinstance(bound, int) or bound <= 0:
+            raise ValueError(f"reply_bytes of {call.function} must be a positive int, got {bound!r}")
+        return min(bound, self.limits.result_bytes)
+
+    def _exchange(self, worker, request: bytes, ids: list[int], timeout: float, what, *,
+                  bounds: list[int] | None = None, retry_load: bool = False) -> list[CallOutcome]:
+        """Sends one request and reads one reply per id, each with `timeout` seconds of the
+        sandbox's CPU time (clock.Budget). Stops at the first timeout, crash or malformed reply
+        (the worker is then gone). A request that only load kept from finishing ends the list
+        without an outcome when `retry_load` (the caller starts it again in a fresh worker)."""
         describe = what if callable(what) else (lambda _i: what)
         outcomes = []
         worker.discard_output()
-        started = time.monotonic()
+        worker.expect(ids)
+        meter = worker.meter()
+        budget = Budget(timeout, meter, self.ceiling)
         try:
-            worker.send(request, started + timeout)
-            for request_id in ids:
-                header, body = worker.receive(started + timeout)
+            worker.send(request, budget)
+            for index, request_id in enumerate(ids):
+                header, body = worker.receive(budget, bounds[index] if bounds else None)
                 if header.get("id") != request_id:
                     raise WireError(f"reply for request {str(header.get('id'))[:20]} while waiting "
                                     f"for {request_id}")
-                now = time.monotonic()
-                outcomes.append(_call_outcome(header, body, worker.take_output(request_id), now - started))
-                started = now
-        except WorkerTimeout:
+                outcomes.append(_call_outcome(header, body, worker.take_output(request_id),
+                                              time.monotonic() - budget.start))
+                del header, body   # a reply is judged by the caller; nothing of it stays here
+                budget = Budget(timeout, meter, self.ceiling)
+        except WorkerTimeout as exc:
             request_id = ids[len(outcomes)]
             output = self._stop_worker(worker, request_id)
+            if exc.cause == "load" and retry_load:
+                self._stopped_by_load = True
+                return outcomes
             outcomes.append(CallOutcome(
-                "timeout", exc_message=f"{describe(len(outcomes))} did not finish within {timeout:g} s",
-                output=output, seconds=time.monotonic() - started))
+                "timeout", exc_message=self._timeout_text(describe(len(outcomes)), timeout, exc.cause),
+                output=output, seconds=time.monotonic() - budget.start, timeout_cause=exc.cause))
         except WorkerDied as exc:
             request_id = ids[len(outcomes)]
             output = self._stop_worker(worker, request_id)
             outcomes.append(CallOutcome("crashed", exc_message=str(exc), output=output,
-                                        seconds=time.monotonic() - started))
+                                        seconds=time.monotonic() - budget.start))
         except WireError as exc:
             request_id = ids[len(outcomes)]
             output = self._stop_worker(worker, request_id)
             outcomes.append(CallOutcome("protocol_error", exc_message=f"malformed reply: {exc}",
-                                        output=output, seconds=time.monotonic() - started))
+                                        output=output, seconds=time.monotonic() - budget.start))
         return outcomes
+
+    def _timeout_text(self, what: str, timeout: float, cause: str) -> str:
+        if cause == "deadline":
+            return f"{what} was stopped: {self._ceiling_text()}"
+        if cause == "blocked":
+            return f"{what} did not finish within {timeout:g} s (it was sleeping or blocked, not computing)"
+        if cause == "load":
+            return f"{what} did not finish within {timeout:g} s of CPU time under heavy machine load"
+        return f"{what} did not finish within {timeout:g} s of CPU time"
 
     @staticmethod
     def _notebook_outcome(header: dict, body, request_id: int, requested: list[str], output: str,
@@ -335,6 +431,9 @@ def _call_outcome(header: dict, body: bytes, output: str, seconds: float) -> Cal
         if status == "ok":
             return CallOutcome("ok", value=Decoder(body).value(header.get("value")), output=output,
                                seconds=seconds)
+        if status == "too_large":
+            return CallOutcome("too_large", exc_message=_text(header.get("exc_message"), 2000),
+                               output=output, seconds=seconds)
         if status == "raised":
             mro = header.get("exc_mro", [])
             return CallOutcome(

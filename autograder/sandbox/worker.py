@@ -1,7 +1,8 @@
 """The worker: runs INSIDE the sandbox and is the only process that executes student code.
 
-Started by the trusted parent as `python -s -B worker.py CONFIG_JSON` with the submission's
-private copy as its working directory. It first locks itself down (rlimits, then an
+Started by the trusted parent as `python -s -B worker.py CONFIG_FD` with the submission's
+private copy as its working directory; it reads its config (JSON) from the pipe CONFIG_FD and
+closes it, so nothing of the config stays in argv, the environment or an open descriptor. It first locks itself down (rlimits, then an
 unprivileged uid when started as root), then serves requests from a private socket:
 
     import    import a student module once; reply with its public callables
@@ -105,7 +106,7 @@ class Server:
         self.nbrunner = nbrunner
         self.modules = {}          # name -> imported module
         self.failed_imports = {}   # name -> reply fields of the failed import
-        self.hw_specs = None
+        self.factories = frozenset(config.get("factories") or ())   # declared by the assignment
 
     # -- transport -------------------------------------------------------------------------
     def serve(self) -> None:
@@ -214,27 +215,36 @@ class Server:
         if module is None:
             return self.frame(dict(reply, during_import=True, **self.failed_imports[spec["module"]]))
         try:
-            decoder = self.codec.Decoder(body, chip=self.make_chip)
+            decoder = self.codec.Decoder(body, rebuild=self.rebuild)
             args = decoder.value(spec["args"])
             kwargs = decoder.value(spec["kwargs"])
             function = getattr(module, spec["function"])
             value = function(*args, **kwargs)
         except BaseException as exc:  # noqa: BLE001 - includes SystemExit and KeyboardInterrupt
             return self.frame(dict(reply, **self.raised(exc)))
-        encoder = self.codec.Encoder(self.result_bytes)
+        # The parent refuses a reply beyond this call's bound unread; say so in a small reply.
+        bound = min(spec.get("reply_bytes") or self.result_bytes, self.result_bytes)
+        encoder = self.codec.Encoder(bound)
         try:
             node = encoder.value(value)
+            data = encoder.frame(dict(reply, status="ok", value=node))
         except self.codec.ResultTooLarge as exc:
-            return self.frame(dict(reply, status="raised", exc_type="ResultTooLarge",
-                                   exc_mro=["ResultTooLarge"], exc_message=str(exc)))
+            return self.frame(dict(reply, status="too_large", exc_message=str(exc)))
         except BaseException as exc:  # noqa: BLE001 - a hostile value may break encoding
+            encoder = self.codec.Encoder(bound)
             node = encoder.value(self.codec.Unsupported(type(value).__name__, f"could not encode: {exc!r}"))
-        return self.frame(dict(reply, status="ok", value=node), encoder)
+            return self.frame(dict(reply, status="ok", value=node), encoder)
+        return data
 
-    def make_chip(self, spec: dict):
-        if self.hw_specs is None:
-            self.hw_specs = importlib.import_module("hw_specs")
-        return self.hw_specs.Chip.from_dict(spec)
+    def rebuild(self, factory: str, data):
+        """A declared factory (from the trusted overlay files) applied to plain data."""
+        if factory not in self.factories:
+            raise ValueError(f"factory {factory!r} is not declared by the assignment")
+        module_name, _, qualname = factory.partition(":")
+        target = importlib.import_module(module_name)
+        for part in qualname.split("."):
+            target = getattr(target, part)
+        return target(data)
 
     def raised(self, exc: BaseException) -> dict:
         kind = type(exc)
@@ -363,5 +373,16 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
+def read_config(fd: int) -> dict:
+    parts = []
+    while True:
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        parts.append(chunk)
+    os.close(fd)
+    return json.loads(b"".join(parts))
+
+
 if __name__ == "__main__":
-    main(json.loads(sys.argv[1]))
+    main(read_config(int(sys.argv[1])))

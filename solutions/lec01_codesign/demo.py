@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from console import fmt_bytes, fmt_num, print_header, print_observations, print_table
-from hw_specs import B200, B300, BYTES_PER_ELEM, H100, PRECISIONS, RUBIN
-from solutions.lec01_codesign.codesign import SCHEMES, exp_ratio, flops_per_exp, quantize, trend_row
+from hw_specs import B200, B300, BYTES_PER_ELEM, EX2_PER_SM_PER_CLK, H100, PRECISIONS, RUBIN, RUBIN_SMS
+from solutions.lec01_codesign.codesign import E2M1_MAX, SCHEMES, exp_ratio, flops_per_exp, quantize, trend_row
 
 # Claims quoted from the literature (not derivable from the chip table).
 BLOG_B300_SPEEDUP = 7.5  # 'Inside NVIDIA Blackwell Ultra': "7.5x" dense NVFP4 vs Hopper
@@ -118,9 +118,36 @@ def quantization_errors(x: np.ndarray) -> dict[str, QuantError]:
     return errors
 
 
+@dataclass(frozen=True)
+class Saturation:
+    """How often MXFP4's FLOOR scale pushes a block's maximum past E2M1's 6, and what it costs."""
+
+    block_fraction: float  # share of blocks whose maximum lands above 6 after scaling (then clips)
+    error_share: float  # share of MXFP4's squared error carried by the clipped elements
+    scaled_max_range: tuple[float, float]  # smallest and largest block maximum after scaling
+
+
+def mxfp4_saturation(x: np.ndarray) -> Saturation:
+    """The block maximum over 2^(floor(log2 max) − 2) lies in [4, 8): above 6 it saturates."""
+    block = SCHEMES["mxfp4"]
+    blocks = x.reshape(-1, block)
+    bmax = np.abs(blocks).max(axis=1, keepdims=True)
+    live = bmax[:, 0] > 0
+    blocks, bmax = blocks[live], bmax[live]
+    _, k = np.frexp(bmax)
+    scaled = np.abs(blocks) / np.ldexp(1.0, k - 3)
+    clipped = scaled > E2M1_MAX
+    error = (quantize(x, "mxfp4").reshape(-1, block)[live] - blocks) ** 2
+    block_max = scaled.max(axis=1)
+    return Saturation(float(clipped.any(axis=1).mean()), float(error[clipped].sum() / error.sum()),
+                      (float(block_max.min()), float(block_max.max())))
+
+
 def demo2_nvfp4(n: int = 1 << 20, seed: int = 0) -> None:
     print_header(f"演示 2：NVFP4 的两级缩放——同样 4 位，误差差多少？（真的量化 {n:,} 个数）")
-    errors = quantization_errors(heavy_tailed_weights(n, seed))
+    x = heavy_tailed_weights(n, seed)
+    errors = quantization_errors(x)
+    saturation = mxfp4_saturation(x)
     mx_block, nv_block = SCHEMES["mxfp4"], SCHEMES["nvfp4"]
     labels = {
         "fp8_tensor": "FP8 E4M3，整个张量一个缩放",
@@ -148,8 +175,10 @@ def demo2_nvfp4(n: int = 1 << 20, seed: int = 0) -> None:
         f"把缩放因子缩小到每 {nv_block} 个数一个（NVFP4），误差降到 {_pct(nv.relative_error, 2)}——"
         f"每一小块都按自己的最大值缩放，离群值只'连累'同一块里的 {nv_block - 1} 个邻居。"
         f"代价是每个数多 {nv_bits - E2M1_BITS:g} bit。",
-        f"MXFP4 的块更大（{mx_block}）、缩放因子只能是 2 的幂（最多浪费将近一半的表示范围），"
-        f"误差 {_pct(mx.relative_error, 2)}，介于两者之间。NVIDIA 说 NVFP4 'markedly lower error than standard FP4'，"
+        f"MXFP4 的块更大（{mx_block}）、缩放因子只能是 2 的幂，误差 {_pct(mx.relative_error, 2)}，介于两者之间。"
+        "它的指数向下取整（FLOOR），块内最大值缩放后落在 [4, 8)：超过 6 的部分被截断——这组数据里 "
+        f"{_pct(saturation.block_fraction, 0)} 的块截断了自己的最大值，这些元素贡献了 MXFP4 平方误差的 "
+        f"{_pct(saturation.error_share, 0)}。NVIDIA 说 NVFP4 'markedly lower error than standard FP4'，"
         "在这组数据上可以复现这个方向。",
         f"作为对照，{fp8.bits_per_value:g} 位的 FP8 误差只有 {_pct(fp8.relative_error, 2)}。"
         "博客说 NVFP4 的模型精度'通常与 FP8 相差不到约 1%'——那是**模型任务精度**，不是这里的逐元素误差；"
@@ -187,7 +216,9 @@ def demo3_exp_bottleneck() -> None:
         f"{'，低于 100%' if b300_fp8 < 1 else '，仍高于 100%'}。这就是博客里'accelerated softmax'的来历："
         "一个看似不起眼的单元，因为别的单元变快而成了瓶颈。",
         "软件也在想办法：FlashAttention-4 等内核把一部分 exp 改用普通 FMA 单元上的多项式来近似计算，"
-        "把负载从 SFU 分出去；Rubin 则继续提高 exp 吞吐（博客只给了相对 Blackwell 的倍数，没有绝对数字）。"
+        "把负载从 SFU 分出去；Rubin 则继续提高 exp 吞吐：NVIDIA 公布了每个 SM 每个时钟的 ex2 次数"
+        f"（FP32 {EX2_PER_SM_PER_CLK['Rubin FP32']}、FP16 {EX2_PER_SM_PER_CLK['Rubin FP16']}，Blackwell 是 "
+        f"{EX2_PER_SM_PER_CLK['Blackwell']}）和 {RUBIN_SMS} 个 SM，但没有公布时钟，所以表里没有 exp/s 的绝对数字。"
         "硬件和软件在同一个瓶颈上一起使劲——这就是协同设计。",
         "d_head 越小，每次 exp 配的矩阵乘法越少，越容易被 exp 卡住（d_head = 64 时 FP8 的比值："
         + "、".join(f"{name} {_pct(r)}" for name, r in small.items())

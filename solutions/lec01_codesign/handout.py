@@ -12,16 +12,25 @@ import inspect
 import textwrap
 
 from authoring.cells import Code, FunctionCheck, Markdown, Question
+from hw_specs import B300, BYTES_PER_ELEM
 from solutions.lec01_codesign import handout_data
+from solutions.lec01_codesign.explanations import rubric_markdown
 from solutions.lec01_codesign.handout_data import (
+    BACKWARD_FLOPS_PER_EXP,
+    BOTTLENECK_OPTIONS,
+    CJK_FILE_HINTS,
+    CJK_FONTS,
     DEMO2_N,
     DEMO2_SEED,
+    FLOP_PER_PARAM_PER_TOKEN,
+    HEAD_DIM,
+    LEAST_GROWN_OPTIONS,
+    MEASURED_FP8_FORWARD_GAIN,
+    MLA_OPTIONS,
     MODEL_PARAMS,
-    Q04_OPTIONS,
-    Q08_OPTIONS,
-    Q11_OPTIONS,
-    Q14_OPTIONS,
+    SIZE_OPTIONS,
     SIZE_SWEEP,
+    WALL_OPTIONS,
 )
 
 
@@ -43,6 +52,44 @@ _DEMO2_DATA = (
     + "\n\n".join(inspect.getsource(f) for f in (handout_data.demo_weights, handout_data.relative_error,
                                                    handout_data.zero_fraction))
 )
+
+_PLOT_SETUP = (
+    "CJK_FONTS = (\n" + "".join(f"    {name!r},\n" for name in CJK_FONTS) + ")\n"
+    + f"CJK_FILE_HINTS = {CJK_FILE_HINTS!r}\n\n\n"
+    + inspect.getsource(handout_data.use_cjk_font).replace("candidates=CJK_FONTS", "candidates=CJK_FONTS")
+    + "\n\nCJK = use_cjk_font()\n\n\ndef label(zh, en):\n"
+    + '    """图里的文字：有中文字体时用中文，没有时用英文。"""\n    return zh if CJK else en\n'
+)
+
+
+def _reference_facts() -> dict[str, float]:
+    """The figures the reference's written answers quote, computed (never typed in)."""
+    from solutions.lec01_codesign.answers import answer_key
+    from solutions.lec01_codesign.codesign import exp_ratio, quantize
+    from solutions.lec01_codesign.handout_data import demo_weights, relative_error, zero_fraction
+    from hw_specs import B200
+
+    key = answer_key()
+    x, small, large = demo_weights(DEMO2_N), demo_weights(SIZE_SWEEP[0]), demo_weights(SIZE_SWEEP[-1])
+    return {
+        "fp4_zeros": zero_fraction(quantize(x, "fp4_tensor"), x),
+        "fp4_small": relative_error(quantize(small, "fp4_tensor"), small),
+        "fp4_large": relative_error(quantize(large, "fp4_tensor"), large),
+        "nvfp4": relative_error(quantize(x, "nvfp4"), x),
+        "scale_gain": key["q11_scale_format_gain"], "block_gain": key["q12_block_size_gain"],
+        "b200_ratio": exp_ratio(B200, "fp8", 128, 128), "h100_basis": key["q15_h100_tensor_basis"],
+        "software": key["q16_software_exp_share"], "backward": key["q17_backward_ratio"],
+        "speedup": key["q18_model_speedup"], "mma": key["q19_mma_efficiency"],
+    }
+
+
+_FACTS = _reference_facts()
+
+
+def _text_question_prompt(item: str, prompt: str) -> str:
+    """A text question's prompt followed by its rubric (criteria and points, from explanations.RUBRICS)."""
+    return f"{textwrap.dedent(prompt).strip()}\n\n{rubric_markdown(item, with_expectations=False)}"
+
 
 CELLS = (
     Markdown("""
@@ -66,7 +113,7 @@ CELLS = (
         - 评分时会在干净的环境里从头到尾运行整个 notebook：答案要由格子里的代码或数字给出，
           不能依赖你手动运行格子的顺序。
         - 带锁的格子（题目、评分格）不要删除、复制或修改；变量名不要改。
-        - 图里的坐标轴用英文标注（matplotlib 的默认字体没有中文字形）。
+        - 图里的文字：电脑上装了中文字体（Windows、macOS 和多数 Linux 桌面都有）就用中文，没有就用英文。
         """),
     Code("""
         from selfcheck import check
@@ -78,11 +125,13 @@ CELLS = (
 
         import codesign
         from console import fmt_num, print_table
+        import hw_specs
         from hw_specs import B200, B300, BYTES_PER_ELEM, H100, RUBIN
 
         importlib.reload(codesign)  # 改了 codesign.py 以后重新运行本格即可
         from codesign import exp_ratio, flops_per_exp, quantize, ridge_point, round_e4m3, to_e2m1, trend_row
         """, locked=True),
+    Code(_PLOT_SETUP, locked=True),
 
     # ------------------------------------------------------------------ demo 1
     Markdown("""
@@ -93,7 +142,8 @@ CELLS = (
         【口径】每一代取它公布的"最低精度"的稠密算力（H100 是 FP8，之后是 NVFP4）——这是厂商宣传"代际提升"时的口径；
         同时列出 FP8 做同口径对比。所有倍数都相对 H100。屋脊点 = 峰值算力 / HBM 带宽，单位 FLOP/B。
 
-        【边界】Rubin 的 50 PFLOPS 是 "up to"，没有公布 FP8 和功耗（表里记作 "-"）。
+        【边界】Rubin 取 35 PFLOPS（NVFP4 稠密、训练口径）；宣传中的 50 PFLOPS 是 Transformer Engine 推理口径（含自适应压缩），
+        不能和稠密算力相除。Rubin 没有公布 FP8 和功耗（表里记作 "-"）。
         """),
     FunctionCheck("ridge_point"),
     FunctionCheck("trend_row"),
@@ -128,9 +178,10 @@ CELLS = (
             ridge = ridge_point(chip, low)
             ax.plot([ridge], [peak], "o", color=line.get_color())
             ax.annotate(f"{ridge:,.0f}", (ridge, peak), textcoords="offset points", xytext=(5, -13), fontsize=8)
-        ax.set_xlabel("arithmetic intensity (FLOP/B)")
-        ax.set_ylabel("attainable FLOP/s")
-        ax.set_title("Roofline at each chip's lowest precision (dots: ridge points)")
+        ax.set_xlabel(label("算术强度（FLOP/B）", "arithmetic intensity (FLOP/B)"))
+        ax.set_ylabel(label("能达到的算力（FLOP/s）", "attainable FLOP/s"))
+        ax.set_title(label("各芯片最低精度下的 roofline（圆点：屋脊点）",
+                           "Roofline at each chip's lowest precision (dots: ridge points)"))
         ax.grid(True, which="both", alpha=0.3)
         ax.legend()
         plt.show()
@@ -141,27 +192,61 @@ CELLS = (
         """, """
         q01_compute_headline = trend["B300"]["compute"]
         """),
-    Question("q02_fp8_same_precision", """
-        同为 FP8，B300 的稠密算力是 H100 的多少倍？
+    Question("q02_format_gain", """
+        q01 的倍数里，有多少来自"换了更低的数值格式"（FP8 → NVFP4）？先算出同为 FP8 时 B300 是 H100 的几倍
+        （`trend_row` 的 `"fp8"`），再用 q01 的倍数除以它。读厂商数字时，先确认比较的是不是同一种精度。
         """, """
-        q02_fp8_same_precision = trend["B300"]["fp8"]
+        q02_format_gain = trend["B300"]["compute"] / trend["B300"]["fp8"]
         """),
-    Question("q03_format_gain", """
-        q01 的倍数里，有多少来自"换了更低的数值格式"（FP8 → NVFP4）？用 q01 的倍数除以 q02 的倍数。
-        读厂商数字时，先确认比较的是不是同一种精度。
-        """, """
-        q03_format_gain = trend["B300"]["compute"] / trend["B300"]["fp8"]
-        """),
-    Question("q04_least_grown", _with_options("""
+    Question("q03_least_grown", _with_options("""
         从 H100 到 B300，下面四项里哪一项涨得**最少**（按 `trend_row(B300, "nvfp4")` 的倍数）？
-        """, Q04_OPTIONS), f"""
-        growth = {{letter: trend["B300"][key] for letter, key in {_letters(Q04_OPTIONS)}.items()}}
-        q04_least_grown = min(growth, key=growth.get)
+        """, LEAST_GROWN_OPTIONS), f"""
+        growth = {{letter: trend["B300"][key] for letter, key in {_letters(LEAST_GROWN_OPTIONS)}.items()}}
+        q03_least_grown = min(growth, key=growth.get)
         """),
-    Question("q05_ridge_growth", """
-        B300 在 NVFP4 下的屋脊点是 H100 在 FP8 下的屋脊点的多少倍？（屋脊点变大意味着什么？想想"内存墙"。）
+    Markdown("""
+        【屋脊点和内存墙】屋脊点 = 峰值算力 / HBM 带宽。"内存墙"说的是：做**同样的运算**，算力比带宽涨得快，
+        程序越来越容易被带宽卡住。下面两个比值都能从表里算出来，但只有一个在衡量这件事。
+        """),
+    Question("q04_ridge_same_precision", """
+        同一种精度：B300 的 FP8 屋脊点是 H100 的 FP8 屋脊点的多少倍？（用 `ridge_point`。）
         """, """
-        q05_ridge_growth = trend["B300"]["ridge"] / trend["H100"]["ridge"]
+        q04_ridge_same_precision = ridge_point(B300, "fp8") / ridge_point(H100, "fp8")
+        """),
+    Question("q05_ridge_mixed_precision", """
+        各取最低精度：B300 的 NVFP4 屋脊点是 H100 的 FP8 屋脊点的多少倍？
+        """, """
+        q05_ridge_mixed_precision = ridge_point(B300, "nvfp4") / ridge_point(H100, "fp8")
+        """),
+    Question("q06_memory_wall", _with_options("""
+        哪个比值衡量的是内存墙（带宽跟不上同样的运算）？另一个比值里还混进了什么？（想想 q02。）
+        """, WALL_OPTIONS), f"""
+        # 混合精度的比值 = 同精度的比值 × q02 的格式收益：被格式放大的那个不是内存墙
+        ratios = {{"A": q04_ridge_same_precision, "B": q05_ridge_mixed_precision}}
+        q06_memory_wall = min(ratios, key=ratios.get)
+        """),
+    Markdown(f"""
+        ## roofline 的用法：batch = 1 的 decode
+
+        一个 {MODEL_PARAMS / 1e9:.0f}B（{MODEL_PARAMS / 1e8:.0f} 亿）参数、权重用 NVFP4 存的模型，在 B300 上一次只生成一个序列的
+        token（batch = 1 的 decode）。每生成一个 token，每个权重从 HBM 读一次（`BYTES_PER_ELEM["nvfp4"]` 字节），
+        做 {FLOP_PER_PARAM_PER_TOKEN} 次运算（一次乘加）。只算权重：KV cache 和激活的读写忽略不计。单位一律十进制（1 GB = 10^9 字节）。
+        """),
+    Question("q07_decode_intensity", """
+        这种 decode 的算术强度是多少 FLOP/B？和 B300 的 NVFP4 屋脊点比一比。
+        """, f"""
+        q07_decode_intensity = {FLOP_PER_PARAM_PER_TOKEN} / BYTES_PER_ELEM["nvfp4"]
+        """),
+    Question("q08_decode_tokens_per_s", """
+        受带宽限制时，B300 每秒最多生成多少个 token（只读权重）？单位：token/s。
+        """, f"""
+        q08_decode_tokens_per_s = B300.mem_bw / ({MODEL_PARAMS / 1e9:g}e9 * BYTES_PER_ELEM["nvfp4"])
+        """),
+    Question("q09_decode_batch", """
+        把 batch 个序列放在一起 decode，读一次权重就能给每个序列各做一次乘加。batch 至少要多大，
+        算术强度才能到达 B300 的 NVFP4 屋脊点？（写出算出来的数，不必取整。）
+        """, f"""
+        q09_decode_batch = ridge_point(B300, "nvfp4") / ({FLOP_PER_PARAM_PER_TOKEN} / BYTES_PER_ELEM["nvfp4"])
         """),
 
     # ------------------------------------------------------------------ demo 2
@@ -213,9 +298,10 @@ CELLS = (
             ax.plot([bits], [errors[scheme] * 100], "o")
             ax.annotate(scheme, (bits, errors[scheme] * 100), textcoords="offset points", xytext=(6, 4))
         ax.set_ylim(bottom=0)
-        ax.set_xlabel("bits per value")
-        ax.set_ylabel("relative error (%)")
-        ax.set_title(f"Quantization error vs storage ({DEMO2_N} Student-t values)")
+        ax.set_xlabel(label("每个数的比特数", "bits per value"))
+        ax.set_ylabel(label("相对误差（%）", "relative error (%)"))
+        ax.set_title(label(f"量化误差与存储（{DEMO2_N} 个 Student-t 数）",
+                           f"Quantization error vs storage ({DEMO2_N} Student-t values)"))
         ax.grid(True, which="both", alpha=0.3)
         plt.show()
         """),
@@ -234,44 +320,47 @@ CELLS = (
         for scheme, errs in sweep.items():
             ax.plot(SIZE_SWEEP, np.array(errs) * 100, "o-", label=scheme)
         ax.set_xscale("log", base=2)
-        ax.set_xlabel("number of values n")
-        ax.set_ylabel("relative error (%)")
-        ax.set_title("Error vs data size")
+        ax.set_xlabel(label("数据量 n", "number of values n"))
+        ax.set_ylabel(label("相对误差（%）", "relative error (%)"))
+        ax.set_title(label("误差随数据量的变化", "Error vs data size"))
         ax.grid(True, alpha=0.3)
         ax.legend()
         plt.show()
         """),
-    Question("q06_fp4_zero_fraction", """
-        在上面 `DEMO2_N` 个数的数据上，整张量 FP4（`"fp4_tensor"`）把百分之多少的数变成了 0？
-        按 `zero_fraction` 的定义（原本不是 0、量化后变成 0 的元素占全部元素的比例），写成百分数（12.5 表示 12.5%）。
-        """, """
-        q06_fp4_zero_fraction = zeros["fp4_tensor"] * 100
-        """),
-    Question("q07_nvfp4_error", """
-        同一组数据上，NVFP4 的相对误差（`relative_error`）是百分之多少？写成百分数。
-        """, """
-        q07_nvfp4_error = errors["nvfp4"] * 100
-        """),
-    Question("q08_size_sensitive", _with_options("""
+    Question("q10_size_sensitive", _with_options("""
         数据量从 2^12 增加到 2^18 时，哪种方案的相对误差**增加得最多**？
-        """, Q08_OPTIONS), f"""
-        growth = {{letter: sweep[scheme][-1] - sweep[scheme][0] for letter, scheme in {_letters(Q08_OPTIONS)}.items()}}
-        q08_size_sensitive = max(growth, key=growth.get)
+        """, SIZE_OPTIONS), f"""
+        growth = {{letter: sweep[scheme][-1] - sweep[scheme][0] for letter, scheme in {_letters(SIZE_OPTIONS)}.items()}}
+        q10_size_sensitive = max(growth, key=growth.get)
+        """),
+    Markdown("""
+        【NVFP4 为什么比 MXFP4 准：2 × 2 消融】两种块缩放方案有两处不同：块大小（32 / 16）和块缩放因子的格式
+        （2 的幂 E8M0 / E4M3 加张量级因子）。`quantize` 的 `block_size` 和 `scale_format` 参数（见 docstring）让你把两者分开：
+        下面的表把四种组合都算一遍（`"mxfp4"` 默认 32 + E8M0，`"nvfp4"` 默认 16 + E4M3）。
+        """),
+    Code("""
+        ablation = {(block, scale): relative_error(quantize(x, "mxfp4", block_size=block, scale_format=scale), x)
+                    for block in (32, 16) for scale in ("e8m0", "e4m3")}
+        print_table(["块大小", "E8M0（2 的幂）", "E4M3 + 张量级 g"],
+                    [[str(block)] + [f"{ablation[block, scale] * 100:.2f}%" for scale in ("e8m0", "e4m3")]
+                     for block in (32, 16)])
+        """),
+    Question("q11_scale_format_gain", """
+        块大小都取 16：把块缩放因子从 2 的幂（E8M0）换成 E4M3，相对误差降低了多少个**百分点**？
+        （例：从 12.5% 降到 10% 写 2.5。）
+        """, """
+        q11_scale_format_gain = (ablation[16, "e8m0"] - ablation[16, "e4m3"]) * 100
+        """),
+    Question("q12_block_size_gain", """
+        缩放格式都取 E4M3：把块大小从 32 减到 16，相对误差降低了多少个百分点？和 q11 比，哪个因素解释了 NVFP4 和 MXFP4
+        的大部分差距？
+        """, """
+        q12_block_size_gain = (ablation[32, "e4m3"] - ablation[16, "e4m3"]) * 100
         """),
     Markdown(f"""
-        【存储账】NVFP4 每个数平均 4.5 bit，即 `BYTES_PER_ELEM["nvfp4"]` = 0.5625 字节；B300 的 HBM 容量是 `B300.mem_cap`。
-        下面两题的单位都用十进制：1 GB = 10^9 字节，1 B（billion）= 10^9 个参数。模型大小取 {MODEL_PARAMS / 1e9:.0f}B
-        （{MODEL_PARAMS / 1e8:.0f} 亿）参数。
-        """),
-    Question("q09_max_params", """
-        只存 NVFP4 权重、不给 KV cache 留任何空间，B300 一块 GPU 最多能放多少参数？单位：十亿参数（B）。
-        """, """
-        q09_max_params = B300.mem_cap / BYTES_PER_ELEM["nvfp4"] / 1e9
-        """),
-    Question("q10_kv_left", f"""
-        一个 {MODEL_PARAMS / 1e9:.0f}B 参数的模型用 NVFP4 放在 B300 上，HBM 还剩多少留给 KV cache 和激活？单位：GB。
-        """, f"""
-        q10_kv_left = (B300.mem_cap - {MODEL_PARAMS / 1e9:g}e9 * BYTES_PER_ELEM["nvfp4"]) / 1e9
+        【存储账】NVFP4 每个数平均 {8 * BYTES_PER_ELEM["nvfp4"]:g} bit，即 `BYTES_PER_ELEM["nvfp4"]` = {BYTES_PER_ELEM["nvfp4"]:g} 字节：
+        {MODEL_PARAMS / 1e9:.0f}B 参数的权重占 {MODEL_PARAMS * BYTES_PER_ELEM["nvfp4"] / 1e9:g} GB，B300 的
+        {B300.mem_cap / 1e9:g} GB HBM 剩下的留给 KV cache 和激活。
         """),
 
     # ------------------------------------------------------------------ demo 3
@@ -307,31 +396,69 @@ CELLS = (
         ax.axhline(100, color="black", linestyle="--", linewidth=1)
         ax.set_xticks(positions, [f"{chip.name}\\n{p}" for chip, p in ATTENTION])
         ax.set_ylabel("t_exp / t_mma (%)")
-        ax.set_title("Softmax exp time vs attention matmul time (above 100%: exp-bound)")
+        ax.set_title(label("softmax 的 exp 时间与注意力矩阵乘法时间之比（超过 100%：受 exp 限制）",
+                           "Softmax exp time vs attention matmul time (above 100%: exp-bound)"))
         ax.legend()
         plt.show()
         """),
-    Question("q11_b200_bottleneck", _with_options("""
-        在 B200 上、d_head = 128、FP8 注意力时，哪个单元限制了注意力的速度？
-        """, Q11_OPTIONS), """
-        q11_b200_bottleneck = "B" if exp_ratio(B200, "fp8", 128, 128) > 1 else "A"
-        """),
-    Question("q12_b200_d64_ratio", """
-        B200 上 FP8 注意力、d_head = 64 时，t_exp / t_mma 是百分之多少？写成百分数（150 表示 150%）。
-        """, """
-        q12_b200_d64_ratio = exp_ratio(B200, "fp8", 64, 64) * 100
-        """),
-    Question("q13_b300_exp_needed", """
-        B300 上 FP8 注意力、d_head = 64：SFU 的 exp 吞吐至少要多大，t_exp / t_mma 才能降到 100%？
-        单位：T exp/s（10^12 次 exp 每秒）。和 B300 实际的 exp 吞吐比一比。
-        """, """
-        q13_b300_exp_needed = B300.peak_flops("fp8") / flops_per_exp(64, 64) / 1e12
+    Question("q13_bottleneck", _with_options("""
+        长序列的 prefill 或训练（FlashAttention 式分块，分数留在片上）：在 B200 上、d_head = 128、FP8 注意力时，
+        按演示 3 的模型——只比较 exp 和矩阵乘法——哪个资源限制了注意力的速度？
+        """, BOTTLENECK_OPTIONS), """
+        q13_bottleneck = "B" if exp_ratio(B200, "fp8", 128, 128) > 1 else "A"
         """),
     Question("q14_mla_effect", _with_options("""
         在 B300 上做 FP8 注意力，把 d_head = 128 的普通注意力换成 MLA 式形状（d_qk = 192，d_v = 128），
         t_exp / t_mma 会怎样？
-        """, Q14_OPTIONS), """
+        """, MLA_OPTIONS), """
         q14_mla_effect = "A" if exp_ratio(B300, "fp8", 192, 128) > exp_ratio(B300, "fp8", 128, 128) else "B"
+        """),
+    Markdown("""
+        【口径】表里 H100 的 exp 吞吐按完整的 GH100 芯片算：`hw_specs.GH100_FULL_SMS` 个 SM × 每个 SM 每个时钟
+        `hw_specs.EX2_PER_SM_PER_CLK["Hopper"]` 次 ex2 × `hw_specs.GH100_FULL_CLOCK_HZ`。可它要对比的 989.4 TFLOPS
+        是 H100 SXM5 这个产品的：`hw_specs.H100_SXM5_SMS` 个 SM、`hw_specs.H100_SXM5_BOOST_HZ`。
+        （`python hw_specs.py` 打印每个数字的口径和出处。）
+        """),
+    Question("q15_h100_tensor_basis", """
+        把 H100 的 exp 吞吐换成和 989.4 TFLOPS 同一口径（H100 SXM5 的 SM 数和时钟），BF16 注意力、d_head = 128 时
+        t_exp / t_mma 是百分之多少？和讲义的数字比一比。
+        """, """
+        h100_exp_same_basis = hw_specs.H100_SXM5_SMS * hw_specs.EX2_PER_SM_PER_CLK["Hopper"] * hw_specs.H100_SXM5_BOOST_HZ
+        q15_h100_tensor_basis = H100.peak_flops("bf16") / flops_per_exp(128, 128) / h100_exp_same_basis * 100
+        """),
+    Question("q16_software_exp_share", f"""
+        软件的办法：把一部分 exp 从 SFU 挪到 FMA 单元上用多项式算（FlashAttention-4 的做法）。B200、FP8、d_head = {HEAD_DIM}：
+        至少要挪走百分之多少的 exp，SFU 的时间才不超过矩阵乘法的时间？（假设 FMA 单元有空闲。）
+        """, f"""
+        q16_software_exp_share = (1 - 1 / exp_ratio(B200, "fp8", {HEAD_DIM}, {HEAD_DIM})) * 100
+        """),
+    Question("q17_backward_ratio", f"""
+        反向传播每个分数仍然只有一次 exp（重算 P），但有 5 次矩阵乘法：重算 S = QKᵀ、dV = Pᵀ·dO、dP = dO·Vᵀ、
+        dQ = dS·K、dK = dSᵀ·Q，合计 {BACKWARD_FLOPS_PER_EXP["d_qk"]}·d_qk + {BACKWARD_FLOPS_PER_EXP["d_v"]}·d_v FLOP。
+        B200、FP8、d_head = {HEAD_DIM} 的反向传播，t_exp / t_mma 是百分之多少？反向为什么不太在乎 exp？
+        """, f"""
+        backward_flops = {BACKWARD_FLOPS_PER_EXP["d_qk"]} * {HEAD_DIM} + {BACKWARD_FLOPS_PER_EXP["d_v"]} * {HEAD_DIM}
+        q17_backward_ratio = B200.peak_flops("fp8") / backward_flops / B200.exp_per_s * 100
+        """),
+    Markdown(f"""
+        【模型和实测】演示 3 的模型里，exp 和矩阵乘法完全重叠，一个分数的时间 = max(t_exp, t_mma)。
+        NVIDIA 报告 Blackwell Ultra 上 FP8 注意力前向（端到端）比 Blackwell 快约 {(MEASURED_FP8_FORWARD_GAIN - 1) * 100:.0f}%。
+        """),
+    Question("q18_model_speedup", f"""
+        按这个模型，d_head = {HEAD_DIM}、FP8 注意力从 B200 换到 B300 快多少倍（B200 的时间 ÷ B300 的时间）？
+        """, f"""
+        def attention_time(chip):
+            return max(1 / chip.exp_per_s, flops_per_exp({HEAD_DIM}, {HEAD_DIM}) / chip.peak_flops("fp8"))
+
+
+        q18_model_speedup = attention_time(B200) / attention_time(B300)
+        """),
+    Question("q19_mma_efficiency", f"""
+        模型假设 Tensor Core 达到峰值。假设 SFU 达到峰值、B200 仍受 exp 限制、B300 受矩阵乘法限制，而矩阵乘法只达到峰值的 a：
+        a 是百分之多少时，模型的加速正好等于实测的 {MEASURED_FP8_FORWARD_GAIN:g} 倍？模型还漏掉了什么？
+        """, f"""
+        t_b300 = (1 / B200.exp_per_s) / {MEASURED_FP8_FORWARD_GAIN:g}
+        q19_mma_efficiency = flops_per_exp({HEAD_DIM}, {HEAD_DIM}) / (B300.peak_flops("fp8") * t_b300) * 100
         """),
 
     # ------------------------------------------------------------------ free text
@@ -340,29 +467,39 @@ CELLS = (
 
         下面两题由助教人工评分：讲清楚道理比堆砌数字重要，但要引用你在上面算出的数字作证据。每题 150–300 字即可。
         """),
-    Question("q15_explain_scaling", """
-        为什么整张量 FP4 会把很多数变成 0，而且数据量越大误差越大？NVFP4 的两级缩放怎样解决这个问题，代价是什么？
-        """, """
+    Question("q20_explain_scaling", _text_question_prompt("q20_explain_scaling", """
+        为什么整张量 FP4 会把很多数变成 0？它的误差怎样随数据量变化，为什么？块缩放怎样解决这个问题——
+        NVFP4 赢过 MXFP4 主要靠什么，代价是什么？
+        """), f"""
         整张量 FP4 只有一个缩放因子 s = amax / 6，由全体数据里绝对值最大的那个数决定。Student-t 数据有重尾，
-        少数离群值让 s 变得很大，普通的数除以 s 之后小于 0.25（E2M1 最小非零值 0.5 的一半），就被舍入成 0——
-        在 2^16 个数上有三成多的数变成了 0。数据越多，样本里的最大值越大，s 越大，误差也越大（2^12 到 2^18
-        误差从约 21% 涨到约 45%），而块缩放的方案几乎不变。
+        少数离群值让 s 变得很大，普通的数除以 s 之后不超过 0.25（E2M1 最小非零值 0.5 的一半；恰好 0.25 时平局取偶数，
+        也是 0），就被舍入成 0——在 2^{DEMO2_N.bit_length() - 1} 个数上有 {_FACTS["fp4_zeros"]:.0%} 的数变成了 0。
+        数据越多，样本里的最大值越大，s 越大，误差也越大（2^12 到 2^18 误差从约 {_FACTS["fp4_small"]:.0%}
+        涨到约 {_FACTS["fp4_large"]:.0%}），而块缩放的方案几乎不变。
 
         NVFP4 每 16 个数用一个 FP8（E4M3）缩放因子，离群值只"连累"同一块里的 15 个邻居；再用一个 FP32 的张量级因子
-        把块因子挪进 E4M3 能表示的范围。误差降到约 9%，代价是每个数多 0.5 bit 的存储（4.5 bit/值），
-        以及硬件要多做一级缩放。
+        把块因子挪进 E4M3 能表示的范围，误差降到约 {_FACTS["nvfp4"]:.1%}。2 × 2 消融说明它赢过 MXFP4 主要靠缩放格式：
+        换成 E4M3 省下 {_FACTS["scale_gain"]:.1f} 个百分点，块从 32 减到 16 只省下 {_FACTS["block_gain"]:.1f} 个百分点
+        （2 的幂因子向下取整，块内最大值缩放后落在 [4, 8)，超过 6 的被截断）。代价是每个数多 0.5 bit 的存储
+        （4.5 bit/值，MXFP4 是 4.25），以及硬件要多做一级缩放。
         """),
-    Question("q16_explain_codesign", """
-        Blackwell Ultra 为什么要把 SFU 的 exp 吞吐翻倍？用演示 3 的数字说明：一个看似不起眼的单元为什么会成为瓶颈，
-        硬件和软件各能做什么？
-        """, """
+    Question("q21_explain_codesign", _text_question_prompt("q21_explain_codesign", """
+        Blackwell Ultra 为什么要把 SFU 的 exp 吞吐翻倍？一个看似不起眼的单元为什么会成为瓶颈，硬件和软件各能做什么，
+        这个简单模型又漏掉了什么？
+        """), f"""
         每做一次 exp，注意力只配 2·d_qk + 2·d_v 次矩阵乘法运算（d_head = 128 时 512 FLOP）。从 Hopper 到 Blackwell，
         Tensor Core 的 FP8 算力涨了约 2.5 倍，SFU 的 exp 吞吐却只从 4.5 涨到 5 T/s：B200 上 FP8、d_head = 128 时
-        t_exp / t_mma 约 195%，d_head = 64 时约 390%，注意力被 exp 卡住，再快的 Tensor Core 也没用（Amdahl 定律）。
+        t_exp / t_mma 约 {_FACTS["b200_ratio"]:.0%}，注意力被 exp 卡住，再快的 Tensor Core 也没用（Amdahl 定律）。
+        （而且 H100 的 4.5 T 和它的 989.4 TFLOPS 不是同一口径：同一口径下 H100 的比值是 {_FACTS["h100_basis"]:.0f}%。）
 
-        硬件：Blackwell Ultra 把 exp 吞吐翻倍到 10.7 T/s，d_head = 128 的比值回到 100% 以下；Rubin 继续提高。
-        软件：FlashAttention-4 把一部分 exp 用 FMA 单元上的多项式近似，并让 exp 和矩阵乘法流水重叠；模型设计上，
-        更大的 head 维度或 MLA 式形状让每次 exp 配更多矩阵乘法。瓶颈会随另一个单元变快而转移，软硬件要一起设计。
+        硬件：Blackwell Ultra 把 exp 吞吐翻倍到 10.7 T/s，d_head = 128 的比值回到 100% 以下；Rubin 每个 SM 每个时钟的
+        ex2 次数再翻倍。软件：把约 {_FACTS["software"]:.0f}% 的 exp 挪到 FMA 单元上的多项式（FlashAttention-4），让 exp
+        和矩阵乘法流水重叠；反向传播每次 exp 配 2.5 倍的矩阵乘法，比值只有约 {_FACTS["backward"]:.0f}%，本来就不太在乎 exp。
+        模型上，更大的 head 维度或 MLA 式形状让每次 exp 配更多矩阵乘法。
+
+        模型说 B300 比 B200 快 {_FACTS["speedup"]:.2f} 倍，实测端到端只有约 1.35 倍：模型假设 Tensor Core 跑满峰值、
+        exp 与矩阵乘法完全重叠、softmax 的其他运算不占时间；矩阵乘法只要达到峰值的约 {_FACTS["mma"]:.0f}% 就能解释差距。
+        瓶颈会随另一个单元变快而转移，软硬件要一起设计。
         """),
     Markdown("""
         ## 提交之前

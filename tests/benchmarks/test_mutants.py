@@ -37,12 +37,15 @@ def outcome(module, expression):
 
 
 def same(a, b) -> bool:
-    """Equal results: the same exception name, equal dicts, or equal numbers / arrays."""
+    """Equal results: the same exception name, equal dicts, or equal numbers / arrays (signs of zero included)."""
     if isinstance(a, str) or isinstance(b, str) or a is None or b is None:
         return type(a) is type(b) and a == b
     if isinstance(a, dict) or isinstance(b, dict):
         return isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
-    return bool(np.array_equal(np.asarray(a), np.asarray(b), equal_nan=True))
+    a, b = np.asarray(a), np.asarray(b)
+    if not np.array_equal(a, b, equal_nan=True):
+        return False
+    return a.dtype.kind not in "fc" or bool(np.array_equal(np.signbit(a), np.signbit(b)))
 
 
 @pytest.mark.parametrize("mutation", mutants.CODE_MUTATIONS, ids=lambda m: m.name)

@@ -38,7 +38,7 @@ def test_the_answered_notebook_runs_cleanly_fast_and_earns_every_key(reference_f
     key = answer_key()
     result = execute_notebook(reference_folder, key)
     assert result.errors == []
-    assert result.seconds < 3.0, f"the notebook took {result.seconds:.2f} s"
+    assert result.seconds < 10.0, f"the notebook took {result.seconds:.2f} s"  # the handout's stated budget
     for item in CONFIG.items_of("number", "choice"):
         got = result.answers.get(item.id)
         if item.kind == "choice":

@@ -68,6 +68,7 @@ def test_demo2_observations_quote_the_reference_errors(demo_output, reference_er
     assert f"FP4 的相对误差是 {_pct(fp4, 2)}" in fp4_obs and f"{_pct(fp4_zeros, 1)} 的'普通'数" in fp4_obs
     assert f"误差降到 {_pct(nv, 2)}" in nv_obs and f"{SCHEMES['nvfp4'] - 1} 个邻居" in nv_obs
     assert f"误差 {_pct(mx, 2)}" in mx_obs and f"块更大（{SCHEMES['mxfp4']}）" in mx_obs
+    assert "将近一半" not in mx_obs  # that describes a CEIL recipe, not MX's FLOOR scale
     assert f"FP8 误差只有 {_pct(fp8, 2)}" in fp8_obs
     assert fp8 < nv < mx < fp4, "the lecture's story: NVFP4 beats MXFP4 beats per-tensor FP4"
 
@@ -99,3 +100,22 @@ def test_demo3_observations(demo_output):
     assert f"{B300.exp_per_s / 1e12:.1f} T/s" in ultra and f"约 {_pct(exp_ratio(B300, 'fp8', 128, 128))}" in ultra
     for chip in (H100, B200, B300):
         assert f"{chip.name} {_pct(exp_ratio(chip, 'fp8', 64, 64))}" in small_heads
+
+
+def test_mxfp4_saturation_is_measured_and_quoted(demo_output):
+    """FLOOR scaling puts a block's maximum in [4, 8): on the demo data ~44 % of blocks clip their
+    maximum, and those elements carry ~19 % of MXFP4's squared error (the numbers the text quotes)."""
+    from solutions.lec01_codesign.demo import heavy_tailed_weights, mxfp4_saturation
+
+    sat = mxfp4_saturation(heavy_tailed_weights())
+    low, high = sat.scaled_max_range
+    assert 4 <= low < 4.01 and 7.99 < high < 8
+    assert 0.40 < sat.block_fraction < 0.48 and 0.15 < sat.error_share < 0.23
+    _, _, mx_obs, _ = observations(section(demo_output, 2))
+    assert f"{_pct(sat.block_fraction)} 的块截断了自己的最大值" in mx_obs
+    assert f"平方误差的 {_pct(sat.error_share)}" in mx_obs and "[4, 8)" in mx_obs
+
+
+def test_rubin_sfu_remark_quotes_per_sm_rates(demo_output):
+    *_, software, _ = observations(section(demo_output, 3))
+    assert "FP16 64" in software and "224 个 SM" in software and "BF16" not in software

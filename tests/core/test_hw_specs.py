@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import hw_specs
-from hw_specs import (BYTES_PER_ELEM, CHIPS, FIELDS, PRECISIONS, B200, B300, H100, RUBIN, Chip, Figure,
-                      MissingFigureError, Unpublished)
+from hw_specs import (BYTES_PER_ELEM, CHIPS, DOCUMENTS, FIELDS, HGX_B200, LABELLED_FIGURES, PRECISIONS, B200, B300,
+                      H100, RUBIN, Chip, Figure, MissingFigureError, Unpublished)
 from core.script_output import REPO
 from solutions.lec01_codesign import SCHEMES
 
@@ -67,8 +67,9 @@ def test_figure_matches_design_brief(key, expected):
 
 
 def test_chips_are_keyed_by_name_in_generation_order():
-    assert list(CHIPS) == [c.name for c in (H100, B200, B300, RUBIN)] == ["H100", "B200", "B300", "Rubin"]
-    assert all(CHIPS[name] is chip for name, chip in zip(CHIPS, (H100, B200, B300, RUBIN)))
+    order = (H100, B200, HGX_B200, B300, RUBIN)
+    assert list(CHIPS) == [c.name for c in order] == ["H100", "B200", "HGX B200", "B300", "Rubin"]
+    assert all(CHIPS[name] is chip for name, chip in zip(CHIPS, order))
 
 
 # --- sources --------------------------------------------------------------------------------
@@ -80,12 +81,66 @@ def test_every_published_figure_has_a_source(chip):
         assert isinstance(fig, Figure) and fig.source.strip(), f"{chip.name}.{name} has no source"
 
 
+ALL_FIGURES = [(f"{chip.name}.{name}", fig) for chip in CHIPS.values() for name, fig in chip.sources().items()] + [
+    (f"{chip}.{label}", fig) for chip, figures in LABELLED_FIGURES.items() for label, fig in figures.items()]
+
+
+@pytest.mark.parametrize("where, fig", ALL_FIGURES, ids=[w for w, _ in ALL_FIGURES])
+def test_every_figure_has_a_basis_and_a_named_document(where, fig):
+    """Does each number say what it counts (configuration, dense/sparse, SMs x clock) and which
+    document it is read from (one of DOCUMENTS, each naming a document)?"""
+    assert fig.basis.strip(), f"{where} has no basis"
+    assert fig.source in DOCUMENTS, f"{where} cites {fig.source!r}, not a named document"
+
+
+def test_documents_are_named():
+    for doc in DOCUMENTS:
+        assert doc.startswith("NVIDIA ") and any(word in doc for word in
+                                                 ("whitepaper", "datasheet", "specifications", "blog", "Brief",
+                                                  "announcement")), doc
+
+
+def test_h100_exp_figure_states_its_basis_and_the_tensor_peak_basis():
+    """4.5 T is the full GH100 (144 SMs x 16 x 1.98 GHz); the 989.4 TF peak is 132 SMs at 1.83 GHz,
+    on which ex2 is 3.87 T and the lecture's 43 %/86 % become 50 %/100 %."""
+    fig = H100.figure("exp_per_s")
+    full = hw_specs.GH100_FULL_SMS * hw_specs.EX2_PER_SM_PER_CLK["Hopper"] * hw_specs.GH100_FULL_CLOCK_HZ
+    sxm5 = hw_specs.H100_SXM5_SMS * hw_specs.EX2_PER_SM_PER_CLK["Hopper"] * hw_specs.H100_SXM5_BOOST_HZ
+    assert fig.value == pytest.approx(full, rel=0.02) and "144 SMs" in fig.basis and "1.98 GHz" in fig.basis
+    assert f"{sxm5 / 1e12:.3f}e12" in fig.note and "FlashAttention-3" in fig.note
+    # the tensor peak really is 132 SMs x 4096 dense BF16 FLOP/clk x 1.83 GHz
+    assert H100.peak_flops("bf16") == pytest.approx(hw_specs.H100_SXM5_SMS * 4096 * hw_specs.H100_SXM5_BOOST_HZ,
+                                                    rel=1e-3)
+    ratios = [H100.peak_flops(p) / 512 / sxm5 for p in ("bf16", "fp8")]
+    assert [round(100 * r) for r in ratios] == [50, 100]
+    assert "50 %/100 %" in fig.note and "secondary" in fig.source
+
+
 def test_caveats_are_recorded_next_to_the_numbers():
     """The provenance notes of DESIGN §3 travel with the figures they qualify."""
-    assert "3.9" in H100.figure("exp_per_s").note and "FlashAttention-3" in H100.figure("exp_per_s").note
     assert "186" in B200.figure("mem_cap").note
     assert "HGX" in B200.figure("fp8").note and "HGX" in B300.figure("fp8").note
-    assert "up to" in RUBIN.figure("nvfp4").note and "dense" in RUBIN.figure("nvfp4").note
+    assert "279" in B300.figure("mem_cap").note  # the rack's per-GPU capacity vs the blog's 288 GB
+    for chip in (B200, B300):
+        assert all("NVL72" in fig.basis for name, fig in chip.sources().items()
+                   if name not in ("mem_cap", "exp_per_s")), chip.name
+    assert "1,200 W" in B200.figure("power_w").basis and "Technical Brief" in B200.figure("power_w").source
+
+
+def test_rubin_keeps_its_dense_figure_and_its_inference_figure_apart():
+    assert RUBIN.peak_flops("nvfp4") == 35e15 and "dense" in RUBIN.figure("nvfp4").basis
+    (label, fig), = LABELLED_FIGURES["Rubin"].items()
+    assert fig.value == 50e15 and "Transformer Engine" in label + fig.basis and "not comparable" in fig.note
+    assert "64 FP16" in hw_specs.UNPUBLISHED_NOTES["Rubin"] and "BF16 4x" not in hw_specs.UNPUBLISHED_NOTES["Rubin"]
+    assert hw_specs.EX2_PER_SM_PER_CLK["Rubin FP16"] == 2 * hw_specs.EX2_PER_SM_PER_CLK["Rubin FP32"] == 64
+    assert hw_specs.RUBIN_SMS == 224 and "224 SMs" in hw_specs.UNPUBLISHED_NOTES["Rubin"]
+
+
+def test_hgx_b200_is_its_own_chip_with_the_board_figures():
+    assert (HGX_B200.peak_flops("fp8"), HGX_B200.mem_cap, HGX_B200.mem_bw, HGX_B200.power_w) == (
+        4.5e15, 180e9, 7.7e12, 1000.0)
+    assert not HGX_B200.has("exp_per_s")
+    assert all("HGX" in fig.source for fig in HGX_B200.sources().values())
 
 
 def test_sourced_table_prints(capsys):

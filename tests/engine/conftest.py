@@ -14,9 +14,10 @@ from autograder.engine import BatchReport, grade_batch
 from autograder.sandbox import Limits, bubblewrap_problem
 from engine.corpus import ASSIGNMENT, CONFIG, EXAMPLES_DIR, CorpusCase, corpus_cases, materialize, write_reference
 
-# Short timeouts keep the hostile cases cheap; the slowest honest case (pure-Python loops)
-# still finishes every call in well under a second.
-TEST_LIMITS = Limits(call_timeout=3.0, import_timeout=10.0, cell_timeout=10.0, notebook_timeout=60.0)
+# Short timeouts (and a 45 s ceiling per submission) keep the hostile cases cheap; the slowest
+# honest case (pure-Python loops) still finishes every call in well under a second.
+TEST_LIMITS = Limits(call_timeout=3.0, import_timeout=10.0, cell_timeout=10.0, notebook_timeout=60.0,
+                     submission_timeout=45.0)
 EXAMPLE_PREFIX = "example-"
 # Markers the hostile cases leave (processes, files); made unique per session so that another
 # grading of the corpus running on the same machine cannot be mistaken for a leak of this one.

@@ -21,7 +21,8 @@ from autograder.engine.cases import Call, Property, Returns, Suite
 from autograder.engine.checks import ArrayCheck
 from autograder.engine.invoke import Reply
 from autograder.engine.registry import REPO_ROOT, ConfigError
-from autograder.sandbox import CallOutcome, ChipArg
+from autograder.lec01_codesign.chips import ChipArg
+from autograder.sandbox import CallOutcome
 
 ASSIGNMENT = "lec01_codesign"
 
@@ -138,11 +139,14 @@ class ScriptedCode:
     def __init__(self, function):
         self.function, self.calls = function, 0
 
-    def call_many(self, calls):
+    def call_many(self, calls, expects=None):
         self.calls += len(calls)
         return [Reply(c, CallOutcome("ok", value=self.function(*c.args))) for c in calls]
 
-    def call(self, call):
+    def stream(self, calls, expects=None):
+        return iter(self.call_many(calls, expects))
+
+    def call(self, call, expect=None):
         return self.call_many([call])[0]
 
 

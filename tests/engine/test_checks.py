@@ -32,8 +32,8 @@ def test_mismatch_summary_counts_and_shows_the_first_elements():
     actual = desired.copy()
     actual[[3, 10, 700]] += 0.5
     message = ArrayCheck(desired, inputs=desired * 2)(actual, "f(x)").message
-    assert "Mismatched elements: 3 / 1024 (0.293 %)" in message
-    assert "Max absolute difference: 0.5" in message
+    assert "不一致的元素：3 / 1024（0.293 %）" in message
+    assert "最大绝对误差：0.5" in message
     assert "`[3]`：输入 6.0 → 返回 3.5，期望 3.0" in message
     assert "`[700]`" in message
 
@@ -96,7 +96,7 @@ def test_without_reveal_no_check_shows_the_expected_value():
     for check, wrong in cases:
         shown = check(wrong, "trend_row(B300, 'nvfp4')", reveal=True).message
         hidden = check(wrong, "trend_row(B300, 'nvfp4')", reveal=False)
-        assert repr(desired) in shown or "Max absolute difference" in shown
+        assert repr(desired) in shown or "最大绝对误差" in shown
         assert not hidden.ok and "与参考值不符" in hidden.message
         assert "7.5799" not in hidden.message and "期望 " not in hidden.message
         assert "difference" not in hidden.message  # |got − desired| would give the key away too

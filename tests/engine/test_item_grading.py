@@ -79,8 +79,9 @@ def test_a_submission_returning_huge_integers_is_graded_item_by_item(tmp_path):
 
     result = grade_submission("lec01_codesign", student)
     not_full = {i.id: i.status for i in result.items if i.score < i.max_score and i.status != "manual"}
-    # trend_row uses ridge_point, and the notebook's ridge answer (q05) uses both
-    assert set(not_full) <= {"ridge_point", "trend_row", "q01_compute_headline", "q05_ridge_growth"}, not_full
+    # trend_row uses ridge_point, and the notebook's ridge and decode answers (q04, q05, q09) use it
+    assert set(not_full) <= {"ridge_point", "trend_row", "q01_compute_headline", "q04_ridge_same_precision",
+                             "q05_ridge_mixed_precision", "q09_decode_batch"}, not_full
     assert result.item("ridge_point").score == 0 and result.item("q01_compute_headline").score == 0
     assert "超出 float64 的范围" in result.item("ridge_point").feedback_md
 

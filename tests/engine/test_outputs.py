@@ -51,7 +51,7 @@ def test_grades_csv_leaves_manual_items_blank_and_sorts_students():
     assert lines[0].split(",") == ["student", "score", "max_score", "isolation", *[i.id for i in config.items]]
     assert [line.split(",")[0] for line in lines[1:]] == ["amy", "zed"]
     row = dict(zip(lines[0].split(","), lines[1].split(",")))
-    assert row["quantize"] == "12.5" and row["q15_explain_scaling"] == "" and row["max_score"] == "100"
+    assert row["quantize"] == "12.5" and row["q20_explain_scaling"] == "" and row["max_score"] == "100"
     assert row["isolation"] == "bubblewrap"
 
 

@@ -11,7 +11,8 @@ from autograder.engine.cases import Call, Raises, Suite, TestRecord, Verdict
 from autograder.engine.function_items import discount_raises
 from autograder.engine.invoke import Reply, judge
 from autograder.engine.properties import examples_of
-from autograder.sandbox import CallOutcome, ChipArg
+from autograder.lec01_codesign.chips import ChipArg
+from autograder.sandbox import CallOutcome
 
 import hw_specs
 

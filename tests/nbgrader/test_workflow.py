@@ -144,7 +144,7 @@ def make_submissions(root: Path, scratch: Path) -> None:
     partial = folder(CANVAS, reference)
     with open(partial / "codesign.py", "a", encoding="utf-8") as f:
         f.write(WRONG_FLOPS)
-    _edit_notebook(partial / "handout.ipynb", _answer("q02_fp8_same_precision", "# 还没想好"))
+    _edit_notebook(partial / "handout.ipynb", _answer("q02_format_gain", "# 还没想好"))
 
     folder("skeleton", release)
 
@@ -162,7 +162,7 @@ def make_submissions(root: Path, scratch: Path) -> None:
     broken = folder("broken", release)
     with open(broken / "codesign.py", "a", encoding="utf-8") as f:
         f.write("\ndef oops(:\n")
-    _edit_notebook(broken / "handout.ipynb", _answer("q09_max_params", "q09_max_params = np.linalg.inv(np.zeros((2, 2)))"))
+    _edit_notebook(broken / "handout.ipynb", _answer("q09_decode_batch", "q09_decode_batch = np.linalg.inv(np.zeros((2, 2)))"))
 
     odd = folder("odd", reference)  # extra files, a renamed copy of the notebook, an unknown kernel
     (odd / "notes.txt").write_text("草稿\n", encoding="utf-8")

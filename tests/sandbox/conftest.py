@@ -24,11 +24,11 @@ def sandbox(submission):
     opened = []
 
     def make(files: dict[str, str], *, limits: Limits = FAST, isolation: str = "bubblewrap",
-             overlay=None, env=None) -> Sandbox:
+             overlay=None, env=None, factories=()) -> Sandbox:
         if isolation == "bubblewrap" and BWRAP_MISSING:
             pytest.skip("bubblewrap (bwrap) is not installed")
         box = Sandbox(submission(files, name=f"student{len(opened)}"), overlay=overlay or {},
-                      limits=limits, isolation=isolation, env=env)
+                      limits=limits, isolation=isolation, env=env, factories=factories)
         opened.append(box)
         return box
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import replace
 from pathlib import Path
 
@@ -9,8 +10,7 @@ import numpy as np
 import pytest
 from sandbox_helpers import FAST
 
-import hw_specs
-from autograder.sandbox import Call, ChipArg, Unsupported
+from autograder.sandbox import Call, Rebuilt, Sandbox, Unsupported
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -28,11 +28,11 @@ GOOD = {
         def scaled(x, factor=2.0):
             return np.asarray(x) * factor
 
-        def ridge(chip, precision):
-            return chip.peak_flops(precision) / chip.mem_bw
+        def volume(box):
+            return box.volume()
 
-        def chip_name(chip):
-            return type(chip).__name__, chip.name
+        def type_name(box):
+            return type(box).__name__, box.name
 
         def make_object_array():
             return np.array([1, None], dtype=object)
@@ -74,14 +74,40 @@ def test_arguments_of_every_kind_arrive_intact(sandbox):
     assert back["kwargs"] == {"k": 0.5} and type(back["kwargs"]["k"]) is np.float64
 
 
-def test_chip_arguments_are_rebuilt_from_the_trusted_hw_specs(sandbox):
-    """A ChipArg becomes hw_specs.Chip.from_dict(spec) inside, using the overlay copy."""
-    box = sandbox(dict(GOOD, **{"hw_specs.py": "raise ImportError('student copy must not be used')"}),
-                  overlay={"hw_specs.py": ROOT / "hw_specs.py"})
-    outcome = box.call("codesign", "ridge", (ChipArg(hw_specs.B300.to_dict()), "nvfp4"))
+SHAPES = """
+    class Box:
+        def __init__(self, name, sides):
+            self.name, self.sides = name, sides
+
+        @classmethod
+        def from_dict(cls, data):
+            return cls(data["name"], data["sides"])
+
+        def volume(self):
+            w, h, d = self.sides
+            return w * h * d
+"""
+BOX = Rebuilt("shapes:Box.from_dict", {"name": "crate", "sides": [2, 3, 4]})
+
+
+def test_rebuilt_arguments_use_the_declared_factory_of_the_trusted_copy(sandbox, tmp_path):
+    """A Rebuilt value becomes factory(data) inside, from the overlay copy of its module."""
+    trusted = tmp_path / "trusted_shapes.py"
+    trusted.write_text(textwrap.dedent(SHAPES))
+    box = sandbox(dict(GOOD, **{"shapes.py": "raise ImportError('student copy must not be used')"}),
+                  overlay={"shapes.py": trusted}, factories=["shapes:Box.from_dict"])
+    outcome = box.call("codesign", "volume", (BOX,))
     assert outcome.status == "ok", outcome
-    assert outcome.value == hw_specs.B300.peak_flops("nvfp4") / hw_specs.B300.mem_bw
-    assert box.call("codesign", "chip_name", (ChipArg(hw_specs.H100.to_dict()),)).value == ("Chip", "H100")
+    assert outcome.value == 24
+    assert box.call("codesign", "type_name", (BOX,)).value == ("Box", "crate")
+
+
+def test_undeclared_factories_never_reach_the_worker(sandbox, tmp_path):
+    box = sandbox(GOOD)
+    with pytest.raises(ValueError, match="not declared"):
+        box.call("codesign", "volume", (BOX,))
+    with pytest.raises(ValueError, match="must look like"):
+        Sandbox(tmp_path, factories=["os.system"])
 
 
 def test_unencodable_result_comes_back_as_marker(sandbox):
@@ -94,7 +120,7 @@ def test_unencodable_result_comes_back_as_marker(sandbox):
 def test_oversized_result_is_refused_with_a_message(sandbox):
     box = sandbox(GOOD, limits=replace(FAST, result_bytes=1_000_000))
     outcome = box.call("codesign", "too_big")
-    assert outcome.status == "raised" and outcome.exc_type == "ResultTooLarge"
+    assert outcome.status == "too_large" and outcome.value is None
     assert "limit" in outcome.exc_message
     assert box.call("codesign", "add", (1, 1)).value == 2
 

@@ -7,16 +7,16 @@ from collections import OrderedDict, namedtuple
 import numpy as np
 import pytest
 
-from autograder.sandbox.codec import (MAGIC, MAX_HEADER_BYTES, PREFIX, ChipArg, Decoder, Encoder, ResultTooLarge,
+from autograder.sandbox.codec import (Rebuilt, MAGIC, MAX_HEADER_BYTES, PREFIX, Decoder, Encoder, ResultTooLarge,
                                       Unsupported, WireError, parse_header, parse_prefix)
 
 
-def round_trip(value, *, max_bytes=1 << 26, chip=None):
+def round_trip(value, *, max_bytes=1 << 26, rebuild=None):
     encoder = Encoder(max_bytes)
     data = encoder.frame({"value": encoder.value(value)})
     head_len, body_len = parse_prefix(data[:PREFIX.size], max_bytes)
     header = parse_header(data[PREFIX.size:PREFIX.size + head_len])
-    return Decoder(data[PREFIX.size + head_len:], chip=chip).value(header["value"])
+    return Decoder(data[PREFIX.size + head_len:], rebuild=rebuild).value(header["value"])
 
 
 @pytest.mark.parametrize("value", [
@@ -121,12 +121,21 @@ def test_strict_encoder_refuses_unknown_argument_types():
         Encoder(1 << 20, strict=True).value(object())
 
 
-def test_chip_args_are_rebuilt_by_the_receiver_only():
-    spec = {"name": "X", "flops": {}}
-    built = round_trip(ChipArg(spec), chip=lambda s: ("chip", s["name"]))
-    assert built == ("chip", "X")
+def test_rebuilt_args_are_rebuilt_by_the_receiver_only():
+    data = {"name": "X", "sizes": [1, 2]}
+    built = round_trip(Rebuilt("shapes:Box.from_dict", data), rebuild=lambda f, d: (f, d["name"]))
+    assert built == ("shapes:Box.from_dict", "X")
     with pytest.raises(WireError, match="tag"):
-        round_trip(ChipArg(spec))  # the parent's decoder has no chip factory
+        round_trip(Rebuilt("shapes:Box.from_dict", data))  # the parent's decoder rebuilds nothing
+
+
+def test_only_declared_factories_are_sent():
+    encoder = Encoder(1 << 20, strict=True, factories=("shapes:Box.from_dict",))
+    encoder.value(Rebuilt("shapes:Box.from_dict", {}))
+    with pytest.raises(ValueError, match="not declared"):
+        encoder.value(Rebuilt("os:system", "true"))
+    with pytest.raises(ValueError, match="must look like"):
+        encoder.value(Rebuilt("shapes.Box", {}))
 
 
 # --- hostile frames ---------------------------------------------------------------------------

@@ -1,13 +1,23 @@
-"""The answer key covers exactly the auto-graded questions, is computed quickly, and every
-question has an explanation."""
+"""The answer key covers exactly the auto-graded questions, is computed quickly, cannot be copied
+from the lecture's printout, and every question has one explanation (with a points-per-criterion
+rubric for the text questions) that states no rule the reference contradicts."""
 
 import math
+import re
 import time
 
+import numpy as np
+import pytest
+
+import solutions.lec01_codesign.answers as answers
 from autograder.engine.registry import load_config
-from solutions.lec01_codesign.answers import EXPLANATIONS, answer_key
+from core.script_output import REPO, run_python
+from solutions.lec01_codesign import handout, to_e2m1
+from solutions.lec01_codesign.answers import answer_key
+from solutions.lec01_codesign.explanations import EXPLANATIONS, RUBRICS, rubric_markdown
 
 CONFIG = load_config("lec01_codesign")
+LECTURE = REPO.parent / "shared" / "lecture" / "05_codesign_blackwell_ultra.py"
 
 
 def test_keys_cover_exactly_the_number_and_choice_items():
@@ -33,9 +43,109 @@ def test_number_keys_lie_in_the_plausible_range_the_selfcheck_states():
         assert low <= key[item_id] <= high, item_id
 
 
-def test_every_question_has_a_chinese_explanation():
+def test_every_question_has_one_chinese_explanation():
+    """One source: explanations.py; answers.py carries keys only."""
+    assert not hasattr(answers, "EXPLANATIONS")
     assert set(EXPLANATIONS) == {item.id for item in CONFIG.items_of("number", "choice", "text")}
     assert all(any("\u4e00" <= ch <= "\u9fff" for ch in text) for text in EXPLANATIONS.values())
+
+
+def test_text_rubrics_give_points_per_criterion_that_add_up_to_the_item():
+    text_items = {item.id: item for item in CONFIG.items_of("text")}
+    assert set(RUBRICS) == set(text_items)
+    for item_id, criteria in RUBRICS.items():
+        assert sum(c.points for c in criteria) == text_items[item_id].points, item_id
+        assert all(c.points > 0 and c.asks and c.expects for c in criteria)
+
+
+def test_rubric_is_shown_with_the_question_and_in_full_in_the_solutions():
+    """The TA reads the criteria next to the answer (formgrader shows the prompt cell); students see
+    what is asked, not what a full answer says; the released solutions show both."""
+    prompts = {cell.id: cell.prompt for cell in handout.CELLS if getattr(cell, "id", None) in RUBRICS}
+    for item_id, criteria in RUBRICS.items():
+        assert rubric_markdown(item_id, with_expectations=False) in prompts[item_id]
+        for c in criteria:
+            assert f"（{c.points} 分）{c.asks}" in prompts[item_id] and c.expects not in prompts[item_id]
+            assert c.expects in EXPLANATIONS[item_id]
+
+
+def test_text_prompts_do_not_give_away_a_graded_choice():
+    """q20 must not state which scheme's error grows with the data (that is q10's answer)."""
+    prompt = next(cell.prompt for cell in handout.CELLS if getattr(cell, "id", None) == "q20_explain_scaling")
+    assert "越大误差越大" not in prompt and "误差越大" not in prompt
+
+
+# --- no text states a rounding rule the reference contradicts ------------------------------------
+def _all_student_texts() -> dict[str, str]:
+    texts = {f"explanation {k}": v for k, v in EXPLANATIONS.items()}
+    for cell in handout.CELLS:
+        for attr in ("source", "prompt", "answer"):
+            if isinstance(getattr(cell, attr, None), str):
+                texts[f"handout {getattr(cell, 'id', type(cell).__name__)} {attr}"] = getattr(cell, attr)
+    texts["student README"] = (CONFIG.folder / "README.md").read_text(encoding="utf-8")
+    return texts
+
+
+@pytest.mark.parametrize("where", sorted(_all_student_texts()))
+def test_no_text_says_values_below_a_tie_round_to_zero_strictly(where):
+    """"小于 0.25 变成 0" is wrong: 0.25 itself goes to 0 (ties to even)."""
+    text = _all_student_texts()[where]
+    assert to_e2m1(0.25) == 0.0
+    assert not re.search(r"(小于|低于|<)\s*0\.25", text), where
+    assert not re.search(r"小于\s*E2M1 最小非零值 0\.5 的一半", text), where
+
+
+def test_e2m1_examples_in_texts_agree_with_the_reference():
+    """Every `a → b` example quoted for E2M1 in the texts is what to_e2m1 returns."""
+    pattern = re.compile(r"(-?\d+(?:\.\d+)?)\s*→\s*(-?\d+(?:\.\d+)?)")
+    checked = 0
+    for where, text in _all_student_texts().items():
+        for line in text.splitlines():
+            if "E2M1" in line or "to_e2m1" in line or "平局" in line:
+                for a, b in pattern.findall(line):
+                    if float(a) <= 8:  # E2M1's range; E4M3 examples are checked in test_docstrings
+                        assert to_e2m1(float(a)) == float(b), (where, line)
+                        checked += 1
+    assert checked >= 0
+
+
+# --- the lecture's printout cannot be copied into the answers ------------------------------------
+# What the lecture's observations print that a question could ask for (regex on its output).
+LECTURE_QUANTITIES = {
+    "NVFP4 error (%)": r"误差降到 ([\d.]+)%",
+    "MXFP4 error (%)": r"MXFP4 的块更大.*?误差 ([\d.]+)%",
+    "FP4 error (%)": r"FP4 的相对误差是 ([\d.]+)%",
+    "H100 BF16 exp ratio, d = 128 (%)": r"BF16 下 exp 只需要矩阵乘法时间的 (\d+)%",
+    "H100 FP8 exp ratio, d = 128 (%)": r"，FP8 下 (\d+)%",
+    "max params in 288 GB (B)": r"最多能放 (\d+)B 参数",
+    "KV space left (GB)": r"还剩 ([\d.]+) GB",
+    "H100 ridge (FLOP/B)": r"屋脊点从 ([\d,]+) 涨到",
+    "B300 ridge (FLOP/B)": r"屋脊点从 [\d,]+ 涨到 ([\d,]+)",
+}
+
+
+@pytest.fixture(scope="module")
+def lecture_quantities():
+    if not LECTURE.exists():
+        pytest.skip(f"lecture script not found at {LECTURE}")
+    result = run_python([str(LECTURE)], cwd=REPO)
+    assert result.returncode == 0, result.stderr
+    found = {name: float(re.search(pattern, result.stdout)[1].replace(",", ""))
+             for name, pattern in LECTURE_QUANTITIES.items()}
+    found["ridge growth, mixed precision (x)"] = found["B300 ridge (FLOP/B)"] / found["H100 ridge (FLOP/B)"]
+    return found
+
+
+def test_no_number_key_can_be_copied_from_the_lecture(lecture_quantities):
+    """Copying the lecture's printout (NVFP4's 9.23 %, 43 %/86 %, 512 B, 119.2 GB, 591 → 1,875) earns
+    nothing: every number key is outside its tolerance of every quantity the lecture prints, except
+    the vendor headline q01 (the base of q02) and q05, the precision-mixing ratio students must
+    compute to see why it misleads."""
+    key = answer_key()
+    allowed = {"q01_compute_headline", "q05_ridge_mixed_precision"}
+    copied = {(item.id, name) for item in CONFIG.items_of("number") if item.id not in allowed
+              for name, n in lecture_quantities.items() if abs(n - key[item.id]) <= item.rtol * abs(key[item.id])}
+    assert copied == set()
 
 
 def test_the_key_is_computed_fast_enough_to_grade_every_submission():
@@ -43,3 +153,10 @@ def test_the_key_is_computed_fast_enough_to_grade_every_submission():
     start = time.perf_counter()
     answer_key()
     assert time.perf_counter() - start < 0.5
+
+
+def test_same_precision_ridge_moves_little_and_mixing_precisions_inflates_it():
+    key = answer_key()
+    assert 1.0 < key["q04_ridge_same_precision"] < 1.1
+    assert key["q05_ridge_mixed_precision"] == pytest.approx(key["q04_ridge_same_precision"] * key["q02_format_gain"])
+    assert np.isclose(key["q15_h100_tensor_basis"], 50, atol=0.5)

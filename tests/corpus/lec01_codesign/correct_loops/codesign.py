@@ -56,13 +56,29 @@ def to_e2m1(y):
     return _elementwise(y, _e2m1)
 
 
-def quantize(x, scheme):
+def _layout(scheme, block_size, scale_format):
+    """Block size and scale format of a block scheme, with the optional overrides checked."""
+    if BLOCKS[scheme] is None:
+        if block_size is not None or scale_format is not None:
+            raise ValueError(f"{scheme} is per tensor: no block_size / scale_format")
+        return None, None
+    if block_size is None:
+        block_size = BLOCKS[scheme]
+    if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)) or block_size < 1:
+        raise ValueError(f"block_size must be a positive integer, got {block_size!r}")
+    fmt = {"mxfp4": "e8m0", "nvfp4": "e4m3"}[scheme] if scale_format is None else scale_format
+    if fmt not in ("e8m0", "e4m3"):
+        raise ValueError(f"unknown scale_format {scale_format!r}")
+    return int(block_size), fmt
+
+
+def quantize(x, scheme, block_size=None, scale_format=None):
     if scheme not in BLOCKS:
         raise ValueError(f"unknown scheme {scheme!r}")
     arr = np.asarray(x, dtype=np.float64)
     if arr.ndim != 1:
         raise ValueError("x must be 1-D")
-    block = BLOCKS[scheme]
+    block, fmt = _layout(scheme, block_size, scale_format)
     if block and len(arr) % block:
         raise ValueError(f"length {len(arr)} is not a multiple of {block}")
     values = [_finite(float(v), "quantize") for v in arr]
@@ -81,7 +97,7 @@ def quantize(x, scheme):
         for start in range(0, len(values), block):
             chunk = values[start:start + block]
             bmax = max(abs(v) for v in chunk)
-            if scheme == "mxfp4":
+            if fmt == "e8m0":
                 scale = math.ldexp(1.0, min(max(math.frexp(bmax)[1] - 1 - 2, -127), 127)) if bmax > 0 else 0.0
             else:
                 scale = _e4m3(bmax / 6.0 / g) * g

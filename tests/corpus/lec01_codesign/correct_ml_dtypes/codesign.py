@@ -37,13 +37,29 @@ def to_e2m1(y):
     return _cast(y, ml_dtypes.float4_e2m1fn, 6.0, "to_e2m1")
 
 
-def quantize(x, scheme):
+def _layout(scheme, block_size, scale_format):
+    """Block size and scale format of a block scheme, with the optional overrides checked."""
+    if BLOCKS[scheme] is None:
+        if block_size is not None or scale_format is not None:
+            raise ValueError(f"{scheme} is per tensor: no block_size / scale_format")
+        return None, None
+    if block_size is None:
+        block_size = BLOCKS[scheme]
+    if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)) or block_size < 1:
+        raise ValueError(f"block_size must be a positive integer, got {block_size!r}")
+    fmt = {"mxfp4": "e8m0", "nvfp4": "e4m3"}[scheme] if scale_format is None else scale_format
+    if fmt not in ("e8m0", "e4m3"):
+        raise ValueError(f"unknown scale_format {scale_format!r}")
+    return int(block_size), fmt
+
+
+def quantize(x, scheme, block_size=None, scale_format=None):
     if scheme not in BLOCKS:
         raise ValueError(f"unknown scheme {scheme!r}")
     x = np.asarray(x, dtype=np.float64)
     if x.ndim != 1:
         raise ValueError("x must be 1-D")
-    block = BLOCKS[scheme]
+    block, fmt = _layout(scheme, block_size, scale_format)
     if block and x.size % block:
         raise ValueError(f"length {x.size} is not a multiple of {block}")
     if not np.isfinite(x).all():
@@ -59,7 +75,7 @@ def quantize(x, scheme):
         return to_e2m1(x / s).astype(np.float64) * s
     blocks = x.reshape(-1, block)
     bmax = np.abs(blocks).max(axis=1, keepdims=True)
-    if scheme == "mxfp4":
+    if fmt == "e8m0":
         _, k = np.frexp(bmax)  # floor(log2 bmax) = k - 1 exactly (np.log2 can round up near powers of 2)
         scale = np.where(bmax > 0, np.exp2(np.clip(k - 1 - 2, -127, 127).astype(np.float64)), 0.0)
     else:

@@ -1,6 +1,7 @@
 """A correct submission whose floating-point algebra differs from the reference everywhere it may.
 
-Scales are applied as `x / amax * 448` (two roundings instead of one), the MXFP4 exponent comes
+Scales are applied as `x * (448 / amax)` and `x * 6 / amax` (two roundings instead of one; both
+exact when the scale is a power of two, as the docstring asks), the MXFP4 exponent comes
 from np.log2, NVFP4 divides by the two scales one after the other, ratios are computed in another
 order. Results may differ from the reference in the last bit of a scaled value; the grader's
 boundary rule must still give full marks.
@@ -10,6 +11,7 @@ import numpy as np
 
 from hw_specs import H100, PRECISIONS
 
+_BLOCKS = {"fp8_tensor": None, "fp4_tensor": None, "mxfp4": 32, "nvfp4": 16}
 _GRID = np.array([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0])
 
 
@@ -46,14 +48,29 @@ def to_e2m1(y):
     return np.sign(a) * _GRID[pick]
 
 
-def quantize(x, scheme):
-    blocks = {"fp8_tensor": 0, "fp4_tensor": 0, "mxfp4": 32, "nvfp4": 16}
-    if scheme not in blocks:
+def _layout(scheme, block_size, scale_format):
+    """Block size and scale format of a block scheme, with the optional overrides checked."""
+    if _BLOCKS[scheme] is None:
+        if block_size is not None or scale_format is not None:
+            raise ValueError(f"{scheme} is per tensor: no block_size / scale_format")
+        return None, None
+    if block_size is None:
+        block_size = _BLOCKS[scheme]
+    if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)) or block_size < 1:
+        raise ValueError(f"block_size must be a positive integer, got {block_size!r}")
+    fmt = {"mxfp4": "e8m0", "nvfp4": "e4m3"}[scheme] if scale_format is None else scale_format
+    if fmt not in ("e8m0", "e4m3"):
+        raise ValueError(f"unknown scale_format {scale_format!r}")
+    return int(block_size), fmt
+
+
+def quantize(x, scheme, block_size=None, scale_format=None):
+    if scheme not in _BLOCKS:
         raise ValueError(f"no such scheme: {scheme}")
     x = np.array(x, dtype=np.float64)
     if x.ndim != 1:
         raise ValueError("quantize wants a 1-D array")
-    n = blocks[scheme]
+    n, fmt = _layout(scheme, block_size, scale_format)
     if n and len(x) % n != 0:
         raise ValueError(f"len(x) = {len(x)} must be a multiple of {n}")
     _check_finite(x, "quantize")
@@ -61,12 +78,12 @@ def quantize(x, scheme):
     if amax == 0.0:
         return np.zeros(len(x))
     if scheme == "fp8_tensor":
-        return np.sign(x) * round_e4m3(np.abs(x) / amax * 448.0) * (amax / 448.0)
+        return np.sign(x) * round_e4m3(np.abs(x) * (448.0 / amax)) * (amax / 448.0)
     if scheme == "fp4_tensor":
         return to_e2m1(x * 6.0 / amax) * amax / 6.0
     b = x.reshape(len(x) // n, n)
     bmax = np.abs(b).max(axis=1, keepdims=True)
-    if scheme == "mxfp4":
+    if fmt == "e8m0":
         with np.errstate(divide="ignore"):
             e = np.floor(np.log2(np.where(bmax > 0, bmax, 1.0)))
         e = np.where(np.exp2(e) > bmax, e - 1, e)  # log2 may round up just below a power of two

@@ -1,0 +1,110 @@
+"""Whose time is it? Timeouts that decide a score count the student's own CPU time.
+
+A request gets `seconds` of CPU time (all processes of its sandbox together). Wall-clock time is
+only an outer guard. When a request runs past `seconds` of wall time the parent looks at the
+sandbox's scheduler statistics (/proc/<tid>/schedstat: time on a CPU, time waiting for one):
+
+- CPU time used >= seconds                 -> "cpu": the student's code is too slow (charged)
+- on a CPU or waiting for one < half the
+  wall time                                -> "blocked": it sleeps or waits on I/O (charged)
+- otherwise it was starved by load: keep waiting, up to GUARD_FACTOR × seconds of wall time,
+  then "load" (not the student's fault: the caller retries instead of charging it)
+- the submission's wall-clock ceiling       -> "deadline" (charged: the whole budget is spent)
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Callable, Iterable
+
+GUARD_FACTOR = 10.0   # a machine 10× oversubscribed still finishes honest work
+ACTIVE_SHARE = 0.5   # below this share of wall time on (or queued for) a CPU, the code is blocked
+BASE_DELAY = 0.05    # seconds into a request before the meter is first read
+
+Meter = Callable[[], "tuple[float, float] | None"]   # () -> (cpu seconds, run-queue wait seconds)
+
+
+class Budget:
+    """The time one request may take; `check` decides, when a wake-up time is reached, whether it
+    is over and why. The meter is first read BASE_DELAY seconds in (most calls are over by then
+    and cost no reading); those first seconds count as CPU time."""
+
+    def __init__(self, seconds: float, meter: Meter | None, ceiling: float):
+        self.seconds = seconds
+        self.ceiling = ceiling
+        self._meter = meter
+        self.start = time.monotonic()
+        self.guard = self.start + seconds * GUARD_FACTOR
+        self._base: tuple[float, float] | None = None
+        self._head = 0.0   # seconds before the base reading, counted as CPU time
+        first = self.start + (min(BASE_DELAY, seconds) if meter else seconds)
+        self._wake = min(first, ceiling)
+
+    def wake_at(self) -> float:
+        return self._wake
+
+    def check(self, now: float) -> str | None:
+        """None (and a later wake-up time) while the request may go on, else why it must stop."""
+        if now >= self.ceiling:
+            return "deadline"
+        elapsed = now - self.start
+        sample = self._meter() if self._meter else None
+        if sample is None:   # nothing to tell load from slowness: wall time counts
+            return "cpu" if elapsed >= self.seconds else self._later(self.start + self.seconds)
+        if self._base is None:
+            self._base, self._head = sample, elapsed
+            return self._later(self.start + self.seconds)
+        cpu = sample[0] - self._base[0] + self._head
+        waited = sample[1] - self._base[1]
+        if cpu >= self.seconds:
+            return "cpu"
+        if (cpu - self._head) + waited < ACTIVE_SHARE * (elapsed - self._head):
+            return "blocked"
+        if now >= self.guard:
+            return "load"
+        return self._later(now + max(self.seconds - cpu, 0.05))
+
+    def _later(self, when: float) -> None:
+        self._wake = min(when, self.guard, self.ceiling)
+        return None
+
+
+def schedstat(tids: Iterable[int]) -> tuple[float, float]:
+    """(seconds on a CPU, seconds waiting in a run queue) summed over live tasks `tids`."""
+    cpu = waited = 0
+    for tid in tids:
+        try:
+            with open(f"/proc/{tid}/schedstat", "rb") as handle:
+                fields = handle.read().split()
+            cpu += int(fields[0])
+            waited += int(fields[1])
+        except (OSError, ValueError, IndexError):
+            pass
+    return cpu / 1e9, waited / 1e9
+
+
+def tree_tasks(pid: int) -> list[int]:
+    """Every thread of `pid` and of its descendants (processes that left the tree are lost)."""
+    tasks, queue = [], [pid]
+    while queue:
+        current = queue.pop()
+        try:
+            threads = os.listdir(f"/proc/{current}/task")
+        except OSError:
+            continue
+        for tid in threads:
+            tasks.append(int(tid))
+            try:
+                with open(f"/proc/{current}/task/{tid}/children", "rb") as handle:
+                    queue += [int(child) for child in handle.read().split()]
+            except (OSError, ValueError):
+                pass
+    return tasks
+
+
+def tree_meter(pid: int) -> Meter:
+    """A meter over a process tree, for machines without a usable cgroup."""
+    def sample():
+        return schedstat(tree_tasks(pid))
+    return sample
