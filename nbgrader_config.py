@@ -2,10 +2,12 @@
 
 The repository root is the course root. `assignments/` is nbgrader's source folder and holds only
 what students see; solutions live in `solutions/`, hidden tests in `autograder/`. Scores come from
-the trusted grader: a grade cell runs `check("<item>")`, which under `nbgrader autograde` asks
-`python -m autograder nbgrader-scores` for that item's score (see autograder/nbgrader_bridge/).
+the trusted grader: `python -m autograder pregrade` pins its results for the collected files, and
+`nbgrader autograde` writes those into the gradebook while the student's kernel runs sandboxed
+(see autograder/nbgrader_bridge/autograde_pipeline.py).
 """
 
+import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -56,18 +58,30 @@ c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.OverwriteCells",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
-# nbgrader scores any stderr in a grade cell as 0: drop Python warnings (numpy's RuntimeWarning).
+# nbgrader scores any stderr in a grade cell as 0 (the pinned score replaces it; kept for the
+# kernel's own output): drop Python warnings (numpy's RuntimeWarning).
 c.IgnorePattern.enabled = True
 c.IgnorePattern.pattern = r"(?m)^\S.*:\d+: \w*Warning: "
-# Per cell. Unless `python -m autograder pregrade` ran first, a submission's first check() waits
-# for the trusted grader (seconds; selfcheck.TRUSTED_TIMEOUT caps it below this). A student's
-# endless loop costs this much, then only that cell scores 0.
+# Per cell. A student's endless loop costs this much, then only that cell's output is lost.
 c.Execute.timeout = 60
 c.Execute.kernel_name = "python3"
 
-# How the kernel's check() reaches the trusted grader (the kernel inherits this environment).
-os.environ["CS349E_GRADER_ROOT"] = str(ROOT)
-os.environ["CS349E_GRADER_PYTHON"] = sys.executable
+# ------------------------------------------------------------------ autograde: trusted scores, sandboxed kernels
+# Requires `python -m autograder pregrade <assignment>` first. Every automatic grade cell's score
+# and shown output come from the pinned trusted result of the collected files; the kernel runs in
+# bubblewrap with only its own autograded folder writable (CS349E_ISOLATION=rlimits lowers this
+# explicitly; scores still come from the pinned results).
+c.Autograde.autograde_preprocessors = [
+    "autograder.nbgrader_bridge.autograde_pipeline.LoadPinnedResult",
+    "autograder.nbgrader_bridge.autograde_pipeline.SandboxedExecute",
+    "nbgrader.preprocessors.IgnorePattern",
+    "nbconvert.preprocessors.ClearMetadataPreprocessor",
+    "nbgrader.preprocessors.LimitOutput",
+    "autograder.nbgrader_bridge.autograde_pipeline.ShowTrustedFeedback",
+    "autograder.nbgrader_bridge.autograde_pipeline.SaveTrustedGrades",
+    "nbgrader.preprocessors.AssignLatePenalties",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
 
 # ------------------------------------------------------------------ generate_feedback
 # Feedback HTML shows every output: keep the frames of the student's own cells and files, drop
@@ -77,6 +91,13 @@ c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
     "autograder.nbgrader_bridge.feedback_tracebacks.HideForeignFrames",
+]
+# nbgrader's feedback page with Chinese labels (autograder/nbgrader_bridge/templates/feedback/),
+# found before nbgrader's own template of the same name. The grade cells' explanations are
+# text/markdown outputs written by the autograde pipeline: nbconvert renders them as HTML.
+c.HTMLExporter.extra_template_basedirs = [
+    str(ROOT / "autograder" / "nbgrader_bridge" / "templates"),
+    str(Path(importlib.util.find_spec("nbgrader").submodule_search_locations[0]) / "server_extensions" / "formgrader" / "templates"),
 ]
 
 # ------------------------------------------------------------------ zip_collect

@@ -16,11 +16,10 @@ os.environ cannot change them):
     student    (default)                        the checks above; returns None.
     trusted    CS349E_TRUSTED_GRADING=1         the trusted grader executes the notebook only to read
                                                 the answer variables; check does nothing, returns None.
-    autograde  NBGRADER_EXECUTION=autograde     returns this item's score (a float) from the trusted
-                                                grader; raises if it cannot get one. Checked first:
-                                                nbgrader gives full marks to a grade cell that outputs
-                                                nothing and raises nothing, so this mode must never
-                                                fall through to the silent ones.
+    autograde  NBGRADER_EXECUTION=autograde     nbgrader's sandboxed kernel: check does nothing and
+                                                returns None. The course's autograde pipeline writes
+                                                the trusted grader's pinned score and explanation
+                                                into every grade cell, whatever the kernel shows.
 """
 
 from __future__ import annotations
@@ -31,7 +30,6 @@ import json
 import math
 import numbers
 import os
-import subprocess
 import sys
 import tomllib
 import zipfile
@@ -67,63 +65,10 @@ _MODE = detect_mode(os.environ)
 
 def check(item_id):
     """检查一个评分项（函数名或题号），打印一行结论。"""
-    if _MODE == "autograde":
-        return _trusted_score(item_id)
-    if _MODE == "trusted":
+    if _MODE != "student":
         return None
     print(verdict(item_id, sys._getframe(1).f_globals))
     return None
-
-
-_TRUSTED = {}  # the trusted grader's "reply" (or the "error" why there is none), fetched once per kernel
-TRUSTED_TIMEOUT = 50  # seconds; below nbgrader's per-cell timeout (nbgrader_config.py), so we fail cleanly
-
-
-def _trusted_score(item_id):
-    """Mode 3 (nbgrader autograde): this item's score, a float, from the trusted grader.
-
-    The first call runs `python -m autograder nbgrader-scores` (nbgrader_config.py exports
-    CS349E_GRADER_ROOT and CS349E_GRADER_PYTHON to the kernel), which grades this student's
-    submitted files outside the kernel; later calls reuse its reply, or its failure. Returns a
-    built-in float within [0, points] or raises: nbgrader gives full marks to a grade cell that
-    shows nothing or anything other than a number (numpy's "np.float64(1.5)" included), and fails
-    the whole submission when the number exceeds the cell's points.
-    """
-    if not _TRUSTED:
-        try:
-            _TRUSTED["reply"] = _ask_trusted_grader()
-        except RuntimeError as err:
-            _TRUSTED["error"] = str(err)  # the other grade cells fail at once instead of waiting again
-    if "error" in _TRUSTED:
-        raise RuntimeError(_TRUSTED["error"])
-    entry = _TRUSTED["reply"]["items"].get(item_id)
-    if entry is None:
-        raise RuntimeError(f"评分程序的结果里没有评分项 {item_id!r}")
-    print(entry["feedback"])
-    score = min(max(float(entry["score"]), 0.0), float(entry["max_score"]))
-    return float(round(score, 6))
-
-
-def _ask_trusted_grader() -> dict:
-    root, python = os.environ.get("CS349E_GRADER_ROOT"), os.environ.get("CS349E_GRADER_PYTHON")
-    if not root or not python:
-        raise RuntimeError("评分环境没有配置好：nbgrader 没有读到课程的 nbgrader_config.py"
-                           "（缺少 CS349E_GRADER_ROOT / CS349E_GRADER_PYTHON）")
-    assignment = tomllib.loads(GRADING.read_text(encoding="utf-8"))["assignment"]
-    env = {k: v for k, v in os.environ.items() if k != "NBGRADER_EXECUTION"}
-    command = [python, "-m", "autograder", "nbgrader-scores", assignment, "--autograded", str(HERE)]
-    try:
-        done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True,
-                              timeout=TRUSTED_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        raise RuntimeError(f"评分程序 {TRUSTED_TIMEOUT} 秒内没有给出分数") from None
-    if done.returncode != 0:
-        reason = (done.stderr.strip().splitlines() or ["（没有输出）"])[-1]
-        raise RuntimeError(f"评分程序出错（退出码 {done.returncode}）：{reason}")
-    try:
-        return json.loads(done.stdout)
-    except json.JSONDecodeError:
-        raise RuntimeError("评分程序的回复不是 JSON") from None
 
 
 # ---------------------------------------------------------------------------------------------

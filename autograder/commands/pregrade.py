@@ -1,10 +1,11 @@
-"""`python -m autograder pregrade <assignment> [-j N] [--force]`: grade nbgrader's submitted/ folder
-with the trusted grader before `nbgrader autograde`.
+"""`python -m autograder pregrade <assignment> [-j N] [--force]`: pin the trusted grader's results for
+what nbgrader collected, before `nbgrader autograde` (which requires them).
 
-The results land in the cache the notebook's check() reads under `nbgrader autograde`
-(autograder/nbgrader_bridge/trusted_scores.py), so autograde does not wait for the grader inside
-its per-cell timeout, and the class is graded in parallel. Optional: check() grades a submission
-on demand when it finds no result for its current files. Same outputs and exit status as `grade`.
+Hashes every submitted/<student>/<assignment>/ (the snapshot), grades those files with the trusted
+grader into the course's pinned store (.pinned_results/<assignment>/, see
+autograder/nbgrader_bridge/pinned.py) and writes the manifest that ties each result to the files
+it graded. A student whose files and grading.toml are unchanged keeps their result unless
+--force. Run it again after collecting more submissions. Exit status as `grade`.
 """
 
 from __future__ import annotations
@@ -17,28 +18,47 @@ from autograder.commands import grade
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
-        "pregrade", help="grade nbgrader's submitted/ into the cache `nbgrader autograde` reads (run before it)",
-        description="Grade every submitted/<student>/<assignment> of the nbgrader course with the trusted grader, "
-                    "into the cache the notebook's check() reads under `nbgrader autograde`.")
+        "pregrade", help="pin the trusted grader's results for nbgrader's submitted/ (required before autograde)",
+        description="Snapshot every submitted/<student>/<assignment> of the nbgrader course, grade it with the "
+                    "trusted grader and pin the results; `nbgrader autograde` writes these scores into the gradebook.")
     parser.add_argument("assignment", help="assignment name, e.g. lec01_codesign")
     grade.add_jobs_option(parser)
-    grade.add_isolation_option(parser)
-    parser.add_argument("--force", action="store_true", help="regrade students whose cached result is current")
+    parser.add_argument("--isolation", choices=("bubblewrap", "rlimits"), default=None,
+                        help="how student code is isolated (default: CS349E_ISOLATION, else bubblewrap; without a "
+                             "working bwrap pregrade refuses with exit status 2)")
+    parser.add_argument("--force", action="store_true", help="regrade students whose pinned result is current")
 
 
 def run(args) -> int:
-    from autograder.engine.registry import REPO_ROOT
-    from autograder.errors import InstructorError
-    from autograder.nbgrader_bridge.course import load_course
-    from autograder.nbgrader_bridge.trusted_scores import cache_folder
+    from autograder.engine.registry import REPO_ROOT, ConfigError
+    from autograder.nbgrader_bridge.course import CourseError, load_course
+    from autograder.nbgrader_bridge.pinned import pinned_folder, snapshot_class, write_manifest
+    from autograder.sandbox import SandboxUnavailable, isolation_from_env
 
-    if grade.isolation_refused("pregrade", args.isolation):
+    try:  # fails closed first, as autograde's kernels do
+        isolation = args.isolation or isolation_from_env()
+    except SandboxUnavailable as err:
+        print(f"pregrade: {err}", file=sys.stderr)
+        return 2
+    if grade.isolation_refused("pregrade", isolation):
         return 2
     try:
         course = load_course(REPO_ROOT)
-    except InstructorError as err:
+        if not course.submitted_folder.is_dir():
+            raise CourseError(f"{course.submitted_folder} does not exist: collect the submissions first")
+        snapshots = snapshot_class(course, args.assignment)  # before anything of the students' runs
+    except (CourseError, ConfigError) as err:
         print(f"pregrade: {err}", file=sys.stderr)
         return 2
-    return grade.run(argparse.Namespace(
+    status = grade.run(argparse.Namespace(
         assignment=args.assignment, submissions=course.submitted_folder,
-        out=cache_folder(course, args.assignment), jobs=args.jobs, force=args.force, isolation=args.isolation))
+        out=pinned_folder(course, args.assignment), jobs=args.jobs, force=args.force,
+        isolation=isolation))
+    if status == 2:
+        return status
+    unpinned = write_manifest(course, args.assignment, snapshots)
+    for student, reason in sorted(unpinned.items()):
+        print(f"pregrade: {student} not pinned: {reason}", file=sys.stderr)
+    print(f"pregrade {args.assignment}: {len(snapshots) - len(unpinned)} of {len(snapshots)} student(s) pinned "
+          f"in {pinned_folder(course, args.assignment)}", file=sys.stderr)
+    return 1 if unpinned else status

@@ -26,11 +26,28 @@ def truncate_output(text: str, limit: int = STORED_OUTPUT_CHARS) -> str:
     return text[:limit] + f"\n……（输出太长，只保留前 {limit} 个字符，共 {len(text)} 个）"
 
 
+_LINE_BREAKS = re.compile(r"\s*[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]+\s*")
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
+
+
+def inline_text(text: str, limit: int) -> str:
+    """Student-supplied text made safe inside a Markdown code span: no backtick to close it, no
+    line break to end the paragraph (a blank line would let the rest render as headings, links
+    or HTML), no terminal control characters."""
+    text = _CONTROL.sub("", _LINE_BREAKS.sub(" ⏎ ", (text or "").strip())).replace("`", "'")
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def fenced_text(text: str) -> str:
+    """Student-supplied text made safe inside a ``` fence: it cannot close the fence."""
+    return text.replace("```", "ʼʼʼ")
+
+
 def output_block(text: str, title: str = "你的代码的输出") -> str:
     text = text.strip("\n")
     if not text.strip():
         return ""
-    shown = truncate_output(text, FEEDBACK_OUTPUT_CHARS).replace("```", "ʼʼʼ")
+    shown = fenced_text(truncate_output(text, FEEDBACK_OUTPUT_CHARS))
     return f"\n**{title}（截断到 {FEEDBACK_OUTPUT_CHARS} 个字符）：**\n\n```text\n{shown}\n```\n"
 
 

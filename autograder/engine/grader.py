@@ -17,7 +17,7 @@ from autograder.engine.function_items import grade_function
 from autograder.engine.feedback import function_feedback
 from autograder.engine.guard import guarded
 from autograder.engine.invoke import StudentCode
-from autograder.engine.locate import StudentFiles, locate
+from autograder.engine.locate import MAX_STUDENT_FILE_BYTES, StudentFiles, locate
 from autograder.engine.report_items import grade_report
 from autograder.engine.results import ItemResult, SubmissionResult
 from autograder.engine.vocabulary import REPORT_KINDS, ItemKind
@@ -130,6 +130,13 @@ def _error(item, feedback: str) -> ItemResult:
 
 
 def _missing_text(name: str | None, files: StudentFiles) -> str:
+    if name in files.oversized:
+        size = files.path(name).stat().st_size / 1024**2
+        hint = "（例如图片输出）" if name.endswith(".ipynb") else ""
+        return (f"`{name}` 有 {size:,.0f} MB，超过了评分读取的上限 {MAX_STUDENT_FILE_BYTES // 1024**2} MB，"
+                f"没有评分：请删掉其中大的内容{hint}后重新提交。")
+    if files.linked:
+        return f"没有找到 `{name}`：提交的文件夹是一个符号链接，评分不读取链接指向的内容。请提交文件本身。"
     text = f"没有找到 `{name}`：请提交这个文件，文件名不要改动。"
     suffix = Path(name or "").suffix
     similar = [o for o in files.others if o.endswith(suffix)]

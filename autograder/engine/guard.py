@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from typing import Callable
 
+from autograder.engine.feedback import inline_text
 from autograder.engine.registry import Item
 from autograder.engine.results import ItemResult
 from autograder.sandbox import SandboxError, SandboxUnavailable
@@ -24,7 +25,7 @@ def guarded(item: Item, grade: Callable[[], ItemResult]) -> ItemResult:
         raise
     except Exception as exc:  # noqa: BLE001 - whatever a submission returns, only this item is lost
         log.error("grading item %s failed inside the grader", item.id, exc_info=True)
-        detail = f"{type(exc).__name__}: {str(exc)[:MESSAGE_CHARS]}".replace("`", "'")
+        detail = inline_text(f"{type(exc).__name__}: {exc}", MESSAGE_CHARS)
         feedback = (f"**无法评分：** 评分程序无法比较这一项的返回值：`{detail}`。"
                     "这一项暂记 0 分，请把这份反馈交给助教人工复核。\n")
         return ItemResult(item.id, item.kind, 0.0, item.points, "error", feedback, "", item.title)

@@ -20,6 +20,7 @@ from typing import Iterator, Sequence
 
 from autograder.engine.cases import Call, Expectation, Raises, Returns, Verdict, render_number
 from autograder.engine.checks import describe_type
+from autograder.engine.feedback import fenced_text, inline_text
 from autograder.sandbox import Call as SandboxCall
 from autograder.sandbox.codec import wire_size
 from autograder.sandbox.outcomes import CallOutcome, NotebookOutcome
@@ -184,7 +185,7 @@ def failure_text(outcome: CallOutcome, what: str) -> str:
             return f"`{what}`：还没有实现（函数体仍然是 raise NotImplementedError）。"
         if outcome.exc_type in ("SystemExit", "KeyboardInterrupt"):
             return f"`{what}` 抛出了 {_exception(outcome)}——被评分的函数不能退出程序或模拟中断。"
-        where = f"\n\n```\n{outcome.traceback.strip()[-1200:]}\n```" if outcome.traceback.strip() else ""
+        where = f"\n\n```\n{fenced_text(outcome.traceback.strip()[-1200:])}\n```" if outcome.traceback.strip() else ""
         return f"`{what}` 抛出了 {_exception(outcome)}{where}"
     if status == "timeout":
         if outcome.timeout_cause == "deadline":
@@ -193,13 +194,13 @@ def failure_text(outcome: CallOutcome, what: str) -> str:
             return f"`{what}` 超过了每次调用的时间限制：它在等待或休眠（sleep、读输入），而不是在计算。"
         return f"`{what}` 超过了每次调用的时间限制：死循环，或者实现太慢。"
     if status == "too_large":
-        return (f"`{what}` 返回的结果太大（{_cut(outcome.exc_message)}），远远超过期望结果的大小，"
+        return (f"`{what}` 返回的结果太大（`{_cut(outcome.exc_message)}`），远远超过期望结果的大小，"
                 "评分程序没有读取它。请返回和题目要求同样形状的结果。")
     if status == "crashed":
-        detail = f"（{_cut(outcome.exc_message)}）" if outcome.exc_message else ""
+        detail = f"（`{_cut(outcome.exc_message)}`）" if outcome.exc_message else ""
         return (f"`{what}` 运行时进程异常终止{detail}：可能是段错误、内存超限、"
                 "调用了 os._exit，或者输出太多。")
-    return (f"`{what}` 的结果无法传回评分程序{('：' + _cut(outcome.exc_message)) if outcome.exc_message else ''}。"
+    return (f"`{what}` 的结果无法传回评分程序{('：`' + _cut(outcome.exc_message) + '`') if outcome.exc_message else ''}。"
             "请只返回数字、numpy 数组、list 或 dict 这样的普通数据。")
 
 
@@ -213,18 +214,19 @@ def import_failure_text(outcome: CallOutcome, module: str) -> str:
             return f"没有找到 `{module}.py`：请确认提交了这个文件，文件名没有改动。"
         if kind in ("SyntaxError", "IndentationError", "TabError"):
             return f"`{module}.py` 有语法错误，无法导入：{_exception(outcome)}"
-        where = f"\n\n```\n{outcome.traceback.strip()[-1200:]}\n```" if outcome.traceback.strip() else ""
+        where = f"\n\n```\n{fenced_text(outcome.traceback.strip()[-1200:])}\n```" if outcome.traceback.strip() else ""
         return f"导入 `{module}.py` 时抛出了 {_exception(outcome)}{where}"
     if outcome.status == "timeout":
         return f"导入 `{module}.py` 超过了时间限制：模块顶层的代码（循环、计算）运行太久。"
     if outcome.status == "crashed":
-        return f"导入 `{module}.py` 时进程异常终止（{_cut(outcome.exc_message or '')}）。"
-    return f"导入 `{module}.py` 失败：{_cut(outcome.exc_message or outcome.status)}"
+        return f"导入 `{module}.py` 时进程异常终止（`{_cut(outcome.exc_message or '')}`）。"
+    return f"导入 `{module}.py` 失败：`{_cut(outcome.exc_message or outcome.status)}`"
 
 
 def _exception(outcome: CallOutcome) -> str:
     message = _cut(outcome.exc_message or "")
-    return f"`{outcome.exc_type}: {message}`" if message else f"`{outcome.exc_type}`"
+    kind = inline_text(outcome.exc_type or "", 200)
+    return f"`{kind}: {message}`" if message else f"`{kind}`"
 
 
 def _value_summary(value: object) -> str:
@@ -235,8 +237,7 @@ def _value_summary(value: object) -> str:
 
 
 def _cut(text: str | None, limit: int = MESSAGE_CHARS) -> str:
-    text = (text or "").strip().replace("`", "'")
-    return text if len(text) <= limit else text[:limit] + "…"
+    return inline_text(text or "", limit)
 
 
 __all__ = ["Reply", "StudentCode", "judge", "failure_text", "import_failure_text", "reply_bound", "Returns", "Raises"]

@@ -10,6 +10,10 @@ from pathlib import Path
 from autograder.engine.registry import GradingConfig
 from autograder.engine.results import SubmissionResult
 
+# The largest student file the grader reads (the sandbox reads no larger notebook either):
+# beyond it a file is not graded, so a sparse file of gigabytes never reaches memory or disk.
+MAX_STUDENT_FILE_BYTES = 20 * 1024**2
+
 
 @dataclass(frozen=True)
 class StudentFiles:
@@ -18,6 +22,8 @@ class StudentFiles:
     present: tuple[str, ...]  # student files found (regular files, not symlinks)
     missing: tuple[str, ...]
     others: tuple[str, ...]  # other .py / .ipynb files in the folder: maybe a renamed file
+    linked: bool = False  # the student folder is a symbolic link: nothing in it is graded
+    oversized: tuple[str, ...] = ()  # files beyond MAX_STUDENT_FILE_BYTES (also in `missing`)
 
     def path(self, name: str) -> Path:
         return self.folder / name
@@ -27,6 +33,8 @@ class StudentFiles:
         h = hashlib.sha256(config.digest.encode())
         for name in sorted(self.present):
             h.update(b"\0" + name.encode() + b"\0" + self.path(name).read_bytes())
+        for name in sorted(self.oversized):   # by size only: never read
+            h.update(b"\0oversized\0" + name.encode() + b"\0%d" % self.path(name).stat().st_size)
         return h.hexdigest()
 
     def graded_by(self, result: SubmissionResult | None, config: GradingConfig, isolation: str) -> bool:
@@ -45,12 +53,22 @@ def student_folders(submissions: Path) -> list[Path]:
 
 
 def locate(student_dir: Path, config: GradingConfig) -> StudentFiles:
+    if student_dir.is_symlink():
+        # Through a link a submission could hand in the solutions or a classmate's folder.
+        return StudentFiles(student_dir.name, student_dir, (), tuple(config.student_files), (), linked=True)
     nested = student_dir / config.assignment
     folder = nested if nested.is_dir() and not nested.is_symlink() else student_dir
-    present, missing = [], []
+    present, missing, oversized = [], [], []
     for name in config.student_files:
         path = folder / name
-        (present if path.is_file() and not path.is_symlink() else missing).append(name)
+        if not path.is_file() or path.is_symlink():
+            missing.append(name)
+        elif path.stat().st_size > MAX_STUDENT_FILE_BYTES:
+            missing.append(name)
+            oversized.append(name)
+        else:
+            present.append(name)
     expected = set(config.student_files) | set(config.trusted_files())
     others = sorted(p.name for p in folder.glob("*") if p.suffix in (".py", ".ipynb") and p.name not in expected)
-    return StudentFiles(student_dir.name, folder, tuple(present), tuple(missing), tuple(others))
+    return StudentFiles(student_dir.name, folder, tuple(present), tuple(missing), tuple(others),
+                        oversized=tuple(oversized))

@@ -13,7 +13,7 @@ import numpy as np
 
 from autograder.engine.cases import render_number
 from autograder.engine.checks import is_real_number
-from autograder.engine.feedback import truncate_output
+from autograder.engine.feedback import inline_text, truncate_output
 from autograder.engine.guard import guarded
 from autograder.engine.registry import Item
 from autograder.engine.results import ItemResult
@@ -39,7 +39,7 @@ def grade_report(items: Sequence[Item], key: Mapping[str, Any], notebook: Notebo
                                       "", item.title))
             continue
         if notebook is None or notebook.status == "unreadable":
-            reason = problem if notebook is None else f"`{notebook_name}` 无法读取：{notebook.message}"
+            reason = problem if notebook is None else f"`{notebook_name}` 无法读取：`{inline_text(notebook.message, 300)}`"
             results.append(ItemResult(item.id, item.kind, 0.0, item.points, "error",
                                       f"**无法评分：** {reason}\n", output, item.title))
             continue
@@ -106,11 +106,11 @@ def _notebook_note(notebook: NotebookOutcome | None, name: str, sources: Mapping
         return ""
     parts = []
     if notebook.status == "timeout":
-        parts.append(f"`{name}` 没有在时间限制内运行完（{notebook.message}），后面的答案可能没有执行到。")
+        parts.append(f"`{name}` 没有在时间限制内运行完（`{inline_text(notebook.message, 300)}`），后面的答案可能没有执行到。")
     elif notebook.status == "crashed":
-        parts.append(f"运行 `{name}` 的进程异常终止（{notebook.message}）。")
+        parts.append(f"运行 `{name}` 的进程异常终止（`{inline_text(notebook.message, 300)}`）。")
     if notebook.cell_errors:
-        shown = "；".join(f"{_cell_name(index, sources)} `{kind}: {message[:120]}`"
+        shown = "；".join(f"{_cell_name(index, sources)} `{inline_text(kind, 80)}: {inline_text(message, 120)}`"
                          for index, kind, message in notebook.cell_errors[:SHOWN_CELL_ERRORS])
         more = "……" if len(notebook.cell_errors) > SHOWN_CELL_ERRORS else ""
         parts.append(f"运行 notebook 时有 {len(notebook.cell_errors)} 个单元格出错：{shown}{more}")

@@ -1,8 +1,10 @@
 """Feedback preprocessor: a traceback keeps only the frames of the student's own cells and files.
 
 Error outputs in the autograded notebook carry full ipykernel tracebacks, with the absolute path
-and source lines of every frame. Students may see their own code; frames from anywhere else (the
-course's modules, site-packages) are replaced by one line saying they were left out.
+and source lines of every frame. Students may see their own code, named relative to their
+assignment folder (`codesign.py:100`, not the instructor's `/…/autograded/<student>/…`); frames from
+anywhere else (the course's modules, site-packages) are replaced by one line saying they were left
+out.
 """
 
 from __future__ import annotations
@@ -29,12 +31,13 @@ def _is_foreign_frame(entry: str, folder: str) -> bool:
 
 
 def hide_foreign_frames(traceback: list[str], folder: str) -> list[str]:
-    """The traceback with each run of foreign frames replaced by one `OMITTED` line."""
+    """The traceback with each run of foreign frames replaced by one `OMITTED` line, and the
+    student's own files named relative to their folder."""
     folder = os.path.realpath(folder)
     kept: list[str] = []
     for entry in traceback:
         if not _is_foreign_frame(entry, folder):
-            kept.append(entry)
+            kept.append(entry.replace(folder + os.sep, ""))
         elif not kept or kept[-1] != OMITTED:
             kept.append(OMITTED)
     return kept

@@ -1,9 +1,8 @@
-"""nbgrader's gradebook against the trusted grader, per student and automatically graded item.
+"""nbgrader's gradebook against the pinned trusted results, per student and automatically graded item.
 
-nbgrader's score of a grade cell is whatever the cell's `check()` showed inside the student's own
-kernel; a student can rewrite `check` there. The trusted grader regrades the submitted files in
-its sandbox; every item where the two disagree is a suspected tampering (or a submission nbgrader
-could not grade at all). Only automatic scores are compared: a TA's manual override is not a
+autograde writes the pinned scores into the gradebook, so any difference means the gradebook was
+changed afterwards, a student was collected or autograded without pregrade, or nbgrader could not
+autograde a submission at all. Only automatic scores are compared: a TA's manual override is not a
 disagreement, and free-text items are graded by hand on both sides.
 """
 

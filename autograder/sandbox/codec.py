@@ -340,7 +340,11 @@ class Decoder:
             raise WireError("array buffer lies outside the message body")
         if math.prod(shape) * dtype.itemsize != nbytes:
             raise WireError(f"array buffer of {nbytes} bytes does not match shape {shape} and dtype {dtype}")
-        arr = np.frombuffer(self._body[offset:offset + nbytes], dtype=dtype).reshape(shape).copy()
+        try:   # an empty buffer may still claim a shape (or a 0-byte dtype) numpy cannot make
+            arr = np.frombuffer(self._body[offset:offset + nbytes], dtype=dtype).reshape(shape).copy()
+        except ValueError as exc:
+            raise WireError(f"array of shape {str(shape)[:80]} and dtype {dtype} cannot be made: "
+                            f"{str(exc)[:100]}") from None
         if dtype.kind == "b":  # only 0/1 bytes are valid booleans
             arr = arr.view(np.uint8) != 0
         return arr

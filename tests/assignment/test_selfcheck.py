@@ -50,7 +50,7 @@ def _notebook_run(selfcheck, code):
     ({}, "student"),
     ({"CS349E_TRUSTED_GRADING": "1"}, "trusted"),
     ({"NBGRADER_EXECUTION": "autograde"}, "autograde"),
-    ({"NBGRADER_EXECUTION": "autograde", "CS349E_TRUSTED_GRADING": "1"}, "autograde"),  # never silenced
+    ({"NBGRADER_EXECUTION": "autograde", "CS349E_TRUSTED_GRADING": "1"}, "autograde"),
     ({"NBGRADER_EXECUTION": "validate"}, "student"),
 ])
 def test_the_mode_comes_from_the_environment(student_folder, load_selfcheck, env, mode):
@@ -63,10 +63,11 @@ def test_trusted_mode_does_nothing(student_folder, load_selfcheck, capsys):
     assert capsys.readouterr().out == ""
 
 
-def test_autograde_mode_never_falls_through_to_none(student_folder, load_selfcheck):
+def test_autograde_mode_does_nothing(student_folder, load_selfcheck, capsys):
+    """nbgrader's autograde pipeline writes the pinned score and explanation into every grade cell."""
     selfcheck = load_selfcheck(student_folder, NBGRADER_EXECUTION="autograde")
-    with pytest.raises(Exception):  # no reachable trusted grader here: it must raise, not return None
-        _notebook_run(selfcheck, 'check("q01_compute_headline")')
+    assert _notebook_run(selfcheck, 'result = check("q01_compute_headline")')["result"] is None
+    assert capsys.readouterr().out == ""
 
 
 def test_the_mode_is_fixed_at_import(student_folder, load_selfcheck, monkeypatch, capsys):

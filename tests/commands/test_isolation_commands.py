@@ -31,9 +31,7 @@ RLIMITS_PROBLEM = rlimits_problem()
 SNOOPS = ("imports_solutions", "reads_reference", "peeks_at_grader")
 VERBS = {
     "grade": ["grade", ASSIGNMENT, EXAMPLES_DIR, "--out", "{out}"],
-    "pregrade": ["pregrade", ASSIGNMENT],
-    "reconcile": ["reconcile", ASSIGNMENT],
-    "nbgrader-scores": ["nbgrader-scores", ASSIGNMENT, "--autograded", "{out}"],
+    "pregrade": ["pregrade", ASSIGNMENT],  # reconcile and nbgrader's autograde grade nothing themselves
 }
 
 
@@ -67,7 +65,7 @@ def test_rlimits_refuses_where_the_project_cannot_be_kept_private(tmp_path):
     assert run.returncode == 2
     assert run.stderr.strip() == f"grade: isolation 'rlimits' refused: {RLIMITS_PROBLEM}"
     assert "bubblewrap" in RLIMITS_PROBLEM and not out.exists()
-    nbgrader = autograder("nbgrader-scores", ASSIGNMENT, "--autograded", out, env={"CS349E_ISOLATION": "rlimits"})
+    nbgrader = autograder("pregrade", ASSIGNMENT, env={"CS349E_ISOLATION": "rlimits"})
     assert nbgrader.returncode == 2 and "isolation 'rlimits' refused" in nbgrader.stderr
 
 
@@ -135,20 +133,18 @@ def test_every_output_says_the_class_was_graded_under_rlimits(class_graded_under
 @needs_machine
 @pytest.mark.skipif(RLIMITS_PROBLEM is None, reason="covered by the in-process nbgrader tests")
 def test_the_nbgrader_path_lowers_isolation_only_with_its_variable(tmp_path):
-    """trusted_result (what check() -> nbgrader-scores runs): bubblewrap by default, rlimits with
-    CS349E_ISOLATION=rlimits, in the machine where the fallback can work."""
+    """What pregrade and autograde's kernels use (nbgrader_bridge/isolation.py): bubblewrap by
+    default, rlimits with CS349E_ISOLATION=rlimits, in the machine where the fallback can work."""
     write_reference_submission(ASSIGNMENT, tmp_path / "submitted" / "ann" / ASSIGNMENT)
     script = (
         "import sys\nfrom pathlib import Path\n"
-        "from autograder.nbgrader_bridge.course import Course\n"
-        "from autograder.nbgrader_bridge.trusted_scores import trusted_result\n"
-        f"root = Path({str(tmp_path)!r})\n"
-        "course = Course(root, 'cs349e', f'sqlite:///{root}/gradebook.db', 'submitted', 'autograded')\n"
-        f"result = trusted_result(course, {ASSIGNMENT!r}, 'ann')\n"
+        "from autograder.engine.grader import grade_submission\n"
+        "from autograder.nbgrader_bridge.isolation import kernel_isolation\n"
+        f"folder = Path({str(tmp_path)!r}) / 'submitted' / 'ann'\n"
+        f"result = grade_submission({ASSIGNMENT!r}, folder, isolation=kernel_isolation())\n"
         "print(result.isolation, result.score == result.auto_max_score)\n")
     lowered = run_in_machine(PYTHON, "-c", script, binds=(tmp_path,), env={"CS349E_ISOLATION": "rlimits"})
     assert lowered.returncode == 0 and lowered.stdout.split() == ["rlimits", "True"], lowered.stderr[-2000:]
-    shutil.rmtree(tmp_path / ".grading_cache")
     default = run_in_machine(PYTHON, "-c", script, binds=(tmp_path,), env={"PATH": str(Path(PYTHON).parent)})
     assert default.returncode != 0 and "bwrap is not installed" in default.stderr
 

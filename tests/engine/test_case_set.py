@@ -27,10 +27,10 @@ from autograder.sandbox import CallOutcome
 ASSIGNMENT = "lec01_codesign"
 
 # What a process that graded in the old way would have done before drawing: the modules of
-# `reconcile` / `nbgrader-scores` / the Gradescope runner imported, and another property run.
+# `reconcile` / `pregrade` / the Gradescope runner imported, and another property run.
 PRIOR_WORK = """
-import autograder.commands.reconcile, autograder.commands.nbgrader_scores, autograder.commands.pregrade
-import autograder.nbgrader_bridge.reconcile, autograder.nbgrader_bridge.trusted_scores
+import autograder.commands.reconcile, autograder.commands.pregrade
+import autograder.nbgrader_bridge.reconcile, autograder.nbgrader_bridge.pinned
 import autograder.gradescope.runtime
 from hypothesis import given, settings, strategies as st
 @settings(max_examples=30, database=None)

@@ -1,6 +1,7 @@
 """The same files get the same per-item scores from every command that grades them: `grade`,
-`pregrade`, `reconcile`, `nbgrader-scores` (check() under nbgrader autograde) and the Gradescope
-runner, and `grade` again with every core kept busy. Each command runs as a user runs it, in a
+`pregrade` (whose pinned results `nbgrader autograde` writes into the gradebook and `reconcile`
+checks, neither grading again) and the Gradescope runner, and `grade` again with every core kept
+busy. Each command runs as a user runs it, in a
 subprocess, on a copy of the repository (the nbgrader course root), and every result names the
 same case set.
 
@@ -66,27 +67,9 @@ def grade(course: Path, out: Path) -> tuple[Scores, set[str]]:
 
 
 def pregrade(course: Path, out: Path) -> tuple[Scores, set[str]]:
-    shutil.rmtree(course / ".grading_cache", ignore_errors=True)
+    shutil.rmtree(course / ".pinned_results", ignore_errors=True)
     autograder(course, "pregrade", ASSIGNMENT)
-    return _scores(_submissions(course / ".grading_cache" / ASSIGNMENT / "results"))
-
-
-def reconcile(course: Path, out: Path) -> tuple[Scores, set[str]]:
-    # An empty gradebook: every student "differs" (exit 1); the trusted results are what count here.
-    autograder(course, "reconcile", ASSIGNMENT, "--out", str(out), ok=(0, 1))
-    return _scores(_submissions(out / "results"))
-
-
-def nbgrader_scores(course: Path, out: Path) -> tuple[Scores, set[str]]:
-    """What check() gets under `nbgrader autograde`: one command per student, no cache to start from."""
-    shutil.rmtree(course / ".grading_cache", ignore_errors=True)
-    scores = {}
-    for student in sorted(p.name for p in (course / "submitted").iterdir()):
-        folder = course / "autograded" / student / ASSIGNMENT
-        reply = json.loads(autograder(course, "nbgrader-scores", ASSIGNMENT, "--autograded", str(folder)).stdout)
-        scores[student] = {item: entry["score"] for item, entry in reply["items"].items()}
-    _, case_sets = _scores(_submissions(course / ".grading_cache" / ASSIGNMENT / "results"))
-    return scores, case_sets
+    return _scores(_submissions(course / ".pinned_results" / ASSIGNMENT / "results"))
 
 
 def gradescope(course: Path, out: Path) -> tuple[Scores, set[str]]:
@@ -114,8 +97,7 @@ def grade_under_load(course: Path, out: Path) -> tuple[Scores, set[str]]:
             process.wait()
 
 
-VERBS = {"grade": grade, "pregrade": pregrade, "reconcile": reconcile, "nbgrader-scores": nbgrader_scores,
-         "gradescope": gradescope, "grade under load": grade_under_load}
+VERBS = {"grade": grade, "pregrade": pregrade, "gradescope": gradescope, "grade under load": grade_under_load}
 
 
 # --- the course: a copy of the repository with nbgrader's submitted/ folder -----------------------

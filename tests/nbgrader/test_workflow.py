@@ -1,6 +1,7 @@
 """The instructors' nbgrader workflow, end to end, with the real nbgrader commands on a copy of the
 course (README, "Instructors"): release, collect (nbgrader's layout and an LMS download),
 pregrade + autograde, reconcile, feedback, export, manual grading cells, releasing the solutions.
+Four hostile notebooks attack the gradebook from inside nbgrader's kernel in the same run.
 
 The workflow runs once per module (fixture `course`); each test asks one question about it.
 Expected scores come from the trusted grader's own results, never from typed-in numbers.
@@ -29,7 +30,7 @@ from autograder.build.markers import find_regions
 from autograder.engine.outputs import read_results
 from autograder.engine.registry import load_config
 from autograder.nbgrader_bridge.feedback_tracebacks import OMITTED
-from autograder.nbgrader_bridge.trusted_scores import CACHE_DIR
+from autograder.nbgrader_bridge.pinned import MANIFEST, PINNED_DIR
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -39,9 +40,13 @@ CONFIG = load_config(ASSIGNMENT)
 COURSE_FILES = ("nbgrader_config.py", "assignments", "authoring", "autograder", "solutions", "hw_specs.py", "console.py")
 AUTO_ITEMS = [item.id for item in CONFIG.items if item.kind != "text"]
 TEXT_ITEMS = [item for item in CONFIG.items if item.kind == "text"]
-# Students whose nbgrader score must differ from the trusted one (and be flagged by reconcile).
-CHECK_REWRITER, CORRUPT = "rewriter", "corrupt"
-FLAGGED = {CHECK_REWRITER, CORRUPT}
+# Students nbgrader cannot autograde (flagged by reconcile): an unreadable notebook, and one
+# collected after pregrade ran.
+CHECK_REWRITER, CORRUPT, LATECOMER = "rewriter", "corrupt", "latecomer"
+FLAGGED = {CORRUPT, LATECOMER}
+# Hostile notebooks (a skeleton codesign.py, answered report cells) and the classmate they target.
+HOSTILE = ("reference_copier", "reconcile_patcher", "cache_forger", "trusted_forger")
+VICTIM = "victor"
 # Delivered as an LMS download instead of being placed in submitted/ directly.
 ZIPPED, CANVAS = "full", "partial"
 
@@ -50,8 +55,10 @@ ZIPPED, CANVAS = "full", "partial"
 # running commands in the course copy
 # ---------------------------------------------------------------------------------------------
 def _env() -> dict:
-    drop = ("PYTHONPATH", "NBGRADER_EXECUTION", "CS349E_TRUSTED_GRADING", "CS349E_GRADER_ROOT", "CS349E_GRADER_PYTHON")
-    return {k: v for k, v in os.environ.items() if k not in drop}
+    drop = ("PYTHONPATH", "NBGRADER_EXECUTION", "CS349E_TRUSTED_GRADING", "CS349E_ISOLATION")
+    # No bytecode written into the course by the instructor's own commands: the course tree
+    # hashed around autograde then changes only where something else wrote.
+    return {**{k: v for k, v in os.environ.items() if k not in drop}, "PYTHONDONTWRITEBYTECODE": "1"}
 
 
 def run(root: Path, *args: str, expect: int | None = 0) -> subprocess.CompletedProcess:
@@ -128,6 +135,94 @@ get_ipython().events.register("pre_run_cell", _warn)
 """
 
 
+# Run only in nbgrader's kernel. Every attempt is logged (done / refused) in the student's own folder.
+HOSTILE_PRELUDE = """
+import json, os, shutil, sqlite3, subprocess, sys
+from pathlib import Path
+
+HERE = Path.cwd()  # autograded/<me>/lec01_codesign
+ROOT, ME = HERE.parents[2], HERE.parent.name
+AUTOGRADE = os.environ.get("NBGRADER_EXECUTION") == "autograde"
+
+
+def attempt(name, action):
+    try:
+        action()
+        outcome = "done"
+    except BaseException as err:  # noqa: BLE001
+        outcome = f"refused ({type(err).__name__})"
+    with open(HERE / "attempts.log", "a") as log:
+        log.write(f"{name}: {outcome}\\n")
+"""
+
+HOSTILE_CELLS = {
+    # (a) the full-marks files from the grader's own reference, over its own collected submission
+    "reference_copier": """
+def copy_reference():
+    out = HERE / "reference"
+    subprocess.run([sys.executable, "-m", "autograder", "reference", "lec01_codesign", str(out)],
+                   cwd=ROOT, check=True, capture_output=True, timeout=120)
+    for name in ("codesign.py", "handout.ipynb"):
+        shutil.copyfile(out / name, ROOT / "submitted" / ME / "lec01_codesign" / name)
+
+
+def overwrite_submitted():
+    (ROOT / "submitted" / ME / "lec01_codesign" / "codesign.py").write_text("# full marks\\n")
+
+
+if AUTOGRADE:
+    attempt("copy_reference", copy_reference)
+    attempt("overwrite_submitted", overwrite_submitted)
+""",
+    # (b) reconcile told to find nothing, and check() redefined
+    "reconcile_patcher": """
+def patch_reconcile():
+    with open(ROOT / "autograder" / "nbgrader_bridge" / "reconcile.py", "a") as f:
+        f.write("\\n\\ndef disagreements(*a, **k):\\n    return []\\n")
+
+
+if AUTOGRADE:
+    attempt("patch_reconcile", patch_reconcile)
+
+    def check(item_id):
+        return None
+""",
+    # (c) forged results in the stores, itself full marks and the classmate zero; the gradebook itself
+    "cache_forger": """
+def forge(student, score):
+    for store in (".pinned_results", ".grading_cache"):
+        folder = ROOT / store / "lec01_codesign" / "results"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{student}.json").write_text(json.dumps({"score": score}))
+
+
+def edit_gradebook():
+    with sqlite3.connect(ROOT / "gradebook.db") as db:
+        db.execute("UPDATE grade SET auto_score = 0")
+
+
+if AUTOGRADE:
+    attempt("forge_self", lambda: forge(ME, 91))
+    attempt("forge_victor", lambda: forge("victor", 0))
+    attempt("edit_gradebook", edit_gradebook)
+    attempt("write_victor_folder", lambda: (ROOT / "autograded" / "victor" / "pwned.txt").write_text("x"))
+""",
+    # (d) a forged trusted reply in selfcheck, and check() showing every cell's full points
+    "trusted_forger": """
+import tomllib
+import selfcheck
+
+POINTS = {item["id"]: float(item["points"]) for item in tomllib.loads((HERE / "grading.toml").read_text())["items"]}
+if AUTOGRADE:
+    attempt("forge_reply", lambda: selfcheck.__dict__.setdefault("_TRUSTED", {}).update(
+        reply={"items": {i: {"score": p, "max_score": p, "status": "passed", "feedback": "满分"} for i, p in POINTS.items()}}))
+
+    def check(item_id):
+        return POINTS[item_id]
+""",
+}
+
+
 def make_submissions(root: Path, scratch: Path) -> None:
     """submitted/<student>/lec01_codesign/ as `nbgrader collect` leaves it, plus an LMS download
     in downloaded/lec01_codesign/archive/ for `nbgrader zip_collect`."""
@@ -174,6 +269,12 @@ def make_submissions(root: Path, scratch: Path) -> None:
     dup = folder("dupcell", reference)  # nbgrader 0.9.6 alone would abort the whole batch here
     _edit_notebook(dup / "handout.ipynb", _duplicate_grade_cell("q01_compute_headline"))
 
+    folder(VICTIM, reference)
+    for student, attack in HOSTILE_CELLS.items():
+        hostile = folder(student, reference)
+        shutil.copyfile(release / "codesign.py", hostile / "codesign.py")
+        _edit_notebook(hostile / "handout.ipynb", _after_setup(HOSTILE_PRELUDE + attack))
+
     corrupt = folder(CORRUPT, reference)  # a notebook nbgrader cannot read
     text = (corrupt / "handout.ipynb").read_text(encoding="utf-8")
     (corrupt / "handout.ipynb").write_text(text[: len(text) // 2], encoding="utf-8")
@@ -197,7 +298,7 @@ def course(tmp_path_factory) -> SimpleNamespace:
     """Runs the workflow; the namespace holds what each step left behind."""
     root = tmp_path_factory.mktemp("course")
     scratch = tmp_path_factory.mktemp("scratch")
-    ignore = shutil.ignore_patterns("__pycache__", ".pytest_cache", ".ipynb_checkpoints", CACHE_DIR)
+    ignore = shutil.ignore_patterns("__pycache__", ".pytest_cache", ".ipynb_checkpoints", PINNED_DIR)
     for name in COURSE_FILES:
         source = ROOT / name
         (shutil.copytree(source, root / name, ignore=ignore) if source.is_dir() else shutil.copyfile(source, root / name))
@@ -219,22 +320,66 @@ def course(tmp_path_factory) -> SimpleNamespace:
     # 2. collect
     make_submissions(root, scratch)
     w.zip_collect = nbgrader(root, "zip_collect", ASSIGNMENT, "--force")
-    # 3. grade: pregrade fills the cache autograde reads; one student is left to on-demand grading
+    # 3. grade: pregrade pins the trusted results; a student collected after it is not pinned
+    w.autograde_without_pregrade = run(root, "-m", "nbgrader", "autograde", ASSIGNMENT, "--student", VICTIM,
+                                       expect=None)
     w.pregrade = autograder(root, "pregrade", ASSIGNMENT, "-j", "2")
-    w.pregraded = {r.student: r for r in read_results(root / CACHE_DIR / ASSIGNMENT)}
-    (root / CACHE_DIR / ASSIGNMENT / "results" / "skeleton.json").unlink()
+    w.pinned = {r.student: r for r in read_results(root / PINNED_DIR / ASSIGNMENT)}
+    shutil.copytree(root / "release" / ASSIGNMENT, root / "submitted" / LATECOMER / ASSIGNMENT)
+    w.students = sorted(p.name for p in (root / "submitted").iterdir())
+    w.tree_before = tree_hashes(root)
     w.autograde = run(root, "-m", "nbgrader", "autograde", ASSIGNMENT, "--force", expect=None)
-    w.trusted = {r.student: r for r in read_results(root / CACHE_DIR / ASSIGNMENT)}
+    w.tree_after = tree_hashes(root)
+    w.trusted = {r.student: r for r in read_results(root / PINNED_DIR / ASSIGNMENT)}
     w.gradebook = gradebook_cells(root)
     # 4. reconcile
-    w.reconcile = autograder(root, "reconcile", ASSIGNMENT, "-j", "2", expect=None)
+    w.reconcile = autograder(root, "reconcile", ASSIGNMENT, expect=None)
     # 5. feedback  6. export
     nbgrader(root, "generate_feedback", ASSIGNMENT, "--force")
     nbgrader(root, "export", "--to", "grades.csv")
     # 8. solutions, after the due date
     nbgrader(root, "db", "assignment", "add", ASSIGNMENT, f"--duedate={duedate(-1)}")
     w.released = release_solutions("--out", str(root / "released"))
+    # 4'. reconcile once more: a TA's edit of an automatic score in the gradebook and a submitted file
+    # changed after pregrade are named; then an honest class (students with bugs included) agrees.
+    set_auto_score(root, VICTIM, "round_e4m3", 0.0)
+    changed = root / "submitted" / "numpy_patcher" / ASSIGNMENT / "codesign.py"
+    original = changed.read_bytes()
+    changed.write_bytes(original + b"# edited after pregrade\n")
+    w.reconcile_tampered = autograder(root, "reconcile", ASSIGNMENT, expect=None)
+    changed.write_bytes(original)
+    set_auto_score(root, VICTIM, "round_e4m3", w.trusted[VICTIM].item("round_e4m3").score)
+    for student in sorted(FLAGGED):
+        nbgrader(root, "db", "student", "remove", student, "--force")
+        shutil.rmtree(root / "submitted" / student)
+    autograder(root, "pregrade", ASSIGNMENT)
+    w.reconcile_honest = autograder(root, "reconcile", ASSIGNMENT, expect=None)
     return w
+
+
+EXCLUDED_FROM_TREE_HASH = ("autograded", "gradebook.db", "gradebook.db-journal", ".nbgrader.log")
+
+
+def tree_hashes(root: Path) -> dict[str, str]:
+    """relative path -> sha256 of every file in the course, except what autograde itself writes:
+    the autograded folders, the gradebook and nbgrader's log."""
+    import hashlib
+
+    hashes = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root)
+        if rel.parts[0] in EXCLUDED_FROM_TREE_HASH or not (path.is_file() or path.is_symlink()):
+            continue
+        hashes[rel.as_posix()] = "symlink" if path.is_symlink() else hashlib.sha256(path.read_bytes()).hexdigest()
+    return hashes
+
+
+def set_auto_score(root: Path, student: str, item: str, score: float) -> None:
+    script = ("import sys; sys.path.insert(0, '.'); from nbgrader.api import Gradebook;"
+              f"gb = Gradebook('sqlite:///gradebook.db', course_id='cs349e');"
+              f"g = gb.find_grade({item!r}, 'handout', {ASSIGNMENT!r}, {student!r});"
+              f"g.auto_score = {score!r}; gb.db.commit(); gb.close()")
+    run(root, "-c", script)
 
 
 def gradebook_cells(root: Path) -> dict:
@@ -249,7 +394,8 @@ def gradebook_cells(root: Path) -> dict:
 
 
 def students(w: SimpleNamespace) -> list[str]:
-    return sorted(p.name for p in (w.root / "submitted").iterdir())
+    """Everyone in submitted/ when autograde ran."""
+    return w.students
 
 
 # ---------------------------------------------------------------------------------------------
@@ -329,13 +475,14 @@ def test_zip_collect_puts_an_lms_download_in_the_submitted_folder(course):
 # 3. autograde through the trusted grader
 # ---------------------------------------------------------------------------------------------
 def test_every_submission_was_graded_by_nbgrader_and_the_trusted_grader(course):
-    assert set(course.trusted) == set(students(course))
+    assert set(course.trusted) == set(students(course)) - {LATECOMER}
     assert set(course.gradebook) == set(students(course))
 
 
 def test_nbgrader_scores_equal_the_trusted_scores_for_honest_students_and_cheaters(course):
     compared = [s for s in students(course) if s not in FLAGGED]
-    assert {"importer", "numpy_patcher", "broken", "odd", "dupcell", "skeleton", ZIPPED, CANVAS} <= set(compared)
+    assert {"importer", "numpy_patcher", "broken", "odd", "dupcell", "skeleton", ZIPPED, CANVAS,
+            CHECK_REWRITER, VICTIM, *HOSTILE} <= set(compared)
     for student in compared:
         trusted = {item.id: item.score for item in course.trusted[student].items}
         nbgrader = {item: course.gradebook[student][item]["auto_score"] for item in AUTO_ITEMS}
@@ -362,7 +509,7 @@ def test_the_students_own_codesign_is_graded_and_every_other_file_restored(cours
 
 def test_one_unreadable_notebook_fails_that_student_only(course):
     failed = re.findall(r"error processing assignment '[^']+' for student '([^']+)'", course.autograde.stderr)
-    assert failed == [CORRUPT]
+    assert sorted(failed) == sorted(FLAGGED)
     assert all(course.gradebook[CORRUPT][item]["auto_score"] is None for item in AUTO_ITEMS)
 
 
@@ -372,9 +519,12 @@ def test_a_duplicated_grade_cell_loses_its_metadata_instead_of_aborting_the_batc
         course.trusted["dupcell"].item("q01_compute_headline").score
 
 
-def test_a_student_without_a_cached_result_is_graded_on_demand(course):
-    assert "skeleton" in course.pregraded  # then removed from the cache before autograde
-    assert (course.root / CACHE_DIR / ASSIGNMENT / "results" / "skeleton.json").is_file()
+def test_autograde_requires_pregrade(course):
+    assert course.autograde_without_pregrade.returncode != 0
+    assert "python -m autograder pregrade" in course.autograde_without_pregrade.stderr
+    assert LATECOMER not in course.pinned  # collected after pregrade: not autograded
+    assert re.search(rf"{LATECOMER}: not in the pinned results", course.autograde.stderr)
+    assert all(course.gradebook[LATECOMER][item]["auto_score"] is None for item in AUTO_ITEMS)
 
 
 def test_importing_solutions_fails_inside_the_kernel(course):
@@ -393,21 +543,94 @@ def test_numpy_warnings_on_stderr_cost_no_points(course):
 
 
 # ---------------------------------------------------------------------------------------------
+# 3'. hostile notebooks: the kernel cannot change any score
+# ---------------------------------------------------------------------------------------------
+def _auto_scores(course, student: str) -> dict[str, float | None]:
+    return {item: course.gradebook[student][item]["auto_score"] for item in AUTO_ITEMS}
+
+
+def _trusted_scores(course, student: str) -> dict[str, float]:
+    return {item: course.trusted[student].item(item).score for item in AUTO_ITEMS}
+
+
+@pytest.mark.parametrize("student", [*HOSTILE, CHECK_REWRITER])
+def test_a_hostile_notebook_gets_exactly_the_trusted_score_of_its_collected_files(course, student):
+    collected = course.root / "submitted" / student / ASSIGNMENT / "codesign.py"
+    assert collected.read_bytes() == (course.root / "release" / ASSIGNMENT / "codesign.py").read_bytes()
+    assert _auto_scores(course, student) == pytest.approx(_trusted_scores(course, student), abs=1e-6)
+    assert course.trusted[student].score < course.trusted[student].auto_max_score / 2  # a skeleton earns little
+
+
+def test_every_attack_ran_in_the_kernel_and_was_refused(course):
+    expected = {"reference_copier": {"copy_reference", "overwrite_submitted"},
+                "reconcile_patcher": {"patch_reconcile"},
+                "cache_forger": {"forge_self", "forge_victor", "edit_gradebook", "write_victor_folder"},
+                "trusted_forger": {"forge_reply"}}
+    for student, attempts in expected.items():
+        log = (course.root / "autograded" / student / ASSIGNMENT / "attempts.log").read_text().splitlines()
+        outcomes = dict(line.split(": ", 1) for line in log)
+        assert set(outcomes) == attempts, student
+        refused = {name for name, outcome in outcomes.items() if outcome.startswith("refused")}
+        # selfcheck's module is the kernel's own to change; nothing reads it any more
+        assert refused == attempts - {"forge_reply"}, (student, outcomes)
+    assert "OSError" in (course.root / "autograded" / "cache_forger" / ASSIGNMENT / "attempts.log").read_text()
+
+
+def test_redefining_check_to_show_full_points_changes_nothing(course):
+    nb = json.loads((course.root / "autograded" / "trusted_forger" / ASSIGNMENT / "handout.ipynb").read_text(encoding="utf-8"))
+    grade_cells = [c for c in nb["cells"] if c["metadata"].get("nbgrader", {}).get("grade_id") in AUTO_ITEMS
+                   and c["cell_type"] == "code"]
+    assert grade_cells and all(o["output_type"] == "display_data" for c in grade_cells for o in c["outputs"])
+    assert sum(v for v in _auto_scores(course, "trusted_forger").values()) < CONFIG.total_points / 2
+
+
+def test_the_classmate_keeps_full_marks(course):
+    assert course.trusted[VICTIM].score == pytest.approx(course.trusted[VICTIM].auto_max_score)
+    assert _auto_scores(course, VICTIM) == pytest.approx(_trusted_scores(course, VICTIM), abs=1e-6)
+    assert not (course.root / "autograded" / VICTIM / "pwned.txt").exists()
+
+
+def test_autograde_changes_no_file_outside_the_autograded_folders_the_gradebook_and_logs(course):
+    assert course.tree_before == course.tree_after
+    assert any(name.startswith(f"{PINNED_DIR}/") for name in course.tree_before)  # the store was hashed too
+    assert "autograder/nbgrader_bridge/reconcile.py" in course.tree_before
+
+
+def test_the_pinned_manifest_holds_the_snapshot_of_every_collected_student(course):
+    manifest = json.loads((course.root / PINNED_DIR / ASSIGNMENT / MANIFEST).read_text(encoding="utf-8"))
+    assert manifest["format"] == 1 and manifest["assignment"] == ASSIGNMENT
+    # the last pregrade ran after the flagged students were removed
+    assert set(manifest["students"]) == set(students(course)) - FLAGGED
+    import hashlib
+    entry = manifest["students"][VICTIM]
+    assert entry["files"]["codesign.py"] == hashlib.sha256(
+        (course.root / "submitted" / VICTIM / ASSIGNMENT / "codesign.py").read_bytes()).hexdigest()
+    assert entry["fingerprint"] == course.trusted[VICTIM].fingerprint
+
+
+# ---------------------------------------------------------------------------------------------
 # 4. reconcile
 # ---------------------------------------------------------------------------------------------
-def test_reconcile_flags_the_check_rewriter_and_the_submission_nbgrader_could_not_grade(course):
+def test_reconcile_flags_the_submissions_nbgrader_could_not_grade(course):
     assert course.reconcile.returncode == 1, course.reconcile.stderr
     lines = course.reconcile.stdout.splitlines()
     assert sorted(line.split(":")[0] for line in lines) == sorted(FLAGGED)
-    rewriter = next(line for line in lines if line.startswith(f"{CHECK_REWRITER}:"))
-    assert "round_e4m3 (nbgrader 10, trusted 0)" in rewriter
     assert "autograde failed" in next(line for line in lines if line.startswith(f"{CORRUPT}:"))
+    assert "not in the pinned results" in next(line for line in lines if line.startswith(f"{LATECOMER}:"))
 
 
-def test_the_rewriter_got_full_marks_from_nbgrader(course):
-    """Why reconcile exists: nbgrader takes a grade cell that shows nothing as full marks."""
-    cells = course.gradebook[CHECK_REWRITER]
-    assert all(cells[item]["auto_score"] == cells[item]["max_score"] for item in AUTO_ITEMS)
+def test_reconcile_names_a_changed_gradebook_score_and_a_file_changed_after_pregrade(course):
+    assert course.reconcile_tampered.returncode == 1, course.reconcile_tampered.stderr
+    lines = {line.split(":")[0]: line for line in course.reconcile_tampered.stdout.splitlines()}
+    assert set(lines) == {VICTIM, "numpy_patcher", *FLAGGED}
+    assert "round_e4m3 (nbgrader 0, trusted 10)" in lines[VICTIM]
+    assert "differ from the pinned snapshot (codesign.py)" in lines["numpy_patcher"]
+
+
+def test_reconcile_finds_no_difference_in_an_honest_class(course):
+    assert course.reconcile_honest.returncode == 0, course.reconcile_honest.stdout
+    assert course.reconcile_honest.stdout == ""
+    assert f"0 of {len(students(course)) - len(FLAGGED)} student(s) differ" in course.reconcile_honest.stderr
 
 
 # ---------------------------------------------------------------------------------------------
@@ -421,18 +644,72 @@ def _visible_text(page: str) -> str:
     return html.unescape(re.sub(r"<[^>]+>", "", page))
 
 
+def _plain(markdown: str) -> str:
+    """What a reader sees of Markdown: rendered, tags dropped, whitespace collapsed."""
+    from markdown_it import MarkdownIt
+
+    return " ".join(_visible_text(MarkdownIt().render(markdown)).split())
+
+
 def test_feedback_says_what_failed_and_why(course):
-    text = _visible_text(_feedback_html(course, CANVAS))
+    text = " ".join(_visible_text(_feedback_html(course, CANVAS)).split())
     item = course.trusted[CANVAS].item("flops_per_exp")
     assert item.score < item.max_score
-    first_line = next(line for line in item.feedback_md.splitlines() if line.strip())
-    assert first_line in text
+    first_paragraph = item.feedback_md.strip().split("\n\n")[0]
+    assert _plain(first_paragraph) in text
+
+
+def test_feedback_renders_the_explanations_as_html_with_relative_paths(course):
+    """The Markdown of the trusted explanation is rendered (no `**`, `####` left), and nothing
+    shows where the instructor's course lives."""
+    for student in ("skeleton", CANVAS, "broken"):
+        page = _feedback_html(course, student)
+        text = _visible_text(page)
+        assert "<strong>" in page and "测试内容" in text, student
+        assert "**" not in text and "####" not in text, student
+        assert str(course.root) not in text, student
+    # its own frames, relative to the assignment (broken's codesign.py has a syntax error)
+    assert re.search(r"File codesign\.py:\d+", _visible_text(_feedback_html(course, "broken")))
+
+
+CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync")
+
+
+def _chromium(page: Path, profile: Path, *args: str) -> subprocess.CompletedProcess:
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        pytest.skip("chromium is not installed (apt-get install -y chromium; .ci/run installs it)")
+    return subprocess.run([browser, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args, page.as_uri()],
+                          capture_output=True, text=True, timeout=120, check=True)
+
+
+def test_a_failing_students_feedback_in_a_real_browser_shows_formatted_chinese_and_nothing_private(course, tmp_path):
+    from bs4 import BeautifulSoup
+
+    page = course.root / "feedback" / "skeleton" / ASSIGNMENT / "handout.html"
+    dom = BeautifulSoup(_chromium(page, tmp_path / "profile-dom", "--dump-dom").stdout, "html.parser")
+    text = dom.get_text()
+    failed = [item for item in course.trusted["skeleton"].items if item.status != "manual" and item.score < item.max_score]
+    assert failed
+    for item in failed:  # every failing item's explanation is on the page, rendered
+        assert _plain(item.feedback_md.strip().split("\n\n")[0]) in " ".join(text.split()), item.id
+    assert [s for s in dom.find_all("strong") if "测试内容" in s.get_text()]
+    assert "得分" in text and "Score:" not in text
+    assert "**" not in text and "####" not in text
+    assert str(course.root) not in text and "/autograded/" not in text
+    lines = {line.strip() for line in text.splitlines() if line.strip()}
+    assert not lines & _hidden_test_lines() and not lines & _distinctive_solution_lines()
+    assert not [m for m in MARKERS if m in text]
+    shot = tmp_path / "feedback-skeleton.png"  # kept as the test's artefact
+    _chromium(page, tmp_path / "profile-shot", "--window-size=1200,4000", f"--screenshot={shot}")
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_feedback_holds_no_hidden_test_reference_code_or_grader_traceback(course):
     hidden, solution = _hidden_test_lines(), _distinctive_solution_lines()
     for student in students(course):
-        if student == CORRUPT:
+        if student in FLAGGED:
             continue  # nbgrader could not grade it: no feedback
         page = course.root / "feedback" / student / ASSIGNMENT / "handout.html"
         text, lines = _visible_text(page.read_text(encoding="utf-8")), _lines(page)

@@ -22,10 +22,12 @@ def _file_frame(path, function="f"):
     return f"File \x1b[32m{path}:42\x1b[39m, in \x1b[36m{function}\x1b[39m\x1b[34m(a)\x1b[39m\n     41 def f(a):\n---> 42     secret()\n"
 
 
-def test_the_students_cells_and_files_stay(tmp_path):
+def test_the_students_cells_and_files_stay_named_relative_to_their_folder(tmp_path):
     own = _file_frame(tmp_path / "codesign.py", "quantize")
     tb = _traceback(tmp_path, _cell_frame(), own)
-    assert hide_foreign_frames(tb, str(tmp_path)) == tb
+    kept = hide_foreign_frames(tb, str(tmp_path))
+    assert kept == [*tb[:3], _file_frame("codesign.py", "quantize"), tb[-1]]
+    assert not [line for line in kept if str(tmp_path) in line]
 
 
 def test_each_run_of_foreign_frames_becomes_one_line(tmp_path):
@@ -35,7 +37,7 @@ def test_each_run_of_foreign_frames_becomes_one_line(tmp_path):
                     _file_frame(tmp_path / "codesign.py"),
                     _file_frame("/course/autograder/sandbox/worker.py"))
     kept = hide_foreign_frames(tb, str(tmp_path))
-    assert kept == [tb[0], tb[1], tb[2], OMITTED, tb[5], OMITTED, tb[-1]]
+    assert kept == [tb[0], tb[1], tb[2], OMITTED, _file_frame("codesign.py"), OMITTED, tb[-1]]
     assert not [line for line in kept if "site-packages" in line or "/course/autograder" in line]
 
 
@@ -47,7 +49,7 @@ def test_syntax_error_tracebacks_are_filtered_too(tmp_path):
           "\x1b[36m  \x1b[39m\x1b[36mCell\x1b[39m\x1b[36m \x1b[39m\x1b[32mIn[1]\x1b[39m\x1b[32m, line 8\x1b[39m\n    import codesign\n",
           f"  \x1b[36mFile \x1b[39m\x1b[32m{tmp_path}/codesign.py:143\x1b[39m\n    def oops(:\n             ^\n"
           "SyntaxError: invalid syntax\n"]
-    assert hide_foreign_frames(tb, str(tmp_path)) == [tb[0], OMITTED, tb[2], tb[3]]
+    assert hide_foreign_frames(tb, str(tmp_path)) == [tb[0], OMITTED, tb[2], tb[3].replace(f"{tmp_path}/", "")]
 
 
 def test_a_sibling_folder_with_the_same_prefix_is_foreign(tmp_path):

@@ -46,10 +46,13 @@ def test_python_warnings_are_dropped_from_stderr_but_errors_are_not(config):
     assert not re.search(pattern, "RuntimeWarning: mentioned in a print\n")
 
 
-def test_the_cell_timeout_leaves_room_for_the_trusted_grader(config):
-    source = (ROOT / "assignments" / "lec01_codesign" / "selfcheck.py").read_text(encoding="utf-8")
-    trusted_timeout = int(re.search(r"^TRUSTED_TIMEOUT = (\d+)", source, re.MULTILINE)[1])
-    assert config.Execute.timeout > trusted_timeout
+def test_autograde_scores_come_from_the_pinned_results_and_kernels_run_sandboxed(config):
+    steps = config.Autograde.autograde_preprocessors
+    pipeline = "autograder.nbgrader_bridge.autograde_pipeline."
+    assert steps[0] == pipeline + "LoadPinnedResult"  # before any student code runs
+    assert steps[1] == pipeline + "SandboxedExecute"
+    assert "nbgrader.preprocessors.SaveAutoGrades" not in steps and "nbgrader.preprocessors.Execute" not in steps
+    assert steps.index(pipeline + "ShowTrustedFeedback") < steps.index(pipeline + "SaveTrustedGrades")
     assert config.Execute.kernel_name == "python3"
 
 

@@ -165,6 +165,11 @@ def test_header_must_be_a_json_object():
     {"~": "pickle", "data": "gASV"},
     {"~": "dict", "items": [[[1], 2]]},
     {"~": "scalar", "dtype": "<f8", "shape": [1], "offset": 0, "nbytes": 8},
+    # Empty buffers whose shape numpy cannot make (a forged reply): WireError, not numpy's ValueError.
+    {"~": "ndarray", "dtype": "<f8", "shape": [0, 2**63], "offset": 0, "nbytes": 0},
+    {"~": "ndarray", "dtype": "<f8", "shape": [0] + [2**31] * 31, "offset": 0, "nbytes": 0},
+    {"~": "ndarray", "dtype": "<U0", "shape": [3], "offset": 0, "nbytes": 0},
+    {"~": "scalar", "dtype": "|S0", "shape": [], "offset": 0, "nbytes": 0},
 ])
 def test_malformed_nodes_are_refused(node):
     with pytest.raises(WireError):

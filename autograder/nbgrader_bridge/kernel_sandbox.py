@@ -1,0 +1,105 @@
+"""The Jupyter kernel `nbgrader autograde` starts for a student, inside bubblewrap.
+
+The kernel sees what the trusted grader's sandbox sees (a read-only system and Python install, a
+fresh /proc, /dev and size-capped /tmp, no network, its own pid namespace) plus, read-write, only
+that student's autograded folder (its cwd) and a private folder holding the kernel's connection
+file and sockets. Nothing else of the course exists inside: not the grader, not solutions/, not
+the gradebook, not the pinned results, not another student's folder. The kernel talks to nbgrader
+over Unix sockets in the private folder (ZeroMQ's ipc transport): it has no network to reach TCP
+on the host's loopback.
+
+Fails closed: without working bubblewrap the kernel does not start, unless the instructor lowers
+isolation explicitly with CS349E_ISOLATION=rlimits (the kernel then runs unsandboxed, as nbgrader
+runs it by default; scores still come from the pinned results only).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from jupyter_client.manager import AsyncKernelManager
+
+from autograder.nbgrader_bridge.isolation import kernel_isolation
+from autograder.sandbox.launcher import _base_env, _bwrap_prefix, warn_not_isolated  # the trusted grader's own sandbox
+from autograder.sandbox.limits import Limits
+
+KERNEL_HOME = "/tmp/.kernel-home"
+
+
+def kernel_prefix(folder: Path, private: Path) -> list[str]:
+    """bwrap and its options for a kernel running in `folder` with its sockets in `private`."""
+    prefix = _bwrap_prefix(None, Limits())
+    # The grader's worker drops privileges itself with these capabilities; a kernel needs none.
+    kept: list[str] = []
+    skip = False
+    for arg in prefix:
+        if skip:
+            skip = False
+        elif arg == "--cap-add":
+            skip = True
+        else:
+            kept.append(arg)
+    folder, private = Path(folder).resolve(), str(Path(private).resolve())
+    # The course (autograded/<student>/<assignment> is nbgrader's layout, see course.py) becomes an
+    # empty read-only tmpfs holding only the student's folder: nothing of it exists inside, and
+    # nothing can be created there, even when the course lies below the sandbox's writable /tmp.
+    # A read-only root does the same for the folders bwrap creates above the binds.
+    course = str(folder.parents[2])
+    folder = str(folder)
+    return [*kept, "--tmpfs", course, "--bind", folder, folder, "--remount-ro", course,
+            "--bind", private, private, "--remount-ro", "/", "--chdir", folder]
+
+
+def kernel_env(isolation: str) -> dict[str, str]:
+    """The kernel's whole environment: nothing of the instructor's is inherited under bubblewrap."""
+    if isolation != "bubblewrap":
+        env = dict(os.environ)
+    else:
+        # HOME must not be a prefix of the course: IPython would print the student's frames as
+        # "~/…/codesign.py", which the feedback could then not recognise as theirs.
+        env = _base_env(KERNEL_HOME)
+        env.update(TMPDIR="/tmp", MPLCONFIGDIR="/tmp/matplotlib", IPYTHONDIR="/tmp/ipython")
+        env.pop("MPLBACKEND", None)  # the notebook's own inline backend, as in Jupyter
+    env.pop("CS349E_TRUSTED_GRADING", None)
+    env["NBGRADER_EXECUTION"] = "autograde"
+    return env
+
+
+class SandboxedKernelManager(AsyncKernelManager):
+    """nbclient's kernel manager for autograde: the kernel command wrapped in bubblewrap."""
+
+    isolation = "bubblewrap"
+    _private: str | None = None
+    _folder: str | None = None
+
+    async def _async_pre_start_kernel(self, **kw):
+        self.isolation = kernel_isolation()
+        self._folder = str(kw.get("cwd") or os.getcwd())
+        if self.isolation != "bubblewrap":
+            warn_not_isolated("autograde's notebook kernel runs as the instructor and can change every file "
+                              "of the course; scores still come from the pinned results.")
+        else:
+            self._private = self._private or tempfile.mkdtemp(prefix="cs349e-kernel-")  # kept on restart
+            self.transport = "ipc"
+            self.connection_file = os.path.join(self._private, "kernel.json")
+            self.ip = os.path.join(self._private, "kernel-ipc")
+        kernel_cmd, kw = await super()._async_pre_start_kernel(**kw)
+        kw["env"] = kernel_env(self.isolation)
+        return kernel_cmd, kw
+
+    def format_kernel_cmd(self, extra_arguments=None):
+        cmd = super().format_kernel_cmd(extra_arguments)
+        if self.isolation != "bubblewrap":
+            return cmd
+        # In its own pid namespace the kernel's parent is bwrap's pid 1, which ipykernel takes for
+        # "my parent exited"; --die-with-parent already ends the sandbox with nbgrader.
+        return [*kernel_prefix(Path(self._folder), Path(self._private)), *cmd, "--IPKernelApp.parent_handle=0"]
+
+    async def _async_cleanup_resources(self, restart: bool = False) -> None:
+        await super()._async_cleanup_resources(restart=restart)
+        if self._private and not restart:
+            shutil.rmtree(self._private, ignore_errors=True)
+            self._private = None

@@ -1,0 +1,46 @@
+"""Text a submission controls (exception messages and class names, tracebacks, notebook cell
+errors) cannot change the structure of its Markdown feedback: no forged heading, link or HTML."""
+
+from autograder.engine.assignment import load_assignment
+from autograder.engine.invoke import failure_text, import_failure_text
+from autograder.engine.report_items import grade_report
+from autograder.sandbox import NotebookOutcome
+from autograder.sandbox.outcomes import CallOutcome
+
+FORGED = "`` </code><img src=x onerror=alert(1)>\n\n# 总分：100 / 100\n\n```\n[a](javascript:x)\x1b[2J\r\n"
+
+
+def _structure_is_intact(text: str) -> None:
+    parts = text.split("\n```")   # what lies inside a fence renders as plain text
+    text = "".join(parts[::2])
+    assert "\n# " not in text and "\n\n#" not in text          # no forged heading
+    assert "\x1b" not in text
+    assert "<img" not in text or text.count("`") % 2 == 0   # any HTML stays inside a code span
+    for line in text.splitlines():
+        if "<img" in line:   # inside an inline code span that opens and closes on this line
+            before = line[:line.index("<img")]
+            assert before.count("`") % 2 == 1 and "`" in line[line.index("<img"):]
+
+
+def test_a_raised_message_and_class_name_stay_inline():
+    outcome = CallOutcome("raised", exc_type=FORGED, exc_message=FORGED, traceback=FORGED)
+    for text in (failure_text(outcome, "round_e4m3(x)"), import_failure_text(outcome, "codesign")):
+        _structure_is_intact(text)
+        fences = [line for line in text.splitlines() if line.startswith("```")]
+        assert len(fences) == 2   # the traceback's own fence only: FORGED cannot close it
+
+
+def test_other_failure_messages_stay_inline():
+    for status in ("too_large", "crashed", "protocol_error"):
+        _structure_is_intact(failure_text(CallOutcome(status, exc_message=FORGED), "quantize(x)"))
+
+
+def test_notebook_cell_errors_and_messages_stay_inline():
+    assignment = load_assignment("lec01_codesign")
+    report = assignment.config.items_of("number", "choice", "text")
+    notebook = NotebookOutcome(status="crashed", variables={}, cell_errors=((3, FORGED, FORGED),),
+                               output="", message=FORGED)
+    items = grade_report(report, assignment.answer_key, notebook, "handout.ipynb", "missing",
+                         cell_sources={3: "x = 1"})
+    for item in items:
+        _structure_is_intact(item.feedback_md)
