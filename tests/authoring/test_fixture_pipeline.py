@@ -1,5 +1,5 @@
 """A fixture assignment (tests/fixtures/course/, never shipped) goes through the whole pipeline —
-build, check, nbgrader release, trusted grading, nbgrader autograde, the hand-in zip and the
+build, check, nbgrader release, trusted grading, pregrade + nbgrader autograde, the hand-in zip and the
 Gradescope bundle — in a copy of the course, with the engine untouched: adding an assignment is
 adding its three folders. Two students keep it cheap: the reference and the released skeleton."""
 
@@ -50,6 +50,7 @@ def course(tmp_path_factory) -> SimpleNamespace:
     ok(run(hand_in, "selfcheck.py", "--zip"))
     w.zip = hand_in / f"{NAME}_submission.zip"
     w.grade = ok(run(root, "-m", "autograder", "grade", NAME, "submitted", "--out", "out"))
+    ok(run(root, "-m", "autograder", "pregrade", NAME))  # pins the trusted results autograde writes
     w.autograde = ok(run(root, "-m", "nbgrader", "autograde", NAME, "--force"))
     ok(run(root, "-m", "nbgrader", "export", "--to", "nbgrader_grades.csv"))
     ok(run(root, "-m", "autograder", "gradescope", NAME, "--out", "bundle.zip"))
