@@ -23,7 +23,7 @@ os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), os.enviro
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from autograder.build.notebook import ANSWER_STUB, TEXT_STUB  # noqa: E402  (needs ROOT on sys.path)
+from autograder.engine.vocabulary import ANSWER_STUB, TEXT_STUB  # noqa: E402  (needs ROOT on sys.path)
 from autograder.engine.registry import load_config  # noqa: E402
 
 c = get_config()  # noqa: F821  (provided by nbgrader when it executes this file)

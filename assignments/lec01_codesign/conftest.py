@@ -8,10 +8,10 @@ pytest 的设置：没实现的函数汇总成"一个函数一行"的小结，�
 
 import pytest
 
-from public_checks import FUNCTIONS, StudentFileError, load_codesign
+from public_checks import StudentFileError, load_student_module
+from selfcheck import NOTEBOOK, functions
 
 NOT_IMPLEMENTED = "未实现"
-NOTEBOOK = "handout.ipynb"
 
 _subject_of: dict[str, str] = {}  # 测试 nodeid -> 函数名（或 notebook）
 _outcomes: dict[str, list[str]] = {}  # 函数名 -> 每个例子的结果
@@ -25,13 +25,13 @@ def pytest_configure(config):
 def pytest_collection_modifyitems(items):
     for item in items:
         case = item.callspec.params.get("case") if hasattr(item, "callspec") else None
-        _subject_of[item.nodeid] = case.function if case is not None else NOTEBOOK
+        _subject_of[item.nodeid] = case.function if case is not None else NOTEBOOK.name
 
 
 @pytest.fixture(scope="session")
-def codesign():
+def student_module():
     try:
-        return load_codesign()
+        return load_student_module()
     except StudentFileError as err:
         pytest.exit(str(err), returncode=1)
 
@@ -51,7 +51,9 @@ def pytest_terminal_summary(terminalreporter):
     if not _outcomes:
         return
     terminalreporter.section("公开测试小结")
-    for subject in (*FUNCTIONS, NOTEBOOK):
+    subjects = (*functions(), NOTEBOOK.name)
+    width = max(len(s) for s in subjects) + 2
+    for subject in subjects:
         outcomes = _outcomes.get(subject)
         if not outcomes:
             continue
@@ -62,7 +64,7 @@ def pytest_terminal_summary(terminalreporter):
             status = f"通过（{passed}/{total}）"
         else:
             status = f"不通过：{total - passed}/{total} 个例子失败（说明见上面的 FAILURES）"
-        terminalreporter.write_line(f"  {subject:<15} {status}")
+        terminalreporter.write_line(f"  {subject:<{width}} {status}")
     if all(o == "passed" for outcomes in _outcomes.values() for o in outcomes):
         terminalreporter.write_line("公开测试全部通过。评分时还有更多隐藏测试，请确保实现完全符合 docstring。")
 

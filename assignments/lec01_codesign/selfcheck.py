@@ -2,12 +2,14 @@
 自查：notebook 里的 check("<评分项>")，以及命令行的 python selfcheck.py（提交前跑一遍）。
 
 【check 做什么】
-    函数（如 check("round_e4m3")）：重新导入你的 codesign.py，跑这个函数的公开例子，给一行结论。
-    报告题（如 check("q01_compute_headline")）：看答案变量有没有定义、类型对不对（数 / 选项字母）、
+    函数（check("函数名")）：重新导入你的 codesign.py，跑这个函数的公开例子，给一行结论。
+    报告题（check("题号")）：看答案变量有没有定义、类型对不对（数 / 选项字母）、
         数值是否在很宽的合理范围里（帮你发现单位错误）。它**不会**告诉你答案对不对。
     文字题：由助教人工评分，check 不检查。
-【python selfcheck.py】跑全部 7 个函数的公开例子，检查 handout.ipynb 是不是完好（合法的 JSON、评分格都在），
+【python selfcheck.py】跑全部函数的公开例子，检查 handout.ipynb 是不是完好（合法的 JSON、评分格都在），
     并列出还没作答的题。它只读 notebook 文件，不运行它——先在 Jupyter 里保存。
+【python selfcheck.py --zip】先做上面的检查，再把要交的文件（codesign.py、handout.ipynb）打包成
+    lec01_codesign_submission.zip，上传到课程网站或 Gradescope 就交这一个文件。
 
 Grading modes (fixed when the notebook's first cell imports this module, so a later cell that edits
 os.environ cannot change them):
@@ -22,6 +24,7 @@ os.environ cannot change them):
 
 from __future__ import annotations
 
+import argparse
 import ast
 import json
 import math
@@ -29,6 +32,7 @@ import numbers
 import os
 import sys
 import tomllib
+import zipfile
 from collections import Counter
 from pathlib import Path
 
@@ -38,11 +42,14 @@ if str(HERE) not in sys.path:  # `python path/to/selfcheck.py` from another fold
 
 import numpy as np  # noqa: E402
 
-from public_checks import FUNCTIONS, StudentFileError, cases_of, load_codesign, run_case  # noqa: E402
+from public_checks import MODULE_FILE, StudentFileError, cases_of, load_student_module, run_case  # noqa: E402
 
 NOTEBOOK = HERE / "handout.ipynb"
 GRADING = HERE / "grading.toml"
 TEXT_STUB = "（在这里用自己的话作答）"  # the released text answer cell (the build writes the same stub)
+STUDENT_FILES = ('codesign.py', 'handout.ipynb')  # exactly what is handed in (grading.toml's student_files)
+ZIP_NAME = "lec01_codesign_submission.zip"
+FUNCTION, NUMBER, TEXT = "function", "number", "text"  # grading.toml's item kinds
 
 
 def detect_mode(environ) -> str:
@@ -88,29 +95,29 @@ def verdict(item_id, namespace: dict) -> str:
     if item is None:
         return f"✗ 未知的评分项 {item_id!r}。本作业的评分项：{', '.join(items)}"
     kind = item["kind"]
-    if kind == "function":
+    if kind == FUNCTION:
         return function_verdict(item_id)
-    if kind == "text":
+    if kind == TEXT:
         return f"· {item_id} 是文字题，由助教人工评分，check 不检查它；直接在题目下面的 Markdown 格里作答。"
     if item_id not in namespace:
         return (f"✗ {item_id}：还没有作答——在上面的答案格里给变量 {item_id} 赋值，运行那个格子，再运行本格。")
     value = namespace[item_id]
-    problem = number_problem(value, item) if kind == "number" else choice_problem(value, item)
+    problem = number_problem(value, item) if kind == NUMBER else choice_problem(value, item)
     if problem:
         return f"✗ {item_id}：{problem}"
-    note = percent_note(value, item) if kind == "number" else ""
+    note = percent_note(value, item) if kind == NUMBER else ""
     return f"✓ {item_id} = {value!r}：格式正确。这里不判断对错，评分时才知道。{note}"
 
 
 def function_verdict(function: str) -> str:
     try:
-        module = load_codesign()
+        module = load_student_module()
     except StudentFileError as err:
         return f"✗ {function}：{err}"
     outcomes = [run_case(module, case) for case in cases_of(function)]
     passed = sum(o.ok for o in outcomes)
     if any(o.status == "not_implemented" for o in outcomes):
-        return f"… {function}：未实现（codesign.py 里还是 raise NotImplementedError）"
+        return f"… {function}：未实现（{MODULE_FILE} 里还是 raise NotImplementedError）"
     if passed == len(outcomes):
         return f"✓ {function}：公开检查 {passed}/{len(outcomes)} 通过（评分时还有更多隐藏测试）。"
     first = next(o for o in outcomes if not o.ok)
@@ -166,7 +173,7 @@ def read_notebook(path: Path = NOTEBOOK) -> dict:
     except json.JSONDecodeError as err:
         raise StudentFileError(
             f"{path.name} 不是合法的 JSON（第 {err.lineno} 行第 {err.colno} 列：{err.msg}），多半是在文本编辑器里被改坏了。"
-            "试试用 Jupyter 打开；打不开的话，复制一份新的 handout.ipynb，把答案抄回去。") from None
+            f"试试用 Jupyter 打开；打不开的话，复制一份新的 {path.name}，把答案抄回去。") from None
     if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
         raise StudentFileError(f"{path.name} 不是 Jupyter notebook（没有 cells 列表）。")
     return nb
@@ -194,9 +201,9 @@ def unanswered(path: Path = NOTEBOOK) -> list[str]:
     cells = {_grade_id(cell): cell for cell in nb["cells"]}
     missing = []
     for item_id, item in items.items():
-        if item["kind"] == "function":
+        if item["kind"] == FUNCTION:
             continue
-        if item["kind"] == "text":
+        if item["kind"] == TEXT:
             text = _source(cells.get(item_id, {})).strip()
             if not text or text == TEXT_STUB:
                 missing.append(item_id)
@@ -230,12 +237,23 @@ def _assigned_names(source: str) -> set[str]:
 
 
 # ---------------------------------------------------------------------------------------------
-# 命令行：python selfcheck.py
+# 命令行：python selfcheck.py [--zip]
 # ---------------------------------------------------------------------------------------------
-def main() -> int:
-    print("codesign.py：公开检查")
-    lines = [function_verdict(function) for function in FUNCTIONS]
-    print("\n".join(f"  {line}" for line in lines))
+def functions() -> list[str]:
+    """grading.toml 里的函数题，按登记顺序。"""
+    try:
+        return [item_id for item_id, item in load_items().items() if item.get("kind") == FUNCTION]
+    except StudentFileError:
+        return []
+
+
+def report() -> bool:
+    """打印全部检查的结论；全部通过时返回 True。"""
+    names = functions()
+    lines = [function_verdict(function) for function in names]
+    if names:
+        print(f"{MODULE_FILE}：公开检查")
+        print("\n".join(f"  {line}" for line in lines))
     print(f"\n{NOTEBOOK.name}：")
     problems = notebook_problems()
     for problem in problems:
@@ -245,7 +263,40 @@ def main() -> int:
         print("  ✓ 文件完好，评分格都在。")
         print(f"  · 还没作答的题：{', '.join(missing)}" if missing else "  ✓ 每道报告题都作答了（对错要等评分）。")
     print("\n这里只检查格式和公开例子；答案对不对、隐藏测试过不过，评分时才知道。")
-    return 0 if not problems and all(line.startswith("✓") for line in lines) else 1
+    return not problems and all(line.startswith("✓") for line in lines)
+
+
+def write_zip(folder: Path = HERE) -> Path:
+    """把要交的文件（不多不少）打包成 folder/ZIP_NAME；缺文件时抛出 StudentFileError，不写半个包。"""
+    missing = [name for name in STUDENT_FILES if not (folder / name).is_file()]
+    if missing:
+        raise StudentFileError(f"找不到 {', '.join(missing)}：要交的文件必须和 selfcheck.py 在同一个文件夹里，"
+                               "文件名不要改动。")
+    target = folder / ZIP_NAME
+    partial = target.with_name(target.name + ".part")
+    with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for name in STUDENT_FILES:
+            archive.write(folder / name, arcname=name)
+    partial.replace(target)  # 要么是完整的新包，要么还是旧包
+    return target
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python selfcheck.py", description="提交前的自查；--zip 同时打包要交的文件。")
+    parser.add_argument("--zip", action="store_true", help=f"检查之后把 {'、'.join(STUDENT_FILES)} 打包成 {ZIP_NAME}")
+    args = parser.parse_args(argv)
+    passed = report()
+    if not args.zip:
+        return 0 if passed else 1
+    try:
+        target = write_zip()
+    except StudentFileError as err:
+        print(f"\n✗ 没有打包：{err}")
+        return 1
+    print(f"\n已打包：{target.name}（{'、'.join(STUDENT_FILES)}）。上传到课程网站或 Gradescope 时交这一个文件。")
+    if not passed:
+        print("  上面还有没通过的检查：可以先交，改好以后重新运行 python selfcheck.py --zip 再交一次。")
+    return 0 if passed else 1
 
 
 if __name__ == "__main__":

@@ -1,9 +1,10 @@
 """Generate an assignment's student files from solutions/ and the repository root, and check for drift.
 
-What is generated for assignments/<name>/ (everything else there is hand-written):
+What is generated for assignments/<name>/ (the author writes only grading.toml and public_cases.py there):
 - each student .py file listed in grading.toml: the skeleton of solutions/<name>/<file>;
 - each student notebook X.ipynb: rendered from the module solutions.<name>.X (its `CELLS`);
-- copies of the shared top-level modules (hw_specs.py, console.py);
+- copies of the shared top-level modules grading.toml declares (`shared_modules`);
+- the generic self-check, public-test runner and pytest set-up (autograder/build/templates/);
 - README.md: solutions/<name>/README.template.md with the points from grading.toml.
 """
 
@@ -15,14 +16,17 @@ from pathlib import Path
 from autograder.build.markers import strip_marker_lines
 from autograder.build.notebook import notebook_text, render_notebook
 from autograder.build.readme import render_readme
-from autograder.build.shared_copies import SHARED_MODULES, shared_copy
+from autograder.build.shared_copies import shared_copy
 from autograder.build.skeleton import make_skeleton
+from autograder.build.student_files import PUBLIC_CASES, generic_student_files
 from autograder.engine.registry import REPO_ROOT, GradingConfig, load_config
+from autograder.engine.vocabulary import ItemKind
+from autograder.errors import InstructorError
 
 README_TEMPLATE = "README.template.md"
 
 
-class BuildError(ValueError):
+class BuildError(InstructorError):
     """The sources of an assignment do not fit together (an instructor's problem)."""
 
 
@@ -39,8 +43,19 @@ def generated_files(name: str) -> dict[str, str]:
             files[student_file] = notebook_text(render_notebook(cells, config, answered=False))
         else:
             raise BuildError(f"{name}: no generator for student file {student_file!r}")
-    for module in SHARED_MODULES:
+    for module in config.shared_modules:
+        if not (REPO_ROOT / module).is_file():
+            raise BuildError(f"grading.toml shares {module}, which is not a file at the repository root")
         files[module] = shared_copy(REPO_ROOT, module)
+    if config.student_module is None or config.notebook is None:
+        raise BuildError(f"{name}: student_files must name one .py module and one .ipynb notebook")
+    if not (config.folder / PUBLIC_CASES).is_file():
+        raise BuildError(f"assignments/{name}/{PUBLIC_CASES} not found: it lists the public examples "
+                         "the self-check and the public tests run (write CASES = (Case(...), ...))")
+    clash = sorted(set(files) & set(generic_student_files(config)))
+    if clash:
+        raise BuildError(f"{name}: {clash} would be generated twice (rename the student file)")
+    files.update(generic_student_files(config))
     files["README.md"] = render_readme(_read(solution_dir / README_TEMPLATE), config)
     return files
 
@@ -85,7 +100,7 @@ def write_reference_submission(name: str, dest: Path) -> None:
 
 def _skeleton(config: GradingConfig, source: Path) -> str:
     skeleton = make_skeleton(_read(source), _display(source))
-    graded = {item.id for item in config.items_of("function")}
+    graded = {item.id for item in config.items_of(ItemKind.FUNCTION)}
     if config.student_module == source.stem and set(skeleton.functions) != graded:
         raise BuildError(f"{_display(source)} has solution regions in {sorted(skeleton.functions)}, "
                          f"but grading.toml grades the functions {sorted(graded)}")

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from autograder.errors import InstructorError
+
 BEGIN = "### BEGIN SOLUTION"
 END = "### END SOLUTION"
 HIDDEN_TEST_MARKERS = ("BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
 
 
-class MarkerError(ValueError):
+class MarkerError(InstructorError):
     """A solution region is malformed; the message names the file and the line."""
 
 

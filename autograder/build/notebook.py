@@ -13,13 +13,10 @@ import hashlib
 
 import nbformat
 
-from autograder.build.cells import Cell, Code, FunctionCheck, Markdown, Question
+from authoring.cells import Cell, Code, FunctionCheck, Markdown, Question
 from autograder.engine.registry import GradingConfig, Item
-
-# The released answer cells. nbgrader's ClearSolutions.code_stub / text_stub should be set to
-# these, so that `nbgrader generate_assignment` leaves the cells exactly as the build wrote them.
-ANSWER_STUB = "# 在这里作答：按上面题目写的变量名、类型和单位给变量赋值，然后运行这个格子"
-TEXT_STUB = "（在这里用自己的话作答）"
+from autograder.engine.vocabulary import ANSWER_STUB, REPORT_KINDS, TEXT_STUB, ItemKind, tolerance_phrase
+from autograder.errors import InstructorError
 
 NBGRADER_SCHEMA = 3
 NOTEBOOK_METADATA = {
@@ -28,7 +25,7 @@ NOTEBOOK_METADATA = {
 }
 
 
-class NotebookSourceError(ValueError):
+class NotebookSourceError(InstructorError):
     """The notebook source disagrees with grading.toml or holds invalid Python."""
 
 
@@ -56,25 +53,16 @@ def notebook_text(nb: nbformat.NotebookNode) -> str:
 # --- what a question says about its grading --------------------------------------------------
 def answer_format(item: Item) -> str:
     """One Chinese sentence: the variable, its type, unit and tolerance (or how text is graded)."""
-    if item.kind == "number":
+    if item.kind is ItemKind.NUMBER:
         unit = f"，单位：{item.unit}" if item.unit else ""
         return (f"在下面的格子里给变量 `{item.id}` 赋值——一个数（`int` 或 `float`，不要带引号或单位）{unit}。"
-                f"{tolerance_text(item)} 即得分。")
-    if item.kind == "choice":
+                f"{tolerance_phrase(item.rtol, item.atol, item.unit)} 即得分。")
+    if item.kind is ItemKind.CHOICE:
         letters = "、".join(f'`"{c}"`' for c in item.choices)
         return f"在下面的格子里给变量 `{item.id}` 赋值——一个字符串，取 {letters} 之一（字母大小写都可以）。"
-    if item.kind == "text":
+    if item.kind is ItemKind.TEXT:
         return "直接在下面的格子里（Markdown）用自己的话作答，由助教人工评分。"
     raise NotebookSourceError(f"{item.id}: kind {item.kind!r} is not a report question")
-
-
-def tolerance_text(item: Item) -> str:
-    parts = []
-    if item.rtol:
-        parts.append(f"与参考答案的相对误差不超过 {item.rtol * 100:g}%")
-    if item.atol:
-        parts.append(f"绝对误差不超过 {item.atol:g}{' ' + item.unit if item.unit else ''}")
-    return "，或".join(parts)
 
 
 def _points(item: Item) -> str:
@@ -111,7 +99,7 @@ class _Renderer:
         self._locked_markdown(
             f"### {item.id}：{item.title}（{_points(item)}）\n\n{q.prompt}\n\n> **作答**：{answer_format(item)}",
             grade_id=f"{item.id}_prompt")
-        if item.kind == "text":
+        if item.kind is ItemKind.TEXT:
             source = q.answer if self.answered else TEXT_STUB
             meta = _nbgrader(item.id, solution=True, grade=True, points=item.points)
             self._add(nbformat.v4.new_markdown_cell(source, id=item.id, metadata={"nbgrader": meta}))
@@ -184,9 +172,9 @@ def _check_against_config(cells: tuple[Cell, ...], items: dict[str, Item]) -> No
     seen: list[str] = []
     for cell in cells:
         if isinstance(cell, FunctionCheck):
-            item_id, want = cell.function, ("function",)
+            item_id, want = cell.function, (ItemKind.FUNCTION,)
         elif isinstance(cell, Question):
-            item_id, want = cell.id, ("number", "choice", "text")
+            item_id, want = cell.id, REPORT_KINDS
         else:
             continue
         if item_id not in items:

@@ -4,26 +4,29 @@ from __future__ import annotations
 
 from string import Template
 
+from autograder.build.student_files import zip_name
 from autograder.engine.registry import GradingConfig
+from autograder.engine.vocabulary import REPORT_KINDS, ItemKind
 
-KIND_LABELS = {"function": "函数（自动评分）", "number": "数值题（自动评分）",
-               "choice": "选择题（自动评分）", "text": "文字题（人工评分）"}
+KIND_LABELS = {ItemKind.FUNCTION: "函数（自动评分）", ItemKind.NUMBER: "数值题（自动评分）",
+               ItemKind.CHOICE: "选择题（自动评分）", ItemKind.TEXT: "文字题（人工评分）"}
 
 
 def render_readme(template: str, config: GradingConfig) -> str:
-    """Fill $grading_table, $total_points, $function_points, $report_points, $manual_points.
+    """Fill $grading_table, $total_points, $function_points, $report_points, $manual_points, $zip_name.
 
     Template.substitute raises on an unknown placeholder, so a typo in the template fails the build.
     """
-    def total(*kinds: str) -> str:
+    def total(*kinds: ItemKind) -> str:
         return f"{sum(item.points for item in config.items_of(*kinds)):g}"
 
     return Template(template).substitute(
         grading_table=grading_table(config),
         total_points=f"{config.total_points:g}",
-        function_points=total("function"),
-        report_points=total("number", "choice", "text"),
-        manual_points=total("text"),
+        function_points=total(ItemKind.FUNCTION),
+        report_points=total(*REPORT_KINDS),
+        manual_points=total(ItemKind.TEXT),
+        zip_name=zip_name(config),
     )
 
 

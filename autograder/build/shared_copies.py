@@ -1,11 +1,9 @@
-"""Copies of the course's top-level modules (hw_specs.py, console.py) for the self-contained student folder."""
+"""Copies of the course's top-level modules an assignment declares (grading.toml `shared_modules`)
+for the self-contained student folder."""
 
 from __future__ import annotations
 
 from pathlib import Path
-
-# The repository-root modules a student's folder needs: the skeleton and the notebook import them.
-SHARED_MODULES = ("hw_specs.py", "console.py")
 
 
 def copy_header(module: str) -> str:

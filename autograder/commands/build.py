@@ -15,16 +15,16 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    from autograder.build import BuildError, MarkerError, NotebookSourceError, build_assignment
+    from autograder.build import build_assignment
     from autograder.engine import property_examples
-    from autograder.engine.registry import ConfigError
+    from autograder.errors import InstructorError
 
     try:
         folder = f"assignments/{args.assignment}"
         changed = [f"{folder}/{rel}" for rel in build_assignment(args.assignment, check=args.check)]
         # the hidden property examples: drawn once, in a fresh process, whenever their sources change
         changed += property_examples.write(args.assignment, check=args.check)
-    except (BuildError, MarkerError, NotebookSourceError, ConfigError) as err:
+    except InstructorError as err:
         print(f"build failed: {err}", file=sys.stderr)
         return 2
     if args.check:

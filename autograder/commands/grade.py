@@ -81,8 +81,7 @@ def due_date(assignment: str, given: str | None):
 def run(args) -> int:
     from autograder.engine.batch import grade_batch
     from autograder.engine.console_view import BatchProgress, print_summary
-    from autograder.engine.registry import ConfigError
-    from autograder.sandbox import SandboxUnavailable
+    from autograder.errors import InstructorError
 
     if isolation_refused("grade", args.isolation):
         return 2
@@ -95,7 +94,7 @@ def run(args) -> int:
             report = grade_batch(args.assignment, args.submissions, args.out, jobs=args.jobs, force=args.force,
                                  isolation=args.isolation, on_start=progress.on_start,
                                  on_result=progress.on_result, due=due)
-    except (ConfigError, SandboxUnavailable, ValueError) as err:
+    except (InstructorError, ValueError) as err:
         print(f"grade: {err}", file=sys.stderr)
         return 2
     print_summary(report, args.out)

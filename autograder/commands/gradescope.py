@@ -27,11 +27,12 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
+    from autograder.errors import InstructorError
     from autograder.gradescope.bundle import build_bundle
 
     try:
         bundle = build_bundle(args.assignment, args.out, visibility=args.visibility, isolation=args.isolation)
-    except ValueError as err:
+    except InstructorError as err:
         print(f"gradescope: {err}", file=sys.stderr)
         return 2
     size_kb = bundle.path.stat().st_size / 1024

@@ -16,12 +16,12 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    from autograder.build import BuildError, MarkerError, NotebookSourceError, write_reference_submission
-    from autograder.engine.registry import ConfigError
+    from autograder.build import write_reference_submission
+    from autograder.errors import InstructorError
 
     try:
         write_reference_submission(args.assignment, args.dest)
-    except (BuildError, MarkerError, NotebookSourceError, ConfigError) as err:
+    except InstructorError as err:
         print(f"reference: {err}", file=sys.stderr)
         return 2
     print(f"wrote the reference submission of {args.assignment} to {args.dest}")

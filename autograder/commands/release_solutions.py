@@ -26,22 +26,22 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    from autograder.build import BuildError, MarkerError, NotebookSourceError
-    from autograder.engine.registry import REPO_ROOT, ConfigError, load_config
-    from autograder.nbgrader_bridge.course import CourseError, load_course
+    from autograder.engine.registry import REPO_ROOT, load_config
+    from autograder.errors import InstructorError
+    from autograder.nbgrader_bridge.course import load_course
     from autograder.nbgrader_bridge.gradebook import due_date
     from autograder.nbgrader_bridge.release_gate import refusal
-    from autograder.nbgrader_bridge.solutions_bundle import BundleError, write_solutions_bundle
+    from autograder.nbgrader_bridge.solutions_bundle import write_solutions_bundle
 
     try:
         load_config(args.assignment)
         course = load_course(REPO_ROOT)
-    except (ConfigError, CourseError) as err:
+    except InstructorError as err:
         print(f"release-solutions: {err}", file=sys.stderr)
         return 2
     try:
         reason = refusal(due_date(course, args.assignment), datetime.now(timezone.utc))
-    except CourseError as err:
+    except InstructorError as err:
         reason = str(err)
     if reason and not args.force:
         print(f"release-solutions: refused: {reason} (--force releases anyway)", file=sys.stderr)
@@ -52,7 +52,7 @@ def run(args) -> int:
     dest = args.out or course.root / DEFAULT_FOLDER / args.assignment
     try:
         written = write_solutions_bundle(args.assignment, dest)
-    except (BundleError, BuildError, MarkerError, NotebookSourceError) as err:
+    except InstructorError as err:
         print(f"release-solutions: {err}", file=sys.stderr)
         return 2
     print(f"wrote the solutions of {args.assignment} to {dest} ({len(written)} files)")

@@ -1,6 +1,6 @@
 """Load an assignment: its trusted grading.toml and its hidden-test package `autograder.<name>`.
 
-A hidden-test package provides two functions (see autograder/lec01_codesign/__init__.py):
+A hidden-test package `autograder/<name>/` provides two functions:
 `function_suites() -> {item id: Suite}` for every function item, and
 `answer_key() -> {item id: number | letter}` for every number / choice item, and optionally
 `sandbox_factories() -> ("module:Class.method", ...)`: the only callables the sandbox may use
@@ -20,6 +20,7 @@ from autograder.engine.case_digest import case_set_digest
 from autograder.engine.cases import Suite
 from autograder.engine.checks import is_real_number
 from autograder.engine.registry import ConfigError, GradingConfig, load_config
+from autograder.engine.vocabulary import KEYED_KINDS, ItemKind
 from autograder.sandbox.codec import check_factory_name
 
 
@@ -60,7 +61,7 @@ def _with_fixed_examples(name: str, suites: Mapping[str, Suite]) -> dict[str, Su
 def load_assignment(name: str) -> Assignment:
     config = load_config(name)
     package = _package(name)
-    function_items = config.items_of("function")
+    function_items = config.items_of(ItemKind.FUNCTION)
     suites = _with_fixed_examples(name, package.function_suites()) if function_items else {}
     missing = [item.id for item in function_items if item.id not in suites]
     if missing:
@@ -68,15 +69,15 @@ def load_assignment(name: str) -> Assignment:
     if config.student_module is None and function_items:
         raise ConfigError(f"{name}: function items need a .py file in student_files")
 
-    answered = config.items_of("number", "choice")
+    answered = config.items_of(*KEYED_KINDS)
     key = dict(package.answer_key()) if answered else {}
     for item in answered:
         if item.id not in key:
             raise ConfigError(f"{name}: the answer key has no entry for {item.id}")
         value = key[item.id]
-        if item.kind == "number" and not is_real_number(value):
+        if item.kind is ItemKind.NUMBER and not is_real_number(value):
             raise ConfigError(f"{name}: the key of number item {item.id} is {value!r}, not a number")
-        if item.kind == "choice" and value not in item.choices:
+        if item.kind is ItemKind.CHOICE and value not in item.choices:
             raise ConfigError(f"{name}: the key of choice item {item.id} is {value!r}, not one of {item.choices}")
     if answered and config.notebook is None:
         raise ConfigError(f"{name}: report items need a .ipynb file in student_files")

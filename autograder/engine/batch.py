@@ -64,8 +64,7 @@ def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1,
     folders = {folder.name: folder for folder in student_folders(submissions)}
     for folder in folders.values():
         previous = None if force else read_result(results_path(out, folder.name))
-        if (previous is not None and previous.isolation in (isolation, "none")  # a lower isolation is regraded
-                and previous.fingerprint == locate(folder, config).fingerprint(config)):
+        if locate(folder, config).graded_by(previous, config, isolation):  # a lower isolation is regraded
             skipped.append(folder.name)
             judged = stamp(previous, folder, due, policy)
             if judged != previous:

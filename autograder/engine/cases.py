@@ -8,18 +8,29 @@ parent process, with expected values computed by the reference. The engine sends
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any, Callable, Mapping, Protocol
 
 import numpy as np
 
-# Group -> default weight: the partial-credit rule stated in the README.
-GROUP_WEIGHTS = {
-    "分布": 1.0,  # seeded data from one distribution
-    "边界": 2.0,  # ties, every representable value, saturation, zero blocks: the point of the exercise
-    "芯片": 1.0,  # one chip (real or synthetic) and one parameter set
-    "错误输入": 0.5,  # must raise ValueError / MissingFigureError
-    "性质": 2.0,  # a hypothesis property (many generated examples, one verdict)
-}
+
+class Group(Enum):
+    """A kind of hidden test: its Chinese label (shown in feedback as 【label】) and its default
+    weight in partial credit. The engine knows no groups of its own beyond `Standard`; an
+    assignment declares others as a subclass, e.g. `class Groups(Group): SHAPES = ("矩阵形状", 1.5)`."""
+
+    def __init__(self, label: str, weight: float):
+        self.label = label
+        self.weight = weight
+
+
+class Standard(Group):
+    """Groups every assignment can use."""
+
+    DATA = ("分布", 1.0)  # seeded data from one distribution
+    BOUNDARY = ("边界", 2.0)  # ties, every representable value, saturation: the point of an exercise
+    BAD_INPUT = ("错误输入", 0.5)  # must raise
+    PROPERTY = ("性质", 2.0)  # a hypothesis property (many generated examples, one verdict)
 
 INLINE_ARRAY_MAX = 4  # arrays up to this size are written out in a rendered call; larger ones are `x`
 LONG_INT_BITS = 100  # integers longer than this are described, not written out (the wire allows 4000 bits)
@@ -31,6 +42,19 @@ class Verdict:
     message: str = ""  # Chinese Markdown explaining the failure; empty when ok
 
 
+@dataclass(frozen=True)
+class TestRecord:
+    """One graded test of an item (a seeded case or a whole property) and its verdict."""
+
+    __test__ = False  # not a pytest test class, whatever its name
+
+    label: str
+    group: Group
+    weight: float
+    verdict: Verdict
+    expects_raise: bool = False  # a "must raise" case rather than a value test
+
+
 class Check(Protocol):
     """`reveal=False`: the failure message must not contain the expected value."""
 
@@ -39,23 +63,24 @@ class Check(Protocol):
 
 @dataclass(frozen=True)
 class Call:
-    """One call of a student function with plain arguments (numbers, strings, arrays, chips)."""
+    """One call of a student function with plain arguments (numbers, strings, arrays) or values the
+    sandbox rebuilds from a description; those show themselves in feedback by their `label`."""
 
     function: str
     args: tuple = ()
     kwargs: Mapping[str, Any] = field(default_factory=dict)
 
     def render(self) -> str:
-        """The call as a student would write it, e.g. `quantize(x, 'nvfp4')`."""
+        """The call as a student would write it, e.g. `scale(x, 2.5)`."""
         parts = [render_arg(a) for a in self.args]
         parts += [f"{k}={render_arg(v)}" for k, v in self.kwargs.items()]
         return f"{self.function}({', '.join(parts)})"
 
 
 def render_arg(value: Any) -> str:
-    spec = getattr(value, "spec", None)  # a sandbox ChipArg: show the chip by name
-    if isinstance(spec, Mapping) and "name" in spec:
-        return str(spec["name"])
+    label = getattr(value, "label", None)  # a value rebuilt in the sandbox says how to show itself
+    if isinstance(label, str) and label:
+        return label
     if isinstance(value, np.ndarray):
         if value.size <= INLINE_ARRAY_MAX and value.ndim == 1:
             return "np.array([" + ", ".join(render_number(v) for v in value) + "])"
@@ -105,7 +130,7 @@ class Case:
     label: str  # Chinese description of the input, e.g. "Student-t（df = 5）× 0.02，4096 个值"
     call: Call
     expect: Expectation
-    group: str = "分布"
+    group: Group = Standard.DATA
     weight: float | None = None  # None: the group's default weight
     # False when the expected value is itself an answer key (e.g. a report question's number):
     # a failure then says the value is wrong without showing the expected one.
@@ -113,7 +138,7 @@ class Case:
 
     @property
     def points_weight(self) -> float:
-        return GROUP_WEIGHTS[self.group] if self.weight is None else self.weight
+        return self.group.weight if self.weight is None else self.weight
 
 
 @dataclass(frozen=True)
@@ -131,7 +156,7 @@ class Property:
     expect: Callable[[tuple], Expectation]
     max_examples: int = 60
     hint: Callable[[tuple], str] | None = None
-    group: str = "性质"
+    group: Group = Standard.PROPERTY
     weight: float | None = None
     # The fixed examples the score is decided on, read from the assignment's property_examples.json
     # by load_assignment (never drawn while grading: see engine/property_examples.py).
@@ -139,7 +164,7 @@ class Property:
 
     @property
     def points_weight(self) -> float:
-        return GROUP_WEIGHTS[self.group] if self.weight is None else self.weight
+        return self.group.weight if self.weight is None else self.weight
 
 
 @dataclass(frozen=True)
@@ -153,7 +178,7 @@ class Suite:
 
     def __post_init__(self):
         for case in self.cases:
-            if case.group not in GROUP_WEIGHTS:
+            if not isinstance(case.group, Group):
                 raise ValueError(f"{self.function}: case {case.label!r} has unknown group {case.group!r}")
             if case.call.function != self.function:
                 raise ValueError(f"{self.function}: case {case.label!r} calls {case.call.function}")

@@ -27,6 +27,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from autograder.engine.cases import Verdict, render_number
+from autograder.engine.vocabulary import tolerance_phrase
 from autograder.sandbox.codec import Unsupported
 
 SHOWN_MISMATCHES = 3
@@ -52,17 +53,6 @@ def describe_type(value: Any) -> str:
     if isinstance(value, Unsupported):  # the sandbox could not send it back as plain data
         return f"无法作为普通数据传回的对象（{value.type_name}）"
     return type(value).__name__
-
-
-def tolerance_text(rtol: float, atol: float) -> str:
-    if rtol == 0 and atol == 0:
-        return "要求完全相等"
-    parts = []
-    if rtol:
-        parts.append(f"rtol = {rtol:g}（相对于期望值）")
-    if atol:
-        parts.append(f"atol = {atol:g}")
-    return "容差 " + "，".join(parts)
 
 
 def is_real_number(value: Any) -> bool:
@@ -127,7 +117,7 @@ class ArrayCheck:
 
     def __call__(self, actual: Any, what: str, *, reveal: bool = True) -> Verdict:
         desired = np.asarray(self.desired, dtype=np.float64)
-        rule = self.rule or tolerance_text(self.rtol, self.atol)
+        rule = self.rule or tolerance_phrase(self.rtol, self.atol)
         try:
             got = as_real_array(actual)
         except OverflowError:
@@ -152,7 +142,7 @@ class ArrayCheck:
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             abs_diff = np.abs(got - desired)[bad]
             rel_diff = abs_diff / np.abs(desired[bad])
-        rule = self.rule or tolerance_text(self.rtol, self.atol)
+        rule = self.rule or tolerance_phrase(self.rtol, self.atol)
         lines = [
             f"`{what}` 的值不对（{rule}）：",
             f"- 不一致的元素：{n_bad} / {n}（{100 * n_bad / n:.3g} %）",
@@ -203,7 +193,7 @@ class ScalarCheck:
             actual = actual.item()
         if not is_real_number(actual):
             return problem(what, "的返回类型不对", describe_type(actual), "一个数（int 或 float）")
-        rule = tolerance_text(self.rtol, self.atol)
+        rule = tolerance_phrase(self.rtol, self.atol)
         try:
             got = float(actual)
         except OverflowError:

@@ -9,10 +9,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Sequence
 
+from autograder.engine.cases import Standard, Suite, TestRecord
+
 if TYPE_CHECKING:
-    from autograder.engine.cases import Suite
-    from autograder.engine.function_items import TestRecord
-    from autograder.engine.registry import Item
     from autograder.engine.results import ItemResult, SubmissionResult
 
 FEEDBACK_OUTPUT_CHARS = 1500  # student output quoted in feedback
@@ -56,7 +55,7 @@ def points(value: float) -> str:
     return f"{value:g}"
 
 
-def function_feedback(item: Item, suite: Suite, records: Sequence[TestRecord], error: str, output: str,
+def function_feedback(suite: Suite, records: Sequence[TestRecord], error: str, output: str,
                       note: str = "") -> str:
     """`note`: a remark on the whole item shown under the count (e.g. why raise cases scored 0)."""
     lines = [f"**测试内容：** {suite.summary}", ""]
@@ -74,19 +73,19 @@ def function_feedback(item: Item, suite: Suite, records: Sequence[TestRecord], e
         lines += ["", f"#### 未通过（{len(failed)} 项）", ""]
         first_seen: dict[str, int] = {}  # the same problem with another input is said once
         for n, record in enumerate(failed, 1):
-            lines.append(f"**{n}. 【{record.group}】{record.label}**（权重 {points(record.weight)}）")
+            lines.append(f"**{n}. 【{record.group.label}】{record.label}**（权重 {points(record.weight)}）")
             lines.append("")
             problem = re.sub(r"^`[^`]*`", "", record.verdict.message)
             if problem in first_seen:
                 lines += [f"（问题同第 {first_seen[problem]} 项。）", ""]
-            elif n <= DETAILED_FAILURES or record.group == "性质":
+            elif n <= DETAILED_FAILURES or record.group is Standard.PROPERTY:
                 first_seen[problem] = n
                 lines += [record.verdict.message, ""]
             else:
                 lines += ["（详情从略：先修正上面的问题。）", ""]
     if passed:
         lines += ["", f"#### 通过（{len(passed)} 项）", ""]
-        lines += [f"- 【{r.group}】{r.label}" for r in passed]
+        lines += [f"- 【{r.group.label}】{r.label}" for r in passed]
     lines.append(output_block(output))
     return "\n".join(lines).strip() + "\n"
 

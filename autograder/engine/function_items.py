@@ -1,7 +1,8 @@
 """Grade one function item: run its suite through StudentCode and weigh the verdicts.
 
 Partial credit: score = points × (weight of passed tests) / (weight of all tests), rounded to
-0.01; the weights are the suite's group weights (cases.GROUP_WEIGHTS) unless a case sets its own.
+0.01; the weights are the default weights of the groups the suite's tests declare, unless a test
+sets its own.
 "Must raise" cases count only once the function gets at least one value test right: a stub that
 raises ValueError for every input earns nothing.
 """
@@ -9,26 +10,15 @@ raises ValueError for every input earns nothing.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Sequence
 
-from autograder.engine.cases import Raises, Suite, Verdict
+from autograder.engine.cases import Raises, Suite, TestRecord, Verdict
 from autograder.engine.feedback import function_feedback, truncate_output
 from autograder.engine.invoke import StudentCode, import_failure_text, judge
 from autograder.engine.properties import run_property
 from autograder.engine.registry import Item
 from autograder.engine.results import ItemResult
-
-
-@dataclass(frozen=True)
-class TestRecord:
-    """One graded test of an item (a seeded case or a whole property)."""
-
-    label: str
-    group: str
-    weight: float
-    verdict: Verdict
-    expects_raise: bool = False  # a "must raise" case rather than a value test
 
 
 KEPT_OUTPUT_CHARS = 16_000  # student output kept per item while grading (feedback shows less)
@@ -75,7 +65,7 @@ def grade_function(item: Item, suite: Suite, code: StudentCode) -> ItemResult:
             f"没有找到 `{code.module}.py`，无法测试 `{item.id}`。")
         output = code.import_outcome.output if code.import_outcome else ""
         return ItemResult(item.id, item.kind, 0.0, item.points, "error",
-                          function_feedback(item, suite, [], message, output), truncate_output(output),
+                          function_feedback(suite, [], message, output), truncate_output(output),
                           item.title)
 
     # Each reply is judged as it arrives and dropped: only verdicts and capped output stay.
@@ -96,7 +86,7 @@ def grade_function(item: Item, suite: Suite, code: StudentCode) -> ItemResult:
                    f"{len(suite.cases) + len(suite.properties)} 项测试都没有通过。")
         text = output.text()
         return ItemResult(item.id, item.kind, 0.0, item.points, "failed",
-                          function_feedback(item, suite, [], message, text), truncate_output(text), item.title)
+                          function_feedback(suite, [], message, text), truncate_output(text), item.title)
     for prop in suite.properties:
         result = run_property(prop, code)
         label = f"{prop.label}（{result.examples} 个例子）"
@@ -114,4 +104,4 @@ def grade_function(item: Item, suite: Suite, code: StudentCode) -> ItemResult:
     if status == "partial" and score == item.points:  # rounding must not hide a failed test
         score = round(item.points - 0.01, 2)
     return ItemResult(item.id, item.kind, score, item.points, status,
-                      function_feedback(item, suite, records, "", output, note), truncate_output(output), item.title)
+                      function_feedback(suite, records, "", output, note), truncate_output(output), item.title)

@@ -1,7 +1,7 @@
 """Grade one submission: stage the student's files, run one Sandbox, grade every item.
 
 Only the files grading.toml names as student files are taken from the submission; every other
-file of the assignment (hw_specs.py, console.py, selfcheck.py, public tests, …) is laid over them
+file of the assignment (shared modules, selfcheck.py, public tests, …) is laid over them
 from the repository's trusted copy, so a student cannot swap them.
 """
 
@@ -20,6 +20,7 @@ from autograder.engine.invoke import StudentCode
 from autograder.engine.locate import MAX_STUDENT_FILE_BYTES, StudentFiles, locate
 from autograder.engine.report_items import grade_report
 from autograder.engine.results import ItemResult, SubmissionResult
+from autograder.engine.vocabulary import REPORT_KINDS, ItemKind
 from autograder.sandbox import Limits, Sandbox
 from autograder.sandbox.nbrunner import NotebookUnreadable, load_code_cells
 
@@ -65,12 +66,12 @@ def _grade_items(assignment: Assignment, files: StudentFiles, box: Sandbox, limi
     config = assignment.config
     deadline = time.monotonic() + CALL_TIMEOUTS_PER_SUBMISSION * limits.call_timeout
     code = StudentCode(box, config.student_module or "", deadline=deadline)
-    items = _grade_functions(assignment, files, code) if config.items_of("function") else []
-    report = config.items_of("number", "choice", "text")
+    items = _grade_functions(assignment, files, code) if config.items_of(ItemKind.FUNCTION) else []
+    report = config.items_of(*REPORT_KINDS)
     if report:
         notebook, sources = None, None
         if config.notebook in files.present:
-            notebook = code.run_notebook(config.notebook, [item.id for item in report if item.kind != "text"])
+            notebook = code.run_notebook(config.notebook, [item.id for item in report if item.kind.is_automatic])
             sources = _code_cells(files.path(config.notebook))
             if notebook is not None and notebook.status == "unreadable" and sources is not None:
                 # The student's file is fine; something went wrong between us and the sandbox.
@@ -97,11 +98,11 @@ def _grade_functions(assignment: Assignment, files: StudentFiles, code: StudentC
     code.load()
     defined = code.import_outcome.value if code.loaded else None
     items = []
-    for item in assignment.config.items_of("function"):
+    for item in assignment.config.items_of(ItemKind.FUNCTION):
         suite = assignment.suites[item.id]
         if isinstance(defined, list) and item.id not in defined:
             message = f"`{module_file}` 中没有定义函数 `{item.id}`（函数名要和骨架里的一致）。"
-            items.append(_error(item, function_feedback(item, suite, [], message, "")))
+            items.append(_error(item, function_feedback(suite, [], message, "")))
         else:
             # an import failure is explained there; a value the checks cannot handle costs one item
             items.append(guarded(item, lambda: grade_function(item, suite, code)))
@@ -111,7 +112,7 @@ def _grade_functions(assignment: Assignment, files: StudentFiles, code: StudentC
 def _nothing_submitted(assignment: Assignment, files: StudentFiles) -> list[ItemResult]:
     config = assignment.config
     items = _unable(assignment, _missing_text(f"{config.student_module}.py", files))
-    report = config.items_of("number", "choice", "text")
+    report = config.items_of(*REPORT_KINDS)
     if report:
         items += grade_report(report, assignment.answer_key, None, config.notebook,
                               _missing_text(config.notebook, files))
@@ -120,8 +121,8 @@ def _nothing_submitted(assignment: Assignment, files: StudentFiles) -> list[Item
 
 def _unable(assignment: Assignment, reason: str) -> list[ItemResult]:
     """Every function item as an error with the same reason (e.g. the module file is missing)."""
-    return [_error(item, function_feedback(item, assignment.suites[item.id], [], reason, ""))
-            for item in assignment.config.items_of("function")]
+    return [_error(item, function_feedback(assignment.suites[item.id], [], reason, ""))
+            for item in assignment.config.items_of(ItemKind.FUNCTION)]
 
 
 def _error(item, feedback: str) -> ItemResult:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.engine.registry import GradingConfig
+from autograder.engine.results import SubmissionResult
 
 # The largest student file the grader reads (the sandbox reads no larger notebook either):
 # beyond it a file is not graded, so a sparse file of gigabytes never reaches memory or disk.
@@ -35,6 +36,13 @@ class StudentFiles:
         for name in sorted(self.oversized):   # by size only: never read
             h.update(b"\0oversized\0" + name.encode() + b"\0%d" % self.path(name).stat().st_size)
         return h.hexdigest()
+
+    def graded_by(self, result: SubmissionResult | None, config: GradingConfig, isolation: str) -> bool:
+        """Is `result` (e.g. read back from a cache) the grade of exactly these files under this config,
+        isolated at least as well as `isolation` asks? The one test of whether a stored result is
+        current, for every command that reuses one (a result graded with lower isolation is not)."""
+        return (result is not None and result.isolation in (isolation, "none")
+                and result.fingerprint == self.fingerprint(config))
 
 
 def student_folders(submissions: Path) -> list[Path]:

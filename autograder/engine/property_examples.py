@@ -8,7 +8,7 @@ to autograder/<assignment>/property_examples.json. Every grading process reads t
 examples that count toward a score are data, the same in every command, process and machine.
 
 The file records a digest of the sources that define the properties (the hidden-test package and
-hw_specs.py); grading refuses a file whose digest does not match the sources on disk, and
+the shared modules grading.toml declares); grading refuses a file whose digest does not match the sources on disk, and
 `build --check` reports it. A current file is never redrawn: it is the case set.
 """
 
@@ -28,13 +28,12 @@ from typing import Any, Callable, Iterable, Mapping
 import numpy as np
 
 from autograder.engine.cases import Property
-from autograder.engine.registry import REPO_ROOT, ConfigError
+from autograder.engine.registry import REPO_ROOT, ConfigError, load_config
 from autograder.sandbox.codec import Rebuilt
 
 FORMAT = 1
 SEED = 349  # the course number: every property's seed derives from it, its function and its label
 FILE_NAME = "property_examples.json"
-SHARED_SOURCES = ("hw_specs.py",)  # modules outside the hidden-test package its strategies use
 
 Key = tuple[str, str]  # (function, property label)
 
@@ -61,7 +60,8 @@ def sources_digest(assignment: str) -> str:
     package = hidden_tests_folder(assignment)
     files = {f"autograder/{assignment}/{p.relative_to(package).as_posix()}": p
              for p in sorted(package.rglob("*.py")) if "__pycache__" not in p.parts}
-    files.update({name: REPO_ROOT / name for name in SHARED_SOURCES if (REPO_ROOT / name).is_file()})
+    shared = load_config(assignment).shared_modules  # modules outside the package its strategies may use
+    files.update({name: REPO_ROOT / name for name in shared if (REPO_ROOT / name).is_file()})
     h = hashlib.sha256(f"format {FORMAT} seed {SEED}\0".encode())
     for name, path in files.items():
         h.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
@@ -167,7 +167,8 @@ def load(assignment: str, properties: Iterable[Property]) -> dict[Key, tuple[tup
                           f"expected format {FORMAT} of {assignment!r}: {rebuild}")
     if doc.get("sources") != sources_digest(assignment):
         raise ConfigError(f"{path} is stale: the hidden tests (autograder/{assignment}/, "
-                          f"{', '.join(SHARED_SOURCES)}) changed since it was drawn: {rebuild}")
+                          f"{', '.join(load_config(assignment).shared_modules)}) changed since it was drawn: "
+                          f"{rebuild}")
     stored = {(p["function"], p["label"]): p for p in doc["properties"]}
     fixed = {}
     for prop in properties:

@@ -8,25 +8,30 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograder.errors import InstructorError
+from autograder.engine.vocabulary import ItemKind
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ASSIGNMENTS_DIR = REPO_ROOT / "assignments"
-ITEM_KINDS = ("function", "number", "choice", "text")
 
 
-class ConfigError(Exception):
+class ConfigError(InstructorError):
     """The assignment's configuration is missing or malformed (an instructor's problem, not a student's)."""
 
 
 @dataclass(frozen=True)
 class Item:
     id: str
-    kind: str
+    kind: ItemKind
     points: float
     title: str = ""
     rtol: float = 0.0
     atol: float = 0.0
     unit: str = ""
     choices: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        object.__setattr__(self, "kind", ItemKind(self.kind))  # "number" written by hand is ItemKind.NUMBER
 
 
 @dataclass(frozen=True)
@@ -36,12 +41,15 @@ class GradingConfig:
     student_files: tuple[str, ...]
     items: tuple[Item, ...]
     digest: str  # sha256 of grading.toml and the hidden tests: results graded under others are stale
+    # Top-level course modules (tables, printing helpers) the student folder gets a copy of and the
+    # Gradescope bundle carries: declared once here, read by the build and the bundle alike.
+    shared_modules: tuple[str, ...] = ()
 
     @property
     def total_points(self) -> float:
         return math.fsum(item.points for item in self.items)
 
-    def items_of(self, *kinds: str) -> tuple[Item, ...]:
+    def items_of(self, *kinds: ItemKind) -> tuple[Item, ...]:
         return tuple(item for item in self.items if item.kind in kinds)
 
     @property
@@ -93,20 +101,30 @@ def load_config(assignment: str, *, assignments_dir: Path | None = None) -> Grad
     if not isinstance(raw_items, list) or not raw_items:
         raise ConfigError(f"{path}: no [[items]]")
 
+    shared = raw.get("shared_modules", [])
+    if not (isinstance(shared, list) and all(isinstance(m, str) and m.endswith(".py") and "/" not in m
+                                             for m in shared)):
+        raise ConfigError(f"{path}: shared_modules must be a list of top-level module file names (x.py)")
+    overlap = sorted(set(shared) & set(student_files))
+    if overlap:
+        raise ConfigError(f"{path}: {overlap} cannot be both a shared module and a student file")
+
     items = tuple(_parse_item(entry, f"{path} item #{i + 1}") for i, entry in enumerate(raw_items))
     ids = [item.id for item in items]
     duplicates = sorted({i for i in ids if ids.count(i) > 1})
     if duplicates:
         raise ConfigError(f"{path}: duplicate item ids {duplicates}")
-    return GradingConfig(assignment, folder, tuple(student_files), items, _grading_digest(assignment, raw_bytes))
+    return GradingConfig(assignment, folder, tuple(student_files), items,
+                         _grading_digest(assignment, raw_bytes, shared), tuple(shared))
 
 
-def _grading_digest(assignment: str, grading_toml: bytes) -> str:
+def _grading_digest(assignment: str, grading_toml: bytes, shared_modules: list[str]) -> str:
     """sha256 of grading.toml and of everything the hidden cases are made of (the hidden-test
-    package with its property examples, the reference, hw_specs.py): a re-run regrades a
+    package with its property examples, the reference, the shared modules): a re-run regrades a
     submission whenever any of them changed, not only when grading.toml did."""
     h = hashlib.sha256(grading_toml)
-    sources = [REPO_ROOT / "autograder" / assignment, REPO_ROOT / "solutions" / assignment, REPO_ROOT / "hw_specs.py"]
+    sources = [REPO_ROOT / "autograder" / assignment, REPO_ROOT / "solutions" / assignment]
+    sources += [REPO_ROOT / module for module in shared_modules]
     for source in sources:
         files = sorted(source.rglob("*")) if source.is_dir() else [source] if source.is_file() else []
         for path in files:
@@ -122,8 +140,9 @@ def _parse_item(entry: object, where: str) -> Item:
     if not isinstance(item_id, str) or not item_id.isidentifier():
         raise ConfigError(f"{where}: id must be a Python identifier, got {item_id!r}")
     where = f"{where} ({item_id})"
-    if kind not in ITEM_KINDS:
-        raise ConfigError(f"{where}: kind must be one of {ITEM_KINDS}, got {kind!r}")
+    if kind not in tuple(ItemKind):
+        raise ConfigError(f"{where}: kind must be one of {tuple(k.value for k in ItemKind)}, got {kind!r}")
+    kind = ItemKind(kind)
     if isinstance(points, bool) or not isinstance(points, (int, float)) or not points > 0:
         raise ConfigError(f"{where}: points must be a positive number, got {points!r}")
     rtol, atol = entry.get("rtol", 0.0), entry.get("atol", 0.0)

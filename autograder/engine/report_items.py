@@ -17,6 +17,7 @@ from autograder.engine.feedback import inline_text, truncate_output
 from autograder.engine.guard import guarded
 from autograder.engine.registry import Item
 from autograder.engine.results import ItemResult
+from autograder.engine.vocabulary import ItemKind, tolerance_phrase
 from autograder.sandbox import NotebookOutcome, Unsupported
 
 _ABSENT = object()
@@ -32,7 +33,7 @@ def grade_report(items: Sequence[Item], key: Mapping[str, Any], notebook: Notebo
     note = _notebook_note(notebook, notebook_name, cell_sources or {})
     results = []
     for item in items:
-        if item.kind == "text":
+        if item.kind is ItemKind.TEXT:
             results.append(ItemResult(item.id, item.kind, 0.0, item.points, "manual",
                                       f"文字题：由助教人工评分（{item.points:g} 分），自动评分不计分。\n",
                                       "", item.title))
@@ -48,7 +49,7 @@ def grade_report(items: Sequence[Item], key: Mapping[str, Any], notebook: Notebo
 
 def _judge_answer(item: Item, notebook: NotebookOutcome, key: Any, note: str, output: str) -> ItemResult:
     value = notebook.variables.get(item.id, _ABSENT)
-    ok, text = (_number if item.kind == "number" else _choice)(item, value, key)
+    ok, text = (_number if item.kind is ItemKind.NUMBER else _choice)(item, value, key)
     feedback = text + ("" if ok else note)
     return ItemResult(item.id, item.kind, item.points if ok else 0.0, item.points,
                       "passed" if ok else "failed", feedback + "\n", output, item.title)
@@ -60,15 +61,6 @@ def _unanswered(item: Item, value: Any) -> str | None:
     if value is None or (isinstance(value, Unsupported) and value.type_name == "ellipsis"):
         return f"还没有作答（`{item.id}` 仍然是占位值）。"
     return None
-
-
-def _tolerance(item: Item) -> str:
-    unit = f" {item.unit}" if item.unit else ""
-    if item.atol and item.rtol:
-        return f"|答案 − 标准答案| ≤ {item.atol:g}{unit} + {item.rtol:g} × |标准答案|"
-    if item.rtol:
-        return f"相对误差不超过 ±{100 * item.rtol:g} %"
-    return f"绝对误差不超过 ±{item.atol:g}{unit}"
 
 
 def _number(item: Item, value: Any, key: float) -> tuple[bool, str]:
@@ -88,8 +80,8 @@ def _number(item: Item, value: Any, key: float) -> tuple[bool, str]:
         return False, f"`{item.id}` = {answer!r} 不是有限的数。"
     unit = f" {item.unit}" if item.unit else ""
     if abs(answer - key) <= item.atol + item.rtol * abs(key):
-        return True, f"正确。你的答案 {answer:.6g}{unit}（判定标准：{_tolerance(item)}）。"
-    return False, f"不正确。你的答案 {answer:.6g}{unit}（判定标准：{_tolerance(item)}）。"
+        return True, f"正确。你的答案 {answer:.6g}{unit}（判定标准：{tolerance_phrase(item.rtol, item.atol, item.unit)}）。"
+    return False, f"不正确。你的答案 {answer:.6g}{unit}（判定标准：{tolerance_phrase(item.rtol, item.atol, item.unit)}）。"
 
 
 def _choice(item: Item, value: Any, key: str) -> tuple[bool, str]:

@@ -8,7 +8,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.gradescope.contents import bundle_sources
+from autograder.gradescope.contents import BundleSourceError, bundle_sources
 from autograder.gradescope.requirements import grading_distributions, pinned_requirements
 from autograder.gradescope.schema import VISIBILITIES
 from autograder.sandbox.launcher import ISOLATIONS
@@ -41,9 +41,9 @@ def build_bundle(assignment: str, out: Path, *, root: Path = REPO_ROOT, visibili
     `isolation` is baked into run_autograder: "bubblewrap" refuses to grade in a container where
     bubblewrap cannot run; "rlimits" lowers it explicitly."""
     if visibility not in VISIBILITIES:
-        raise ValueError(f"visibility must be one of {list(VISIBILITIES)}, got {visibility!r}")
+        raise BundleSourceError(f"visibility must be one of {list(VISIBILITIES)}, got {visibility!r}")
     if isolation not in ISOLATIONS:
-        raise ValueError(f"isolation must be one of {list(ISOLATIONS)}, got {isolation!r}")
+        raise BundleSourceError(f"isolation must be one of {list(ISOLATIONS)}, got {isolation!r}")
     sources = bundle_sources(root, assignment)
     requirements = pinned_requirements(grading_distributions(root / "pyproject.toml"))
     out = Path(out)

@@ -1,15 +1,22 @@
 """Which repository files go into a Gradescope bundle.
 
 The bundle carries what grading needs and nothing more: the grader (autograder/, with the hidden
-tests), the reference (solutions/), the shared top-level modules, and the assignment's own
-folder (the trusted copies of every file a student does not submit). Never tests/, never
+tests), the reference (solutions/), the shared top-level modules the assignment's grading.toml
+declares (`shared_modules`, the same list the build copies into the student folder), and the
+assignment's own folder (the trusted copies of every file a student does not submit). Never tests/, never
 examples/, never caches, nothing that needs nbgrader.
 """
 
+import tomllib
 from pathlib import Path
 
-TOP_LEVEL_MODULES = ("hw_specs.py", "console.py")
-PACKAGES = ("autograder", "solutions")
+from autograder.errors import InstructorError
+
+
+class BundleSourceError(InstructorError, ValueError):
+    """The repository cannot make a bundle for the assignment (missing or malformed source)."""
+
+PACKAGES = ("authoring", "autograder", "solutions")
 SKIPPED_DIRS = {"__pycache__", ".ipynb_checkpoints", ".pytest_cache", ".hypothesis"}
 SKIPPED_SUFFIXES = (".pyc", ".pyo")
 # Needs nbgrader/nbconvert (the instructor install), which Gradescope's image never gets.
@@ -33,12 +40,24 @@ def _tree(root: Path, folder: str) -> list[str]:
 
 def bundle_sources(root: Path, assignment: str) -> tuple[str, ...]:
     """Repository-relative paths (posix) of every source file the bundle must carry."""
-    required = [root / m for m in TOP_LEVEL_MODULES] + [root / p for p in PACKAGES]
-    required += [root / "assignments" / assignment / "grading.toml", root / "autograder" / assignment]
+    grading = root / "assignments" / assignment / "grading.toml"
+    shared = _shared_modules(grading)
+    required = [root / m for m in shared] + [root / p for p in PACKAGES]
+    required += [grading, root / "autograder" / assignment]
     missing = [str(p.relative_to(root)) for p in required if not p.exists()]
     if missing:
-        raise ValueError(f"cannot bundle assignment {assignment!r}: missing {', '.join(missing)} under {root}")
-    files = list(TOP_LEVEL_MODULES)
+        raise BundleSourceError(f"cannot bundle assignment {assignment!r}: missing {', '.join(missing)} under {root}")
+    files = list(shared)
     for folder in (*PACKAGES, f"assignments/{assignment}"):
         files += _tree(root, folder)
     return tuple(files)
+
+
+def _shared_modules(grading: Path) -> list[str]:
+    """grading.toml's `shared_modules` (read directly: `root` need not be this repository)."""
+    if not grading.is_file():
+        return []  # the caller reports the missing grading.toml
+    try:
+        return list(tomllib.loads(grading.read_text(encoding="utf-8")).get("shared_modules", []))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
+        raise BundleSourceError(f"{grading}: not valid TOML: {err}") from None

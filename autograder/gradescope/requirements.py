@@ -14,6 +14,8 @@ from pathlib import Path
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
+from autograder.gradescope.contents import BundleSourceError
+
 
 def grading_distributions(pyproject: Path) -> tuple[str, ...]:
     """The top-level distributions the grader needs: pyproject's [project].dependencies."""
@@ -21,7 +23,7 @@ def grading_distributions(pyproject: Path) -> tuple[str, ...]:
         project = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]
         return tuple(Requirement(spec).name for spec in project["dependencies"])
     except (OSError, KeyError, tomllib.TOMLDecodeError) as exc:
-        raise ValueError(f"cannot read [project].dependencies from {pyproject}: {exc}") from exc
+        raise BundleSourceError(f"cannot read [project].dependencies from {pyproject}: {exc}") from exc
 
 
 def pinned_requirements(top_level: tuple[str, ...]) -> tuple[str, ...]:
@@ -39,7 +41,7 @@ def pinned_requirements(top_level: tuple[str, ...]) -> tuple[str, ...]:
             pins[name] = metadata.version(name)
             requires = metadata.requires(name) or []
         except metadata.PackageNotFoundError:
-            raise ValueError(
+            raise BundleSourceError(
                 f"cannot pin {name!r} for the Gradescope bundle: it is not installed in this "
                 "environment; install the kit first (pip install '.[instructor]')"
             ) from None

@@ -38,6 +38,11 @@ class ChipArg(Rebuilt):
     def spec(self) -> dict:
         return self.data
 
+    @property
+    def label(self) -> str:
+        """How feedback shows the argument (the engine reads `label`): the chip's name."""
+        return str(self.data["name"])
+
 
 def arg(spec: dict) -> ChipArg:
     return ChipArg(spec)

@@ -1,5 +1,5 @@
 """Seeded inputs for the hidden tests: distributions, and the format grids derived from the
-definitions of E4M3 and E2M1 (DESIGN §2), never from the reference's output.
+definitions of E4M3 and E2M1 (OCP FP8 and MX v1.0), never from the reference's output.
 
 Every generator takes its own seed, so adding a case never changes another case's data.
 """

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 from hypothesis import strategies as st
 
-from autograder.engine.cases import Call, Case, Property, Raises, Returns, Suite, Verdict
+from autograder.engine.cases import Call, Case, Property, Raises, Returns, Standard, Suite, Verdict
 from autograder.engine.checks import ArrayCheck
 from autograder.lec01_codesign import data
 
@@ -58,7 +58,7 @@ class SignedArrayCheck(ArrayCheck):
                               "符号总是保留：负数舍入成 0 得到负零 −0.0，正数得到 +0.0（np.copysign 可以做到）。")
 
 
-def exact(reference, fmt: Format, x) -> Returns:
+def exact(reference, x) -> Returns:
     x_arr = np.asarray(x, dtype=np.float64)
     return Returns(ArrayCheck(reference(x), inputs=x_arr))
 
@@ -89,39 +89,39 @@ def suite(reference, fmt: Format) -> Suite:
             ("宽均匀分布 U(−10, 10)（含饱和）", data.uniform(N, 203, -10.0, 10.0)),
             ("小数值：|y| 在 2^-4 … 2^1 之间（对数均匀，带符号）", data.log_uniform_signed(N, 204, -4, 1)),
         ]
-    cases = [Case(f"{label}，{N} 个值", Call(f, (x,)), exact(reference, fmt, x)) for label, x in distributions]
+    cases = [Case(f"{label}，{N} 个值", Call(f, (x,)), exact(reference, x)) for label, x in distributions]
 
     cube = data.gaussian(4 * 8 * 16, 106, fmt.maximum / 3).reshape(4, 8, 16)
-    cases.append(Case("三维数组（形状 (4, 8, 16)）：结果要保持形状", Call(f, (cube,)), exact(reference, fmt, cube)))
+    cases.append(Case("三维数组（形状 (4, 8, 16)）：结果要保持形状", Call(f, (cube,)), exact(reference, cube)))
 
     grid, ties = data.with_signs(fmt.values), data.with_signs(fmt.ties)
     cases += [
-        Case("全部可表示值（正负号和 0）：应原样返回", Call(f, (grid,)), exact(reference, fmt, grid), "边界"),
-        Case("相邻可表示值的全部中点（平局，正负号都有）", Call(f, (ties,)), exact(reference, fmt, ties), "边界"),
+        Case("全部可表示值（正负号和 0）：应原样返回", Call(f, (grid,)), exact(reference, grid), Standard.BOUNDARY),
+        Case("相邻可表示值的全部中点（平局，正负号都有）", Call(f, (ties,)), exact(reference, ties), Standard.BOUNDARY),
         Case("每个中点两侧最近的 float64（nextafter）", Call(f, (data.neighbours(ties),)),
-             exact(reference, fmt, data.neighbours(ties)), "边界"),
+             exact(reference, data.neighbours(ties)), Standard.BOUNDARY),
         Case("饱和边界（最大值、它与下一个值的中点、远大于最大值）及其负数",
              Call(f, (data.with_signs(data.saturation_values(fmt.maximum, fmt.next_above_max)),)),
-             exact(reference, fmt, data.with_signs(data.saturation_values(fmt.maximum, fmt.next_above_max))),
-             "边界"),
+             exact(reference, data.with_signs(data.saturation_values(fmt.maximum, fmt.next_above_max))),
+             Standard.BOUNDARY),
     ]
     zeros = signed_zeros(fmt)
     cases.append(Case("负数舍入成 0 时得到 −0.0、正数得到 +0.0（符号总是保留，硬件也是这样）", Call(f, (zeros,)),
-                      Returns(SignedArrayCheck(reference(zeros), inputs=zeros)), "边界"))
+                      Returns(SignedArrayCheck(reference(zeros), inputs=zeros)), Standard.BOUNDARY))
     scalar, as_list = float(fmt.ties[3]), [float(v) for v in data.with_signs(fmt.ties[:4])]
     cases += [
-        Case("标量输入（Python float）", Call(f, (scalar,)), exact(reference, fmt, scalar), "分布", weight=0.5),
-        Case("Python list 输入", Call(f, (as_list,)), exact(reference, fmt, as_list), "分布", weight=0.5),
+        Case("标量输入（Python float）", Call(f, (scalar,)), exact(reference, scalar), Standard.DATA, weight=0.5),
+        Case("Python list 输入", Call(f, (as_list,)), exact(reference, as_list), Standard.DATA, weight=0.5),
     ]
     for label, bad in (("含 NaN", np.array([1.0, np.nan, 2.0])), ("含 +inf", np.array([np.inf, 0.5])),
                        ("含 −inf", np.array([-np.inf]))):
-        cases.append(Case(f"输入{label}", Call(f, (bad,)), Raises("ValueError", f"输入{label}"), "错误输入"))
+        cases.append(Case(f"输入{label}", Call(f, (bad,)), Raises("ValueError", f"输入{label}"), Standard.BAD_INPUT))
 
     prop = Property(
         label="随机数组（中点、可表示值、任意浮点数混合）与参考实现逐位一致",
         function=f,
         strategy=_inputs(fmt),
-        expect=lambda args: exact(reference, fmt, args[0]),
+        expect=lambda args: exact(reference, args[0]),
         hint=lambda args: hint(fmt, args),
         max_examples=60,
     )

@@ -15,7 +15,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 import hw_specs
-from autograder.engine.cases import Call, Case, Property, Raises, Returns, Suite
+from autograder.engine.cases import Call, Case, Group, Property, Raises, Returns, Standard, Suite
 from autograder.engine.checks import MappingCheck, ScalarCheck
 from autograder.lec01_codesign import chips
 
@@ -25,6 +25,12 @@ MISSING = "MissingFigureError"
 REAL_CHIPS_HIDDEN = "真实芯片用例失败时不显示期望值（它们就是报告题的答案），请用合成芯片的用例排查。"
 
 
+class CodesignGroup(Group):
+    """Lecture 1's own kind of test, beside the engine's standard ones."""
+
+    CHIP = ("芯片", 1.0)  # one chip (real or synthetic) and one parameter set
+
+
 def _is_real(*specs: dict | None) -> bool:
     """Does the call involve a chip of the real table (whose results are answer keys)?"""
     real = chips.real_specs().values()
@@ -32,14 +38,14 @@ def _is_real(*specs: dict | None) -> bool:
 
 
 def flops_per_exp_suite(reference) -> Suite:
-    def case(label, *args, group="芯片", weight=None):
+    def case(label, *args, group=CodesignGroup.CHIP, weight=None):
         return Case(label, Call("flops_per_exp", args), Returns(ScalarCheck(reference(*args))), group, weight)
 
     cases = [case(f"d_qk = {q}，d_v = {v}", q, v) for q, v in SHAPES + ((1, 1), (4096, 512))]
     cases.append(case("numpy 整数参数 np.int64(128)、np.int64(64)", np.int64(128), np.int64(64), weight=0.5))
     bad = [("d_qk = 0", (0, 128)), ("d_v = −64", (128, -64)), ("d_qk 是 float 128.0", (128.0, 128)),
            ("d_v 是字符串 '128'", (128, "128"))]
-    cases += [Case(label, Call("flops_per_exp", args), Raises("ValueError", label), "错误输入") for label, args in bad]
+    cases += [Case(label, Call("flops_per_exp", args), Raises("ValueError", label), Standard.BAD_INPUT) for label, args in bad]
     prop = Property(
         label="任意正整数 d_qk、d_v",
         function="flops_per_exp",
@@ -52,9 +58,9 @@ def flops_per_exp_suite(reference) -> Suite:
 
 
 def exp_ratio_suite(reference) -> Suite:
-    def case(label, spec, precision, q, v, group="芯片"):
+    def case(label, spec, precision, q, v, group=CodesignGroup.CHIP):
         call = Call("exp_ratio", (chips.arg(spec), precision, q, v))
-        return Case(label, call, _expect(reference, (chips.chip(spec), precision, q, v), "exp_ratio"), group,
+        return Case(label, call, _expect(reference, (chips.chip(spec), precision, q, v)), group,
                     reveal_expected=not _is_real(spec))
 
     cases = []
@@ -67,21 +73,21 @@ def exp_ratio_suite(reference) -> Suite:
     for spec in chips.synthetic_specs(402):
         for precision in chips.chip(spec).flops:
             q, v = SHAPES[int(g.integers(len(SHAPES)))]
-            group = "芯片" if "exp_per_s" in spec else "错误输入"
+            group = CodesignGroup.CHIP if "exp_per_s" in spec else Standard.BAD_INPUT
             cases.append(case(f"合成芯片 {chips.describe(spec)}，{precision}，d_qk = {q}，d_v = {v}",
                               spec, precision, q, v, group))
     cases += [
-        case("Rubin，fp8（没有公布 FP8 算力）：MissingFigureError 要原样传出", real["Rubin"], "fp8", 128, 128, "错误输入"),
+        case("Rubin，fp8（没有公布 FP8 算力）：MissingFigureError 要原样传出", real["Rubin"], "fp8", 128, 128, Standard.BAD_INPUT),
         case("Rubin，nvfp4（没有公布 exp 吞吐）：MissingFigureError 要原样传出", real["Rubin"], "nvfp4", 128, 128,
-             "错误输入"),
+             Standard.BAD_INPUT),
         Case("d_qk = 0", Call("exp_ratio", (chips.arg(real["H100"]), "fp8", 0, 128)),
-             Raises("ValueError", "d_qk = 0 不是正整数"), "错误输入"),
+             Raises("ValueError", "d_qk = 0 不是正整数"), Standard.BAD_INPUT),
     ]
     prop = Property(
         label="随机生成的芯片（任意数值）与参考实现一致",
         function="exp_ratio",
         strategy=_chip_args(exp=True, shapes=True),
-        expect=lambda args: _expect(reference, _rebuild(args), "exp_ratio"),
+        expect=lambda args: _expect(reference, _rebuild(args)),
         hint=_chip_hint,
         max_examples=25,
     )
@@ -91,9 +97,9 @@ def exp_ratio_suite(reference) -> Suite:
 
 
 def ridge_point_suite(reference) -> Suite:
-    def case(label, spec, precision, group="芯片"):
+    def case(label, spec, precision, group=CodesignGroup.CHIP):
         call = Call("ridge_point", (chips.arg(spec), precision))
-        return Case(label, call, _expect(reference, (chips.chip(spec), precision), "ridge_point"), group,
+        return Case(label, call, _expect(reference, (chips.chip(spec), precision)), group,
                     reveal_expected=not _is_real(spec))
 
     cases = []
@@ -104,12 +110,12 @@ def ridge_point_suite(reference) -> Suite:
         for precision in chips.chip(spec).flops:
             cases.append(case(f"合成芯片 {chips.describe(spec)}，{precision}", spec, precision))
     cases.append(case("Rubin，fp8（没有公布）：MissingFigureError 要原样传出", chips.real_specs()["Rubin"], "fp8",
-                      "错误输入"))
+                      Standard.BAD_INPUT))
     prop = Property(
         label="随机生成的芯片（任意数值）与参考实现一致",
         function="ridge_point",
         strategy=_chip_args(exp=None, shapes=False),
-        expect=lambda args: _expect(reference, _rebuild(args), "ridge_point"),
+        expect=lambda args: _expect(reference, _rebuild(args)),
         hint=_chip_hint,
         max_examples=25,
     )
@@ -118,11 +124,11 @@ def ridge_point_suite(reference) -> Suite:
 
 
 def trend_row_suite(reference) -> Suite:
-    def case(label, spec, low, base=None, group="芯片"):
+    def case(label, spec, low, base=None, group=CodesignGroup.CHIP):
         kwargs = {} if base is None else {"base": chips.arg(base)}
         call = Call("trend_row", (chips.arg(spec), low), kwargs)
         ref_kwargs = {} if base is None else {"base": chips.chip(base)}
-        return Case(label, call, _expect(reference, (chips.chip(spec), low), "trend_row", ref_kwargs), group,
+        return Case(label, call, _expect(reference, (chips.chip(spec), low), ref_kwargs), group,
                     reveal_expected=not _is_real(spec, base))
 
     real = chips.real_specs()
@@ -133,7 +139,7 @@ def trend_row_suite(reference) -> Suite:
         case("H100，fp8（自己和自己比）", real["H100"], "fp8"),
         case("Rubin，nvfp4（fp8 和 power 没有公布：应为 None）", real["Rubin"], "nvfp4"),
         case("B300，nvfp4，base = B200", real["B300"], "nvfp4", real["B200"]),
-        case("Rubin，fp8（没有公布）：MissingFigureError 要原样传出", real["Rubin"], "fp8", group="错误输入"),
+        case("Rubin，fp8（没有公布）：MissingFigureError 要原样传出", real["Rubin"], "fp8", group=Standard.BAD_INPUT),
     ]
     synthetic, bases = chips.synthetic_specs(404), chips.synthetic_bases(405)
     for i, spec in enumerate(synthetic):
@@ -146,8 +152,7 @@ def trend_row_suite(reference) -> Suite:
         label="随机生成的芯片和 base（任意数值）与参考实现一致",
         function="trend_row",
         strategy=_trend_args(),
-        expect=lambda args: _expect(reference, (_rebuild(args[:2])), "trend_row",
-                                    {"base": chips.chip(args[2].spec)}),
+        expect=lambda args: _expect(reference, _rebuild(args[:2]), {"base": chips.chip(args[2].spec)}),
         hint=_chip_hint,
         max_examples=25,
     )
@@ -158,7 +163,7 @@ def trend_row_suite(reference) -> Suite:
 
 
 # --- helpers -----------------------------------------------------------------------------------
-def _expect(reference, args: tuple, function: str, kwargs: dict | None = None):
+def _expect(reference, args: tuple, kwargs: dict | None = None):
     """Run the reference in the parent: a value to match, or the exception to expect."""
     try:
         value = reference(*args, **(kwargs or {}))

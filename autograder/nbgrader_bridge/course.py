@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograder.errors import InstructorError
+
 CONFIG_FILE = "nbgrader_config.py"
 
 # nbgrader 0.9.6's defaults (nbgrader.coursedir.CourseDirectory), used where the config is silent.
@@ -17,7 +19,7 @@ DEFAULT_SUBMITTED = "submitted"
 DEFAULT_AUTOGRADED = "autograded"
 
 
-class CourseError(Exception):
+class CourseError(InstructorError):
     """The nbgrader course is missing or not set up (an instructor's problem)."""
 
 

@@ -25,13 +25,14 @@ import nbformat
 from autograder.build import write_reference_submission
 from autograder.build.notebook import answer_cell_id
 from autograder.engine.registry import REPO_ROOT, GradingConfig, load_config
+from autograder.errors import InstructorError
 
 DEMO = "demo.py"
 BUNDLE_README = "SOLUTIONS.md"
 EXPLANATION_HEADING = "**解析**"
 
 
-class BundleError(ValueError):
+class BundleError(InstructorError):
     """The solutions of an assignment cannot be bundled (an instructor's problem)."""
 
 

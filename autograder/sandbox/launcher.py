@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
+from autograder.errors import InstructorError
+
 from .limits import Limits
 from .workdir import hand_over
 
@@ -61,7 +63,7 @@ INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; 
 _DROP_CAPABILITIES = {"CAP_CHOWN": 0, "CAP_SETGID": 6, "CAP_SETUID": 7}
 
 
-class SandboxUnavailable(RuntimeError):
+class SandboxUnavailable(InstructorError, RuntimeError):
     """The requested isolation cannot be provided on this machine."""
 
 

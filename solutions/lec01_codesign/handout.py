@@ -11,7 +11,7 @@ from __future__ import annotations
 import inspect
 import textwrap
 
-from autograder.build.cells import Code, FunctionCheck, Markdown, Question
+from authoring.cells import Code, FunctionCheck, Markdown, Question
 from hw_specs import B300, BYTES_PER_ELEM
 from solutions.lec01_codesign import handout_data
 from solutions.lec01_codesign.explanations import rubric_markdown

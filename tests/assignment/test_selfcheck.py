@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from autograder.build import write_reference_submission
-from autograder.build.notebook import TEXT_STUB
+from autograder.engine.vocabulary import TEXT_STUB
 from autograder.engine.registry import load_config
 from student_folders import run_in_folder
 from solutions.lec01_codesign.answers import answer_key
@@ -29,12 +29,12 @@ def load_selfcheck(monkeypatch):
             monkeypatch.delenv(name, raising=False)
         for name, value in env.items():
             monkeypatch.setenv(name, value)
-        for name in ("selfcheck", "public_checks"):
+        for name in ("selfcheck", "public_checks", "public_cases"):
             sys.modules.pop(name, None)
         return importlib.import_module("selfcheck")
 
     yield load
-    for name in ("selfcheck", "public_checks"):
+    for name in ("selfcheck", "public_checks", "public_cases"):
         sys.modules.pop(name, None)
 
 
@@ -198,8 +198,9 @@ def test_the_command_line_self_check(student_folder):
 
 
 def test_public_functions_follow_grading_toml(student_folder, load_selfcheck):
-    load_selfcheck(student_folder)
-    assert sys.modules["public_checks"].FUNCTIONS == tuple(i.id for i in CONFIG.items_of("function"))
+    functions = tuple(i.id for i in CONFIG.items_of("function"))
+    assert tuple(load_selfcheck(student_folder).functions()) == functions
+    assert {case.function for case in importlib.import_module("public_cases").CASES} == set(functions)
     assert math.isclose(CONFIG.total_points, 100)
 
 

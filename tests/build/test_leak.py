@@ -1,124 +1,56 @@
 """Nothing under assignments/ leaks a solution: no solution line, no marker, no answer, no key, and
-nothing that imports the instructor-only packages."""
+nothing that imports the instructor-only packages — for every assignment (autograder.build.leaks)."""
 
-import ast
-import importlib
 import json
 import re
 from pathlib import Path
 
 import pytest
 
-from autograder.build.cells import Question
-from autograder.build.markers import find_regions
+from autograder.build import leaks
+from autograder.engine.assignment import load_assignment
 from autograder.engine.registry import load_config
+from discovery import assignments
 
 ROOT = Path(__file__).resolve().parents[2]
 ASSIGNMENTS = ROOT / "assignments"
-MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
-# Shorter lines ("return q", "else:") also occur in honest code; a line this long and specific does not.
-MIN_DISTINCTIVE = 12
-
-
-def _student_files():
-    skip = {"__pycache__", ".pytest_cache", ".ipynb_checkpoints"}
-    return [p for p in sorted(ASSIGNMENTS.rglob("*")) if p.is_file() and not skip & set(p.parts)]
 
 
 def _text(path):
     return path.read_text(encoding="utf-8")
 
 
-def _code_part(line):
-    """The line without its trailing comment (a '#' outside quotes), stripped: a copied line with a
-    new comment is still the same code."""
-    quote = None
-    for i, ch in enumerate(line):
-        if quote:
-            quote = None if ch == quote else quote
-        elif ch in "'\"":
-            quote = ch
-        elif ch == "#":
-            return line[:i].strip()
-    return line.strip()
+@pytest.mark.parametrize("name", assignments())
+def test_the_student_folder_leaks_nothing(name):
+    assert leaks.find_leaks(name, dict(load_assignment(name).answer_key)) == []
 
 
-def _distinctive(lines):
-    out = set()
-    for line in lines:
-        text = _code_part(line)
-        if len(text) >= MIN_DISTINCTIVE and re.search(r"[A-Za-z_]", text):
-            out.add(text)
-    return out
+def test_the_checks_have_teeth():
+    """Lecture 1 has enough solution and answer lines that a leak could not hide."""
+    assert len(leaks.student_files(ASSIGNMENTS / "lec01_codesign")) >= 10
+    assert len(leaks.solution_lines("lec01_codesign")) > 30
+    assert len(leaks.answer_lines("lec01_codesign")) > 15
 
 
-def _lines_of(path):
-    """A notebook's lines are those of its cells' sources (the raw JSON quotes and escapes them)."""
-    if path.suffix == ".ipynb":
-        return [line for cell in json.loads(_text(path))["cells"] for line in "".join(cell["source"]).splitlines()]
-    return _text(path).splitlines()
+@pytest.mark.parametrize("planted, words", [
+    ("### BEGIN SOLUTION\n", "contains the marker 'BEGIN SOLUTION'"),
+    ("import solutions.lec01_codesign\n", "imports the instructor-only 'solutions.lec01_codesign'"),
+])
+def test_a_planted_leak_is_found(tmp_path, monkeypatch, planted, words):
+    path = ASSIGNMENTS / "lec01_codesign" / "public_cases.py"
+    original = path.read_text(encoding="utf-8")
+    monkeypatch.setattr(leaks, "student_files", lambda folder: [tmp_path / "public_cases.py"])
+    (tmp_path / "public_cases.py").write_text(planted + original, encoding="utf-8")
+    found = leaks.find_leaks("lec01_codesign", dict(load_assignment("lec01_codesign").answer_key))
+    assert any(words in leak for leak in found), found
 
 
-def _student_lines():
-    return {(p.relative_to(ROOT).as_posix(), _code_part(line)) for p in _student_files() for line in _lines_of(p)}
-
-
-def _assignments():
-    return sorted(p.parent.name for p in ASSIGNMENTS.glob("*/grading.toml"))
-
-
-def test_there_is_something_to_check():
-    assert _assignments() == ["lec01_codesign"]
-    assert len(_student_files()) >= 10
-
-
-def test_no_solution_body_line_appears_in_any_student_file():
-    solution_lines = set()
-    for source in sorted((ROOT / "solutions").rglob("*.py")):
-        text = _text(source)
-        if "BEGIN SOLUTION" in text:
-            for region in find_regions(text, source.name):
-                solution_lines |= _distinctive(region.body)
-    assert len(solution_lines) > 30  # the check has teeth
-    leaked = sorted((path, line) for path, line in _student_lines() if line in solution_lines)
-    assert leaked == []
-
-
-def test_no_reference_answer_line_appears_in_any_student_file():
-    answer_lines = set()
-    for name in _assignments():
-        for notebook in load_config(name).student_files:
-            if notebook.endswith(".ipynb"):
-                cells = importlib.import_module(f"solutions.{name}.{Path(notebook).stem}").CELLS
-                for cell in cells:
-                    if isinstance(cell, Question):
-                        answer_lines |= _distinctive(cell.answer.splitlines())
-    assert len(answer_lines) > 15
-    leaked = sorted((path, line) for path, line in _student_lines() if line in answer_lines)
-    assert leaked == []
-
-
-@pytest.mark.parametrize("marker", MARKERS)
-def test_no_solution_or_hidden_test_marker(marker):
-    assert [p.name for p in _student_files() if marker.lower() in _text(p).lower()] == []
-
-
-def test_no_answer_key_value_appears_in_the_notebook():
-    from solutions.lec01_codesign.answers import answer_key
-
-    notebook = json.loads(_text(ASSIGNMENTS / "lec01_codesign" / "handout.ipynb"))
-    text = "\n".join("".join(c["source"]) for c in notebook["cells"])
-    found = []
-    for item_id, key in answer_key().items():
-        if isinstance(key, str):
-            continue
-        # The forms a student would copy from a printed table; whole numbers below 1000 are too
-        # common in prose (bit widths, head sizes) to mean anything and are left out.
-        forms = {f"{key:.3g}", f"{key:.4g}", f"{key:.2f}"}
-        for form in sorted(f for f in forms if "." in f and len(f.replace(".", "").lstrip("0")) >= 2):
-            if re.search(rf"(?<![\d.]){re.escape(form)}(?!\d)", text):
-                found.append((item_id, form))
-    assert found == []
+def test_a_solution_line_copied_into_a_student_file_is_found(tmp_path, monkeypatch):
+    line = sorted(leaks.solution_lines("lec01_codesign"))[0]
+    (tmp_path / "codesign.py").write_text(f"    {line}  # copied\n", encoding="utf-8")
+    monkeypatch.setattr(leaks, "student_files", lambda folder: [tmp_path / "codesign.py"])
+    found = leaks.find_leaks("lec01_codesign", dict(load_assignment("lec01_codesign").answer_key))
+    assert any("a line of a solution region" in leak for leak in found), found
 
 
 def test_no_number_in_the_notebook_prose_would_pass_as_an_answer():
@@ -141,20 +73,3 @@ def test_no_number_in_the_notebook_prose_would_pass_as_an_answer():
     close = [(item_id, d) for item_id, item in items.items() for d in decimals
              if abs(d - key[item_id]) <= max(item.atol, item.rtol * abs(key[item_id]))]
     assert close == []
-
-
-def test_nothing_imports_the_instructor_packages():
-    offenders = []
-    for path in _student_files():
-        if path.suffix == ".py":
-            sources = [_text(path)]
-        elif path.suffix == ".ipynb":
-            sources = ["".join(c["source"]) for c in json.loads(_text(path))["cells"] if c["cell_type"] == "code"]
-        else:
-            continue
-        for source in sources:
-            for node in ast.walk(ast.parse(source)):
-                names = ([a.name for a in node.names] if isinstance(node, ast.Import)
-                         else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
-                offenders += [(path.name, n) for n in names if n.split(".")[0] in ("solutions", "autograder")]
-    assert offenders == []

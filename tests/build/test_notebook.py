@@ -1,25 +1,37 @@
-"""The released notebook: one grade cell per grading.toml item with its points, stub answer cells,
-locked prompts, and a source that cannot disagree with grading.toml."""
+"""The released notebook of every assignment: one grade cell per grading.toml item with its points,
+stub answer cells, locked prompts, and a source that cannot disagree with grading.toml."""
 
 import ast
+import importlib
 import json
 from dataclasses import replace
+from types import SimpleNamespace
 
 import nbformat
 import pytest
 
 from autograder.build import NotebookSourceError, generated_files
-from autograder.build.cells import FunctionCheck, Question
+from authoring.cells import FunctionCheck, Question
 from autograder.build.notebook import ANSWER_STUB, TEXT_STUB, answer_cell_id, render_notebook
 from autograder.engine.registry import load_config
+from autograder.engine.vocabulary import tolerance_phrase
+from discovery import assignments
 from solutions.lec01_codesign.handout import CELLS
 
 CONFIG = load_config("lec01_codesign")
 
 
+@pytest.fixture(scope="module", params=assignments())
+def source(request):
+    config = load_config(request.param)
+    cells = importlib.import_module(f"solutions.{request.param}.{config.notebook.removesuffix('.ipynb')}").CELLS
+    text = generated_files(request.param)[config.notebook]
+    return SimpleNamespace(config=config, cells=cells, text=text, notebook=nbformat.reads(text, as_version=4))
+
+
 @pytest.fixture(scope="module")
-def released():
-    return nbformat.reads(generated_files("lec01_codesign")["handout.ipynb"], as_version=4)
+def released(source):
+    return source.notebook
 
 
 def _nbgrader(cell):
@@ -40,10 +52,10 @@ def test_the_first_cell_that_runs_imports_check(released):
     assert _nbgrader(first_code)["locked"]
 
 
-def test_every_item_has_exactly_one_grade_cell_with_its_points(released):
+def test_every_item_has_exactly_one_grade_cell_with_its_points(source, released):
     grade_cells = {_nbgrader(c)["grade_id"]: c for c in released.cells if _nbgrader(c).get("grade")}
-    assert set(grade_cells) == {item.id for item in CONFIG.items}
-    for item in CONFIG.items:
+    assert set(grade_cells) == {item.id for item in source.config.items}
+    for item in source.config.items:
         cell = grade_cells[item.id]
         assert _nbgrader(cell)["points"] == item.points
         if item.kind == "text":  # answered in place, graded by hand
@@ -53,23 +65,23 @@ def test_every_item_has_exactly_one_grade_cell_with_its_points(released):
             assert cell.source == f'check("{item.id}")'
 
 
-def test_answer_cells_are_stubs_that_leave_the_variable_undefined(released):
+def test_answer_cells_are_stubs_that_leave_the_variable_undefined(source, released):
     cells = {_nbgrader(c).get("grade_id"): c for c in released.cells}
-    for item in CONFIG.items_of("number", "choice"):
+    for item in source.config.items_of("number", "choice"):
         cell = cells[answer_cell_id(item.id)]
         assert _nbgrader(cell)["solution"] and not _nbgrader(cell)["locked"]
         assert cell.source == ANSWER_STUB
         assert ast.parse(cell.source).body == []  # only a comment: running it defines nothing
 
 
-def test_each_question_states_variable_format_unit_tolerance_and_points(released):
+def test_each_question_states_variable_format_unit_tolerance_and_points(source, released):
     prompts = {_nbgrader(c).get("grade_id"): c.source for c in released.cells}
-    for item in CONFIG.items_of("number", "choice", "text"):
+    for item in source.config.items_of("number", "choice", "text"):
         prompt = prompts[f"{item.id}_prompt"]
         assert f"（{item.points:g} 分）" in prompt
         if item.kind == "number":
-            assert f"`{item.id}`" in prompt and f"单位：{item.unit}" in prompt
-            assert f"相对误差不超过 {item.rtol * 100:g}%" in prompt
+            assert f"`{item.id}`" in prompt and (f"单位：{item.unit}" in prompt or not item.unit)
+            assert tolerance_phrase(item.rtol, item.atol, item.unit) in prompt
         if item.kind == "choice":
             assert all(f'`"{c}"`' in prompt for c in item.choices)
             assert all(f"- **{c}**" in prompt for c in item.choices)
@@ -82,17 +94,17 @@ def test_markdown_and_grade_cells_are_locked(released):
             assert meta.get("locked"), cell.source[:60]
 
 
-def test_the_answered_notebook_differs_only_in_answer_cells(released):
-    answered = render_notebook(CELLS, CONFIG, answered=True)
+def test_the_answered_notebook_differs_only_in_answer_cells(source, released):
+    answered = render_notebook(source.cells, source.config, answered=True)
     assert [c.id for c in answered.cells] == [c.id for c in released.cells]
     changed = {c.id for c, r in zip(answered.cells, released.cells) if c.source != r.source}
-    expected = {answer_cell_id(i.id) for i in CONFIG.items_of("number", "choice")} | {
-        i.id for i in CONFIG.items_of("text")}
+    expected = {answer_cell_id(i.id) for i in source.config.items_of("number", "choice")} | {
+        i.id for i in source.config.items_of("text")}
     assert changed == expected
 
 
-def test_the_notebook_json_is_stable():
-    text = generated_files("lec01_codesign")["handout.ipynb"]
+def test_the_notebook_json_is_stable(source):
+    text = source.text
     data = json.loads(text)
     assert text == json.dumps(data, sort_keys=True, indent=1, ensure_ascii=False) + "\n"
 
@@ -113,6 +125,6 @@ def test_a_source_that_disagrees_with_grading_toml_fails_the_build(mutate, messa
 
 
 @pytest.mark.parametrize("answered", [False, True])
-def test_nbgrader_accepts_the_cell_metadata(answered):
+def test_nbgrader_accepts_the_cell_metadata(source, answered):
     validator = pytest.importorskip("nbgrader.nbgraderformat").MetadataValidator()
-    validator.validate_nb(render_notebook(CELLS, CONFIG, answered=answered))
+    validator.validate_nb(render_notebook(source.cells, source.config, answered=answered))

@@ -8,6 +8,7 @@ import pytest
 
 from autograder.build import write_reference_submission
 from autograder.engine.registry import load_config
+from discovery import assignments
 from notebook_exec import execute_notebook
 from solutions.lec01_codesign.answers import answer_key
 
@@ -24,10 +25,12 @@ def reference_folder(tmp_path_factory):
     return folder
 
 
-def test_it_writes_exactly_the_student_files(tmp_path):
-    write_reference_submission("lec01_codesign", tmp_path / "sub")
-    assert sorted(p.name for p in (tmp_path / "sub").iterdir()) == sorted(CONFIG.student_files)
-    code = (tmp_path / "sub" / "codesign.py").read_text(encoding="utf-8")
+@pytest.mark.parametrize("name", assignments())
+def test_it_writes_exactly_the_student_files(tmp_path, name):
+    config = load_config(name)
+    write_reference_submission(name, tmp_path / "sub")
+    assert sorted(p.name for p in (tmp_path / "sub").iterdir()) == sorted(config.student_files)
+    code = (tmp_path / "sub" / f"{config.student_module}.py").read_text(encoding="utf-8")
     assert "SOLUTION" not in code and "NotImplementedError" not in code
 
 

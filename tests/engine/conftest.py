@@ -12,7 +12,7 @@ import pytest
 
 from autograder.engine import BatchReport, grade_batch
 from autograder.sandbox import Limits, bubblewrap_problem
-from engine.corpus import ASSIGNMENT, EXAMPLES_DIR, CorpusCase, corpus_cases, materialize, write_reference
+from engine.corpus import ASSIGNMENT, CONFIG, EXAMPLES_DIR, CorpusCase, corpus_cases, materialize, write_reference
 
 # Short timeouts (and a 45 s ceiling per submission) keep the hostile cases cheap; the slowest
 # honest case (pure-Python loops) still finishes every call in well under a second.
@@ -54,7 +54,7 @@ def graded_batch(tmp_path_factory) -> GradedBatch:
     submissions = root / "submissions"
     cases = corpus_cases()
     materialize(cases, submissions, reference)
-    for path in submissions.glob("*/codesign.py"):
+    for path in submissions.glob(f"*/{CONFIG.student_module}.py"):
         text = path.read_text("utf-8")
         for marker, unique in MARKERS.items():
             text = text.replace(marker, unique)

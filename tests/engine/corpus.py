@@ -1,10 +1,11 @@
-"""The corpus of lec01 submissions (tests/corpus/lec01_codesign/<case>/) and how a test batch is
-assembled from it.
+"""The corpus of submissions of an assignment (tests/corpus/<assignment>/<case>/) and how a test
+batch is assembled from it.
 
 Each case folder holds the files a student would submit, plus an optional `case.toml`:
 
     description = "…"
-    codesign = "own" | "reference" | "skeleton"        # where codesign.py comes from (default own)
+    <module> = "own" | "reference" | "skeleton"        # where the student module comes from (default
+                                                       # own); the key is its name, e.g. codesign
     notebook = "reference" | "skeleton" | "own" | "none"  # where handout.ipynb comes from
     score = "full" | "zero" | "low" | "partial" | "functions"
     feedback = ["…"]                                   # substrings the feedback must contain
@@ -22,9 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.build import write_reference_submission
-from autograder.engine.registry import ASSIGNMENTS_DIR, REPO_ROOT
+from autograder.engine.registry import ASSIGNMENTS_DIR, REPO_ROOT, load_config
 
-ASSIGNMENT = "lec01_codesign"
+ASSIGNMENT = "lec01_codesign"  # the assignment whose corpus and examples the engine tests grade
+CONFIG = load_config(ASSIGNMENT)
 CORPUS_DIR = REPO_ROOT / "tests" / "corpus" / ASSIGNMENT
 EXAMPLES_DIR = REPO_ROOT / "examples" / ASSIGNMENT / "submissions"
 SOURCES = ("own", "reference", "skeleton", "none")
@@ -37,7 +39,7 @@ class CorpusCase:
     name: str
     folder: Path
     description: str
-    codesign: str
+    module: str  # where the student module comes from
     notebook: str
     score: str
     feedback: tuple[str, ...]
@@ -48,10 +50,10 @@ def corpus_cases() -> list[CorpusCase]:
     for folder in sorted(p for p in CORPUS_DIR.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))):
         meta = tomllib.loads((folder / "case.toml").read_text("utf-8")) if (folder / "case.toml").exists() else {}
         case = CorpusCase(folder.name, folder, meta.get("description", "a correct implementation"),
-                          meta.get("codesign", "own"), meta.get("notebook", "reference"),
+                          meta.get(CONFIG.student_module, "own"), meta.get("notebook", "reference"),
                           meta.get("score", "full"), tuple(meta.get("feedback", ())))
-        if case.codesign not in SOURCES or case.notebook not in SOURCES or case.score not in SCORES:
-            raise ValueError(f"{folder}/case.toml: bad codesign/notebook/score in {meta}")
+        if case.module not in SOURCES or case.notebook not in SOURCES or case.score not in SCORES:
+            raise ValueError(f"{folder}/case.toml: bad {CONFIG.student_module}/notebook/score in {meta}")
         cases.append(case)
     return cases
 
@@ -66,7 +68,7 @@ def materialize(cases: list[CorpusCase], submissions: Path, reference: Path) -> 
         for path in case.folder.iterdir():
             if path.is_file() and path.name != "case.toml":
                 shutil.copyfile(path, dest / path.name)
-        for name, source in (("codesign.py", case.codesign), ("handout.ipynb", case.notebook)):
+        for name, source in ((f"{CONFIG.student_module}.py", case.module), (CONFIG.notebook, case.notebook)):
             if source in origin:
                 shutil.copyfile(origin[source] / name, dest / name)
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from autograder.engine.cases import Verdict
+from autograder.engine.cases import Standard, TestRecord, Verdict
 from autograder.engine.function_items import RAISE_CASE_NOT_COUNTED, discount_raises
-from autograder.engine.function_items import TestRecord as Record  # (not a pytest class)
 from autograder.engine.guard import guarded
 from autograder.engine.registry import Item
 from autograder.engine.report_items import grade_report
@@ -17,8 +16,9 @@ from autograder.sandbox import NotebookOutcome, SandboxError
 PASS, FAIL = Verdict(True), Verdict(False, "`f(1)` 的值不对")
 
 
-def record(ok: bool, raises: bool) -> Record:
-    return Record("case", "错误输入" if raises else "芯片", 0.5 if raises else 1.0, PASS if ok else FAIL, raises)
+def record(ok: bool, raises: bool) -> TestRecord:
+    group = Standard.BAD_INPUT if raises else Standard.DATA
+    return TestRecord("case", group, group.weight, PASS if ok else FAIL, raises)
 
 
 def test_raise_cases_count_only_after_a_value_test_passes():

@@ -7,8 +7,8 @@ from __future__ import annotations
 import math
 import types
 
-from autograder.engine.cases import Call, Raises, Suite, Verdict
-from autograder.engine.function_items import TestRecord, discount_raises
+from autograder.engine.cases import Call, Raises, Suite, TestRecord, Verdict
+from autograder.engine.function_items import discount_raises
 from autograder.engine.invoke import Reply, judge
 from autograder.engine.properties import examples_of
 from autograder.lec01_codesign.chips import ChipArg

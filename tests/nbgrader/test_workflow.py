@@ -37,7 +37,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 ROOT = Path(__file__).resolve().parents[2]
 ASSIGNMENT = "lec01_codesign"
 CONFIG = load_config(ASSIGNMENT)
-COURSE_FILES = ("nbgrader_config.py", "assignments", "autograder", "solutions", "hw_specs.py", "console.py")
+COURSE_FILES = ("nbgrader_config.py", "assignments", "authoring", "autograder", "solutions", "hw_specs.py", "console.py")
 AUTO_ITEMS = [item.id for item in CONFIG.items if item.kind != "text"]
 TEXT_ITEMS = [item for item in CONFIG.items if item.kind == "text"]
 # Students nbgrader cannot autograde (flagged by reconcile): an unreadable notebook, and one
@@ -442,7 +442,7 @@ def _files(folder: Path) -> dict[str, Path]:
 
 
 def test_the_release_holds_no_solution_line_marker_or_answer(course):
-    from autograder.build.cells import Question
+    from authoring.cells import Question
     from solutions.lec01_codesign.handout import CELLS
 
     release = course.root / "release" / ASSIGNMENT

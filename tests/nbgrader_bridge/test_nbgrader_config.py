@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from traitlets.config.loader import PyFileConfigLoader
 
-from autograder.build.notebook import ANSWER_STUB, TEXT_STUB
+from autograder.engine.vocabulary import ANSWER_STUB, TEXT_STUB
 from process_state import process_state_restored
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -54,7 +54,7 @@ def test_a_million_random_float32_values(fmt):
 
 
 def test_representable_values_are_all_reachable():
-    """The oracle's value sets are the ones DESIGN §2 names (a check on the oracle itself)."""
+    """The oracle's value sets are the ones the OCP FP8 and MX v1.0 definitions give (a check on the oracle itself)."""
     e2m1 = oracles.all_values(oracles.E2M1)
     np.testing.assert_array_equal(e2m1[e2m1 >= 0], [0, 0.5, 1, 1.5, 2, 3, 4, 6])
     e4m3 = oracles.all_values(oracles.E4M3)
@@ -65,7 +65,7 @@ def test_representable_values_are_all_reachable():
 @pytest.mark.parametrize("x, want", [(0.25, 0.0), (0.75, 1.0), (1.25, 1.0), (1.75, 2.0), (2.5, 2.0),
                                      (3.5, 4.0), (5.0, 4.0), (-0.75, -1.0), (7.0, 6.0), (-1e9, -6.0)])
 def test_e2m1_ties_to_even_examples_of_the_design(x, want):
-    """The tie examples DESIGN §2 lists (which the lecture's argmin gets wrong)."""
+    """The tie examples of the to_e2m1 docstring (which the lecture's argmin gets wrong)."""
     assert to_e2m1(x) == want == oracles.e2m1(x)
 
 

@@ -75,11 +75,11 @@ def test_bad_input_raises_a_clear_value_error(args, message):
 
 
 def test_lecture_demo2_figures_reproduce():
-    """Seed 0, 2^20 values: the relative errors the lecture prints (DESIGN §2)."""
+    """Seed 0, 2^20 values: the relative errors the lecture prints."""
     x = heavy_tailed(1 << 20, seed=0)
     rel = {s: np.linalg.norm(quantize(x, s) - x) / np.linalg.norm(x) for s in SCHEMES}
     printed = {s: f"{rel[s] * 100:.2f}" for s in SCHEMES}
-    # Figures quoted by the lecture and DESIGN §2 for the reference semantics.
+    # Figures the lecture quotes, under the reference semantics.
     assert printed == {"fp8_tensor": "2.65", "fp4_tensor": "64.44", "mxfp4": "12.65", "nvfp4": "9.23"}
     q4 = quantize(x, "fp4_tensor")
     assert f"{np.mean((q4 == 0) & (x != 0)) * 100:.1f}" == "82.5"

@@ -1,0 +1,217 @@
+"""`python -m autograder check <name>`: everything an author must get right, in the author's terms.
+
+In order: the build (or, frozen, the drift), the hidden tests and the answer key, the leak check,
+the public examples against the reference, the reference submission (full automatic marks) and
+the released skeleton (no points for functions). Each step reports what is wrong and where to
+fix it; a step that cannot run because an earlier one failed is skipped, saying so.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from autograder.build.assignment import build_assignment, write_reference_submission
+from autograder.build.leaks import find_leaks
+from autograder.build.student_files import PUBLIC_CASES
+from autograder.engine.assignment import load_assignment
+from autograder.engine.registry import REPO_ROOT, load_config
+from autograder.engine.vocabulary import ItemKind
+from autograder.errors import InstructorError
+
+SELFCHECK_TIMEOUT = 120  # seconds for `python selfcheck.py` on the reference
+
+
+@dataclass
+class Step:
+    title: str
+    problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    skipped: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems and not self.skipped
+
+
+@dataclass
+class CheckReport:
+    assignment: str
+    steps: list[Step] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(step.ok for step in self.steps)
+
+    def verdict(self) -> str:
+        return f"{self.assignment}: " + ("ready" if self.ok else "fix the problems above, then run check again")
+
+
+def step_lines(step: Step) -> list[str]:
+    mark = "-" if step.skipped else "✓" if step.ok else "✗"
+    out = [f"  {mark} {step.title}" + (f" (skipped: {step.skipped})" if step.skipped else "")]
+    out += [f"      {note}" for note in step.notes]
+    out += [f"      - {problem}" for problem in step.problems]
+    return out
+
+
+def check_assignment(name: str, *, frozen: bool = False, isolation: str = "bubblewrap",
+                     on_step: Callable[[Step], None] | None = None) -> CheckReport:
+    """Run every step; `frozen` checks the generated files for drift instead of rewriting them."""
+    report = CheckReport(name)
+
+    def run(title: str, body: Callable[[Step], None], needs_ok: bool = True) -> Step:
+        step = Step(title)
+        if needs_ok and not report.ok:
+            step.skipped = "an earlier step failed"
+        else:
+            try:
+                body(step)
+            except InstructorError as err:
+                step.problems.append(str(err))
+            except Exception as err:  # noqa: BLE001 - the author's code (reference, key, hidden tests) failed
+                step.problems.append(_author_code_failure(err))
+        report.steps.append(step)
+        if on_step:
+            on_step(step)
+        return step
+
+    run("grading.toml", lambda step: step.notes.append(_describe_config(name)))
+    run("generated student files: drift" if frozen else "build", lambda step: _build(name, frozen, step))
+    run("hidden tests and answer key", lambda step: _hidden_tests(name, step))
+    run("nothing in the student folder leaks a solution, an answer or a key", lambda step: _leaks(name, step))
+    with tempfile.TemporaryDirectory(prefix=f"cs349e-check-{name}-") as scratch:
+        scratch = Path(scratch)
+        run("public examples pass on the reference", lambda step: _public_examples(name, scratch, step))
+        run("the reference submission earns every automatic point",
+            lambda step: _reference(name, scratch, isolation, step))
+        run("the released skeleton earns no points for functions",
+            lambda step: _skeleton(name, scratch, isolation, step))
+    return report
+
+
+def _describe_config(name: str) -> str:
+    config = load_config(name)
+    kinds = {kind: len(config.items_of(kind)) for kind in ItemKind}
+    listed = ", ".join(f"{n} {kind.value}" for kind, n in kinds.items() if n)
+    return f"{len(config.items)} items ({listed}), {config.total_points:g} points; students hand in " \
+           f"{', '.join(config.student_files)}"
+
+
+def _build(name: str, frozen: bool, step: Step) -> None:
+    from autograder.engine import property_examples
+
+    changed = [f"assignments/{name}/{rel}" for rel in build_assignment(name, check=frozen)]
+    changed += property_examples.write(name, check=frozen)
+    if frozen:
+        step.problems += [f"{path} differs from what the build produces: run "
+                          f"`python -m autograder build {name}` and commit the result" for path in changed]
+    else:
+        step.notes.append(f"rewrote {', '.join(changed)}" if changed else "already up to date")
+
+
+def _hidden_tests(name: str, step: Step) -> None:
+    load_assignment.cache_clear()
+    assignment = load_assignment(name)
+    for item_id, suite in assignment.suites.items():
+        step.notes.append(f"{item_id}: {len(suite.cases)} cases, {len(suite.properties)} properties")
+
+
+def _leaks(name: str, step: Step) -> None:
+    step.problems += find_leaks(name, dict(load_assignment(name).answer_key))
+
+
+def _public_examples(name: str, scratch: Path, step: Step) -> None:
+    """The generated self-check, run the way a student runs it, on the reference's files."""
+    config = load_config(name)
+    folder = scratch / "public" / name
+    shutil.copytree(config.folder, folder, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
+    write_reference_submission(name, folder)
+    cases = _public_case_functions(folder)
+    functions = [item.id for item in config.items_of(ItemKind.FUNCTION)]
+    step.problems += [f"{PUBLIC_CASES} has no example for {f}: students get no public check of it"
+                      for f in functions if f not in cases]
+    step.problems += [f"{PUBLIC_CASES} has examples for {f}, which is not a function item of grading.toml"
+                      for f in sorted(set(cases) - set(functions))]
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "NBGRADER_EXECUTION")}
+    try:
+        done = subprocess.run([sys.executable, "selfcheck.py"], cwd=folder, env=env, capture_output=True,
+                              text=True, timeout=SELFCHECK_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        step.problems.append(f"`python selfcheck.py` on the reference ran over {SELFCHECK_TIMEOUT} s")
+        return
+    failing = [line.strip() for line in done.stdout.splitlines() if line.strip().startswith(("✗", "…"))]
+    if done.returncode != 0 or failing:
+        detail = failing or (done.stderr.strip().splitlines() or ["(no output)"])[-3:]
+        step.problems += [f"on the reference solution, selfcheck says: {line}" for line in detail]
+        step.problems.append(f"fix the example in assignments/{name}/{PUBLIC_CASES} or the reference in "
+                             f"solutions/{name}/{config.student_module}.py")
+
+
+def _public_case_functions(folder: Path) -> dict[str, int]:
+    """function -> number of public examples, read by the student folder's own interpreter."""
+    code = ("import collections, json, public_cases; "
+            "print(json.dumps(collections.Counter(c.function for c in public_cases.CASES)))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=folder, capture_output=True, text=True, timeout=60,
+                          env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
+        raise InstructorError(f"{PUBLIC_CASES} cannot be imported in the student folder: {last}")
+    import json
+
+    return json.loads(done.stdout)
+
+
+def _reference(name: str, scratch: Path, isolation: str, step: Step) -> None:
+    from autograder.engine.grader import grade_submission
+
+    folder = scratch / "reference" / "reference"
+    write_reference_submission(name, folder)
+    result = grade_submission(name, folder, isolation=isolation)
+    for item in result.items:
+        if item.status != "manual" and item.score < item.max_score:
+            step.problems.append(f"{item.id}: the reference scores {item.score:g} / {item.max_score:g} "
+                                 f"({item.status}). {_first_lines(item.feedback_md)}")
+    step.notes.append(f"{result.score:g} / {result.auto_max_score:g} automatic points "
+                      f"({result.max_score:g} with the hand-graded items), graded under {result.isolation}")
+
+
+def _skeleton(name: str, scratch: Path, isolation: str, step: Step) -> None:
+    from autograder.engine.grader import grade_submission
+
+    config = load_config(name)
+    folder = scratch / "skeleton" / "skeleton"
+    folder.mkdir(parents=True)
+    for student_file in config.student_files:
+        shutil.copyfile(config.folder / student_file, folder / student_file)
+    result = grade_submission(name, folder, isolation=isolation)
+    functions = [item for item in result.items if item.kind == ItemKind.FUNCTION]
+    for item in functions:
+        if item.score > 0:
+            step.problems.append(f"{item.id}: the unmodified skeleton scores {item.score:g} / {item.max_score:g}; "
+                                 "a hidden test passes without any code (e.g. only must-raise cases, or an "
+                                 "expected value the stub happens to return)")
+    step.notes.append(f"{sum(i.score for i in functions):g} / {sum(i.max_score for i in functions):g} points "
+                      f"on functions, {result.score:g} in total")
+
+
+def _author_code_failure(err: Exception) -> str:
+    """The exception and the innermost line of the course's own code that raised it."""
+    frames = [f for f in traceback.extract_tb(err.__traceback__) if Path(f.filename).is_relative_to(REPO_ROOT)]
+    where = ""
+    if frames:
+        frame = frames[-1]
+        where = f" at {Path(frame.filename).relative_to(REPO_ROOT).as_posix()}:{frame.lineno} ({frame.line})"
+    return f"{type(err).__name__}: {err}{where}"
+
+
+def _first_lines(feedback: str, count: int = 6) -> str:
+    lines = [line for line in feedback.splitlines() if line.strip()]
+    return " | ".join(lines[:count])

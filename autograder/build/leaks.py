@@ -1,0 +1,144 @@
+"""What an assignment's student folder must never hold: a solution line, a solution or hidden-test
+marker, a reference answer line, an answer key written out, or an import of the instructor-only
+packages. `find_leaks(name)` lists each one in words an author can act on.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import json
+import re
+from pathlib import Path
+
+from authoring.cells import Question
+from autograder.build.markers import find_regions
+from autograder.engine.registry import REPO_ROOT, load_config
+from autograder.engine.vocabulary import ItemKind
+
+MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
+INSTRUCTOR_PACKAGES = ("solutions", "autograder")
+# Shorter lines ("return q", "else:") also occur in honest code; a line this long and specific does not.
+MIN_DISTINCTIVE = 12
+SKIPPED_PARTS = {"__pycache__", ".pytest_cache", ".ipynb_checkpoints"}
+
+
+def student_files(folder: Path) -> list[Path]:
+    return [p for p in sorted(folder.rglob("*")) if p.is_file() and not SKIPPED_PARTS & set(p.parts)]
+
+
+def code_part(line: str) -> str:
+    """The line without its trailing comment (a '#' outside quotes), stripped: a copied line with a
+    new comment is still the same code."""
+    quote = None
+    for i, ch in enumerate(line):
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#":
+            return line[:i].strip()
+    return line.strip()
+
+
+def distinctive(lines) -> set[str]:
+    out = set()
+    for line in lines:
+        text = code_part(line)
+        if len(text) >= MIN_DISTINCTIVE and re.search(r"[A-Za-z_]", text):
+            out.add(text)
+    return out
+
+
+def lines_of(path: Path) -> list[str]:
+    """A notebook's lines are those of its cells' sources (the raw JSON quotes and escapes them)."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".ipynb":
+        return [line for cell in json.loads(text)["cells"] for line in "".join(cell["source"]).splitlines()]
+    return text.splitlines()
+
+
+def solution_lines(name: str) -> set[str]:
+    """The distinctive lines of every solution region under solutions/<name>/."""
+    found = set()
+    for source in sorted((REPO_ROOT / "solutions" / name).rglob("*.py")):
+        text = source.read_text(encoding="utf-8")
+        if "BEGIN SOLUTION" in text:
+            for region in find_regions(text, source.name):
+                found |= distinctive(region.body)
+    return found
+
+
+def answer_lines(name: str) -> set[str]:
+    """The distinctive lines of the reference answers in the notebook sources."""
+    found = set()
+    for notebook in load_config(name).student_files:
+        if notebook.endswith(".ipynb"):
+            cells = importlib.import_module(f"solutions.{name}.{Path(notebook).stem}").CELLS
+            for cell in cells:
+                if isinstance(cell, Question):
+                    found |= distinctive(cell.answer.splitlines())
+    return found
+
+
+def instructor_imports(path: Path) -> list[str]:
+    if path.suffix == ".py":
+        sources = [path.read_text(encoding="utf-8")]
+    elif path.suffix == ".ipynb":
+        sources = ["".join(c["source"]) for c in json.loads(path.read_text(encoding="utf-8"))["cells"]
+                   if c["cell_type"] == "code"]
+    else:
+        return []
+    names = []
+    for source in sources:
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:  # a cell a student is meant to fill in; nothing to import there
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names += [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names.append(node.module or "")
+    return [n for n in names if n.split(".")[0] in INSTRUCTOR_PACKAGES]
+
+
+def written_keys(name: str, answer_key: dict) -> list[tuple[str, str]]:
+    """(item, form) for each number key written out in the notebook the way a table would print it.
+
+    Whole numbers below 1000 are too common in prose (bit widths, head sizes) to mean anything and
+    are left out."""
+    config = load_config(name)
+    notebook = json.loads((config.folder / config.notebook).read_text(encoding="utf-8"))
+    text = "\n".join("".join(c["source"]) for c in notebook["cells"])
+    found = []
+    for item in config.items_of(ItemKind.NUMBER):
+        key = answer_key[item.id]
+        forms = {f"{key:.3g}", f"{key:.4g}", f"{key:.2f}"}
+        for form in sorted(f for f in forms if "." in f and len(f.replace(".", "").lstrip("0")) >= 2):
+            if re.search(rf"(?<![\d.]){re.escape(form)}(?!\d)", text):
+                found.append((item.id, form))
+    return found
+
+
+def find_leaks(name: str, answer_key: dict) -> list[str]:
+    """Every leak in assignments/<name>/, one sentence each; empty when the folder is clean."""
+    folder = load_config(name).folder
+    files = student_files(folder)
+    solutions, answers = solution_lines(name), answer_lines(name)
+    leaks = []
+    for path in files:
+        rel = path.relative_to(folder.parent).as_posix() if path.is_relative_to(folder.parent) else str(path)
+        text = path.read_text(encoding="utf-8", errors="replace")
+        leaks += [f"{rel} contains the marker {m!r}" for m in MARKERS if m.lower() in text.lower()]
+        if path.suffix not in (".py", ".ipynb"):
+            continue
+        for line in lines_of(path):
+            code = code_part(line)
+            if code in solutions:
+                leaks.append(f"{rel} contains a line of a solution region: {code!r}")
+            elif code in answers:
+                leaks.append(f"{rel} contains a line of a reference answer: {code!r}")
+        leaks += [f"{rel} imports the instructor-only {n!r}" for n in instructor_imports(path)]
+    leaks += [f"{name}'s notebook writes out the key of {item} as {form}" for item, form in written_keys(name, answer_key)]
+    return leaks

@@ -1,0 +1,114 @@
+"""A fixture assignment (tests/fixtures/course/, never shipped) goes through the whole pipeline —
+build, check, nbgrader release, trusted grading, pregrade + nbgrader autograde, the hand-in zip and the
+Gradescope bundle — in a copy of the course, with the engine untouched: adding an assignment is
+adding its three folders. Two students keep it cheap: the reference and the released skeleton."""
+
+from __future__ import annotations
+
+import csv
+import shutil
+import zipfile
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from autograder.sandbox import bubblewrap_problem
+from course_copy import ROOT, copy_course, run
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+
+NAME = "fx_intensity"
+FIXTURE = ROOT / "tests" / "fixtures" / "course"
+AUTO_POINTS, TOTAL_POINTS = 8.0, 10.0  # grading.toml of the fixture: 5 + 2 + 1 automatic, 2 by hand
+
+
+def ok(done) -> str:
+    assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-5000:]}"
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory) -> SimpleNamespace:
+    root = copy_course(tmp_path_factory.mktemp("course"))
+    engine_before = {p.relative_to(root): p.read_bytes() for p in (root / "autograder").rglob("*.py")}
+    for top in ("assignments", "solutions", "autograder"):
+        shutil.copytree(FIXTURE / top / NAME, root / top / NAME)
+    w = SimpleNamespace(root=root, engine_before=engine_before)
+    w.build = ok(run(root, "-m", "autograder", "build", NAME))
+    w.check = ok(run(root, "-m", "autograder", "check", NAME, "--frozen"))
+    ok(run(root, "-m", "nbgrader", "generate_assignment", NAME, "--force"))
+    release = root / "release" / NAME
+    alice, bob = root / "submitted" / "alice" / NAME, root / "submitted" / "bob" / NAME
+    ok(run(root, "-m", "autograder", "reference", NAME, str(alice)))
+    shutil.copytree(release, bob)
+    # alice hands in with the generated self-check, as the student README says
+    hand_in = tmp_path_factory.mktemp("alice") / NAME
+    shutil.copytree(release, hand_in)
+    for name in ("intensity.py", "handout.ipynb"):
+        shutil.copyfile(alice / name, hand_in / name)
+    ok(run(hand_in, "selfcheck.py", "--zip"))
+    w.zip = hand_in / f"{NAME}_submission.zip"
+    w.grade = ok(run(root, "-m", "autograder", "grade", NAME, "submitted", "--out", "out"))
+    ok(run(root, "-m", "autograder", "pregrade", NAME))  # pins the trusted results autograde writes
+    w.autograde = ok(run(root, "-m", "nbgrader", "autograde", NAME, "--force"))
+    ok(run(root, "-m", "nbgrader", "export", "--to", "nbgrader_grades.csv"))
+    ok(run(root, "-m", "autograder", "gradescope", NAME, "--out", "bundle.zip"))
+    return w
+
+
+def _rows(path: Path) -> dict[str, dict]:
+    with open(path, newline="", encoding="utf-8") as f:
+        return {row["student"] if "student" in row else row["student_id"]: row for row in csv.DictReader(f)}
+
+
+def test_the_build_generates_the_generic_student_files(course):
+    folder = course.root / "assignments" / NAME
+    for name in ("selfcheck.py", "public_checks.py", "conftest.py", "test_intensity.py", "console.py", "intensity.py"):
+        assert (folder / name).is_file(), name
+    assert not (folder / "hw_specs.py").exists()  # not declared in shared_modules
+    assert f"{NAME}: ready" in course.check
+
+
+def test_the_release_holds_the_skeleton_and_no_solution(course):
+    skeleton = (course.root / "release" / NAME / "intensity.py").read_text(encoding="utf-8")
+    assert "NotImplementedError" in skeleton and "float(flops) / float(bytes_moved)" not in skeleton
+
+
+def test_the_trusted_grader_gives_the_reference_every_automatic_point_and_the_skeleton_none(course):
+    rows = _rows(course.root / "out" / "grades.csv")
+    assert float(rows["alice"]["score"]) == AUTO_POINTS and float(rows["alice"]["max_score"]) == TOTAL_POINTS
+    assert float(rows["bob"]["score"]) == 0
+
+
+def test_nbgrader_autograde_records_the_trusted_scores(course):
+    rows = _rows(course.root / "nbgrader_grades.csv")
+    assert float(rows["alice"]["raw_score"]) == AUTO_POINTS
+    assert float(rows["bob"]["raw_score"]) == 0
+
+
+def test_the_engine_was_not_touched(course):
+    after = {p.relative_to(course.root): p.read_bytes() for p in (course.root / "autograder").rglob("*.py")
+             if not p.is_relative_to(course.root / "autograder" / NAME)}
+    assert after == course.engine_before
+
+
+def test_the_gradescope_bundle_carries_the_declared_shared_module_only(course):
+    with zipfile.ZipFile(course.root / "bundle.zip") as bundle:
+        names = set(bundle.namelist())
+    assert {"console.py", f"assignments/{NAME}/grading.toml", f"autograder/{NAME}/__init__.py"} <= names
+    assert "hw_specs.py" not in names and not any(n.startswith("tests/") for n in names)
+
+
+def test_the_gradescope_bundle_grades_the_hand_in_zip(course, tmp_path):
+    problem = bubblewrap_problem()
+    if problem:
+        pytest.skip(f"the Gradescope container is simulated with bubblewrap: {problem}")
+    from gradescope.gradescope_container import lay_out, run_autograder
+
+    upload = tmp_path / "upload"
+    with zipfile.ZipFile(course.zip) as archive:  # Gradescope unpacks a zip upload
+        archive.extractall(upload)
+    result = run_autograder(lay_out(tmp_path / "autograder", course.root / "bundle.zip", upload))
+    assert result.results is not None, result.log[-3000:]
+    assert result.results["score"] == pytest.approx(AUTO_POINTS), result.log[-3000:]

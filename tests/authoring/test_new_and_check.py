@@ -1,0 +1,163 @@
+"""`python -m autograder new` + `check`, the way a course author uses them, in a copy of the
+repository: the scaffold passes check as created, and an author who edits only files inside the
+three new folders adds a second function and a second question that check then grades."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from course_copy import copy_course, run, snapshot
+
+NAME = "lec02_demo"
+THREE_FOLDERS = (f"assignments/{NAME}/", f"solutions/{NAME}/", f"autograder/{NAME}/")
+
+
+def autograder(root, *args):
+    return run(root, "-m", "autograder", *args)
+
+
+def _output(done) -> str:
+    return f"exit {done.returncode}\n--- stdout\n{done.stdout}\n--- stderr\n{done.stderr}"
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    root = copy_course(tmp_path_factory.mktemp("course"))
+    before = snapshot(root)
+    new = autograder(root, "new", NAME)
+    assert new.returncode == 0, _output(new)
+    return root, before, new
+
+
+def test_new_writes_only_the_three_folders_and_lists_the_authors_files(course):
+    root, before, new = course
+    after = snapshot(root)
+    changed = {rel for rel in after if before.get(rel) != after[rel]} | (set(before) - set(after))
+    assert changed and all(rel.startswith(THREE_FOLDERS) for rel in changed), sorted(changed)
+    listed = re.findall(r"^  (\S+)$", new.stdout, flags=re.M)
+    assert len(listed) == 9 and all(rel.startswith(THREE_FOLDERS) for rel in listed)
+    generated = {rel for rel in changed if rel not in listed}
+    assert f"assignments/{NAME}/selfcheck.py" in generated and f"assignments/{NAME}/handout.ipynb" in generated
+
+
+def test_new_refuses_a_taken_or_malformed_name(course):
+    root, _, _ = course
+    for name, words in ((NAME, "already exist"), ("Lec03", "lower-case"), ("lec03_numpy", "shadow")):
+        done = autograder(root, "new", name)
+        assert done.returncode == 2 and words in done.stderr, _output(done)
+
+
+def test_the_scaffold_passes_check(course):
+    root, _, _ = course
+    done = autograder(root, "check", NAME)
+    assert done.returncode == 0, _output(done)
+    assert f"{NAME}: ready" in done.stdout
+    assert re.search(r"8 / 8 automatic points \(10 with the hand-graded items\)", done.stdout), done.stdout
+    assert "0 / 6 points on functions" in done.stdout
+
+
+SECOND_FUNCTION = '''
+
+def offset(x, delta):
+    """把数组 x 的每个元素加上 delta，返回 float64 数组。
+
+    【边界】delta 不是有限的数时抛出 ValueError。
+    """
+    ### BEGIN SOLUTION
+    if not math.isfinite(delta):
+        raise ValueError("delta 必须是有限的数")
+    return np.asarray(x, dtype=np.float64) + delta
+    ### END SOLUTION
+'''
+
+SECOND_ITEMS = '''
+[[items]]
+id = "offset"
+kind = "function"
+points = 4
+title = "把数组的每个元素加上一个数"
+
+[[items]]
+id = "q03_offset_mean"
+kind = "choice"
+points = 3
+title = "平移以后的平均值变了吗"
+choices = ["A", "B"]
+'''
+
+SECOND_SUITE = '''
+
+_first_suites = function_suites
+
+
+@lru_cache(maxsize=1)
+def function_suites() -> Mapping[str, Suite]:
+    from solutions.lec02_demo import demo as ref
+
+    g = np.random.default_rng(SEED + 1)
+    cases = [Case(f"{n} 个数 + {d:g}", Call("offset", (x, d)), Returns(ArrayCheck(ref.offset(x, d))))
+             for n, x, d in ((k, g.normal(size=k), float(g.uniform(-3, 3))) for k in (8, 512))]
+    cases.append(Case("delta = nan：要抛出 ValueError", Call("offset", (np.ones(2), float("nan"))),
+                      Raises("ValueError", "delta 不是有限的数"), Standard.BAD_INPUT))
+    return {**_first_suites(), "offset": Suite("offset", "随机数据、非有限的 delta", tuple(cases))}
+'''
+
+
+def _edit(root, rel, edit):
+    assert rel.startswith(THREE_FOLDERS)
+    path = root / rel
+    path.write_text(edit(path.read_text(encoding="utf-8")), encoding="utf-8")
+
+
+def test_an_author_adds_a_function_and_a_question_inside_the_three_folders(course):
+    root, _, _ = course
+    before = snapshot(root)
+    _edit(root, f"assignments/{NAME}/grading.toml", lambda s: s + SECOND_ITEMS)
+    _edit(root, f"solutions/{NAME}/demo.py", lambda s: s + SECOND_FUNCTION)
+    _edit(root, f"solutions/{NAME}/__init__.py", lambda s: s.replace("import scale", "import offset, scale")
+          .replace('__all__ = ["scale"]', '__all__ = ["offset", "scale"]'))
+    _edit(root, f"solutions/{NAME}/answers.py", lambda s: s.replace("import scale", "import offset, scale") + (
+        '\n\n_first_key = answer_key\n\n\ndef answer_key() -> dict[str, float | str]:\n'
+        '    moved = float(offset(np.array(SUM_INPUT), 1.0).mean()) != float(np.mean(SUM_INPUT))\n'
+        '    return {**_first_key(), "q03_offset_mean": "A" if moved else "B"}\n'))
+    _edit(root, f"solutions/{NAME}/explanations.py", lambda s: s.replace(
+        "\n}", '\n    "q03_offset_mean": "每个数都加上 1，平均值也加上 1。",\n}'))
+    _edit(root, f"solutions/{NAME}/handout.py", lambda s: s.replace("from demo import scale", "from demo import offset, scale")
+          .rstrip().removesuffix(")") + (
+        '    FunctionCheck("offset"),\n'
+        '    Question("q03_offset_mean", prompt="""\n'
+        '        把每个元素加上 1 以后，平均值变了吗？A. 变了  B. 没变\n'
+        '        """, answer="""\n'
+        '        q03_offset_mean = "A" if offset(np.array([1.0, 2.0]), 1.0).mean() != 1.5 else "B"\n'
+        '        """),\n)\n'))
+    _edit(root, f"assignments/{NAME}/public_cases.py", lambda s: s + (
+        '\nCASES += (Case("offset", "one", (np.array([1.0, -1.0]), 1.0), "每个元素加 1。", '
+        'expected=np.array([2.0, 0.0])),)\n'))
+    _edit(root, f"autograder/{NAME}/__init__.py", lambda s: s + SECOND_SUITE)
+
+    done = autograder(root, "check", NAME)
+    assert done.returncode == 0, _output(done)
+    assert "offset: 3 cases" in done.stdout and "scale: 7 cases" in done.stdout
+    assert "15 / 15 automatic points (17 with the hand-graded items)" in done.stdout
+    assert "0 / 10 points on functions" in done.stdout
+    after = snapshot(root)
+    changed = {rel for rel in after if before.get(rel) != after[rel]}
+    assert all(rel.startswith(THREE_FOLDERS) for rel in changed), sorted(changed)
+    assert f"assignments/{NAME}/handout.ipynb" in changed  # check rebuilt the student files
+
+    # An author's slip is reported in the author's terms: a public example that the reference fails.
+    _edit(root, f"assignments/{NAME}/public_cases.py", lambda s: s.replace("expected=np.array([2.0, 0.0])",
+                                                                          "expected=np.array([2.0, 1.0])"))
+    done = autograder(root, "check", NAME)
+    assert done.returncode == 1, _output(done)
+    assert "on the reference solution, selfcheck says: ✗ offset" in done.stdout
+    assert f"fix the example in assignments/{NAME}/public_cases.py" in done.stdout
+
+    # A mistake in the author's own code names the file and the line, not a grader traceback.
+    _edit(root, f"solutions/{NAME}/answers.py", lambda s: s.replace("moved = float(offset(", "moved = float(offest("))
+    done = autograder(root, "check", NAME)
+    assert done.returncode == 1, _output(done)
+    assert f"NameError: name 'offest' is not defined at solutions/{NAME}/answers.py:" in done.stdout
+    assert "Traceback" not in done.stdout + done.stderr

@@ -1,0 +1,42 @@
+"""A throw-away copy of the course repository for tests that add assignments or run the CLI as an
+author would (the repository itself is never modified by a test)."""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+COURSE_FILES = ("pyproject.toml", "nbgrader_config.py", "hw_specs.py", "console.py",
+                "assignments", "authoring", "autograder", "solutions")
+IGNORED = shutil.ignore_patterns("__pycache__", ".pytest_cache", ".ipynb_checkpoints", ".hypothesis",
+                                 ".grading_cache")
+
+
+def copy_course(dest: Path) -> Path:
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in COURSE_FILES:
+        source = ROOT / name
+        if source.is_dir():
+            shutil.copytree(source, dest / name, ignore=IGNORED)
+        else:
+            shutil.copyfile(source, dest / name)
+    return dest
+
+
+def clean_env() -> dict:
+    drop = ("PYTHONPATH", "NBGRADER_EXECUTION", "CS349E_TRUSTED_GRADING", "CS349E_GRADER_ROOT",
+            "CS349E_GRADER_PYTHON")
+    return {k: v for k, v in os.environ.items() if k not in drop}
+
+
+def run(root: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, *args], cwd=root, env=clean_env(), capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    """Every file of the copy (caches left out) -> its bytes."""
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and not {"__pycache__", ".pytest_cache", ".hypothesis"} & set(p.parts)}
