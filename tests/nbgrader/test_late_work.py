@@ -9,10 +9,8 @@ is tests/nbgrader/test_workflow.py.
 from __future__ import annotations
 
 import csv
-import os
 import shutil
 import subprocess
-import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -20,12 +18,12 @@ import pytest
 
 from autograder.engine.lateness import load_policy, parse_time, penalty_points
 from autograder.engine.registry import load_config
+from course_copy import copy_course
+from course_copy import run as run_in
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
-ROOT = Path(__file__).resolve().parents[2]
 ASSIGNMENT = "lec01_codesign"
-COURSE_FILES = ("nbgrader_config.py", "assignments", "autograder", "solutions", "hw_specs.py", "console.py")
 DUE = datetime(2030, 1, 31, 23, 59, tzinfo=timezone(timedelta(hours=8)))
 VERY_LATE = timedelta(days=40)
 ON_TIME, CANVAS_LATE, EXCHANGE_VERY_LATE = "amy", "bob", "cy"
@@ -33,20 +31,14 @@ POLICY = load_policy(load_config(ASSIGNMENT))
 
 
 def run(root: Path, *args: str) -> subprocess.CompletedProcess:
-    drop = ("PYTHONPATH", "NBGRADER_EXECUTION", "CS349E_TRUSTED_GRADING", "CS349E_GRADER_ROOT", "CS349E_GRADER_PYTHON")
-    env = {k: v for k, v in os.environ.items() if k not in drop}
-    done = subprocess.run([sys.executable, *args], cwd=root, env=env, capture_output=True, text=True, timeout=600)
+    done = run_in(root, *args)
     assert done.returncode == 0, f"{' '.join(args)} exited {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-5000:]}"
     return done
 
 
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
-    root = tmp_path_factory.mktemp("late-course")
-    ignore = shutil.ignore_patterns("__pycache__", ".pytest_cache", ".ipynb_checkpoints", ".grading_cache")
-    for name in COURSE_FILES:
-        source = ROOT / name
-        (shutil.copytree(source, root / name, ignore=ignore) if source.is_dir() else shutil.copyfile(source, root / name))
+    root = copy_course(tmp_path_factory.mktemp("late-course"))
     run(root, "-m", "nbgrader", "generate_assignment", ASSIGNMENT, "--force")
     run(root, "-m", "nbgrader", "db", "assignment", "add", ASSIGNMENT, f"--duedate={DUE.isoformat()}")
     reference = tmp_path_factory.mktemp("reference") / "full"
