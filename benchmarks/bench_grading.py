@@ -66,7 +66,7 @@ def one_submission(workdir: Path, runs: int, isolation: str) -> None:
     median, median_functions = statistics.median(whole), statistics.median(functions)
     print(f"one full submission ({n_cases} seeded cases, {sum(len(s.properties) for s in suites.values())} "
           f"hypothesis properties, up to {n_examples} examples, the notebook), {isolation}:")
-    print(f"  cold first grading       {cold:6.2f} s  (builds hidden tests, draws hypothesis examples)")
+    print(f"  cold first grading       {cold:6.2f} s  (builds hidden tests, reads the fixed property examples)")
     print(f"  median of {runs} gradings   {median:6.2f} s  (target <= 0.5 s: {'met' if median <= 0.5 else 'MISSED'})")
     print(f"    functions only         {median_functions:6.2f} s  (sandbox start + every hidden test)")
     print(f"    notebook               {median - median_functions:6.2f} s  (the rest: executing handout.ipynb)")
