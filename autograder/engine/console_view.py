@@ -14,6 +14,7 @@ from rich.table import Table
 from autograder.engine.batch import BatchReport
 from autograder.engine.feedback import points
 from autograder.engine.results import SubmissionResult
+from autograder.engine.vocabulary import ItemKind
 
 NOT_ISOLATED = ("WARNING: student code ran WITHOUT bubblewrap (rlimits only): it could read files "
                 "outside its folder and reach the network. Install bubblewrap (apt-get install bubblewrap).")
@@ -72,7 +73,7 @@ def gradebook_table(report: BatchReport, width: int = 120) -> Table:
     headers = ("student", "automatic", "functions", "report answers", "hand-graded")
     rows = []
     for result in report.results:
-        functions = [i for i in result.items if i.kind == "function"]
+        functions = [i for i in result.items if i.kind == ItemKind.FUNCTION]
         answers = [i for i in result.items if i.kind in ("number", "choice")]
         pending = sum(i.max_score for i in result.manual_items)
         rows.append([

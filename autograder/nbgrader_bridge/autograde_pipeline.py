@@ -22,6 +22,7 @@ from nbgrader.preprocessors import Execute, NbGraderPreprocessor, SaveAutoGrades
 
 from autograder.engine.registry import REPO_ROOT, load_config
 from autograder.engine.results import SubmissionResult
+from autograder.engine.vocabulary import ItemKind
 from autograder.nbgrader_bridge.course import load_course
 from autograder.nbgrader_bridge.isolation import kernel_isolation
 from autograder.nbgrader_bridge.kernel_sandbox import SandboxedKernelManager
@@ -32,7 +33,7 @@ RESOURCE = "cs349e_pinned"  # resources key: the student's pinned SubmissionResu
 
 def automatic_items(assignment: str) -> set[str]:
     """Items the trusted grader scores by itself (free-text items are graded by hand)."""
-    return {item.id for item in load_config(assignment).items if item.kind != "text"}
+    return {item.id for item in load_config(assignment).items if item.kind != ItemKind.TEXT}
 
 
 def _pinned(resources) -> SubmissionResult:

@@ -25,6 +25,7 @@ import nbformat
 from autograder.build import write_reference_submission
 from autograder.build.notebook import answer_cell_id
 from autograder.engine.registry import REPO_ROOT, GradingConfig, load_config
+from autograder.engine.vocabulary import ItemKind
 from autograder.errors import InstructorError
 
 DEMO = "demo.py"
@@ -95,7 +96,7 @@ def _explanations(config: GradingConfig) -> Mapping[str, str]:
 def _add_explanations(path: Path, config: GradingConfig, explanations: Mapping[str, str]) -> None:
     """After each question's answer cell, a Markdown cell with its explanation."""
     nb = nbformat.read(path, as_version=4)
-    answer_of = {(item.id if item.kind == "text" else answer_cell_id(item.id)): item.id
+    answer_of = {(item.id if item.kind == ItemKind.TEXT else answer_cell_id(item.id)): item.id
                  for item in config.items if item.kind != "function"}
     cells, placed = [], set()
     for cell in nb.cells:
