@@ -9,6 +9,8 @@ Each case folder holds the files a student would submit, plus an optional `case.
     notebook = "reference" | "skeleton" | "own" | "none"  # where handout.ipynb comes from
     score = "full" | "zero" | "low" | "partial" | "functions"
     feedback = ["…"]                                   # substrings the feedback must contain
+    mutations = ["…"]                                  # names from tests/mutants.py applied to a
+                                                       # "reference" student module (one bug, no copy)
 
 A case without case.toml (e.g. correct_loops/) is an honest, correct implementation graded with
 the reference notebook: full marks. "reference" files are generated at test time with
@@ -24,6 +26,7 @@ from pathlib import Path
 
 from autograder.build import write_reference_submission
 from autograder.engine.registry import ASSIGNMENTS_DIR, REPO_ROOT, load_config
+from mutants import CODE_MUTATIONS_BY_NAME, apply_code_mutation
 
 ASSIGNMENT = "lec01_codesign"  # the assignment whose corpus and examples the engine tests grade
 CONFIG = load_config(ASSIGNMENT)
@@ -43,6 +46,7 @@ class CorpusCase:
     notebook: str
     score: str
     feedback: tuple[str, ...]
+    mutations: tuple[str, ...] = ()  # applied to the reference module
 
 
 def corpus_cases() -> list[CorpusCase]:
@@ -51,9 +55,13 @@ def corpus_cases() -> list[CorpusCase]:
         meta = tomllib.loads((folder / "case.toml").read_text("utf-8")) if (folder / "case.toml").exists() else {}
         case = CorpusCase(folder.name, folder, meta.get("description", "a correct implementation"),
                           meta.get(CONFIG.student_module, "own"), meta.get("notebook", "reference"),
-                          meta.get("score", "full"), tuple(meta.get("feedback", ())))
+                          meta.get("score", "full"), tuple(meta.get("feedback", ())), tuple(meta.get("mutations", ())))
         if case.module not in SOURCES or case.notebook not in SOURCES or case.score not in SCORES:
             raise ValueError(f"{folder}/case.toml: bad {CONFIG.student_module}/notebook/score in {meta}")
+        unknown = [name for name in case.mutations if name not in CODE_MUTATIONS_BY_NAME]
+        if unknown or (case.mutations and case.module != "reference"):
+            raise ValueError(f"{folder}/case.toml: mutations {unknown or list(case.mutations)} need "
+                             f"{CONFIG.student_module} = \"reference\" and names from tests/mutants.py")
         cases.append(case)
     return cases
 
@@ -71,6 +79,12 @@ def materialize(cases: list[CorpusCase], submissions: Path, reference: Path) -> 
         for name, source in ((f"{CONFIG.student_module}.py", case.module), (CONFIG.notebook, case.notebook)):
             if source in origin:
                 shutil.copyfile(origin[source] / name, dest / name)
+        if case.mutations:
+            module = dest / f"{CONFIG.student_module}.py"
+            text = module.read_text("utf-8")
+            for name in case.mutations:
+                text = apply_code_mutation(text, CODE_MUTATIONS_BY_NAME[name])
+            module.write_text(text, "utf-8")
 
 
 def write_reference(dest: Path) -> Path:
