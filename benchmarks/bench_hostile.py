@@ -13,6 +13,7 @@ slow     wall time of the submission that sleeps at import and hangs every call 
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 import tempfile
@@ -55,7 +56,7 @@ def _folder(root: Path, name: str, codesign: str, notebook: Path | None) -> Path
 
 
 def _grade(submissions: Path, out: Path, jobs: int, limits: Limits):
-    with TreeSampler(__import__("os").getpid(), interval=0.05) as sampler:
+    with TreeSampler(os.getpid(), interval=0.05) as sampler:
         started = time.perf_counter()
         report = grade_batch(ASSIGNMENT, submissions, out, jobs=jobs, force=True, limits=limits,
                              isolation="bubblewrap")
@@ -75,10 +76,11 @@ def peak_memory(case: str) -> None:
 
 def hog() -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        reference = write_reference_submission(ASSIGNMENT, Path(tmp) / "reference") or Path(tmp) / "reference"
-        notebook = Path(tmp) / "reference" / "handout.ipynb"
+        reference = Path(tmp) / "reference"
+        write_reference_submission(ASSIGNMENT, reference)
+        notebook = reference / "handout.ipynb"
         loops = (CORPUS / "correct_loops" / "codesign.py").read_text("utf-8")
-        honest = (Path(tmp) / "reference" / "codesign.py").read_text("utf-8")
+        honest = (reference / "codesign.py").read_text("utf-8")
         alone = Path(tmp) / "alone"
         _folder(alone, "classmate", loops, notebook)
         beside = Path(tmp) / "beside"

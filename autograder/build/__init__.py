@@ -5,9 +5,10 @@ generated files (skeleton, notebook, copies of shared modules, README) in step w
 and `build_assignment(name, check=True)` reports drift without writing.
 """
 
-from autograder.build.assignment import BuildError, build_assignment, generated_files, write_reference_submission
+from autograder.build.assignment import (BuildError, build_assignment, build_everything, generated_files,
+                                        write_reference_submission)
 from autograder.build.markers import MarkerError
 from autograder.build.notebook import NotebookSourceError
 
-__all__ = ["BuildError", "MarkerError", "NotebookSourceError", "build_assignment", "generated_files",
+__all__ = ["BuildError", "MarkerError", "NotebookSourceError", "build_assignment", "build_everything", "generated_files",
            "write_reference_submission"]

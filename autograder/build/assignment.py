@@ -39,7 +39,7 @@ def generated_files(name: str) -> dict[str, str]:
         if student_file.endswith(".py"):
             files[student_file] = _skeleton(config, solution_dir / student_file)
         elif student_file.endswith(".ipynb"):
-            cells = _notebook_cells(name, student_file)
+            cells = notebook_cells(name, student_file)
             files[student_file] = notebook_text(render_notebook(cells, config, answered=False))
         else:
             raise BuildError(f"{name}: no generator for student file {student_file!r}")
@@ -52,10 +52,11 @@ def generated_files(name: str) -> dict[str, str]:
     if not (config.folder / PUBLIC_CASES).is_file():
         raise BuildError(f"assignments/{name}/{PUBLIC_CASES} not found: it lists the public examples "
                          "the self-check and the public tests run (write CASES = (Case(...), ...))")
-    clash = sorted(set(files) & set(generic_student_files(config)))
+    generic = generic_student_files(config)
+    clash = sorted(set(files) & set(generic))
     if clash:
         raise BuildError(f"{name}: {clash} would be generated twice (rename the student file)")
-    files.update(generic_student_files(config))
+    files.update(generic)
     files["README.md"] = render_readme(_read(solution_dir / README_TEMPLATE), config)
     return files
 
@@ -80,6 +81,15 @@ def build_assignment(name: str, *, check: bool = False) -> list[str]:
     return drifted
 
 
+def build_everything(name: str, *, check: bool = False) -> list[str]:
+    """`build_assignment` and the hidden property examples (drawn in a fresh process whenever their
+    sources change): the changed (or, with check=True, drifted) files, relative to the repository."""
+    from autograder.engine import property_examples  # the engine's draw, only when building
+
+    changed = [f"assignments/{name}/{rel}" for rel in build_assignment(name, check=check)]
+    return changed + property_examples.write(name, check=check)
+
+
 def write_reference_submission(name: str, dest: Path) -> None:
     """A full-marks submission in `dest`: the solved student files (marker lines removed), answered notebook."""
     config = load_config(name)
@@ -91,7 +101,7 @@ def write_reference_submission(name: str, dest: Path) -> None:
             source = solution_dir / student_file
             text = strip_marker_lines(_read(source), _display(source))
         elif student_file.endswith(".ipynb"):
-            cells = _notebook_cells(name, student_file)
+            cells = notebook_cells(name, student_file)
             text = notebook_text(render_notebook(cells, config, answered=True))
         else:
             raise BuildError(f"{name}: no reference for student file {student_file!r}")
@@ -107,7 +117,7 @@ def _skeleton(config: GradingConfig, source: Path) -> str:
     return skeleton.text
 
 
-def _notebook_cells(name: str, notebook: str) -> tuple:
+def notebook_cells(name: str, notebook: str) -> tuple:
     module_name = f"solutions.{name}.{Path(notebook).stem}"
     try:
         module = importlib.import_module(module_name)

@@ -8,6 +8,7 @@ fix it; a step that cannot run because an earlier one failed is skipped, saying 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from autograder.build.assignment import build_assignment, write_reference_submission
+from autograder.build.assignment import build_everything, write_reference_submission
 from autograder.build.leaks import find_leaks
 from autograder.build.student_files import PUBLIC_CASES
 from autograder.engine.assignment import load_assignment
@@ -106,10 +107,7 @@ def _describe_config(name: str) -> str:
 
 
 def _build(name: str, frozen: bool, step: Step) -> None:
-    from autograder.engine import property_examples
-
-    changed = [f"assignments/{name}/{rel}" for rel in build_assignment(name, check=frozen)]
-    changed += property_examples.write(name, check=frozen)
+    changed = build_everything(name, check=frozen)
     if frozen:
         step.problems += [f"{path} differs from what the build produces: run "
                           f"`python -m autograder build {name}` and commit the result" for path in changed]
@@ -164,8 +162,6 @@ def _public_case_functions(folder: Path) -> dict[str, int]:
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
         raise InstructorError(f"{PUBLIC_CASES} cannot be imported in the student folder: {last}")
-    import json
-
     return json.loads(done.stdout)
 
 

@@ -6,12 +6,12 @@ packages. `find_leaks(name)` lists each one in words an author can act on.
 from __future__ import annotations
 
 import ast
-import importlib
 import json
 import re
 from pathlib import Path
 
 from authoring.cells import Question
+from autograder.build.assignment import notebook_cells
 from autograder.build.markers import find_regions
 from autograder.engine.registry import REPO_ROOT, load_config
 from autograder.engine.vocabulary import ItemKind
@@ -72,12 +72,9 @@ def solution_lines(name: str) -> set[str]:
 def answer_lines(name: str) -> set[str]:
     """The distinctive lines of the reference answers in the notebook sources."""
     found = set()
-    for notebook in load_config(name).student_files:
-        if notebook.endswith(".ipynb"):
-            cells = importlib.import_module(f"solutions.{name}.{Path(notebook).stem}").CELLS
-            for cell in cells:
-                if isinstance(cell, Question):
-                    found |= distinctive(cell.answer.splitlines())
+    for cell in notebook_cells(name, load_config(name).notebook):
+        if isinstance(cell, Question):
+            found |= distinctive(cell.answer.splitlines())
     return found
 
 

@@ -49,7 +49,7 @@ def default_module(name: str) -> str:
 def check_names(name: str, module: str, root: Path = REPO_ROOT) -> None:
     if not NAME.match(name):
         raise ScaffoldError(f"assignment name {name!r}: use lower-case letters, digits and _ (e.g. lec02_roofline)")
-    if not (module.isidentifier() and NAME.match(module)) or keyword.iskeyword(module):
+    if not NAME.match(module) or keyword.iskeyword(module):
         raise ScaffoldError(f"student module name {module!r} is not a lower-case Python identifier; pass --module")
     if module in RESERVED_MODULES or module in sys.stdlib_module_names or (root / f"{module}.py").exists():
         raise ScaffoldError(f"student module name {module!r} would shadow another module; pass --module NAME")

@@ -15,15 +15,12 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    from autograder.build import build_assignment
-    from autograder.engine import property_examples
+    from autograder.build import build_everything
     from autograder.errors import InstructorError
 
+    folder = f"assignments/{args.assignment}"
     try:
-        folder = f"assignments/{args.assignment}"
-        changed = [f"{folder}/{rel}" for rel in build_assignment(args.assignment, check=args.check)]
-        # the hidden property examples: drawn once, in a fresh process, whenever their sources change
-        changed += property_examples.write(args.assignment, check=args.check)
+        changed = build_everything(args.assignment, check=args.check)
     except InstructorError as err:
         print(f"build failed: {err}", file=sys.stderr)
         return 2

@@ -17,15 +17,13 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    from autograder.build import build_assignment
+    from autograder.build import build_everything
     from autograder.build.scaffold import scaffold
-    from autograder.engine import property_examples
     from autograder.errors import InstructorError
 
     try:
         written = scaffold(args.assignment, args.module)
-        generated = [f"assignments/{args.assignment}/{rel}" for rel in build_assignment(args.assignment)]
-        generated += property_examples.write(args.assignment)
+        generated = build_everything(args.assignment)
     except InstructorError as err:
         print(f"new: {err}", file=sys.stderr)
         return 2

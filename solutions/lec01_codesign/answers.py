@@ -14,6 +14,8 @@ import hw_specs
 from hw_specs import B200, B300, BYTES_PER_ELEM, H100
 from solutions.lec01_codesign.codesign import exp_ratio, flops_per_exp, quantize, ridge_point, trend_row
 from solutions.lec01_codesign.handout_data import (
+    ABLATION_BLOCKS,
+    ABLATION_SCALES,
     BACKWARD_FLOPS_PER_EXP,
     BOTTLENECK_OPTIONS,
     DEMO2_N,
@@ -38,7 +40,7 @@ def _letter(options: dict[str, tuple[str, str]], name: str) -> str:
 def ablation_errors(x) -> dict[tuple[int, str], float]:
     """Relative error of FP4 block scaling for each (block size, scale format) of the 2 × 2 ablation."""
     return {(block, scale): relative_error(quantize(x, "mxfp4", block_size=block, scale_format=scale), x)
-            for block in (32, 16) for scale in ("e8m0", "e4m3")}
+            for block in ABLATION_BLOCKS for scale in ABLATION_SCALES}
 
 
 def h100_exp_on_tensor_basis() -> float:

@@ -56,7 +56,7 @@ _DEMO2_DATA = (
 _PLOT_SETUP = (
     "CJK_FONTS = (\n" + "".join(f"    {name!r},\n" for name in CJK_FONTS) + ")\n"
     + f"CJK_FILE_HINTS = {CJK_FILE_HINTS!r}\n\n\n"
-    + inspect.getsource(handout_data.use_cjk_font).replace("candidates=CJK_FONTS", "candidates=CJK_FONTS")
+    + inspect.getsource(handout_data.use_cjk_font)
     + "\n\nCJK = use_cjk_font()\n\n\ndef label(zh, en):\n"
     + '    """图里的文字：有中文字体时用中文，没有时用英文。"""\n    return zh if CJK else en\n'
 )
