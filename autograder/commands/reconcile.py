@@ -23,7 +23,7 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     from autograder.engine.registry import REPO_ROOT, ConfigError, load_config
-    from autograder.engine.vocabulary import ItemKind
+    from autograder.engine.vocabulary import AUTOMATIC_KINDS
     from autograder.nbgrader_bridge.course import CourseError, load_course
     from autograder.nbgrader_bridge.gradebook import cell_scores
     from autograder.nbgrader_bridge.pinned import PinError, PinnedResults
@@ -44,7 +44,7 @@ def run(args) -> int:
             pinned[student] = store.result(student)
         except PinError as err:
             unpinned[student] = str(err).removeprefix(f"{student}: ")
-    auto_items = [item.id for item in config.items if item.kind != ItemKind.TEXT]
+    auto_items = [item.id for item in config.items_of(*AUTOMATIC_KINDS)]
     comparable = {student: cells for student, cells in nbgrader.items() if student not in unpinned}
     lines = [d.line() for d in disagreements(comparable, pinned, auto_items)]
     lines += [f"{student}: no trusted pinned result: {reason}" for student, reason in unpinned.items()]

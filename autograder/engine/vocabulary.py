@@ -29,6 +29,7 @@ class ItemKind(StrEnum):
 
 REPORT_KINDS = tuple(kind for kind in ItemKind if kind.is_report)
 KEYED_KINDS = (ItemKind.NUMBER, ItemKind.CHOICE)  # report items with an answer key
+AUTOMATIC_KINDS = (ItemKind.FUNCTION, *KEYED_KINDS)  # what the trusted grader scores by itself
 
 # The released answer cells. nbgrader's ClearSolutions.code_stub / text_stub are set to these, so
 # that `nbgrader generate_assignment` leaves the cells exactly as the build wrote them, and the

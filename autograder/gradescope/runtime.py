@@ -38,13 +38,13 @@ class GradingRefused(GradingFailed):
 def _auto_points(assignment: str) -> float:
     """The automatically graded points (a failure result shows them as lost, never 0 of 0)."""
     from autograder.engine.registry import load_config
-    from autograder.engine.vocabulary import ItemKind
+    from autograder.engine.vocabulary import AUTOMATIC_KINDS
 
     try:
         config = load_config(assignment)
     except Exception:  # noqa: BLE001 - the failure result must still be written
         return 1.0
-    return sum(item.points for item in config.items if item.kind != ItemKind.TEXT) or 1.0
+    return sum(item.points for item in config.items_of(*AUTOMATIC_KINDS)) or 1.0
 
 
 def _grade_class(assignment: str, submissions: Path, out: Path, timeout: float, isolation: str,

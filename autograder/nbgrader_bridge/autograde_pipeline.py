@@ -22,7 +22,7 @@ from nbgrader.preprocessors import Execute, NbGraderPreprocessor, SaveAutoGrades
 
 from autograder.engine.registry import REPO_ROOT, load_config
 from autograder.engine.results import SubmissionResult
-from autograder.engine.vocabulary import ItemKind
+from autograder.engine.vocabulary import AUTOMATIC_KINDS
 from autograder.nbgrader_bridge.course import load_course
 from autograder.nbgrader_bridge.isolation import kernel_isolation
 from autograder.nbgrader_bridge.kernel_sandbox import SandboxedKernelManager
@@ -33,7 +33,7 @@ RESOURCE = "cs349e_pinned"  # resources key: the student's pinned SubmissionResu
 
 def automatic_items(assignment: str) -> set[str]:
     """Items the trusted grader scores by itself (free-text items are graded by hand)."""
-    return {item.id for item in load_config(assignment).items if item.kind != ItemKind.TEXT}
+    return {item.id for item in load_config(assignment).items_of(*AUTOMATIC_KINDS)}
 
 
 def _pinned(resources) -> SubmissionResult:
@@ -97,32 +97,27 @@ class SaveTrustedGrades(SaveAutoGrades):
         self._result = _pinned(resources)
         self._auto = automatic_items(resources["nbgrader"]["assignment"])
         nb, resources = super().preprocess(nb, resources)
-        # Grade cells the student deleted still get their pinned score.
+        # Every automatic grade gets its pinned score here, also one whose cell the student deleted.
         with self.gradebook:
             try:
                 notebook = self.gradebook.find_submission_notebook(self.notebook_id, self.assignment_id, self.student_id)
             except MissingEntry:
                 return nb, resources
             for grade in notebook.grades:
-                self._pin(grade)
+                if grade.name in self._auto:
+                    self._pin(grade)
             self.gradebook.db.commit()
         return nb, resources
 
-    def _pin(self, grade) -> bool:
-        if grade.name not in self._auto:
-            return False
+    def _pin(self, grade) -> None:
         try:
             score = self._result.item(grade.name).score
         except KeyError:
             score = 0.0
         grade.auto_score = min(max(float(score), 0.0), float(grade.max_score))
         grade.needs_manual_grade = grade.manual_score is not None
-        return True
 
     def _add_score(self, cell, resources) -> None:
-        grade = self.gradebook.find_grade(cell.metadata["nbgrader"]["grade_id"], self.notebook_id,
-                                          self.assignment_id, self.student_id)
-        if self._pin(grade):
-            self.gradebook.db.commit()
-        else:
+        # Automatic items are pinned in preprocess, after this pass; nbgrader scores only the others.
+        if cell.metadata["nbgrader"]["grade_id"] not in self._auto:
             super()._add_score(cell, resources)

@@ -16,7 +16,6 @@ CONFIG_FILE = "nbgrader_config.py"
 # nbgrader 0.9.6's defaults (nbgrader.coursedir.CourseDirectory), used where the config is silent.
 DEFAULT_STRUCTURE = "{nbgrader_step}/{student_id}/{assignment_id}"
 DEFAULT_SUBMITTED = "submitted"
-DEFAULT_AUTOGRADED = "autograded"
 
 
 class CourseError(InstructorError):
@@ -29,23 +28,11 @@ class Course:
     course_id: str
     db_url: str
     submitted_directory: str
-    autograded_directory: str
 
     @property
     def submitted_folder(self) -> Path:
         """nbgrader's submitted/: one <student>/<assignment>/ folder per collected submission."""
         return self.root / self.submitted_directory
-
-    def student_of_autograded(self, folder: Path, assignment: str) -> str:
-        """The student whose autograded folder `folder` is (nbgrader runs their kernel there)."""
-        base = (self.root / self.autograded_directory).resolve()
-        try:
-            parts = Path(folder).resolve().relative_to(base).parts
-        except ValueError:
-            raise CourseError(f"{folder} is not inside {base}: not an nbgrader autograde run") from None
-        if len(parts) != 2 or parts[1] != assignment:
-            raise CourseError(f"{folder} is not an {self.autograded_directory}/<student>/{assignment} folder")
-        return parts[0]
 
     @property
     def gradebook_file(self) -> Path:
@@ -71,5 +58,4 @@ def load_course(root: Path) -> Course:
         raise CourseError(f"unsupported CourseDirectory.directory_structure {structure!r}")
     return Course(root=course_root, course_id=settings.get("course_id", ""),
                   db_url=settings.get("db_url", f"sqlite:///{course_root / 'gradebook.db'}"),
-                  submitted_directory=settings.get("submitted_directory", DEFAULT_SUBMITTED),
-                  autograded_directory=settings.get("autograded_directory", DEFAULT_AUTOGRADED))
+                  submitted_directory=settings.get("submitted_directory", DEFAULT_SUBMITTED))

@@ -31,17 +31,8 @@ KERNEL_HOME = "/tmp/.kernel-home"
 
 def kernel_prefix(folder: Path, private: Path) -> list[str]:
     """bwrap and its options for a kernel running in `folder` with its sockets in `private`."""
-    prefix = _bwrap_prefix(None, Limits())
-    # The grader's worker drops privileges itself with these capabilities; a kernel needs none.
-    kept: list[str] = []
-    skip = False
-    for arg in prefix:
-        if skip:
-            skip = False
-        elif arg == "--cap-add":
-            skip = True
-        else:
-            kept.append(arg)
+    # The grader's worker drops privileges itself with two capabilities; a kernel needs none.
+    kept = _bwrap_prefix(None, Limits(), worker_caps=False)
     folder, private = Path(folder).resolve(), str(Path(private).resolve())
     # The course (autograded/<student>/<assignment> is nbgrader's layout, see course.py) becomes an
     # empty read-only tmpfs holding only the student's folder: nothing of it exists inside, and

@@ -14,7 +14,7 @@ store, `<course>/.pinned_results/<assignment>/`:
     grades.csv
 
 `nbgrader autograde` (autograde_pipeline.py) and `reconcile` read a student's result only through
-`pinned_result`, which checks it against the manifest and the submitted files on disk. Kernels
+`PinnedResults.result`, which checks it against the manifest and the submitted files on disk. Kernels
 never see this folder (they run in a sandbox holding only their own autograded folder), so only
 the instructor's own commands write it.
 """
@@ -150,8 +150,3 @@ class PinnedResults:
         if isinstance(stored, PinError):
             raise stored
         return stored
-
-
-def pinned_result(course: Course, assignment: str, student: str) -> SubmissionResult:
-    """One student's checked pinned result (see PinnedResults.result)."""
-    return PinnedResults(course, assignment).result(student)

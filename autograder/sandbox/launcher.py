@@ -53,7 +53,7 @@ NOT_ISOLATED_WARNING = ("WARNING: sandbox without bubblewrap (isolation 'rlimits
                         "student code shares the grader's network and every world-readable file; "
                         "the project (solutions/, hidden tests) is closed to it.")
 ISOLATIONS = ("bubblewrap", "rlimits")
-# How the nbgrader path (check() -> nbgrader-scores) lowers isolation: the CLI verbs take
+# How the nbgrader path (pregrade, autograde's kernel) lowers isolation: the CLI verbs take
 # --isolation, the Gradescope bundle a build flag.
 ISOLATION_ENV_VAR = "CS349E_ISOLATION"
 INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install "
@@ -402,7 +402,8 @@ def _base_env(home: str) -> dict[str, str]:
     }
 
 
-def _bwrap_prefix(workdir: Path | None, limits: Limits) -> list[str]:
+def _bwrap_prefix(workdir: Path | None, limits: Limits, *, worker_caps: bool = True) -> list[str]:
+    # worker_caps=False: nothing that runs inside drops privileges itself (a Jupyter kernel).
     features = bwrap_features()
     if features is None:
         raise SandboxUnavailable("bwrap is not installed")
@@ -411,7 +412,7 @@ def _bwrap_prefix(workdir: Path | None, limits: Limits) -> list[str]:
     if os.geteuid() == 0:
         # Privileged bubblewrap, no user namespace: the worker starts as root holding only these
         # two capabilities and switches to its sandbox's uid itself, after setting its rlimits.
-        args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+        args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"] if worker_caps else []
     else:
         args += ["--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_GID)]
     # Fresh /proc, /dev and /tmp first, so binds that live under /tmp on the host (a checkout

@@ -65,11 +65,13 @@ def compare_class(files: dict[str, Path], boilerplate: list[Path], report_file: 
     logging.getLogger().setLevel(max(logging.getLogger().level, logging.ERROR))  # copydetect logs to root
     if len(files) >= 2:
         detector.run()
+    if detector.similarity_matrix.size == 0:
+        return [], detector
     pairs = {}
     tests, refs = detector.test_files, detector.ref_files
     for i, test in enumerate(tests):
         for j, ref in enumerate(refs):
-            if test == ref or detector.similarity_matrix.size == 0:
+            if test == ref:
                 continue
             a, b = sorted((by_path[test], by_path[ref]))
             share_test, share_ref = detector.similarity_matrix[i, j]

@@ -2,7 +2,6 @@
 
 import json
 import shutil
-from pathlib import Path
 
 import pytest
 
@@ -11,10 +10,15 @@ from autograder.engine.outputs import results_path, write_result
 from autograder.engine.registry import load_config
 from autograder.engine.results import ItemResult, SubmissionResult
 from autograder.nbgrader_bridge.course import Course
-from autograder.nbgrader_bridge.pinned import (MANIFEST, PinError, pinned_folder, pinned_result, read_manifest,
+from autograder.nbgrader_bridge.pinned import (MANIFEST, PinError, PinnedResults, pinned_folder, read_manifest,
                                                snapshot_class, write_manifest)
 
 ASSIGNMENT = "lec01_codesign"
+
+
+def pinned_result(course: Course, assignment: str, student: str) -> SubmissionResult:
+    """One student's checked pinned result, read as autograde and reconcile read it."""
+    return PinnedResults(course, assignment).result(student)
 
 
 @pytest.fixture
@@ -25,7 +29,7 @@ def course(tmp_path) -> Course:
     for student in ("ann", "bob"):
         shutil.copytree(reference, root / "submitted" / student / ASSIGNMENT)
     return Course(root=root, course_id="cs349e", db_url=f"sqlite:///{root}/gradebook.db",
-                  submitted_directory="submitted", autograded_directory="autograded")
+                  submitted_directory="submitted")
 
 
 def _store(course: Course, student: str, fingerprint: str, score: float = 3.0) -> None:
