@@ -14,10 +14,8 @@ from rich.table import Table
 from autograder.engine.batch import BatchReport
 from autograder.engine.feedback import points
 from autograder.engine.results import SubmissionResult
-from autograder.engine.vocabulary import ItemKind
-
-NOT_ISOLATED = ("WARNING: student code ran WITHOUT bubblewrap (rlimits only): it could read files "
-                "outside its folder and reach the network. Install bubblewrap (apt-get install bubblewrap).")
+from autograder.engine.vocabulary import KEYED_KINDS, ItemKind
+from autograder.sandbox import NOT_ISOLATED_WARNING
 
 
 class BatchProgress:
@@ -71,10 +69,12 @@ def gradebook_table(report: BatchReport, width: int = 120) -> Table:
     (wrapped, never cut). When `width` leaves that last column too narrow, it is left out and
     `not_passed_list` prints it under the table instead."""
     headers = ("student", "automatic", "functions", "report answers", "hand-graded")
+    with_late = knows_lateness(report)
+    headers += ("late penalty",) if with_late else ()
     rows = []
     for result in report.results:
         functions = [i for i in result.items if i.kind == ItemKind.FUNCTION]
-        answers = [i for i in result.items if i.kind in ("number", "choice")]
+        answers = [i for i in result.items if i.kind in KEYED_KINDS]
         pending = sum(i.max_score for i in result.manual_items)
         rows.append([
             result.student,
@@ -82,13 +82,10 @@ def gradebook_table(report: BatchReport, width: int = 120) -> Table:
             f"{points(sum(i.score for i in functions))} / {points(sum(i.max_score for i in functions))}",
             f"{points(sum(i.score for i in answers))} / {points(sum(i.max_score for i in answers))}",
             f"{points(pending)} pending" if pending else "-",
-            late_cell(result),
+            *([late_cell(result)] if with_late else []),
             not_passed(result)])
-    with_late = any(result.late is not None for result in report.results)
     table = Table(title=f"{report.assignment}: gradebook ({len(report.results)} students)",
                   caption=escape(_legend(report)), caption_justify="left")
-    headers += ("late penalty",) if with_late else ()
-    rows = [row if with_late else row[:-2] + row[-1:] for row in rows]
     narrow = list_below(report, width)
     for i, header in enumerate(headers):
         # A value is never cut or broken; on a narrow terminal the headers wrap at their spaces.
@@ -107,10 +104,15 @@ def gradebook_table(report: BatchReport, width: int = 120) -> Table:
 
 def list_below(report: BatchReport, width: int) -> bool:
     """Whether the fixed columns leave the items-not-passed column fewer than NARROWEST_LIST."""
-    with_late = any(result.late is not None for result in report.results)
+    with_late = knows_lateness(report)
     fixed = [max([len("student")] + [len(r.student) for r in report.results]), 10, 10, 8, 11]
     fixed += [max([7] + [len(late_cell(r)) for r in report.results])] if with_late else []
     return width - sum(fixed) - 3 * (len(fixed) + 1) - 1 < NARROWEST_LIST
+
+
+def knows_lateness(report: BatchReport) -> bool:
+    """Whether any student's submission time is known (then the late-penalty column is shown)."""
+    return any(result.late is not None for result in report.results)
 
 
 def not_passed_list(report: BatchReport) -> str:
@@ -151,7 +153,7 @@ def _legend(report: BatchReport) -> str:
               f"{points(first.auto_max_score)} it grades; hand-graded: free-text points a TA still "
               f"grades in formgrader; assignment total {points(first.max_score)} = "
               f"{points(first.auto_max_score)} automatic + {points(pending)} hand-graded.")
-    if any(result.late is not None for result in report.results):
+    if knows_lateness(report):
         legend += (" late penalty: points taken off the automatic score (grading.toml [late]; "
                    "grades.csv's score is after it); ?: no submission time.")
     return legend
@@ -169,5 +171,5 @@ def print_summary(report: BatchReport, out_dir, stream: TextIO = sys.stdout, wid
                   f"(isolation: {report.isolation}); outputs in {out_dir}/ "
                   "(grades.csv, feedback/, results/)")
     if report.isolation != "bubblewrap":
-        Console(file=sys.stderr).print(f"[bold red]{NOT_ISOLATED}[/bold red]")
+        Console(file=sys.stderr).print(f"[bold red]{escape(NOT_ISOLATED_WARNING)}[/bold red]")
 

@@ -285,19 +285,14 @@ class Sandbox:
         return worker.take_all_output(request_id)
 
     def _import(self, worker: WorkerProcess, module: str) -> CallOutcome:
-        request_id = worker.new_id()
-        request = Encoder(_REQUEST_BYTES).frame({"op": "import", "id": request_id, "module": module})
-        for _ in range(LOAD_RETRIES):
+        for attempt in range(LOAD_RETRIES + 1):
+            request_id = worker.new_id()
+            request = Encoder(_REQUEST_BYTES).frame({"op": "import", "id": request_id, "module": module})
             outcomes = self._exchange(worker, request, [request_id], self.limits.import_timeout,
-                                      what=f"importing {module}", retry_load=True)
+                                      what=f"importing {module}", retry_load=attempt < LOAD_RETRIES)
             if outcomes:
                 break
             worker = self._ready_worker()   # only load stopped it: import again in a fresh worker
-            request_id = worker.new_id()
-            request = Encoder(_REQUEST_BYTES).frame({"op": "import", "id": request_id, "module": module})
-        else:
-            outcomes = self._exchange(worker, request, [request_id], self.limits.import_timeout,
-                                      what=f"importing {module}")
         outcome = outcomes[0]
         if outcome.status == "ok":
             names = outcome.value
