@@ -77,8 +77,11 @@ class SandboxCgroup:
 
     def prefix(self) -> tuple[str, ...]:
         """Command-line prefix: the started process joins the group, then execs the command."""
-        procs = sorted({str(d / "cgroup.procs") for d in self.dirs.values()})
-        return ("/bin/sh", "-c", _ENTER, "cs349e-cgroup", *procs, "--")
+        return ("/bin/sh", "-c", _ENTER, "cs349e-cgroup", *self.procs_files(), "--")
+
+    def procs_files(self) -> list[str]:
+        """Where a process writes its pid to join the group (one file per v1 hierarchy)."""
+        return sorted({str(d / "cgroup.procs") for d in self.dirs.values()})
 
     def cpu_seconds(self) -> float | None:
         """CPU time of every process the sandbox ever ran (dead ones included)."""

@@ -79,15 +79,20 @@ class LaunchPlan:
     drop_to: tuple[int, int] | None   # uid/gid the worker switches to after setting rlimits
     max_processes: int | None         # RLIMIT_NPROC headroom, None where it cannot apply (root)
     counted_uid: int | None           # RLIMIT_NPROC counts this uid's processes machine-wide
+    worker_cwd: str = ""              # the worker's folder as it sees it (bubblewrap: set by bwrap)
 
     def argv(self, config_fd: str, info_fd: int | None = None) -> list[str]:
         """The command line; the worker reads its config from the pipe `config_fd` (never argv:
         student code can read its command line); `info_fd` asks bubblewrap to report its pid 1
         there (JSON)."""
+        return self.wrap([sys.executable, "-s", "-B", self.worker_path, config_fd], info_fd)
+
+    def wrap(self, command: list[str], info_fd: int | None = None) -> list[str]:
+        """`command` run in the sandbox (after the bwrap prefix, if any)."""
         prefix = list(self.prefix)
         if info_fd is not None and prefix:
             prefix[1:1] = ["--info-fd", str(info_fd)]
-        return [*prefix, sys.executable, "-s", "-B", self.worker_path, config_fd]
+        return [*prefix, *command]
 
     def nproc_limit(self) -> int | None:
         """RLIMIT_NPROC for a worker starting now: `max_processes` beyond what the counted uid
@@ -234,6 +239,7 @@ def launch_plan(isolation: str, workdir: Path, private_dir: Path, limits: Limits
             # sandbox.
             max_processes=limits.max_processes,
             counted_uid=uid if as_root else None,
+            worker_cwd=SCRATCH_WORKDIR,
         )
     if isolation == "rlimits":
         problem = rlimits_problem() or _closed_ancestor(private_dir)

@@ -11,6 +11,7 @@ import fcntl
 import json
 import os
 import secrets
+import select
 import selectors
 import signal
 import socket
@@ -46,7 +47,7 @@ class WorkerProcess:
     with whatever the caller does meanwhile."""
 
     def __init__(self, plan: LaunchPlan, limits: Limits, *, factories: tuple[str, ...] = (),
-                 cgroup: SandboxCgroup | None = None):
+                 cgroup: SandboxCgroup | None = None, fork_server: bool = True):
         self.plan = plan
         self._cgroup = cgroup
         self.imported: set[str] = set()
@@ -60,46 +61,64 @@ class WorkerProcess:
             fcntl.fcntl(out_write, fcntl.F_SETPIPE_SZ, _PIPE_SIZE)  # fewer wake-ups when flooded
         except OSError:
             pass
-        config = {
-            "channel_fd": theirs.fileno(), "nonce": nonce,
-            "memory_bytes": limits.memory_bytes, "cpu_seconds": int(limits.cpu_seconds),
-            "file_bytes": limits.file_bytes, "nproc": plan.nproc_limit(), "drop_to": plan.drop_to,
-            "result_bytes": limits.result_bytes, "factories": list(factories),
-            # bubblewrap ends the sandbox with the grader (--die-with-parent); the fallback
-            # worker arranges it itself.
-            "parent_pid": os.getpid() if plan.isolation == "rlimits" else None,
-        }
         env = dict(plan.env)
         if plan.isolation == "rlimits":
             # Without a pid namespace, this tag is how kill() finds processes that left the group
             # (random, and unrelated to the nonce: student code can read its environment).
             self._env_tag = env["CS349E_SANDBOX_TAG"] = f"sandbox-{secrets.token_hex(8)}"
-        # The config (with the nonce) travels through a pipe the worker reads and closes before
-        # any student code runs: nothing of it is left in argv, the environment or an open fd.
-        config_read = _config_pipe(json.dumps(config).encode())
+
+        def config(channel_fd: int) -> int:
+            # The config (with the nonce) travels through a pipe the worker reads and closes before
+            # any student code runs: nothing of it is left in argv, the environment or an open fd.
+            return _config_pipe(json.dumps({
+                "channel_fd": channel_fd, "nonce": nonce,
+                "memory_bytes": limits.memory_bytes, "cpu_seconds": int(limits.cpu_seconds),
+                "file_bytes": limits.file_bytes, "nproc": plan.nproc_limit(), "drop_to": plan.drop_to,
+                "result_bytes": limits.result_bytes, "factories": list(factories),
+                # bubblewrap ends the sandbox with the grader (--die-with-parent); the fallback
+                # worker arranges it itself.
+                "parent_pid": os.getpid() if plan.isolation == "rlimits" else None,
+            }).encode())
+
         # bubblewrap reports the host pid of the sandbox's pid 1 here: killing that process
         # tears the whole pid namespace down before we reap bwrap.
         info_read, info_write = os.pipe() if plan.isolation == "bubblewrap" else (None, None)
-        passed = (theirs.fileno(), config_read) + ((info_write,) if info_write is not None else ())
+        self._status = None   # the fork server's report of how the worker ended
+        prefix = cgroup.prefix() if cgroup else ()
         try:
-            self.proc = subprocess.Popen(
-                [*(cgroup.prefix() if cgroup else ()), *plan.argv(str(config_read), info_write)], cwd=plan.cwd, env=env,
-                stdin=subprocess.DEVNULL, stdout=out_write, stderr=out_write, pass_fds=passed,
-                start_new_session=True, close_fds=True)
+            forked = (self._fork_from_server(plan, cgroup, env, limits, theirs, out_write, config)
+                      if fork_server else None)
+            if forked is not None:
+                self._status, placeholder_fd, command = forked
+                argv = plan.wrap(command, info_write)
+                passed = (placeholder_fd, info_write)
+            else:
+                config_read = config(theirs.fileno())
+                passed = (theirs.fileno(), config_read) + ((info_write,) if info_write is not None else ())
+                argv = plan.argv(str(config_read), info_write)
+            try:
+                self.proc = subprocess.Popen(
+                    [*prefix, *argv], cwd=plan.cwd, env=env,
+                    stdin=subprocess.DEVNULL, stdout=out_write, stderr=out_write, pass_fds=passed,
+                    start_new_session=True, close_fds=True)
+            finally:
+                for fd in passed:
+                    if fd not in (theirs.fileno(), info_write):
+                        os.close(fd)
         except BaseException:
             for end in (ours, theirs):
                 end.close()
-            for fd in (out_read, out_write, info_read, info_write, config_read):
+            for fd in (out_read, out_write, info_read, info_write, self._status):
                 if fd is not None:
                     os.close(fd)
             raise
-        os.close(config_read)
         theirs.close()
         os.close(out_write)
         if info_write is not None:
             os.close(info_write)
             os.set_blocking(info_read, False)
         self._info = info_read
+        self.forked = self._status is not None   # from the fork server (forkserver.py)
         self._namespace_pid: int | None = None
         ours.setblocking(False)
         os.set_blocking(out_read, False)
@@ -113,6 +132,33 @@ class WorkerProcess:
         self._inbox = bytearray()
         self._channel_open = True
         self._closed = False
+
+    @staticmethod
+    def _fork_from_server(plan, cgroup, env, limits, channel, out_write, config):
+        """(status pipe, placeholder's descriptor, its command) when the fork server takes
+        this worker, else None (forkserver.py: the same sandbox, the imports already done)."""
+        from . import forkserver_client   # (imported here: see forkserver_client.py)
+        server = forkserver_client.server_for(plan, cgroup)
+        if server is None:
+            return None
+        ns_server, ns_placeholder = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        status_read, status_write = os.pipe()
+        config_read = config(forkserver_client.CHANNEL_FD)
+        request = {"cgroup_procs": cgroup.procs_files(), "timeout": limits.start_timeout,
+                   "cwd": plan.worker_cwd, "env": env, "worker_path": plan.worker_path}
+        try:
+            sent = server.spawn(request, [ns_server.fileno(), channel.fileno(), out_write, config_read,
+                                          status_write])
+        finally:
+            ns_server.close()
+            os.close(status_write)
+            os.close(config_read)
+        if not sent:
+            ns_placeholder.close()
+            os.close(status_read)
+            return None
+        fd = ns_placeholder.detach()
+        return status_read, fd, forkserver_client.placeholder_argv(fd)
 
     # -- requests ------------------------------------------------------------------------
     def new_id(self) -> int:
@@ -195,8 +241,9 @@ class WorkerProcess:
             # No pid namespace: also hunt processes that left the group but kept our tag.
             _kill_tagged(self._env_tag)
         self.proc.wait()
-        if self._info is not None:
-            os.close(self._info)
+        for fd in (self._info, self._status):
+            if fd is not None:
+                os.close(fd)
         self._drain_output()   # the dead worker's last words
         self._selector.close()
         self._channel.close()
@@ -210,7 +257,10 @@ class WorkerProcess:
 
     @property
     def alive(self) -> bool:
-        return not self._closed and self.proc.poll() is None
+        if self._closed or self.proc.poll() is not None:
+            return False
+        # Forked from the fork server, the worker may end while bubblewrap's placeholder lives on.
+        return self._status is None or not select.select([self._status], [], [], 0)[0]
 
     # -- internals -----------------------------------------------------------------------
     def _read_namespace_pid(self) -> int | None:
@@ -287,6 +337,12 @@ class WorkerProcess:
 
     def _ending(self, what: str) -> str:
         """How the worker ended, for a 'crashed' outcome."""
+        if self._status is not None:
+            from .forkserver_client import read_status
+            code = read_status(self._status, 1.0)
+            if code is None:
+                return f"the worker {what} but is still running"
+            return f"the worker {what}: {describe_exit(code, 'forked')}"
         try:
             code = self.proc.wait(timeout=1)
         except subprocess.TimeoutExpired:

@@ -257,13 +257,20 @@ class Sandbox:
         except (WorkerDied, WorkerTimeout, WireError) as exc:
             output = worker.take_output(0)
             self._resources.stop_worker()
+            if worker.forked:
+                # No student code ran yet: the fork server failed, not the submission. Start this
+                # worker (and every later one in this process) the usual way.
+                from . import forkserver_client   # (imported here: see forkserver_client.py)
+                forkserver_client.give_up(f"{exc or 'no reply in time'} {output}".strip())
+                worker = self._resources.worker = self._start_worker(fork_server=False)
+                return self._ready_worker()
             raise SandboxError(f"the sandbox worker did not start ({self.isolation}): "
                                f"{exc or 'no reply in time'}\n{output}") from None
         return worker
 
-    def _start_worker(self) -> WorkerProcess:
+    def _start_worker(self, fork_server: bool = True) -> WorkerProcess:
         return WorkerProcess(self._plan, self.limits, factories=self.factories,
-                             cgroup=self._resources.cgroup)
+                             cgroup=self._resources.cgroup, fork_server=fork_server)
 
     def _out_of_time(self) -> bool:
         return time.monotonic() >= self.ceiling

@@ -1,0 +1,197 @@
+"""The fork server: imports numpy and matplotlib once, then forks each sandbox's worker from
+that state into the sandbox bubblewrap built for it.
+
+A fresh interpreter pays ~0.4 s of CPU to import numpy and pyplot: more than half of grading a
+whole submission. This process pays it once per grader process. It runs on the host as root,
+started by the grader (forkserver_client.py) with the sandbox's base environment; it never runs
+student code and holds nothing of the project but the worker's own modules.
+
+For each request (one message on its socket, with five descriptors: the namespace socket, the
+worker's channel, its output pipe, its config pipe, a status pipe) it forks a helper, which
+  1. joins the sandbox's cgroup (so the worker is born inside its quotas),
+  2. receives the namespaces of the sandbox's placeholder process, sent only once bubblewrap
+     has built the sandbox and exec'd the placeholder, and joins them, mount namespace last
+     (which also moves its root and working directory into the sandbox),
+  3. forks the worker, closes everything else, waits for it, and writes its wait status to
+     the status pipe.
+The worker, then inside the sandbox's pid, mount, network, ipc and uts namespaces: starts a new
+session, sets no_new_privs, empties its capability bounding set, keeps only its own descriptors
+(0-2 output, 3 channel, 4 config), takes the sandbox's environment and working directory and
+runs worker.main, which sets the rlimits and switches to the sandbox's uid before any student
+code runs: the same state bubblewrap's own start would leave, with the imports already done.
+
+Run as `python -s -B forkserver.py SOCKET_FD [FONT_LIST]` (matplotlib's shared font list:
+plotting.py); standard library, the worker's modules and the
+libraries it preloads only (imported in main: forkserver_client.py imports this file's constants).
+"""
+
+import ctypes
+import errno
+import json
+import os
+import signal
+import socket
+import struct
+import sys
+import traceback
+
+CHANNEL_FD, CONFIG_FD = 3, 4           # where the worker finds them (the config says 3)
+NAMESPACES = ("cgroup", "ipc", "uts", "net", "pid", "mnt")   # the order they are joined
+STATUS = struct.Struct("!i")
+_DESCRIPTORS = 5
+_PR_SET_PDEATHSIG, _PR_CAPBSET_DROP, _PR_SET_NO_NEW_PRIVS = 1, 24, 38
+_LAST_CAPABILITY = 63
+_CLONE_NEWNS, _MS_REC, _MS_PRIVATE = 0x00020000, 0x4000, 1 << 18
+_libc = ctypes.CDLL(None, use_errno=True)
+worker = None   # the worker module, imported by main()
+
+
+def main(sock_fd: int, font_list: str | None) -> None:
+    global worker
+    sock = socket.socket(fileno=sock_fd)
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)   # ends with the grader
+    try:
+        _private_tmp(font_list)
+    except OSError as exc:
+        sock.send(f"refused: no private /tmp ({exc})".encode())
+        return
+    # The worker imports these from sys.modules: its files are not where the sandbox can see them.
+    import codec  # noqa: F401
+    import nbrunner  # noqa: F401
+    import warm_notebook
+    import worker
+    warm_notebook.import_libraries()
+    threads = len(os.listdir("/proc/self/task"))
+    if threads != 1:   # forking a threaded process is unsafe: refuse, the grader starts workers itself
+        sock.send(f"refused: {threads} threads after the imports".encode())
+        return
+    sock.send(b"ready")
+    while True:
+        try:
+            message, fds, flags, _ = socket.recv_fds(sock, 1 << 16, _DESCRIPTORS + 1)
+        except InterruptedError:
+            continue
+        _reap()
+        if not message:
+            return   # the grader is gone
+        if len(fds) != _DESCRIPTORS or flags & socket.MSG_CTRUNC:
+            for fd in fds:
+                os.close(fd)
+            continue
+        pid = os.fork()
+        if pid == 0:
+            sock.close()
+            _helper(json.loads(message), *fds)   # never returns
+        for fd in fds:
+            os.close(fd)
+
+
+def _helper(request: dict, ns_fd: int, channel: int, out: int, config: int, status: int) -> None:
+    code = 125
+    try:
+        for path in request["cgroup_procs"]:
+            with open(path, "w") as procs:
+                procs.write(str(os.getpid()))
+        namespaces = socket.socket(fileno=ns_fd)
+        namespaces.settimeout(request["timeout"])
+        message, ns_fds, _, _ = socket.recv_fds(namespaces, 256, len(NAMESPACES))
+        namespaces.close()
+        if message != b"namespaces" or not ns_fds:
+            raise RuntimeError("the sandbox's placeholder did not send its namespaces "
+                               "(bubblewrap could not build the sandbox?)")
+        for fd in ns_fds:   # in NAMESPACES order: the mount namespace last
+            if _libc.setns(fd, 0) != 0:
+                raise OSError(ctypes.get_errno(), f"setns: {os.strerror(ctypes.get_errno())}")
+            os.close(fd)
+        pid = os.fork()
+        if pid == 0:
+            os.close(status)
+            _worker(request, channel, out, config)   # never returns
+        for fd in (channel, config):
+            os.close(fd)
+        _, wait_status = os.waitpid(pid, 0)
+        os.write(status, STATUS.pack(wait_status))
+        code = 0
+    except BaseException:  # noqa: BLE001 - reported in the worker's output; the grader gives up
+        try:
+            os.write(out, f"sandbox fork server: {traceback.format_exc(limit=3)}".encode())
+        except OSError:
+            pass
+    finally:
+        os._exit(code)
+
+
+def _worker(request: dict, channel: int, out: int, config: int) -> None:
+    code = 1
+    try:
+        os.setsid()
+        _prctl(_PR_SET_NO_NEW_PRIVS, 1)
+        for capability in range(_LAST_CAPABILITY + 1):
+            if _libc.prctl(_PR_CAPBSET_DROP, capability, 0, 0, 0) != 0 and ctypes.get_errno() != errno.EINVAL:
+                raise OSError(ctypes.get_errno(), "could not drop the capability bounding set")
+        high = [os.dup(fd) for fd in (channel, out, config)]   # out of the way of 0-4
+        devnull = os.open("/dev/null", os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.dup2(high[1], 1)
+        os.dup2(high[1], 2)
+        os.dup2(high[0], CHANNEL_FD)
+        os.dup2(high[2], CONFIG_FD)
+        os.closerange(CONFIG_FD + 1, os.sysconf("SC_OPEN_MAX"))
+        os.chdir(request["cwd"])
+        os.environ.clear()
+        os.environ.update(request["env"])
+        numpy_random = sys.modules.get("numpy.random")
+        if numpy_random is not None:
+            numpy_random.seed()   # as a fresh interpreter would: not every student the same draws
+        sys.argv = [request["worker_path"], str(CONFIG_FD)]
+        worker.main(worker.read_config(CONFIG_FD))
+        code = 0
+    except SystemExit as exc:
+        if isinstance(exc.code, int):
+            code = exc.code
+        elif exc.code is not None:
+            print(exc.code, file=sys.stderr)
+    except BaseException:  # noqa: BLE001
+        traceback.print_exc()
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+
+
+def _private_tmp(font_list: str | None) -> None:
+    """A /tmp of this process only, laid out as in a sandbox: libraries remember paths they saw
+    while being imported (matplotlib its config folder, MPLCONFIGDIR=/tmp/matplotlib), so those
+    paths must be the ones workers will find in their sandbox. The host's /tmp is never touched."""
+    if _libc.unshare(_CLONE_NEWNS) != 0:
+        raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNS)")
+    if _libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
+        raise OSError(ctypes.get_errno(), "mount --make-rprivate /")
+    if _libc.mount(b"tmpfs", b"/tmp", b"tmpfs", 0, b"mode=1777,size=16m") != 0:
+        raise OSError(ctypes.get_errno(), "mount tmpfs /tmp")
+    config = os.environ.get("MPLCONFIGDIR", "/tmp/matplotlib")
+    os.makedirs(config)
+    if font_list:
+        with open(font_list, "rb") as source, open(os.path.join(config, os.path.basename(font_list)), "wb") as copy:
+            copy.write(source.read())
+
+
+def _prctl(option: int, value: int) -> None:
+    if _libc.prctl(option, value, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), f"prctl({option}) failed")
+
+
+def _reap() -> None:
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]), sys.argv[2] if len(sys.argv) > 2 else None)
