@@ -20,8 +20,7 @@ session, sets no_new_privs, empties its capability bounding set, keeps only its 
 runs worker.main, which sets the rlimits and switches to the sandbox's uid before any student
 code runs: the same state bubblewrap's own start would leave, with the imports already done.
 
-Run as `python -s -B forkserver.py SOCKET_FD [FONT_LIST]` (matplotlib's shared font list:
-plotting.py); standard library, the worker's modules and the
+Run as `python -s -B -m forkserver SOCKET_FD` with this folder on PYTHONPATH; standard library, the worker's modules and the
 libraries it preloads only (imported in main: forkserver_client.py imports this file's constants).
 """
 
@@ -36,6 +35,7 @@ import sys
 import traceback
 
 CHANNEL_FD, CONFIG_FD = 3, 4           # where the worker finds them (the config says 3)
+FONT_LIST_ENV = "CS349E_FORKSERVER_FONT_LIST"   # matplotlib's shared font list (plotting.py)
 NAMESPACES = ("cgroup", "ipc", "uts", "net", "pid", "mnt")   # the order they are joined
 STATUS = struct.Struct("!i")
 _DESCRIPTORS = 5
@@ -46,8 +46,12 @@ _libc = ctypes.CDLL(None, use_errno=True)
 worker = None   # the worker module, imported by main()
 
 
-def main(sock_fd: int, font_list: str | None) -> None:
+def main(sock_fd: int) -> None:
     global worker
+    # Started as `python -m forkserver` with its folder on PYTHONPATH, so that its command line,
+    # which its workers' /proc/self/cmdline shows, names no path of the grader's machine.
+    del sys.path[0]   # `-m` put the working folder (/) first; a started worker has no such entry
+    font_list = os.environ.pop(FONT_LIST_ENV, "")
     sock = socket.socket(fileno=sock_fd)
     _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)   # ends with the grader
     try:
@@ -140,6 +144,7 @@ def _worker(request: dict, channel: int, out: int, config: int) -> None:
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
+        os.environ["PWD"] = request["cwd"]   # as bwrap's --chdir sets it
         numpy_random = sys.modules.get("numpy.random")
         if numpy_random is not None:
             numpy_random.seed()   # as a fresh interpreter would: not every student the same draws
@@ -161,7 +166,7 @@ def _worker(request: dict, channel: int, out: int, config: int) -> None:
             os._exit(code)
 
 
-def _private_tmp(font_list: str | None) -> None:
+def _private_tmp(font_list: str) -> None:
     """A /tmp of this process only, laid out as in a sandbox: libraries remember paths they saw
     while being imported (matplotlib its config folder, MPLCONFIGDIR=/tmp/matplotlib), so those
     paths must be the ones workers will find in their sandbox. The host's /tmp is never touched."""
@@ -194,4 +199,4 @@ def _reap() -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]), sys.argv[2] if len(sys.argv) > 2 else None)
+    main(int(sys.argv[1]))

@@ -24,10 +24,10 @@ import sys
 import threading
 from pathlib import Path
 
-from .forkserver import CHANNEL_FD, NAMESPACES, STATUS  # noqa: F401 - CHANNEL_FD: for process.py
+from .forkserver import CHANNEL_FD, FONT_LIST_ENV, NAMESPACES, STATUS  # noqa: F401 - CHANNEL_FD: for process.py
 
 ENABLED = True
-_SCRIPT = Path(__file__).resolve().parent / "forkserver.py"
+_FOLDER = Path(__file__).resolve().parent   # forkserver.py and the worker's files
 _READY_TIMEOUT = 60.0
 # What bubblewrap runs in the sandbox instead of the worker: it sends the sandbox's namespaces to
 # the fork server's helper once the sandbox is built, then waits until the sandbox is torn down.
@@ -58,8 +58,9 @@ class ForkServer:
         self._lock = threading.Lock()
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-s", "-B", str(_SCRIPT), str(theirs.fileno()), *([str(fonts)] if fonts else [])],
-                env=_base_env("/tmp"),   # what libraries read while imported, as in a sandbox
+                [sys.executable, "-s", "-B", "-m", "forkserver", str(theirs.fileno())],
+                # What libraries read while imported, as in a sandbox.
+                env={**_base_env("/tmp"), "PYTHONPATH": str(_FOLDER), FONT_LIST_ENV: str(fonts or "")},
                 cwd="/", stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 pass_fds=(theirs.fileno(),), start_new_session=True, close_fds=True)
         finally:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from sandbox_helpers import BWRAP_MISSING, FAST, write_files
+from sandbox_helpers import BWRAP_MISSING, FAST, wait_for_fork_server, write_files
 
 from autograder.sandbox import Limits, Sandbox
 
@@ -35,3 +35,16 @@ def sandbox(submission):
     yield make
     for box in opened:
         box.close()
+
+
+@pytest.fixture(params=["forked", "started"])
+def worker_start(request):
+    """Workers forked from the fork server (waited for: it imports in the background), or
+    started by bubblewrap as a fresh interpreter; the test's Sandboxes use that start."""
+    from autograder.sandbox import forkserver_client
+    saved = forkserver_client.ENABLED
+    forkserver_client.ENABLED = request.param == "forked"
+    if request.param == "forked":
+        wait_for_fork_server()
+    yield request.param
+    forkserver_client.ENABLED = saved

@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -85,3 +86,18 @@ def zombie_children() -> list[int]:
             if fields[0] == "Z" and int(fields[1]) == os.getpid():
                 zombies.append(int(entry.name))
     return zombies
+
+
+def wait_for_fork_server(timeout: float = 60.0) -> None:
+    """Starts this process's fork server if needed and waits until it forks workers; skips
+    where workers are never forked (not root, no cgroups)."""
+    from autograder.sandbox import forkserver_client
+    from autograder.sandbox.cgroups import support
+    from autograder.sandbox.launcher import LaunchPlan
+    if os.geteuid() != 0 or support() is not None or BWRAP_MISSING:
+        pytest.skip("workers are forked from the fork server only by a root grader with cgroups")
+    plan = LaunchPlan("bubblewrap", ("bwrap",), "", "/", {}, (1, 1), None, None)
+    deadline = time.monotonic() + timeout
+    while forkserver_client.server_for(plan, cgroup=object()) is None:
+        assert time.monotonic() < deadline, f"the fork server is not ready: {forkserver_client.status()}"
+        time.sleep(0.05)

@@ -1,4 +1,5 @@
-"""Under bubblewrap: what student code can see, write, reach and leave behind."""
+"""Under bubblewrap: what student code can see, write, reach and leave behind, in a worker
+bubblewrap started and in one forked from the fork server (every test runs with both)."""
 
 from __future__ import annotations
 
@@ -59,6 +60,11 @@ PROBE = {
             return "imported"
     """,
 }
+
+
+@pytest.fixture(autouse=True)
+def _each_worker_start(worker_start):
+    return worker_start
 
 
 def test_isolation_is_bubblewrap(sandbox):

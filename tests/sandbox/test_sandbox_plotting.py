@@ -5,7 +5,6 @@ notebooks, with nothing shared that a submission could change."""
 from __future__ import annotations
 
 import hashlib
-import os
 from dataclasses import replace
 
 import pytest
@@ -42,47 +41,24 @@ def enabled():
     plotting.ENABLED, forkserver_client.ENABLED = saved
 
 
-@pytest.fixture(params=["forked", "started"])
-def start(request, enabled):
-    """Workers forked from the fork server (waited for: it imports in the background), or
-    started by bubblewrap as a fresh interpreter."""
-    forkserver_client.ENABLED = request.param == "forked"
-    if request.param == "forked":
-        _wait_for_fork_server()
-    return request.param
-
-
-def _wait_for_fork_server():
-    import time
-    from autograder.sandbox import launcher
-    from autograder.sandbox.cgroups import support
-    if os.geteuid() != 0 or support() is not None:
-        pytest.skip("workers are forked from the fork server only as root with cgroups")
-    plan = launcher.LaunchPlan("bubblewrap", ("bwrap",), "", "/", {}, (1, 1), None, None)
-    deadline = time.monotonic() + 60
-    while forkserver_client.server_for(plan, object()) is None:
-        assert time.monotonic() < deadline, forkserver_client.status()
-        time.sleep(0.05)
-
-
 def _digest(path):
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 @pytest.mark.parametrize("isolation", ["bubblewrap", "rlimits"])
-def test_the_notebook_reads_the_shared_font_list_and_cannot_change_it(sandbox, start, isolation):
+def test_the_notebook_reads_the_shared_font_list_and_cannot_change_it(sandbox, enabled, worker_start, isolation):
     """Does the sandbox's matplotlib find the grader's font list (no rebuild), and does a
     submission that overwrites it leave the shared file (the next student's) unchanged?"""
     if isolation == "rlimits" and rlimits_problem() is not None:
         pytest.skip(f"the rlimits fallback refuses here: {rlimits_problem()}")
-    if isolation == "rlimits" and start == "forked":
+    if isolation == "rlimits" and worker_start == "forked":
         pytest.skip("only bubblewrap's workers are forked from the fork server")
     plotting.ENABLED = True
     shared = plotting.font_cache()
     assert shared is not None and shared.name.startswith("fontlist-v")
     before = _digest(shared)
     box = sandbox(dict(CODESIGN, **{"handout.ipynb": notebook_json(*PROBE)}), isolation=isolation, limits=SLOW_OK)
-    assert box._resources.worker.forked is (start == "forked")
+    assert box._resources.worker.forked is (worker_start == "forked")
     outcome = box.run_notebook("handout.ipynb", VARIABLES)
     assert outcome.cell_errors == (), outcome.cell_errors
     assert outcome.variables["fontlists"] == [shared.name]
@@ -93,12 +69,12 @@ def test_the_notebook_reads_the_shared_font_list_and_cannot_change_it(sandbox, s
     assert "font cache" not in outcome.output.lower()   # matplotlib did not rebuild it
 
 
-def test_pyplot_is_imported_ahead_in_a_child_without_student_state(sandbox, start):
+def test_pyplot_is_imported_ahead_in_a_child_without_student_state(sandbox, enabled, worker_start):
     """The notebook child is forked before the student's module is imported: pyplot is already
     there, and nothing the function tests did to the module is."""
     plotting.ENABLED = True
     box = sandbox(dict(CODESIGN, **{"handout.ipynb": notebook_json(*PROBE)}), limits=SLOW_OK)
-    assert box._resources.worker.forked is (start == "forked")
+    assert box._resources.worker.forked is (worker_start == "forked")
     assert box.call("codesign", "bump").value == 1
     assert box.call("codesign", "bump").value == 2
     outcome = box.run_notebook("handout.ipynb", VARIABLES)

@@ -1,0 +1,133 @@
+"""Workers forked from the fork server (autograder/sandbox/forkserver.py): as confined as a worker
+bubblewrap starts, nothing shared between submissions, and the usual start whenever the server
+cannot serve. (test_sandbox_isolation.py runs all its probes against both kinds of worker.)"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pytest
+from sandbox_helpers import needs_bwrap, wait_for_fork_server
+
+from autograder.sandbox import forkserver_client
+from autograder.sandbox.launcher import PROJECT_ROOT
+from autograder.sandbox.plotting import cache_root
+
+pytestmark = needs_bwrap
+
+PROBE = {
+    "codesign.py": """
+        import os, random, socket, sys
+
+        def confinement():
+            status = dict(line.split(":", 1) for line in open("/proc/self/status").read().splitlines())
+            fds = sorted(int(fd) for fd in os.listdir("/proc/self/fd"))
+            return {
+                "uid": os.getresuid(), "gid": os.getresgid(), "groups": os.getgroups(),
+                "cwd": os.getcwd(), "root": sorted(os.listdir("/")), "env": dict(os.environ),
+                "path": sys.path[1:], "hostname": socket.gethostname(),
+                "pids": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()),
+                "cmdline": open("/proc/self/cmdline", "rb").read().decode(errors="replace"),
+                "fds": fds[:-1],
+                "namespaces": {n: os.stat(f"/proc/self/ns/{n}").st_ino for n in ("mnt", "pid", "net", "ipc", "uts")},   # the last: listdir's own
+                "session_leader": os.getsid(0) == os.getpid(),
+                **{key: status[key].strip() for key in ("NoNewPrivs", "CapEff", "CapPrm", "CapInh", "CapAmb", "CapBnd")},
+            }
+
+        def draws():
+            import numpy
+            return random.random(), float(numpy.random.random())
+
+        def exists(path):
+            return os.path.exists(path)
+    """,
+}
+
+
+@pytest.fixture
+def restore_fork_server():
+    """Leaves the module as it was: enabled, with a working server (tests here break it)."""
+    saved = forkserver_client.ENABLED
+    yield
+    forkserver_client.ENABLED = saved
+    if forkserver_client._server is not None:
+        forkserver_client._server.stop()
+    forkserver_client._server = None
+    forkserver_client._RESTARTS = 3
+
+
+def _probe(sandbox, forked: bool):
+    forkserver_client.ENABLED = forked
+    if forked:
+        wait_for_fork_server()
+    box = sandbox(PROBE)
+    outcome = box.call("codesign", "confinement")
+    assert outcome.status == "ok", outcome
+    assert box._resources.worker.forked is forked
+    return box, outcome.value
+
+
+def test_a_forked_worker_is_confined_like_a_started_one(sandbox, restore_fork_server):
+    started_box, started = _probe(sandbox, forked=False)
+    forked_box, forked = _probe(sandbox, forked=True)
+    for key in ("groups", "cwd", "root", "env", "path", "hostname", "NoNewPrivs",
+                "CapEff", "CapPrm", "CapAmb"):
+        assert forked[key] == started[key], key
+    # Each sandbox has its own uid (and gid); both switched all three ids to it.
+    for box, seen in ((forked_box, forked), (started_box, started)):
+        assert seen["uid"] == seen["gid"] == (box.host_uid,) * 3
+    assert forked["NoNewPrivs"] == "1" and int(forked["CapEff"], 16) == int(forked["CapPrm"], 16) == 0
+    # Stricter than bubblewrap's own start, which leaves these sets full.
+    assert int(forked["CapBnd"], 16) == int(forked["CapInh"], 16) == 0
+    assert forked["session_leader"]
+    # Only its own descriptors: output (0-2: stdin is /dev/null), channel, the marker copy.
+    assert forked["fds"] == started["fds"] == [0, 1, 2, 3, 4]
+    # Its pid namespace: bwrap's pid 1, the placeholder, the worker. Nothing of the host, the
+    # fork server or its helper (they are outside the namespace); its command line (the fork
+    # server's) names no path of the grader's machine.
+    assert forked["pids"] == [1, 2, 3] and started["pids"] == [1, 2]
+    assert forked["cmdline"].split("\0")[1:] == ["-s", "-B", "-m", "forkserver", forked["cmdline"].split("\0")[5], ""]
+    assert str(PROJECT_ROOT) not in forked["cmdline"] and str(cache_root()) not in forked["cmdline"]
+    assert forked_box.call("codesign", "exists", (str(PROJECT_ROOT / "solutions"),)).value is False
+    for name, inode in forked["namespaces"].items():   # neither the grader's nor another sandbox's
+        assert inode not in (os.stat(f"/proc/self/ns/{name}").st_ino, started["namespaces"][name]), name
+
+
+def test_forked_workers_do_not_share_random_state(sandbox, restore_fork_server):
+    """Forked from one state, yet each worker draws as a fresh interpreter would."""
+    wait_for_fork_server()
+    draws = []
+    for _ in range(2):
+        box = sandbox(PROBE)
+        assert box._resources.worker.forked
+        draws.append(tuple(box.call("codesign", "draws").value))
+    assert draws[0][0] != draws[1][0] and draws[0][1] != draws[1][1]
+
+
+def test_a_killed_fork_server_is_replaced(sandbox, restore_fork_server):
+    wait_for_fork_server()
+    os.kill(forkserver_client._server.proc.pid, signal.SIGKILL)
+    forkserver_client._server.proc.wait()
+    box = sandbox(PROBE)   # the request fails: this worker starts the usual way
+    assert not box._resources.worker.forked
+    assert box.call("codesign", "exists", ("/",)).value is True
+    wait_for_fork_server()   # a new server
+    again = sandbox(PROBE)
+    assert again._resources.worker.forked and again.call("codesign", "exists", ("/",)).value is True
+
+
+def test_a_fork_server_that_cannot_enter_the_sandbox_gives_way(sandbox, restore_fork_server, monkeypatch):
+    """The helper never gets the namespaces (here: the placeholder exits at once): the worker
+    starts the usual way and no later worker is forked in this process."""
+    wait_for_fork_server()
+    monkeypatch.setattr(forkserver_client, "placeholder_argv", lambda fd: ["/bin/true"])
+    started = time.monotonic()
+    box = sandbox(PROBE)
+    assert box.call("codesign", "exists", ("/",)).value is True
+    assert not box._resources.worker.forked
+    assert time.monotonic() - started < 15
+    assert "did not start" in forkserver_client.status()
+    monkeypatch.undo()
+    assert not sandbox(PROBE)._resources.worker.forked
