@@ -4,11 +4,13 @@
 
 1. One full-marks submission (codesign.py + answered notebook) graded with every hidden test and
    the notebook, one worker: the median wall time of --runs gradings (target <= 0.5 s), split
-   into "functions" (the same submission without its notebook) and "notebook" (the rest). The
-   first, cold grading (hidden tests built, hypothesis examples drawn) is shown separately.
-   Side by side, alternating run by run: the same gradings as before the speed-ups (no shared
-   matplotlib font cache, no notebook child forked ahead with pyplot imported: see
-   autograder/sandbox/plotting.py), and the ratio of the two medians.
+   into "functions" (the same submission without its notebook) and "notebook" (the rest), and
+   the CPU time the sandbox used (its cgroup's). The first, cold grading (hidden tests built,
+   the fork server started) is shown separately. Side by side, alternating run by run, the same
+   gradings with the speed-ups switched off: without the fork server (each worker a fresh
+   interpreter importing numpy, the notebook child importing pyplot ahead:
+   autograder/sandbox/forkserver.py, warm_notebook.py), and without anything (no shared
+   matplotlib font cache either: plotting.py), with the ratios of the medians.
 2. Throughput on a class of --class-size submissions (full marks, partial, buggy, skeleton,
    cheater): `-j 1` versus `-j 2`, and their ratio (target >= 1.7x on 2 cores).
 """
@@ -16,6 +18,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import statistics
@@ -30,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 from autograder.build import write_reference_submission  # noqa: E402
 from autograder.engine import grade_batch, grade_submission  # noqa: E402
 from autograder.engine.assignment import warm  # noqa: E402
-from autograder.sandbox import plotting, resolve_isolation  # noqa: E402
+from autograder.sandbox import forkserver_client, plotting, resolve_isolation, session  # noqa: E402
 
 ASSIGNMENT = "lec01_codesign"
 EXAMPLES = ROOT / "examples" / ASSIGNMENT / "submissions"
@@ -42,6 +45,17 @@ def timed(fn):
     return time.perf_counter() - start, value
 
 
+SETUPS = {   # name -> (shared font cache and notebook child forked ahead, fork server)
+    "now": (True, True),
+    "no fork server": (True, False),
+    "as before": (False, False),
+}
+
+
+def switch(setup: str) -> None:
+    plotting.ENABLED, forkserver_client.ENABLED = SETUPS[setup]
+
+
 def one_submission(workdir: Path, runs: int, isolation: str) -> None:
     full = workdir / "full"
     write_reference_submission(ASSIGNMENT, full)
@@ -49,31 +63,64 @@ def one_submission(workdir: Path, runs: int, isolation: str) -> None:
     functions_only.mkdir()
     shutil.copyfile(full / "codesign.py", functions_only / "codesign.py")
 
+    switch("now")
     cold, result = timed(lambda: grade_submission(ASSIGNMENT, full, isolation=isolation))
     assert result.score == result.auto_max_score, "the reference submission must get full marks"
     plotting.font_cache()   # built once per grader install: not part of a submission's time
-    whole, before = [], []
-    for _ in range(runs):   # alternate, so background load hits both alike
-        for enabled, times in ((False, before), (True, whole)):
-            plotting.ENABLED = enabled
-            times.append(timed(lambda: grade_submission(ASSIGNMENT, full, isolation=isolation))[0])
-    plotting.ENABLED = True
+    server = forkserver_client.prepare(isolation, wait=60)   # started once per grader process
+    walls = {setup: [] for setup in SETUPS}
+    cpu = {setup: [] for setup in SETUPS}
+    for _ in range(runs):   # alternate, so background load hits every setup alike
+        for setup in SETUPS:
+            switch(setup)
+            with sandbox_cpu() as used:
+                walls[setup].append(timed(lambda: grade_submission(ASSIGNMENT, full, isolation=isolation))[0])
+            cpu[setup].append(used[0])
+    switch("now")
     functions = [timed(lambda: grade_submission(ASSIGNMENT, functions_only, isolation=isolation))[0]
                  for _ in range(runs)]
     suites = warm(ASSIGNMENT).suites
     n_cases = sum(len(s.cases) for s in suites.values())
     n_examples = sum(p.max_examples for s in suites.values() for p in s.properties)
-    median, median_functions = statistics.median(whole), statistics.median(functions)
+    median = {setup: statistics.median(times) for setup, times in walls.items()}
+    median_cpu = {setup: statistics.median(v) if None not in v else None for setup, v in cpu.items()}
+    median_functions = statistics.median(functions)
+    now = median["now"]
     print(f"one full submission ({n_cases} seeded cases, {sum(len(s.properties) for s in suites.values())} "
-          f"hypothesis properties, up to {n_examples} examples, the notebook), {isolation}:")
-    print(f"  cold first grading       {cold:6.2f} s  (builds hidden tests, reads the fixed property examples)")
-    print(f"  median of {runs} gradings   {median:6.2f} s  (target <= 0.5 s: {'met' if median <= 0.5 else 'MISSED'})")
+          f"hypothesis properties, up to {n_examples} examples, the notebook), {isolation}, fork server {server}:")
+    print(f"  cold first grading       {cold:6.2f} s  (builds hidden tests, starts the fork server)")
+    print(f"  median of {runs} gradings   {now:6.2f} s  (target <= 0.5 s: {'met' if now <= 0.5 else 'MISSED'})"
+          f"{_cpu_text(median_cpu['now'])}")
     print(f"    functions only         {median_functions:6.2f} s  (sandbox start + every hidden test)")
-    print(f"    notebook               {median - median_functions:6.2f} s  (the rest: executing handout.ipynb)")
-    median_before = statistics.median(before)
-    print(f"  same, as before (no shared font cache, pyplot imported by the notebook): "
-          f"{median_before:6.2f} s; now {median_before / median:.2f}x faster")
-    print(f"  nbgrader autograde (DESIGN §5) ~3.1 s per submission: {3.1 / median:.1f}x faster")
+    print(f"    notebook               {now - median_functions:6.2f} s  (the rest: executing handout.ipynb)")
+    for setup in ("no fork server", "as before"):
+        print(f"  {setup + ':':24s} {median[setup]:6.2f} s{_cpu_text(median_cpu[setup])}; "
+              f"now {median[setup] / now:.2f}x faster")
+    print(f"  nbgrader autograde (DESIGN §5) ~3.1 s per submission: {3.1 / now:.1f}x faster")
+
+
+@contextlib.contextmanager
+def sandbox_cpu():
+    """Yields a list that holds, afterwards, the CPU seconds of every sandbox opened meanwhile
+    (their cgroups'), or None without cgroups."""
+    used = [0.0]
+    original = session.Sandbox.close
+
+    def close(box):
+        group = box._resources.cgroup
+        seconds = group.cpu_seconds() if group is not None else None
+        used[0] = None if seconds is None or used[0] is None else used[0] + seconds
+        original(box)
+
+    session.Sandbox.close = close
+    try:
+        yield used
+    finally:
+        session.Sandbox.close = original
+
+
+def _cpu_text(seconds: float | None) -> str:
+    return "" if seconds is None else f", sandbox CPU {seconds:.2f} s"
 
 
 def make_class(dest: Path, size: int, reference: Path) -> None:

@@ -7,8 +7,9 @@
 Modules: limits (Limits), outcomes (CallOutcome, NotebookOutcome), codec (the safe wire
 format), launcher (bubblewrap / rlimits command lines), uids (a host uid per sandbox),
 workdir (the private copy), output (per-call output capture), cgroups (per-sandbox quotas),
-clock (CPU-time budgets), process (one worker process), session (Sandbox); worker.py and
-nbrunner.py run inside the sandbox.
+clock (CPU-time budgets), process (one worker process), session (Sandbox), plotting (the shared
+font list), forkserver_client (workers forked from a process that imported numpy and matplotlib
+once); worker.py, nbrunner.py and warm_notebook.py run inside the sandbox, forkserver.py beside it.
 """
 
 from .codec import Rebuilt, Unsupported, WireError

@@ -8,20 +8,26 @@ student code and holds nothing of the project but the worker's own modules.
 
 For each request (one message on its socket, with five descriptors: the namespace socket, the
 worker's channel, its output pipe, its config pipe, a status pipe) it forks a helper, which
-  1. joins the sandbox's cgroup (so the worker is born inside its quotas),
-  2. receives the namespaces of the sandbox's placeholder process, sent only once bubblewrap
-     has built the sandbox and exec'd the placeholder, and joins them, mount namespace last
-     (which also moves its root and working directory into the sandbox),
-  3. forks the worker, closes everything else, waits for it, and writes its wait status to
-     the status pipe.
-The worker, then inside the sandbox's pid, mount, network, ipc and uts namespaces: starts a new
-session, sets no_new_privs, empties its capability bounding set, keeps only its own descriptors
-(0-2 output, 3 channel, 4 config), takes the sandbox's environment and working directory and
-runs worker.main, which sets the rlimits and switches to the sandbox's uid before any student
-code runs: the same state bubblewrap's own start would leave, with the imports already done.
+  1. receives the namespaces of the sandbox's placeholder process, sent only once bubblewrap
+     has built the sandbox and exec'd the placeholder, and joins its ipc, uts, net and pid ones,
+  2. forks the worker, closes everything else, waits for it (a worker that stops under
+     PTRACE_TRACEME is killed) and writes how it ended to the status pipe.
+The worker joins the sandbox's cgroup (before it runs anything that allocates, and so does every
+process it starts), then its cgroup and mount namespaces (which moves its root and working
+directory into the sandbox); starts a new session, sets no_new_privs, empties its capability
+bounding set, keeps only its own descriptors (0-2 output, 3 channel, 4 config), takes the
+sandbox's environment and working directory, and runs worker.main, which sets the rlimits and
+switches to the sandbox's uid before any student code runs: the state bubblewrap's own start
+leaves, with the imports already done. The helper stays outside the sandbox (its cgroup and pid
+namespace): student code cannot see, signal or starve it.
 
-Run as `python -s -B -m forkserver SOCKET_FD` with this folder on PYTHONPATH; standard library, the worker's modules and the
-libraries it preloads only (imported in main: forkserver_client.py imports this file's constants).
+The grader forks from here only submissions none of whose files shadows a preloaded module (the
+names come with the server's hello), and raises RLIMIT_AS by what the preloaded libraries map,
+so a forked worker behaves as a started one would.
+
+Run as `python -s -B -m forkserver SOCKET_FD` with this folder on PYTHONPATH; standard library,
+the worker's modules and the libraries it preloads only (imported in main: forkserver_client.py
+imports this file's constants).
 """
 
 import ctypes
@@ -36,7 +42,12 @@ import traceback
 
 CHANNEL_FD, CONFIG_FD = 3, 4           # where the worker finds them (the config says 3)
 FONT_LIST_ENV = "CS349E_FORKSERVER_FONT_LIST"   # matplotlib's shared font list (plotting.py)
-NAMESPACES = ("cgroup", "ipc", "uts", "net", "pid", "mnt")   # the order they are joined
+# The order they are joined (mount last), with their CLONE_NEW* flag; bubblewrap makes the cgroup
+# namespace only where the kernel has one (--unshare-cgroup-try).
+NAMESPACES = {"cgroup": 0x02000000, "ipc": 0x08000000, "uts": 0x04000000, "net": 0x40000000,
+              "pid": 0x20000000, "mnt": 0x00020000}
+REQUIRED = {"ipc", "uts", "net", "pid", "mnt"}
+_JOINED_BY_WORKER = {"cgroup", "mnt"}
 STATUS = struct.Struct("!i")
 _DESCRIPTORS = 5
 _PR_SET_PDEATHSIG, _PR_CAPBSET_DROP, _PR_SET_NO_NEW_PRIVS = 1, 24, 38
@@ -44,6 +55,7 @@ _LAST_CAPABILITY = 63
 _CLONE_NEWNS, _MS_REC, _MS_PRIVATE = 0x00020000, 0x4000, 1 << 18
 _libc = ctypes.CDLL(None, use_errno=True)
 worker = None   # the worker module, imported by main()
+_EXTRA_ADDRESS_SPACE = 0   # bytes the preloaded libraries add to a worker's virtual memory
 
 
 def main(sock_fd: int) -> None:
@@ -64,12 +76,19 @@ def main(sock_fd: int) -> None:
     import nbrunner  # noqa: F401
     import warm_notebook
     import worker
+    import numpy  # noqa: F401 - a started worker imports it too: not counted as extra
+    global _EXTRA_ADDRESS_SPACE
+    before = _address_space()
     warm_notebook.import_libraries()
+    _EXTRA_ADDRESS_SPACE = max(0, _address_space() - before)
     threads = len(os.listdir("/proc/self/task"))
     if threads != 1:   # forking a threaded process is unsafe: refuse, the grader starts workers itself
         sock.send(f"refused: {threads} threads after the imports".encode())
         return
-    sock.send(b"ready")
+    # The names a submission's own module must not have: under these, a forked worker would find
+    # the preloaded module (the grader starts such a submission's worker the usual way).
+    preloaded = sorted({name.split(".")[0] for name in sys.modules} - {"__main__"})
+    sock.send(b"ready " + json.dumps(preloaded).encode())
     while True:
         try:
             message, fds, flags, _ = socket.recv_fds(sock, 1 << 16, _DESCRIPTORS + 1)
@@ -85,35 +104,51 @@ def main(sock_fd: int) -> None:
         pid = os.fork()
         if pid == 0:
             sock.close()
-            _helper(json.loads(message), *fds)   # never returns
+            # Student code can walk up its frames to these: the request is handed down in a box
+            # each level empties, so nothing of it is left in reach once the worker runs.
+            box = [message]
+            del message
+            _helper(box, *fds)   # never returns
         for fd in fds:
             os.close(fd)
 
 
-def _helper(request: dict, ns_fd: int, channel: int, out: int, config: int, status: int) -> None:
+def _helper(box: list, ns_fd: int, channel: int, out: int, config: int, status: int) -> None:
     code = 125
     try:
-        for path in request["cgroup_procs"]:
-            with open(path, "w") as procs:
-                procs.write(str(os.getpid()))
+        request = json.loads(box.pop())
         namespaces = socket.socket(fileno=ns_fd)
         namespaces.settimeout(request["timeout"])
         message, ns_fds, _, _ = socket.recv_fds(namespaces, 256, len(NAMESPACES))
         namespaces.close()
-        if message != b"namespaces" or not ns_fds:
-            raise RuntimeError("the sandbox's placeholder did not send its namespaces "
+        names = message.decode("ascii", "replace").split()
+        if names != [n for n in NAMESPACES if n in names] or len(names) != len(ns_fds) or not REQUIRED <= set(names):
+            raise RuntimeError(f"the sandbox's placeholder sent namespaces {names} "
                                "(bubblewrap could not build the sandbox?)")
-        for fd in ns_fds:   # in NAMESPACES order: the mount namespace last
-            if _libc.setns(fd, 0) != 0:
-                raise OSError(ctypes.get_errno(), f"setns: {os.strerror(ctypes.get_errno())}")
-            os.close(fd)
+        # The pid namespace applies to children only; the worker joins the cgroup (while it still
+        # sees the host's cgroup files) and the mount namespace itself. This helper stays outside
+        # the sandbox's cgroup: its memory and process limits are the worker's alone.
+        later = []
+        for name, fd in zip(names, ns_fds):   # in NAMESPACES order: the mount namespace last
+            if name in _JOINED_BY_WORKER:
+                later.append((name, fd))
+            else:
+                _setns(name, fd)
+        box.append(request)
+        del request
         pid = os.fork()
         if pid == 0:
             os.close(status)
-            _worker(request, channel, out, config)   # never returns
-        for fd in (channel, config):
+            _worker(box, channel, out, config, later)   # never returns
+        for fd in (channel, config, *(fd for _, fd in later)):
             os.close(fd)
-        _, wait_status = os.waitpid(pid, 0)
+        while True:
+            _, wait_status = os.waitpid(pid, 0)
+            if not os.WIFSTOPPED(wait_status):
+                break
+            # Stopped while traced by us (PTRACE_TRACEME makes the parent the tracer): a worker
+            # started by bubblewrap would hang its pid 1 the same way. End it, as a crash.
+            os.kill(pid, signal.SIGKILL)
         os.write(status, STATUS.pack(wait_status))
         code = 0
     except BaseException:  # noqa: BLE001 - reported in the worker's output; the grader gives up
@@ -125,9 +160,21 @@ def _helper(request: dict, ns_fd: int, channel: int, out: int, config: int, stat
         os._exit(code)
 
 
-def _worker(request: dict, channel: int, out: int, config: int) -> None:
+def _setns(name: str, fd: int) -> None:
+    if _libc.setns(fd, NAMESPACES[name]) != 0:   # the kernel checks the kind too
+        raise OSError(ctypes.get_errno(), f"setns({name}): {os.strerror(ctypes.get_errno())}")
+    os.close(fd)
+
+
+def _worker(box: list, channel: int, out: int, config: int, later: list) -> None:
     code = 1
     try:
+        request = box.pop()
+        for path in request["cgroup_procs"]:
+            with open(path, "w") as procs:
+                procs.write(str(os.getpid()))
+        for name, fd in later:
+            _setns(name, fd)
         os.setsid()
         _prctl(_PR_SET_NO_NEW_PRIVS, 1)
         for capability in range(_LAST_CAPABILITY + 1):
@@ -149,7 +196,14 @@ def _worker(request: dict, channel: int, out: int, config: int) -> None:
         if numpy_random is not None:
             numpy_random.seed()   # as a fresh interpreter would: not every student the same draws
         sys.argv = [request["worker_path"], str(CONFIG_FD)]
-        worker.main(worker.read_config(CONFIG_FD))
+        del request   # (see main)
+        config = worker.read_config(CONFIG_FD)
+        # RLIMIT_AS as for a started worker, which has not mapped the preloaded libraries.
+        config["memory_bytes"] += _EXTRA_ADDRESS_SPACE
+        main = worker.main
+        for name in ("worker", "forkserver"):   # a submission's worker.py is its own
+            sys.modules.pop(name, None)
+        main(config)
         code = 0
     except SystemExit as exc:
         if isinstance(exc.code, int):
@@ -181,6 +235,12 @@ def _private_tmp(font_list: str) -> None:
     if font_list:
         with open(font_list, "rb") as source, open(os.path.join(config, os.path.basename(font_list)), "wb") as copy:
             copy.write(source.read())
+
+
+def _address_space() -> int:
+    """This process's virtual memory size in bytes (what RLIMIT_AS limits)."""
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
 
 
 def _prctl(option: int, value: int) -> None:

@@ -1,11 +1,12 @@
 """The grader's side of the fork server (forkserver.py): start it once per process, hand it a
 sandbox's descriptors, and describe how its worker ended.
 
-Used only where a worker forked from it ends up exactly as confined as one bubblewrap starts:
-bubblewrap as root (the worker switches to its sandbox's own uid) with a cgroup per sandbox (the
-worker joins it before it exists, and its CPU time is metered there). Anywhere else, and until
-the server has finished its imports, workers start the usual way, so the first sandbox of a
-process never waits for it. `ENABLED = False` switches it off (benchmarks compare both).
+Started by `prepare` (a batch, before it forks its graders) and used only where a worker forked
+from it ends up exactly as confined as one bubblewrap starts: bubblewrap as root (the worker
+switches to its sandbox's own uid) with a cgroup per sandbox (the worker joins it before it
+exists, and its CPU time is metered there). Anywhere else, and until the server has finished its
+imports, workers start the usual way: a sandbox never waits for it. `ENABLED = False` switches
+it off (benchmarks compare both).
 
 Imported by process.py inside its functions: a hidden-test draw imports the sandbox package,
 and hypothesis draws from the literal constants of every local module it finds imported.
@@ -22,6 +23,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 from .forkserver import CHANNEL_FD, FONT_LIST_ENV, NAMESPACES, STATUS  # noqa: F401 - CHANNEL_FD: for process.py
@@ -33,9 +35,11 @@ _READY_TIMEOUT = 60.0
 # the fork server's helper once the sandbox is built, then waits until the sandbox is torn down.
 _PLACEHOLDER = """\
 import os, signal, socket
-names = {names!r}
-fds = [os.open("/proc/self/ns/" + n, os.O_RDONLY) for n in names if os.path.exists("/proc/self/ns/" + n)]
-socket.send_fds(socket.socket(fileno={fd}), [b"namespaces"], fds)
+names = [n for n in {names!r} if os.path.exists("/proc/self/ns/" + n)]
+fds = [os.open("/proc/self/ns/" + n, os.O_RDONLY) for n in names]
+socket.send_fds(socket.socket(fileno={fd}), [" ".join(names).encode()], fds)
+for fd in fds:
+    os.close(fd)
 os.closerange(0, 3)
 while True:
     signal.pause()
@@ -55,6 +59,7 @@ class ForkServer:
         self.problem: str | None = None   # why it cannot be used (refused, or stopped)
         self.dead = False                 # it stopped after starting well: a new one may do
         self._ready = False
+        self.preloaded: frozenset[str] = frozenset()   # top-level modules it imported
         self._lock = threading.Lock()
         try:
             self.proc = subprocess.Popen(
@@ -75,10 +80,11 @@ class ForkServer:
         if not select.select([self._sock], [], [], 0)[0]:
             return False
         try:
-            hello = self._sock.recv(256)
+            hello = self._sock.recv(1 << 16, socket.MSG_PEEK)   # left there for forked processes
         except OSError as exc:
             hello = f"unreadable ({exc})".encode()
-        if hello == b"ready":
+        if hello.startswith(b"ready "):
+            self.preloaded = frozenset(json.loads(hello[6:]))
             self._ready = True
         else:
             self.problem = hello.decode("utf-8", "replace") or "it exited during its imports"
@@ -98,11 +104,11 @@ class ForkServer:
                 return False
 
     def stop(self) -> None:
-        if self.owner != os.getpid():
-            return   # a forked copy of this object: the server is the parent process's
         self._ready = False
         self.problem = self.problem or "stopped"
         self._sock.close()
+        if self.owner != os.getpid():
+            return   # a copy inherited by a forked process: the server is its parent's
         if self.proc.poll() is None:
             try:
                 os.kill(self.proc.pid, signal.SIGKILL)
@@ -116,22 +122,53 @@ _RESTARTS = 3   # a server that keeps dying is not started again in this process
 
 
 def server_for(plan, cgroup) -> ForkServer | None:
-    """This process's fork server if a worker for `plan` may be forked from it now, else None
-    (the server is then started, or still importing, for later sandboxes)."""
+    """The fork server if one was started (`prepare`) and a worker for `plan` may be forked from
+    it now, else None."""
     global _server, _RESTARTS
-    if not ENABLED or plan.isolation != "bubblewrap" or not plan.drop_to or cgroup is None:
+    if not ENABLED or _server is None or plan.isolation != "bubblewrap" or not plan.drop_to or cgroup is None:
         return None
-    if _server is not None and _server.owner != os.getpid():
-        _server = None   # inherited from the process this one was forked from: not ours to use
-    if _server is None or (_server.dead and _RESTARTS > 0):
-        if _server is not None:
-            _RESTARTS -= 1
-        try:
-            _server = ForkServer()
-        except OSError:
-            _RESTARTS = 0
-            return None
-    return _server if _server.ready() else None
+    if _server.dead and _RESTARTS > 0:   # killed or crashed: a new one for later sandboxes
+        _RESTARTS -= 1
+        _start()
+        return None
+    if not _server.ready() or _shadows(Path(plan.cwd), _server.preloaded):
+        return None
+    return _server
+
+
+def _shadows(folder: Path, preloaded: frozenset[str]) -> bool:
+    """Whether a file or folder of the submission would be importable under the name of a module
+    the server preloaded: a started worker would import the student's, a forked one ours."""
+    try:
+        return any(entry.name.split(".")[0] in preloaded for entry in folder.iterdir())
+    except OSError:
+        return True
+
+
+def prepare(isolation: str, wait: float = 0.0) -> str:
+    """Starts the fork server where workers for `isolation` would be forked from it, and waits
+    up to `wait` seconds for its imports; returns `status()`. Worth it when several submissions
+    are graded (a batch): its imports cost what one worker's do. Processes forked afterwards (a
+    batch's graders) share it: each request is one message on a socket they all inherit."""
+    from .cgroups import support
+    if ENABLED and isolation == "bubblewrap" and os.geteuid() == 0 and support() is None:
+        if _server is None or _server.dead:
+            _start()
+        deadline = time.monotonic() + wait
+        while (_server is not None and not _server.ready() and _server.problem is None
+               and time.monotonic() < deadline):
+            time.sleep(0.02)
+    return status()
+
+
+def _start() -> None:
+    global _server, _RESTARTS
+    try:
+        _server = ForkServer()
+    except OSError as exc:
+        _RESTARTS = 0
+        print(f"note: the sandbox fork server could not start ({exc}); workers start the usual way",
+              file=sys.stderr)
 
 
 def give_up(reason: str) -> None:
@@ -139,7 +176,7 @@ def give_up(reason: str) -> None:
     sandbox then starts its worker itself), and the reason is kept for `status()`."""
     global _RESTARTS
     _RESTARTS = 0
-    if _server is not None and _server.owner == os.getpid():
+    if _server is not None:
         _server.problem = f"a forked worker did not start: {reason}"[:500]
         _server.dead = True
         _server.stop()
@@ -149,14 +186,14 @@ def status() -> str:
     """One line for logs and tests: whether workers are being forked from the server."""
     if not ENABLED:
         return "switched off"
-    if _server is None or _server.owner != os.getpid():
+    if _server is None:
         return "not started"
     return "ready" if _server.ready() else (_server.problem or "importing")
 
 
 def placeholder_argv(ns_fd: int) -> list[str]:
     """The command bubblewrap runs in the sandbox while the worker comes from the fork server."""
-    return [sys.executable, "-S", "-I", "-c", _PLACEHOLDER.format(names=NAMESPACES, fd=ns_fd)]
+    return [sys.executable, "-S", "-I", "-c", _PLACEHOLDER.format(names=tuple(NAMESPACES), fd=ns_fd)]
 
 
 def read_status(fd: int, wait: float) -> int | None:
@@ -170,4 +207,7 @@ def read_status(fd: int, wait: float) -> int | None:
         return None
     if len(data) != STATUS.size:
         return None
-    return os.waitstatus_to_exitcode(STATUS.unpack(data)[0])
+    try:
+        return os.waitstatus_to_exitcode(STATUS.unpack(data)[0])
+    except ValueError:   # not an exit or a kill: the helper reports only those
+        return None

@@ -128,6 +128,10 @@ class WorkerProcess:
         self._selector = selectors.DefaultSelector()
         self._selector.register(ours, selectors.EVENT_READ, "channel")
         self._selector.register(out_read, selectors.EVENT_READ, "output")
+        if self._status is not None:
+            # Forked, the worker's end does not end the sandbox by itself (bwrap's placeholder
+            # lives on, and a child it left may hold the channel): the helper's report does.
+            self._selector.register(self._status, selectors.EVENT_READ, "status")
         self.output = OutputCollector(nonce.encode(), limits.output_bytes)
         self._inbox = bytearray()
         self._channel_open = True
@@ -291,8 +295,19 @@ class WorkerProcess:
         for key, mask in events:
             if key.data == "output":
                 self._drain_output()
+            elif key.data == "status":
+                self._worker_ended()
             elif mask & selectors.EVENT_READ:
                 self._read_channel()
+
+    def _worker_ended(self) -> None:
+        """The forked worker is gone: what it wrote is all there is, as when bwrap's pid 1 ends."""
+        self._selector.unregister(self._status)
+        if self._channel_open:
+            self._read_channel()
+        if self._channel_open:
+            self._channel_open = False
+            self._selector.unregister(self._channel)
 
     def _read_channel(self) -> None:
         while self._channel_open:

@@ -6,7 +6,6 @@ import json
 import os
 import shutil
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -89,15 +88,11 @@ def zombie_children() -> list[int]:
 
 
 def wait_for_fork_server(timeout: float = 60.0) -> None:
-    """Starts this process's fork server if needed and waits until it forks workers; skips
-    where workers are never forked (not root, no cgroups)."""
+    """Starts the fork server if needed and waits until it forks workers; skips where workers
+    are never forked (not root, no cgroups)."""
     from autograder.sandbox import forkserver_client
     from autograder.sandbox.cgroups import support
-    from autograder.sandbox.launcher import LaunchPlan
     if os.geteuid() != 0 or support() is not None or BWRAP_MISSING:
         pytest.skip("workers are forked from the fork server only by a root grader with cgroups")
-    plan = LaunchPlan("bubblewrap", ("bwrap",), "", "/", {}, (1, 1), None, None)
-    deadline = time.monotonic() + timeout
-    while forkserver_client.server_for(plan, cgroup=object()) is None:
-        assert time.monotonic() < deadline, f"the fork server is not ready: {forkserver_client.status()}"
-        time.sleep(0.05)
+    status = forkserver_client.prepare("bubblewrap", wait=timeout)
+    assert status == "ready", f"the fork server is not ready: {status}"

@@ -131,3 +131,104 @@ def test_a_fork_server_that_cannot_enter_the_sandbox_gives_way(sandbox, restore_
     assert "did not start" in forkserver_client.status()
     monkeypatch.undo()
     assert not sandbox(PROBE)._resources.worker.forked
+
+
+HOSTILE = {
+    "codesign.py": """
+        import ctypes, os, resource, signal, sys, time
+
+        def traced_and_stopped():
+            ctypes.CDLL(None).ptrace(0, 0, 0, 0)   # PTRACE_TRACEME: the parent becomes our tracer
+            os.kill(os.getpid(), signal.SIGUSR2)    # stop, as a traced process does on a signal
+            time.sleep(0.5)
+            os._exit(7)
+
+        def exit_leaving_a_child():
+            if os.fork() == 0:
+                os.setsid()
+                while True:
+                    time.sleep(1)
+            os._exit(0)
+
+        def ok():
+            return "ok"
+
+        def headroom():
+            with open("/proc/self/statm") as statm:
+                mapped = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+            return resource.getrlimit(resource.RLIMIT_AS)[0] - mapped
+
+        def frames():
+            seen, frame = [], sys._getframe()
+            while frame is not None:
+                seen += [f"{frame.f_code.co_name}.{name}={value!r}"[:300] for name, value in frame.f_locals.items()]
+                frame = frame.f_back
+            return seen
+    """,
+}
+
+
+@pytest.mark.parametrize("how", ["forked", "started"])
+def test_a_worker_that_stops_under_its_own_tracer_is_a_crash(sandbox, restore_fork_server, how):
+    """PTRACE_TRACEME then a signal: the parent (bubblewrap's pid 1, or the fork server's helper)
+    sees the worker stopped. The call is a crash, the next call works, the grader does not fail."""
+    forkserver_client.ENABLED = how == "forked"
+    if how == "forked":
+        wait_for_fork_server()
+    box = sandbox(HOSTILE)
+    assert box._resources.worker.forked is (how == "forked")
+    outcome = box.call("codesign", "traced_and_stopped")
+    assert outcome.status in ("crashed", "timeout"), outcome
+    assert box.call("codesign", "ok").value == "ok"
+
+
+@pytest.mark.parametrize("how", ["forked", "started"])
+def test_a_worker_that_exits_leaving_a_child_ends_its_call_at_once(sandbox, restore_fork_server, how):
+    """The child keeps the channel open; the worker's end still ends the call (bubblewrap's pid 1
+    ends with its worker; a forked worker's end is reported by the helper)."""
+    forkserver_client.ENABLED = how == "forked"
+    if how == "forked":
+        wait_for_fork_server()
+    box = sandbox(HOSTILE)
+    started = time.monotonic()
+    outcome = box.call("codesign", "exit_leaving_a_child")
+    assert outcome.status == "crashed" and "exit status 0" in outcome.exc_message, outcome
+    assert time.monotonic() - started < 1.5
+    assert box.call("codesign", "ok").value == "ok"
+
+
+def test_a_submission_that_shadows_a_preloaded_module_gets_a_started_worker(sandbox, restore_fork_server):
+    """A forked worker already holds `calendar`, `random`, `worker`, ...: a student's file of that
+    name would not be imported. Such a submission's worker is started the usual way."""
+    wait_for_fork_server()
+    files = {"calendar.py": "def mine():\n    return 'mine'\n",
+             "codesign.py": "import calendar\n\ndef which():\n    return calendar.mine()\n"}
+    box = sandbox(files)
+    assert not box._resources.worker.forked
+    assert box.call("codesign", "which").value == "mine"
+    assert sandbox(HOSTILE)._resources.worker.forked   # others still are forked
+
+
+def test_forked_and_started_workers_have_the_same_memory_headroom(sandbox, restore_fork_server):
+    """RLIMIT_AS minus what is mapped at the first call: the preloaded libraries do not eat into
+    a forked worker's address space."""
+    headroom = {}
+    for how in ("started", "forked"):
+        forkserver_client.ENABLED = how == "forked"
+        if how == "forked":
+            wait_for_fork_server()
+        box = sandbox(HOSTILE)
+        assert box._resources.worker.forked is (how == "forked")
+        headroom[how] = box.call("codesign", "headroom").value
+    assert abs(headroom["forked"] - headroom["started"]) < 24 * 1024**2, headroom
+
+
+def test_nothing_of_the_fork_servers_requests_is_in_reach(sandbox, restore_fork_server):
+    """Student code can walk up its frames to the fork server's: the request is not left in them
+    (it names only this sandbox's cgroup and environment, but frames are no place to keep it)."""
+    wait_for_fork_server()
+    box = sandbox(HOSTILE)
+    assert box._resources.worker.forked
+    seen = box.call("codesign", "frames").value
+    assert any(entry.startswith("_worker.") for entry in seen)   # the fork server's frames are there
+    assert not [entry for entry in seen if "cgroup_procs" in entry or "worker_path" in entry], seen
