@@ -73,14 +73,15 @@ def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1,
             pending.append(folder)
 
     if pending:
-        if len(pending) > 1:
+        many = len(pending) > 1
+        if many:
             from autograder.sandbox import forkserver_client   # (imported here: see forkserver_client.py)
-            forkserver_client.prepare(isolation)   # imports while warm() runs; forked graders share it
-        warm(assignment)
-        if len(pending) > 1:
-            # Every student's worker forked alike (the server imports in ~0.4 s), not the first
-            # few started as fresh interpreters while it imports.
-            forkserver_client.prepare(isolation, wait=30)  # before forking: workers inherit the prepared hidden tests
+            forkserver_client.prepare(isolation)   # it imports while warm() runs
+        warm(assignment)  # before forking: workers inherit the prepared hidden tests
+        if many:
+            # Forked graders share the server; waiting for it (~0.4 s) forks every student's
+            # worker alike, instead of starting the first few as fresh interpreters.
+            forkserver_client.prepare(isolation, wait=30)
     graded, failed = [], []
 
     def finish(student: str, result: SubmissionResult | None, error: str | None) -> None:

@@ -52,7 +52,7 @@ STATUS = struct.Struct("!i")
 _DESCRIPTORS = 5
 _PR_SET_PDEATHSIG, _PR_CAPBSET_DROP, _PR_SET_NO_NEW_PRIVS = 1, 24, 38
 _LAST_CAPABILITY = 63
-_CLONE_NEWNS, _MS_REC, _MS_PRIVATE = 0x00020000, 0x4000, 1 << 18
+_MS_REC, _MS_PRIVATE = 0x4000, 1 << 18
 _libc = ctypes.CDLL(None, use_errno=True)
 worker = None   # the worker module, imported by main()
 _EXTRA_ADDRESS_SPACE = 0   # bytes the preloaded libraries add to a worker's virtual memory
@@ -200,10 +200,10 @@ def _worker(box: list, channel: int, out: int, config: int, later: list) -> None
         config = worker.read_config(CONFIG_FD)
         # RLIMIT_AS as for a started worker, which has not mapped the preloaded libraries.
         config["memory_bytes"] += _EXTRA_ADDRESS_SPACE
-        main = worker.main
+        serve = worker.main
         for name in ("worker", "forkserver"):   # a submission's worker.py is its own
             sys.modules.pop(name, None)
-        main(config)
+        serve(config)
         code = 0
     except SystemExit as exc:
         if isinstance(exc.code, int):
@@ -224,7 +224,7 @@ def _private_tmp(font_list: str) -> None:
     """A /tmp of this process only, laid out as in a sandbox: libraries remember paths they saw
     while being imported (matplotlib its config folder, MPLCONFIGDIR=/tmp/matplotlib), so those
     paths must be the ones workers will find in their sandbox. The host's /tmp is never touched."""
-    if _libc.unshare(_CLONE_NEWNS) != 0:
+    if _libc.unshare(NAMESPACES["mnt"]) != 0:
         raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNS)")
     if _libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
         raise OSError(ctypes.get_errno(), "mount --make-rprivate /")

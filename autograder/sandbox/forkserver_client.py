@@ -30,7 +30,6 @@ from .forkserver import CHANNEL_FD, FONT_LIST_ENV, NAMESPACES, STATUS  # noqa: F
 
 ENABLED = True
 _FOLDER = Path(__file__).resolve().parent   # forkserver.py and the worker's files
-_READY_TIMEOUT = 60.0
 # What bubblewrap runs in the sandbox instead of the worker: it sends the sandbox's namespaces to
 # the fork server's helper once the sandbox is built, then waits until the sandbox is torn down.
 _PLACEHOLDER = """\
@@ -124,12 +123,10 @@ _RESTARTS = 3   # a server that keeps dying is not started again in this process
 def server_for(plan, cgroup) -> ForkServer | None:
     """The fork server if one was started (`prepare`) and a worker for `plan` may be forked from
     it now, else None."""
-    global _server, _RESTARTS
     if not ENABLED or _server is None or plan.isolation != "bubblewrap" or not plan.drop_to or cgroup is None:
         return None
-    if _server.dead and _RESTARTS > 0:   # killed or crashed: a new one for later sandboxes
-        _RESTARTS -= 1
-        _start()
+    if _server.dead:
+        _restart()   # for later sandboxes
         return None
     if not _server.ready() or _shadows(Path(plan.cwd), _server.preloaded):
         return None
@@ -152,13 +149,23 @@ def prepare(isolation: str, wait: float = 0.0) -> str:
     batch's graders) share it: each request is one message on a socket they all inherit."""
     from .cgroups import support
     if ENABLED and isolation == "bubblewrap" and os.geteuid() == 0 and support() is None:
-        if _server is None or _server.dead:
+        if _server is None:
             _start()
+        elif _server.dead:
+            _restart()
         deadline = time.monotonic() + wait
         while (_server is not None and not _server.ready() and _server.problem is None
                and time.monotonic() < deadline):
             time.sleep(0.02)
     return status()
+
+
+def _restart() -> None:
+    """A new server for one that was killed or crashed, a few times per process at most."""
+    global _RESTARTS
+    if _RESTARTS > 0:
+        _RESTARTS -= 1
+        _start()
 
 
 def _start() -> None:
