@@ -10,8 +10,8 @@ For each request (one message on its socket, with five descriptors: the namespac
 worker's channel, its output pipe, its config pipe, a status pipe) it forks a helper, which
   1. receives the namespaces of the sandbox's placeholder process, sent only once bubblewrap
      has built the sandbox and exec'd the placeholder, and joins its ipc, uts, net and pid ones,
-  2. forks the worker, closes everything else, waits for it (a worker that stops under
-     PTRACE_TRACEME is killed) and writes how it ended to the status pipe.
+  2. forks the worker, closes everything else, waits for it (a worker any of whose threads
+     stops under PTRACE_TRACEME is killed) and writes how it ended to the status pipe.
 The worker joins the sandbox's cgroup (before it runs anything that allocates, and so does every
 process it starts), then its cgroup and mount namespaces (which moves its root and working
 directory into the sandbox); starts a new session, sets no_new_privs, empties its capability
@@ -53,6 +53,7 @@ _DESCRIPTORS = 5
 _PR_SET_PDEATHSIG, _PR_CAPBSET_DROP, _PR_SET_NO_NEW_PRIVS = 1, 24, 38
 _LAST_CAPABILITY = 63
 _MS_REC, _MS_PRIVATE = 0x4000, 1 << 18
+_WALL = 0x40000000   # waitpid: threads and tracees too
 _libc = ctypes.CDLL(None, use_errno=True)
 worker = None   # the worker module, imported by main()
 _EXTRA_ADDRESS_SPACE = 0   # bytes the preloaded libraries add to a worker's virtual memory
@@ -116,6 +117,7 @@ def main(sock_fd: int) -> None:
 def _helper(box: list, ns_fd: int, channel: int, out: int, config: int, status: int) -> None:
     code = 125
     try:
+        _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)   # ends with the fork server (and the grader)
         request = json.loads(box.pop())
         namespaces = socket.socket(fileno=ns_fd)
         namespaces.settimeout(request["timeout"])
@@ -142,14 +144,7 @@ def _helper(box: list, ns_fd: int, channel: int, out: int, config: int, status: 
             _worker(box, channel, out, config, later)   # never returns
         for fd in (channel, config, *(fd for _, fd in later)):
             os.close(fd)
-        while True:
-            _, wait_status = os.waitpid(pid, 0)
-            if not os.WIFSTOPPED(wait_status):
-                break
-            # Stopped while traced by us (PTRACE_TRACEME makes the parent the tracer): a worker
-            # started by bubblewrap would hang its pid 1 the same way. End it, as a crash.
-            os.kill(pid, signal.SIGKILL)
-        os.write(status, STATUS.pack(wait_status))
+        os.write(status, STATUS.pack(_wait_for(pid)))
         code = 0
     except BaseException:  # noqa: BLE001 - reported in the worker's output; the grader gives up
         try:
@@ -158,6 +153,19 @@ def _helper(box: list, ns_fd: int, channel: int, out: int, config: int, status: 
             pass
     finally:
         os._exit(code)
+
+
+def _wait_for(pid: int) -> int:
+    """The worker's wait status once it has ended. Any of its threads may have made this helper
+    its tracer (PTRACE_TRACEME) and stopped: every child and tracee is waited for (__WALL), and
+    a stop ends the whole worker, as a crash, instead of leaving it (and bwrap's pid 1, which
+    waits for it to be reaped) stuck forever."""
+    while True:
+        waited, wait_status = os.waitpid(-1, _WALL)
+        if os.WIFSTOPPED(wait_status):
+            os.kill(pid, signal.SIGKILL)
+        elif waited == pid:
+            return wait_status   # tracees still unreaped are released when this helper exits
 
 
 def _setns(name: str, fd: int) -> None:

@@ -107,6 +107,7 @@ class Sandbox:
         self.isolation = resolve_isolation(isolation)
         self._failed_imports: dict[str, CallOutcome] = {}
         self._stopped_by_load = False
+        self._started_once = False   # a worker got ready: student code may have run since
         self.quotas = "rlimits"
         root = Path(tempfile.mkdtemp(prefix="cs349e-sandbox-"))
         self._resources = _Resources(root)
@@ -258,14 +259,16 @@ class Sandbox:
             output = worker.take_output(0)
             self._resources.stop_worker()
             if worker.forked:
-                # No student code ran yet: the fork server failed, not the submission. Start this
-                # worker (and every later one in this process) the usual way.
-                from . import forkserver_client   # (imported here: see forkserver_client.py)
-                forkserver_client.give_up(f"{exc or 'no reply in time'} {output}".strip())
+                # Start this worker the usual way. If no student code ran in this sandbox yet,
+                # the fork server failed, not the submission: no later worker is forked either.
+                if not self._started_once:
+                    from . import forkserver_client   # (imported here: see forkserver_client.py)
+                    forkserver_client.give_up(f"{exc or 'no reply in time'} {output}".strip())
                 worker = self._resources.worker = self._start_worker(fork_server=False)
                 return self._ready_worker()
             raise SandboxError(f"the sandbox worker did not start ({self.isolation}): "
                                f"{exc or 'no reply in time'}\n{output}") from None
+        self._started_once = True
         return worker
 
     def _start_worker(self, fork_server: bool = True) -> WorkerProcess:

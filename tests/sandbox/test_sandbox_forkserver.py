@@ -143,6 +143,15 @@ HOSTILE = {
             time.sleep(0.5)
             os._exit(7)
 
+        def traced_thread_stopped():
+            import threading
+            def stop():
+                ctypes.CDLL(None).ptrace(0, 0, 0, 0)   # this thread: traced by the parent
+                ctypes.CDLL(None).syscall(234, os.getpid(), threading.get_native_id(), signal.SIGSTOP)
+            threading.Thread(target=stop).start()
+            time.sleep(0.3)
+            os._exit(0)
+
         def exit_leaving_a_child():
             if os.fork() == 0:
                 os.setsid()
@@ -180,6 +189,37 @@ def test_a_worker_that_stops_under_its_own_tracer_is_a_crash(sandbox, restore_fo
     outcome = box.call("codesign", "traced_and_stopped")
     assert outcome.status in ("crashed", "timeout"), outcome
     assert box.call("codesign", "ok").value == "ok"
+
+
+@pytest.mark.parametrize("how", ["forked", "started"])
+def test_a_worker_whose_thread_stops_under_its_tracer_leaves_nothing_behind(sandbox, restore_fork_server, how):
+    """One thread asks to be traced by the parent and stops, the worker exits: the call is a
+    crash and the sandbox's uid keeps no process (before: the fork server's helper waited forever
+    for a worker it could not reap, holding bwrap's pid 1 and a zombie worker)."""
+    forkserver_client.ENABLED = how == "forked"
+    if how == "forked":
+        wait_for_fork_server()
+    box = sandbox(HOSTILE)
+    uid = box.host_uid
+    outcome = box.call("codesign", "traced_thread_stopped")
+    assert outcome.status == "crashed", outcome
+    assert box.call("codesign", "ok").value == "ok"
+    box.close()
+    deadline = time.monotonic() + 10
+    while _processes_of(uid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _processes_of(uid) == []
+
+
+def _processes_of(uid: int) -> list[int]:
+    found = []
+    for entry in os.scandir("/proc"):
+        try:
+            if entry.name.isdigit() and entry.stat().st_uid == uid:
+                found.append(int(entry.name))
+        except OSError:
+            pass
+    return found
 
 
 @pytest.mark.parametrize("how", ["forked", "started"])
