@@ -52,7 +52,7 @@ STATUS = struct.Struct("!i")
 _DESCRIPTORS = 5
 _PR_SET_PDEATHSIG, _PR_CAPBSET_DROP, _PR_SET_NO_NEW_PRIVS = 1, 24, 38
 _LAST_CAPABILITY = 63
-_MS_REC, _MS_PRIVATE = 0x4000, 1 << 18
+_MS_BIND, _MS_REC, _MS_PRIVATE = 0x1000, 0x4000, 1 << 18
 _WALL = 0x40000000   # waitpid: threads and tracees too
 _libc = ctypes.CDLL(None, use_errno=True)
 worker = None   # the worker module, imported by main()
@@ -231,18 +231,42 @@ def _worker(box: list, channel: int, out: int, config: int, later: list) -> None
 def _private_tmp(font_list: str) -> None:
     """A /tmp of this process only, laid out as in a sandbox: libraries remember paths they saw
     while being imported (matplotlib its config folder, MPLCONFIGDIR=/tmp/matplotlib), so those
-    paths must be the ones workers will find in their sandbox. The host's /tmp is never touched."""
+    paths must be the ones workers will find in their sandbox. What this process still needs
+    from the host's /tmp (a checkout there and its .venv) is bound back at the same paths, as
+    bubblewrap binds it into a sandbox; the host's /tmp itself is never written."""
+    fonts = open(font_list, "rb").read() if font_list else None
     if _libc.unshare(NAMESPACES["mnt"]) != 0:
         raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNS)")
     if _libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
         raise OSError(ctypes.get_errno(), "mount --make-rprivate /")
+    kept = []   # opened in this namespace (a bind's source must be), before /tmp is covered
+    for path in sorted(_paths_in_use(), key=len):
+        inside_kept = any(path == k or path.startswith(k + "/") for k, _ in kept)
+        if (path + "/").startswith("/tmp/") and not inside_kept and os.path.isdir(path):
+            kept.append((path, os.open(path, os.O_PATH | os.O_DIRECTORY)))
     if _libc.mount(b"tmpfs", b"/tmp", b"tmpfs", 0, b"mode=1777,size=16m") != 0:
         raise OSError(ctypes.get_errno(), "mount tmpfs /tmp")
+    for path, fd in kept:
+        os.makedirs(path, exist_ok=True)
+        if _libc.mount(f"/proc/self/fd/{fd}".encode(), path.encode(), None, _MS_BIND | _MS_REC, None) != 0:
+            raise OSError(ctypes.get_errno(), f"bind {path}")
+        os.close(fd)
     config = os.environ.get("MPLCONFIGDIR", "/tmp/matplotlib")
-    os.makedirs(config)
-    if font_list:
-        with open(font_list, "rb") as source, open(os.path.join(config, os.path.basename(font_list)), "wb") as copy:
-            copy.write(source.read())
+    os.makedirs(config, exist_ok=True)
+    if fonts is not None:
+        with open(os.path.join(config, os.path.basename(font_list)), "wb") as copy:
+            copy.write(fonts)
+
+
+def _paths_in_use() -> set[str]:
+    """Folders this process imports from: its import path and the Python install, as given and
+    with links resolved."""
+    found = set()
+    executable_root = os.path.dirname(os.path.dirname(os.path.realpath(sys.executable)))
+    for path in [*sys.path, sys.prefix, sys.base_prefix, sys.exec_prefix, executable_root]:
+        if path:
+            found |= {os.path.abspath(path), os.path.realpath(path)}
+    return found
 
 
 def _address_space() -> int:

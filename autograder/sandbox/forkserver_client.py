@@ -22,6 +22,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -60,12 +61,13 @@ class ForkServer:
         self._ready = False
         self.preloaded: frozenset[str] = frozenset()   # top-level modules it imported
         self._lock = threading.Lock()
+        self._errors = tempfile.TemporaryFile()   # why it exited, if it does
         try:
             self.proc = subprocess.Popen(
                 [sys.executable, "-s", "-B", "-m", "forkserver", str(theirs.fileno())],
                 # What libraries read while imported, as in a sandbox.
                 env={**_base_env("/tmp"), "PYTHONPATH": str(_FOLDER), FONT_LIST_ENV: str(fonts or "")},
-                cwd="/", stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                cwd="/", stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self._errors,
                 pass_fds=(theirs.fileno(),), start_new_session=True, close_fds=True)
         finally:
             theirs.close()
@@ -88,6 +90,9 @@ class ForkServer:
         else:
             self.problem = hello.decode("utf-8", "replace") or "it exited during its imports"
             self.stop()
+            self._errors.seek(0)
+            last = self._errors.read().decode("utf-8", "replace").strip().splitlines()[-1:]
+            self.problem += f" ({last[0][:300]})" if last else ""
         return self._ready
 
     def spawn(self, request: dict, fds: list[int]) -> bool:
