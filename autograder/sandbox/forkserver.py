@@ -16,9 +16,11 @@ The worker joins the sandbox's cgroup (before it runs anything that allocates, a
 process it starts), then its cgroup and mount namespaces (which moves its root and working
 directory into the sandbox); starts a new session, sets no_new_privs, empties its capability
 bounding set, keeps only its own descriptors (0-2 output, 3 channel, 4 config), takes the
-sandbox's environment and working directory, and runs worker.main, which sets the rlimits and
+sandbox's environment, working directory, command line and a `__main__` like a started worker's
+(multiprocessing's spawn re-runs it by path), and runs worker.main, which sets the rlimits and
 switches to the sandbox's uid before any student code runs: the state bubblewrap's own start
-leaves, with the imports already done. The helper stays outside the sandbox (its cgroup and pid
+leaves, with the imports already done. Requests are parsed only in helpers, so the memory every
+worker inherits holds no other sandbox's request. The helper stays outside the sandbox (its cgroup and pid
 namespace): student code cannot see, signal or starve it.
 
 The grader forks from here only submissions none of whose files shadows a preloaded module (the
@@ -30,6 +32,8 @@ the worker's modules and the libraries it preloads only (imported in main: forks
 imports this file's constants).
 """
 
+import array
+import builtins
 import ctypes
 import errno
 import json
@@ -39,6 +43,7 @@ import socket
 import struct
 import sys
 import traceback
+import types
 
 CHANNEL_FD, CONFIG_FD = 3, 4           # where the worker finds them (the config says 3)
 FONT_LIST_ENV = "CS349E_FORKSERVER_FONT_LIST"   # matplotlib's shared font list (plotting.py)
@@ -89,29 +94,44 @@ def main(sock_fd: int) -> None:
     # The names a submission's own module must not have: under these, a forked worker would find
     # the preloaded module (the grader starts such a submission's worker the usual way).
     preloaded = sorted({name.split(".")[0] for name in sys.modules} - {"__main__"})
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p) != here]   # as in a started worker
     sock.send(b"ready " + json.dumps(preloaded).encode())
+    signal.signal(signal.SIGCHLD, lambda *_: _reap())   # no helper lingers as a zombie
+    # Requests are received into this one buffer and parsed only in the helper, and the buffer
+    # is wiped once the helper is forked: no later worker finds an earlier sandbox's request in
+    # the memory it inherits.
+    buffer = bytearray(1 << 16)
     while True:
-        try:
-            message, fds, flags, _ = socket.recv_fds(sock, 1 << 16, _DESCRIPTORS + 1)
-        except InterruptedError:
-            continue
-        _reap()
-        if not message:
+        size, fds, truncated = _receive(sock, buffer)
+        if not size:
             return   # the grader is gone
-        if len(fds) != _DESCRIPTORS or flags & socket.MSG_CTRUNC:
+        if len(fds) != _DESCRIPTORS or truncated:
             for fd in fds:
                 os.close(fd)
             continue
         pid = os.fork()
         if pid == 0:
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)   # the helper waits for its own
             sock.close()
             # Student code can walk up its frames to these: the request is handed down in a box
             # each level empties, so nothing of it is left in reach once the worker runs.
-            box = [message]
-            del message
+            box = [bytes(buffer[:size])]
+            buffer[:size] = bytes(size)
             _helper(box, *fds)   # never returns
+        buffer[:size] = bytes(size)
         for fd in fds:
             os.close(fd)
+
+
+def _receive(sock: socket.socket, buffer: bytearray) -> tuple[int, list[int], bool]:
+    """(bytes received into `buffer`, descriptors, whether anything was cut off)."""
+    size, ancillary, flags, _ = sock.recvmsg_into([buffer], socket.CMSG_SPACE((_DESCRIPTORS + 1) * 4))
+    fds = array.array("i")
+    for level, kind, data in ancillary:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            fds.frombytes(data[:len(data) - len(data) % fds.itemsize])
+    return size, list(fds), bool(flags & (socket.MSG_CTRUNC | socket.MSG_TRUNC))
 
 
 def _helper(box: list, ns_fd: int, channel: int, out: int, config: int, status: int) -> None:
@@ -163,9 +183,20 @@ def _wait_for(pid: int) -> int:
     while True:
         waited, wait_status = os.waitpid(-1, _WALL)
         if os.WIFSTOPPED(wait_status):
-            os.kill(pid, signal.SIGKILL)
+            # A thread of the worker stopped: the worker ends. Another tracee (a child the worker
+            # started with CLONE_PARENT, so ours): only that child ends, as under bubblewrap's
+            # pid 1 it would hang by itself.
+            os.kill(pid if _thread_group(waited) in (pid, None) else waited, signal.SIGKILL)
         elif waited == pid:
             return wait_status   # tracees still unreaped are released when this helper exits
+
+
+def _thread_group(tid: int) -> int | None:
+    try:
+        with open(f"/proc/{tid}/status") as status:
+            return int(next(line for line in status if line.startswith("Tgid:")).split()[1])
+    except (OSError, StopIteration, ValueError):
+        return None
 
 
 def _setns(name: str, fd: int) -> None:
@@ -204,7 +235,14 @@ def _worker(box: list, channel: int, out: int, config: int, later: list) -> None
         if numpy_random is not None:
             numpy_random.seed()   # as a fresh interpreter would: not every student the same draws
         sys.argv = [request["worker_path"], str(CONFIG_FD)]
-        del request   # (see main)
+        sys.orig_argv = [sys.executable, "-s", "-B", *sys.argv]
+        # __main__ as in a started worker (worker.py run as a script): multiprocessing's spawn
+        # and forkserver start methods re-run it by path in their children.
+        script = types.ModuleType("__main__")
+        script.__dict__.update({k: v for k, v in vars(worker).items() if not k.startswith("__")})
+        script.__file__, script.__builtins__ = request["worker_path"], builtins
+        sys.modules["__main__"] = script
+        del request, script   # (see main)
         config = worker.read_config(CONFIG_FD)
         # RLIMIT_AS as for a started worker, which has not mapped the preloaded libraries.
         config["memory_bytes"] += _EXTRA_ADDRESS_SPACE

@@ -5,11 +5,13 @@ cannot serve. (test_sandbox_isolation.py runs all its probes against both kinds 
 from __future__ import annotations
 
 import os
+import platform
 import signal
 import time
+from dataclasses import replace
 
 import pytest
-from sandbox_helpers import needs_bwrap, wait_for_fork_server
+from sandbox_helpers import FAST, needs_bwrap, wait_for_fork_server
 
 from autograder.sandbox import forkserver_client
 from autograder.sandbox.launcher import PROJECT_ROOT
@@ -153,6 +155,32 @@ HOSTILE = {
             time.sleep(0.3)
             os._exit(0)
 
+        def spawn_pool():
+            import multiprocessing
+            with multiprocessing.get_context("spawn").Pool(1) as pool:
+                return pool.map(abs, [-1, -2])
+
+        def stopped_sibling():
+            # A child sharing the worker's parent (CLONE_PARENT) asks that parent to trace it, stops.
+            pid = ctypes.CDLL(None).syscall(56, 0x00008000 | signal.SIGCHLD, 0, 0, 0, 0)   # clone
+            if pid == 0:
+                ctypes.CDLL(None).ptrace(0, 0, 0, 0)
+                os.kill(os.getpid(), signal.SIGSTOP)
+                os._exit(0)
+            time.sleep(0.5)
+            return "still here"
+
+        def cgroup_names_in_memory():
+            import re
+            found = set()
+            for line in open("/proc/self/maps"):
+                parts = line.split()
+                start, end = (int(x, 16) for x in parts[0].split("-"))
+                if "rw" not in parts[1] or end - start > 64 << 20 or (len(parts) > 5 and parts[5].startswith("[v")):
+                    continue
+                found |= set(re.findall(rb"cs349e-\\d+-[0-9a-f]{8}", ctypes.string_at(start, end - start)))
+            return sorted(name.decode() for name in found)
+
         def exit_leaving_a_child():
             if os.fork() == 0:
                 os.setsid()
@@ -289,3 +317,35 @@ def test_a_fork_server_whose_files_live_under_tmp_starts_and_forks(sandbox, rest
     wait_for_fork_server()
     box = sandbox(HOSTILE)
     assert box._resources.worker.forked and box.call("codesign", "ok").value == "ok"
+
+
+@pytest.mark.parametrize("how", ["forked", "started"])
+def test_multiprocessing_spawn_works_in_both_workers(sandbox, restore_fork_server, how):
+    """spawn (and forkserver) re-run __main__ by path in the child: a forked worker's __main__
+    must be a started worker's (it was the fork server's, which no child can import)."""
+    forkserver_client.ENABLED = how == "forked"
+    if how == "forked":
+        wait_for_fork_server()
+    box = sandbox(HOSTILE, limits=replace(FAST, call_timeout=20.0))
+    assert box._resources.worker.forked is (how == "forked")
+    assert box.call("codesign", "spawn_pool").value == [1, 2]
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="raw clone(2) syscall number is x86_64's")
+def test_a_stopped_tracee_beside_the_worker_ends_alone(sandbox, restore_fork_server):
+    """A CLONE_PARENT child made the helper its tracer and stopped: that child ends, the worker
+    goes on (under bubblewrap's pid 1 such a child hangs by itself)."""
+    wait_for_fork_server()
+    box = sandbox(HOSTILE)
+    assert box._resources.worker.forked
+    assert box.call("codesign", "stopped_sibling").value == "still here"
+
+
+def test_no_other_sandboxs_request_is_in_a_workers_memory(sandbox, restore_fork_server):
+    wait_for_fork_server()
+    first = sandbox(HOSTILE)
+    assert first._resources.worker.forked and first.call("codesign", "ok").value == "ok"
+    second = sandbox(HOSTILE)
+    own = {path.name for path in second._resources.cgroup.dirs.values()}
+    found = set(second.call("codesign", "cgroup_names_in_memory").value)
+    assert found <= own, found - own
