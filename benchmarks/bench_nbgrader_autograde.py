@@ -25,9 +25,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 import mutants  # noqa: E402  (needs the path above)
+from course_copy import COURSE_FILES, copy_course  # noqa: E402
 
 ASSIGNMENT = "lec01_codesign"
-COURSE_PARTS = ("nbgrader_config.py", "assignments", "autograder", "solutions", "hw_specs.py", "console.py", "pyproject.toml")
 GOAL_RATIO = 1.5
 
 
@@ -45,21 +45,14 @@ def source_tree(rev: str | None, dest: Path) -> Path:
     """This checkout, or `git archive rev` extracted into dest."""
     if rev is None:
         return ROOT
-    archive = subprocess.run(["git", "archive", rev, *COURSE_PARTS], cwd=ROOT, capture_output=True, check=True).stdout
+    archive = subprocess.run(["git", "archive", rev, *COURSE_FILES], cwd=ROOT, capture_output=True, check=True).stdout
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         tar.extractall(dest, filter="data")
     return dest
 
 
 def course_copy(source: Path, dest: Path, submissions: Path) -> Path:
-    dest.mkdir()
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints")
-    for part in COURSE_PARTS:
-        path = source / part
-        if path.is_dir():
-            shutil.copytree(path, dest / part, ignore=ignore)
-        elif path.exists():
-            shutil.copy2(path, dest / part)
+    copy_course(dest, source)
     run([sys.executable, "-m", "nbgrader", "generate_assignment", ASSIGNMENT, "--force"], dest)
     for student in sorted(p.name for p in submissions.iterdir()):
         shutil.copytree(submissions / student, dest / "submitted" / student / ASSIGNMENT)

@@ -28,27 +28,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 import mutants  # noqa: E402  (needs the path above)
+from course_copy import copy_course  # noqa: E402  (the course as an instructor has it: no tests/ or examples/)
 from autograder.engine.assignment import warm  # noqa: E402
 from autograder.engine.properties import examples_of  # noqa: E402
 
 ASSIGNMENT = "lec01_codesign"
-COURSE_PARTS = ("nbgrader_config.py", "assignments", "autograder", "solutions", "hw_specs.py", "console.py", "pyproject.toml")
 TARGET_RATIO = 3.0
 PROJECTED_CLASS = 500
 NBGRADER = str(Path(sys.executable).parent / "nbgrader")
-
-
-def copy_course(dest: Path) -> Path:
-    """The course as an instructor has it, without tests/, examples/ or any earlier gradebook."""
-    dest.mkdir()
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints")
-    for part in COURSE_PARTS:
-        source = ROOT / part
-        if source.is_dir():
-            shutil.copytree(source, dest / part, ignore=ignore)
-        elif source.exists():
-            shutil.copy2(source, dest / part)
-    return dest
 
 
 def timed(cmd: list[str], cwd: Path) -> float:

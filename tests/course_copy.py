@@ -14,14 +14,16 @@ IGNORED = shutil.ignore_patterns("__pycache__", ".pytest_cache", ".ipynb_checkpo
                                  ".grading_cache")
 
 
-def copy_course(dest: Path) -> Path:
+def copy_course(dest: Path, source: Path = ROOT) -> Path:
+    """The course files of `source` (this checkout, or an extracted older revision, which may
+    lack some of them) copied into `dest`."""
     dest.mkdir(parents=True, exist_ok=True)
     for name in COURSE_FILES:
-        source = ROOT / name
-        if source.is_dir():
-            shutil.copytree(source, dest / name, ignore=IGNORED)
-        else:
-            shutil.copyfile(source, dest / name)
+        path = source / name
+        if path.is_dir():
+            shutil.copytree(path, dest / name, ignore=IGNORED)
+        elif path.exists():
+            shutil.copyfile(path, dest / name)
     return dest
 
 
