@@ -51,10 +51,9 @@ class ForkServer:
 
     def __init__(self):
         from .launcher import _base_env
-        from . import plotting
-        from .plotting import font_cache
+        from .plotting import shared_font_list
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        fonts = font_cache() if plotting.ENABLED else None
+        fonts = shared_font_list()
         self.owner = os.getpid()
         self.problem: str | None = None   # why it cannot be used (refused, or stopped)
         self.dead = False                 # it stopped after starting well: a new one may do

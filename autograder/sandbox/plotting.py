@@ -41,10 +41,15 @@ def sandbox_env() -> dict[str, str]:
     return {WARM_NOTEBOOK_ENV: "1"} if ENABLED else {}
 
 
+def shared_font_list() -> Path | None:
+    """The font list sandboxes get, or None (switched off, or no cache)."""
+    return font_cache() if ENABLED else None
+
+
 def font_cache_binds(mplconfigdir: str) -> list[str]:
     """bubblewrap options that create the sandbox's MPLCONFIGDIR (writable: matplotlib refuses
     a read-only one) holding the shared font list read-only; [] without a cache."""
-    cache = font_cache() if ENABLED else None
+    cache = shared_font_list()
     if cache is None:
         return []
     return ["--perms", "0777", "--dir", mplconfigdir, "--ro-bind", str(cache), f"{mplconfigdir}/{cache.name}"]
@@ -52,7 +57,7 @@ def font_cache_binds(mplconfigdir: str) -> list[str]:
 
 def install_font_cache(mplconfigdir: Path) -> None:
     """Copies the shared font list into a fallback (rlimits) sandbox's own MPLCONFIGDIR."""
-    cache = font_cache() if ENABLED else None
+    cache = shared_font_list()
     if cache is not None:
         mplconfigdir.mkdir(exist_ok=True)
         shutil.copyfile(cache, mplconfigdir / cache.name)
