@@ -101,8 +101,8 @@ class LmsFileNameCollector(FileNameCollectorPlugin):
         extractor = getattr(self.parent, "extractor_plugin_inst", None)
         plan = getattr(extractor, "plan", None)
         if plan is None:
-            raise ValueError("LmsFileNameCollector collects what GuardedLmsExtractor planned: set "
-                             "c.ZipCollectApp.extractor_plugin to autograder.nbgrader_bridge.collect.GuardedLmsExtractor")
+            raise ValueError("LmsFileNameCollector collects what GuardedLmsExtractor planned: set c.ZipCollectApp."
+                             "extractor_plugin to autograder.nbgrader_bridge.collect.GuardedLmsExtractor")
         planned = plan.get(os.path.normpath(submitted_file))
         if planned is None:
             return None         # not a file to collect (its kind, or not a student's upload)

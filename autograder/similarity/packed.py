@@ -1,10 +1,12 @@
 """Packed code: source that runs other source hidden in a string (`exec(zlib.decompress(
 base64.b64decode("...")))`), which a token comparison sees as one string literal.
 
-Read statically with `ast`, never run: each call of exec/eval/compile (also through an alias,
-`builtins.exec` or `getattr(..., "exec")`) is a packing site, and its argument is evaluated by
-a small interpreter that knows only literals, module-level constants, `+`, slicing, and pure
-decoders (base64/binascii, zlib/gzip/bz2/lzma, codecs, bytes.fromhex, str/bytes conversions).
+Read statically with `ast`, never run. Packing sites: each call of exec/eval/compile (also
+through an alias, `builtins.exec` or `getattr(..., "exec")`), whose argument is evaluated by a
+small interpreter that knows only literals, constants assigned once, `+`, slicing, and pure
+decoders (base64/binascii, zlib/gzip/bz2/lzma, codecs, bytes.fromhex, str/bytes conversions);
+a chain of those decoders outside any exec whose result is Python code (exec may be hidden);
+marshal/pickle loads; a builtin looked up by a computed name.
 Decompression is bounded (MAX_DECODED bytes per value), and so are the nesting of packed code
 in packed code (MAX_DEPTH) and the total decoded per source (MAX_TOTAL). What cannot be
 evaluated so (a key computed at run time, marshal or pickle bytes, exec handed around as a
@@ -32,7 +34,8 @@ RUNNERS = {"exec", "eval", "compile"}
 OPAQUE = {"marshal.loads": "marshal bytes (compiled code; not readable without running it)",
           "marshal.load": "marshal bytes (compiled code; not readable without running it)",
           "pickle.loads": "pickle bytes (not readable without running them)",
-          "types.CodeType": "a code object built from bytes", "types.FunctionType": "a function built from a code object"}
+          "types.CodeType": "a code object built from bytes",
+          "types.FunctionType": "a function built from a code object"}
 _IPYTHON_LINE = re.compile(r"^\s*[%!]")
 
 
@@ -231,7 +234,8 @@ class _Module:
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 for alias in node.names:
-                    self.aliases[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
+                    local = alias.asname or alias.name.split(".")[0]     # `import a.b` binds a
+                    self.aliases[local] = alias.name if alias.asname else local
             elif isinstance(node, ast.ImportFrom) and node.module:
                 for alias in node.names:
                     self.aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
@@ -426,7 +430,8 @@ def _sites(tree: ast.Module, depth: int) -> list[Site]:
             elif _computed_builtin(node, module):
                 found.append(Site(node.lineno, "getattr(builtins, <computed>)", None,
                                   "a builtin looked up by a name computed at run time", depth))
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and _runner(module.aliases.get(node.id, node.id)):
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) \
+                and _runner(module.aliases.get(node.id, node.id)):
             parent = parents.get(id(node))
             aliased = isinstance(parent, ast.Assign) and all(isinstance(t, ast.Name) for t in parent.targets)
             if not (isinstance(parent, ast.Call) and parent.func is node) and not aliased:

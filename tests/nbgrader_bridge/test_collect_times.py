@@ -41,3 +41,21 @@ def test_a_pattern_written_for_paths_is_a_clear_error():
     old = r".*/extracted/(?P<student_id>[a-z]+)_(?P<file_id>[^/]+)$"
     assert "remove its leading '.*/extracted/'" in collector(old).check_regexp()
     assert collector(BLACKBOARD).check_regexp() is None
+
+
+def test_attempts_with_distinct_times_in_their_names_are_not_duplicates():
+    """Blackboard lists every attempt: nbgrader keeps the newest when each name carries its time;
+    without times (or with the same time twice) which file to grade is unclear."""
+    from pathlib import Path
+
+    from autograder.nbgrader_bridge.collect import GuardedLmsExtractor, Planned, Upload
+    from autograder.nbgrader_bridge.lms_upload import UploadRefused
+
+    def planned(name, stamp):
+        return Planned(Upload(name, Path(name), "amy", "codesign.py", stamp, False), "codesign.py", name)
+
+    GuardedLmsExtractor._refuse_duplicates([planned("a1", "2030-02-01T10:30:00+00:00"),
+                                            planned("a2", "2030-02-02T10:30:00+00:00")])
+    for second in (None, "2030-02-01T10:30:00+00:00"):
+        with pytest.raises(UploadRefused, match="codesign.py twice"):
+            GuardedLmsExtractor._refuse_duplicates([planned("a1", "2030-02-01T10:30:00+00:00"), planned("a2", second)])
