@@ -99,11 +99,13 @@ class LmsFileNameCollector(FileNameCollectorPlugin):
 
     def collect(self, submitted_file):
         extractor = getattr(self.parent, "extractor_plugin_inst", None)
-        plan = getattr(extractor, "plan", None)
-        if plan is None:
+        if not isinstance(extractor, GuardedLmsExtractor):
             raise ValueError("LmsFileNameCollector collects what GuardedLmsExtractor planned: set c.ZipCollectApp."
                              "extractor_plugin to autograder.nbgrader_bridge.collect.GuardedLmsExtractor")
-        planned = plan.get(os.path.normpath(submitted_file))
+        if extractor.plan is None:      # no archive/ folder: what is left in extracted/ is nobody's
+            self.log.error("Not collected (no LMS download was unpacked in this run): %s", submitted_file)
+            return None
+        planned = extractor.plan.get(os.path.normpath(submitted_file))
         if planned is None:
             return None         # not a file to collect (its kind, or not a student's upload)
         info = {"student_id": planned.upload.student_id, "file_id": planned.file_id}

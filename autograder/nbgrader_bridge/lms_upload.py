@@ -131,7 +131,7 @@ UNREADABLE = (OSError, EOFError, ValueError, RuntimeError, zipfile.BadZipFile, t
 
 
 def _too_big(limits: Limits) -> UploadRefused:
-    return UploadRefused(f"unpacks to more than {limits.max_bytes // (1 << 20)} MiB (a zip bomb?)")
+    return UploadRefused(f"unpacks to more than {limits.max_bytes >> 20} MiB (a zip bomb?)")
 
 
 def _listing(archive, limits: Limits, collect_folder: str):
@@ -150,6 +150,8 @@ def _listing(archive, limits: Limits, collect_folder: str):
 
 def list_archive(path: Path, limits: Limits, collect_folder: str) -> list[Entry]:
     """Every regular file of the archive, or UploadRefused naming the first problem."""
+    if path.stat().st_size > limits.max_bytes:      # before its index is read into memory
+        raise UploadRefused(f"is larger than {limits.max_bytes >> 20} MiB")
     try:
         with _open(path) as archive:
             return [entry for entry, _ in _listing(archive, limits, collect_folder)]
@@ -187,6 +189,6 @@ def unpack(path: Path, dest: Path, limits: Limits, collect_folder: str) -> None:
 def copy_loose(path: Path, dest: Path, limits: Limits) -> None:
     """An upload that is not an archive, copied as it is (within the size cap)."""
     if os.path.getsize(path) > limits.max_bytes:
-        raise UploadRefused(f"is larger than {limits.max_bytes // (1 << 20)} MiB")
+        raise UploadRefused(f"is larger than {limits.max_bytes >> 20} MiB")
     dest.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(path, dest)
