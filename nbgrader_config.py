@@ -103,18 +103,17 @@ c.HTMLExporter.extra_template_basedirs = [
 # ------------------------------------------------------------------ zip_collect
 # An LMS download in downloaded/<assignment>/archive/: either one zip per student named
 # `<student>_<anything>.zip`, or Canvas-style files `<student>[_LATE]_<id>_<id>_<file name>`
-# (zips too). The pattern is matched against the absolute path of each extracted file; student
-# ids must not contain "_".
-# Canvas's resubmission counter ("handout-1.ipynb") is stripped by our collector plugin.
+# (zips too). The pattern is matched against each LMS file's own name only, never a path inside a
+# student's archive; student ids must not contain "_". Our extractor refuses a student's upload
+# that could harm the machine or steer the collection (flagged.csv next to archive/), and
+# the collector strips Canvas's resubmission counter (autograder/nbgrader_bridge/collect.py).
+c.ZipCollectApp.extractor_plugin = "autograder.nbgrader_bridge.collect.GuardedLmsExtractor"
 c.ZipCollectApp.collector_plugin = "autograder.nbgrader_bridge.collect.LmsFileNameCollector"
 c.FileNameCollectorPlugin.valid_ext = [".ipynb", ".py"]
 c.FileNameCollectorPlugin.named_regexp = (
-    r"(?!.*/__MACOSX/)"                 # macOS resource forks inside zips
-    r".*/extracted/"
     r"(?P<student_id>[A-Za-z0-9.\-]+)"  # the student id
     r"(?:_LATE)?(?:_\d+)*_"             # Canvas: _LATE, user id, submission id
-    r"(?:[^/.][^/]*/)*?"                # folders inside the zip (no hidden ones)
-    r"(?P<file_id>[^/._][^/]*)$"        # the file (no hidden ones)
+    r"(?P<file_id>[^/]+)$"              # the file or archive as the student named it
 )
 
 # ------------------------------------------------------------------ late work

@@ -3,7 +3,9 @@
 Pairwise code similarity of the students' own files (functions and notebook code), the released
 skeleton, notebook cells and public tests counting as boilerplate. Writes OUT/pairs.csv (every
 pair, most similar first), OUT/report.html (the matched code side by side) and OUT/code/ (the
-texts compared), and prints the most similar pairs. Works offline. Exit status 0 (whatever it finds), 2 for a usage or configuration error.
+texts compared), and prints the most similar pairs. Code run from an encoded or compressed
+string is decoded statically (never run), compared too, and marked "packed code" in pairs.csv,
+the report and the output. Works offline. Exit status 0 (whatever it finds), 2 for a usage or configuration error.
 """
 
 from __future__ import annotations
@@ -60,15 +62,18 @@ def run(args) -> int:
     staged = stage_class(config, args.submissions, code / "students")
     boilerplate = stage_boilerplate(config, code / "boilerplate")
     pairs, detector = compare_class(staged.files, boilerplate, args.out / "report.html")
-    write_pairs_csv(args.out / "pairs.csv", pairs, args.threshold)
-    write_report(detector, args.out / "report.html")
+    write_pairs_csv(args.out / "pairs.csv", pairs, args.threshold, packed=staged.packed)
+    write_report(detector, args.out / "report.html", packed=staged.packed)
     for student, note in sorted(staged.notes.items()):
         print(f"note: {student}: {note}", file=sys.stderr)
+    for student, code in sorted(staged.packed.items()):
+        print(f"packed code: {student} ({code.status}, read it): {'; '.join(code.places)}")
     flagged = [p for p in pairs if p.score >= args.threshold]
     print(f"{len(staged.files)} submissions, {len(pairs)} pairs compared; {len(flagged)} at or above "
           f"{args.threshold:g} (a larger share of one student's own code found in the other's)")
     for rank, pair in enumerate(pairs[:args.top], 1):
-        mark = "  FLAGGED" if pair.score >= args.threshold else ""
+        mark = ("  FLAGGED" if pair.score >= args.threshold else "") + \
+            ("  PACKED CODE" if pair.student_a in staged.packed or pair.student_b in staged.packed else "")
         print(f"{rank:3d}. {pair.student_a} ~ {pair.student_b}: {pair.score:.2f} "
               f"({pair.share_a:.2f} / {pair.share_b:.2f}){mark}")
     print(f"outputs in {args.out}/ (pairs.csv, report.html, code/: the compared texts)")

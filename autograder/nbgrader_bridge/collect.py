@@ -1,50 +1,120 @@
-"""zip_collect's file-name plugin for LMS downloads.
+"""zip_collect's extractor and file-name plugins for LMS downloads.
 
-Canvas renames a resubmitted file `handout-1.ipynb`, `codesign-2.py`; nbgrader would collect it
-under that name and then find no `handout.ipynb` to autograde. Strip the counter so the file
-lands under the name the assignment expects.
+Who handed in a file is read only from the LMS's own file name in downloaded/<assignment>/archive/
+(`amy_1001_2001_codesign.py`, `amy_lec01.zip`): `named_regexp` is matched against that name alone,
+never against a path inside a student's archive, so nothing a student packs can be collected as a
+classmate's file or make a classmate late.
 
-It also keeps when the work was handed in, which nbgrader writes to
-submitted/<student>/<assignment>/timestamp.txt for the late penalty:
-- a time in the file name, captured by a `(?P<timestamp>...)` group of the configured
-  `named_regexp` (e.g. Blackboard's `_attempt_2030-02-01-10-30-00_`), in ISO 8601 or
-  `YYYY-MM-DD-HH-MM-SS`; a time without a zone is read in `timestamp_timezone`;
-- Canvas's `<student>_LATE_...` marker, which says late but not by how much: recorded as one
-  second after the due date of the gradebook (the policy's first day), with a warning so the
-  instructor can correct timestamp.txt if the LMS shows the real time.
+GuardedLmsExtractor plans the whole collection before nbgrader collects anything: it lists every
+student's archives (lms_upload.py), refuses an upload that holds absolute or `..` paths, links,
+nested archives, a folder named like the collector's own `extracted/`, more than the size or
+entry caps, or two files collected under one name with no time to choose by; then unpacks the
+rest. A refused upload is that student's problem only: none of their files is collected, the
+reason is logged as an error and written to downloaded/<assignment>/flagged.csv, and the class
+is collected (nbgrader 0.9.6 aborted the whole class on a duplicate).
+
+LmsFileNameCollector then hands nbgrader the planned student and file name of each unpacked file.
+Canvas renames a resubmitted file `handout-1.ipynb`: the counter is stripped so the file lands
+under the name the assignment expects. It also keeps when the work was handed in, which nbgrader
+writes to submitted/<student>/<assignment>/timestamp.txt for the late penalty:
+- a time in the file name, captured by a `(?P<timestamp>...)` group of `named_regexp`
+  (e.g. Blackboard's `_attempt_2030-02-01-10-30-00_`), in ISO 8601 or `YYYY-MM-DD-HH-MM-SS`;
+  a time without a zone is read in `timestamp_timezone`;
+- Canvas's `<student>_LATE_...` marker at the start of the LMS file name, which says late but not
+  by how much: recorded as one second after the due date of the gradebook (the policy's first
+  day), with a warning so the instructor can correct timestamp.txt if the LMS shows the real time.
 Loaded only by nbgrader (it imports nbgrader).
 """
 
+import csv
+import os
 import re
+import shutil
+from collections import defaultdict
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from nbgrader.plugins import FileNameCollectorPlugin
-from traitlets import Unicode
+from nbgrader.plugins import ExtractorPlugin, FileNameCollectorPlugin
+from traitlets import Int, Unicode
 
-RESUBMISSION_COUNTER = re.compile(r"-\d+(?=\.(?:ipynb|py)$)")
+from autograder.nbgrader_bridge.lms_upload import (Limits, UploadRefused, collected_name, copy_loose, is_archive,
+                                                   list_archive, unpack)
+
 COMPACT_TIME = re.compile(r"^(\d{4})-(\d\d)-(\d\d)-(\d\d)-(\d\d)-(\d\d)$")
 CANVAS_LATE = "_LATE_"
+FLAGGED_CSV = "flagged.csv"
+
+
+@dataclass(frozen=True)
+class Upload:
+    """One file of the LMS download and what its name says."""
+    rel: str                # path relative to archive/ (normally just the LMS file name)
+    path: Path
+    student_id: str
+    file_id: str            # the collected name the LMS file name gives (loose files)
+    timestamp: str | None   # ISO 8601 from the name, if any
+    late: bool              # Canvas's _LATE marker
+
+
+@dataclass(frozen=True)
+class Planned:
+    upload: Upload
+    file_id: str            # the name it is collected under
+    source: str             # where it came from, for messages: the LMS file and the entry inside
 
 
 class LmsFileNameCollector(FileNameCollectorPlugin):
     timestamp_timezone = Unicode(
         "UTC", help="IANA time zone of LMS file-name times that carry no offset").tag(config=True)
 
-    def collect(self, submitted_file):
-        info = super().collect(submitted_file)
-        if info is None:
+    def check_regexp(self) -> str | None:
+        """What is wrong with `named_regexp` for matching LMS file names, or None."""
+        try:
+            groups = re.compile(self.named_regexp).groupindex
+        except re.error as exc:
+            return f"FileNameCollectorPlugin.named_regexp is not a regular expression: {exc}"
+        missing = {"student_id", "file_id"} - set(groups)
+        if missing:
+            return f"FileNameCollectorPlugin.named_regexp has no (?P<{min(missing)}>...) group"
+        if "extracted/" in self.named_regexp:
+            return ("FileNameCollectorPlugin.named_regexp is matched against the LMS's file name alone "
+                    "(e.g. amy_1001_2001_codesign.py), never a path: remove its leading '.*/extracted/'")
+        return None
+
+    def describe(self, lms_name: str) -> dict | None:
+        """student_id, file_id and timestamp (ISO, if the name has one) or late (Canvas) from an
+        LMS file name; None if the name is not one of the pattern."""
+        match = re.match(self.named_regexp, lms_name)
+        if not match:
             return None
-        info["file_id"] = RESUBMISSION_COUNTER.sub("", info["file_id"])
-        stamp = info.get("timestamp")
-        if stamp:
-            info["timestamp"] = self._iso(stamp)
-        elif f"/{info['student_id']}{CANVAS_LATE}" in submitted_file:   # the file, or the zip it came in
+        groups = match.groupdict()
+        info = {"student_id": groups["student_id"], "file_id": collected_name(groups["file_id"] or "")}
+        if groups.get("timestamp"):
+            info["timestamp"] = self._iso(groups["timestamp"])
+        elif lms_name.startswith(f"{info['student_id']}{CANVAS_LATE}"):
+            info["late"] = True
+        return info
+
+    def collect(self, submitted_file):
+        extractor = getattr(self.parent, "extractor_plugin_inst", None)
+        if not isinstance(extractor, GuardedLmsExtractor):
+            raise ValueError("LmsFileNameCollector collects what GuardedLmsExtractor planned: set c.ZipCollectApp."
+                             "extractor_plugin to autograder.nbgrader_bridge.collect.GuardedLmsExtractor")
+        if extractor.plan is None:      # no archive/ folder: what is left in extracted/ is nobody's
+            self.log.error("Not collected (no LMS download was unpacked in this run): %s", submitted_file)
+            return None
+        planned = extractor.plan.get(os.path.normpath(submitted_file))
+        if planned is None:
+            return None         # not a file to collect (its kind, or not a student's upload)
+        info = {"student_id": planned.upload.student_id, "file_id": planned.file_id}
+        if planned.upload.timestamp:
+            info["timestamp"] = planned.upload.timestamp
+        elif planned.upload.late:
             after_due = self._just_after_due()
             if after_due is not None:
                 info["timestamp"] = after_due
-        else:
-            info.pop("timestamp", None)
         return info
 
     def _iso(self, stamp: str) -> str:
@@ -80,3 +150,128 @@ class LmsFileNameCollector(FileNameCollectorPlugin):
                          "after the due date (the late policy's first day). Edit timestamp.txt if the "
                          "LMS shows the real time.", when.isoformat())
         return when.isoformat()
+
+
+class GuardedLmsExtractor(ExtractorPlugin):
+    max_unpacked_mib = Int(64, help="Most one student's upload may unpack to (MiB)").tag(config=True)
+    max_entries = Int(2000, help="Most files and folders one archive of a student may hold").tag(config=True)
+
+    plan = None     # extracted file (normalized absolute path) -> Planned, once extract() ran
+
+    def extract(self, archive_path: str, extracted_path: str) -> None:
+        app = self.parent
+        collector = app.collector_plugin_inst
+        if not isinstance(collector, LmsFileNameCollector):
+            app.fail("GuardedLmsExtractor needs c.ZipCollectApp.collector_plugin = "
+                     "autograder.nbgrader_bridge.collect.LmsFileNameCollector")
+        problem = collector.check_regexp()
+        if problem:
+            app.fail(problem)
+        self.plan = {}
+        self._limits = Limits(self.max_unpacked_mib << 20, self.max_entries)
+        self._collector, self._extracted = collector, Path(extracted_path)
+        flags: list[tuple[str, str, str]] = []        # (student, LMS file, reason)
+        by_student: dict[str, list[Upload]] = defaultdict(list)
+        for rel, path in self._lms_files(Path(archive_path)):
+            try:
+                info = collector.describe(path.name)
+            except ValueError as exc:
+                app.fail(f"{rel}: {exc}")
+            if info is None:
+                whole_class = " (unzip a download of the whole class into archive/ first)" \
+                    if is_archive(path.name, self.zip_ext) else ""
+                flags.append(("", rel, f"its name does not match FileNameCollectorPlugin.named_regexp "
+                                       f"({collector.named_regexp}), so it is no student's{whole_class}"))
+                continue
+            by_student[info["student_id"]].append(Upload(rel, path, info["student_id"], info["file_id"],
+                                                         info.get("timestamp"), info.get("late", False)))
+        for student, uploads in sorted(by_student.items()):
+            try:
+                self.plan.update(self._collect_student(uploads))
+            except UploadRefused as exc:
+                lms_file, reason = exc.args
+                flags.append((student, lms_file, reason))
+        self._report(flags, Path(extracted_path).parent / FLAGGED_CSV)
+
+    @staticmethod
+    def _lms_files(archive: Path):
+        """(path relative to archive/, path) of each file of the download, in order; hidden ones left out."""
+        for root, dirs, files in os.walk(archive):
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            for name in sorted(files):
+                if not name.startswith("."):
+                    path = Path(root) / name
+                    yield path.relative_to(archive).as_posix(), path
+
+    def _collect_student(self, uploads: list[Upload]) -> dict[str, Planned]:
+        """One student's planned files, unpacked; UploadRefused((LMS file, reason)) refuses them all."""
+        listed = []         # (upload, entries or None for a loose file)
+        for upload in uploads:
+            try:
+                entries = (list_archive(upload.path, self._limits, self.parent.extracted_directory)
+                           if is_archive(upload.path.name, self.zip_ext) else None)
+            except UploadRefused as exc:
+                raise UploadRefused(upload.rel, str(exc)) from None
+            listed.append((upload, entries))
+        planned = {}
+        for upload, entries in listed:
+            dest = self._extracted / upload.rel
+            if entries is None:
+                if self._collectable(upload.file_id):
+                    planned[str(dest)] = Planned(upload, upload.file_id, upload.rel)
+                continue
+            for entry in entries:
+                name = entry.parts[-1]
+                if not entry.ignored and not name.startswith("_") and self._collectable(name):
+                    planned[os.path.normpath(dest.joinpath(*entry.parts))] = Planned(
+                        upload, collected_name(name), f"{upload.rel}:{entry.name}")
+        self._refuse_duplicates(planned.values())
+        written = []
+        try:
+            for upload, entries in listed:
+                dest = self._extracted / upload.rel
+                written.append(dest)
+                if entries is None:
+                    copy_loose(upload.path, dest, self._limits)
+                else:
+                    unpack(upload.path, dest, self._limits, self.parent.extracted_directory)
+        except UploadRefused as exc:
+            for dest in written:
+                if dest.is_file():
+                    dest.unlink()
+                elif dest.is_dir():
+                    shutil.rmtree(dest)
+            raise UploadRefused(written[-1].relative_to(self._extracted).as_posix(), str(exc)) from None
+        return {os.path.normpath(k): v for k, v in planned.items()}
+
+    def _collectable(self, file_name: str) -> bool:
+        return os.path.splitext(file_name)[1] in self._collector.valid_ext
+
+    @staticmethod
+    def _refuse_duplicates(planned) -> None:
+        """Two files collected under one name: nbgrader keeps the newer only when both LMS names
+        carry distinct times; otherwise which one to grade is unclear."""
+        by_name = defaultdict(list)
+        for item in planned:
+            by_name[item.file_id].append(item)
+        for file_id, items in sorted(by_name.items()):
+            times = [item.upload.timestamp for item in items]
+            if len(items) > 1 and (None in times or len(set(times)) < len(times)):
+                raise UploadRefused(items[0].upload.rel, f"hands in {file_id} twice "
+                                    f"({', '.join(item.source for item in items)}) with no time to choose by")
+
+    def _report(self, flags, csv_path: Path) -> None:
+        with open(csv_path, "w", encoding="utf-8", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["student", "lms_file", "reason"])
+            writer.writerows(flags)
+        submitted = self.parent.coursedir.submitted_directory
+        for student, lms_file, reason in flags:
+            self.log.error("%s: %s: %s; not collected", student or "(no student)", lms_file, reason)
+            earlier = self.parent.coursedir.format_path(submitted, student, self.parent.coursedir.assignment_id)
+            if student and os.path.isdir(earlier):
+                self.log.error("%s: %s holds an earlier collection, which is graded unless you remove it",
+                               student, earlier)
+        if flags:
+            self.log.error("%d upload(s) not collected, listed in %s; everyone else is collected",
+                           len(flags), csv_path)

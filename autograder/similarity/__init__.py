@@ -3,6 +3,8 @@
     sources  what is compared: each student's own files (functions + notebook code cells) as one
              text, and the boilerplate every student starts from (the released skeleton, the
              notebook's released cells, the public tests)
+    packed   code a student runs from an encoded or compressed string, decoded statically
+             (never run) so it is compared too, and reported either way
     compare  pairwise similarity with copydetect (winnowed fingerprints of the tokenized code:
              renamed variables and reordered functions do not hide a copy), the ranked pairs,
              the CSV and the offline HTML report

@@ -5,11 +5,14 @@ k-gram of the token stream and keeps a winnowed subset; the boilerplate's finger
 removed first. For a pair (a, b), `share_a` is the part of a's remaining code also found in b,
 `share_b` the converse. A pair is ranked by the larger share: a student who copied another's
 functions and added code of their own still shows the victim's code fully contained.
+Students who run packed code (sources.py) are marked in the CSV's `packed` column and listed at
+the top of the report.
 """
 
 from __future__ import annotations
 
 import csv
+import html
 import io
 import logging
 import re
@@ -84,23 +87,45 @@ def compare_class(files: dict[str, Path], boilerplate: list[Path], report_file: 
     return ranked, detector
 
 
-def write_pairs_csv(path: Path, pairs: list[Pair], threshold: float, top: int | None = None) -> None:
-    """rank, student_a, student_b, score, share_a, share_b, overlap_tokens, flagged."""
+def packed_marker(pair: Pair, packed: dict) -> str:
+    """e.g. 'mallory: packed code decoded' for the pair's students who run packed code."""
+    return "; ".join(f"{s}: packed code {packed[s].status}" for s in (pair.student_a, pair.student_b) if s in packed)
+
+
+def write_pairs_csv(path: Path, pairs: list[Pair], threshold: float, top: int | None = None,
+                    packed: dict | None = None) -> None:
+    """rank, student_a, student_b, score, share_a, share_b, overlap_tokens, flagged, packed."""
+    packed = packed or {}
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["rank", "student_a", "student_b", "score", "share_a", "share_b", "overlap_tokens", "flagged"])
+    writer.writerow(["rank", "student_a", "student_b", "score", "share_a", "share_b", "overlap_tokens", "flagged",
+                     "packed"])
     for rank, pair in enumerate(pairs[:top] if top else pairs, 1):
         writer.writerow([rank, pair.student_a, pair.student_b, f"{pair.score:.3f}", f"{pair.share_a:.3f}",
-                         f"{pair.share_b:.3f}", pair.overlap_tokens, "yes" if pair.score >= threshold else ""])
+                         f"{pair.share_b:.3f}", pair.overlap_tokens, "yes" if pair.score >= threshold else "",
+                         packed_marker(pair, packed)])
     path.write_text(buf.getvalue(), encoding="utf-8")
 
 
-def write_report(detector, path: Path) -> None:
-    """copydetect's HTML report (matched code highlighted side by side), made readable offline."""
+def _packed_section(packed: dict) -> str:
+    if not packed:
+        return ""
+    items = "".join(f"<li><b>{html.escape(student)}</b>: packed code {code.status}<ul>"
+                    + "".join(f"<li>{html.escape(place)}</li>" for place in code.places) + "</ul></li>"
+                    for student, code in sorted(packed.items()))
+    return ('<div class="card-body" id="packed-code"><h2>Packed code</h2><p>These students run code from an '
+            "encoded or compressed string. What could be decoded (read, never run) is compared after the file "
+            f"it hides in; undecodable code is not compared at all: read it.</p><ul>{items}</ul></div>")
+
+
+def write_report(detector, path: Path, packed: dict | None = None) -> None:
+    """copydetect's HTML report (matched code highlighted side by side), made readable offline,
+    with the students who run packed code listed first."""
     import matplotlib
     matplotlib.use("Agg")   # the report's two plots; no display needed
-    html = detector.generate_html_report(output_mode="return") if detector.similarity_matrix.size else None
-    if html is None:
-        html = "<!DOCTYPE html><html><body><p>Fewer than two submissions: nothing to compare.</p></body></html>"
-    html = _CDN.sub("", html).replace("</head>", _OFFLINE_CSS + "</head>", 1)
-    path.write_text(html, encoding="utf-8")
+    page = detector.generate_html_report(output_mode="return") if detector.similarity_matrix.size else None
+    if page is None:
+        page = "<!DOCTYPE html><html><body><p>Fewer than two submissions: nothing to compare.</p></body></html>"
+    page = _CDN.sub("", page).replace("</head>", _OFFLINE_CSS + "</head>", 1)
+    page = re.sub(r"(<body[^>]*>)", lambda m: m.group(1) + _packed_section(packed or {}), page, count=1)
+    path.write_text(page, encoding="utf-8")

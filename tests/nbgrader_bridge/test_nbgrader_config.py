@@ -56,25 +56,30 @@ def test_autograde_scores_come_from_the_pinned_results_and_kernels_run_sandboxed
     assert config.Execute.kernel_name == "python3"
 
 
-@pytest.mark.parametrize("path, student, file_id", [
-    ("alice_lec01_codesign/lec01_codesign/codesign.py", "alice", "codesign.py"),   # a zip holding the folder
-    ("alice_lec01_codesign/handout.ipynb", "alice", "handout.ipynb"),            # a flat zip
-    ("bob_1001_2002_handout.ipynb", "bob", "handout.ipynb"),                    # Canvas
-    ("bob_LATE_1001_2002_codesign.py", "bob", "codesign.py"),                   # Canvas, late
-    ("cy_1001_2002_lec01_codesign/codesign.py", "cy", "codesign.py"),           # Canvas, a zip
+@pytest.mark.parametrize("lms_name, student, file_id", [
+    ("alice_lec01_codesign.zip", "alice", "lec01_codesign.zip"),               # one zip per student
+    ("bob_1001_2002_handout.ipynb", "bob", "handout.ipynb"),                   # Canvas
+    ("bob_LATE_1001_2002_codesign.py", "bob", "codesign.py"),                  # Canvas, late
+    ("cy_1001_2002_lec01_codesign.zip", "cy", "lec01_codesign.zip"),           # Canvas, a zip
 ])
-def test_zip_collect_reads_student_and_file_from_lms_names(config, path, student, file_id):
-    match = re.match(config.FileNameCollectorPlugin.named_regexp,
-                     f"/course/downloaded/lec01_codesign/extracted/{path}")
+def test_zip_collect_reads_student_and_file_from_lms_names(config, lms_name, student, file_id):
+    match = re.match(config.FileNameCollectorPlugin.named_regexp, lms_name)
     assert match and match["student_id"] == student and match["file_id"] == file_id
 
 
-@pytest.mark.parametrize("path", ["alice_lec01_codesign/__MACOSX/lec01_codesign/._handout.ipynb",
-                                  "alice_lec01_codesign/.ipynb_checkpoints/handout-checkpoint.ipynb"])
-def test_zip_collect_skips_junk_inside_zips(config, path):
+def test_zip_collect_pattern_never_matches_a_path_inside_an_upload(config):
     regexp = config.FileNameCollectorPlugin.named_regexp
-    match = re.match(regexp, f"/course/downloaded/lec01_codesign/extracted/{path}")
-    assert match is None
+    assert re.match(regexp, "mallory_1_1_lec01.zip/extracted/victor_9_9_codesign.py") is None
+    assert config.ZipCollectApp.extractor_plugin == "autograder.nbgrader_bridge.collect.GuardedLmsExtractor"
+
+
+@pytest.mark.parametrize("path", ["__MACOSX/lec01_codesign/._handout.ipynb",
+                                  ".ipynb_checkpoints/handout-checkpoint.ipynb"])
+def test_zip_collect_skips_junk_inside_zips(path):
+    from autograder.nbgrader_bridge.lms_upload import Entry
+
+    assert Entry(tuple(path.split("/")), 10).ignored
+    assert not Entry(("lec01_codesign", "handout.ipynb"), 10).ignored
 
 
 def test_zip_collect_takes_python_files_too(config):

@@ -1,0 +1,247 @@
+"""`nbgrader zip_collect` on LMS downloads where one student's upload tries to steer a classmate's
+collection, or is hostile to the instructor's machine. Student ids come only from the LMS's own
+file names in downloaded/<assignment>/archive/; whatever is inside a student's archive is that
+student's problem only: their upload is flagged (downloaded/<assignment>/flagged.csv and an error
+in the log) and everyone else is collected.
+
+Each class is one real `nbgrader zip_collect` run in a scratch copy of the course.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import stat
+import subprocess
+import tarfile
+import zipfile
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from autograder.engine.lateness import parse_time
+from course_copy import copy_course
+from course_copy import run as run_in
+
+pytest.importorskip("nbgrader")
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+
+ASSIGNMENT = "lec01_codesign"
+DUE = datetime(2030, 1, 31, 23, 59, tzinfo=timezone(timedelta(hours=8)))
+FOLDER = f"{ASSIGNMENT}/"        # how a student zips their work: the folder as it was released
+
+
+def own_code(student: str) -> str:
+    return f"# {student}'s own work\nOWNER = {student!r}\n"
+
+
+FORGED = "# planted by a classmate\nOWNER = 'forger'\n"
+
+
+def zip_bytes(entries: list[tuple[zipfile.ZipInfo | str, bytes | str]]) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for info, data in entries:
+            zf.writestr(info, data)
+    return buf.getvalue()
+
+
+def student_zip(student: str, *extra: tuple[zipfile.ZipInfo | str, bytes | str]) -> bytes:
+    return zip_bytes([(FOLDER + "codesign.py", own_code(student)), *extra])
+
+
+def collect(tmp_path_factory, name: str, uploads: dict[str, bytes | str], due: bool = False):
+    """(course root, the finished zip_collect) for a download holding `uploads` (LMS file name ->
+    content)."""
+    root = copy_course(tmp_path_factory.mktemp(name))
+    if due:
+        done = run_in(root, "-m", "nbgrader", "db", "assignment", "add", ASSIGNMENT, f"--duedate={DUE.isoformat()}")
+        assert done.returncode == 0, done.stderr[-3000:]
+    archive = root / "downloaded" / ASSIGNMENT / "archive"
+    archive.mkdir(parents=True)
+    for lms_name, content in uploads.items():
+        path = archive / lms_name
+        path.write_bytes(content.encode() if isinstance(content, str) else content)
+    return root, run_in(root, "-m", "nbgrader", "zip_collect", ASSIGNMENT, "--force", timeout=300)
+
+
+def submitted(root: Path, student: str) -> dict[str, str]:
+    folder = root / "submitted" / student / ASSIGNMENT
+    if not folder.is_dir():
+        return {}
+    return {p.name: p.read_text(encoding="utf-8", errors="replace") for p in folder.iterdir()}
+
+
+def flagged(root: Path) -> dict[str, list[str]]:
+    """student -> reasons, from downloaded/<assignment>/flagged.csv."""
+    path = root / "downloaded" / ASSIGNMENT / "flagged.csv"
+    assert path.is_file(), "zip_collect wrote no flagged.csv"
+    rows: dict[str, list[str]] = {}
+    with open(path, encoding="utf-8") as handle:
+        for row in csv.DictReader(handle):
+            rows.setdefault(row["student"], []).append(f"{row['lms_file']}: {row['reason']}")
+    return rows
+
+
+def explain(done: subprocess.CompletedProcess) -> str:
+    return f"exit {done.returncode}\n{done.stderr[-4000:]}"
+
+
+# ---------------------------------------------------------------------------------------------
+# a classmate's upload steers victor's and walt's collection
+# ---------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def steered(tmp_path_factory):
+    return collect(tmp_path_factory, "steered", {
+        "victor_LATE_9_9_codesign.py": own_code("victor"),              # victor hands in late, on his own
+        "walt_7_7_codesign.py": own_code("walt"),                       # walt on time
+        # zoe's zip imitates the collector's own folder: a late file "of victor's"
+        "zoe_8_8_lec01.zip": student_zip("zoe", ("extracted/victor_LATE_9_9_codesign.py", FORGED)),
+        # mallory's: a late extra file "of walt's", deep in her folder
+        "mallory_6_6_lec01.zip": student_zip("mallory", (FOLDER + "extracted/walt_LATE_7_7_notes.py", FORGED)),
+    }, due=True)
+
+
+def test_a_classmates_archive_cannot_replace_victors_file(steered):
+    root, done = steered
+    assert done.returncode == 0, explain(done)
+    assert submitted(root, "victor")["codesign.py"] == own_code("victor")
+
+
+def test_a_nested_late_marker_does_not_make_a_classmate_late(steered):
+    root, done = steered
+    assert done.returncode == 0, explain(done)
+    assert submitted(root, "walt") == {"codesign.py": own_code("walt")}       # no planted file, no timestamp.txt
+    stamp = submitted(root, "victor")["timestamp.txt"]                          # victor's own _LATE still counts
+    assert parse_time(stamp) == DUE + timedelta(seconds=1)
+
+
+def test_the_steering_uploads_are_flagged_and_not_collected(steered):
+    root, done = steered
+    reasons = flagged(root)
+    for student in ("zoe", "mallory"):
+        assert submitted(root, student) == {}
+        assert any("extracted/" in r for r in reasons[student]), reasons
+        assert f"{student}:" in done.stderr and "not collected" in done.stderr
+    assert set(reasons) == {"zoe", "mallory"}
+
+
+# ---------------------------------------------------------------------------------------------
+# the same plant while victor handed in his own file: nbgrader 0.9.6 aborted the whole class
+# ---------------------------------------------------------------------------------------------
+def test_a_planted_duplicate_does_not_abort_the_class(tmp_path_factory):
+    root, done = collect(tmp_path_factory, "duplicate", {
+        "amy_1_1_codesign.py": own_code("amy"),
+        "victor_9_9_codesign.py": own_code("victor"),
+        "mallory_6_6_lec01.zip": student_zip("mallory", ("extracted/victor_9_9_codesign.py", FORGED)),
+    })
+    assert done.returncode == 0, explain(done)
+    assert "Duplicate submission file" not in done.stderr
+    assert submitted(root, "amy") == {"codesign.py": own_code("amy")}
+    assert submitted(root, "victor") == {"codesign.py": own_code("victor")}
+    assert submitted(root, "mallory") == {} and set(flagged(root)) == {"mallory"}
+
+
+# ---------------------------------------------------------------------------------------------
+# uploads hostile to the instructor's machine, or ambiguous: each flagged, the class collected
+# ---------------------------------------------------------------------------------------------
+MIB = 1 << 20
+BOMB_MIB = 256           # well past the extractor's default cap, ~260 KB compressed
+
+
+def symlink_entry(name: str, target: str) -> tuple[zipfile.ZipInfo, str]:
+    info = zipfile.ZipInfo(name)
+    info.external_attr = (stat.S_IFLNK | 0o777) << 16
+    info.create_system = 3                                   # unix: the mode bits count
+    return info, target
+
+
+def bomb_zip() -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr(FOLDER + "codesign.py", own_code("bo"))
+        info = zipfile.ZipInfo(FOLDER + "handout.ipynb")
+        info.compress_type = zipfile.ZIP_DEFLATED
+        with zf.open(info, "w", force_zip64=True) as out:
+            for _ in range(BOMB_MIB):
+                out.write(bytes(MIB))
+    return buf.getvalue()
+
+
+def symlink_tar() -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+        data = own_code("tara").encode()
+        info = tarfile.TarInfo(FOLDER + "handout.py")
+        info.size = len(data)
+        tf.addfile(info, io.BytesIO(data))
+        link = tarfile.TarInfo(FOLDER + "codesign.py")
+        link.type, link.linkname = tarfile.SYMTYPE, "/etc/passwd"
+        tf.addfile(link)
+    return buf.getvalue()
+
+
+HOSTILE = {   # student -> (LMS file name, content, what the flag must say)
+    "nina": ("nina_1_1_lec01.zip", lambda: student_zip("nina", (FOLDER + "old.zip", zip_bytes([("codesign.py", "x")]))),
+             "nested archive"),
+    "tom": ("tom_1_1_lec01.zip", lambda: student_zip("tom", ("../../../../escape_tom.py", FORGED)), ".."),
+    "abe": ("abe_1_1_lec01.zip", lambda: student_zip("abe", ("/tmp/escape_abe.py", FORGED)), "absolute path"),
+    "sam": ("sam_1_1_lec01.zip", lambda: zip_bytes([symlink_entry(FOLDER + "codesign.py", "/etc/passwd")]),
+            "symbolic link"),
+    "tara": ("tara_1_1_lec01.tar.gz", symlink_tar, "symbolic link"),
+    "bo": ("bo_1_1_lec01.zip", bomb_zip, "MiB"),
+    "dana": ("dana_1_1_lec01.zip", lambda: student_zip("dana", ("old/codesign.py", FORGED)), "codesign.py twice"),
+    "cora": ("cora_1_1_lec01.zip", lambda: b"PK\x03\x04 this is no zip", "not a readable"),
+}
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory):
+    uploads = {name: make() for name, make, _ in HOSTILE.values()}
+    uploads.update({
+        "amy_1001_2001_lec01.zip": student_zip("amy", (f"__MACOSX/{FOLDER}._codesign.py", "resource fork")),
+        "bob_1002_2002_codesign.py": own_code("bob"),                       # Canvas: loose files
+        # carl's two loose files both end up as codesign.py, and there is no time to choose by
+        "carl_1003_2003_codesign.py": own_code("carl"),
+        "carl_1003_2003_codesign-1.py": own_code("carl") + "# again\n",
+        "submissions.zip": zip_bytes([("x_1_1_codesign.py", FORGED)]),      # no student's name
+    })
+    return collect(tmp_path_factory, "hostile", uploads)
+
+
+def test_honest_classmates_of_hostile_uploads_are_collected(hostile):
+    root, done = hostile
+    assert done.returncode == 0, explain(done)
+    assert submitted(root, "amy") == {"codesign.py": own_code("amy")}
+    assert submitted(root, "bob") == {"codesign.py": own_code("bob")}
+
+
+@pytest.mark.parametrize("student", sorted(HOSTILE))
+def test_a_hostile_upload_is_flagged_with_its_reason_and_not_collected(hostile, student):
+    root, done = hostile
+    lms_name, _, reason = HOSTILE[student]
+    assert submitted(root, student) == {}
+    reasons = flagged(root)
+    assert any(r.startswith(f"{lms_name}: ") and reason in r for r in reasons.get(student, [])), reasons
+    assert not (root / "downloaded" / ASSIGNMENT / "extracted" / lms_name).exists()   # nothing of it unpacked
+
+
+def test_two_files_of_the_same_name_without_times_flag_that_student_only(hostile):
+    root, _ = hostile
+    assert submitted(root, "carl") == {}
+    assert any("codesign.py twice" in r for r in flagged(root)["carl"])
+
+
+def test_a_file_named_for_no_student_is_reported(hostile):
+    root, _ = hostile
+    assert any(r.startswith("submissions.zip: ") for r in flagged(root)[""])
+    assert not (root / "submitted" / "x").exists()
+
+
+def test_nothing_is_written_outside_the_extracted_folder(hostile):
+    root, _ = hostile
+    assert not list(root.parent.rglob("escape_tom.py")) and not Path("/tmp/escape_abe.py").exists()
+    extracted = root / "downloaded" / ASSIGNMENT / "extracted"
+    assert all(p.stat().st_size < MIB for p in extracted.rglob("*") if p.is_file())
+    assert not [p for p in extracted.rglob("*") if p.is_symlink()]
