@@ -126,13 +126,16 @@ def test_check_names_a_shared_modules_import_the_student_folder_lacks(course, tm
             and f'add "console.py" to shared_modules in assignments/{NAME}/grading.toml' in done.stdout), done.stdout
 
 
-def test_check_reports_an_assignment_without_a_late_policy(course, tmp_path):
+def test_check_reports_a_missing_late_policy_and_the_answer_keys_expected_and_found(course, tmp_path):
     root = _scratch(course, tmp_path)
     _edit(root, f"assignments/{NAME}/grading.toml", lambda s: s[:s.index("[late]")])
-    _edit(root, f"assignments/{NAME}/public_cases.py", lambda s: s.replace("import numpy as np", "import numpy as np\nBROKEN = 1 / 0"))
-    done = autograder(root, "check", NAME)  # the broken public cases stop check early; the note comes first
+    _edit(root, f"solutions/{NAME}/answers.py", lambda s: s.replace('return {"q01_scaled_sum"',
+                                                                    'return {"q09_sum": 1.0, "q01_scaled_sum"'))
+    done = autograder(root, "check", NAME)
     assert done.returncode == 1, _output(done)
     assert f"warning: no [late] table in assignments/{NAME}/grading.toml" in done.stdout, done.stdout
+    assert ("answer_key() returns the keys ['q01_scaled_sum', 'q09_sum'], grading.toml's number and choice "
+            "items are ['q01_scaled_sum'] (missing [], not an item ['q09_sum'])") in done.stdout, done.stdout
 
 
 def test_check_says_which_line_of_the_reference_the_suite_takes_for_a_stub(course, tmp_path):
