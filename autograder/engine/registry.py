@@ -31,7 +31,7 @@ def unknown_key_problems(table: dict, valid: tuple[str, ...], where: str) -> lis
     """One line per key of `table` not in `valid`, naming the nearest valid key when one is close."""
     problems = []
     for key in sorted(set(table) - set(valid)):
-        near = difflib.get_close_matches(key, valid, n=1, cutoff=0.6)
+        near = difflib.get_close_matches(key, valid)  # best first; difflib's own similarity cutoff
         hint = f"did you mean {near[0]!r}? " if near else ""
         problems.append(f"{where}: unknown key {key!r} ({hint}valid keys: {', '.join(valid)})")
     return problems
