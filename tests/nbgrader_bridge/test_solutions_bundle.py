@@ -1,6 +1,7 @@
 """The student-facing solutions: solved, explained, runnable on their own, no grader inside."""
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -79,3 +80,20 @@ def test_a_failed_release_leaves_nothing_partial(tmp_path):
     assert done.returncode == 2, done.stderr
     assert sorted(p.name for p in dest.parent.iterdir()) == [ASSIGNMENT]  # no staging folder left behind
     assert [p.name for p in dest.iterdir()] == ["earlier.txt"]
+
+
+def test_a_folder_that_is_not_an_earlier_bundle_is_never_replaced(tmp_path):
+    (tmp_path / "notes.md").write_text("an instructor's notes", encoding="utf-8")
+    with pytest.raises(BundleError, match="not an earlier solutions bundle"):
+        write_solutions_bundle(ASSIGNMENT, tmp_path)
+    assert [p.name for p in tmp_path.iterdir()] == ["notes.md"]
+
+
+def test_an_earlier_bundle_is_replaced_whole(bundle, tmp_path):
+    earlier, _ = bundle
+    dest = tmp_path / "released"
+    shutil.copytree(earlier, dest)
+    (dest / "stale.py").write_text("left from an earlier release\n", encoding="utf-8")
+    written = write_solutions_bundle(ASSIGNMENT, dest)
+    assert sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file()) == written
+    assert "stale.py" not in written and sorted(p.name for p in tmp_path.iterdir()) == ["released"]
