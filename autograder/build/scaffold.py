@@ -71,7 +71,7 @@ def check_names(name: str, module: str, root: Path = REPO_ROOT) -> None:
 
 
 def course_late_policy(root: Path = REPO_ROOT) -> dict:
-    """The [late] table of the course's newest assignment that has one (the course's policy)."""
+    """The course's policy: the [late] table of its last assignment (by name) that has one."""
     for grading in sorted((root / "assignments").glob("*/grading.toml"), reverse=True):
         try:
             late = tomllib.loads(grading.read_text(encoding="utf-8")).get("late")
