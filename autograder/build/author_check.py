@@ -1,15 +1,19 @@
 """`python -m autograder check <name>`: everything an author must get right, in the author's terms.
 
-In order: the build (or, frozen, the drift), the hidden tests and the answer key, the leak check,
-the public examples against the reference, the reference submission (full automatic marks) and
-the released skeleton (no points for functions). Each step reports what is wrong and where to
-fix it; a step that cannot run because an earlier one failed is skipped, saying so.
+In order: grading.toml (with the late policy and what the shared modules import), the build (or,
+frozen, the drift), the reference module as the suite reads it, the hidden tests and the answer
+key, the leak check, the public examples against the reference, the reference submission (full
+automatic marks), the released skeleton (no points for functions), and, on a scratch copy, the
+released solutions (their demo runs) and the Gradescope bundle. Each step reports what is wrong
+and where to fix it; a step that cannot run because an earlier one failed is skipped, saying so.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -23,11 +27,15 @@ from autograder.build.assignment import build_everything, write_reference_submis
 from autograder.build.leaks import find_leaks
 from autograder.build.student_files import PUBLIC_CASES
 from autograder.engine.assignment import load_assignment
-from autograder.engine.registry import REPO_ROOT, load_config
+from autograder.engine.lateness import load_policy
+from autograder.engine.registry import REPO_ROOT, GradingConfig, load_config
 from autograder.engine.vocabulary import ItemKind
 from autograder.errors import InstructorError
 
 SELFCHECK_TIMEOUT = 120  # seconds for `python selfcheck.py` on the reference
+DEMO_TIMEOUT = 120  # seconds for `python demo.py` in the released solutions
+# What the suite (tests/build/test_reference_submission.py) takes for a function left unfinished.
+UNFINISHED = re.compile(r"NotImplementedError|SOLUTION")
 
 
 @dataclass
@@ -84,26 +92,74 @@ def check_assignment(name: str, *, frozen: bool = False, isolation: str = "bubbl
             on_step(step)
         return step
 
-    run("grading.toml", lambda step: step.notes.append(_describe_config(name)))
+    run("grading.toml", lambda step: _grading_toml(name, step))
     run("generated student files: drift" if frozen else "build", lambda step: _build(name, frozen, step))
-    run("hidden tests and answer key", lambda step: _hidden_tests(name, step))
-    run("nothing in the student folder leaks a solution, an answer or a key", lambda step: _leaks(name, step))
     with tempfile.TemporaryDirectory(prefix=f"cs349e-check-{name}-") as scratch:
         scratch = Path(scratch)
+        run("the reference module is finished", lambda step: _reference_module(name, scratch, step))
+        run("hidden tests and answer key", lambda step: _hidden_tests(name, step))
+        run("nothing in the student folder leaks a solution, an answer or a key", lambda step: _leaks(name, step))
         run("public examples pass on the reference", lambda step: _public_examples(name, scratch, step))
         run("the reference submission earns every automatic point",
             lambda step: _reference(name, scratch, isolation, step))
         run("the released skeleton earns no points for functions",
             lambda step: _skeleton(name, scratch, isolation, step))
+        run("release-solutions writes the solutions and their demo runs",
+            lambda step: _released_solutions(name, scratch, step))
+        run("the Gradescope bundle builds with this assignment only",
+            lambda step: _gradescope_bundle(name, scratch, step))
     return report
 
 
-def _describe_config(name: str) -> str:
+def _grading_toml(name: str, step: Step) -> None:
     config = load_config(name)
+    step.notes.append(_describe_config(config))
+    policy = load_policy(config)
+    if policy is None:
+        step.notes.append(f"warning: no [late] table in assignments/{name}/grading.toml: late work loses "
+                          "nothing (`python -m autograder new` writes the course's policy)")
+    else:
+        step.notes.append(f"late policy: {policy.percent_per_day:g}% per started day, at most "
+                          f"{policy.max_percent:g}%, grace {policy.grace_minutes:g} min")
+    step.problems += unshipped_imports(config)
+
+
+def _describe_config(config: GradingConfig) -> str:
     kinds = {kind: len(config.items_of(kind)) for kind in ItemKind}
     listed = ", ".join(f"{n} {kind.value}" for kind, n in kinds.items() if n)
     return f"{len(config.items)} items ({listed}), {config.total_points:g} points; students hand in " \
            f"{', '.join(config.student_files)}"
+
+
+def unshipped_imports(config: GradingConfig, root: Path = REPO_ROOT) -> list[str]:
+    """Course modules that a shared module or the reference student module imports but the student
+    folder never gets: `python hw_specs.py` there fails without console.py beside it."""
+    shipped = {Path(f).stem for f in (*config.shared_modules, *config.student_files) if f.endswith(".py")}
+    sources = [(module, root / module) for module in config.shared_modules]
+    if config.student_module:
+        sources.append((f"solutions/{config.assignment}/{config.student_module}.py",
+                        root / "solutions" / config.assignment / f"{config.student_module}.py"))
+    problems = []
+    for shown, path in sources:
+        if not path.is_file():
+            problems.append(f"{shown}: not found (grading.toml's shared_modules names files of the course root)")
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            for top in sorted({n.split(".")[0] for n in names} - shipped):
+                if (root / f"{top}.py").is_file():
+                    problems.append(f"{shown} imports {top} (line {node.lineno}), which the student folder does "
+                                    f"not have: add \"{top}.py\" to shared_modules in assignments/"
+                                    f"{config.assignment}/grading.toml")
+                elif (root / top).is_dir() and top != config.assignment:
+                    problems.append(f"{shown} imports {top} (line {node.lineno}), a course package students "
+                                    "never get")
+    return problems
 
 
 def _build(name: str, frozen: bool, step: Step) -> None:
@@ -113,6 +169,27 @@ def _build(name: str, frozen: bool, step: Step) -> None:
                           f"`python -m autograder build {name}` and commit the result" for path in changed]
     else:
         step.notes.append(f"rewrote {', '.join(changed)}" if changed else "already up to date")
+
+
+def _reference_module(name: str, scratch: Path, step: Step) -> None:
+    """The solved files, exactly the student files, with no trace of a stub or a marker (the suite
+    checks the same for every assignment of the repository)."""
+    config = load_config(name)
+    folder = scratch / "solved"
+    write_reference_submission(name, folder)
+    written = sorted(p.name for p in folder.iterdir())
+    if written != sorted(config.student_files):
+        step.problems.append(f"the reference submission holds {written}, grading.toml's student_files "
+                             f"are {sorted(config.student_files)}")
+    for student_file in config.student_files:
+        if not student_file.endswith(".py"):
+            continue
+        for number, line in enumerate((folder / student_file).read_text(encoding="utf-8").splitlines(), 1):
+            found = UNFINISHED.search(line)
+            if found:
+                step.problems.append(f"solutions/{name}/{student_file}: line {number} of the solved module says "
+                                     f"{found[0]} ({line.strip()}): the suite takes it for an unfinished "
+                                     "function; reword it (the skeleton's stubs say what to replace)")
 
 
 def _hidden_tests(name: str, step: Step) -> None:
@@ -171,10 +248,14 @@ def _reference(name: str, scratch: Path, isolation: str, step: Step) -> None:
     folder = scratch / "reference" / "reference"
     write_reference_submission(name, folder)
     result = grade_submission(name, folder, isolation=isolation)
+    key = load_assignment(name).answer_key
     for item in result.items:
         if item.status != "manual" and item.score < item.max_score:
+            expected = (f" Expected {key[item.id]!r} (answer_key() in solutions/{name}/answers.py); the "
+                        f"answered notebook (the Question's answer in solutions/{name}/handout.py) gives:"
+                        if item.id in key else "")
             step.problems.append(f"{item.id}: the reference scores {item.score:g} / {item.max_score:g} "
-                                 f"({item.status}). {_first_lines(item.feedback_md)}")
+                                 f"({item.status}).{expected} {_first_lines(item.feedback_md)}")
     step.notes.append(f"{result.score:g} / {result.auto_max_score:g} automatic points "
                       f"({result.max_score:g} with the hand-graded items), graded under {result.isolation}")
 
@@ -196,6 +277,39 @@ def _skeleton(name: str, scratch: Path, isolation: str, step: Step) -> None:
                                  "expected value the stub happens to return)")
     step.notes.append(f"{sum(i.score for i in functions):g} / {sum(i.max_score for i in functions):g} points "
                       f"on functions, {result.score:g} in total")
+
+
+def _released_solutions(name: str, scratch: Path, step: Step) -> None:
+    """release-solutions into the scratch folder, then `python demo.py` there as a student runs it."""
+    from autograder.nbgrader_bridge.solutions_bundle import DEMO, write_solutions_bundle
+
+    folder = scratch / "released_solutions" / name
+    written = write_solutions_bundle(name, folder)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "NBGRADER_EXECUTION")}
+    try:
+        done = subprocess.run([sys.executable, DEMO], cwd=folder, env=env, capture_output=True, text=True,
+                              timeout=DEMO_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        step.problems.append(f"`python {DEMO}` in the released solutions ran over {DEMO_TIMEOUT} s")
+        return
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["(no output)"])[-3:]
+        step.problems.append(f"`python {DEMO}` in the released solutions exits {done.returncode}: "
+                             f"{' | '.join(last)} (fix solutions/{name}/{DEMO})")
+    step.notes.append(f"{len(written)} files; `python {DEMO}` prints {len(done.stdout.splitlines())} lines")
+
+
+def _gradescope_bundle(name: str, scratch: Path, step: Step) -> None:
+    from autograder.gradescope.bundle import build_bundle
+
+    bundle = build_bundle(name, scratch / "autograder.zip")
+    config = load_config(name)
+    packed = set(bundle.sources)
+    missing = [m for m in config.shared_modules if m not in packed]
+    missing += [f"assignments/{name}/{rel}" for rel in config.trusted_files()
+                if f"assignments/{name}/{rel}" not in packed and not rel.startswith(".") and "/." not in rel]
+    step.problems += [f"the Gradescope bundle lacks {rel}" for rel in missing]
+    step.notes.append(f"{len(bundle.sources)} source files, {bundle.path.stat().st_size // 1024} KB")
 
 
 def _author_code_failure(err: Exception) -> str:

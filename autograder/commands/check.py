@@ -1,4 +1,5 @@
-"""`python -m autograder check <name> [--frozen]`: build an assignment and prove it grades.
+"""`python -m autograder check <name> [--frozen]`: build an assignment and prove it grades, releases
+its solutions and bundles for Gradescope.
 
 Exit 0 when every step passes, 1 when some step found a problem (each is printed with where to
 fix it), 2 for a configuration or isolation error that stops the check before it starts.
@@ -16,7 +17,9 @@ def add_parser(subparsers) -> None:
         "check", help="build an assignment, grade its reference (full marks) and skeleton (0), check for leaks",
         description="Build the assignment's student files, load its hidden tests and answer key, check the "
                     "student folder for leaks, run the public examples and grade the reference (it must earn "
-                    "every automatic point) and the released skeleton (it must earn nothing for functions).")
+                    "every automatic point) and the released skeleton (it must earn nothing for functions), "
+                    "then write the released solutions (running their demo) and the Gradescope bundle into a "
+                    "scratch folder.")
     parser.add_argument("assignment", help="assignment name, e.g. lec01_codesign")
     parser.add_argument("--frozen", action="store_true",
                         help="write nothing: report generated files that differ from the build (for CI)")

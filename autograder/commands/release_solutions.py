@@ -22,7 +22,8 @@ def add_parser(subparsers) -> None:
     parser.add_argument("assignment", help="assignment name, e.g. lec01_codesign")
     parser.add_argument("--force", action="store_true", help="release even before the due date or without one")
     parser.add_argument("--out", type=Path,
-                        help=f"where to write the bundle (default: {DEFAULT_FOLDER}/<assignment>/ in the course root)")
+                        help=f"where to write the bundle (default: {DEFAULT_FOLDER}/<assignment>/ in the course root); "
+                             "an earlier bundle there is replaced whole, anything else is refused")
 
 
 def run(args) -> int:

@@ -71,9 +71,12 @@ def load_assignment(name: str) -> Assignment:
 
     answered = config.items_of(*KEYED_KINDS)
     key = dict(package.answer_key()) if answered else {}
+    expected, found = sorted(item.id for item in answered), sorted(key)
+    if set(found) != set(expected):
+        raise ConfigError(f"{name}: answer_key() returns the keys {found}, grading.toml's number and choice "
+                          f"items are {expected} (missing {sorted(set(expected) - set(found))}, "
+                          f"not an item {sorted(set(found) - set(expected))})")
     for item in answered:
-        if item.id not in key:
-            raise ConfigError(f"{name}: the answer key has no entry for {item.id}")
         value = key[item.id]
         if item.kind is ItemKind.NUMBER and not is_real_number(value):
             raise ConfigError(f"{name}: the key of number item {item.id} is {value!r}, not a number")

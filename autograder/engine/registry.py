@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import math
 import tomllib
@@ -17,6 +18,23 @@ ASSIGNMENTS_DIR = REPO_ROOT / "assignments"
 
 class ConfigError(InstructorError):
     """The assignment's configuration is missing or malformed (an instructor's problem, not a student's)."""
+
+
+# Every key grading.toml may hold: a misspelt or invented one (`total_points`, `weight`) would
+# otherwise be ignored without a word. `plausible` is read by the students' selfcheck.py; the
+# [late] table by autograder/engine/lateness.py, which checks its own keys.
+TOP_LEVEL_KEYS = ("assignment", "items", "late", "shared_modules", "student_files")
+ITEM_KEYS = ("atol", "choices", "id", "kind", "plausible", "points", "rtol", "title", "unit")
+
+
+def unknown_key_problems(table: dict, valid: tuple[str, ...], where: str) -> list[str]:
+    """One line per key of `table` not in `valid`, naming the nearest valid key when one is close."""
+    problems = []
+    for key in sorted(set(table) - set(valid)):
+        near = difflib.get_close_matches(key, valid)  # best first; difflib's own similarity cutoff
+        hint = f"did you mean {near[0]!r}? " if near else ""
+        problems.append(f"{where}: unknown key {key!r} ({hint}valid keys: {', '.join(valid)})")
+    return problems
 
 
 @dataclass(frozen=True)
@@ -91,6 +109,9 @@ def load_config(assignment: str, *, assignments_dir: Path | None = None) -> Grad
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
         raise ConfigError(f"{path}: not valid TOML: {err}") from None
 
+    unknown = unknown_key_problems(raw, TOP_LEVEL_KEYS, str(path))
+    if unknown:
+        raise ConfigError("; ".join(unknown))
     if raw.get("assignment") != assignment:
         raise ConfigError(f"{path}: assignment = {raw.get('assignment')!r}, expected {assignment!r}")
     student_files = raw.get("student_files")
@@ -140,6 +161,9 @@ def _parse_item(entry: object, where: str) -> Item:
     if not isinstance(item_id, str) or not item_id.isidentifier():
         raise ConfigError(f"{where}: id must be a Python identifier, got {item_id!r}")
     where = f"{where} ({item_id})"
+    unknown = unknown_key_problems(entry, ITEM_KEYS, where)
+    if unknown:
+        raise ConfigError("; ".join(unknown))
     if kind not in tuple(ItemKind):
         raise ConfigError(f"{where}: kind must be one of {tuple(k.value for k in ItemKind)}, got {kind!r}")
     kind = ItemKind(kind)

@@ -1,10 +1,12 @@
 """Which repository files go into a Gradescope bundle.
 
-The bundle carries what grading needs and nothing more: the grader (autograder/, with the hidden
-tests), the reference (solutions/), the shared top-level modules the assignment's grading.toml
-declares (`shared_modules`, the same list the build copies into the student folder), and the
-assignment's own folder (the trusted copies of every file a student does not submit). Never tests/, never
-examples/, never caches, nothing that needs nbgrader.
+The bundle carries what grading needs and nothing more: the grader (autograder/, with this
+assignment's hidden tests), this assignment's reference (solutions/<name>/), the shared top-level
+modules the assignment's grading.toml declares (`shared_modules`, the same list the build copies into
+the student folder), and the assignment's own folder (the trusted copies of every file a student does
+not submit). Never another assignment's reference or hidden tests (a zip built for lecture 1 is the
+same whatever else the course holds), never tests/, never examples/, never caches, nothing that
+needs nbgrader.
 """
 
 import tomllib
@@ -32,10 +34,17 @@ def _wanted(path: Path, top: Path) -> bool:
     )
 
 
-def _tree(root: Path, folder: str) -> list[str]:
+def _tree(root: Path, folder: str, excluded: tuple[str, ...] = ()) -> list[str]:
     top = root / folder
     paths = (p.relative_to(root).as_posix() for p in sorted(top.rglob("*")) if _wanted(p, top))
-    return [p for p in paths if not p.startswith(tuple(f"{e}/" for e in EXCLUDED_FOLDERS))]
+    return [p for p in paths if not p.startswith(tuple(f"{e}/" for e in (*EXCLUDED_FOLDERS, *excluded)))]
+
+
+def _other_assignments(root: Path, assignment: str) -> tuple[str, ...]:
+    """The per-assignment folders of every other assignment of the course (found by grading.toml)."""
+    others = sorted(p.parent.name for p in (root / "assignments").glob("*/grading.toml")
+                    if p.parent.name != assignment)
+    return tuple(f"{top}/{name}" for name in others for top in ("autograder", "solutions"))
 
 
 def bundle_sources(root: Path, assignment: str) -> tuple[str, ...]:
@@ -48,8 +57,9 @@ def bundle_sources(root: Path, assignment: str) -> tuple[str, ...]:
     if missing:
         raise BundleSourceError(f"cannot bundle assignment {assignment!r}: missing {', '.join(missing)} under {root}")
     files = list(shared)
+    others = _other_assignments(root, assignment)
     for folder in (*PACKAGES, f"assignments/{assignment}"):
-        files += _tree(root, folder)
+        files += _tree(root, folder, others)
     return tuple(files)
 
 

@@ -16,6 +16,7 @@ import ast
 import importlib
 import re
 import shutil
+import tempfile
 import textwrap
 from collections.abc import Mapping
 from pathlib import Path
@@ -38,11 +39,48 @@ class BundleError(InstructorError):
 
 
 def write_solutions_bundle(assignment: str, dest: Path) -> list[str]:
-    """Write the bundle into `dest` (created if needed); returns the relative path of every file in it."""
+    """Write the bundle as `dest`, replacing an earlier one; returns the relative path of every file in it.
+
+    The bundle is staged beside `dest` and renamed into place only when complete: a release that
+    fails half-way leaves no partial folder (and an earlier release as it was). A `dest` that holds
+    anything but an earlier bundle is refused, never replaced."""
     config = load_config(assignment)
     explanations = _explanations(config)
     dest = Path(dest)
-    dest.mkdir(parents=True, exist_ok=True)
+    if dest.exists() and not (dest.is_dir() and (not any(dest.iterdir()) or (dest / BUNDLE_README).is_file())):
+        raise BundleError(f"{dest} exists and is not an earlier solutions bundle (no {BUNDLE_README}): "
+                          "choose another --out")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=f".{dest.name}.staging-", dir=dest.parent))
+    try:
+        stage.chmod(0o755)  # mkdtemp's 0700 would keep the released folder from the course's readers
+        written = _write_bundle(config, explanations, stage)
+        _swap_in(stage, dest)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    return written
+
+
+def _swap_in(stage: Path, dest: Path) -> None:
+    """Rename the complete `stage` to `dest`; an earlier `dest` is moved aside first and removed after."""
+    if not dest.exists():
+        stage.rename(dest)
+        return
+    aside = Path(tempfile.mkdtemp(prefix=f".{dest.name}.replaced-", dir=dest.parent))
+    dest.rename(aside / dest.name)
+    try:
+        stage.rename(dest)
+    except BaseException:
+        (aside / dest.name).rename(dest)
+        raise
+    finally:
+        if not (aside / dest.name).exists() or dest.exists():
+            shutil.rmtree(aside, ignore_errors=True)
+
+
+def _write_bundle(config: GradingConfig, explanations: Mapping[str, str], dest: Path) -> list[str]:
+    assignment = config.assignment
     for rel, source in config.trusted_files().items():
         target = dest / rel
         target.parent.mkdir(parents=True, exist_ok=True)

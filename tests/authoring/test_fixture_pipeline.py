@@ -1,11 +1,14 @@
-"""A fixture assignment (tests/fixtures/course/, never shipped) goes through the whole pipeline —
-build, check, nbgrader release, trusted grading, pregrade + nbgrader autograde, the hand-in zip and the
-Gradescope bundle — in a copy of the course, with the engine untouched: adding an assignment is
-adding its three folders. Two students keep it cheap: the reference and the released skeleton."""
+"""A second real assignment, written the way an author writes one: `python -m autograder new` in a
+copy of the course, then the author's edits (tests/fixtures/course/, never shipped) inside its three
+folders and nowhere else. It then goes through the whole pipeline — build, check, release-solutions,
+nbgrader release, trusted grading, pregrade + nbgrader autograde, the hand-in zip and the Gradescope
+bundle and runner — with the engine untouched: adding an assignment is adding its three folders.
+Two students keep it cheap: the reference and the released skeleton."""
 
 from __future__ import annotations
 
 import csv
+import re
 import shutil
 import zipfile
 from pathlib import Path
@@ -14,12 +17,14 @@ from types import SimpleNamespace
 import pytest
 
 from autograder.sandbox import bubblewrap_problem
-from course_copy import ROOT, copy_course, run
+from course_copy import ROOT, copy_course, run, snapshot
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 NAME = "fx_intensity"
+MODULE = "intensity"
 FIXTURE = ROOT / "tests" / "fixtures" / "course"
+THREE_FOLDERS = tuple(f"{top}/{NAME}/" for top in ("assignments", "solutions", "autograder"))
 AUTO_POINTS, TOTAL_POINTS = 8.0, 10.0  # grading.toml of the fixture: 5 + 2 + 1 automatic, 2 by hand
 
 
@@ -32,11 +37,21 @@ def ok(done) -> str:
 def course(tmp_path_factory) -> SimpleNamespace:
     root = copy_course(tmp_path_factory.mktemp("course"))
     engine_before = {p.relative_to(root): p.read_bytes() for p in (root / "autograder").rglob("*.py")}
-    for top in ("assignments", "solutions", "autograder"):
-        shutil.copytree(FIXTURE / top / NAME, root / top / NAME)
-    w = SimpleNamespace(root=root, engine_before=engine_before)
+    before = snapshot(root)
+    new = ok(run(root, "-m", "autograder", "new", NAME, "--module", MODULE))
+    scaffolded = re.findall(r"^  (\S+)$", new, flags=re.M)
+    authored = sorted(p.relative_to(FIXTURE).as_posix() for p in FIXTURE.rglob("*")
+                      if p.is_file() and p.relative_to(FIXTURE).as_posix().startswith(THREE_FOLDERS))
+    for rel in authored:  # the author's edits: the scaffold's files, rewritten
+        shutil.copyfile(FIXTURE / rel, root / rel)
+    after = snapshot(root)
+    w = SimpleNamespace(root=root, engine_before=engine_before, scaffolded=scaffolded, authored=authored,
+                        touched=sorted(rel for rel in after if before.get(rel) != after[rel]))
     w.build = ok(run(root, "-m", "autograder", "build", NAME))
     w.check = ok(run(root, "-m", "autograder", "check", NAME, "--frozen"))
+    w.released = root / "released_solutions" / NAME
+    ok(run(root, "-m", "autograder", "release-solutions", NAME, "--force"))
+    w.demo = run(w.released, "demo.py")
     ok(run(root, "-m", "nbgrader", "generate_assignment", NAME, "--force"))
     release = root / "release" / NAME
     alice, bob = root / "submitted" / "alice" / NAME, root / "submitted" / "bob" / NAME
@@ -60,6 +75,17 @@ def course(tmp_path_factory) -> SimpleNamespace:
 def _rows(path: Path) -> dict[str, dict]:
     with open(path, newline="", encoding="utf-8") as f:
         return {row["student"] if "student" in row else row["student_id"]: row for row in csv.DictReader(f)}
+
+
+def test_the_author_edits_exactly_the_files_new_wrote_inside_the_three_folders(course):
+    assert sorted(course.scaffolded) == course.authored
+    assert course.touched and all(rel.startswith(THREE_FOLDERS) for rel in course.touched), course.touched
+
+
+def test_the_released_solutions_run_their_demo_with_the_shared_module(course):
+    assert course.demo.returncode == 0, course.demo.stderr
+    assert "算术强度" in course.demo.stdout and "4096" in course.demo.stdout
+    assert (course.released / "console.py").is_file() and (course.released / f"{MODULE}.py").is_file()
 
 
 def test_the_build_generates_the_generic_student_files(course):

@@ -65,3 +65,17 @@ def test_malformed_registries_are_refused_with_a_reason(tmp_path, broken, messag
 def test_unknown_assignment(tmp_path):
     with pytest.raises(ConfigError, match="not found"):
         load_config("nothing", assignments_dir=tmp_path)
+
+
+@pytest.mark.parametrize("broken, message", [
+    (GOOD.replace('assignment = "demo"', 'assignment = "demo"\ntotal_points = 40'),
+     r"unknown key 'total_points'.*valid keys: assignment, items, late, shared_modules, student_files"),
+    (GOOD.replace('student_files =', 'shared_module = ["console.py"]\nstudent_files ='),
+     r"unknown key 'shared_module'.*did you mean 'shared_modules'"),
+    (GOOD.replace("points = 10", "points = 10\nweight = 3"), r"item #1 \(f\): unknown key 'weight'"),
+    (GOOD.replace("rtol = 0.02", "rtol = 0.02\nplausable = [0.0, 1.0]"),
+     r"item #2 \(q1\): unknown key 'plausable'.*did you mean 'plausible'"),
+])
+def test_an_unknown_key_is_refused_with_the_nearest_valid_name(tmp_path, broken, message):
+    with pytest.raises(ConfigError, match=message):
+        load_config("demo", assignments_dir=write(tmp_path, broken))

@@ -88,6 +88,25 @@ def test_bundle_is_reproducible(bundle, tmp_path):
     assert again.read_bytes() == bundle.read_bytes()
 
 
+def test_a_bundle_carries_its_own_assignment_only(tmp_path):
+    """Lecture 1's zip holds no other lecture's reference or hidden tests, and adding an assignment
+    to the course leaves it byte for byte the same; the second assignment's zip holds none of lecture 1."""
+    from autograder.gradescope.bundle import build_bundle
+    from course_copy import copy_course
+
+    root = copy_course(tmp_path / "course")
+    alone = build_bundle(ASSIGNMENT, tmp_path / "alone.zip", root=root).path.read_bytes()
+    other = "fx_intensity"
+    for top in ("assignments", "solutions", "autograder"):
+        shutil.copytree(ROOT / "tests" / "fixtures" / "course" / top / other, root / top / other)
+    beside = build_bundle(ASSIGNMENT, tmp_path / "beside.zip", root=root).path.read_bytes()
+    assert beside == alone
+    packed = set(names(build_bundle(other, tmp_path / "other.zip", root=root).path))
+    assert f"solutions/{other}/intensity.py" in packed and f"autograder/{other}/__init__.py" in packed
+    assert not [n for n in packed if ASSIGNMENT in n], "the second bundle carries lecture 1's files"
+    assert "hw_specs.py" not in packed and "console.py" in packed  # the shared modules it declares
+
+
 def test_unknown_assignment_is_a_usage_error(tmp_path):
     done = autograder_cli("gradescope", "lec99_nothing", "--out", str(tmp_path / "x.zip"))
     assert done.returncode == 2 and "lec99_nothing" in done.stderr

@@ -1,12 +1,14 @@
 """The committed nbgrader_config.py, read the way nbgrader reads it."""
 
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
 from traitlets.config.loader import PyFileConfigLoader
 
 from autograder.engine.vocabulary import ANSWER_STUB, TEXT_STUB
+from discovery import assignments
 from process_state import process_state_restored
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,7 +31,13 @@ def test_test_caches_are_never_released(config):
 
 
 def test_only_the_students_own_python_file_survives_autograde(config):
-    assert config.Autograde.exclude_overwriting == {"lec01_codesign": ["codesign.py"]}
+    """Every assignment of the course, each with the .py files its grading.toml hands in."""
+    expected = {}
+    for name in assignments():
+        grading = tomllib.loads((ROOT / "assignments" / name / "grading.toml").read_text(encoding="utf-8"))
+        expected[name] = [f for f in grading["student_files"] if f.endswith(".py")]
+    assert config.Autograde.exclude_overwriting == expected
+    assert expected["lec01_codesign"] == ["codesign.py"]
 
 
 def test_the_stubs_are_the_ones_the_build_writes(config):

@@ -1,6 +1,7 @@
 """The student-facing solutions: solved, explained, runnable on their own, no grader inside."""
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -59,3 +60,40 @@ def test_the_demo_runs_on_the_bundles_own_modules(bundle):
 def test_a_demo_importing_a_module_the_bundle_lacks_is_refused(tmp_path):
     with pytest.raises(BundleError, match="does not contain"):
         bundled_demo(ASSIGNMENT, tmp_path)  # an empty bundle: no codesign.py to import from
+
+
+def test_a_failed_release_leaves_nothing_partial(tmp_path):
+    """The bundle is staged and renamed into place: a release that fails half-way (here the lecture
+    demo is missing) writes no folder, and leaves an earlier release as it was."""
+    from course_copy import copy_course, run
+
+    root = copy_course(tmp_path / "course")
+    (root / "solutions" / ASSIGNMENT / "demo.py").unlink()
+    dest = root / "released_solutions" / ASSIGNMENT
+    done = run(root, "-m", "autograder", "release-solutions", ASSIGNMENT, "--force")
+    assert done.returncode == 2 and "demo.py not found" in done.stderr, done.stderr
+    assert not dest.exists() and not (dest.parent.exists() and any(dest.parent.iterdir()))
+
+    dest.mkdir(parents=True)
+    (dest / "earlier.txt").write_text("an earlier release", encoding="utf-8")
+    done = run(root, "-m", "autograder", "release-solutions", ASSIGNMENT, "--force")
+    assert done.returncode == 2, done.stderr
+    assert sorted(p.name for p in dest.parent.iterdir()) == [ASSIGNMENT]  # no staging folder left behind
+    assert [p.name for p in dest.iterdir()] == ["earlier.txt"]
+
+
+def test_a_folder_that_is_not_an_earlier_bundle_is_never_replaced(tmp_path):
+    (tmp_path / "notes.md").write_text("an instructor's notes", encoding="utf-8")
+    with pytest.raises(BundleError, match="not an earlier solutions bundle"):
+        write_solutions_bundle(ASSIGNMENT, tmp_path)
+    assert [p.name for p in tmp_path.iterdir()] == ["notes.md"]
+
+
+def test_an_earlier_bundle_is_replaced_whole(bundle, tmp_path):
+    earlier, _ = bundle
+    dest = tmp_path / "released"
+    shutil.copytree(earlier, dest)
+    (dest / "stale.py").write_text("left from an earlier release\n", encoding="utf-8")
+    written = write_solutions_bundle(ASSIGNMENT, dest)
+    assert sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file()) == written
+    assert "stale.py" not in written and sorted(p.name for p in tmp_path.iterdir()) == ["released"]
