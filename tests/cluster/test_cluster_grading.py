@@ -79,6 +79,20 @@ def test_the_cluster_grades_the_example_class_exactly_as_a_local_run(cluster, lo
     assert set(tasks.values()) <= set(cluster.client.scheduler_info()["workers"])
 
 
+def test_pregrade_pins_what_a_local_grade_gives(cluster, local_run, tmp_path):
+    """pregrade --scheduler in a course copy (the same kit in another folder: accepted) pins the
+    local run's results for nbgrader's submitted/ layout."""
+    course = copy_course(tmp_path / "course")
+    for example in sorted(EXAMPLES_DIR.iterdir()):
+        shutil.copytree(example, course / "submitted" / example.name / ASSIGNMENT)
+    run = autograder("pregrade", ASSIGNMENT, "--scheduler", cluster.address, cwd=course)
+    assert run.returncode == 0, run.stderr
+    assert "5 of 5 student(s) pinned" in run.stderr
+    pinned = course / ".pinned_results" / ASSIGNMENT
+    assert (pinned / "grades.csv").read_bytes() == (local_run / "grades.csv").read_bytes()
+    assert results_without_timing(pinned) == results_without_timing(local_run)
+
+
 def test_a_worker_with_another_kit_is_refused_with_one_line(cluster, tmp_path):
     other = copy_course(tmp_path / "other-kit")
     hidden = other / "autograder" / ASSIGNMENT / "__init__.py"
