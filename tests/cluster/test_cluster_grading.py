@@ -211,3 +211,13 @@ def test_rlimits_on_a_plain_tcp_cluster_is_refused_before_connecting(tmp_path):
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and "needs a TLS cluster" in lines[0] and "cannot reach" not in lines[0], run.stderr
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("verb", [("grade", ASSIGNMENT, str(EXAMPLES_DIR), "--out", "OUT"), ("pregrade", ASSIGNMENT)])
+def test_jobs_and_a_scheduler_do_not_combine(verb, tmp_path):
+    args = [a.replace("OUT", str(tmp_path / "out")) for a in verb]
+    run = autograder(*args, "-j", "2", "--scheduler", "tcp://127.0.0.1:9")
+    assert run.returncode == 2
+    assert run.stderr.strip().splitlines() == [
+        f"{verb[0]}: -j and --scheduler do not combine: the cluster's workers set how many submissions are "
+        f"graded at once"]
