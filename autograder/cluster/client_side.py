@@ -15,6 +15,7 @@ import time
 import traceback
 import uuid
 from collections import deque
+from concurrent.futures import CancelledError
 from pathlib import Path
 from typing import Callable
 
@@ -130,6 +131,13 @@ def grade_on_cluster(client, assignment: str, config: GradingConfig, pending: li
                                    key=f"grade-{assignment}-{folder.name}-{batch}", pure=False)
             in_flight[future] = folder.name
 
+    def give_up(reason: str) -> None:
+        """Every student not yet finished is reported as a grader failure (a re-run retries them)."""
+        for student in [*in_flight.values(), *(folder.name for folder in todo)]:
+            finish(student, None, reason)
+        in_flight.clear()
+        todo.clear()
+
     try:
         top_up()
         while in_flight:
@@ -142,9 +150,7 @@ def grade_on_cluster(client, assignment: str, config: GradingConfig, pending: li
                 else:
                     no_workers_since = no_workers_since or time.monotonic()
                     if time.monotonic() - no_workers_since > NO_WORKERS_TIMEOUT:
-                        for student in list(in_flight.values()) + [f.name for f in todo]:
-                            finish(student, None, f"no worker left on the cluster for {NO_WORKERS_TIMEOUT:.0f} s")
-                        return
+                        give_up(f"no worker left on the cluster for {NO_WORKERS_TIMEOUT:.0f} s")
                 continue
             for future in done:
                 student = in_flight.pop(future)
@@ -157,8 +163,13 @@ def grade_on_cluster(client, assignment: str, config: GradingConfig, pending: li
                 future.release()
                 finish(student, result, error)
             top_up()
+    except (OSError, CancelledError) as err:   # the scheduler went away: what was written stays
+        give_up(f"lost the scheduler {client.scheduler.address} ({type(err).__name__}); re-run to grade the rest")
     finally:
-        client.cancel(list(in_flight))
+        try:
+            client.cancel(list(in_flight))
+        except (OSError, CancelledError):
+            pass
 
 
 def _threads(client) -> int:

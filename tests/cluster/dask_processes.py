@@ -46,6 +46,7 @@ class DaskProcesses:
     def scheduler(self, cwd: Path) -> str:
         """Starts a scheduler on a free loopback port; returns its address."""
         file = self.logs / "scheduler.json"
+        file.unlink(missing_ok=True)   # an earlier scheduler's address is not this one's
         proc = self.start("scheduler", "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
                           "--scheduler-file", str(file), cwd=cwd)
         deadline = time.monotonic() + START_TIMEOUT
