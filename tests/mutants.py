@@ -98,7 +98,14 @@ def draw_mutations(rng: random.Random, answer_ids: tuple[str, ...]) -> tuple[str
     """One bug in the code, plus up to two more bugs in the code or the answers, drawn with `rng`."""
     first = rng.choice(CODE_MUTATIONS).name
     pool = [m.name for m in CODE_MUTATIONS if m.name != first] + [ANSWER_PREFIX + item for item in answer_ids]
-    return tuple(sorted([first, *rng.sample(pool, rng.randint(0, 2))]))
+    drawn, edited = [], set()
+    for name in [first, *rng.sample(pool, rng.randint(0, 2))]:
+        mutation = CODE_MUTATIONS_BY_NAME.get(name)
+        if mutation is not None and mutation.old in edited:
+            continue   # its line is already mutated: the two bugs cannot both apply
+        drawn.append(name)
+        edited.add(mutation.old if mutation else name)
+    return tuple(sorted(drawn))
 
 
 def mutant_class(reference: Path, dest: Path, count: int, *, seed: int = 0, answer_key: dict | None = None) -> dict[str, tuple[str, ...]]:

@@ -37,6 +37,23 @@ def add_isolation_option(parser: argparse.ArgumentParser) -> None:
                              "can still keep solutions/ and the hidden tests private, else refused too)")
 
 
+def add_scheduler_option(parser: argparse.ArgumentParser) -> None:
+    """`--scheduler ADDRESS`, shared by every verb that grades a batch (autograder/cluster/)."""
+    parser.add_argument("--scheduler", metavar="ADDRESS",
+                        help="grade on the workers of this dask.distributed scheduler (e.g. tcp://head:8786; "
+                             "needs pip install '.[cluster]'); every worker must run this kit and isolate student "
+                             "code, else refused with exit status 2; outputs are written here as by a local run")
+
+
+def scheduler_refused(verb: str, args) -> bool:
+    """-j sizes local workers; on a cluster its workers do: one line and True when both are given."""
+    if getattr(args, "scheduler", None) and args.jobs > 1:
+        print(f"{verb}: -j and --scheduler do not combine: the cluster's workers set how many submissions "
+              f"are graded at once", file=sys.stderr)
+        return True
+    return False
+
+
 def isolation_refused(verb: str, isolation: str) -> bool:
     """Fail closed before any other work: prints one line (why, and how to install bubblewrap or
     lower isolation) and returns True when `isolation` cannot be had on this machine."""
@@ -62,6 +79,7 @@ def add_parser(subparsers) -> None:
     add_jobs_option(parser)
     parser.add_argument("--force", action="store_true", help="regrade students that are already graded")
     add_isolation_option(parser)
+    add_scheduler_option(parser)
     parser.add_argument("--due", metavar="TIME",
                         help="due date for the late policy of grading.toml, ISO 8601 with its offset "
                              "(e.g. 2030-01-31T23:59:00+08:00); default: the one recorded in nbgrader's "
@@ -83,7 +101,8 @@ def run(args) -> int:
     from autograder.engine.console_view import BatchProgress, print_summary
     from autograder.errors import InstructorError
 
-    if isolation_refused("grade", args.isolation):
+    scheduler = getattr(args, "scheduler", None)
+    if scheduler_refused("grade", args) or (scheduler is None and isolation_refused("grade", args.isolation)):
         return 2
     if not args.submissions.is_dir():
         print(f"grade: submissions folder {args.submissions} does not exist", file=sys.stderr)
@@ -93,7 +112,7 @@ def run(args) -> int:
         with BatchProgress() as progress:
             report = grade_batch(args.assignment, args.submissions, args.out, jobs=args.jobs, force=args.force,
                                  isolation=args.isolation, on_start=progress.on_start,
-                                 on_result=progress.on_result, due=due)
+                                 on_result=progress.on_result, due=due, scheduler=scheduler)
     except (InstructorError, ValueError) as err:
         print(f"grade: {err}", file=sys.stderr)
         return 2

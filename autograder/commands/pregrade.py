@@ -27,6 +27,7 @@ def add_parser(subparsers) -> None:
                         help="how student code is isolated (default: CS349E_ISOLATION, else bubblewrap; without a "
                              "working bwrap pregrade refuses with exit status 2)")
     parser.add_argument("--force", action="store_true", help="regrade students whose pinned result is current")
+    grade.add_scheduler_option(parser)
 
 
 def run(args) -> int:
@@ -40,7 +41,8 @@ def run(args) -> int:
     except SandboxUnavailable as err:
         print(f"pregrade: {err}", file=sys.stderr)
         return 2
-    if grade.isolation_refused("pregrade", isolation):
+    if grade.scheduler_refused("pregrade", args) or (
+            args.scheduler is None and grade.isolation_refused("pregrade", isolation)):
         return 2
     try:
         course = load_course(REPO_ROOT)
@@ -53,7 +55,7 @@ def run(args) -> int:
     status = grade.run(argparse.Namespace(
         assignment=args.assignment, submissions=course.submitted_folder,
         out=pinned_folder(course, args.assignment), jobs=args.jobs, force=args.force,
-        isolation=isolation))
+        isolation=isolation, scheduler=args.scheduler))
     if status == 2:
         return status
     unpinned = write_manifest(course, args.assignment, snapshots)

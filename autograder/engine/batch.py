@@ -6,6 +6,8 @@
 - `jobs > 1` grades in forked worker processes (forked after the hidden tests and their
   hypothesis examples are prepared, so workers start warm); the trusted parent alone writes
   the outputs, atomically, as results arrive.
+- `scheduler` (a dask.distributed address) grades on a cluster's workers instead, with the same
+  sandbox and engine (autograder/cluster/); this process still writes every output itself.
 - grades.csv is rebuilt from results/ at the end, complete and sorted.
 """
 
@@ -46,7 +48,7 @@ class BatchReport:
 def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1, force: bool = False,
                 limits: Limits | None = None, isolation: str = "bubblewrap",
                 on_start: OnStart | None = None, on_result: OnResult | None = None,
-                due: datetime | None = None) -> BatchReport:
+                due: datetime | None = None, scheduler: str | None = None) -> BatchReport:
     started = time.perf_counter()
     submissions, out = Path(submissions), Path(out)
     if jobs < 1:
@@ -54,7 +56,8 @@ def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1,
     if not submissions.is_dir():
         raise ConfigError(f"submissions folder {submissions} does not exist")
     config = load_assignment(assignment).config
-    isolation = resolve_isolation(isolation)  # probe bubblewrap once, not once per student
+    # probe bubblewrap once, not once per student (on a cluster every worker probes its own)
+    isolation = resolve_isolation(isolation) if scheduler is None else {"auto": "bubblewrap"}.get(isolation, isolation)
     limits = limits or Limits()
 
     pending, skipped = [], []
@@ -72,7 +75,7 @@ def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1,
         else:
             pending.append(folder)
 
-    if pending:
+    if pending and scheduler is None:
         many = len(pending) > 1
         if many:
             from autograder.sandbox import forkserver_client   # (imported here: see forkserver_client.py)
@@ -94,7 +97,10 @@ def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1,
         if on_result:
             on_result(student, result, error)
 
-    if jobs == 1 or len(pending) <= 1:
+    if scheduler is not None:
+        from autograder.cluster.client_side import grade_on_scheduler
+        grade_on_scheduler(scheduler, assignment, config, pending, limits, isolation, on_start, len(skipped), finish)
+    elif jobs == 1 or len(pending) <= 1:
         if on_start:
             on_start(len(pending), len(skipped))
         for folder in pending:

@@ -1,0 +1,78 @@
+"""A submission as it travels to a worker: no shared filesystem, only what grading reads.
+
+The instructor's side `pack`s a student folder the way the engine sees it (`locate`): the bytes
+of the student files it would grade (each a regular file of at most MAX_STUDENT_FILE_BYTES), the
+size of an oversized file (never read: the feedback names the size), the names of other .py /
+.ipynb files (the feedback suggests them as a renamed file), and whether the folder is a link.
+The worker `materialize`s exactly that into a folder of its own, where `locate` finds the same
+files, so the grade, the fingerprint and the feedback are the ones a local run gives.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from autograder.engine.locate import MAX_STUDENT_FILE_BYTES, locate
+from autograder.engine.registry import GradingConfig
+
+
+class ParcelError(ValueError):
+    """A parcel no instructor's side packs (a name that is not a plain file name, a file too large)."""
+
+
+@dataclass(frozen=True)
+class Parcel:
+    student: str
+    files: tuple[tuple[str, bytes], ...]   # (student file name, its bytes)
+    oversized: tuple[tuple[str, int], ...] = ()   # (name, size): not graded, never read
+    others: tuple[str, ...] = ()   # other .py / .ipynb names in the folder
+    linked: bool = False   # the student folder is a symbolic link: nothing in it is graded
+
+    @property
+    def size(self) -> int:
+        return sum(len(data) for _, data in self.files)
+
+    def materialize(self, root: Path) -> Path:
+        """Writes the submission as `root/<student>/` and returns that folder."""
+        for name in (self.student, *(n for n, _ in self.files), *(n for n, _ in self.oversized), *self.others):
+            _plain_name(name)
+        folder = root / self.student
+        if self.linked:   # graded as a link to nothing: "submitted nothing, the folder is a link"
+            (root / ".link-target").mkdir()
+            folder.symlink_to(root / ".link-target")
+            return folder
+        folder.mkdir()
+        for name, data in self.files:
+            if len(data) > MAX_STUDENT_FILE_BYTES:
+                raise ParcelError(f"{self.student}/{name}: {len(data)} bytes, more than the engine reads")
+            (folder / name).write_bytes(data)
+        for name, size in self.oversized:   # sparse: the size is what the engine looks at
+            with open(folder / name, "wb") as f:
+                f.truncate(size)
+        for name in self.others:
+            (folder / name).touch()
+        return folder
+
+
+def pack(folder: Path, config: GradingConfig) -> Parcel:
+    """What `grade_submission` reads of `folder`, read once here (a file is read as it is now)."""
+    files = locate(folder, config)
+    if files.linked:
+        return Parcel(files.student, (), linked=True)
+    present, oversized = [], [(name, files.path(name).stat().st_size) for name in files.oversized]
+    for name in files.present:
+        with open(files.path(name), "rb") as f:
+            data = f.read(MAX_STUDENT_FILE_BYTES + 1)
+            size = os.fstat(f.fileno()).st_size
+        if len(data) > MAX_STUDENT_FILE_BYTES:   # grew since it was found: as the engine would see it now
+            oversized.append((name, size))
+        else:
+            present.append((name, data))
+    return Parcel(files.student, tuple(present), tuple(sorted(oversized)), files.others)
+
+
+def _plain_name(name: str) -> None:
+    if not name or name in (".", "..") or "/" in name or "\0" in name or name.startswith("."):
+        raise ParcelError(f"not a plain file name: {name!r}")

@@ -1,0 +1,111 @@
+"""What runs on a Dask worker: the connect-time probe and the grading task.
+
+A worker grades with the engine a local batch uses (`grade_submission` through batch.py's
+`_grade_safely`), in the same sandbox: in each worker process the fork server is started once
+and the assignment is loaded once (as a local batch does before forking its graders), then
+every submission is written into a private folder and graded there.
+
+Student code must never reach the cluster: a scheduler or worker port is remote code execution
+as the worker's user. Under bubblewrap the sandbox has a network namespace of its own, so no
+port of the host is reachable; under rlimits it shares the host's network, so a worker grades
+only if its cluster speaks TLS with a key student code cannot read (`rlimits_problem`). Each
+task checks again what the probe checked: a worker that joined after the connect-time check
+is held to the same rules.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+import threading
+from pathlib import Path
+
+from autograder.cluster.errors import ClusterRefused
+from autograder.cluster.kit_version import kit_version, mismatch
+from autograder.cluster.parcel import Parcel
+from autograder.sandbox import Limits
+
+_lock = threading.Lock()
+_prepared: set[tuple[str, str]] = set()
+
+
+def probe(isolation: str, dask_worker=None) -> dict:
+    """Run on every worker at connect time: its kit, and why it cannot isolate student code (or None)."""
+    return {"kit": kit_version(), "problem": isolation_problem(isolation, _address(dask_worker), _tls_key(dask_worker))}
+
+
+def grade_parcel(parcel: Parcel, assignment: str, limits: Limits, isolation: str, expected: dict):
+    """(SubmissionResult, None), or (None, error text) when the grader failed on this student, as
+    `_grade_safely` returns them. Raises ClusterRefused where this worker must not grade."""
+    from distributed import get_worker
+    from autograder.engine.batch import _grade_safely
+
+    worker = get_worker()
+    line = mismatch(f"worker {worker.address}", expected, kit_version())
+    if line:
+        raise ClusterRefused(line)
+    problem = isolation_problem(isolation, worker.address, _tls_key(worker))
+    if problem:
+        raise ClusterRefused(f"worker {worker.address} cannot isolate student code: {problem}")
+    _prepare(assignment, isolation)
+    with tempfile.TemporaryDirectory(prefix="cs349e-parcel-") as root:
+        return _grade_safely(assignment, parcel.materialize(Path(root)), limits, isolation)
+
+
+def _prepare(assignment: str, isolation: str) -> None:
+    """Once per worker process: the fork server (where it applies) and the loaded assignment."""
+    with _lock:
+        if (assignment, isolation) in _prepared:
+            return
+        from autograder.engine.assignment import warm
+        from autograder.sandbox import forkserver_client
+
+        forkserver_client.prepare(isolation)   # it imports while warm() runs
+        warm(assignment)
+        forkserver_client.prepare(isolation, wait=30)
+        _prepared.add((assignment, isolation))
+
+
+def isolation_problem(isolation: str, address: str, tls_key: str | None) -> str | None:
+    """Why this worker must not grade under `isolation`, or None."""
+    from autograder.sandbox import SandboxUnavailable, resolve_isolation
+
+    try:
+        isolation = resolve_isolation(isolation)
+    except SandboxUnavailable as err:
+        return str(err)
+    return None if isolation == "bubblewrap" else rlimits_problem(address, tls_key)
+
+
+def rlimits_problem(address: str, tls_key: str | None) -> str | None:
+    """Under rlimits student code shares this machine's network: the worker's port must be TLS
+    (mutual: no connection without a certificate the cluster's CA signed) and its key must not be
+    readable by student code (a file closed to every other uid, or a key held only in memory)."""
+    if not address.startswith("tls://"):
+        return (f"under rlimits student code shares this machine's network and {address} takes plain TCP "
+                f"(anyone who reaches it runs code as this worker's user): use bubblewrap, or a TLS cluster")
+    if tls_key is None:
+        return "under rlimits the worker's TLS key must be known (distributed.comm.tls.worker.key)"
+    if "-----BEGIN" in tls_key:
+        return None   # given inline: held in memory, not in a file
+    try:
+        info = os.stat(tls_key)
+    except OSError as err:
+        return f"cannot inspect the worker's TLS key {tls_key}: {err.strerror}"
+    if info.st_mode & (stat.S_IRWXG | stat.S_IRWXO) or info.st_uid != os.geteuid():
+        return (f"the worker's TLS key {tls_key} is readable by other users (mode {stat.filemode(info.st_mode)}): "
+                f"student code could join the cluster; chmod 600 it, owned by the worker's user")
+    return None
+
+
+def _address(worker) -> str:
+    return worker.address if worker is not None else "?"
+
+
+def _tls_key(worker) -> str | None:
+    """The worker's TLS key (a path or inline PEM); the certificate when it carries the key too."""
+    security = getattr(worker, "security", None)
+    if security is None:
+        return None
+    return getattr(security, "tls_worker_key", None) or getattr(security, "tls_worker_cert", None)

@@ -1,0 +1,50 @@
+"""The rules a worker holds itself to before grading, and what makes two kits the same."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from autograder.cluster.kit_version import kit_version, mismatch
+from autograder.cluster.worker_side import rlimits_problem
+from course_copy import clean_env, copy_course
+
+KEY = "-----BEGIN PRIVATE KEY-----\nMIIE...\n-----END PRIVATE KEY-----\n"
+
+
+def test_rlimits_grades_only_behind_tls_with_a_key_student_code_cannot_read(tmp_path):
+    key = tmp_path / "worker.key"
+    key.write_text(KEY)
+    key.chmod(0o600)
+    assert rlimits_problem("tls://10.0.0.5:40000", str(key)) is None
+    assert rlimits_problem("tls://10.0.0.5:40000", KEY) is None   # held in memory only
+    assert "plain TCP" in rlimits_problem("tcp://10.0.0.5:40000", str(key))
+    assert "must be known" in rlimits_problem("tls://10.0.0.5:40000", None)
+    key.chmod(0o640)
+    assert "readable by other users" in rlimits_problem("tls://10.0.0.5:40000", str(key))
+    key.chmod(0o604)
+    assert "readable by other users" in rlimits_problem("tls://10.0.0.5:40000", str(key))
+
+
+def _version_in(root):
+    run = subprocess.run([sys.executable, "-c", "from autograder.cluster.kit_version import kit_version; "
+                                                "print(repr(kit_version()))"],
+                         cwd=root, env=clean_env(), capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    return eval(run.stdout)   # noqa: S307 - our own repr of a dict of strings
+
+
+def test_the_kit_version_is_the_files_not_where_they_are(tmp_path):
+    """Two checkouts in different folders are the same kit; one changed byte of the reference is
+    another, and the mismatch line names both and what differs."""
+    ours = kit_version()
+    elsewhere = copy_course(tmp_path / "elsewhere")
+    assert _version_in(elsewhere) == ours
+    reference = elsewhere / "solutions" / "lec01_codesign" / "codesign.py"
+    reference.write_bytes(reference.read_bytes() + b"\n")
+    theirs = _version_in(elsewhere)
+    assert theirs["sources"] != ours["sources"] and {**theirs, "sources": ours["sources"]} == ours
+    line = mismatch("worker tcp://10.0.0.5:40000", ours, theirs)
+    assert "\n" not in line and "worker tcp://10.0.0.5:40000" in line
+    assert theirs["sources"] in line and ours["sources"] in line and "differ in sources" in line
+    assert mismatch("worker tcp://10.0.0.5:40000", ours, dict(ours)) is None
