@@ -13,6 +13,7 @@ import os
 import pwd
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -80,6 +81,10 @@ class Shell:
             args += ["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--"]
         return args
 
+    def python3(self) -> str:
+        """The `python3` the README's commands run."""
+        return shutil.which("python3", path=self.env["PATH"])
+
     def give(self, path: Path) -> None:
         """`path` (made by the test) owned by the account the commands run as."""
         if self.account is not None:
@@ -96,13 +101,25 @@ class Shell:
 
 def make_shell(base: Path, env: dict[str, str], binds: list[tuple[Path, Path]]) -> Shell:
     """A Shell over `base` (its course/ already cloned), owned by the instructor account."""
-    for name in ("tmp", "srv/nbgrader/exchange", "home"):
+    for name in ("tmp", "srv/nbgrader/exchange", "home", "jupyter"):
         (base / name).mkdir(parents=True, exist_ok=True)
+    # The machine's settings for nbgrader's exchange, as an administrator sets them (the default
+    # /usr/local/share/nbgrader/exchange is not the test's to create).
+    (base / "jupyter" / "nbgrader_config.py").write_text('c.Exchange.root = "/srv/nbgrader/exchange"\n')
     (base / "tmp").chmod(0o1777)
     account = instructor_account() if os.geteuid() == 0 else None
+    path = PATH
     if account is not None:
         subprocess.run(["chown", "-R", f"{account[0]}:{account[1]}", str(base)], check=True)
+    elif not _python3_ok(PATH):   # root, with the Python running the tests
+        path = os.pathsep.join([str(Path(sys._base_executable).parent), PATH])
     home = base / "home"
-    env = {"PATH": PATH, "HOME": str(home), "USER": ACCOUNT if account else "root", "LANG": "C.UTF-8",
-           "BROWSER": "true", **env}   # BROWSER: `jupyter lab` opens no browser window
+    env = {"PATH": path, "HOME": str(home), "USER": ACCOUNT if account else "root", "LANG": "C.UTF-8",
+           "BROWSER": "true", "JUPYTER_CONFIG_DIR": str(base / "jupyter"), **env}   # BROWSER: `jupyter lab` opens no browser window
     return Shell(base=base, env=env, account=account, binds=binds)
+
+
+def _python3_ok(path: str) -> bool:
+    python = shutil.which("python3", path=path)
+    return python is not None and subprocess.run(
+        [python, "-c", "import sys; sys.exit(sys.version_info < (3, 11))"], capture_output=True).returncode == 0

@@ -30,7 +30,7 @@ import pytest
 
 from autograder.engine.registry import load_config
 from autograder.sandbox import launcher
-from clone_run import ROOT, Shell, make_shell
+from clone_run import ROOT, Shell, clone_checkout, make_shell
 from readme_text import readme_commands, student_readme_commands
 from wheelhouse import offline_pip_env, wheelhouse
 
@@ -109,8 +109,9 @@ def students_hand_in(run: Run) -> None:
         home = run.shell.base / "students" / student
         shutil.copytree(EXAMPLES / student, home / ASSIGNMENT)
         run.shell.give(home)
-        done = run.shell.run(f"{run.shell.course}/.venv/bin/nbgrader submit {ASSIGNMENT} --course cs349e",
-                             cwd=home, env={"USER": student, "HOME": str(home)})
+        # --student: every student here is the same account (nbgrader takes the login name).
+        done = run.shell.run(f"{run.shell.course}/.venv/bin/nbgrader submit {ASSIGNMENT} --course cs349e "
+                             f"--student {student}", cwd=home, env={"HOME": str(home)})
         assert done.returncode == 0, done.stderr[-3000:]
 
 
@@ -151,12 +152,11 @@ def readme_run():
         pytest.fail(f"{ROOT} is not a git checkout with git installed: the README test clones it")
     if launcher.bubblewrap_problem() is not None:
         pytest.skip(f"bubblewrap does not work here: {launcher.bubblewrap_problem()}")
-    wheels = wheelhouse()
     base = Path(tempfile.mkdtemp(prefix="cs349e-readme-"))
     try:
-        from clone_run import clone_checkout
         clone_checkout(base / "course")
-        shell = make_shell(base, offline_pip_env(base / WHEELHOUSE_INSIDE), [(wheels, base / WHEELHOUSE_INSIDE)])
+        shell = make_shell(base, offline_pip_env(base / WHEELHOUSE_INSIDE), [])
+        shell.binds.append((wheelhouse(shell.python3()), base / WHEELHOUSE_INSIDE))
         run = Run(shell)
         started = time.monotonic()
         activate = None
@@ -169,6 +169,8 @@ def readme_run():
                 activate = ACTIVATE   # the README's shell stays activated from here on
             AFTER.get(command, lambda _: None)(run)
         run.instructor_seconds = time.monotonic() - started
+        for command, done in run.done.items():   # shown with -s, or on a failure
+            print(f"{done.seconds:6.1f} s  {command}")
         yield run
     finally:
         shutil.rmtree(base, ignore_errors=True)

@@ -2,7 +2,7 @@
 commands run verbatim and offline in a test (pip reads PIP_NO_INDEX / PIP_FIND_LINKS from the
 environment: its configuration changes, the command does not).
 
-Built once per pyproject.toml and Python version, under ~/.cache/cs349e-tests/ (or
+Built once per pyproject.toml and Python version (with that Python's own pip), under ~/.cache/cs349e-tests/ (or
 $CS349E_TEST_CACHE). Building it the first time downloads the wheels from the package index, as
 the container tests' image builds do; every later run is offline.
 """
@@ -13,7 +13,6 @@ import hashlib
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -27,20 +26,26 @@ def cache_dir() -> Path:
     return Path(os.environ.get("CS349E_TEST_CACHE") or Path.home() / ".cache" / "cs349e-tests")
 
 
-def wheelhouse(root: Path = ROOT) -> Path:
-    """The wheelhouse for `root`'s pyproject.toml, built if missing."""
-    key = hashlib.sha256((root / "pyproject.toml").read_bytes() + sys.version.encode()).hexdigest()[:16]
+def wheelhouse(python: str, root: Path = ROOT) -> Path:
+    """The wheelhouse for `root`'s pyproject.toml and the interpreter `python` (the `python3` the
+    README's `python3 -m venv` will run: a wheel's Requires-Python is judged by it), built if missing."""
+    version = subprocess.run([python, "-c", "import sys; print(sys.version)"], capture_output=True, text=True,
+                             check=True).stdout
+    key = hashlib.sha256((root / "pyproject.toml").read_bytes() + version.encode()).hexdigest()[:16]
     folder = cache_dir() / f"wheelhouse-{key}"
     if folder.is_dir():
         return folder
     folder.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix="wheelhouse-", dir=folder.parent))
     try:
-        done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--wheel-dir", str(staging),
-                               f".[{EXTRAS}]", *BUILD_REQUIREMENTS], cwd=root, capture_output=True, text=True,
-                              timeout=1200)
+        builder = staging / ".pip"
+        subprocess.run([python, "-m", "venv", str(builder)], check=True, capture_output=True)
+        done = subprocess.run([str(builder / "bin" / "python"), "-m", "pip", "wheel", "--quiet", "--wheel-dir",
+                               str(staging), f".[{EXTRAS}]", *BUILD_REQUIREMENTS], cwd=root, capture_output=True,
+                              text=True, timeout=1200)
         if done.returncode != 0:
             raise RuntimeError(f"could not build the test wheelhouse:\n{done.stderr[-3000:]}")
+        shutil.rmtree(builder)
         for own in staging.glob("cs349e_kit-*.whl"):   # the project itself is installed from the clone
             own.unlink()
         staging.chmod(0o755)
