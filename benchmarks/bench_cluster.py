@@ -17,6 +17,9 @@ Starts a local cluster: a `dask scheduler` and 2 `dask worker --nthreads 1` proc
    (submissions per second) and the instructor's peak memory (ru_maxrss of the `grade` process,
    which is all the instructor's machine runs), next to the same figure for the side-by-side
    class: the growth per student extrapolates to a larger course.
+
+Memory: the instructor's side only — peak resident set (ru_maxrss) of the `grade --scheduler`
+process; the workers' memory is each node's own (every sandbox is capped as in a local run).
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@
    matplotlib font cache either: plotting.py), with the ratios of the medians.
 2. Throughput on a class of --class-size submissions (full marks, partial, buggy, skeleton,
    cheater): `-j 1` versus `-j 2`, and their ratio (target >= 1.7x on 2 cores).
+Memory: not measured; no target is about memory.
 """
 
 from __future__ import annotations

@@ -9,6 +9,9 @@ hog      an honest, correct but slow classmate (pure-Python loops) graded alone,
          beside a submission that forks 60 busy processes at import: its score and seconds.
 slow     wall time of the submission that sleeps at import and hangs every call and cell,
          under the default limits (the per-submission ceiling is what bounds it).
+Memory: `replies` and `markers` print the peak of the grading tree's resident sets summed (RSS,
+sampled every 50 ms) and beside it their proportional sum (PSS: a page shared by k processes
+counts 1/k in each); a report, no target.
 """
 
 from __future__ import annotations

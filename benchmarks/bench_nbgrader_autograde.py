@@ -8,6 +8,7 @@ puts the reference submission and seeded mutants (tests/mutants.py) in
 submitted/<student>/lec01_codesign/, runs `python -m autograder pregrade -j 2` (scores cached or
 pinned), then times `nbgrader autograde`. Trees alternate run by run; prints the median seconds
 per student of each and the ratio (goal: this tree within 1.5x of the revision).
+Memory: not measured; no target is about memory.
 """
 
 import argparse

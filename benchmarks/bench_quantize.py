@@ -3,6 +3,7 @@
 Run: python benchmarks/bench_quantize.py [--repeats N] [--sizes 20 24]
 Prints the median of N runs per (scheme, size), the ratio to the ml_dtypes-based version
 (target: every scheme <= 3x) and to np.copy, and the wall time of the lecture demo.
+Memory: not measured; no target is about memory.
 """
 
 import argparse

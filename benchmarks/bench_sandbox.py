@@ -3,6 +3,7 @@
 Run: python benchmarks/bench_sandbox.py [--repeats N] [--isolation bubblewrap rlimits]
 Prints medians per isolation. Targets: worker ready (interpreter + numpy) < 0.3 s, a trivial
 call a few ms at most, so that one submission grades in <= 1.5 s.
+Memory: not measured; no target is about memory.
 """
 
 import argparse

@@ -10,6 +10,7 @@ saturation, wrong block size, inverted ratios, wrong report answers) in
 submitted/<student>/lec01_codesign/, then times `nbgrader autograde` and the trusted grader on
 that same folder, in one run. Prints both wall times, the ratio (target: the trusted grader at
 least 3x as fast), how many checks each ran, and the projected time for 500 submissions.
+Memory: not measured; no target is about memory.
 """
 
 import argparse

@@ -94,18 +94,24 @@ def mutate_submission(reference: Path, dest: Path, mutations: tuple[str, ...], a
         override_answers(dest / "handout.ipynb", wrong)
 
 
+def in_conflict(a: CodeMutation, b: CodeMutation) -> bool:
+    """Both edit the same code: once one is applied, the other's text is gone."""
+    return a.old in b.old or b.old in a.old
+
+
 def draw_mutations(rng: random.Random, answer_ids: tuple[str, ...]) -> tuple[str, ...]:
-    """One bug in the code, plus up to two more bugs in the code or the answers, drawn with `rng`."""
-    first = rng.choice(CODE_MUTATIONS).name
-    pool = [m.name for m in CODE_MUTATIONS if m.name != first] + [ANSWER_PREFIX + item for item in answer_ids]
-    drawn, edited = [], set()
-    for name in [first, *rng.sample(pool, rng.randint(0, 2))]:
-        mutation = CODE_MUTATIONS_BY_NAME.get(name)
-        if mutation is not None and mutation.old in edited:
-            continue   # its line is already mutated: the two bugs cannot both apply
-        drawn.append(name)
-        edited.add(mutation.old if mutation else name)
-    return tuple(sorted(drawn))
+    """One bug in the code, plus up to two more bugs in the code or the answers, drawn with `rng`;
+    never two code bugs that edit the same code."""
+    first = rng.choice(CODE_MUTATIONS)
+    chosen = [first.name]
+    code = [first]
+    for _ in range(rng.randint(0, 2)):
+        pool = [m.name for m in CODE_MUTATIONS if m.name not in chosen and not any(in_conflict(m, c) for c in code)]
+        pool += [ANSWER_PREFIX + item for item in answer_ids if ANSWER_PREFIX + item not in chosen]
+        name = rng.choice(pool)
+        chosen.append(name)
+        code += [CODE_MUTATIONS_BY_NAME[name]] if name in CODE_MUTATIONS_BY_NAME else []
+    return tuple(sorted(chosen))
 
 
 def mutant_class(reference: Path, dest: Path, count: int, *, seed: int = 0, answer_key: dict | None = None) -> dict[str, tuple[str, ...]]:

@@ -44,6 +44,12 @@ def run(args) -> int:
     if grade.scheduler_refused("pregrade", args) or (
             args.scheduler is None and grade.isolation_refused("pregrade", isolation)):
         return 2
+    if isolation == "bubblewrap":  # autograde would fail for every student after the whole grading
+        from autograder.nbgrader_bridge.kernel_sandbox import kernel_problem
+        problem = kernel_problem(REPO_ROOT)
+        if problem is not None:
+            print(f"pregrade: nbgrader autograde cannot start a kernel: {problem}", file=sys.stderr)
+            return 2
     try:
         course = load_course(REPO_ROOT)
         if not course.submitted_folder.is_dir():

@@ -17,20 +17,23 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
 from jupyter_client.manager import AsyncKernelManager
 
 from autograder.nbgrader_bridge.isolation import kernel_isolation
-from autograder.sandbox.launcher import _base_env, _bwrap_prefix, warn_not_isolated  # the trusted grader's own sandbox
+from autograder.sandbox.launcher import _base_env, _bwrap_prefix, _readonly_binds, warn_not_isolated  # the trusted grader's own sandbox
 from autograder.sandbox.limits import Limits
 
 KERNEL_HOME = "/tmp/.kernel-home"
 
 
-def kernel_prefix(folder: Path, private: Path) -> list[str]:
-    """bwrap and its options for a kernel running in `folder` with its sockets in `private`."""
+def kernel_prefix(folder: Path, private: Path, course: Path | None = None) -> list[str]:
+    """bwrap and its options for a kernel running in `folder` with its sockets in `private`;
+    `course` is the folder hidden around it (default: nbgrader's, three levels up)."""
     # The grader's worker drops privileges itself with two capabilities; a kernel needs none.
     kept = _bwrap_prefix(None, Limits(), worker_caps=False)
     folder, private = Path(folder).resolve(), str(Path(private).resolve())
@@ -38,10 +41,20 @@ def kernel_prefix(folder: Path, private: Path) -> list[str]:
     # empty read-only tmpfs holding only the student's folder: nothing of it exists inside, and
     # nothing can be created there, even when the course lies below the sandbox's writable /tmp.
     # A read-only root does the same for the folders bwrap creates above the binds.
-    course = str(folder.parents[2])
-    folder = str(folder)
-    return [*kept, "--tmpfs", course, "--bind", folder, folder, "--remount-ro", course,
-            "--bind", private, private, "--remount-ro", "/", "--chdir", folder]
+    course = Path(course).resolve() if course is not None else folder.parents[2]
+    return [*kept, "--tmpfs", str(course), *interpreter_binds(course), "--bind", str(folder), str(folder),
+            "--remount-ro", str(course), "--bind", private, private, "--remount-ro", "/", "--chdir", str(folder)]
+
+
+def interpreter_binds(course: Path) -> list[str]:
+    """The Python install bound again, read-only, where the course's tmpfs covers it: the README
+    puts the virtualenv in the repository's .venv/, which is the course."""
+    args = []
+    for src, dst in _readonly_binds():
+        inside = Path(dst)
+        if course in inside.parents:  # (an install that is the course itself stays hidden)
+            args += ["--ro-bind", src, dst]
+    return args
 
 
 def kernel_env(isolation: str) -> dict[str, str]:
@@ -57,6 +70,34 @@ def kernel_env(isolation: str) -> dict[str, str]:
     env.pop("CS349E_TRUSTED_GRADING", None)
     env["NBGRADER_EXECUTION"] = "autograde"
     return env
+
+
+def kernel_problem(course: Path, kernel_name: str = "python3") -> str | None:
+    """None if autograde's kernel can start in `course` under bubblewrap, else one line saying why.
+
+    Cheap (one interpreter importing ipykernel, no kernel): the kernel's own command, in the
+    sandbox autograde builds, from a scratch folder standing in for a student's."""
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+
+    try:
+        argv = list(KernelSpecManager().get_kernel_spec(kernel_name).argv)
+    except NoSuchKernel:
+        return f"no Jupyter kernel named {kernel_name!r} is installed (pip install ipykernel)"
+    if argv[0] in {"python", f"python{sys.version_info[0]}", "python%i.%i" % sys.version_info[:2]}:
+        argv[0] = sys.executable   # as jupyter_client does
+    with tempfile.TemporaryDirectory(prefix="cs349e-kernel-probe-") as scratch:
+        folder, private = Path(scratch, "folder"), Path(scratch, "private")
+        folder.mkdir()
+        private.mkdir()
+        command = [*kernel_prefix(folder, private, course=course), argv[0], "-c", "import ipykernel_launcher"]
+        try:
+            done = subprocess.run(command, env=kernel_env("bubblewrap"), capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired) as err:
+            return f"the notebook kernel's interpreter {argv[0]} does not start in its sandbox: {err}"
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+        return f"the notebook kernel's interpreter {argv[0]} does not start in its sandbox: {last}"
+    return None
 
 
 class SandboxedKernelManager(AsyncKernelManager):

@@ -1,6 +1,7 @@
 """Is every seeded mutation of the benchmarks a real bug in today's reference submission?"""
 
 import importlib.util
+import itertools
 import sys
 
 import numpy as np
@@ -68,3 +69,25 @@ def test_a_class_is_seeded(reference, tmp_path):
     second = mutants.mutant_class(reference, tmp_path / "b", 6, seed=3, answer_key=key)
     assert first == second and first["s000"] == ()
     assert all(any(not m.startswith(mutants.ANSWER_PREFIX) for m in muts) for s, muts in first.items() if s != "s000")
+
+
+def test_every_drawn_set_of_mutations_applies_to_the_reference(reference):
+    # simulate_course.py --students 300 with its default seed drew e2m1_no_saturation together
+    # with e2m1_positive_zero (both edit `return np.copysign(q, y)`) and crashed.
+    import random
+
+    source = (reference / "codesign.py").read_text(encoding="utf-8")
+    rng = random.Random(0)
+    for _ in range(3000):
+        drawn = mutants.draw_mutations(rng, ("q01", "q04"))
+        code = [mutants.CODE_MUTATIONS_BY_NAME[n] for n in drawn if not n.startswith(mutants.ANSWER_PREFIX)]
+        text = source
+        for mutation in code:
+            text = mutants.apply_code_mutation(text, mutation)
+
+
+def test_mutations_that_are_not_in_conflict_apply_together(reference):
+    source = (reference / "codesign.py").read_text(encoding="utf-8")
+    for a, b in itertools.combinations(sorted(mutants.CODE_MUTATIONS, key=lambda m: m.name), 2):
+        if not mutants.in_conflict(a, b):
+            mutants.apply_code_mutation(mutants.apply_code_mutation(source, a), b)

@@ -38,6 +38,7 @@ print(json.dumps({
     "read_classmate": outcome(lambda: (root / "autograded" / "bob" / "lec01_codesign" / "codesign.py").read_text()),
     "write_classmate": outcome(lambda: (root / "autograded" / "bob" / "lec01_codesign" / "codesign.py").write_text("x")),
     "network": outcome(connect),
+    "venv_writable": outcome(lambda: (root / ".venv" / "planted.txt").write_text("x")),
     "instructor_env": sorted(k for k in os.environ if k.startswith("CS349E_INSTRUCTOR")),
     "mode": os.environ.get("NBGRADER_EXECUTION"),
     "home": os.environ["HOME"],
@@ -93,3 +94,39 @@ def test_without_bubblewrap_autograde_refuses_unless_lowered_explicitly(monkeypa
     monkeypatch.setenv("CS349E_ISOLATION", "none")
     with pytest.raises(SandboxUnavailable, match="'bubblewrap' or 'rlimits'"):
         kernel_isolation()
+
+
+# The README's layout: the virtualenv in .venv/ inside the course (here a link to the one running
+# the tests, as a checkout can have it). nbgrader runs from that venv, so the kernel's interpreter
+# is <course>/.venv/bin/python, below the folder the sandbox hides.
+VENV_PROBE = r'''
+import json, sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+from test_kernel_sandbox import run_probe
+print(json.dumps(run_probe(Path(sys.argv[2]))))
+'''
+
+
+def test_the_kernel_starts_from_a_virtualenv_inside_the_course_which_stays_hidden(course, monkeypatch):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    if launcher.bubblewrap_problem() is not None:
+        pytest.skip(f"bubblewrap does not work here: {launcher.bubblewrap_problem()}")
+    (course / ".venv").symlink_to(Path(sys.prefix).resolve(), target_is_directory=True)
+    folder = course / "autograded" / "ann" / "lec01_codesign"
+    env = {k: v for k, v in os.environ.items() if k not in ("CS349E_ISOLATION", "PYTHONPATH")}
+    root = Path(__file__).resolve().parents[2]
+    env["PYTHONPATH"] = str(root)
+    done = subprocess.run([str(course / ".venv" / "bin" / "python"), "-c", VENV_PROBE, str(Path(__file__).parent),
+                           str(folder)], cwd=root, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["cwd"] == str(folder) and seen["write_own_folder"] == "done"
+    assert seen["read_course_file"] == "FileNotFoundError"
+    assert seen["write_course_root"] == "OSError" and not (course / "new.txt").exists()
+    assert seen["read_classmate"] == "FileNotFoundError"
+    assert seen["venv_writable"] != "done"

@@ -1,0 +1,56 @@
+"""Every benchmark the README lists runs, at a tiny size, and prints the figures it exists for
+(a smoke run: the numbers of a loaded test machine are not judged, their lines are). A benchmark
+added to the README's table without a tiny size here fails."""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import sys
+
+import pytest
+
+from course_copy import ROOT, clean_env
+from readme_text import readme_commands
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+
+# script -> (tiny arguments, lines its output must have)
+TINY = {
+    "bench_quantize.py": (["--repeats", "1", "--sizes", "10"],
+                          [r"worst reference / ml_dtypes ratio: \d+\.\d+", r"python -m solutions\.lec01_codesign: \d"]),
+    "bench_sandbox.py": (["--repeats", "2", "--isolation", "bubblewrap"],
+                         [r"trivial call round trip\s+│\s+\d+\.\d+ ms", r"Sandbox\(\) \+ first call"]),
+    "bench_grading.py": (["--runs", "1", "--class-size", "2"],
+                         [r"no fork server: .* now \d+\.\d+x faster", r"-j 2 / -j 1 throughput ratio \d+\.\d+x"]),
+    "bench_hostile.py": (["replies"], [r"replies_50mb: score .* peak tree RSS \d+\.\d+ GiB \(PSS \d+\.\d+ GiB\)"]),
+    "bench_vs_nbgrader.py": (["--students", "2"],
+                             [r"ratio nbgrader / trusted\s+\d+\.\d+ x", r"scores equal in both gradebooks: 2 / 2"]),
+    "bench_nbgrader_autograde.py": (["--students", "1", "--against", "HEAD"],
+                                    [r"ratio this tree / HEAD: \d+\.\d+x"]),
+    "bench_cluster.py": (["--runs", "1", "--class-size", "2", "--students", "3"],
+                         [r"ratio  cluster / local\s+\d+\.\d+x wall time", r"grades\.csv byte-identical: yes",
+                          r"grades\.csv rows 3 / 3"]),
+    "simulate_course.py": (["--students", "6"],
+                           [r"peak memory \(tree\)\s+\d+\.\d+ GB proportional \(PSS\) sum \(target < 2 GB: (met|NOT met)\)",
+                            r"6 / 6 students\s+\(every student has a row\)"]),
+}
+LISTED = [c.split()[1].removeprefix("benchmarks/") for c in readme_commands() if c.startswith("python benchmarks/")]
+
+
+def test_every_listed_benchmark_has_a_tiny_size_and_states_its_memory_figure():
+    assert LISTED and set(LISTED) <= set(TINY), sorted(set(LISTED) - set(TINY))
+    for script in LISTED:
+        doc = ast.get_docstring(ast.parse((ROOT / "benchmarks" / script).read_text(encoding="utf-8")))
+        assert re.search(r"^Memory: ", doc, flags=re.M), f"{script} does not say which memory figure its target is about"
+
+
+@pytest.mark.parametrize("script", LISTED)
+def test_each_readme_benchmark_runs_at_a_tiny_size(script):
+    args, lines = TINY[script]
+    done = subprocess.run([sys.executable, f"benchmarks/{script}", *args], cwd=ROOT, env=clean_env(),
+                          capture_output=True, text=True, timeout=800)
+    assert done.returncode == 0, f"{script} exited {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    for line in lines:
+        assert re.search(line, done.stdout), f"{script}: no line matching {line!r}\n{done.stdout[-3000:]}"
