@@ -47,7 +47,7 @@ WHEELHOUSE_INSIDE = "wheelhouse"      # where the shell sees the wheelhouse, bel
 # README commands this test does not run, each with the test that does (checked by
 # test_every_readme_command_is_run.py). Anything else in the README runs here.
 ELSEWHERE = {
-    "python3 -m venv .venv && .venv/bin/pip install '.[instructor,test]' && .venv/bin/python -m pytest":
+    "python3 -m venv .venv && .venv/bin/pip install '.[instructor,test,cluster]' && .venv/bin/python -m pytest":
         ".ci/run",   # the suite itself: CI sets up and runs exactly this
     "pip install .": "tests/readme/test_readme_paths.py::test_the_quick_start_grades_the_examples",
     'pip install ".[instructor]"': "tests/readme/test_readme_paths.py::test_the_quick_start_grades_the_examples",
@@ -56,6 +56,13 @@ ELSEWHERE = {
     ".venv/bin/python -m autograder new lec02_roofline": "tests/authoring/test_new_and_check.py",
     ".venv/bin/python -m autograder check lec02_roofline": "tests/authoring/test_new_and_check.py",
     "python selfcheck.py --zip": "tests/readme/test_readme_paths.py::test_the_student_readme_runs_in_the_released_folder",
+    # the released solutions' demo, in the released folder of a scaffolded assignment
+    "python demo.py": "tests/authoring/test_new_and_check.py::test_the_scaffold_releases_its_solutions_with_a_demo_that_runs",
+    # a cluster's scheduler address: a real scheduler and workers on loopback
+    ".venv/bin/python -m autograder grade lec01_codesign SUBMISSIONS --out OUT --scheduler tcp://head:8786":
+        "tests/cluster/test_cluster_grading.py::test_the_cluster_grades_the_example_class_exactly_as_a_local_run",
+    ".venv/bin/python -m autograder pregrade lec01_codesign --scheduler tcp://head:8786":
+        "tests/cluster/test_cluster_grading.py::test_pregrade_pins_what_a_local_grade_gives",
     **{command: "tests/benchmarks/test_benchmark_smoke.py::test_each_readme_benchmark_runs_at_a_tiny_size"
        for command in readme_commands() if command.startswith("python benchmarks/")},
 }

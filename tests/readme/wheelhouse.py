@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-EXTRAS = "instructor,test,student"
+EXTRAS = "instructor,test,student,cluster"
 # The build backend pip installs to build '.' itself (pyproject's [build-system]).
 BUILD_REQUIREMENTS = ("setuptools>=68", "wheel")
 
