@@ -32,6 +32,7 @@ from typing import Mapping
 from autograder.errors import InstructorError
 
 from .limits import Limits
+from .lockdown import Lockdown, userns_filter_problem
 from .workdir import hand_over
 
 # "nobody": the uid inside a user namespace, and the one the fallback's reachability probe uses.
@@ -39,7 +40,7 @@ SANDBOX_UID = SANDBOX_GID = 65534
 INSIDE_WORKDIR = "/submission"
 SCRATCH_WORKDIR = "/tmp/work"            # the worker's cwd: links to the submission
 INSIDE_WORKER_DIR = "/opt/sandbox"
-WORKER_FILES = ("worker.py", "codec.py", "nbrunner.py", "warm_notebook.py")   # all the sandbox sees of autograder/
+WORKER_FILES = ("worker.py", "lockdown.py", "codec.py", "nbrunner.py", "warm_notebook.py")   # all the sandbox sees of autograder/
 _HERE = Path(__file__).resolve().parent
 PROJECT_ROOT = _HERE.parents[1]
 # /etc files the dynamic linker, the C library, Python's startup and fontconfig (matplotlib) consult.
@@ -94,6 +95,14 @@ class LaunchPlan:
             prefix[1:1] = ["--info-fd", str(info_fd)]
         return [*prefix, *command]
 
+    def lockdown(self, limits: Limits) -> Lockdown:
+        """What a worker of this plan applies to itself before any student code runs."""
+        return Lockdown(memory_bytes=limits.memory_bytes, cpu_seconds=int(limits.cpu_seconds),
+                        file_bytes=limits.file_bytes, nproc=self.nproc_limit(), drop_to=self.drop_to,
+                        # bubblewrap ends the sandbox with the grader (--die-with-parent); the
+                        # fallback's worker asks the kernel itself.
+                        parent_pid=os.getpid() if self.isolation == "rlimits" else None)
+
     def nproc_limit(self) -> int | None:
         """RLIMIT_NPROC for a worker starting now: `max_processes` beyond what the counted uid
         already runs (in a user namespace the count is per sandbox and starts at zero)."""
@@ -144,6 +153,7 @@ class BwrapFeatures:
     version: str
     tmpfs_options: bool   # --perms/--size apply to --tmpfs (a size-capped /tmp in one step)
     chmod: bool           # --chmod MODE PATH (how 0.5/0.6 open the tmpfs /tmp to every uid)
+    disable_userns: bool = False   # --disable-userns (0.8+; with --unshare-user only)
 
 
 @functools.cache
@@ -160,7 +170,7 @@ def bwrap_features() -> BwrapFeatures | None:
     except (OSError, subprocess.TimeoutExpired):
         return BwrapFeatures(path, "unknown", tmpfs_options=False, chmod=False)
     return BwrapFeatures(path, version or "unknown", tmpfs_options="--size" in usage,
-                         chmod="--chmod" in usage)
+                         chmod="--chmod" in usage, disable_userns="--disable-userns" in usage)
 
 
 @functools.cache
@@ -172,6 +182,8 @@ def bubblewrap_problem() -> str | None:
     features = bwrap_features()
     if features is None:
         return "bwrap is not installed"
+    if userns_filter_problem() is not None:
+        return userns_filter_problem()
     if not (features.tmpfs_options or features.chmod):
         return f"{features.version} is too old (0.5 or newer is needed)"
     try:
@@ -202,6 +214,8 @@ def rlimits_problem() -> str | None:
         return (f"the grader runs as uid {euid}, not root, so student code would run as your uid "
                 f"and could read solutions/ and the hidden tests; install bubblewrap, or grade as "
                 f"root with the project closed to other users")
+    if userns_filter_problem() is not None:
+        return userns_filter_problem()
     problem = sandbox_uid_problem()
     if problem is not None:
         return (f"student code cannot run as an unprivileged uid here because {problem}; install "
@@ -242,7 +256,11 @@ def launch_plan(isolation: str, workdir: Path, private_dir: Path, limits: Limits
             worker_cwd=SCRATCH_WORKDIR,
         )
     if isolation == "rlimits":
+        from .uids import SHARED_UID
         problem = rlimits_problem() or _closed_ancestor(private_dir)
+        if uid in (SHARED_UID, 0):
+            # Its processes are found and ended by uid (reaper.py): the uid must be this sandbox's.
+            problem = problem or f"no uid of its own for this sandbox (got {uid})"
         if problem is not None:
             raise SandboxUnavailable(f"isolation 'rlimits' refused: {problem}")
         home = private_dir / "home"
@@ -417,10 +435,14 @@ def _bwrap_prefix(workdir: Path | None, limits: Limits, *, worker_caps: bool = T
     args = [features.path, *_NAMESPACES]
     if os.geteuid() == 0:
         # Privileged bubblewrap, no user namespace: the worker starts as root holding only these
-        # two capabilities and switches to its sandbox's uid itself, after setting its rlimits.
-        args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"] if worker_caps else []
+        # capabilities, empties its bounding set (CAP_SETPCAP) and switches to its sandbox's uid
+        # itself, after setting its rlimits (lockdown.py).
+        args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP"] \
+            if worker_caps else []
     else:
         args += ["--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_GID)]
+        # No user namespace inside this one (the worker's seccomp filter refuses them too).
+        args += ["--disable-userns"] if features.disable_userns else []
     # Fresh /proc, /dev and /tmp first, so binds that live under /tmp on the host (a checkout
     # in /tmp with its .venv) are mounted on top of the new /tmp instead of hidden by it.
     args += ["--proc", "/proc", "--dev", "/dev", *_scratch_tmpfs("/tmp", features, limits),
