@@ -27,6 +27,7 @@ from autograder.engine.outputs import read_result, results_path, write_grades_cs
 from autograder.engine.registry import ConfigError
 from autograder.engine.results import SubmissionResult
 from autograder.sandbox import Limits, resolve_isolation
+from autograder.sandbox.cgroups import backend as quota_backend
 
 OnStart = Callable[[int, int], None]  # (students to grade now, students skipped)
 OnResult = Callable[[str, "SubmissionResult | None", "str | None"], None]  # (student, result, error)
@@ -41,6 +42,7 @@ class BatchReport:
     failed: tuple[tuple[str, str], ...]  # (student, internal error): nothing written for them
     isolation: str  # how this run isolated student code
     seconds: float
+    quotas: str = ""  # how this run bounded each sandbox's memory, processes and CPU (cgroups.py)
 
 
 def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1, force: bool = False,
@@ -105,7 +107,8 @@ def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1,
 
     results = write_grades_csv(out, config)
     return BatchReport(config.assignment, tuple(results), tuple(sorted(graded)), tuple(skipped),
-                       tuple(sorted(failed)), isolation, round(time.perf_counter() - started, 3))
+                       tuple(sorted(failed)), isolation, round(time.perf_counter() - started, 3),
+                       quota_backend().name)
 
 
 def _grade_in_workers(assignment, pending, limits, isolation, jobs, on_start, n_skipped, finish) -> None:
