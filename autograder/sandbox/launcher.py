@@ -81,6 +81,7 @@ class LaunchPlan:
     max_processes: int | None         # RLIMIT_NPROC headroom, None where it cannot apply (root)
     counted_uid: int | None           # RLIMIT_NPROC counts this uid's processes machine-wide
     worker_cwd: str = ""              # the worker's folder as it sees it (bubblewrap: set by bwrap)
+    backend: "IsolationBackend | None" = None   # what made it (launch_plan always sets it)
 
     def argv(self, config_fd: str, info_fd: int | None = None) -> list[str]:
         """The command line; the worker reads its config from the pipe `config_fd` (never argv:
@@ -101,7 +102,7 @@ class LaunchPlan:
                         file_bytes=limits.file_bytes, nproc=self.nproc_limit(), drop_to=self.drop_to,
                         # bubblewrap ends the sandbox with the grader (--die-with-parent); the
                         # fallback's worker asks the kernel itself.
-                        parent_pid=os.getpid() if self.isolation == "rlimits" else None)
+                        parent_pid=None if self.backend.dies_with_grader else os.getpid())
 
     def nproc_limit(self) -> int | None:
         """RLIMIT_NPROC for a worker starting now: `max_processes` beyond what the counted uid
@@ -238,15 +239,43 @@ def launch_plan(isolation: str, workdir: Path, private_dir: Path, limits: Limits
     the notebook's check() helper); it cannot replace the base environment. The fallback
     refuses (SandboxUnavailable) where `rlimits_problem()` says it cannot keep the project
     private; otherwise `private_dir` is handed over to `uid` and closed to every other uid."""
-    extra = _checked_env(env or {})
-    if isolation == "bubblewrap":
+    return isolation_backend(isolation).plan(workdir, private_dir, limits, uid=uid, env=_checked_env(env or {}))
+
+
+class IsolationBackend:
+    """One way of isolating a worker: how its plan is made and what the rest of the sandbox may
+    rely on (instead of comparing isolation names)."""
+
+    name: str
+    pid_namespace: bool      # its own pid namespace: ending its pid 1 ends the whole sandbox, and
+    #                          bwrap reports a worker killed by signal N as exit status 128 + N
+    dies_with_grader: bool   # the start itself ends the sandbox with the grader (--die-with-parent)
+    reaps_by_uid: bool       # what the worker leaves running is found by the sandbox's uid
+
+    def plan(self, workdir: Path, private_dir: Path, limits: Limits, *, uid: int,
+             env: dict[str, str]) -> LaunchPlan:
+        raise NotImplementedError
+
+    def forkable(self, plan: LaunchPlan) -> bool:
+        """Whether a worker forked from the fork server ends up as this plan's started one would."""
+        return False
+
+    def forks_here(self) -> bool:
+        """Whether this grader's workers may come from the fork server at all (forkserver_client)."""
+        return False
+
+
+class Bubblewrap(IsolationBackend):
+    name, pid_namespace, dies_with_grader, reaps_by_uid = "bubblewrap", True, True, False
+
+    def plan(self, workdir, private_dir, limits, *, uid, env):
         as_root = os.geteuid() == 0
         return LaunchPlan(
-            isolation="bubblewrap",
+            isolation=self.name,
             prefix=tuple(_bwrap_prefix(workdir, limits)),
             worker_path=f"{INSIDE_WORKER_DIR}/worker.py",
             cwd=str(workdir),
-            env={**_base_env("/tmp"), **extra},
+            env={**_base_env("/tmp"), **env},
             drop_to=(uid, uid) if as_root else None,
             # As root the worker becomes host uid `uid`, whose processes are counted machine-wide
             # (only this sandbox's when the uid is its own); in a user namespace the count is per
@@ -254,8 +283,24 @@ def launch_plan(isolation: str, workdir: Path, private_dir: Path, limits: Limits
             max_processes=limits.max_processes,
             counted_uid=uid if as_root else None,
             worker_cwd=SCRATCH_WORKDIR,
+            backend=self,
         )
-    if isolation == "rlimits":
+
+    def forks_here(self):
+        return os.geteuid() == 0
+
+    def forkable(self, plan):
+        # As root only: the forked worker switches to its sandbox's uid like a started one; in a
+        # user namespace the fork server could not enter the sandbox's namespaces.
+        return plan.drop_to is not None
+
+
+class UidRlimits(IsolationBackend):
+    """The explicit fallback: an unprivileged uid of the sandbox's own, rlimits, no namespaces."""
+
+    name, pid_namespace, dies_with_grader, reaps_by_uid = "rlimits", False, False, True
+
+    def plan(self, workdir, private_dir, limits, *, uid, env):
         from .uids import SHARED_UID
         problem = rlimits_problem() or _closed_ancestor(private_dir)
         if uid in (SHARED_UID, 0):
@@ -274,16 +319,26 @@ def launch_plan(isolation: str, workdir: Path, private_dir: Path, limits: Limits
         hand_over(private_dir, uid, uid)
         worker_dir = _private_worker_copy(private_dir)
         return LaunchPlan(
-            isolation="rlimits",
+            isolation=self.name,
             prefix=(),
             worker_path=str(worker_dir / "worker.py"),
             cwd=str(workdir),
-            env={**_base_env(str(home)), **extra},
+            env={**_base_env(str(home)), **env},
             drop_to=(uid, uid),
             max_processes=limits.max_processes,   # RLIMIT_NPROC counts the uid machine-wide
             counted_uid=uid,
+            backend=self,
         )
-    raise ValueError(f"isolation must be 'bubblewrap' or 'rlimits', got {isolation!r}")
+
+
+BACKENDS = {backend.name: backend for backend in (Bubblewrap(), UidRlimits())}
+
+
+def isolation_backend(isolation: str) -> IsolationBackend:
+    try:
+        return BACKENDS[isolation]
+    except KeyError:
+        raise ValueError(f"isolation must be 'bubblewrap' or 'rlimits', got {isolation!r}") from None
 
 
 def _private_worker_copy(private_dir: Path) -> Path:

@@ -65,7 +65,7 @@ class WorkerProcess:
         env = dict(plan.env)
         # Without a pid namespace (the uid fallback), kill() finds what the worker left running by
         # its uid, the sandbox's own; a watcher does it if the grader dies first (reaper.py).
-        self._reaped_uid = plan.drop_to[0] if plan.isolation == "rlimits" and plan.drop_to else None
+        self._reaped_uid = plan.drop_to[0] if plan.backend.reaps_by_uid and plan.drop_to else None
         if self._reaped_uid is not None:
             reaper.watch(self._reaped_uid)
 
@@ -79,7 +79,7 @@ class WorkerProcess:
 
         # bubblewrap reports the host pid of the sandbox's pid 1 here: killing that process
         # tears the whole pid namespace down before we reap bwrap.
-        info_read, info_write = os.pipe() if plan.isolation == "bubblewrap" else (None, None)
+        info_read, info_write = os.pipe() if plan.backend.pid_namespace else (None, None)
         self._status = None   # the fork server's report of how the worker ended
         prefix = cgroup.prefix() if cgroup else ()
         try:
@@ -354,17 +354,17 @@ class WorkerProcess:
             code = read_status(self._status, 1.0)
             if code is None:
                 return f"the worker {what} but is still running"
-            return f"the worker {what}: {describe_exit(code, 'forked')}"
+            return f"the worker {what}: {describe_exit(code, through_bwrap=False)}"
         try:
             code = self.proc.wait(timeout=1)
         except subprocess.TimeoutExpired:
             return f"the worker {what} but is still running"
-        return f"the worker {what}: {describe_exit(code, self.plan.isolation)}"
+        return f"the worker {what}: {describe_exit(code, through_bwrap=self.plan.backend.pid_namespace)}"
 
 
-def describe_exit(code: int, isolation: str) -> str:
+def describe_exit(code: int, *, through_bwrap: bool) -> str:
     """'killed by SIGSEGV', 'exit status 3', ... (bwrap reports a fatal signal N as 128 + N)."""
-    signum = -code if code < 0 else code - 128 if isolation == "bubblewrap" and code > 128 else None
+    signum = -code if code < 0 else code - 128 if through_bwrap and code > 128 else None
     if signum:
         try:
             name = signal.Signals(signum).name

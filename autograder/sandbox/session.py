@@ -124,9 +124,8 @@ class Sandbox:
                                          uid=self._resources.uid, env=env)
             else:
                 self._plan = launch_plan(self.isolation, self.workdir, root, limits, env=env)
-            quota = cgroups.backend()   # chosen once per grader process
-            self._resources.cgroup = quota.create(limits)
-            self.quotas = quota.name if self._resources.cgroup else cgroups.RLIMITS
+            self._resources.cgroup = cgroups.create(limits)   # by the backend chosen once per process
+            self.quotas = cgroups.describe() if self._resources.cgroup else cgroups.RLIMITS
             self._resources.worker = self._start_worker()
         except BaseException:
             self.close()

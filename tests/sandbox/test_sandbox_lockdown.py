@@ -4,10 +4,11 @@ bubblewrap started end up with the same process state, and neither can make a us
 from __future__ import annotations
 
 import os
+import platform
 import re
 
 import pytest
-from sandbox_helpers import needs_bwrap
+from sandbox_helpers import needs_bwrap, needs_rlimits
 
 pytestmark = needs_bwrap
 
@@ -43,6 +44,27 @@ PROBE = {
                 os._exit(0)
             os.waitpid(pid, 0)
             return os.read(read_end, 100).decode()
+
+        def unshare_by_other_doors():
+            # What a filter that only looked at unshare/clone of this architecture would miss.
+            libc = ctypes.CDLL(None, use_errno=True)
+            doors = {}
+            args = (ctypes.c_uint64 * 11)(CLONE_NEWUSER)   # struct clone_args: flags first
+            pid = libc.syscall(435, args, ctypes.sizeof(args))   # clone3
+            if pid == 0:
+                os._exit(0)
+            doors["clone3"] = (pid, ctypes.get_errno())
+            doors["x32"] = (libc.syscall(0x40000000 | 272, CLONE_NEWUSER), ctypes.get_errno())
+            return doors
+
+        def unshare_via_int80():
+            # The i386 system call (unshare is 310 there) from a 64-bit process: int 0x80.
+            import mmap
+            code = bytes.fromhex("b836010000" "bb00000010" "cd80" "c3")
+            page = mmap.mmap(-1, mmap.PAGESIZE, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+            page.write(code)
+            address = ctypes.addressof(ctypes.c_char.from_buffer(page))
+            return ctypes.CFUNCTYPE(ctypes.c_int)(address)()
 
         def unshare_command():
             run = subprocess.run(["unshare", "--user", "--map-root-user", "id", "-u"],
@@ -116,3 +138,29 @@ def test_no_user_namespace_can_be_made_inside_the_sandbox(sandbox):
     assert box.call("codesign", "unshare_in_a_child").value == "(-1, 1)"
     returncode, uid = box.call("codesign", "unshare_command").value
     assert returncode != 0 and uid != "0"
+
+
+@pytest.mark.usefixtures("worker_start")
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="the attack is x86_64 machine code")
+def test_the_filter_has_no_side_door(sandbox):
+    """A hostile student's way around a filter on unshare/clone: clone3 (flags in memory), the x32
+    numbers, the i386 entry point (int 0x80), which the filter must not read as x86_64 calls."""
+    box = sandbox(PROBE)
+    doors = box.call("codesign", "unshare_by_other_doors").value
+    assert tuple(doors["clone3"]) == (-1, 38), doors           # ENOSYS: the C library falls back to clone
+    assert doors["x32"][0] == -1, doors
+    outcome = box.call("codesign", "unshare_via_int80")
+    assert outcome.status == "crashed", outcome            # another architecture: the worker is killed
+    assert box.call("codesign", "unshare_here").value[0] == -1   # and the next call gets a fresh worker
+
+
+@needs_rlimits
+def test_the_rlimits_fallback_gets_the_same_lockdown(sandbox):
+    """Without bubblewrap only the lockdown stands between student code and root's leftovers: no
+    setuid binary or file capability can raise it (no_new_privs, an empty bounding set)."""
+    box = sandbox(PROBE, isolation="rlimits")
+    status = box.call("codesign", "state").value["status"]
+    assert status["Uid"].split() == [str(box.host_uid)] * 4 and status["Groups"] == ""
+    assert status["NoNewPrivs"] == "1" and status["Seccomp"] == "2"
+    assert all(int(status[c], 16) == 0 for c in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"))
+    assert box.call("codesign", "unshare_in_a_child").value == "(-1, 1)"
