@@ -27,7 +27,6 @@ from autograder.engine.outputs import read_result, results_path, write_grades_cs
 from autograder.engine.registry import ConfigError
 from autograder.engine.results import SubmissionResult
 from autograder.sandbox import Limits, resolve_isolation
-from autograder.sandbox.cgroups import backend as quota_backend
 
 OnStart = Callable[[int, int], None]  # (students to grade now, students skipped)
 OnResult = Callable[[str, "SubmissionResult | None", "str | None"], None]  # (student, result, error)
@@ -106,6 +105,7 @@ def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1,
         _grade_in_workers(assignment, pending, limits, isolation, jobs, on_start, len(skipped), finish)
 
     results = write_grades_csv(out, config)
+    from autograder.sandbox.cgroups import backend as quota_backend   # (lazily: see forkserver_client.py)
     return BatchReport(config.assignment, tuple(results), tuple(sorted(graded)), tuple(skipped),
                        tuple(sorted(failed)), isolation, round(time.perf_counter() - started, 3),
                        quota_backend().name)
