@@ -250,6 +250,49 @@ def test_a_process_that_drops_its_environment_dies_with_the_sandbox_without_a_cg
     assert survivors == []
 
 
+HYDRA = """
+    import os, sys, time
+
+    CHAIN = (
+        "import os, time\\n"
+        "while True:\\n"
+        "    try:\\n"
+        "        if os.fork():\\n"
+        "            os._exit(0)\\n"    # the parent leaves, the child goes on: a new pid every step
+        "    except OSError:\\n"
+        "        time.sleep(0.01)\\n"
+    )
+
+    def hydra(marker):
+        if os.fork() == 0:
+            os.setsid()
+            os.execve(sys.executable, [sys.executable, "-c", CHAIN, marker], {})
+        time.sleep(0.5)
+        return "running"
+"""
+
+
+@pytest.mark.parametrize("isolation", ["bubblewrap", pytest.param("rlimits", marks=needs_rlimits)])
+def test_a_process_that_keeps_changing_its_pid_dies_with_the_sandbox(sandbox, isolation, monkeypatch):
+    """A hostile student's process outruns a kill by pid (it forks and exits in a loop, outside the
+    session, without the grader's environment, no cgroup): it still ends with the sandbox."""
+    from autograder.sandbox import cgroups
+    monkeypatch.setattr(cgroups, "create", lambda limits: None)
+    marker = f"hydra-{uuid.uuid4().hex}"
+    box = sandbox({"codesign.py": HYDRA}, isolation=isolation)
+    assert box.call("codesign", "hydra", (marker,)).value == "running"
+    assert processes_with(marker)
+    box.close()
+    deadline = time.monotonic() + 5
+    while processes_with(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    survivors = processes_with(marker)
+    while processes_with(marker):   # (cleaning up after a failure needs the same persistence)
+        for pid in processes_with(marker):
+            os.kill(pid, signal.SIGKILL)
+    assert survivors == []
+
+
 def test_processes_left_running_die_when_the_worker_is_restarted(sandbox):
     marker = f"linger-{uuid.uuid4().hex}"
     box = sandbox({"codesign.py": textwrap.dedent(LINGER) + "\ndef spin():\n    while True:\n        pass\n"})
