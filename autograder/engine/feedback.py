@@ -101,7 +101,7 @@ def item_heading(item: ItemResult) -> str:
 ISOLATION_WORDS = {
     "bubblewrap": "你的代码在 bubblewrap 沙箱里运行（隔离方式：bubblewrap）。",
     "rlimits": ("你的代码以独立的非特权用户、在带资源限制的子进程里运行，没有 bubblewrap 沙箱"
-                "（隔离方式：rlimits，由教师明确选择）。"),
+                "（隔离方式：rlimits）。"),
     "none": "没有运行你的代码（隔离方式：none）。",
 }
 
