@@ -96,6 +96,24 @@ def due_date(assignment: str, given: str | None):
     return gradebook_due_date(ASSIGNMENTS_DIR.parent, assignment)
 
 
+def _into_delegated_scope() -> None:
+    """A non-root instructor on cgroup v2 gets per-sandbox quotas from a delegated systemd scope:
+    run as `python -m autograder grade …`, the grader starts itself again inside one (once)."""
+    import os
+
+    from autograder.sandbox.cgroups import SCOPE_ENV, delegated_scope_argv
+
+    if not (sys.argv[0].endswith(os.path.join("autograder", "__main__.py")) and sys.argv[1:2] == ["grade"]):
+        return   # called in-process: the command line is not ours to repeat
+    command = delegated_scope_argv([sys.executable, "-m", "autograder", *sys.argv[1:]])
+    if command is not None:
+        print("grade: running in a delegated systemd scope for per-sandbox cgroup quotas", file=sys.stderr)
+        sys.stderr.flush()
+        sys.stdout.flush()
+        os.environ[SCOPE_ENV] = "1"
+        os.execv(command[0], command)
+
+
 def run(args) -> int:
     from autograder.engine.batch import grade_batch
     from autograder.engine.console_view import BatchProgress, print_summary
@@ -104,6 +122,7 @@ def run(args) -> int:
     scheduler = getattr(args, "scheduler", None)
     if scheduler_refused("grade", args) or (scheduler is None and isolation_refused("grade", args.isolation)):
         return 2
+    _into_delegated_scope()
     if not args.submissions.is_dir():
         print(f"grade: submissions folder {args.submissions} does not exist", file=sys.stderr)
         return 2

@@ -20,10 +20,12 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--visibility", choices=VISIBILITIES, default="after_published",
                         help="when students see the per-item results and feedback (default: after_published, "
                              "so hidden-test feedback cannot be mined by resubmitting)")
-    parser.add_argument("--isolation", choices=("bubblewrap", "rlimits"), default="bubblewrap",
-                        help="baked into the bundle (default bubblewrap: a container where bwrap cannot run refuses "
-                             "every submission with no credit and says why; rlimits: lowered explicitly, graded as an "
-                             "unprivileged uid with /autograder/source closed to it, and every result says so)")
+    parser.add_argument("--isolation", choices=("best", "bubblewrap", "rlimits"), default="best",
+                        help="baked into the bundle (default best: bubblewrap where the container allows it, else "
+                             "the uid fallback, safe there because a container grades one submission; every result "
+                             "says which. bubblewrap: a container where bwrap cannot run refuses every submission "
+                             "with no credit. rlimits: lowered explicitly, graded as an unprivileged uid with "
+                             "/autograder/source closed to it)")
 
 
 def run(args) -> int:

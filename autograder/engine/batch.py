@@ -43,6 +43,7 @@ class BatchReport:
     failed: tuple[tuple[str, str], ...]  # (student, internal error): nothing written for them
     isolation: str  # how this run isolated student code
     seconds: float
+    quotas: str = ""  # how this run bounded each sandbox's memory, processes and CPU (cgroups.py)
 
 
 def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1, force: bool = False,
@@ -110,8 +111,10 @@ def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1,
         _grade_in_workers(assignment, pending, limits, isolation, jobs, on_start, len(skipped), finish)
 
     results = write_grades_csv(out, config)
+    from autograder.sandbox.cgroups import backend as quota_backend   # (lazily: see forkserver_client.py)
     return BatchReport(config.assignment, tuple(results), tuple(sorted(graded)), tuple(skipped),
-                       tuple(sorted(failed)), isolation, round(time.perf_counter() - started, 3))
+                       tuple(sorted(failed)), isolation, round(time.perf_counter() - started, 3),
+                       quota_backend().name)
 
 
 def _grade_in_workers(assignment, pending, limits, isolation, jobs, on_start, n_skipped, finish) -> None:

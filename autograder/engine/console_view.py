@@ -168,7 +168,8 @@ def print_summary(report: BatchReport, out_dir, stream: TextIO = sys.stdout, wid
         console.print(escape(not_passed_list(report)))
     console.print(f"graded {len(report.graded)}, skipped {len(report.skipped)}, "
                   f"grader errors {len(report.failed)} in {report.seconds:.1f} s "
-                  f"(isolation: {report.isolation}); outputs in {out_dir}/ "
+                  f"(isolation: {report.isolation}{' + ' + report.quotas if report.quotas else ''}); "
+                  f"outputs in {out_dir}/ "
                   "(grades.csv, feedback/, results/)")
     if report.isolation != "bubblewrap":
         Console(file=sys.stderr).print(f"[bold red]{escape(NOT_ISOLATED_WARNING)}[/bold red]")

@@ -101,20 +101,32 @@ def item_heading(item: ItemResult) -> str:
 ISOLATION_WORDS = {
     "bubblewrap": "你的代码在 bubblewrap 沙箱里运行（隔离方式：bubblewrap）。",
     "rlimits": ("你的代码以独立的非特权用户、在带资源限制的子进程里运行，没有 bubblewrap 沙箱"
-                "（隔离方式：rlimits，由教师明确选择）。"),
+                "（隔离方式：rlimits）。"),
     "none": "没有运行你的代码（隔离方式：none）。",
 }
 
 
-def isolation_line(isolation: str) -> str:
-    """One line saying how the student's code was isolated while it was graded."""
-    return "**评分环境：** " + ISOLATION_WORDS.get(isolation, f"隔离方式：{isolation}（未知，请联系助教核对）。")
+QUOTA_WORDS = {
+    "cgroup v1": "整个沙箱共用一份内存、进程数和 CPU 上限（资源限制：cgroup v1）。",
+    "cgroup v2": "整个沙箱共用一份内存、进程数和 CPU 上限（资源限制：cgroup v2）。",
+    "cgroup v2 (delegated)": "整个沙箱共用一份内存、进程数和 CPU 上限（资源限制：cgroup v2，委派给教师账户）。",
+    "rlimits": "内存和 CPU 时间按进程限制（资源限制：rlimits）。",
+}
+
+
+def isolation_line(isolation: str, quotas: str = "") -> str:
+    """One line saying how the student's code was isolated (and its resources bounded) while it
+    was graded."""
+    line = "**评分环境：** " + ISOLATION_WORDS.get(isolation, f"隔离方式：{isolation}（未知，请联系助教核对）。")
+    if quotas:
+        line += QUOTA_WORDS.get(quotas, f"资源限制：{quotas}（未知，请联系助教核对）。")
+    return line
 
 
 def submission_markdown(result: SubmissionResult) -> str:
     """The whole feedback file of one student."""
     manual = result.manual_items
-    lines = [f"# {result.assignment} 评分反馈：{result.student}", "", isolation_line(result.isolation), ""]
+    lines = [f"# {result.assignment} 评分反馈：{result.student}", "", isolation_line(result.isolation, result.quotas), ""]
     summary = f"自动评分 **{points(result.score)} / {points(result.auto_max_score)}** 分"
     if manual:
         manual_points = sum(i.max_score for i in manual)

@@ -43,14 +43,14 @@ def grade_submission(assignment_name: str, submission_dir: Path, *, limits: Limi
 
     if not files.present:
         items = _nothing_submitted(assignment, files)
-        used = "none"
+        used, quotas = "none", ""
     else:
         with tempfile.TemporaryDirectory(prefix="cs349e-stage-") as staging:
             for name in files.present:
                 shutil.copyfile(files.path(name), Path(staging) / name)
             with Sandbox(Path(staging), overlay=config.trusted_files(), limits=limits,
                          isolation=isolation, env=SANDBOX_ENV, factories=assignment.factories) as box:
-                used = box.isolation
+                used, quotas = box.isolation, box.quotas
                 items = _grade_items(assignment, files, box, limits)
 
     order = {item.id: i for i, item in enumerate(config.items)}
@@ -59,7 +59,7 @@ def grade_submission(assignment_name: str, submission_dir: Path, *, limits: Limi
     return SubmissionResult(
         student=files.student, score=score, max_score=config.total_points, items=tuple(items),
         isolation=used, seconds=round(time.perf_counter() - started, 3), assignment=config.assignment,
-        fingerprint=files.fingerprint(config), case_set=assignment.case_set)
+        fingerprint=files.fingerprint(config), case_set=assignment.case_set, quotas=quotas)
 
 
 def _grade_items(assignment: Assignment, files: StudentFiles, box: Sandbox, limits: Limits) -> list[ItemResult]:

@@ -4,8 +4,8 @@ at any moment leaves every file either complete or absent:
     OUT/results/<student>.json   Gradescope results.json; `extra_data.submission` holds the full
                                  SubmissionResult, the record a re-run and grades.csv are built from
     OUT/feedback/<student>.md    Chinese feedback for the student
-    OUT/grades.csv               student, score, max_score, isolation, one column per item (rebuilt
-                                 from results/)
+    OUT/grades.csv               student, score, max_score, isolation, late_penalty, quotas, one
+                                 column per item (rebuilt from results/)
 
 Everything written is safe to open: control characters a submission printed (NUL, escape
 sequences, ...) are stripped from the feedback and results.json, and a grades.csv cell a
@@ -94,7 +94,7 @@ def gradescope_results(result: SubmissionResult, *, visibility: str = "visible")
     if manual:
         summary += (f" 另有 {points(sum(i.max_score for i in manual))} 分的文字题需要人工评分："
                     f"{'、'.join(i.id for i in manual)}。")
-    summary += f"\n\n{isolation_line(result.isolation)}"
+    summary += f"\n\n{isolation_line(result.isolation, result.quotas)}"
     return {
         "score": round(result.score - result.late_penalty, 2),
         "execution_time": result.seconds,
@@ -136,18 +136,18 @@ def read_results(out: Path) -> list[SubmissionResult]:
 
 def grades_csv(config: GradingConfig, results: Iterable[SubmissionResult]) -> str:
     """student, score, max_score, isolation (how the student's code was isolated), late_penalty,
-    then one column per item in grading.toml's order. `score` is after the late penalty (the
+    quotas (how its memory, processes and CPU were bounded), then one column per item in grading.toml's order. `score` is after the late penalty (the
     items are not); late_penalty is empty when the submission time or due date is unknown. A
     manual item's cell stays empty: it has not been graded yet."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     ids = [item.id for item in config.items]
-    writer.writerow(["student", "score", "max_score", "isolation", "late_penalty", *ids])
+    writer.writerow(["student", "score", "max_score", "isolation", "late_penalty", "quotas", *ids])
     for result in sorted(results, key=lambda r: r.student):
         scores = {item.id: ("" if item.status == "manual" else points(item.score)) for item in result.items}
         late = "" if result.late is None else points(result.late_penalty)
         row = [result.student, points(result.score - result.late_penalty), points(result.max_score),
-               result.isolation, late, *(scores.get(i, "") for i in ids)]
+               result.isolation, late, result.quotas, *(scores.get(i, "") for i in ids)]
         writer.writerow([csv_cell(cell) for cell in row])
     return buf.getvalue()
 

@@ -51,6 +51,9 @@ class SubmissionResult:
     fingerprint: str = ""  # hash of the graded files + grading config: a re-run skips unchanged work
     case_set: str = ""  # digest of the hidden cases and property examples graded against (case_digest.py)
     late: Lateness | None = None  # submission time vs due date under the late policy (lateness.py)
+    # How the sandbox's memory, processes and CPU were bounded: "cgroup v1", "cgroup v2",
+    # "cgroup v2 (delegated)" or "rlimits" ("" when nothing of the student's ran, or an older result).
+    quotas: str = ""
 
     @property
     def auto_max_score(self) -> float:

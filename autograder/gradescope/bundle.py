@@ -10,8 +10,8 @@ from pathlib import Path
 
 from autograder.gradescope.contents import BundleSourceError, bundle_sources
 from autograder.gradescope.requirements import grading_distributions, pinned_requirements
+from autograder.gradescope.runtime import BEST, BUNDLE_ISOLATIONS
 from autograder.gradescope.schema import VISIBILITIES
-from autograder.sandbox.launcher import ISOLATIONS
 from autograder.gradescope.scripts import readme, run_autograder, setup_sh
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -24,7 +24,7 @@ class Bundle:
     path: Path
     sources: tuple[str, ...]
     requirements: tuple[str, ...]
-    isolation: str = "bubblewrap"
+    isolation: str = BEST
 
 
 def _add(zf: zipfile.ZipFile, name: str, data: bytes, mode: int) -> None:
@@ -35,15 +35,16 @@ def _add(zf: zipfile.ZipFile, name: str, data: bytes, mode: int) -> None:
 
 
 def build_bundle(assignment: str, out: Path, *, root: Path = REPO_ROOT, visibility: str = "after_published",
-                 isolation: str = "bubblewrap") -> Bundle:
+                 isolation: str = BEST) -> Bundle:
     """Write the Gradescope zip for `assignment` to `out` (atomically) and describe it.
 
-    `isolation` is baked into run_autograder: "bubblewrap" refuses to grade in a container where
-    bubblewrap cannot run; "rlimits" lowers it explicitly."""
+    `isolation` is baked into run_autograder: "best" (default) grades under bubblewrap where the
+    container allows it and otherwise with the uid fallback, saying which; "bubblewrap" refuses
+    to grade in a container where bubblewrap cannot run; "rlimits" lowers it explicitly."""
     if visibility not in VISIBILITIES:
         raise BundleSourceError(f"visibility must be one of {list(VISIBILITIES)}, got {visibility!r}")
-    if isolation not in ISOLATIONS:
-        raise BundleSourceError(f"isolation must be one of {list(ISOLATIONS)}, got {isolation!r}")
+    if isolation not in BUNDLE_ISOLATIONS:
+        raise BundleSourceError(f"isolation must be one of {list(BUNDLE_ISOLATIONS)}, got {isolation!r}")
     sources = bundle_sources(root, assignment)
     requirements = pinned_requirements(grading_distributions(root / "pyproject.toml"))
     out = Path(out)

@@ -11,6 +11,12 @@ FALLBACK_NOTE = (
     "⚠️ 注意：这次评分按课程的设置没有使用 bubblewrap 沙箱（isolation 'rlimits'）：学生代码以独立的"
     "非特权用户在带资源限制的子进程里运行，参考答案和隐藏测试对它不可读。分数照常由可信评分器计算。"
 )
+AUTOMATIC_FALLBACK_NOTE = (
+    "⚠️ 注意：这个评分容器里不能使用 bubblewrap 沙箱，这次评分自动改用了备用隔离方式（isolation "
+    "'rlimits'）：学生代码以独立的非特权用户在带资源限制的子进程里运行，参考答案和隐藏测试对它不可读，"
+    "容器里也只有你这一份提交。分数照常由可信评分器计算。"
+)
+FAILED_MESSAGE = "评分没有完成，这次提交暂时不计分。请联系助教重新评分（不是你的代码的问题时，重新评分后会按正常结果计分）。"
 FALLBACK_LOG = ("NOTE: this bundle was built with --isolation rlimits: student code ran without bubblewrap, "
                 "as an unprivileged uid of its own with rlimits; /autograder/source was closed to it.")
 
@@ -30,13 +36,22 @@ def missing_files_note(missing: tuple[str, ...]) -> str | None:
     return f"提交里没有找到 {'、'.join(missing)}：这些文件按缺失评分（文件名要和作业里的一致）。"
 
 
-def final_results(engine: dict, *, visibility: str, missing: tuple[str, ...] = ()) -> dict:
-    """The engine's results with Gradescope-only settings and notes applied."""
+def final_results(engine: dict, *, visibility: str, missing: tuple[str, ...] = (),
+                  automatic_fallback: str | None = None) -> dict:
+    """The engine's results with Gradescope-only settings and notes applied. `automatic_fallback`:
+    why bubblewrap could not run in this container, when the bundle's "best" isolation fell back
+    to the uid fallback (the student is told that it did; the reason stays in extra_data)."""
     isolation = engine.get("extra_data", {}).get("submission", {}).get("isolation")
-    notes = [note for note in (fallback_note(isolation), missing_files_note(missing)) if note]
+    note = AUTOMATIC_FALLBACK_NOTE if automatic_fallback and isolation == "rlimits" else fallback_note(isolation)
+    notes = [note for note in (note, missing_files_note(missing)) if note]
     tests = [{**test, "visibility": visibility} for test in engine["tests"]]
+    extra = dict(engine.get("extra_data", {}))
+    if automatic_fallback:
+        extra["isolation_note"] = (f"bubblewrap cannot run in this container ({automatic_fallback}); "
+                                   f"graded with the uid fallback automatically")
     return {
         **engine,
+        "extra_data": extra,
         "output": "\n\n".join([*notes, engine.get("output", "")]).strip(),
         "visibility": visibility,
         "stdout_visibility": "hidden",  # run_autograder's log is for course staff
@@ -45,10 +60,12 @@ def final_results(engine: dict, *, visibility: str, missing: tuple[str, ...] = (
 
 
 def failure_results(reason: str, *, max_score: float) -> dict:
-    """No credit, visible at once, so the student asks for a regrade instead of waiting."""
-    message = ("评分没有完成，这次提交暂时不计分。请联系助教重新评分（不是你的代码的问题时，"
-               f"重新评分后会按正常结果计分）。\n\n```\n{reason[-2000:]}\n```")
+    """No credit, visible at once, so the student asks for a regrade instead of waiting. The
+    student sees one short line; `reason` (for the course staff: what failed, how to fix the
+    machine) goes only to extra_data, which Gradescope does not show students."""
+    message = FAILED_MESSAGE
     return {
+        "extra_data": {"grading_failed": reason[-2000:]},
         "score": 0.0,
         "execution_time": 0.0,
         "output": message,

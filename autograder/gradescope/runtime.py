@@ -3,9 +3,12 @@
 run_autograder starts this from /autograder/source. It copies the student's files into a
 one-student class folder, grades it with the fixed command line (`python -m autograder grade`:
 the same hidden tests, sandbox and limits as a local batch), and writes
-/autograder/results/results.json. It fails closed: if grading does not complete, the result
-gives no credit and says so (exit status 2 when the grader refused, e.g. no working bubblewrap in
-a bundle that asks for it; 1 when it failed). Everything printed goes to Gradescope's staff-only log.
+/autograder/results/results.json. The isolation is the best the container offers (bubblewrap,
+else the uid fallback: `container_isolation`) unless the bundle fixed one. It fails closed: if
+grading does not complete, the result gives no credit and tells the student so in one short
+line (exit status 2 when the grader refused, e.g. no isolation works here; 1 when it failed);
+why, with what to do, goes to Gradescope's staff-only log and the result's extra_data, never to
+the student.
 """
 
 import argparse
@@ -23,6 +26,8 @@ from autograder.gradescope.submission import collect_submission
 
 SOURCE_ROOT = Path(__file__).resolve().parents[2]
 STUDENT = "submission"
+BEST = "best"   # bubblewrap where the container allows it, else the uid fallback (container_isolation)
+BUNDLE_ISOLATIONS = (BEST, "bubblewrap", "rlimits")
 # Gradescope kills the container at its own timeout; ours is a backstop inside it.
 DEFAULT_TIMEOUT = 1800.0
 
@@ -81,7 +86,28 @@ def protect_secrets(assignment: str, root: Path) -> None:
         path.chmod(0o700)
 
 
-def grade_upload(assignment: str, root: Path, visibility: str, timeout: float, isolation: str = "bubblewrap") -> dict:
+def container_isolation(requested: str) -> tuple[str, str | None]:
+    """(the isolation to grade with, why bubblewrap was not used when "best" fell back).
+
+    "best" (the bundle's default): bubblewrap where it works in this container, else the uid
+    fallback, which is safe here because a Gradescope container grades one submission and holds
+    nothing else of the class; where neither can run, grading is refused. "bubblewrap" and
+    "rlimits" are taken as asked (resolved, and refused if unavailable, by the grader)."""
+    from autograder.sandbox import bubblewrap_problem, rlimits_problem
+
+    if requested != BEST:
+        return requested, None
+    problem = bubblewrap_problem()
+    if problem is None:
+        return "bubblewrap", None
+    refused = rlimits_problem()   # after protect_secrets: the source must be closed by now
+    if refused is not None:
+        raise GradingRefused(f"bubblewrap cannot run in this container ({problem}), and the uid "
+                             f"fallback is refused too: {refused}")
+    return "rlimits", problem
+
+
+def grade_upload(assignment: str, root: Path, visibility: str, timeout: float, isolation: str = BEST) -> dict:
     """Grade root/submission/ and return Gradescope's results (not yet written)."""
     from autograder.engine.registry import ConfigError, load_config
 
@@ -90,6 +116,11 @@ def grade_upload(assignment: str, root: Path, visibility: str, timeout: float, i
     except ConfigError as err:
         raise GradingFailed(f"configuration error: {err}") from None
     protect_secrets(assignment, root)
+    isolation, bubblewrap_missing = container_isolation(isolation)
+    if bubblewrap_missing:
+        print(f"NOTE: bubblewrap cannot run in this container ({bubblewrap_missing}); this submission "
+              f"is graded with the uid fallback (isolation rlimits), automatically: the container "
+              f"grades one submission only.", flush=True)
     with tempfile.TemporaryDirectory(prefix="cs349e-gradescope-") as tmp:
         submissions, out = Path(tmp) / "submissions", Path(tmp) / "out"
         collected = collect_submission(root / "submission", config.student_files, submissions / STUDENT)
@@ -102,8 +133,9 @@ def grade_upload(assignment: str, root: Path, visibility: str, timeout: float, i
             engine = json.loads(engine_file.read_text(encoding="utf-8"))
         except (OSError, ValueError) as err:
             raise GradingFailed(f"the grader wrote no usable result for the submission ({err})") from None
-    results = final_results(engine, visibility=visibility, missing=collected.missing)
-    if fallback_note(engine.get("extra_data", {}).get("submission", {}).get("isolation")):
+    results = final_results(engine, visibility=visibility, missing=collected.missing,
+                            automatic_fallback=bubblewrap_missing)
+    if fallback_note(engine.get("extra_data", {}).get("submission", {}).get("isolation")) and not bubblewrap_missing:
         print(FALLBACK_LOG, flush=True)
     return results
 
@@ -122,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", type=Path, default=Path("/autograder"), help="Gradescope's folder (default /autograder)")
     parser.add_argument("--visibility", choices=VISIBILITIES, default="after_published")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds before grading counts as failed")
-    parser.add_argument("--isolation", choices=("bubblewrap", "rlimits"), default="bubblewrap",
+    parser.add_argument("--isolation", choices=BUNDLE_ISOLATIONS, default=BEST,
                         help="set when the bundle is built (python -m autograder gradescope --isolation)")
     args = parser.parse_args(argv)
 

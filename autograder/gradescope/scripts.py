@@ -84,6 +84,13 @@ Give the container at least 3 GB of memory: student code may use 2 GiB.
 """
 
 ISOLATION_TEXT = {
+    "best": ("Student code runs in a bubblewrap sandbox where the container allows it. Where it does not "
+             "(Docker's and Kubernetes' default seccomp profile refuses the namespaces bubblewrap needs), the "
+             "submission is graded with the uid fallback instead, automatically: student code runs with resource "
+             "limits as an unprivileged uid of its own, /autograder/source (solutions/, the hidden tests) is closed "
+             "to it, and the container holds no other submission. The result says which was used (extra_data."
+             "submission.isolation, and a note to the student); the log says why. Where neither can run, every "
+             "submission is refused with no credit and exit status 2."),
     "bubblewrap": ("Student code runs in a bubblewrap sandbox. Where bubblewrap cannot run in the container "
                    "(it needs user namespaces or root with CAP_SYS_ADMIN), every submission is refused: it gets "
                    "a result with no credit that says so, and run_autograder exits with status 2. Rebuild the "
@@ -99,7 +106,7 @@ def setup_sh(assignment: str) -> str:
     return SETUP_SH.format(assignment=assignment, venv=VENV_DIR)
 
 
-def run_autograder(assignment: str, visibility: str, isolation: str = "bubblewrap") -> str:
+def run_autograder(assignment: str, visibility: str, isolation: str = "best") -> str:
     return RUN_AUTOGRADER.format(
         python_var=PYTHON_ENV_VAR,
         venv=VENV_DIR,

@@ -5,8 +5,10 @@
         outcome = box.call("student", "volume", (Rebuilt("shapes:Box.from_dict", {"w": 2}),))
 
 Modules: limits (Limits), outcomes (CallOutcome, NotebookOutcome), codec (the safe wire
-format), launcher (bubblewrap / rlimits command lines), uids (a host uid per sandbox),
-workdir (the private copy), output (per-call output capture), cgroups (per-sandbox quotas),
+format), launcher (the isolation backends: bubblewrap / rlimits command lines), lockdown (the
+confinement every worker applies to itself), uids (a host uid per sandbox), reaper (ends a uid's
+processes), workdir (the private copy), output (per-call output capture), cgroups (the quota
+backends: per-sandbox cgroups or rlimits),
 clock (CPU-time budgets), process (one worker process), session (Sandbox), plotting (the shared
 font list), forkserver_client (workers forked from a process that imported numpy and matplotlib
 once); worker.py, nbrunner.py and warm_notebook.py run inside the sandbox, forkserver.py beside it.

@@ -7,9 +7,15 @@ may use at once; its CPU time is read from the group, so a call's timeout counts
 own CPU time (clock.py). Workers enter the group before they exec (`prefix`), so no child can be
 started outside it.
 
-Where cgroups cannot be written (no delegation, read-only /sys/fs/cgroup, not root), `support()`
+How sandboxes are bounded is chosen once per grader process (`backend()`): a `QuotaBackend`
+named "cgroup v1", "cgroup v2", "cgroup v2 (delegated)" (a non-root grader in a subtree it owns,
+e.g. under `systemd-run --user --scope -p Delegate=yes`) or "rlimits". On cgroup v2 a group may
+hand controllers to its children only while it holds no process itself; under systemd or in a
+container the grader's own group holds the grader, so the grader first moves every process of
+its group into a leaf child (`cs349e-graders`), then enables the controllers (the "leaf
+pattern"). Where no cgroup can be written (read-only /sys/fs/cgroup, no delegation), `support()`
 says why and the sandbox falls back to per-process rlimits and a small process limit;
-`Sandbox.quotas` records which one applied.
+`Sandbox.quotas` records which one applied, and every result says so.
 """
 
 from __future__ import annotations
@@ -155,27 +161,52 @@ class SandboxCgroup:
         self.dirs = {}
 
 
-def create(limits: Limits) -> SandboxCgroup | None:
-    """A group for one sandbox, or None where cgroups cannot be used (see `support`)."""
+class QuotaBackend:
+    """How this grader process bounds each sandbox's memory, processes and CPU."""
+
+    def __init__(self, name: str, layout: _Layout | None = None, problem: str | None = None):
+        self.name = name          # recorded with every result: "cgroup v2", "rlimits", ...
+        self.problem = problem    # why there is no cgroup (rlimits only)
+        self._layout = layout
+
+    def create(self, limits: Limits) -> SandboxCgroup | None:
+        """A group for one sandbox, or None (rlimits only, or this group could not be made)."""
+        if self._layout is None:
+            return None
+        try:
+            return SandboxCgroup(self._layout, limits)
+        except OSError:
+            return None
+
+
+RLIMITS = "rlimits"
+
+
+@functools.cache
+def backend() -> QuotaBackend:
+    """Chosen once per grader process (the machine does not change between students)."""
     layout = _layout()
     if isinstance(layout, str):
-        return None
-    try:
-        return SandboxCgroup(layout, limits)
-    except OSError:
-        return None
+        return QuotaBackend(RLIMITS, problem=layout)
+    name = f"cgroup v{layout.version}"
+    if layout.version == 2 and os.geteuid() != 0:
+        name += " (delegated)"
+    return QuotaBackend(name, layout)
+
+
+def create(limits: Limits) -> SandboxCgroup | None:
+    """A group for one sandbox, or None where cgroups cannot be used (see `support`)."""
+    return backend().create(limits)
 
 
 def support() -> str | None:
     """None when sandboxes get a cgroup each, else why not (one line)."""
-    layout = _layout()
-    return layout if isinstance(layout, str) else None
+    return backend().problem
 
 
 def describe() -> str:
     """How sandboxes are bounded here, for logs and results."""
-    layout = _layout()
-    return f"cgroup v{layout.version}" if not isinstance(layout, str) else "rlimits"
+    return backend().name
 
 
 @functools.cache
@@ -196,6 +227,33 @@ def _layout() -> _Layout | str:
     except OSError as exc:
         return f"cannot create a cgroup below {next(iter(layout.bases.values()))}: {exc.strerror or exc}"
     return layout
+
+
+SCOPE_ENV = "CS349E_DELEGATED_SCOPE"   # set once the grader runs in the scope below (no second try)
+
+
+def delegated_scope_argv(command: list[str]) -> list[str] | None:
+    """`command` run in a systemd user scope whose cgroup the instructor owns (Delegate=yes), for a
+    non-root grader on cgroup v2 that has no group of its own to write; None where the grader has
+    one already, or no such scope can be made here (no systemd user manager, cgroup v1)."""
+    import shutil
+    import subprocess
+    if os.geteuid() == 0 or os.environ.get(SCOPE_ENV) or backend().name != RLIMITS:
+        return None
+    try:
+        if not any(fstype == "cgroup2" for _, _, fstype, _ in _mounts()):
+            return None
+    except OSError:
+        return None
+    systemd_run = shutil.which("systemd-run")
+    if systemd_run is None:
+        return None
+    scope = [systemd_run, "--user", "--scope", "--quiet", "--collect", "-p", "Delegate=yes"]
+    try:
+        probe = subprocess.run([*scope, "true"], stdin=subprocess.DEVNULL, capture_output=True, timeout=15)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return [*scope, *command] if probe.returncode == 0 else None
 
 
 def _sweep(layout: _Layout) -> None:
@@ -258,18 +316,51 @@ def _v2_layout(mounts, own) -> _Layout | None:
         base = _inside(mount, root, own[""])
         if base is None:
             continue
+        if base.name == LEAF:   # an earlier grader moved this process there: its group is the parent
+            base = base.parent
         try:
             available = set((base / "cgroup.controllers").read_text().split())
             if not set(_V2_CONTROLLERS) <= available:
                 continue
-            enabled = set((base / "cgroup.subtree_control").read_text().split())
-            missing = [c for c in _V2_CONTROLLERS if c not in enabled]
-            if missing:   # fails (EBUSY) where the grader's own group holds processes
-                _write(base / "cgroup.subtree_control", " ".join(f"+{c}" for c in missing))
+            _enable_v2_controllers(base)
         except OSError:
             continue
         return _Layout(2, {c: base for c in _V2_CONTROLLERS})
     return None
+
+
+LEAF = "cs349e-graders"   # where the grader's processes go so its group can hand down controllers
+
+
+def _enable_v2_controllers(base: Path) -> None:
+    """Enables the controllers for the groups below `base`, the grader's own group.
+
+    The kernel refuses (EBUSY) while `base` itself holds processes ("no internal processes"), as
+    it does under systemd (a scope or service holds the grader) and in a container's cgroup
+    namespace (its root group holds every process of the container): those processes, the grader
+    among them, move into the leaf child LEAF first (a few rounds: a process may fork meanwhile)."""
+    for _ in range(20):
+        enabled = set((base / "cgroup.subtree_control").read_text().split())
+        missing = [c for c in _V2_CONTROLLERS if c not in enabled]
+        if not missing:
+            return
+        try:
+            _write(base / "cgroup.subtree_control", " ".join(f"+{c}" for c in missing))
+            return
+        except OSError as exc:
+            if exc.errno != errno.EBUSY:
+                raise
+        _move_processes(base, base / LEAF)
+    raise OSError(errno.EBUSY, f"{base} keeps holding processes")
+
+
+def _move_processes(source: Path, leaf: Path) -> None:
+    leaf.mkdir(exist_ok=True)
+    for pid in (source / "cgroup.procs").read_text().split():
+        try:
+            _write(leaf / "cgroup.procs", pid)
+        except ProcessLookupError:
+            pass   # it ended meanwhile
 
 
 def _v1_layout(mounts, own) -> _Layout | None:

@@ -14,12 +14,12 @@ worker's channel, its output pipe, its config pipe, a status pipe) it forks a he
      stops under PTRACE_TRACEME is killed) and writes how it ended to the status pipe.
 The worker joins the sandbox's cgroup (before it runs anything that allocates, and so does every
 process it starts), then its cgroup and mount namespaces (which moves its root and working
-directory into the sandbox); starts a new session, sets no_new_privs, empties its capability
-bounding set, keeps only its own descriptors (0-2 output, 3 channel, 4 config), takes the
-sandbox's environment, working directory, command line and a `__main__` like a started worker's
-(multiprocessing's spawn re-runs it by path), and runs worker.main, which sets the rlimits and
-switches to the sandbox's uid before any student code runs: the state bubblewrap's own start
-leaves, with the imports already done. Requests are parsed only in helpers, so the memory every
+directory into the sandbox); starts a new session, keeps only its own descriptors (0-2 output,
+3 channel, 4 config), takes the sandbox's environment, working directory, command line and a
+`__main__` like a started worker's (multiprocessing's spawn re-runs it by path), and runs
+worker.main, which applies the sandbox's Lockdown (lockdown.py: rlimits, no_new_privs, no
+capabilities, the sandbox's uid, no user namespaces) before any student code runs, as a started
+worker does: the same state, with the imports already done. Requests are parsed only in helpers, so the memory every
 worker inherits holds no other sandbox's request. The helper stays outside the sandbox (its cgroup and pid
 namespace): student code cannot see, signal or starve it.
 
@@ -35,7 +35,6 @@ imports this file's constants).
 import array
 import builtins
 import ctypes
-import errno
 import json
 import os
 import signal
@@ -55,8 +54,7 @@ REQUIRED = {"ipc", "uts", "net", "pid", "mnt"}
 _JOINED_BY_WORKER = {"cgroup", "mnt"}
 STATUS = struct.Struct("!i")
 _DESCRIPTORS = 5
-_PR_SET_PDEATHSIG, _PR_CAPBSET_DROP, _PR_SET_NO_NEW_PRIVS = 1, 24, 38
-_LAST_CAPABILITY = 63
+_PR_SET_PDEATHSIG = 1
 _MS_BIND, _MS_REC, _MS_PRIVATE = 0x1000, 0x4000, 1 << 18
 _WALL = 0x40000000   # waitpid: threads and tracees too
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -79,6 +77,7 @@ def main(sock_fd: int) -> None:
         return
     # The worker imports these from sys.modules: its files are not where the sandbox can see them.
     import codec  # noqa: F401
+    import lockdown  # noqa: F401
     import nbrunner  # noqa: F401
     import warm_notebook
     import worker
@@ -215,10 +214,6 @@ def _worker(box: list, channel: int, out: int, config: int, later: list) -> None
         for name, fd in later:
             _setns(name, fd)
         os.setsid()
-        _prctl(_PR_SET_NO_NEW_PRIVS, 1)
-        for capability in range(_LAST_CAPABILITY + 1):
-            if _libc.prctl(_PR_CAPBSET_DROP, capability, 0, 0, 0) != 0 and ctypes.get_errno() != errno.EINVAL:
-                raise OSError(ctypes.get_errno(), "could not drop the capability bounding set")
         high = [os.dup(fd) for fd in (channel, out, config)]   # out of the way of 0-4
         devnull = os.open("/dev/null", os.O_RDONLY)
         os.dup2(devnull, 0)
@@ -245,7 +240,7 @@ def _worker(box: list, channel: int, out: int, config: int, later: list) -> None
         del request, script   # (see main)
         config = worker.read_config(CONFIG_FD)
         # RLIMIT_AS as for a started worker, which has not mapped the preloaded libraries.
-        config["memory_bytes"] += _EXTRA_ADDRESS_SPACE
+        config["lockdown"]["memory_bytes"] += _EXTRA_ADDRESS_SPACE
         serve = worker.main
         for name in ("worker", "forkserver"):   # a submission's worker.py is its own
             sys.modules.pop(name, None)

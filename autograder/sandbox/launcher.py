@@ -32,6 +32,7 @@ from typing import Mapping
 from autograder.errors import InstructorError
 
 from .limits import Limits
+from .lockdown import Lockdown, userns_filter_problem
 from .workdir import hand_over
 
 # "nobody": the uid inside a user namespace, and the one the fallback's reachability probe uses.
@@ -39,7 +40,7 @@ SANDBOX_UID = SANDBOX_GID = 65534
 INSIDE_WORKDIR = "/submission"
 SCRATCH_WORKDIR = "/tmp/work"            # the worker's cwd: links to the submission
 INSIDE_WORKER_DIR = "/opt/sandbox"
-WORKER_FILES = ("worker.py", "codec.py", "nbrunner.py", "warm_notebook.py")   # all the sandbox sees of autograder/
+WORKER_FILES = ("worker.py", "lockdown.py", "codec.py", "nbrunner.py", "warm_notebook.py")   # all the sandbox sees of autograder/
 _HERE = Path(__file__).resolve().parent
 PROJECT_ROOT = _HERE.parents[1]
 # /etc files the dynamic linker, the C library, Python's startup and fontconfig (matplotlib) consult.
@@ -80,6 +81,7 @@ class LaunchPlan:
     max_processes: int | None         # RLIMIT_NPROC headroom, None where it cannot apply (root)
     counted_uid: int | None           # RLIMIT_NPROC counts this uid's processes machine-wide
     worker_cwd: str = ""              # the worker's folder as it sees it (bubblewrap: set by bwrap)
+    backend: "IsolationBackend | None" = None   # what made it (launch_plan always sets it)
 
     def argv(self, config_fd: str, info_fd: int | None = None) -> list[str]:
         """The command line; the worker reads its config from the pipe `config_fd` (never argv:
@@ -93,6 +95,14 @@ class LaunchPlan:
         if info_fd is not None and prefix:
             prefix[1:1] = ["--info-fd", str(info_fd)]
         return [*prefix, *command]
+
+    def lockdown(self, limits: Limits) -> Lockdown:
+        """What a worker of this plan applies to itself before any student code runs."""
+        return Lockdown(memory_bytes=limits.memory_bytes, cpu_seconds=int(limits.cpu_seconds),
+                        file_bytes=limits.file_bytes, nproc=self.nproc_limit(), drop_to=self.drop_to,
+                        # bubblewrap ends the sandbox with the grader (--die-with-parent); the
+                        # fallback's worker asks the kernel itself.
+                        parent_pid=None if self.backend.dies_with_grader else os.getpid())
 
     def nproc_limit(self) -> int | None:
         """RLIMIT_NPROC for a worker starting now: `max_processes` beyond what the counted uid
@@ -144,6 +154,7 @@ class BwrapFeatures:
     version: str
     tmpfs_options: bool   # --perms/--size apply to --tmpfs (a size-capped /tmp in one step)
     chmod: bool           # --chmod MODE PATH (how 0.5/0.6 open the tmpfs /tmp to every uid)
+    disable_userns: bool = False   # --disable-userns (0.8+; with --unshare-user only)
 
 
 @functools.cache
@@ -160,7 +171,7 @@ def bwrap_features() -> BwrapFeatures | None:
     except (OSError, subprocess.TimeoutExpired):
         return BwrapFeatures(path, "unknown", tmpfs_options=False, chmod=False)
     return BwrapFeatures(path, version or "unknown", tmpfs_options="--size" in usage,
-                         chmod="--chmod" in usage)
+                         chmod="--chmod" in usage, disable_userns="--disable-userns" in usage)
 
 
 @functools.cache
@@ -172,6 +183,8 @@ def bubblewrap_problem() -> str | None:
     features = bwrap_features()
     if features is None:
         return "bwrap is not installed"
+    if userns_filter_problem() is not None:
+        return userns_filter_problem()
     if not (features.tmpfs_options or features.chmod):
         return f"{features.version} is too old (0.5 or newer is needed)"
     try:
@@ -202,6 +215,8 @@ def rlimits_problem() -> str | None:
         return (f"the grader runs as uid {euid}, not root, so student code would run as your uid "
                 f"and could read solutions/ and the hidden tests; install bubblewrap, or grade as "
                 f"root with the project closed to other users")
+    if userns_filter_problem() is not None:
+        return userns_filter_problem()
     problem = sandbox_uid_problem()
     if problem is not None:
         return (f"student code cannot run as an unprivileged uid here because {problem}; install "
@@ -224,15 +239,43 @@ def launch_plan(isolation: str, workdir: Path, private_dir: Path, limits: Limits
     the notebook's check() helper); it cannot replace the base environment. The fallback
     refuses (SandboxUnavailable) where `rlimits_problem()` says it cannot keep the project
     private; otherwise `private_dir` is handed over to `uid` and closed to every other uid."""
-    extra = _checked_env(env or {})
-    if isolation == "bubblewrap":
+    return isolation_backend(isolation).plan(workdir, private_dir, limits, uid=uid, env=_checked_env(env or {}))
+
+
+class IsolationBackend:
+    """One way of isolating a worker: how its plan is made and what the rest of the sandbox may
+    rely on (instead of comparing isolation names)."""
+
+    name: str
+    pid_namespace: bool      # its own pid namespace: ending its pid 1 ends the whole sandbox, and
+    #                          bwrap reports a worker killed by signal N as exit status 128 + N
+    dies_with_grader: bool   # the start itself ends the sandbox with the grader (--die-with-parent)
+    reaps_by_uid: bool       # what the worker leaves running is found by the sandbox's uid
+
+    def plan(self, workdir: Path, private_dir: Path, limits: Limits, *, uid: int,
+             env: dict[str, str]) -> LaunchPlan:
+        raise NotImplementedError
+
+    def forkable(self, plan: LaunchPlan) -> bool:
+        """Whether a worker forked from the fork server ends up as this plan's started one would."""
+        return False
+
+    def forks_here(self) -> bool:
+        """Whether this grader's workers may come from the fork server at all (forkserver_client)."""
+        return False
+
+
+class Bubblewrap(IsolationBackend):
+    name, pid_namespace, dies_with_grader, reaps_by_uid = "bubblewrap", True, True, False
+
+    def plan(self, workdir, private_dir, limits, *, uid, env):
         as_root = os.geteuid() == 0
         return LaunchPlan(
-            isolation="bubblewrap",
+            isolation=self.name,
             prefix=tuple(_bwrap_prefix(workdir, limits)),
             worker_path=f"{INSIDE_WORKER_DIR}/worker.py",
             cwd=str(workdir),
-            env={**_base_env("/tmp"), **extra},
+            env={**_base_env("/tmp"), **env},
             drop_to=(uid, uid) if as_root else None,
             # As root the worker becomes host uid `uid`, whose processes are counted machine-wide
             # (only this sandbox's when the uid is its own); in a user namespace the count is per
@@ -240,9 +283,29 @@ def launch_plan(isolation: str, workdir: Path, private_dir: Path, limits: Limits
             max_processes=limits.max_processes,
             counted_uid=uid if as_root else None,
             worker_cwd=SCRATCH_WORKDIR,
+            backend=self,
         )
-    if isolation == "rlimits":
+
+    def forks_here(self):
+        return os.geteuid() == 0
+
+    def forkable(self, plan):
+        # As root only: the forked worker switches to its sandbox's uid like a started one; in a
+        # user namespace the fork server could not enter the sandbox's namespaces.
+        return plan.drop_to is not None
+
+
+class UidRlimits(IsolationBackend):
+    """The explicit fallback: an unprivileged uid of the sandbox's own, rlimits, no namespaces."""
+
+    name, pid_namespace, dies_with_grader, reaps_by_uid = "rlimits", False, False, True
+
+    def plan(self, workdir, private_dir, limits, *, uid, env):
+        from .uids import SHARED_UID
         problem = rlimits_problem() or _closed_ancestor(private_dir)
+        if uid in (SHARED_UID, 0):
+            # Its processes are found and ended by uid (reaper.py): the uid must be this sandbox's.
+            problem = problem or f"no uid of its own for this sandbox (got {uid})"
         if problem is not None:
             raise SandboxUnavailable(f"isolation 'rlimits' refused: {problem}")
         home = private_dir / "home"
@@ -256,16 +319,26 @@ def launch_plan(isolation: str, workdir: Path, private_dir: Path, limits: Limits
         hand_over(private_dir, uid, uid)
         worker_dir = _private_worker_copy(private_dir)
         return LaunchPlan(
-            isolation="rlimits",
+            isolation=self.name,
             prefix=(),
             worker_path=str(worker_dir / "worker.py"),
             cwd=str(workdir),
-            env={**_base_env(str(home)), **extra},
+            env={**_base_env(str(home)), **env},
             drop_to=(uid, uid),
             max_processes=limits.max_processes,   # RLIMIT_NPROC counts the uid machine-wide
             counted_uid=uid,
+            backend=self,
         )
-    raise ValueError(f"isolation must be 'bubblewrap' or 'rlimits', got {isolation!r}")
+
+
+BACKENDS = {backend.name: backend for backend in (Bubblewrap(), UidRlimits())}
+
+
+def isolation_backend(isolation: str) -> IsolationBackend:
+    try:
+        return BACKENDS[isolation]
+    except KeyError:
+        raise ValueError(f"isolation must be 'bubblewrap' or 'rlimits', got {isolation!r}") from None
 
 
 def _private_worker_copy(private_dir: Path) -> Path:
@@ -417,10 +490,14 @@ def _bwrap_prefix(workdir: Path | None, limits: Limits, *, worker_caps: bool = T
     args = [features.path, *_NAMESPACES]
     if os.geteuid() == 0:
         # Privileged bubblewrap, no user namespace: the worker starts as root holding only these
-        # two capabilities and switches to its sandbox's uid itself, after setting its rlimits.
-        args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"] if worker_caps else []
+        # capabilities, empties its bounding set (CAP_SETPCAP) and switches to its sandbox's uid
+        # itself, after setting its rlimits (lockdown.py).
+        args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP"] \
+            if worker_caps else []
     else:
         args += ["--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_GID)]
+        # No user namespace inside this one (the worker's seccomp filter refuses them too).
+        args += ["--disable-userns"] if features.disable_userns else []
     # Fresh /proc, /dev and /tmp first, so binds that live under /tmp on the host (a checkout
     # in /tmp with its .venv) are mounted on top of the new /tmp instead of hidden by it.
     args += ["--proc", "/proc", "--dev", "/dev", *_scratch_tmpfs("/tmp", features, limits),

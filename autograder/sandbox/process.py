@@ -18,6 +18,7 @@ import socket
 import subprocess
 import time
 
+from . import reaper
 from .cgroups import SandboxCgroup
 from .clock import Budget, Meter, tree_meter
 from .codec import PREFIX, WireError, parse_header, parse_prefix
@@ -62,27 +63,23 @@ class WorkerProcess:
         except OSError:
             pass
         env = dict(plan.env)
-        if plan.isolation == "rlimits":
-            # Without a pid namespace, this tag is how kill() finds processes that left the group
-            # (random, and unrelated to the nonce: student code can read its environment).
-            self._env_tag = env["CS349E_SANDBOX_TAG"] = f"sandbox-{secrets.token_hex(8)}"
+        # Without a pid namespace (the uid fallback), kill() finds what the worker left running by
+        # its uid, the sandbox's own; a watcher does it if the grader dies first (reaper.py).
+        self._reaped_uid = plan.drop_to[0] if plan.backend.reaps_by_uid and plan.drop_to else None
+        if self._reaped_uid is not None:
+            reaper.watch(self._reaped_uid)
 
         def config(channel_fd: int) -> int:
             # The config (with the nonce) travels through a pipe the worker reads and closes before
             # any student code runs: nothing of it is left in argv, the environment or an open fd.
             return _config_pipe(json.dumps({
-                "channel_fd": channel_fd, "nonce": nonce,
-                "memory_bytes": limits.memory_bytes, "cpu_seconds": int(limits.cpu_seconds),
-                "file_bytes": limits.file_bytes, "nproc": plan.nproc_limit(), "drop_to": plan.drop_to,
+                "channel_fd": channel_fd, "nonce": nonce, "lockdown": plan.lockdown(limits).to_config(),
                 "result_bytes": limits.result_bytes, "factories": list(factories),
-                # bubblewrap ends the sandbox with the grader (--die-with-parent); the fallback
-                # worker arranges it itself.
-                "parent_pid": os.getpid() if plan.isolation == "rlimits" else None,
             }).encode())
 
         # bubblewrap reports the host pid of the sandbox's pid 1 here: killing that process
         # tears the whole pid namespace down before we reap bwrap.
-        info_read, info_write = os.pipe() if plan.isolation == "bubblewrap" else (None, None)
+        info_read, info_write = os.pipe() if plan.backend.pid_namespace else (None, None)
         self._status = None   # the fork server's report of how the worker ended
         prefix = cgroup.prefix() if cgroup else ()
         try:
@@ -241,9 +238,9 @@ class WorkerProcess:
             pass
         if self._cgroup is not None:
             self._cgroup.kill()   # every process of the sandbox, wherever it went
-        if self.plan.isolation == "rlimits":
-            # No pid namespace: also hunt processes that left the group but kept our tag.
-            _kill_tagged(self._env_tag)
+        if self._reaped_uid is not None:
+            reaper.kill_uid(self._reaped_uid)   # no pid namespace: every process of its uid
+            reaper.unwatch(self._reaped_uid)
         self.proc.wait()
         for fd in (self._info, self._status):
             if fd is not None:
@@ -357,17 +354,17 @@ class WorkerProcess:
             code = read_status(self._status, 1.0)
             if code is None:
                 return f"the worker {what} but is still running"
-            return f"the worker {what}: {describe_exit(code, 'forked')}"
+            return f"the worker {what}: {describe_exit(code, through_bwrap=False)}"
         try:
             code = self.proc.wait(timeout=1)
         except subprocess.TimeoutExpired:
             return f"the worker {what} but is still running"
-        return f"the worker {what}: {describe_exit(code, self.plan.isolation)}"
+        return f"the worker {what}: {describe_exit(code, through_bwrap=self.plan.backend.pid_namespace)}"
 
 
-def describe_exit(code: int, isolation: str) -> str:
+def describe_exit(code: int, *, through_bwrap: bool) -> str:
     """'killed by SIGSEGV', 'exit status 3', ... (bwrap reports a fatal signal N as 128 + N)."""
-    signum = -code if code < 0 else code - 128 if isolation == "bubblewrap" and code > 128 else None
+    signum = -code if code < 0 else code - 128 if through_bwrap and code > 128 else None
     if signum:
         try:
             name = signal.Signals(signum).name
@@ -399,17 +396,3 @@ def _kill(pid: int) -> None:
         os.kill(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
-
-
-def _kill_tagged(tag: str) -> None:
-    """SIGKILL every process whose environment carries `tag` (they are the sandbox's)."""
-    needle = tag.encode()
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/environ", "rb") as handle:
-                if needle in handle.read():
-                    _kill(int(entry.name))
-        except OSError:
-            pass

@@ -88,7 +88,8 @@ class Sandbox:
     only callables a `Rebuilt` argument may name; the worker resolves them in its trusted
     overlay files. The whole sandbox lives at most `limits.submission_timeout` seconds of wall
     time: past that every request is a timeout and the worker is killed. `quotas` says how its
-    memory, processes and CPU are bounded ("cgroup v1", "cgroup v2" or "rlimits").
+    memory, processes and CPU are bounded ("cgroup v1", "cgroup v2", "cgroup v2 (delegated)" or
+    "rlimits"), `confinement` both, as results record them ("bubblewrap + cgroup v2").
     """
 
     def __init__(self, workdir_files: Path, *, overlay: Mapping[str, Path] = {},
@@ -123,12 +124,17 @@ class Sandbox:
                                          uid=self._resources.uid, env=env)
             else:
                 self._plan = launch_plan(self.isolation, self.workdir, root, limits, env=env)
-            self._resources.cgroup = cgroups.create(limits)
-            self.quotas = cgroups.describe() if self._resources.cgroup else "rlimits"
+            self._resources.cgroup = cgroups.create(limits)   # by the backend chosen once per process
+            self.quotas = cgroups.describe() if self._resources.cgroup else cgroups.RLIMITS
             self._resources.worker = self._start_worker()
         except BaseException:
             self.close()
             raise
+
+    @property
+    def confinement(self) -> str:
+        """Isolation and quotas in one phrase, e.g. "bubblewrap + cgroup v2"."""
+        return f"{self.isolation} + {self.quotas}"
 
     @property
     def host_uid(self) -> int | None:

@@ -3,7 +3,8 @@
 Started by the trusted parent as `python -s -B worker.py CONFIG_FD` with the submission's
 private copy as its working directory; it reads its config (JSON) from the pipe CONFIG_FD and
 closes it, so nothing of the config stays in argv, the environment or an open descriptor. It first locks itself down (rlimits, then an
-unprivileged uid when started as root), then serves requests from a private socket:
+unprivileged uid when started as root, no new privileges or capabilities, no user namespaces:
+lockdown.py), then serves requests from a private socket:
 
     import    import a student module once; reply with its public callables
     calls     call student functions; one reply per call, streamed
@@ -19,7 +20,6 @@ decides no score.
 import importlib
 import json
 import os
-import resource
 import select
 import signal
 import socket
@@ -32,11 +32,10 @@ MAX_TRACEBACK = 4000
 
 
 def main(config: dict) -> None:
-    _apply_limits(config)
-    _drop_privileges(config.get("drop_to"))
-    if config.get("parent_pid"):
-        # After the switch: the kernel clears the parent-death signal when the uid changes.
-        _die_with_parent(config["parent_pid"])
+    # Imported here, as the other modules below: multiprocessing's spawn re-runs this file's top
+    # level in children, which do not have this folder on their path.
+    import lockdown
+    lockdown.apply(config["lockdown"])   # the same confinement however this worker was started
     marker_fd = os.dup(1)  # private copy of the output pipe: survives a student closing fd 1
     channel = socket.socket(fileno=config["channel_fd"])
     channel.set_inheritable(False)
@@ -50,7 +49,7 @@ def main(config: dict) -> None:
     # so a student's `codec.py` is theirs, not ours.
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [os.getcwd()] + [p for p in sys.path if p and os.path.abspath(p) != here]
-    for name in ("codec", "nbrunner", "warm_notebook"):
+    for name in ("codec", "lockdown", "nbrunner", "warm_notebook"):
         sys.modules.pop(name, None)
     sys.argv = ["sandbox"]
 
@@ -58,44 +57,6 @@ def main(config: dict) -> None:
     server.warm = warm_notebook.WarmChild.start(server.notebook_reply)  # pyplot imported ahead
     server.send({"id": 0, "status": "ready", "pid": os.getpid(), "uid": os.getuid()})
     server.serve()
-
-
-def _die_with_parent(parent_pid: int) -> None:
-    """Without bubblewrap's --die-with-parent: ask the kernel for SIGKILL when the grader dies."""
-    import ctypes
-    pr_set_pdeathsig = 1
-    ctypes.CDLL(None).prctl(pr_set_pdeathsig, signal.SIGKILL)
-    if os.getppid() != parent_pid:  # the grader died before the request took effect
-        os._exit(1)
-
-
-def _apply_limits(config: dict) -> None:
-    """Hard rlimits, so student code cannot raise them again once unprivileged."""
-    limits = {
-        resource.RLIMIT_AS: config["memory_bytes"],
-        resource.RLIMIT_CPU: config["cpu_seconds"],
-        resource.RLIMIT_FSIZE: config["file_bytes"],
-        resource.RLIMIT_CORE: 0,
-    }
-    if config.get("nproc"):
-        limits[resource.RLIMIT_NPROC] = config["nproc"]
-    for which, value in limits.items():
-        resource.setrlimit(which, (value, value))
-    # A file write beyond RLIMIT_FSIZE then fails with OSError instead of killing the worker.
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-
-
-def _drop_privileges(drop_to) -> None:
-    """Become the unprivileged uid/gid (started as root inside bubblewrap, holding only
-    CAP_SETUID/CAP_SETGID). Refuses to go on if the switch did not happen."""
-    if not drop_to:
-        return
-    uid, gid = drop_to
-    os.setgroups([])
-    os.setresgid(gid, gid, gid)
-    os.setresuid(uid, uid, uid)
-    if os.getresuid() != (uid, uid, uid) or os.getresgid() != (gid, gid, gid):
-        sys.exit("sandbox worker: could not drop privileges")
 
 
 class Server:

@@ -7,7 +7,9 @@ import shutil
 import subprocess
 import sys
 
+from autograder.engine.feedback import QUOTA_WORDS
 from autograder.engine.registry import REPO_ROOT
+from autograder.sandbox import cgroups
 from engine.corpus import ASSIGNMENT, CORPUS_DIR
 
 
@@ -30,6 +32,13 @@ def test_grade_writes_gradebook_feedback_and_results(tmp_path):
     assert json.loads((out / "results" / "ben.json").read_text())["score"] == 0
     assert "语法错误" in (out / "feedback" / "ben.md").read_text()
     assert "gradebook" in run.stdout and "ann" in run.stdout
+    # Every output says how the class was isolated and how its sandboxes' resources were bounded.
+    quotas = cgroups.backend().name   # the grader chose the same way
+    assert {(r["isolation"], r["quotas"]) for r in rows} == {("bubblewrap", quotas)}
+    ann = json.loads((out / "results" / "ann.json").read_text())
+    assert ann["extra_data"]["submission"]["quotas"] == quotas and QUOTA_WORDS[quotas] in ann["output"]
+    assert QUOTA_WORDS[quotas] in (out / "feedback" / "ann.md").read_text().splitlines()[2]
+    assert f"(isolation: bubblewrap + {quotas})" in run.stdout
 
     rerun = autograder("grade", ASSIGNMENT, submissions, "--out", out)
     assert rerun.returncode == 0 and "skipping 2 student(s)" in rerun.stderr

@@ -117,16 +117,19 @@ def test_every_output_says_the_class_was_graded_under_rlimits(class_graded_under
     run, out = class_graded_under_rlimits
     with (out / "grades.csv").open(encoding="utf-8") as table:
         header, *rows = list(csv.reader(table))
-    assert header[:4] == ["student", "score", "max_score", "isolation"]
+    assert header[:6] == ["student", "score", "max_score", "isolation", "late_penalty", "quotas"]
     assert {row[3] for row in rows} == {"rlimits"}
+    (quotas,) = {row[5] for row in rows}   # one mechanism for the whole run, and it is named
+    assert quotas in ("cgroup v1", "cgroup v2", "cgroup v2 (delegated)", "rlimits")
     for results_file in (out / "results").glob("*.json"):
         results = json.loads(results_file.read_text(encoding="utf-8"))
         assert results["extra_data"]["submission"]["isolation"] == "rlimits"
+        assert results["extra_data"]["submission"]["quotas"] == quotas
         assert "隔离方式：rlimits" in results["output"]
         student = results_file.stem
         head = (out / "feedback" / f"{student}.md").read_text(encoding="utf-8").splitlines()[:4]
         assert any("隔离方式：rlimits" in line for line in head), head
-    assert "(isolation: rlimits)" in run.stdout
+    assert f"(isolation: rlimits + {quotas})" in run.stdout
     assert "isolation 'rlimits', asked explicitly" in run.stderr
 
 

@@ -48,7 +48,7 @@ def test_grades_csv_leaves_manual_items_blank_and_sorts_students():
     config = load_config("lec01_codesign")
     text = grades_csv(config, [sample("zed"), sample("amy")])
     lines = text.splitlines()
-    assert lines[0].split(",") == ["student", "score", "max_score", "isolation", "late_penalty",
+    assert lines[0].split(",") == ["student", "score", "max_score", "isolation", "late_penalty", "quotas",
                                    *[i.id for i in config.items]]
     assert [line.split(",")[0] for line in lines[1:]] == ["amy", "zed"]
     row = dict(zip(lines[0].split(","), lines[1].split(",")))

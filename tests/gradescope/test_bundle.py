@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import mutants
+from autograder.gradescope.results import AUTOMATIC_FALLBACK_NOTE, FAILED_MESSAGE
 from autograder.gradescope.schema import results_problems
 from gradescope_container import lay_out, run_autograder
 from rlimits_machine import interpreter_can_be_closed
@@ -46,6 +47,14 @@ def rlimits_bundle(tmp_path_factory) -> Path:
     done = autograder_cli("gradescope", ASSIGNMENT, "--out", str(out), "--isolation", "rlimits")
     assert done.returncode == 0, done.stderr
     assert "isolation rlimits" in done.stdout
+    return out
+
+
+@pytest.fixture(scope="module")
+def strict_bundle(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("bundle") / "autograder-bubblewrap.zip"
+    done = autograder_cli("gradescope", ASSIGNMENT, "--out", str(out), "--isolation", "bubblewrap")
+    assert done.returncode == 0, done.stderr
     return out
 
 
@@ -171,7 +180,9 @@ def test_full_marks_submission_gets_every_automatic_point(tmp_path, bundle, refe
     assert {t["status"] for t in results["tests"]} == {"passed"}
     assert {t["visibility"] for t in results["tests"]} == {"after_published"}
     assert results["extra_data"]["submission"]["isolation"] == "bubblewrap"
-    assert "rlimits" not in results["output"]
+    assert "隔离方式：rlimits" not in results["output"] and "isolation 'rlimits'" not in results["output"]
+    quotas = results["extra_data"]["submission"]["quotas"]   # named to the student too
+    assert quotas and f"资源限制：{quotas.split(' (')[0]}" in results["output"]
 
 
 @needs_bwrap
@@ -186,7 +197,7 @@ def test_buggy_submission_loses_points_only_where_the_bug_is(tmp_path, bundle, r
 
 
 def test_the_bundle_readme_names_its_base_images_and_isolation(bundle, rlimits_bundle):
-    for zipped, isolation in ((bundle, "bubblewrap"), (rlimits_bundle, "rlimits")):
+    for zipped, isolation in ((bundle, "best"), (rlimits_bundle, "rlimits")):
         with zipfile.ZipFile(zipped) as zf:
             readme = zf.read("README.md").decode()
             runner = zf.read("run_autograder").decode()
@@ -196,14 +207,33 @@ def test_the_bundle_readme_names_its_base_images_and_isolation(bundle, rlimits_b
 
 
 @needs_bwrap
-def test_without_bubblewrap_the_default_bundle_refuses_every_submission(tmp_path, bundle, reference):
-    """Fails closed: no credit, a result that says why, exit status 2; the instructor rebuilds
-    with --isolation rlimits to lower it."""
-    run = _grade_in_container(tmp_path, bundle, reference, deny_bubblewrap=True)
+def test_without_bubblewrap_the_default_bundle_grades_with_the_uid_fallback_and_says_so(
+        tmp_path, bundle, reference):
+    """Docker's default seccomp profile refuses bubblewrap's namespaces: the default bundle grades
+    the container's one submission with the uid fallback instead of giving everyone 0."""
+    run = _grade_in_container(tmp_path, bundle, reference, deny_bubblewrap=True, reachable_python=True)
+    assert run.returncode == 0, run.log[-3000:]
+    assert run.results["score"] == pytest.approx(AUTO_POINTS)
+    submission = run.results["extra_data"]["submission"]
+    assert submission["isolation"] == "rlimits" and submission["quotas"]
+    assert AUTOMATIC_FALLBACK_NOTE in run.results["output"]
+    assert "bubblewrap cannot run in this container" in run.results["extra_data"]["isolation_note"]
+    assert "graded with the uid fallback" in run.log and "apt-get" not in run.results["output"]
+
+
+@needs_bwrap
+def test_without_bubblewrap_a_bubblewrap_bundle_refuses_and_tells_the_student_only_that(
+        tmp_path, strict_bundle, reference):
+    """Fails closed: no credit, exit status 2; the student reads one short line, the course staff
+    why and how to fix it (the log, extra_data)."""
+    run = _grade_in_container(tmp_path, strict_bundle, reference, deny_bubblewrap=True)
     assert run.returncode == 2, run.log[-3000:]
-    assert run.results["score"] == 0 and "extra_data" not in run.results
-    assert "bubblewrap cannot sandbox student code here" in run.results["output"]
-    assert "apt-get install bubblewrap" in run.results["output"]
+    assert run.results["score"] == 0
+    assert run.results["output"] == FAILED_MESSAGE
+    assert {t["output"] for t in run.results["tests"]} == {FAILED_MESSAGE}
+    reason = run.results["extra_data"]["grading_failed"]
+    assert "bubblewrap cannot sandbox student code here" in reason and "apt-get install bubblewrap" in reason
+    assert "apt-get install bubblewrap" in run.log
 
 
 @needs_bwrap
@@ -222,8 +252,19 @@ def test_a_rlimits_bundle_refuses_where_the_sandbox_uid_cannot_run_python(tmp_pa
     so it refuses instead of grading as root beside the reference."""
     run = _grade_in_container(tmp_path, rlimits_bundle, reference, deny_bubblewrap=True)
     assert run.returncode == 2, run.log[-3000:]
-    assert run.results["score"] == 0
-    assert "isolation 'rlimits' refused" in run.results["output"] and "unprivileged uid" in run.results["output"]
+    assert run.results["score"] == 0 and run.results["output"] == FAILED_MESSAGE
+    reason = run.results["extra_data"]["grading_failed"]
+    assert "isolation 'rlimits' refused" in reason and "unprivileged uid" in reason
+
+
+@needs_bwrap
+@pytest.mark.skipif(not interpreter_can_be_closed(), reason="this interpreter lives in the system folders")
+def test_the_default_bundle_refuses_where_neither_isolation_can_run(tmp_path, bundle, reference):
+    run = _grade_in_container(tmp_path, bundle, reference, deny_bubblewrap=True)
+    assert run.returncode == 2, run.log[-3000:]
+    assert run.results["score"] == 0 and run.results["output"] == FAILED_MESSAGE
+    reason = run.results["extra_data"]["grading_failed"]
+    assert "bubblewrap cannot run in this container" in reason and "fallback is refused" in reason
 
 
 @needs_bwrap

@@ -1,6 +1,6 @@
 """Is the engine's result turned into what Gradescope should show, and does failure give no credit?"""
 
-from autograder.gradescope.results import FALLBACK_NOTE, failure_results, final_results
+from autograder.gradescope.results import FAILED_MESSAGE, FALLBACK_NOTE, failure_results, final_results
 from autograder.gradescope.schema import results_problems
 
 
@@ -45,4 +45,5 @@ def test_a_failed_grading_gives_no_credit_visibly():
     results = failure_results("worker crashed", max_score=91.0)
     assert results_problems(results) == []
     assert results["score"] == 0 and results["tests"][0]["max_score"] == 91.0
-    assert results["visibility"] == "visible" and "worker crashed" in results["output"]
+    assert results["visibility"] == "visible" and results["output"] == FAILED_MESSAGE
+    assert results["extra_data"]["grading_failed"] == "worker crashed"   # staff only

@@ -19,9 +19,12 @@ def submission(tmp_path):
 
 
 @pytest.fixture
-def sandbox(submission):
+def sandbox(submission, request):
     """Opens a bubblewrap Sandbox on a submission; closes every one at the end of the test."""
     opened = []
+    # How each sandbox's first worker came to be, where it could have been forked (bubblewrap
+    # with a cgroup): `worker_start` checks the test got the kind it claims.
+    request.node.worker_kinds = kinds = []
 
     def make(files: dict[str, str], *, limits: Limits = FAST, isolation: str = "bubblewrap",
              overlay=None, env=None, factories=()) -> Sandbox:
@@ -30,6 +33,8 @@ def sandbox(submission):
         box = Sandbox(submission(files, name=f"student{len(opened)}"), overlay=overlay or {},
                       limits=limits, isolation=isolation, env=env, factories=factories)
         opened.append(box)
+        if box.isolation == "bubblewrap" and box._resources.cgroup is not None:
+            kinds.append("forked" if box._resources.worker.forked else "started")
         return box
 
     yield make
@@ -48,3 +53,6 @@ def worker_start(request):
         wait_for_fork_server()
     yield request.param
     forkserver_client.ENABLED = saved
+    # A test run "with both" must really have had both: every worker that could be of this kind is.
+    kinds = getattr(request.node, "worker_kinds", [])
+    assert set(kinds) <= {request.param}, f"asked for {request.param} workers, got {kinds}"

@@ -75,13 +75,13 @@ def test_a_forked_worker_is_confined_like_a_started_one(sandbox, restore_fork_se
     started_box, started = _probe(sandbox, forked=False)
     forked_box, forked = _probe(sandbox, forked=True)
     for key in ("groups", "cwd", "root", "env", "path", "hostname", "NoNewPrivs",
-                "CapEff", "CapPrm", "CapAmb"):
+                "CapEff", "CapPrm", "CapAmb", "CapBnd", "CapInh"):
         assert forked[key] == started[key], key
     # Each sandbox has its own uid (and gid); both switched all three ids to it.
     for box, seen in ((forked_box, forked), (started_box, started)):
         assert seen["uid"] == seen["gid"] == (box.host_uid,) * 3
     assert forked["NoNewPrivs"] == "1" and int(forked["CapEff"], 16) == int(forked["CapPrm"], 16) == 0
-    # Stricter than bubblewrap's own start, which leaves these sets full.
+    # Both empty the bounding and inheritable sets (lockdown.py; bubblewrap leaves them full).
     assert int(forked["CapBnd"], 16) == int(forked["CapInh"], 16) == 0
     assert forked["session_leader"]
     # Only its own descriptors: output (0-2: stdin is /dev/null), channel, the marker copy.

@@ -86,7 +86,8 @@ def test_project_files_are_invisible(sandbox, tmp_path):
               if Path(p).is_relative_to(ROOT)}
     listing = box.call("codesign", "listdir", (str(ROOT),))
     assert (listing.exc_type == "FileNotFoundError" if not inside else set(listing.value) == inside)
-    assert box.call("codesign", "listdir", ("/opt/sandbox",)).value == ["codec.py", "nbrunner.py", "warm_notebook.py", "worker.py"]
+    assert box.call("codesign", "listdir", ("/opt/sandbox",)).value == ["codec.py", "lockdown.py", "nbrunner.py",
+                                                                        "warm_notebook.py", "worker.py"]
 
 
 def test_importing_solutions_or_autograder_fails(sandbox):
@@ -159,7 +160,7 @@ def test_runs_unprivileged_with_a_scrubbed_environment(sandbox, monkeypatch):
 def test_the_launcher_sets_no_variable_of_a_lecture(sandbox):
     """Lecture-specific variables come from the caller (`env=`), never from the launcher."""
     env = sandbox(PROBE).call("codesign", "identity").value["env"]
-    assert not [name for name in env if name.startswith("CS349E_") and name != "CS349E_SANDBOX_TAG"]
+    assert not [name for name in env if name.startswith("CS349E_")]
 
 
 @pytest.mark.parametrize("env", [{"PATH": "/evil"}, {"HOME": "/root"}, {"A=B": "1"}, {"X": 1}])
@@ -212,6 +213,90 @@ def test_processes_left_running_die_with_the_sandbox(sandbox, isolation):
     assert processes_with(marker) == []
     assert zombie_children() == []
     assert not box.workdir.parent.exists()
+
+
+LEAVE = """
+    import os, sys, time
+
+    def leave(marker):
+        # A daemon that leaves the session and drops every variable the grader gave it.
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                os.execve(sys.executable, [sys.executable, "-c", "import time; time.sleep(600)", marker], {})
+            os._exit(0)
+        time.sleep(0.5)
+        return "left"
+"""
+
+
+@pytest.mark.parametrize("isolation", ["bubblewrap", pytest.param("rlimits", marks=needs_rlimits)])
+def test_a_process_that_drops_its_environment_dies_with_the_sandbox_without_a_cgroup(
+        sandbox, isolation, monkeypatch):
+    from autograder.sandbox import cgroups
+    monkeypatch.setattr(cgroups, "create", lambda limits: None)   # a machine without cgroups
+    marker = f"leave-{uuid.uuid4().hex}"
+    box = sandbox({"codesign.py": LEAVE}, isolation=isolation)
+    assert box.quotas == "rlimits"
+    assert box.call("codesign", "leave", (marker,)).value == "left"
+    assert len(processes_with(marker)) == 1
+    box.close()
+    deadline = time.monotonic() + 5
+    while processes_with(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    survivors = processes_with(marker)
+    for pid in survivors:
+        os.kill(pid, signal.SIGKILL)
+    assert survivors == []
+
+
+HYDRA = """
+    import os, sys, time
+
+    CHAIN = (
+        "import os, time\\n"
+        "while True:\\n"
+        "    try:\\n"
+        "        if os.fork():\\n"
+        "            os._exit(0)\\n"    # the parent leaves, the child goes on: a new pid every step
+        "    except OSError:\\n"
+        "        time.sleep(0.01)\\n"
+    )
+
+    def hydra(marker):
+        if os.fork() == 0:
+            os.setsid()
+            os.execve(sys.executable, [sys.executable, "-c", CHAIN, marker], {})
+        time.sleep(0.5)
+        return "running"
+"""
+
+
+@pytest.mark.parametrize("isolation", ["bubblewrap", pytest.param("rlimits", marks=needs_rlimits)])
+def test_a_process_that_keeps_changing_its_pid_dies_with_the_sandbox(sandbox, isolation, monkeypatch):
+    """A hostile student's process outruns a kill by pid (it forks and exits in a loop, outside the
+    session, without the grader's environment, no cgroup): it still ends with the sandbox."""
+    from autograder.sandbox import cgroups
+    monkeypatch.setattr(cgroups, "create", lambda limits: None)
+    marker = f"hydra-{uuid.uuid4().hex}"
+    box = sandbox({"codesign.py": HYDRA}, isolation=isolation)
+    def seen(seconds: float) -> bool:
+        # Each step lives a moment: one scan of /proc often misses it, many in a row do not.
+        until = time.monotonic() + seconds
+        while time.monotonic() < until:
+            if processes_with(marker):
+                return True
+        return False
+
+    assert box.call("codesign", "hydra", (marker,)).value == "running"
+    assert seen(5)
+    box.close()
+    time.sleep(0.5)
+    survived = seen(1)
+    while seen(0.5):   # (cleaning up after a failure needs the same persistence)
+        for pid in processes_with(marker):
+            os.kill(pid, signal.SIGKILL)
+    assert not survived
 
 
 def test_processes_left_running_die_when_the_worker_is_restarted(sandbox):
@@ -346,8 +431,8 @@ def test_forgotten_sandbox_is_cleaned_up_by_the_garbage_collector(submission):
 
 @pytest.mark.parametrize("isolation", ["bubblewrap", pytest.param("rlimits", marks=needs_rlimits)])
 def test_sandbox_dies_with_a_killed_grader(submission, isolation):
-    """If the grader itself is SIGKILLed mid-call, the worker does not live on; under bubblewrap
-    neither does anything it started (without a pid namespace its children may survive)."""
+    """If the grader itself is SIGKILLed mid-call, neither the worker nor anything it started lives
+    on (under bubblewrap: the pid namespace; the fallback: a watcher ends the sandbox's uid)."""
     marker = f"orphan-{uuid.uuid4().hex}"
     folder = submission({"codesign.py": textwrap.dedent(LINGER) + WAIT})
     grader = subprocess.Popen(
@@ -367,12 +452,11 @@ def test_sandbox_dies_with_a_killed_grader(submission, isolation):
     survivors = processes_with(marker)
     try:
         deadline = time.monotonic() + 5
-        while (running(int(worker_pid)) or isolation == "bubblewrap" and survivors) \
-                and time.monotonic() < deadline:
+        while (running(int(worker_pid)) or survivors) and time.monotonic() < deadline:
             time.sleep(0.05)
             survivors = processes_with(marker)
         assert not running(int(worker_pid))
-        assert isolation == "rlimits" or survivors == []
+        assert survivors == []
     finally:
         for pid in processes_with(marker):
             os.kill(pid, signal.SIGKILL)

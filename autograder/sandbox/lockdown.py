@@ -1,0 +1,203 @@
+"""One confinement spec, applied by the worker to itself before any student code runs.
+
+However the worker was started (by bubblewrap, forked from the fork server, or by the uid
+fallback's plain start), it applies the same `Lockdown`, in this order:
+
+1. hard rlimits (address space, CPU, file size, no core files, processes);
+2. no_new_privs: no setuid binary or file capability can ever raise privileges again;
+3. an empty capability bounding set (and no ambient capabilities), while still privileged;
+4. the switch to the sandbox's uid/gid with no supplementary groups, checked, and an empty
+   inheritable set: nothing of root is left;
+5. where the grader asks, SIGKILL when the grader dies (the uid fallback has no bubblewrap
+   --die-with-parent);
+6. a seccomp filter refusing new user namespaces (unshare/clone with CLONE_NEWUSER; clone3,
+   whose flags a filter cannot read, answers ENOSYS so the C library uses clone): kernel attack
+   surface the grader never needs.
+
+Any step that does not take effect ends the worker (fail closed). The parent builds the spec
+(`Lockdown.to_config`); `apply` runs in the worker, so this file uses the standard library only
+and is one of the worker's files (launcher.WORKER_FILES).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import platform
+import resource
+import signal
+import struct
+import sys
+from dataclasses import asdict, dataclass
+
+_PR_SET_PDEATHSIG, _PR_CAPBSET_DROP, _PR_SET_SECCOMP, _PR_SET_NO_NEW_PRIVS = 1, 24, 22, 38
+_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
+_SECCOMP_MODE_FILTER = 2
+_LAST_CAPABILITY = 63
+CLONE_NEWUSER = 0x10000000
+# (audit arch, syscall numbers) of the architectures the filter is written for.
+_ARCHES = {
+    "x86_64": (0xC000003E, {"clone": 56, "unshare": 272, "clone3": 435}),
+    "aarch64": (0xC00000B7, {"clone": 220, "unshare": 97, "clone3": 435}),
+}
+_X32_BIT = 0x40000000   # x86_64's x32 syscall numbers: another way to reach the same calls
+
+
+@dataclass(frozen=True)
+class Lockdown:
+    """What the worker applies to itself; sizes in bytes, times in seconds."""
+
+    memory_bytes: int
+    cpu_seconds: int
+    file_bytes: int
+    nproc: int | None                  # RLIMIT_NPROC, None where it cannot apply
+    drop_to: tuple[int, int] | None    # uid, gid to switch to (started as root), else None
+    parent_pid: int | None = None      # die with this process (uid fallback), else None
+    block_userns: bool = True
+
+    def to_config(self) -> dict:
+        return asdict(self)
+
+
+def userns_filter_problem() -> str | None:
+    """Why the user-namespace filter cannot be built for this machine, or None."""
+    if platform.machine() not in _ARCHES:
+        return (f"no seccomp filter for the {platform.machine()} architecture "
+                f"(written for {', '.join(_ARCHES)})")
+    if sys.byteorder != "little":
+        return "the seccomp filter reads syscall arguments as little-endian"
+    return None
+
+
+# -- in the worker ------------------------------------------------------------------------------
+_libc = None
+
+
+def apply(spec: dict) -> None:
+    """Confines this process as `spec` (Lockdown.to_config) says; exits if any step fails."""
+    global _libc
+    _libc = ctypes.CDLL(None, use_errno=True)
+    try:
+        _rlimits(spec)
+        _prctl(_PR_SET_NO_NEW_PRIVS, 1)
+        _empty_bounding_set(spec.get("drop_to") is not None)
+        _switch_ids(spec.get("drop_to"))
+        if spec.get("parent_pid"):
+            # After the switch: the kernel clears the parent-death signal when the uid changes.
+            _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+            if os.getppid() != spec["parent_pid"]:   # the grader died before the request took effect
+                os._exit(1)
+        if spec.get("block_userns", True):
+            _block_user_namespaces()
+    except OSError as exc:
+        sys.exit(f"sandbox worker: lockdown failed: {exc}")
+
+
+def _rlimits(spec: dict) -> None:
+    """Hard rlimits, so student code cannot raise them again once unprivileged."""
+    limits = {
+        resource.RLIMIT_AS: spec["memory_bytes"],
+        resource.RLIMIT_CPU: spec["cpu_seconds"],
+        resource.RLIMIT_FSIZE: spec["file_bytes"],
+        resource.RLIMIT_CORE: 0,
+    }
+    if spec.get("nproc"):
+        limits[resource.RLIMIT_NPROC] = spec["nproc"]
+    for which, value in limits.items():
+        resource.setrlimit(which, (value, value))
+    # A file write beyond RLIMIT_FSIZE then fails with OSError instead of killing the worker.
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+
+def _empty_bounding_set(required: bool) -> None:
+    """Drops every capability from the bounding set (needs CAP_SETPCAP: a worker started as root
+    holds it until the switch). Where it is not held (bubblewrap in a user namespace) no_new_privs
+    already keeps exec from gaining anything; where the worker gives up root it is required."""
+    _libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)   # EINVAL before 4.3: none
+    for capability in range(_LAST_CAPABILITY + 1):
+        if _libc.prctl(_PR_CAPBSET_DROP, capability, 0, 0, 0) != 0:
+            err = ctypes.get_errno()
+            if err == errno.EINVAL:
+                break   # past the kernel's last capability
+            if err == errno.EPERM and not required:
+                return
+            raise OSError(err, f"could not drop capability {capability} from the bounding set")
+    if required and _status_field("CapBnd") != 0:
+        raise OSError(errno.EPERM, "the capability bounding set is not empty")
+
+
+def _switch_ids(drop_to) -> None:
+    """Become the sandbox's uid/gid (started as root); nothing of root may be left after."""
+    if not drop_to:
+        return
+    uid, gid = drop_to
+    if uid == 0 or gid == 0:
+        raise OSError(errno.EPERM, "refusing to run student code as uid or gid 0")
+    os.setgroups([])
+    os.setresgid(gid, gid, gid)
+    os.setresuid(uid, uid, uid)
+    if os.getresuid() != (uid, uid, uid) or os.getresgid() != (gid, gid, gid) or os.getgroups():
+        raise OSError(errno.EPERM, "could not switch to the sandbox's uid")
+    _clear_capabilities()
+    if any(_status_field(name) for name in ("CapEff", "CapPrm", "CapInh", "CapAmb")):
+        raise OSError(errno.EPERM, "capabilities left after the switch")
+
+
+def _clear_capabilities() -> None:
+    """capset(): empties the inheritable set (setresuid clears only the permitted/effective)."""
+    header = (ctypes.c_uint32 * 2)(0x20080522, 0)   # _LINUX_CAPABILITY_VERSION_3, this thread
+    data = (ctypes.c_uint32 * 6)()                    # two {effective, permitted, inheritable}
+    if _libc.capset(header, data) != 0:
+        raise OSError(ctypes.get_errno(), "capset")
+
+
+def _block_user_namespaces() -> None:
+    arch, numbers = _ARCHES.get(platform.machine(), (None, None))
+    if arch is None or sys.byteorder != "little":
+        raise OSError(errno.ENOSYS, userns_filter_problem() or "no seccomp filter for this machine")
+    if len(os.listdir("/proc/self/task")) != 1:
+        raise OSError(errno.EBUSY, "the seccomp filter must be set while the worker has one thread")
+    program = _userns_filter(arch, numbers)
+    buffer = ctypes.create_string_buffer(program)
+    fprog = struct.pack("HxxxxxxQ", len(program) // 8, ctypes.addressof(buffer))
+    if _libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.c_char_p(fprog), 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP)")
+
+
+def _userns_filter(arch: int, numbers: dict[str, int]) -> bytes:
+    """The classic-BPF program: wrong architecture or x32 -> refused; clone3 -> ENOSYS;
+    unshare/clone whose flags (first argument) hold CLONE_NEWUSER -> EPERM; all else allowed."""
+    ld_w_abs, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
+    allow, kill = 0x7FFF0000, 0x80000000
+    eperm, enosys = 0x00050000 | errno.EPERM, 0x00050000 | errno.ENOSYS
+    code = [
+        (ld_w_abs, 0, 0, 4),                  # 0: the architecture
+        (jeq, 0, 11, arch),                   # 1: another one (i386 via int 0x80) -> 13
+        (ld_w_abs, 0, 0, 0),                  # 2: the syscall number
+        (jge, 7, 0, _X32_BIT),                # 3: x32 -> 11
+        (jeq, 7, 0, numbers["clone3"]),       # 4: -> 12
+        (jeq, 2, 0, numbers["unshare"]),      # 5: -> 8
+        (jeq, 1, 0, numbers["clone"]),        # 6: -> 8
+        (ret, 0, 0, allow),                   # 7
+        (ld_w_abs, 0, 0, 16),                 # 8: the flags (args[0], low 32 bits)
+        (jset, 1, 0, CLONE_NEWUSER),          # 9: -> 11
+        (ret, 0, 0, allow),                   # 10
+        (ret, 0, 0, eperm),                   # 11
+        (ret, 0, 0, enosys),                  # 12
+        (ret, 0, 0, kill),                    # 13
+    ]
+    return b"".join(struct.pack("HBBI", *insn) for insn in code)
+
+
+def _status_field(name: str) -> int:
+    with open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith(name + ":"):
+                return int(line.split()[1], 16)
+    return 0
+
+
+def _prctl(option: int, value: int) -> None:
+    if _libc.prctl(option, value, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), f"prctl({option})")
