@@ -32,10 +32,11 @@ def add_parser(subparsers) -> None:
 def run(args) -> int:
     from autograder.engine.registry import REPO_ROOT, ConfigError
     from autograder.nbgrader_bridge.course import CourseError, load_course
-    from autograder.nbgrader_bridge.pinned import pinned_folder, snapshot_class, write_manifest
+    from autograder.nbgrader_bridge.pinned import (drop_results_without_executed, pinned_folder, snapshot_class,
+                                                   write_manifest)
     from autograder.sandbox import SandboxUnavailable, isolation_from_env
 
-    try:  # fails closed first, as autograde's kernels do
+    try:  # fails closed first
         isolation = args.isolation or isolation_from_env()
     except SandboxUnavailable as err:
         print(f"pregrade: {err}", file=sys.stderr)
@@ -47,6 +48,7 @@ def run(args) -> int:
         if not course.submitted_folder.is_dir():
             raise CourseError(f"{course.submitted_folder} does not exist: collect the submissions first")
         snapshots = snapshot_class(course, args.assignment)  # before anything of the students' runs
+        drop_results_without_executed(course, args.assignment)  # a store of an older grader: grade again
     except (CourseError, ConfigError) as err:
         print(f"pregrade: {err}", file=sys.stderr)
         return 2
