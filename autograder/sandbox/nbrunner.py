@@ -351,7 +351,10 @@ def _student_traceback(exc: BaseException, execution_count: int) -> list[str]:
             code = f"\n----> {frame.lineno} {frame.line}" if frame.line else ""
             lines.append(where + code + "\n")
         if isinstance(exc, SyntaxError) and exc.text:
-            lines.append(f"Cell In[{execution_count}], line {exc.lineno}\n    {exc.text.rstrip()}\n")
+            filename = str(exc.filename or "")
+            where = (f"Cell In[{execution_count}], line {exc.lineno}" if filename.startswith("<cell ")
+                     else f"File {_submission_name(filename, root) or OMITTED_FRAMES}:{exc.lineno}")
+            lines.append(f"{where}\n    {exc.text.rstrip()}\n")
     except BaseException:  # noqa: BLE001 - a hostile traceback must not end the notebook
         pass
     lines.append(f"{type(exc).__name__[:200]}: {_text(exc)[:MAX_MESSAGE]}\n")
