@@ -3,8 +3,9 @@ what nbgrader collected, before `nbgrader autograde` (which requires them).
 
 Hashes every submitted/<student>/<assignment>/ (the snapshot), grades those files with the trusted
 grader into the course's pinned store (.pinned_results/<assignment>/, see
-autograder/nbgrader_bridge/pinned.py) and writes the manifest that ties each result to the files
-it graded. A student whose files and grading.toml are unchanged keeps their result unless
+autograder/nbgrader_bridge/pinned.py: each result and the executed notebook of the grader's one run
+of the student's notebook, whose outputs autograde shows instead of running it) and writes the
+manifest that ties each result to the files it graded. A student whose files and grading.toml are unchanged keeps their result unless
 --force. Run it again after collecting more submissions. Exit status as `grade`.
 """
 

@@ -134,7 +134,7 @@ def read_manifest(course: Course, assignment: str) -> dict[str, dict]:
 
 class PinnedResults:
     """The manifest and every pinned result, read (and checked against each other) once: an
-    autograde run loads them before the first kernel starts and keeps them in memory."""
+    autograde run loads them once, before the first student is written, and keeps them in memory."""
 
     def __init__(self, course: Course, assignment: str):
         self.course, self.assignment = course, assignment
