@@ -273,28 +273,25 @@ class CellOutputs:
                                  "text": "\n…（notebook 的输出超过了评分保存的上限，其余输出省略）\n"})
 
 
-class _Tee(io.TextIOBase):
-    """A cell's sys.stdout / sys.stderr: passes everything on (the worker's captured output, as
-    before) and keeps a copy in the cell's outputs."""
+class _Tee:
+    """A cell's sys.stdout / sys.stderr: passes everything on to the worker's stream (the captured
+    output, exactly as before; what the stream refuses, the cell sees refused) and keeps a copy of
+    the text in the cell's outputs. Anything else (fileno, buffer, isatty, ...) is the stream's."""
 
     def __init__(self, stream, name: str, cell: CellOutputs):
         self._stream, self._name, self._cell = stream, name, cell
 
-    def writable(self) -> bool:
-        return True
-
-    def write(self, text) -> int:
-        text = str(text)
-        self._cell.stream(self._name, text)
-        self._stream.write(text)
-        return len(text)
+    def write(self, text):
+        written = self._stream.write(text)
+        if isinstance(text, str):
+            self._cell.stream(self._name, text)
+        return written
 
     def flush(self) -> None:
         self._stream.flush()
 
-    @property
-    def encoding(self):
-        return getattr(self._stream, "encoding", "utf-8")
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
 
 
 def _repr(obj, limit: int) -> str:
@@ -313,7 +310,7 @@ def _is_figure(obj) -> bool:
 
 def _figure_png(figure, budget: OutputBudget) -> str | None:
     """The figure as base64 PNG (as Jupyter's inline backend shows it), or None."""
-    if budget.figures <= 0:
+    if budget.figures <= 0 or budget.exhausted:
         return None
     try:
         width, height = figure.get_size_inches() * figure.dpi
