@@ -17,7 +17,9 @@ Order, in nbgrader's own process (trusted):
 
 from __future__ import annotations
 
-from nbformat.v4 import new_output
+import functools
+
+from nbformat import from_dict
 from nbgrader import utils
 from nbgrader.api import MissingEntry
 from nbgrader.preprocessors import NbGraderPreprocessor, SaveAutoGrades
@@ -31,11 +33,14 @@ from autograder.nbgrader_bridge.pinned import PinError, PinnedResults
 
 RESOURCE = "cs349e_pinned"  # resources key: the student's pinned SubmissionResult
 EXECUTED = "cs349e_executed"  # resources key: the student's pinned executed notebook
+COURSE = "cs349e_course"  # resources key: the course (read once per autograde run)
 
 
-def automatic_items(assignment: str) -> set[str]:
-    """Items the trusted grader scores by itself (free-text items are graded by hand)."""
-    return {item.id for item in load_config(assignment).items_of(*AUTOMATIC_KINDS)}
+@functools.cache
+def automatic_items(assignment: str) -> frozenset[str]:
+    """Items the trusted grader scores by itself (free-text items are graded by hand); read once
+    per autograde run."""
+    return frozenset(item.id for item in load_config(assignment).items_of(*AUTOMATIC_KINDS))
 
 
 def _pinned(resources) -> SubmissionResult:
@@ -51,6 +56,7 @@ class LoadPinnedResult(NbGraderPreprocessor):
         store = self._store(info["assignment"])
         resources[RESOURCE] = store.result(info["student"])
         resources[EXECUTED] = store.executed(info["student"])
+        resources[COURSE] = store.course
         self.log.info("Pinned trusted result of %s: %s / %s automatic points and its executed notebook "
                       "(graded with isolation %s)", info["student"], resources[RESOURCE].score,
                       resources[RESOURCE].auto_max_score, resources[RESOURCE].isolation)
@@ -78,7 +84,7 @@ class WriteExecutedOutputs(NbGraderPreprocessor):
             raise RuntimeError("LoadPinnedResult must run first in c.Autograde.autograde_preprocessors")
         cells = []
         if executed.get("notebook") == f"{info['notebook']}.ipynb":
-            path = load_course(REPO_ROOT).submitted_folder / info["student"] / info["assignment"] / executed["notebook"]
+            path = resources[COURSE].submitted_folder / info["student"] / info["assignment"] / executed["notebook"]
             try:
                 cells = submitted_cells(path)
             except SubmittedNotebookError as err:
@@ -90,8 +96,10 @@ class WriteExecutedOutputs(NbGraderPreprocessor):
 
 
 def explanation_output(markdown: str):
-    """A display output nbconvert renders as HTML (its text/plain is what a console shows)."""
-    return new_output("display_data", data={"text/markdown": markdown, "text/plain": markdown})
+    """A display output nbconvert renders as HTML (its text/plain is what a console shows);
+    well-formed by construction (nbformat's new_output would validate each one: 2 ms)."""
+    return from_dict({"output_type": "display_data", "metadata": {},
+                      "data": {"text/markdown": markdown, "text/plain": markdown}})
 
 
 class ShowTrustedFeedback(NbGraderPreprocessor):
