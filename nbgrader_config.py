@@ -2,9 +2,9 @@
 
 The repository root is the course root. `assignments/` is nbgrader's source folder and holds only
 what students see; solutions live in `solutions/`, hidden tests in `autograder/`. Scores come from
-the trusted grader: `python -m autograder pregrade` pins its results for the collected files, and
-`nbgrader autograde` writes those into the gradebook while the student's kernel runs sandboxed
-(see autograder/nbgrader_bridge/autograde_pipeline.py).
+the trusted grader: `python -m autograder pregrade` pins its results and executed notebooks for the
+collected files, and `nbgrader autograde` writes those into the gradebook and the autograded
+notebooks without starting a kernel (see autograder/nbgrader_bridge/autograde_pipeline.py).
 """
 
 import importlib.util
@@ -18,8 +18,7 @@ ROOT = Path(__file__).resolve().parent
 # to this interpreter even when the virtualenv is not activated.
 os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
 
-# This nbgrader process (trusted) imports the course's own modules; the kernels it starts do not:
-# they run in the student's folder, and sys.path is not inherited.
+# This nbgrader process (trusted) imports the course's own modules.
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
@@ -58,22 +57,18 @@ c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.OverwriteCells",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
-# nbgrader scores any stderr in a grade cell as 0 (the pinned score replaces it; kept for the
-# kernel's own output): drop Python warnings (numpy's RuntimeWarning).
+# The feedback shows no Python warnings (numpy's RuntimeWarning) the notebook printed to stderr.
 c.IgnorePattern.enabled = True
 c.IgnorePattern.pattern = r"(?m)^\S.*:\d+: \w*Warning: "
-# Per cell. A student's endless loop costs this much, then only that cell's output is lost.
-c.Execute.timeout = 60
-c.Execute.kernel_name = "python3"
 
-# ------------------------------------------------------------------ autograde: trusted scores, sandboxed kernels
+# ------------------------------------------------------------------ autograde: trusted scores and outputs, no kernel
 # Requires `python -m autograder pregrade <assignment>` first. Every automatic grade cell's score
-# and shown output come from the pinned trusted result of the collected files; the kernel runs in
-# bubblewrap with only its own autograded folder writable (CS349E_ISOLATION=rlimits lowers this
-# explicitly; scores still come from the pinned results).
+# and shown output, and every other cell's outputs, come from the pinned trusted result and
+# executed notebook of the collected files: the grader ran the notebook once, in its sandbox;
+# autograde runs no student code.
 c.Autograde.autograde_preprocessors = [
     "autograder.nbgrader_bridge.autograde_pipeline.LoadPinnedResult",
-    "autograder.nbgrader_bridge.autograde_pipeline.SandboxedExecute",
+    "autograder.nbgrader_bridge.autograde_pipeline.WriteExecutedOutputs",
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",

@@ -3,8 +3,9 @@ what nbgrader collected, before `nbgrader autograde` (which requires them).
 
 Hashes every submitted/<student>/<assignment>/ (the snapshot), grades those files with the trusted
 grader into the course's pinned store (.pinned_results/<assignment>/, see
-autograder/nbgrader_bridge/pinned.py) and writes the manifest that ties each result to the files
-it graded. A student whose files and grading.toml are unchanged keeps their result unless
+autograder/nbgrader_bridge/pinned.py: each result and the executed notebook of the grader's one run
+of the student's notebook, whose outputs autograde shows instead of running it) and writes the
+manifest that ties each result to the files it graded. A student whose files and grading.toml are unchanged keeps their result unless
 --force. Run it again after collecting more submissions. Exit status as `grade`.
 """
 
@@ -33,10 +34,11 @@ def add_parser(subparsers) -> None:
 def run(args) -> int:
     from autograder.engine.registry import REPO_ROOT, ConfigError
     from autograder.nbgrader_bridge.course import CourseError, load_course
-    from autograder.nbgrader_bridge.pinned import pinned_folder, snapshot_class, write_manifest
+    from autograder.nbgrader_bridge.pinned import (drop_results_without_executed, pinned_folder, snapshot_class,
+                                                   write_manifest)
     from autograder.sandbox import SandboxUnavailable, isolation_from_env
 
-    try:  # fails closed first, as autograde's kernels do
+    try:  # fails closed first
         isolation = args.isolation or isolation_from_env()
     except SandboxUnavailable as err:
         print(f"pregrade: {err}", file=sys.stderr)
@@ -44,17 +46,12 @@ def run(args) -> int:
     if grade.scheduler_refused("pregrade", args) or (
             args.scheduler is None and grade.isolation_refused("pregrade", isolation)):
         return 2
-    if isolation == "bubblewrap":  # autograde would fail for every student after the whole grading
-        from autograder.nbgrader_bridge.kernel_sandbox import kernel_problem
-        problem = kernel_problem(REPO_ROOT)
-        if problem is not None:
-            print(f"pregrade: nbgrader autograde cannot start a kernel: {problem}", file=sys.stderr)
-            return 2
     try:
         course = load_course(REPO_ROOT)
         if not course.submitted_folder.is_dir():
             raise CourseError(f"{course.submitted_folder} does not exist: collect the submissions first")
         snapshots = snapshot_class(course, args.assignment)  # before anything of the students' runs
+        drop_results_without_executed(course, args.assignment)  # a store of an older grader: grade again
     except (CourseError, ConfigError) as err:
         print(f"pregrade: {err}", file=sys.stderr)
         return 2

@@ -1,7 +1,7 @@
 """The trusted grading engine, assignment-agnostic.
 
     grade_submission(name, folder)   one submission -> SubmissionResult
-    grade_batch(name, submissions, out, jobs=N, force=False)   a class -> OUT/{grades.csv,feedback/,results/}
+    grade_batch(name, submissions, out, jobs=N, force=False)   a class -> OUT/{grades.csv,feedback/,results/,executed/}
 
 Hidden tests live in `autograder/<name>/` (see engine.assignment); the item registry is the
 repository's `assignments/<name>/grading.toml` (engine.registry). Student code only ever runs in

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from autograder.engine.assignment import Assignment, load_assignment
+from autograder.engine.executed_notebook import executed_notebook
 from autograder.engine.function_items import grade_function
 from autograder.engine.feedback import function_feedback
 from autograder.engine.guard import guarded
@@ -41,6 +42,7 @@ def grade_submission(assignment_name: str, submission_dir: Path, *, limits: Limi
     started = time.perf_counter()
     files = locate(Path(submission_dir), config)
 
+    executed = executed_notebook(config.notebook, None)
     if not files.present:
         items = _nothing_submitted(assignment, files)
         used, quotas = "none", ""
@@ -51,7 +53,7 @@ def grade_submission(assignment_name: str, submission_dir: Path, *, limits: Limi
             with Sandbox(Path(staging), overlay=config.trusted_files(), limits=limits,
                          isolation=isolation, env=SANDBOX_ENV, factories=assignment.factories) as box:
                 used, quotas = box.isolation, box.quotas
-                items = _grade_items(assignment, files, box, limits)
+                items, executed = _grade_items(assignment, files, box, limits)
 
     order = {item.id: i for i, item in enumerate(config.items)}
     items = sorted(items, key=lambda item: order[item.id])
@@ -59,17 +61,20 @@ def grade_submission(assignment_name: str, submission_dir: Path, *, limits: Limi
     return SubmissionResult(
         student=files.student, score=score, max_score=config.total_points, items=tuple(items),
         isolation=used, seconds=round(time.perf_counter() - started, 3), assignment=config.assignment,
-        fingerprint=files.fingerprint(config), case_set=assignment.case_set, quotas=quotas)
+        fingerprint=files.fingerprint(config), case_set=assignment.case_set, quotas=quotas, executed=executed)
 
 
-def _grade_items(assignment: Assignment, files: StudentFiles, box: Sandbox, limits: Limits) -> list[ItemResult]:
+def _grade_items(assignment: Assignment, files: StudentFiles, box: Sandbox, limits: Limits
+                 ) -> tuple[list[ItemResult], dict]:
+    """Every item's grade, and the executed notebook (the outputs of its one run)."""
     config = assignment.config
     deadline = time.monotonic() + CALL_TIMEOUTS_PER_SUBMISSION * limits.call_timeout
     code = StudentCode(box, config.student_module or "", deadline=deadline)
     items = _grade_functions(assignment, files, code) if config.items_of(ItemKind.FUNCTION) else []
     report = config.items_of(*REPORT_KINDS)
+    notebook = None
     if report:
-        notebook, sources = None, None
+        sources = None
         if config.notebook in files.present:
             notebook = code.run_notebook(config.notebook, [item.id for item in report if item.kind.is_automatic])
             sources = _code_cells(files.path(config.notebook))
@@ -80,7 +85,7 @@ def _grade_items(assignment: Assignment, files: StudentFiles, box: Sandbox, limi
                                    f"as a notebook: {notebook.message}")
         items += grade_report(report, assignment.answer_key, notebook, config.notebook,
                               _missing_text(config.notebook, files), cell_sources=sources)
-    return items
+    return items, executed_notebook(config.notebook, notebook)
 
 
 def _code_cells(path: Path) -> dict[int, str] | None:

@@ -4,6 +4,8 @@ at any moment leaves every file either complete or absent:
     OUT/results/<student>.json   Gradescope results.json; `extra_data.submission` holds the full
                                  SubmissionResult, the record a re-run and grades.csv are built from
     OUT/feedback/<student>.md    Chinese feedback for the student
+    OUT/executed/<student>.json  the executed notebook: each code cell's outputs from the grader's
+                                 one run of the student's notebook (executed_notebook.py)
     OUT/grades.csv               student, score, max_score, isolation, late_penalty, quotas, one
                                  column per item (rebuilt from results/)
 
@@ -27,7 +29,7 @@ from autograder.engine.feedback import isolation_line, item_name, points, submis
 from autograder.engine.registry import GradingConfig
 from autograder.engine.results import SubmissionResult
 
-RESULTS_DIR, FEEDBACK_DIR, GRADES_CSV = "results", "feedback", "grades.csv"
+RESULTS_DIR, FEEDBACK_DIR, EXECUTED_DIR, GRADES_CSV = "results", "feedback", "executed", "grades.csv"
 # C0 controls but tab and newline, DEL, C1 controls: nothing a reader of the text needs.
 _CONTROL_CHARS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 # A spreadsheet runs a cell starting with these as a formula (OWASP "CSV injection").
@@ -110,8 +112,17 @@ def results_path(out: Path, student: str) -> Path:
     return out / RESULTS_DIR / f"{student}.json"
 
 
+def executed_path(out: Path, student: str) -> Path:
+    return out / EXECUTED_DIR / f"{student}.json"
+
+
 def write_result(out: Path, result: SubmissionResult) -> None:
-    """Feedback first, results last: a results file means the student is completely graded."""
+    """Executed notebook and feedback first, results last: a results file means the student is
+    completely graded. (A result re-stamped for lateness has no executed notebook: the one of
+    its grading stays.)"""
+    if result.executed is not None:
+        atomic_write_text(executed_path(out, result.student),
+                          json.dumps(result.executed, ensure_ascii=False, sort_keys=True) + "\n")
     atomic_write_text(out / FEEDBACK_DIR / f"{result.student}.md", strip_control_chars(submission_markdown(result)))
     text = json.dumps(_plain(gradescope_results(result)), ensure_ascii=False, indent=1, sort_keys=True)
     atomic_write_text(results_path(out, result.student), text + "\n")

@@ -7,7 +7,7 @@ a TA grades the free text. `auto_max_score` is the part the grader can award by 
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:   # imported where needed: see lateness.py on what a hidden-test draw imports
@@ -54,6 +54,9 @@ class SubmissionResult:
     # How the sandbox's memory, processes and CPU were bounded: "cgroup v1", "cgroup v2",
     # "cgroup v2 (delegated)" or "rlimits" ("" when nothing of the student's ran, or an older result).
     quotas: str = ""
+    # The executed notebook (executed_notebook.py): each code cell's outputs from the grader's one
+    # run of it. Kept beside the result (outputs.py), not in it: it is for the feedback, not a grade.
+    executed: dict | None = field(default=None, compare=False, repr=False)
 
     @property
     def auto_max_score(self) -> float:
@@ -77,6 +80,7 @@ class SubmissionResult:
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
+        d.pop("executed")
         d["items"] = [asdict(item) for item in self.items]
         return d
 

@@ -1,6 +1,8 @@
 """Feedback preprocessor: a traceback keeps only the frames of the student's own cells and files.
 
-Error outputs in the autograded notebook carry full ipykernel tracebacks, with the absolute path
+Error outputs in the autograded notebook carry the tracebacks of the trusted grader's run, which
+names the student's files relative to their folder and leaves out other frames already; an
+autograded notebook of an older run may carry full ipykernel tracebacks, with the absolute path
 and source lines of every frame. Students may see their own code, named relative to their
 assignment folder (`codesign.py:100`, not the instructor's `/…/autograded/<student>/…`); frames from
 anywhere else (the course's modules, site-packages) are replaced by one line saying they were left
@@ -26,7 +28,7 @@ def _is_foreign_frame(entry: str, folder: str) -> bool:
     match = _FILE_FRAME.match(_ANSI.sub("", entry).lstrip())
     if match is None:
         return False  # a notebook cell (`Cell In[3], line 2`), the header or the final line
-    path = os.path.realpath(match["path"])
+    path = os.path.realpath(os.path.join(folder, match["path"]))  # the grader names the student's files relatively
     return os.path.commonpath([path, folder]) != folder
 
 

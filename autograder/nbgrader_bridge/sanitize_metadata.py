@@ -13,6 +13,10 @@ from __future__ import annotations
 from nbgrader.nbgraderformat import MetadataValidator
 from nbgrader.preprocessors import NbGraderPreprocessor
 
+from autograder.nbgrader_bridge.schema_once import install
+
+install()   # every metadata check of this autograde run checks nbgrader's schema once (schema_once.py)
+
 
 class DropInvalidCellMetadata(NbGraderPreprocessor):
     """First of `c.Autograde.sanitize_preprocessors`."""

@@ -45,7 +45,9 @@ class NotebookOutcome:
 
     `variables` holds the requested names the notebook defined; a value that cannot cross the
     wire is an `Unsupported` marker. `cell_errors` are (cell index in the notebook, exception
-    type, message); execution continues after a failing cell.
+    type, message); execution continues after a failing cell. `cells` holds each code cell's
+    outputs as the worker sent them (nbrunner.NotebookRun.cells): untrusted, read through
+    autograder.engine.executed_notebook.
     """
 
     status: NotebookStatus
@@ -54,3 +56,4 @@ class NotebookOutcome:
     output: str
     message: str = ""
     seconds: float = 0.0
+    cells: tuple = ()

@@ -414,7 +414,11 @@ class Sandbox:
                     and isinstance(error[1], str) and isinstance(error[2], str)):
                 raise WireError("malformed cell error")
             cell_errors.append((error[0], error[1][:200], error[2][:2000]))
-        return NotebookOutcome(status, variables, tuple(cell_errors), output, message[:2000], seconds)
+        cells = header.get("cells", [])
+        if not isinstance(cells, list):
+            raise WireError("notebook reply's cells are not a list")
+        return NotebookOutcome(status, variables, tuple(cell_errors), output, message[:2000], seconds,
+                               tuple(cells))
 
 
 def _notebook_backstop(notebook_timeout: float) -> float:

@@ -8,7 +8,8 @@ lockdown.py), then serves requests from a private socket:
 
     import    import a student module once; reply with its public callables
     calls     call student functions; one reply per call, streamed
-    notebook  run the notebook in a forked child (its state never leaks into later calls)
+    notebook  run the notebook in a forked child (its state never leaks into later calls); the
+              reply holds the answer variables and every code cell's outputs (nbrunner.py)
     exit      leave
 
 Student stdout/stderr is the worker's fd 1/2, a pipe the parent drains. After each request the
@@ -300,9 +301,13 @@ class Server:
                 except BaseException as exc:  # noqa: BLE001
                     variables[name] = encoder.value(self.codec.Unsupported(
                         type(namespace[name]).__name__, f"could not encode: {exc!r}"))
-        return self.frame(dict(reply, status=run.status, variables=variables,
-                               cell_errors=[list(e) for e in run.cell_errors], message=run.message),
-                          encoder)
+        reply = dict(reply, status=run.status, variables=variables,
+                     cell_errors=[list(e) for e in run.cell_errors], message=run.message)
+        try:
+            return encoder.frame(dict(reply, cells=run.cells))
+        except self.codec.ResultTooLarge:
+            # The cells' outputs are for the feedback; the answers must still arrive.
+            return self.frame(dict(reply, cells=[]), encoder)
 
     def _collect_child(self, pid: int, fd: int):
         """(the child's complete reply frame or None, how the child ended). Stops reading when

@@ -136,15 +136,15 @@ def test_every_output_says_the_class_was_graded_under_rlimits(class_graded_under
 @needs_machine
 @pytest.mark.skipif(RLIMITS_PROBLEM is None, reason="covered by the in-process nbgrader tests")
 def test_the_nbgrader_path_lowers_isolation_only_with_its_variable(tmp_path):
-    """What pregrade and autograde's kernels use (nbgrader_bridge/isolation.py): bubblewrap by
-    default, rlimits with CS349E_ISOLATION=rlimits, in the machine where the fallback can work."""
+    """What pregrade uses (the sandbox's isolation_from_env): bubblewrap by default, rlimits with
+    CS349E_ISOLATION=rlimits, in the machine where the fallback can work."""
     write_reference_submission(ASSIGNMENT, tmp_path / "submitted" / "ann" / ASSIGNMENT)
     script = (
         "import sys\nfrom pathlib import Path\n"
         "from autograder.engine.grader import grade_submission\n"
-        "from autograder.nbgrader_bridge.isolation import kernel_isolation\n"
+        "from autograder.sandbox import isolation_from_env, resolve_isolation\n"
         f"folder = Path({str(tmp_path)!r}) / 'submitted' / 'ann'\n"
-        f"result = grade_submission({ASSIGNMENT!r}, folder, isolation=kernel_isolation())\n"
+        f"result = grade_submission({ASSIGNMENT!r}, folder, isolation=resolve_isolation(isolation_from_env()))\n"
         "print(result.isolation, result.score == result.auto_max_score)\n")
     lowered = run_in_machine(PYTHON, "-c", script, binds=(tmp_path,), env={"CS349E_ISOLATION": "rlimits"})
     assert lowered.returncode == 0 and lowered.stdout.split() == ["rlimits", "True"], lowered.stderr[-2000:]

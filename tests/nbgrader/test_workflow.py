@@ -1,7 +1,8 @@
 """The instructors' nbgrader workflow, end to end, with the real nbgrader commands on a copy of the
 course (README, "Instructors"): release, collect (nbgrader's layout and an LMS download),
 pregrade + autograde, reconcile, feedback, export, manual grading cells, releasing the solutions.
-Four hostile notebooks attack the gradebook from inside nbgrader's kernel in the same run.
+Autograde starts no Jupyter kernel: the outputs come from the trusted grader's one run of each
+notebook. Four hostile notebooks attack the gradebook from that run in the same workflow.
 
 The workflow runs once per module (fixture `course`); each test asks one question about it.
 Expected scores come from the trusted grader's own results, never from typed-in numbers.
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import hashlib
 import html
 import json
 import os
@@ -49,6 +51,8 @@ HOSTILE = ("reference_copier", "reconcile_patcher", "cache_forger", "trusted_for
 VICTIM = "victor"
 # Delivered as an LMS download instead of being placed in submitted/ directly.
 ZIPPED, CANVAS = "full", "partial"
+# A student who added, moved and deleted cells.
+REORDERER, OWN_CELL_TEXT, MOVED_CELL, DELETED_CELL = "reorderer", "这是我自己加的格子", "code-4f4f03ca42", "code-ee59465809"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -71,6 +75,46 @@ def run(root: Path, *args: str, expect: int | None = 0) -> subprocess.CompletedP
 
 def nbgrader(root: Path, *args: str) -> subprocess.CompletedProcess:
     return run(root, "-m", "nbgrader", *args)
+
+
+# nbgrader, with every way of starting a Jupyter kernel recorded in the file argv[1] (and refused).
+NBGRADER_WITHOUT_KERNELS = """
+import subprocess, sys
+import jupyter_client.launcher, jupyter_client.manager, jupyter_client.provisioning.local_provisioner
+
+LOG = sys.argv.pop(1)
+
+
+def record(what):
+    with open(LOG, "a") as log:
+        log.write(what + "\\n")
+
+
+def refused(what):
+    def start(*args, **kwargs):
+        record(what)
+        raise RuntimeError(f"{what}: a Jupyter kernel was started")
+    return start
+
+
+jupyter_client.manager.KernelManager.start_kernel = refused("KernelManager.start_kernel")
+jupyter_client.manager.AsyncKernelManager.start_kernel = refused("AsyncKernelManager.start_kernel")
+jupyter_client.launcher.launch_kernel = refused("launch_kernel")
+jupyter_client.provisioning.local_provisioner.launch_kernel = refused("launch_kernel")
+popen = subprocess.Popen.__init__
+
+
+def watched(self, args, *rest, **kwargs):
+    if "kernel" in " ".join(map(str, args if isinstance(args, (list, tuple)) else [args])):
+        record(f"process {args!r}")
+    popen(self, args, *rest, **kwargs)
+
+
+subprocess.Popen.__init__ = watched
+from nbgrader.apps.nbgraderapp import main
+sys.argv[0] = "nbgrader"
+main()
+"""
 
 
 def autograder(root: Path, *args: str, expect: int | None = 0) -> subprocess.CompletedProcess:
@@ -119,30 +163,24 @@ WRONG_FLOPS = "\n\ndef flops_per_exp(d_qk, d_v):\n    return 2 * d_qk  # 忘了 
 IDENTITY_E4M3 = "\n\ndef round_e4m3(x):\n    return np.asarray(x, dtype=np.float64)\n"
 PATCH_NUMPY = ("np.array_equal = lambda *a, **k: True\nnp.allclose = lambda *a, **k: True\n"
                "np.isclose = lambda *a, **k: True\nnp.testing.assert_array_equal = lambda *a, **k: None")
-# A numpy RuntimeWarning on stderr before every later cell, grade cells included; each one is logged.
-WARN_BEFORE_EVERY_CELL = """
+# A numpy RuntimeWarning on stderr.
+WARN_ON_STDERR = """
 import warnings
 warnings.simplefilter("always")
-
-
-def _warn(*_):
-    with open("warned.log", "a") as log:
-        log.write("warned\\n")
-    np.float64(1.0) / 0
-
-
-get_ipython().events.register("pre_run_cell", _warn)
+np.float64(1.0) / 0
 """
 
 
-# Run only in nbgrader's kernel. Every attempt is logged (done / refused) in the student's own folder.
+# Run wherever the notebook runs: in a kernel at autograde, the course would be <cwd>/../../..
+# (autograded/<me>/lec01_codesign). Every attempt is printed and logged in the notebook's folder.
 HOSTILE_PRELUDE = """
 import json, os, shutil, sqlite3, subprocess, sys
 from pathlib import Path
 
-HERE = Path.cwd()  # autograded/<me>/lec01_codesign
-ROOT, ME = HERE.parents[2], HERE.parent.name
-AUTOGRADE = os.environ.get("NBGRADER_EXECUTION") == "autograde"
+HERE = Path.cwd()
+ROOT = HERE.parents[2] if len(HERE.parents) > 2 else HERE
+ME = HERE.parent.name
+AUTOGRADE = True  # every run of the notebook
 
 
 def attempt(name, action):
@@ -151,6 +189,7 @@ def attempt(name, action):
         outcome = "done"
     except BaseException as err:  # noqa: BLE001
         outcome = f"refused ({type(err).__name__})"
+    print(f"attempt {name}: {outcome}")
     with open(HERE / "attempts.log", "a") as log:
         log.write(f"{name}: {outcome}\\n")
 """
@@ -249,7 +288,7 @@ def make_submissions(root: Path, scratch: Path) -> None:
     patcher = folder("numpy_patcher", reference)
     with open(patcher / "codesign.py", "a", encoding="utf-8") as f:
         f.write(WRONG_FLOPS + IDENTITY_E4M3)
-    _edit_notebook(patcher / "handout.ipynb", _after_setup(PATCH_NUMPY + "\n" + WARN_BEFORE_EVERY_CELL))
+    _edit_notebook(patcher / "handout.ipynb", _after_setup(PATCH_NUMPY + "\n" + WARN_ON_STDERR))
 
     rewriter = folder(CHECK_REWRITER, release)
     _edit_notebook(rewriter / "handout.ipynb", _after_setup("def check(item_id):\n    return None"))
@@ -265,6 +304,16 @@ def make_submissions(root: Path, scratch: Path) -> None:
     shutil.copyfile(odd / "handout.ipynb", odd / "handout (1).ipynb")
     _edit_notebook(odd / "handout.ipynb", lambda nb: nb.metadata.update(
         kernelspec={"name": "julia-1.9", "display_name": "Julia 1.9", "language": "julia"}))
+
+    def reorder(nb):
+        cells = [c for c in nb.cells if c.get("id") != DELETED_CELL]
+        moved = next(c for c in cells if c.get("id") == MOVED_CELL)
+        cells.remove(moved)
+        setup = next(i for i, c in enumerate(cells) if "from selfcheck import check" in c.source)
+        cells.insert(setup + 1, nbformat.v4.new_code_cell(f"print({OWN_CELL_TEXT!r})", id="mine"))
+        nb.cells = [*cells, moved]
+
+    _edit_notebook(folder(REORDERER, reference) / "handout.ipynb", reorder)
 
     dup = folder("dupcell", reference)  # nbgrader 0.9.6 alone would abort the whole batch here
     _edit_notebook(dup / "handout.ipynb", _duplicate_grade_cell("q01_compute_headline"))
@@ -328,7 +377,9 @@ def course(tmp_path_factory) -> SimpleNamespace:
     shutil.copytree(root / "release" / ASSIGNMENT, root / "submitted" / LATECOMER / ASSIGNMENT)
     w.students = sorted(p.name for p in (root / "submitted").iterdir())
     w.tree_before = tree_hashes(root)
-    w.autograde = run(root, "-m", "nbgrader", "autograde", ASSIGNMENT, "--force", expect=None)
+    w.kernel_log = scratch / "kernels.log"
+    w.autograde = run(root, "-c", NBGRADER_WITHOUT_KERNELS, str(w.kernel_log), "autograde", ASSIGNMENT, "--force",
+                      expect=None)
     w.tree_after = tree_hashes(root)
     w.trusted = {r.student: r for r in read_results(root / PINNED_DIR / ASSIGNMENT)}
     w.gradebook = gradebook_cells(root)
@@ -527,17 +578,21 @@ def test_autograde_requires_pregrade(course):
     assert all(course.gradebook[LATECOMER][item]["auto_score"] is None for item in AUTO_ITEMS)
 
 
-def test_importing_solutions_fails_inside_the_kernel(course):
+def test_importing_solutions_fails_in_the_graders_run(course):
     nb = json.loads((course.root / "autograded" / "importer" / ASSIGNMENT / "handout.ipynb").read_text(encoding="utf-8"))
     errors = [o for c in nb["cells"] if c["cell_type"] == "code" for o in c["outputs"] if o["output_type"] == "error"]
     assert errors and errors[0]["ename"] == "ModuleNotFoundError" and "solutions" in errors[0]["evalue"]
 
 
-def test_numpy_warnings_on_stderr_cost_no_points(course):
-    """numpy_patcher's kernel printed a RuntimeWarning before every cell, grade cells included
-    (nbgrader scores a grade cell with stderr as 0); its scores still equal the trusted ones."""
-    log = course.root / "autograded" / "numpy_patcher" / ASSIGNMENT / "warned.log"
-    assert len(log.read_text().splitlines()) >= len(AUTO_ITEMS)
+def test_numpy_warnings_on_stderr_are_left_out_of_the_feedback(course):
+    """numpy_patcher's notebook printed a RuntimeWarning: kept in the executed notebook, dropped
+    from the autograded one (IgnorePattern); its scores equal the trusted ones."""
+    def stderr(cells):
+        return "".join(_text(o.get("text", "")) for c in cells for o in c.get("outputs", [])
+                       if o.get("output_type") == "stream" and o.get("name") == "stderr")
+
+    assert "RuntimeWarning" in stderr(_executed(course, "numpy_patcher")["cells"])
+    assert "RuntimeWarning" not in stderr(_autograded(course, "numpy_patcher")["cells"])
     assert course.trusted["numpy_patcher"].score > 0
     assert course.gradebook["numpy_patcher"]["ridge_point"]["auto_score"] == course.trusted["numpy_patcher"].item("ridge_point").score
 
@@ -561,19 +616,88 @@ def test_a_hostile_notebook_gets_exactly_the_trusted_score_of_its_collected_file
     assert course.trusted[student].score < course.trusted[student].auto_max_score / 2  # a skeleton earns little
 
 
-def test_every_attack_ran_in_the_kernel_and_was_refused(course):
+def test_every_attack_ran_only_in_the_graders_sandbox(course):
+    """The attacks ran once, in the trusted grader's sandbox (their printed attempts are the
+    notebook's outputs), where the course does not exist; at autograde nothing of theirs ran."""
     expected = {"reference_copier": {"copy_reference", "overwrite_submitted"},
                 "reconcile_patcher": {"patch_reconcile"},
                 "cache_forger": {"forge_self", "forge_victor", "edit_gradebook", "write_victor_folder"},
                 "trusted_forger": {"forge_reply"}}
     for student, attempts in expected.items():
-        log = (course.root / "autograded" / student / ASSIGNMENT / "attempts.log").read_text().splitlines()
-        outcomes = dict(line.split(": ", 1) for line in log)
+        shown = "".join(_text(o.get("text", "")) for c in _autograded(course, student)["cells"] for o in c.get("outputs", []))
+        outcomes = dict(re.findall(r"^attempt (\w+): (.*)$", shown, flags=re.MULTILINE))
         assert set(outcomes) == attempts, student
-        refused = {name for name, outcome in outcomes.items() if outcome.startswith("refused")}
-        # selfcheck's module is the kernel's own to change; nothing reads it any more
-        assert refused == attempts - {"forge_reply"}, (student, outcomes)
-    assert "OSError" in (course.root / "autograded" / "cache_forger" / ASSIGNMENT / "attempts.log").read_text()
+        for name in attempts & {"copy_reference", "overwrite_submitted", "patch_reconcile", "write_victor_folder"}:
+            assert outcomes[name].startswith("refused"), (student, outcomes)
+        assert not (course.root / "autograded" / student / ASSIGNMENT / "attempts.log").exists(), student
+    for name in ("autograder/nbgrader_bridge/reconcile.py", "autograder/nbgrader_bridge/pinned.py"):
+        assert (course.root / name).read_bytes() == (ROOT / name).read_bytes(), name
+
+
+def test_autograde_started_no_jupyter_kernel(course):
+    assert not course.kernel_log.exists(), course.kernel_log.read_text()
+    graded = set(course.gradebook) - FLAGGED
+    assert graded == set(students(course)) - FLAGGED
+    assert all(course.gradebook[s]["ridge_point"]["auto_score"] is not None for s in graded)
+
+
+def _text(value) -> str:
+    """A notebook string as nbformat writes it: one string or a list of lines."""
+    return "".join(value) if isinstance(value, list) else value
+
+
+def _autograded(course, student: str) -> dict:
+    return json.loads((course.root / "autograded" / student / ASSIGNMENT / "handout.ipynb").read_text(encoding="utf-8"))
+
+
+def _executed(course, student: str) -> dict:
+    return json.loads((course.root / PINNED_DIR / ASSIGNMENT / "executed" / f"{student}.json").read_text(encoding="utf-8"))
+
+
+def _kinds(outputs) -> list[tuple]:
+    """What a reader sees of outputs: stdout text, values, figures and error names."""
+    seen = []
+    for o in outputs:
+        if o["output_type"] == "stream" and o["name"] == "stdout":
+            seen.append(("stdout", _text(o["text"])))
+        elif o["output_type"] in ("execute_result", "display_data"):
+            seen.append((o["output_type"], _text(o["data"].get("text/plain")), "image/png" in o["data"]))
+        elif o["output_type"] == "error":
+            seen.append(("error", o["ename"], o["evalue"]))
+    return seen
+
+
+@pytest.mark.parametrize("student", [ZIPPED, REORDERER, "broken", "dupcell", "odd"])
+def test_each_cell_shows_the_outputs_its_own_source_produced_in_the_graders_run(course, student):
+    """Every code cell nbgrader did not restore gets exactly the outputs of the executed cell with
+    its id and source; grade cells show the trusted explanation instead."""
+    ran = {(c["id"], c["source_sha256"]): c for c in _executed(course, student)["cells"]}
+    checked = 0
+    for cell in _autograded(course, student)["cells"]:
+        if cell["cell_type"] != "code" or cell["metadata"].get("nbgrader", {}).get("grade"):
+            continue
+        record = ran.get((cell["id"], hashlib.sha256("".join(cell["source"]).encode()).hexdigest()))
+        if record is None:
+            assert cell["metadata"].get("nbgrader", {}).get("locked") or not cell["outputs"], cell["id"]
+            continue
+        assert _kinds(cell["outputs"]) == _kinds(record["outputs"]), (student, cell["id"])
+        assert cell["execution_count"] == record["execution_count"]
+        checked += 1
+    assert checked >= 5
+    figures = sum("image/png" in o.get("data", {}) for c in _autograded(course, student)["cells"] for o in c.get("outputs", []))
+    assert figures == sum("image/png" in o.get("data", {}) for c in _executed(course, student)["cells"] for o in c["outputs"])
+
+
+def test_a_student_who_added_moved_and_deleted_cells_sees_each_output_under_its_cell(course):
+    cells = [c for c in _autograded(course, REORDERER)["cells"] if c["cell_type"] == "code"]
+    ids = [c["id"] for c in cells]
+    assert DELETED_CELL not in ids and ids[-1] == MOVED_CELL
+    own = cells[ids.index("mine")]
+    assert _kinds(own["outputs"]) == [("stdout", OWN_CELL_TEXT + "\n")]
+    assert [o["output_type"] for o in cells[-1]["outputs"]] == ["display_data"]
+    assert "image/png" in cells[-1]["outputs"][0]["data"]
+    full = {c["id"]: c for c in _autograded(course, ZIPPED)["cells"]}
+    assert _kinds(cells[-1]["outputs"])[0][:1] == _kinds(full[MOVED_CELL]["outputs"])[0][:1]
 
 
 def test_redefining_check_to_show_full_points_changes_nothing(course):
@@ -598,7 +722,7 @@ def test_autograde_changes_no_file_outside_the_autograded_folders_the_gradebook_
 
 def test_the_pinned_manifest_holds_the_snapshot_of_every_collected_student(course):
     manifest = json.loads((course.root / PINNED_DIR / ASSIGNMENT / MANIFEST).read_text(encoding="utf-8"))
-    assert manifest["format"] == 1 and manifest["assignment"] == ASSIGNMENT
+    assert manifest["format"] == 2 and manifest["assignment"] == ASSIGNMENT
     # the last pregrade ran after the flagged students were removed
     assert set(manifest["students"]) == set(students(course)) - FLAGGED
     import hashlib
@@ -606,6 +730,8 @@ def test_the_pinned_manifest_holds_the_snapshot_of_every_collected_student(cours
     assert entry["files"]["codesign.py"] == hashlib.sha256(
         (course.root / "submitted" / VICTIM / ASSIGNMENT / "codesign.py").read_bytes()).hexdigest()
     assert entry["fingerprint"] == course.trusted[VICTIM].fingerprint
+    assert entry["executed_sha256"] == hashlib.sha256(
+        (course.root / PINNED_DIR / ASSIGNMENT / "executed" / f"{VICTIM}.json").read_bytes()).hexdigest()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -704,6 +830,30 @@ def test_a_failing_students_feedback_in_a_real_browser_shows_formatted_chinese_a
     shot = tmp_path / "feedback-skeleton.png"  # kept as the test's artefact
     _chromium(page, tmp_path / "profile-shot", "--window-size=1200,4000", f"--screenshot={shot}")
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_feedback_shows_each_students_printed_output_and_figures(course):
+    for student in (ZIPPED, REORDERER, CANVAS):
+        page = _feedback_html(course, student)
+        figures = sum("image/png" in o.get("data", {}) for c in _executed(course, student)["cells"] for o in c["outputs"])
+        assert figures >= 3 and page.count('src="data:image/png;base64,') == figures, student
+        text = " ".join(_visible_text(page).split())
+        printed = [" ".join(line.split()) for c in _executed(course, student)["cells"] for o in c["outputs"]
+                   if o["output_type"] == "stream" and o["name"] == "stdout" for line in o["text"].splitlines()]
+        assert len(printed) >= 10 and all(line in text for line in printed if line), student
+    assert OWN_CELL_TEXT in _visible_text(_feedback_html(course, REORDERER))
+
+
+def test_feedback_index_names_each_item(course):
+    from bs4 import BeautifulSoup
+
+    toc = BeautifulSoup(_feedback_html(course, CANVAS), "html.parser").find(id="toc")
+    entries = [" ".join(li.get_text().split()) for li in toc.find_all("li")]
+    assert len(entries) == len(CONFIG.items)
+    for item in CONFIG.items:
+        name = f"评分项 {item.id}" + (f"：{item.title}" if item.title else "")
+        assert len([e for e in entries if name in e and "得分" in e]) == 1, (item.id, entries)
+    assert not [e for e in entries if e.startswith("评分格")]
 
 
 def test_feedback_holds_no_hidden_test_reference_code_or_grader_traceback(course):

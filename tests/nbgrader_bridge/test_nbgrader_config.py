@@ -54,14 +54,14 @@ def test_python_warnings_are_dropped_from_stderr_but_errors_are_not(config):
     assert not re.search(pattern, "RuntimeWarning: mentioned in a print\n")
 
 
-def test_autograde_scores_come_from_the_pinned_results_and_kernels_run_sandboxed(config):
+def test_autograde_scores_and_outputs_come_from_the_pinned_results_and_nothing_executes(config):
     steps = config.Autograde.autograde_preprocessors
     pipeline = "autograder.nbgrader_bridge.autograde_pipeline."
-    assert steps[0] == pipeline + "LoadPinnedResult"  # before any student code runs
-    assert steps[1] == pipeline + "SandboxedExecute"
-    assert "nbgrader.preprocessors.SaveAutoGrades" not in steps and "nbgrader.preprocessors.Execute" not in steps
+    assert steps[0] == pipeline + "LoadPinnedResult"
+    assert steps[1] == pipeline + "WriteExecutedOutputs"
+    assert "nbgrader.preprocessors.SaveAutoGrades" not in steps
+    assert not [step for step in steps if step.rsplit(".", 1)[-1] in ("Execute", "ExecutePreprocessor")]
     assert steps.index(pipeline + "ShowTrustedFeedback") < steps.index(pipeline + "SaveTrustedGrades")
-    assert config.Execute.kernel_name == "python3"
 
 
 @pytest.mark.parametrize("lms_name, student, file_id", [

@@ -6,12 +6,13 @@ import shutil
 import pytest
 
 from autograder.build import write_reference_submission
-from autograder.engine.outputs import results_path, write_result
+from autograder.engine.executed_notebook import executed_notebook
+from autograder.engine.outputs import executed_path, results_path, write_result
 from autograder.engine.registry import load_config
 from autograder.engine.results import ItemResult, SubmissionResult
 from autograder.nbgrader_bridge.course import Course
-from autograder.nbgrader_bridge.pinned import (MANIFEST, PinError, PinnedResults, pinned_folder, read_manifest,
-                                               snapshot_class, write_manifest)
+from autograder.nbgrader_bridge.pinned import (MANIFEST, PinError, PinnedResults, drop_results_without_executed,
+                                               pinned_folder, read_manifest, snapshot_class, write_manifest)
 
 ASSIGNMENT = "lec01_codesign"
 
@@ -38,7 +39,7 @@ def _store(course: Course, student: str, fingerprint: str, score: float = 3.0) -
                         status="partial", feedback_md="**测试内容：** x"),)
     write_result(pinned_folder(course, ASSIGNMENT), SubmissionResult(
         student=student, score=score, max_score=100.0, items=items, isolation="bubblewrap", seconds=0.1,
-        assignment=ASSIGNMENT, fingerprint=fingerprint))
+        assignment=ASSIGNMENT, fingerprint=fingerprint, executed=executed_notebook("handout.ipynb", None)))
 
 
 def _pin(course: Course) -> dict:
@@ -92,3 +93,33 @@ def test_files_that_changed_while_being_graded_are_not_pinned(course):
     assert set(unpinned) == {"ann"} and "changed while pregrade ran" in unpinned["ann"]
     assert set(read_manifest(course, ASSIGNMENT)) == {"bob"}
     assert results_path(pinned_folder(course, ASSIGNMENT), "ann").is_file()  # kept, but never trusted
+
+
+def test_the_pinned_executed_notebook_is_returned_and_a_replaced_one_refused(course):
+    _pin(course)
+    store = PinnedResults(course, ASSIGNMENT)
+    assert store.executed("ann")["cells"] == []
+    path = executed_path(pinned_folder(course, ASSIGNMENT), "ann")
+    forged = json.loads(path.read_text())
+    forged["cells"] = [{"index": 0, "id": "", "source_sha256": "0" * 64, "execution_count": 1,
+                        "outputs": [{"output_type": "stream", "name": "stdout", "text": "全对"}]}]
+    path.write_text(json.dumps(forged))
+    with pytest.raises(PinError, match="ann: .* is not the executed notebook pregrade pinned"):
+        PinnedResults(course, ASSIGNMENT).executed("ann")
+    assert PinnedResults(course, ASSIGNMENT).executed("bob")["cells"] == []
+
+
+def test_a_store_of_an_older_grader_is_refused_and_regraded(course):
+    """A store from before the grader kept executed notebooks: autograde refuses it, and pregrade
+    grades again every student whose executed notebook is missing."""
+    _pin(course)
+    manifest = pinned_folder(course, ASSIGNMENT) / MANIFEST
+    old = json.loads(manifest.read_text())
+    old["format"] = 1
+    manifest.write_text(json.dumps(old))
+    with pytest.raises(PinError, match=r"another version of the grader .*run `python -m autograder pregrade"):
+        read_manifest(course, ASSIGNMENT)
+    executed_path(pinned_folder(course, ASSIGNMENT), "ann").unlink()
+    assert drop_results_without_executed(course, ASSIGNMENT) == ["ann"]
+    assert not results_path(pinned_folder(course, ASSIGNMENT), "ann").exists()
+    assert results_path(pinned_folder(course, ASSIGNMENT), "bob").is_file()

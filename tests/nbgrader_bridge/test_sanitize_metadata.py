@@ -72,3 +72,35 @@ def test_valid_notebooks_are_left_alone():
     nb = notebook(grade_cell("q01"), nbformat.v4.new_markdown_cell("text"), grade_cell("q02"))
     before = copy.deepcopy(nb)
     assert sanitize(nb) == before
+
+
+# -- nbgrader's metadata validation, its schema checked once (schema_once.py) -----------------
+@pytest.mark.parametrize("meta", [
+    {"grade": True, "grade_id": "q1", "locked": True, "points": 2.0, "schema_version": 3, "solution": False},
+    {"grade": True, "grade_id": "q1", "locked": True, "points": "two", "schema_version": 3, "solution": False},
+    {"grade": True, "grade_id": "q 1!", "locked": True, "points": 2.0, "schema_version": 3, "solution": False},
+    {"grade": True, "locked": True, "points": 2.0, "schema_version": 3, "solution": False},
+    {"grade": "yes", "grade_id": "q1", "locked": [], "schema_version": 3, "solution": False, "extra": 1},
+])
+def test_metadata_is_judged_exactly_as_nbgrader_judges_it_with_the_schema_checked_once(meta, monkeypatch):
+    import jsonschema
+    from nbgrader.nbgraderformat import MetadataValidator, common
+
+    from autograder.nbgrader_bridge.schema_once import SchemaCheckedOnce
+
+    def outcome(validator):
+        try:
+            validator.validate_cell(nbformat.v4.new_code_cell("x = 1", metadata={"nbgrader": copy.deepcopy(meta)}))
+        except Exception as err:  # noqa: BLE001 - the exception itself is compared
+            return type(err), str(err)
+        return None
+
+    monkeypatch.setattr(common, "jsonschema", jsonschema)
+    expected = outcome(MetadataValidator())
+    once = SchemaCheckedOnce()
+    monkeypatch.setattr(common, "jsonschema", once)
+    checked = []
+    kind = jsonschema.validators.validator_for(MetadataValidator().schema)
+    monkeypatch.setattr(kind, "check_schema", classmethod(lambda cls, schema: checked.append(1)))
+    assert [outcome(MetadataValidator()) for _ in range(5)] == [expected] * 5
+    assert len(checked) == 1

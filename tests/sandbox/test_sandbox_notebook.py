@@ -153,3 +153,64 @@ def test_matplotlib_uses_agg_and_show_does_nothing(sandbox):
     outcome = box.run_notebook("handout.ipynb", ["q1"])
     assert outcome.cell_errors == () and outcome.variables == {"q1": "agg"}
     assert "non-interactive" not in outcome.output
+
+
+# -- the executed notebook: each code cell's outputs, as Jupyter would show them -------------
+def _outputs(outcome, position: int) -> list[dict]:
+    return outcome.cells[position]["outputs"]
+
+
+def test_each_code_cell_keeps_its_streams_value_display_figures_and_errors(sandbox):
+    import base64
+
+    box = sandbox(dict(nb(
+        "#md # 第 1 题",
+        "import sys\nprint('你好')\nprint('警告', file=sys.stderr)\n6 * 7",
+        "import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.show()\nprint('画完了')",
+        "display([1, 2])\nx = 3;",
+        "from codesign import boom\nboom()",
+        "plt.figure()\nplt.plot([3, 1])\nq1 = 1",
+    ), **{"codesign.py": "def boom():\n    return 1 / 0\n"}))
+    outcome = box.run_notebook("handout.ipynb", ["q1"])
+    assert outcome.variables == {"q1": 1}
+    assert [c["index"] for c in outcome.cells] == [1, 2, 3, 4, 5]
+    assert [c["execution_count"] for c in outcome.cells] == [1, 2, 3, 4, 5]
+    assert _outputs(outcome, 0) == [
+        {"output_type": "stream", "name": "stdout", "text": "你好\n"},
+        {"output_type": "stream", "name": "stderr", "text": "警告\n"},
+        {"output_type": "execute_result", "execution_count": 1, "metadata": {}, "data": {"text/plain": "42"}}]
+    shown, printed = _outputs(outcome, 1)   # plt.show() shows the figure where it is called
+    assert base64.b64decode(shown["data"]["image/png"])[:8] == b"\x89PNG\r\n\x1a\n"
+    assert printed == {"output_type": "stream", "name": "stdout", "text": "画完了\n"}
+    assert _outputs(outcome, 2) == [{"output_type": "display_data", "metadata": {}, "data": {"text/plain": "[1, 2]"}}]
+    (error,) = _outputs(outcome, 3)
+    assert error["ename"] == "ZeroDivisionError" and error["evalue"] == "division by zero"
+    assert "".join(error["traceback"]).splitlines()[1:] == [
+        "Cell In[4], line 2", "----> 2 boom()", "File codesign.py:2, in boom", "----> 2 return 1 / 0",
+        "ZeroDivisionError: division by zero"]
+    assert [o["output_type"] for o in _outputs(outcome, 4)] == ["display_data"]  # a figure left open
+    assert outcome.output == "你好\n警告\n画完了\n[1, 2]\n"   # the captured output is as before
+
+
+def test_outputs_are_bounded_and_the_answers_still_arrive(sandbox):
+    from autograder.sandbox.nbrunner import MAX_NOTEBOOK_OUTPUTS, MAX_OUTPUT_TEXT
+
+    box = sandbox(nb(
+        "print('x' * 300_000)\nq1 = 1",
+        *["print('y' * 70_000)"] * 40,   # 40 cells of the most one cell keeps: more than a notebook keeps
+        "print('z' * 1000)\nq2 = 2",
+    ), limits=replace(FAST, cell_timeout=5.0, notebook_timeout=20.0))
+    outcome = box.run_notebook("handout.ipynb", ["q1", "q2"])
+    assert outcome.variables == {"q1": 1, "q2": 2}
+    first = _outputs(outcome, 0)
+    assert len(first[0]["text"]) == MAX_OUTPUT_TEXT and "省略了" in first[-1]["text"]
+    total = sum(len(str(o)) for c in outcome.cells for o in c["outputs"])
+    assert total <= MAX_NOTEBOOK_OUTPUTS * 1.1
+    assert "超过了评分保存的上限" in "".join(o.get("text", "") for c in outcome.cells for o in c["outputs"])
+
+
+def test_a_write_the_stream_refuses_still_fails_in_the_cell(sandbox):
+    box = sandbox(nb("import sys\nsys.stdout.write(b'bytes')", "q1 = sys.stdout.fileno() >= 0"))
+    outcome = box.run_notebook("handout.ipynb", ["q1"])
+    assert [e[1] for e in outcome.cell_errors] == ["TypeError"]
+    assert outcome.variables == {"q1": True}
