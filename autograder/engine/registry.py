@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.errors import InstructorError
-from autograder.engine.vocabulary import ItemKind
+from autograder.engine.vocabulary import DEMANDS_OF_KIND, Demand, ItemKind
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ASSIGNMENTS_DIR = REPO_ROOT / "assignments"
@@ -29,9 +29,12 @@ class Item:
     atol: float = 0.0
     unit: str = ""
     choices: tuple[str, ...] = ()
+    demand: Demand | None = None  # what the item asks (grading.toml `demand`); optional
 
     def __post_init__(self):
         object.__setattr__(self, "kind", ItemKind(self.kind))  # "number" written by hand is ItemKind.NUMBER
+        if self.demand is not None:
+            object.__setattr__(self, "demand", Demand(self.demand))
 
 
 @dataclass(frozen=True)
@@ -155,6 +158,11 @@ def _parse_item(entry: object, where: str) -> Item:
         raise ConfigError(f"{where}: a choice item needs a non-empty list of choices")
     if kind == "number" and rtol == 0 and atol == 0:
         raise ConfigError(f"{where}: a number item needs rtol or atol (exact float answers are unfair)")
+    demand = entry.get("demand")
+    allowed = DEMANDS_OF_KIND[kind]
+    if demand is not None and demand not in allowed:
+        raise ConfigError(f"{where}: demand of a {kind.value} item must be one of "
+                          f"{tuple(d.value for d in allowed)}, got {demand!r}")
     return Item(id=item_id, kind=kind, points=float(points), title=str(entry.get("title", "")),
                 rtol=float(rtol), atol=float(atol), unit=str(entry.get("unit", "")),
-                choices=tuple(choices))
+                choices=tuple(choices), demand=None if demand is None else Demand(demand))

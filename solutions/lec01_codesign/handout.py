@@ -12,22 +12,29 @@ import inspect
 import textwrap
 
 from authoring.cells import Code, FunctionCheck, Markdown, Question
-from hw_specs import B300, BYTES_PER_ELEM
+from hw_specs import B300, BYTES_PER_ELEM, LABELLED_FIGURES
 from solutions.lec01_codesign import handout_data
 from solutions.lec01_codesign.explanations import rubric_markdown
 from solutions.lec01_codesign.handout_data import (
     BACKWARD_FLOPS_PER_EXP,
     BOTTLENECK_OPTIONS,
-    CJK_FILE_HINTS,
-    CJK_FONTS,
     DEMO2_N,
     DEMO2_SEED,
     FLOP_PER_PARAM_PER_TOKEN,
     HEAD_DIM,
+    KV_BATCH,
+    KV_HEAD_DIM,
+    KV_HEADS,
+    KV_LAYERS,
     LEAST_GROWN_OPTIONS,
+    MEASURED_D_QK,
+    MEASURED_D_V,
+    MEASURED_DOCUMENT,
     MEASURED_FP8_FORWARD_GAIN,
+    MEASURED_MODEL,
     MLA_OPTIONS,
     MODEL_PARAMS,
+    POSITION_OPTIONS,
     SIZE_OPTIONS,
     SIZE_SWEEP,
     WALL_OPTIONS,
@@ -53,13 +60,7 @@ _DEMO2_DATA = (
                                                    handout_data.zero_fraction))
 )
 
-_PLOT_SETUP = (
-    "CJK_FONTS = (\n" + "".join(f"    {name!r},\n" for name in CJK_FONTS) + ")\n"
-    + f"CJK_FILE_HINTS = {CJK_FILE_HINTS!r}\n\n\n"
-    + inspect.getsource(handout_data.use_cjk_font)
-    + "\n\nCJK = use_cjk_font()\n\n\ndef label(zh, en):\n"
-    + '    """图里的文字：有中文字体时用中文，没有时用英文。"""\n    return zh if CJK else en\n'
-)
+_RUBIN_FP8_RACK = LABELLED_FIGURES["Rubin"]["fp8 training, per NVL144 rack"].value
 
 
 def _reference_facts() -> dict[str, float]:
@@ -79,7 +80,7 @@ def _reference_facts() -> dict[str, float]:
         "scale_gain": key["q11_scale_format_gain"], "block_gain": key["q12_block_size_gain"],
         "b200_ratio": exp_ratio(B200, "fp8", 128, 128), "h100_basis": key["q15_h100_tensor_basis"],
         "software": key["q16_software_exp_share"], "backward": key["q17_backward_ratio"],
-        "speedup": key["q18_model_speedup"], "mma": key["q19_mma_efficiency"],
+        "speedup": key["q18_model_speedup"], "serial": key["q18b_serial_speedup"], "mma": key["q19_mma_efficiency"],
     }
 
 
@@ -127,14 +128,16 @@ CELLS = (
         from console import fmt_num, print_table
         import hw_specs
         from hw_specs import B200, B300, BYTES_PER_ELEM, H100, RUBIN
+        from plot_fonts import chinese_labels
 
         importlib.reload(codesign)  # 改了 codesign.py 以后重新运行本格即可
         from codesign import exp_ratio, flops_per_exp, quantize, ridge_point, round_e4m3, to_e2m1, trend_row
+
+        CJK, label = chinese_labels()  # 图里的文字：装了中文字体就用中文，没有就用英文
         """, locked=True),
-    Code(_PLOT_SETUP, locked=True),
 
     # ------------------------------------------------------------------ demo 1
-    Markdown("""
+    Markdown(f"""
         ## 演示 1：代际趋势
 
         【问题】Hopper → Blackwell → Blackwell Ultra → Rubin（公告），算力、带宽、容量、互连各涨了多少？谁掉了队？
@@ -143,7 +146,8 @@ CELLS = (
         同时列出 FP8 做同口径对比。所有倍数都相对 H100。屋脊点 = 峰值算力 / HBM 带宽，单位 FLOP/B。
 
         【边界】Rubin 取 35 PFLOPS（NVFP4 稠密、训练口径）；宣传中的 50 PFLOPS 是 Transformer Engine 推理口径（含自适应压缩），
-        不能和稠密算力相除。Rubin 没有公布 FP8 和功耗（表里记作 "-"）。
+        不能和稠密算力相除。Rubin 没有公布每块 GPU 的稠密 FP8 和功耗（表里记作 "-"）：FP8 只有整机柜的训练算力
+        （每个 NVL144 机柜 {_RUBIN_FP8_RACK / 1e18:g} EFLOPS，72 块 GPU，没说稠密还是稀疏），口径不同，不放进表里。
         """),
     FunctionCheck("ridge_point"),
     FunctionCheck("trend_row"),
@@ -220,17 +224,29 @@ CELLS = (
         """),
     Question("q06_memory_wall", _with_options("""
         哪个比值衡量的是内存墙（带宽跟不上同样的运算）？另一个比值里还混进了什么？（想想 q02。）
-        """, WALL_OPTIONS), f"""
+        """, WALL_OPTIONS), """
         # 混合精度的比值 = 同精度的比值 × q02 的格式收益：被格式放大的那个不是内存墙
-        ratios = {{"A": q04_ridge_same_precision, "B": q05_ridge_mixed_precision}}
+        ratios = {"A": q04_ridge_same_precision, "B": q05_ridge_mixed_precision}
         q06_memory_wall = min(ratios, key=ratios.get)
+        """),
+    Question("q06b_wall_for_nvfp4_kernel", """
+        一个内核把它的数据从 FP8 换成 NVFP4（权重和激活都换，从 H100 搬到 B300）。它要到达的屋脊点涨了 q05 倍，
+        可它每个数搬的字节也变少了（`BYTES_PER_ELEM`）。它**自己的**算术强度和屋脊点之间的差距涨了多少倍？
+        （差距 = 屋脊点 ÷ 内核的 FLOP/B。）
+        """, """
+        # 屋脊点涨 q05 倍；内核每个数的字节从 FP8 的变成 NVFP4 的，FLOP/B 涨 bytes(fp8) / bytes(nvfp4) 倍
+        q06b_wall_for_nvfp4_kernel = q05_ridge_mixed_precision * BYTES_PER_ELEM["nvfp4"] / BYTES_PER_ELEM["fp8"]
         """),
     Markdown(f"""
         ## roofline 的用法：batch = 1 的 decode
 
         一个 {MODEL_PARAMS / 1e9:.0f}B（{MODEL_PARAMS / 1e8:.0f} 亿）参数、权重用 NVFP4 存的模型，在 B300 上一次只生成一个序列的
         token（batch = 1 的 decode）。每生成一个 token，每个权重从 HBM 读一次（`BYTES_PER_ELEM["nvfp4"]` 字节），
-        做 {FLOP_PER_PARAM_PER_TOKEN} 次运算（一次乘加）。只算权重：KV cache 和激活的读写忽略不计。单位一律十进制（1 GB = 10^9 字节）。
+        做 {FLOP_PER_PARAM_PER_TOKEN} 次运算（一次乘加）。先只算权重：KV cache 和激活的读写忽略不计（q09c–q09d 再把 KV cache 加进来）。
+        单位一律十进制（1 GB = 10^9 字节）。
+
+        【精度】矩阵乘法按**两个操作数里精度较高的那个**的速率跑：权重 NVFP4、激活也是 NVFP4（W4A4）时按 NVFP4 的算力；
+        权重 NVFP4、激活 FP8（W4A8）时按 FP8 的算力。两种情况下权重都按 NVFP4 从 HBM 读。
         """),
     Question("q07_decode_intensity", """
         这种 decode 的算术强度是多少 FLOP/B？和 B300 的 NVFP4 屋脊点比一比。
@@ -243,10 +259,32 @@ CELLS = (
         q08_decode_tokens_per_s = B300.mem_bw / ({MODEL_PARAMS / 1e9:g}e9 * BYTES_PER_ELEM["nvfp4"])
         """),
     Question("q09_decode_batch", """
-        把 batch 个序列放在一起 decode，读一次权重就能给每个序列各做一次乘加。batch 至少要多大，
-        算术强度才能到达 B300 的 NVFP4 屋脊点？（写出算出来的数，不必取整。）
+        把 batch 个序列放在一起 decode，读一次权重就能给每个序列各做一次乘加。W4A4（权重和激活都是 NVFP4）：
+        batch 至少要多大，算术强度才能到达 B300 的屋脊点？（写出算出来的数，不必取整。）
         """, f"""
         q09_decode_batch = ridge_point(B300, "nvfp4") / ({FLOP_PER_PARAM_PER_TOKEN} / BYTES_PER_ELEM["nvfp4"])
+        """),
+    Question("q09b_decode_batch_w4a8", """
+        W4A8（权重 NVFP4、激活 FP8）：batch 至少要多大，才能到达 B300 上这种矩阵乘法的屋脊点？
+        """, f"""
+        q09b_decode_batch_w4a8 = ridge_point(B300, "fp8") / ({FLOP_PER_PARAM_PER_TOKEN} / BYTES_PER_ELEM["nvfp4"])
+        """),
+    Markdown(f"""
+        【KV cache】这个模型用 GQA：{KV_LAYERS} 层，每层 {KV_HEADS} 个 KV 头，每个头 {KV_HEAD_DIM} 维；KV cache 用 FP8 存
+        （`BYTES_PER_ELEM["fp8"]` 字节/数）。每生成一个 token，每个序列都要把自己上下文里全部 L 个 token 的 K 和 V 读一遍；
+        权重则每一步只读一次，batch 里的序列共用。
+        """),
+    Question("q09c_kv_bytes_per_token", """
+        上下文里的一个 token，在一个序列的 KV cache 里占多少字节（所有层的 K 和 V 加起来）？单位：字节。
+        """, f"""
+        q09c_kv_bytes_per_token = 2 * {KV_LAYERS} * {KV_HEADS} * {KV_HEAD_DIM} * BYTES_PER_ELEM["fp8"]
+        """),
+    Question("q09d_kv_equal_weights_context", f"""
+        {KV_BATCH} 个序列一起 decode，每个序列的上下文长 L 个 token。L 多长时，一步 decode 读的 KV cache 字节数等于读的权重字节数？
+        单位：token（不必取整）。
+        """, f"""
+        weight_bytes = {MODEL_PARAMS / 1e9:g}e9 * BYTES_PER_ELEM["nvfp4"]
+        q09d_kv_equal_weights_context = weight_bytes / ({KV_BATCH} * q09c_kv_bytes_per_token)
         """),
 
     # ------------------------------------------------------------------ demo 2
@@ -352,10 +390,23 @@ CELLS = (
         q11_scale_format_gain = (ablation[16, "e8m0"] - ablation[16, "e4m3"]) * 100
         """),
     Question("q12_block_size_gain", """
-        缩放格式都取 E4M3：把块大小从 32 减到 16，相对误差降低了多少个百分点？和 q11 比，哪个因素解释了 NVFP4 和 MXFP4
-        的大部分差距？
+        缩放格式都取 E4M3：把块大小从 32 减到 16，相对误差降低了多少个百分点？q11 + q12 等于 MXFP4 和 NVFP4 的差距吗？
+        （从表里算一算；想想两个因素会不会相互影响。）
         """, """
         q12_block_size_gain = (ablation[32, "e4m3"] - ablation[16, "e4m3"]) * 100
+        """),
+    Markdown("""
+        【E8M0 的两种块】2 的幂因子 s = 2^(floor(log2 amax) − 2) 向下取整，块内最大值缩放后 amax / s 落在 [4, 8)：
+        落在 [4, 6] 时，其余的数用到的网格比把最大值放到 6 的 E4M3 因子粗；落在 (6, 8) 时网格反而更细，代价是最大值被截断到 6。
+        """),
+    Question("q12b_e8m0_clipped_blocks", """
+        在上面的数据 `x` 上，按 16 个数一块、E8M0（FLOOR）因子：块内最大值缩放后落在 (6, 8)、因而被截断的块占非零块的百分之多少？
+        （提示：`np.frexp` 把 amax 写成 m·2^e，m ∈ [0.5, 1)。）
+        """, """
+        amax = np.abs(x.reshape(-1, 16)).max(axis=1)
+        amax = amax[amax > 0]
+        mantissa, _ = np.frexp(amax)  # amax / s = m·2^e / 2^(e − 1 − 2) = 8m
+        q12b_e8m0_clipped_blocks = np.mean(8 * mantissa > 6) * 100
         """),
     Markdown(f"""
         【存储账】NVFP4 每个数平均 {8 * BYTES_PER_ELEM["nvfp4"]:g} bit，即 `BYTES_PER_ELEM["nvfp4"]` = {BYTES_PER_ELEM["nvfp4"]:g} 字节：
@@ -414,9 +465,10 @@ CELLS = (
         q14_mla_effect = "A" if exp_ratio(B300, "fp8", 192, 128) > exp_ratio(B300, "fp8", 128, 128) else "B"
         """),
     Markdown("""
-        【口径】表里 H100 的 exp 吞吐按完整的 GH100 芯片算：`hw_specs.GH100_FULL_SMS` 个 SM × 每个 SM 每个时钟
-        `hw_specs.EX2_PER_SM_PER_CLK["Hopper"]` 次 ex2 × `hw_specs.GH100_FULL_CLOCK_HZ`。可它要对比的 989.4 TFLOPS
-        是 H100 SXM5 这个产品的：`hw_specs.H100_SXM5_SMS` 个 SM、`hw_specs.H100_SXM5_BOOST_HZ`。
+        【口径】表里 H100 的 exp 吞吐与完整的 GH100 芯片相符（这是本课程的推算，NVIDIA 没有给出口径，也没有哪款 H100 产品
+        开了这么多 SM）：`hw_specs.GH100_FULL_SMS` 个 SM × 每个 SM 每个时钟 `hw_specs.EX2_PER_SM_PER_CLK["Hopper"]` 次 ex2
+        × `hw_specs.GH100_FULL_CLOCK_HZ`。可它要对比的 989.4 TFLOPS 是 H100 SXM5 这个产品的：`hw_specs.H100_SXM5_SMS` 个 SM、
+        `hw_specs.H100_SXM5_BOOST_HZ`。B200 / B300 的 exp 吞吐同样只是 NVIDIA 图表上的数，没有公布 SM 数和时钟。
         （`python hw_specs.py` 打印每个数字的口径和出处。）
         """),
     Question("q15_h100_tensor_basis", """
@@ -428,9 +480,9 @@ CELLS = (
         """),
     Question("q16_software_exp_share", f"""
         软件的办法：把一部分 exp 从 SFU 挪到 FMA 单元上用多项式算（FlashAttention-4 的做法）。B200、FP8、d_head = {HEAD_DIM}：
-        至少要挪走百分之多少的 exp，SFU 的时间才不超过矩阵乘法的时间？（假设 FMA 单元有空闲。）
+        至少要挪走百分之多少的 exp，SFU 的时间才不超过矩阵乘法的时间？（假设 FMA 单元有空闲；如果本来就不超过，写 0。）
         """, f"""
-        q16_software_exp_share = (1 - 1 / exp_ratio(B200, "fp8", {HEAD_DIM}, {HEAD_DIM})) * 100
+        q16_software_exp_share = max(0.0, 1 - 1 / exp_ratio(B200, "fp8", {HEAD_DIM}, {HEAD_DIM})) * 100
         """),
     Question("q17_backward_ratio", f"""
         反向传播每个分数仍然只有一次 exp（重算 P），但有 5 次矩阵乘法：重算 S = QKᵀ、dV = Pᵀ·dO、dP = dO·Vᵀ、
@@ -441,24 +493,39 @@ CELLS = (
         q17_backward_ratio = B200.peak_flops("fp8") / backward_flops / B200.exp_per_s * 100
         """),
     Markdown(f"""
-        【模型和实测】演示 3 的模型里，exp 和矩阵乘法完全重叠，一个分数的时间 = max(t_exp, t_mma)。
-        NVIDIA 报告 Blackwell Ultra 上 FP8 注意力前向（端到端）比 Blackwell 快约 {(MEASURED_FP8_FORWARD_GAIN - 1) * 100:.0f}%。
+        【模型和实测】{MEASURED_DOCUMENT} 报告：GB300（Blackwell Ultra）上 FP8 注意力前向（端到端）比 GB200（Blackwell）快约
+        {(MEASURED_FP8_FORWARD_GAIN - 1) * 100:.0f}%。测的是 {MEASURED_MODEL}：MLA，d_qk = {MEASURED_D_QK}、d_v = {MEASURED_D_V}。
+        一个分数的时间有两个极端的模型：exp 和矩阵乘法**完全重叠**，时间 = max(t_exp, t_mma)（瓶颈模型，演示 3 的表就是它）；
+        两者**完全串行**，时间 = t_exp + t_mma。真实的内核介于两者之间。下面都按实测的形状、FP8 算。
         """),
-    Question("q18_model_speedup", f"""
-        按这个模型，d_head = {HEAD_DIM}、FP8 注意力从 B200 换到 B300 快多少倍（B200 的时间 ÷ B300 的时间）？
+    Question("q18_model_speedup", """
+        完全重叠的模型：从 B200 换到 B300 快多少倍（B200 的时间 ÷ B300 的时间）？
         """, f"""
-        def attention_time(chip):
-            return max(1 / chip.exp_per_s, flops_per_exp({HEAD_DIM}, {HEAD_DIM}) / chip.peak_flops("fp8"))
+        def attention_time(chip, overlap):
+            t_exp = 1 / chip.exp_per_s
+            t_mma = flops_per_exp({MEASURED_D_QK}, {MEASURED_D_V}) / chip.peak_flops("fp8")
+            return max(t_exp, t_mma) if overlap else t_exp + t_mma
 
 
-        q18_model_speedup = attention_time(B200) / attention_time(B300)
+        q18_model_speedup = attention_time(B200, True) / attention_time(B300, True)
+        """),
+    Question("q18b_serial_speedup", """
+        完全串行的模型：从 B200 换到 B300 快多少倍？
+        """, """
+        q18b_serial_speedup = attention_time(B200, False) / attention_time(B300, False)
+        """),
+    Question("q18c_measured_position", _with_options(f"""
+        实测的 {MEASURED_FP8_FORWARD_GAIN:g} 倍落在哪里？
+        """, POSITION_OPTIONS), f"""
+        low, high = sorted([q18_model_speedup, q18b_serial_speedup])
+        q18c_measured_position = "A" if {MEASURED_FP8_FORWARD_GAIN:g} > high else ("C" if {MEASURED_FP8_FORWARD_GAIN:g} < low else "B")
         """),
     Question("q19_mma_efficiency", f"""
-        模型假设 Tensor Core 达到峰值。假设 SFU 达到峰值、B200 仍受 exp 限制、B300 受矩阵乘法限制，而矩阵乘法只达到峰值的 a：
-        a 是百分之多少时，模型的加速正好等于实测的 {MEASURED_FP8_FORWARD_GAIN:g} 倍？模型还漏掉了什么？
+        在完全重叠的模型里，假设 SFU 达到峰值、B200 仍受 exp 限制、B300 受矩阵乘法限制，而矩阵乘法只达到峰值的 a：
+        a 是百分之多少时，模型的加速正好等于实测的 {MEASURED_FP8_FORWARD_GAIN:g} 倍？把全部差距都归到 a 上合理吗？
         """, f"""
         t_b300 = (1 / B200.exp_per_s) / {MEASURED_FP8_FORWARD_GAIN:g}
-        q19_mma_efficiency = flops_per_exp({HEAD_DIM}, {HEAD_DIM}) / (B300.peak_flops("fp8") * t_b300) * 100
+        q19_mma_efficiency = flops_per_exp({MEASURED_D_QK}, {MEASURED_D_V}) / (B300.peak_flops("fp8") * t_b300) * 100
         """),
 
     # ------------------------------------------------------------------ free text
@@ -468,7 +535,7 @@ CELLS = (
         下面两题由助教人工评分：讲清楚道理比堆砌数字重要，但要引用你在上面算出的数字作证据。每题 150–300 字即可。
         """),
     Question("q20_explain_scaling", _text_question_prompt("q20_explain_scaling", """
-        为什么整张量 FP4 会把很多数变成 0？它的误差怎样随数据量变化，为什么？块缩放怎样解决这个问题——
+        为什么整张量 FP4 会把很多数变成 0？四种方案的误差各怎样随数据量变化，为什么？块缩放怎样解决这个问题——
         NVFP4 赢过 MXFP4 主要靠什么，代价是什么？
         """), f"""
         整张量 FP4 只有一个缩放因子 s = amax / 6，由全体数据里绝对值最大的那个数决定。Student-t 数据有重尾，
@@ -480,7 +547,8 @@ CELLS = (
         NVFP4 每 16 个数用一个 FP8（E4M3）缩放因子，离群值只"连累"同一块里的 15 个邻居；再用一个 FP32 的张量级因子
         把块因子挪进 E4M3 能表示的范围，误差降到约 {_FACTS["nvfp4"]:.1%}。2 × 2 消融说明它赢过 MXFP4 主要靠缩放格式：
         换成 E4M3 省下 {_FACTS["scale_gain"]:.1f} 个百分点，块从 32 减到 16 只省下 {_FACTS["block_gain"]:.1f} 个百分点
-        （2 的幂因子向下取整，块内最大值缩放后落在 [4, 8)，超过 6 的被截断）。代价是每个数多 0.5 bit 的存储
+        （两项相加比两者同时改变的差距大：两个因素相互影响。2 的幂因子向下取整，块内最大值缩放后落在 [4, 8)：
+        落在 [4, 6] 的块网格更粗，落在 (6, 8) 的块最大值被截断）。代价是每个数多 0.5 bit 的存储
         （4.5 bit/值，MXFP4 是 4.25），以及硬件要多做一级缩放。
         """),
     Question("q21_explain_codesign", _text_question_prompt("q21_explain_codesign", """
@@ -489,16 +557,17 @@ CELLS = (
         """), f"""
         每做一次 exp，注意力只配 2·d_qk + 2·d_v 次矩阵乘法运算（d_head = 128 时 512 FLOP）。从 Hopper 到 Blackwell，
         Tensor Core 的 FP8 算力涨了约 2.5 倍，SFU 的 exp 吞吐却只从 4.5 涨到 5 T/s：B200 上 FP8、d_head = 128 时
-        t_exp / t_mma 约 {_FACTS["b200_ratio"]:.0%}，注意力被 exp 卡住，再快的 Tensor Core 也没用（Amdahl 定律）。
+        t_exp / t_mma 约 {_FACTS["b200_ratio"]:.0%}，注意力被 exp 卡住，再快的 Tensor Core 也没用（瓶颈模型 max(t_exp, t_mma)）。
         （而且 H100 的 4.5 T 和它的 989.4 TFLOPS 不是同一口径：同一口径下 H100 的比值是 {_FACTS["h100_basis"]:.0f}%。）
 
-        硬件：Blackwell Ultra 把 exp 吞吐翻倍到 10.7 T/s，d_head = 128 的比值回到 100% 以下；Rubin 每个 SM 每个时钟的
-        ex2 次数再翻倍。软件：把约 {_FACTS["software"]:.0f}% 的 exp 挪到 FMA 单元上的多项式（FlashAttention-4），让 exp
+        硬件：Blackwell Ultra 把 exp 吞吐翻倍到 10.7 T/s（FP32 和 FP16 都翻倍），d_head = 128 的比值回到 100% 以下；
+        Rubin 的 FP32 ex2 与 Blackwell Ultra 相同，只有 FP16 再翻倍。软件：把约 {_FACTS["software"]:.0f}% 的 exp 挪到 FMA 单元上的多项式（FlashAttention-4），让 exp
         和矩阵乘法流水重叠；反向传播每次 exp 配 2.5 倍的矩阵乘法，比值只有约 {_FACTS["backward"]:.0f}%，本来就不太在乎 exp。
         模型上，更大的 head 维度或 MLA 式形状让每次 exp 配更多矩阵乘法。
 
-        模型说 B300 比 B200 快 {_FACTS["speedup"]:.2f} 倍，实测端到端只有约 1.35 倍：模型假设 Tensor Core 跑满峰值、
-        exp 与矩阵乘法完全重叠、softmax 的其他运算不占时间；矩阵乘法只要达到峰值的约 {_FACTS["mma"]:.0f}% 就能解释差距。
+        在实测的 MLA 形状上，完全重叠的模型说 B300 比 B200 快 {_FACTS["speedup"]:g} 倍，完全串行的说 {_FACTS["serial"]:.2f} 倍，
+        实测端到端只有约 {MEASURED_FP8_FORWARD_GAIN:g} 倍，比两者都低：模型假设 Tensor Core 跑满峰值、softmax 的其他运算不占时间；
+        若把差距全归到矩阵乘法效率上，只要峰值的约 {_FACTS["mma"]:.0f}%，但不完美的重叠和其他运算也各占一份。
         瓶颈会随另一个单元变快而转移，软硬件要一起设计。
         """),
     Markdown("""
