@@ -128,10 +128,12 @@ def _grading_digest(assignment: str, grading_toml: bytes, shared_modules: list[s
     h = hashlib.sha256(grading_toml)
     sources = [REPO_ROOT / "autograder" / assignment, REPO_ROOT / "solutions" / assignment]
     sources += [REPO_ROOT / module for module in shared_modules]
+    # data files the keys are measured on (e.g. real_tensors.npz) sit in the assignment's folder
+    sources += sorted((ASSIGNMENTS_DIR / assignment).glob("*.npz"))
     for source in sources:
         files = sorted(source.rglob("*")) if source.is_dir() else [source] if source.is_file() else []
         for path in files:
-            if path.is_file() and "__pycache__" not in path.parts and path.suffix in (".py", ".json", ".toml"):
+            if path.is_file() and "__pycache__" not in path.parts and path.suffix in (".py", ".json", ".toml", ".npz"):
                 h.update(b"\0" + path.relative_to(REPO_ROOT).as_posix().encode() + b"\0" + path.read_bytes())
     return h.hexdigest()
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 
@@ -17,6 +18,11 @@ from hw_specs import B200, B300, BYTES_PER_ELEM, H100
 from solutions.lec01_codesign.codesign import exp_ratio, flops_per_exp, quantize, ridge_point, trend_row
 from solutions.lec01_codesign.handout_data import (
     ABLATION_BLOCKS,
+    BIT_BUDGET,
+    BUDGET_OPTIONS,
+    REAL_TENSORS_FILE,
+    ROTATION_OPTIONS,
+    ROTATION_SIZE,
     ABLATION_SCALES,
     BACKWARD_FLOPS_PER_EXP,
     BOTTLENECK_OPTIONS,
@@ -39,12 +45,21 @@ from solutions.lec01_codesign.handout_data import (
     SIZE_OPTIONS,
     SIZE_SWEEP,
     WALL_OPTIONS,
+    block_hadamard,
     demo_weights,
+    format_bits,
+    load_real_tensors,
+    matmul_error,
+    quantize_matrix,
     relative_error,
 )
+from solutions.lec01_codesign.codesign import to_e2m1
+
+# The real tensors ship in the student folder; the key reads the repository's copy of that file.
+REAL_TENSORS = Path(__file__).resolve().parents[2] / "assignments" / "lec01_codesign" / REAL_TENSORS_FILE
 
 
-def _letter(options: dict[str, tuple[str, str]], name: str) -> str:
+def _letter(options: dict[str, tuple], name) -> str:
     return next(letter for letter, (option, _) in options.items() if option == name)
 
 
@@ -122,6 +137,51 @@ def e8m0_blocks_that_clip(x, block: int = ABLATION_BLOCKS[-1]) -> float:
     return float(np.mean(8 * mantissa > 6))
 
 
+def rceil_quantize(a, block: int):
+    """FP4 blocks with the E8M0 RCEIL scale 2^ceil(log2(amax / 6)): the block maximum never exceeds 6
+    after scaling (no clipping), at the price of a coarser grid. ceil(log2) exactly, via np.frexp."""
+    blocks = np.asarray(a, dtype=np.float64).reshape(-1, block)
+    amax = np.abs(blocks).max(axis=1, keepdims=True)
+    mantissa, exponent = np.frexp(amax / 6)  # amax / 6 = m · 2^e, m in [0.5, 1): ceil(log2) = e, or e − 1 at m = 0.5
+    scale = np.where(amax > 0, np.ldexp(1.0, np.where(mantissa == 0.5, exponent - 1, exponent)), 1.0)
+    return (to_e2m1(blocks / scale) * scale).reshape(np.shape(a))
+
+
+def budget_quantize(a, block: int, scale: str):
+    """One configuration of the bit-budget lab: FP4 elements, `block` values per scale of kind `scale`."""
+    if scale == "rceil":
+        return rceil_quantize(a, block)
+    return quantize_matrix(a, "mxfp4", block_size=block, scale_format={"floor": "e8m0", "e4m3": "e4m3"}[scale])
+
+
+@lru_cache(maxsize=1)
+def real_tensor_errors() -> dict[str, float]:
+    """Relative error of Y = X·Wᵀ on the real tensors: per scheme, plain and rotated (block Hadamard
+    on the K dimension, applied to both operands: (XH)(WH)ᵀ = XWᵀ); and per bit-budget configuration."""
+    x, w, _ = load_real_tensors(REAL_TENSORS)
+    h = block_hadamard(x.shape[1], ROTATION_SIZE)
+    errors = {}
+    for scheme in ("fp4_tensor", "nvfp4"):
+        errors[scheme] = matmul_error(quantize_matrix(x, scheme), quantize_matrix(w, scheme), x, w)
+        errors[f"{scheme} rotated"] = matmul_error(quantize_matrix(x @ h, scheme), quantize_matrix(w @ h, scheme), x, w)
+    for letter, ((block, scale), _) in BUDGET_OPTIONS.items():
+        errors[letter] = matmul_error(budget_quantize(x, block, scale), budget_quantize(w, block, scale), x, w)
+    return errors
+
+
+def budget_choice() -> str:
+    """The configuration with the lowest measured error among those within the bit budget."""
+    errors = real_tensor_errors()
+    within = [letter for letter, ((block, _), _) in BUDGET_OPTIONS.items() if format_bits(block) <= BIT_BUDGET]
+    return min(within, key=errors.get)
+
+
+def budget_frontier() -> list[str]:
+    """The error-vs-bits frontier: configurations no other beats on both bits and error."""
+    errors, bits = real_tensor_errors(), {letter: format_bits(block) for letter, ((block, _), _) in BUDGET_OPTIONS.items()}
+    return [a for a in BUDGET_OPTIONS if not any(bits[b] <= bits[a] and errors[b] < errors[a] for b in BUDGET_OPTIONS)]
+
+
 def answer_key() -> dict[str, float | str]:
     """Keys of every number and choice item: floats in the unit the question asks for, letters for choices."""
     return dict(_answer_key())
@@ -143,6 +203,7 @@ def _answer_key() -> dict[str, float | str]:
         / B200.exp_per_s
     mla, mha = exp_ratio(B300, "fp8", 192, 128), exp_ratio(B300, "fp8", 128, 128)
     mla_effect = "same" if math.isclose(mla, mha) else ("worse" if mla > mha else "better")
+    real = real_tensor_errors()
     same, mixed = ridge_point(B300, "fp8") / ridge_point(H100, "fp8"), b300["ridge"] / h100["ridge"]
     # a kernel that moves its data from FP8 to NVFP4 also moves fewer bytes per value: its own FLOP/B
     # rises by bytes(fp8) / bytes(nvfp4), so the intensity it still lacks grows only mixed × that inverse
@@ -177,4 +238,10 @@ def _answer_key() -> dict[str, float | str]:
         "q18b_serial_speedup": model_speedup(overlap=False),
         "q18c_measured_position": _letter(POSITION_OPTIONS, measured_position()),
         "q19_mma_efficiency": 100 * mma_efficiency_for_measured_gain(),
+        "q22_real_fp4_tensor_error": 100 * real["fp4_tensor"],
+        "q23_real_nvfp4_error": 100 * real["nvfp4"],
+        "q24_rotated_fp4_tensor_error": 100 * real["fp4_tensor rotated"],
+        "q25_rotation_nvfp4": _letter(ROTATION_OPTIONS,
+                                      "smaller" if real["nvfp4 rotated"] < real["nvfp4"] else "larger"),
+        "q26_budget_choice": budget_choice(),
     }

@@ -13,6 +13,8 @@ import hw_specs
 from hw_specs import B200, B300, BYTES_PER_ELEM, H100
 from solutions.lec01_codesign.answers import (
     ablation_errors,
+    budget_frontier,
+    real_tensor_errors,
     answer_key,
     attention_time_per_score,
     h100_exp_on_tensor_basis,
@@ -33,7 +35,11 @@ from solutions.lec01_codesign.handout_data import (
     MEASURED_FP8_FORWARD_GAIN,
     MEASURED_MODEL,
     MODEL_PARAMS,
+    BIT_BUDGET,
+    BUDGET_OPTIONS,
+    ROTATION_SIZE,
     demo_weights,
+    format_bits,
 )
 
 _KEY = answer_key()
@@ -60,6 +66,9 @@ _MLA = (MEASURED_D_QK, MEASURED_D_V)
 _MLA_FPE = flops_per_exp(*_MLA)
 _T = {(chip.name, overlap): attention_time_per_score(chip, "fp8", *_MLA, overlap=overlap)
       for chip in (B200, B300) for overlap in (True, False)}
+_REAL = real_tensor_errors()
+_FRONTIER = "、".join(f"{BUDGET_OPTIONS[k][1]}（{format_bits(BUDGET_OPTIONS[k][0][0]):g} bit，{100 * _REAL[k]:.1f}%）"
+                      for k in budget_frontier())
 _GH100 = f"{hw_specs.GH100_FULL_SMS} × {hw_specs.EX2_PER_SM_PER_CLK['Hopper']} × {hw_specs.GH100_FULL_CLOCK_HZ / 1e9:g} GHz"
 
 
@@ -109,6 +118,18 @@ RUBRICS: dict[str, tuple[Criterion, ...]] = {
                   f"实测端到端约 {MEASURED_FP8_FORWARD_GAIN:g} 倍，比两者都低：模型假设 Tensor Core 达到峰值、softmax 的其他运算"
                   "（求最大值、减法、缩放、求和）不占时间；重叠不完美、矩阵乘法达不到峰值、其他运算都在其中，"
                   f"若把差距全归到矩阵乘法效率上，效率约 {_KEY['q19_mma_efficiency']:.0f}%——那只是一种归因。"),
+    ),
+    "q27_explain_format": (
+        Criterion(1, "你选的配置在前沿上的位置（引用量出的误差和比特数）",
+                  f"前沿上的配置：{_FRONTIER}；预算 {BIT_BUDGET:g} bit 内误差最小的是 "
+                  f"{BUDGET_OPTIONS[_KEY['q26_budget_choice']][1]}。"),
+        Criterion(1, "三种块缩放因子各输在哪里",
+                  "E8M0 FLOOR 会截断块内最大值（缩放后落在 (6, 8) 的块）；RCEIL 不截断，但最大值缩放后只落在 (3, 6]，网格更粗；"
+                  "E4M3 加张量级因子几乎把每块的最大值放到 6。"),
+        Criterion(1, "真实张量和随机数的不同，旋转对整张量 FP4 和对 NVFP4 的不同效果",
+                  f"真实激活的离群值集中在少数通道；{ROTATION_SIZE} 阶 Hadamard 旋转把它们摊开，整张量 FP4 的误差从 "
+                  f"{100 * _REAL['fp4_tensor']:.0f}% 降到 {100 * _REAL['fp4_tensor rotated']:.0f}%；NVFP4 的小块本来就把离群值隔离了，"
+                  f"旋转把大值混进其他块，误差 {100 * _REAL['nvfp4']:.1f}% → {100 * _REAL['nvfp4 rotated']:.1f}%。"),
     ),
 }
 
@@ -243,6 +264,27 @@ EXPLANATIONS = {
         {_MLA_FPE} / (a × {_sci(B300.peak_flops("fp8"))}) = (1 / {_sci(B200.exp_per_s)}) / {MEASURED_FP8_FORWARD_GAIN:g}，
         解得 a ≈ {_KEY["q19_mma_efficiency"]:.0f}%。这是把全部差距都归到矩阵乘法效率上的一种归因：不完美的重叠（q18b）、
         softmax 的其他运算（在 FMA 单元上）也都会让实测的提升小于模型，真实的效率可以更高。
+        """,
+    "q22_real_fp4_tensor_error": f"""
+        `matmul_error(quantize_matrix(X, "fp4_tensor"), quantize_matrix(W, "fp4_tensor"), X, W)`：两个操作数各自的误差都传到 Y 里。
+        比 Student-t 随机数上的整张量 FP4 小（约 {100 * _REAL["fp4_tensor"]:.0f}%）：独立同分布的重尾样本会高估整张量方案的失败，
+        却看不出真实激活里离群值集中在少数几个通道这一结构。
+        """,
+    "q23_real_nvfp4_error": f"""
+        NVFP4 约 {100 * _REAL["nvfp4"]:.1f}%：每 16 个数一个 E4M3 因子，一个离群通道只影响它所在的块。
+        """,
+    "q24_rotated_fp4_tensor_error": f"""
+        H 正交，所以 (XH)(WH)ᵀ = XWᵀ；旋转把离群通道的能量摊到 {ROTATION_SIZE} 个通道上，整张量的 amax 变小，
+        被舍入成 0 的数变少：误差从 {100 * _REAL["fp4_tensor"]:.0f}% 降到 {100 * _REAL["fp4_tensor rotated"]:.0f}%。
+        """,
+    "q25_rotation_nvfp4": f"""
+        NVFP4 的误差 {100 * _REAL["nvfp4"]:.2f}% → {100 * _REAL["nvfp4 rotated"]:.2f}%：16 个数一块时离群值本来就被隔离了，
+        旋转把它摊进同一个 {ROTATION_SIZE} 维块里的所有小块，反而让更多块的缩放因子变大。旋转是给粗粒度缩放准备的。
+        """,
+    "q26_budget_choice": f"""
+        九种配置的误差（Y 的相对误差）：""" + "；".join(
+        f"{letter} {BUDGET_OPTIONS[letter][1]}：{format_bits(BUDGET_OPTIONS[letter][0][0]):g} bit，{100 * _REAL[letter]:.2f}%"
+        for letter in BUDGET_OPTIONS) + f"""。预算 {BIT_BUDGET:g} bit 内误差最小的是 {_KEY["q26_budget_choice"]}。
         """,
 }
 

@@ -15,6 +15,7 @@ from authoring.cells import Code, FunctionCheck, Markdown, Question
 from hw_specs import B300, BYTES_PER_ELEM, LABELLED_FIGURES
 from solutions.lec01_codesign import handout_data
 from solutions.lec01_codesign.explanations import rubric_markdown
+from solutions.lec01_codesign.real_tensors import extract
 from solutions.lec01_codesign.handout_data import (
     BACKWARD_FLOPS_PER_EXP,
     BOTTLENECK_OPTIONS,
@@ -35,6 +36,12 @@ from solutions.lec01_codesign.handout_data import (
     MLA_OPTIONS,
     MODEL_PARAMS,
     POSITION_OPTIONS,
+    REAL_TENSORS_FILE,
+    ROTATION_OPTIONS,
+    ROTATION_SIZE,
+    BIT_BUDGET,
+    BUDGET_OPTIONS,
+    BUDGET_SCALES,
     SIZE_OPTIONS,
     SIZE_SWEEP,
     WALL_OPTIONS,
@@ -60,17 +67,28 @@ _DEMO2_DATA = (
                                                    handout_data.zero_fraction))
 )
 
+_REAL_TENSORS_HELPERS = (
+    f"REAL_TENSORS_FILE = {REAL_TENSORS_FILE!r}\n"
+    f"ROTATION_SIZE = {ROTATION_SIZE}\n"
+    f"BIT_BUDGET = {BIT_BUDGET:g}  # 每个数最多几比特\n"
+    "# q26 的九种配置：字母 -> (块大小, 块缩放因子)\n"
+    f"BUDGET_CONFIGS = {{letter: config for letter, (config, _) in {dict(BUDGET_OPTIONS)!r}.items()}}\n\n\n"
+    + "\n\n".join(inspect.getsource(f) for f in (handout_data.format_bits, handout_data.load_real_tensors,
+                                                   handout_data.quantize_matrix, handout_data.matmul_error,
+                                                   handout_data.block_hadamard))
+)
+
 _RUBIN_FP8_RACK = LABELLED_FIGURES["Rubin"]["fp8 training, per NVL144 rack"].value
 
 
 def _reference_facts() -> dict[str, float]:
     """The figures the reference's written answers quote, computed (never typed in)."""
-    from solutions.lec01_codesign.answers import answer_key
+    from solutions.lec01_codesign.answers import answer_key, real_tensor_errors
     from solutions.lec01_codesign.codesign import exp_ratio, quantize
     from solutions.lec01_codesign.handout_data import demo_weights, relative_error, zero_fraction
     from hw_specs import B200
 
-    key = answer_key()
+    key, real = answer_key(), real_tensor_errors()
     x, small, large = demo_weights(DEMO2_N), demo_weights(SIZE_SWEEP[0]), demo_weights(SIZE_SWEEP[-1])
     return {
         "fp4_zeros": zero_fraction(quantize(x, "fp4_tensor"), x),
@@ -81,6 +99,10 @@ def _reference_facts() -> dict[str, float]:
         "b200_ratio": exp_ratio(B200, "fp8", 128, 128), "h100_basis": key["q15_h100_tensor_basis"],
         "software": key["q16_software_exp_share"], "backward": key["q17_backward_ratio"],
         "speedup": key["q18_model_speedup"], "serial": key["q18b_serial_speedup"], "mma": key["q19_mma_efficiency"],
+        "real_fp4": key["q22_real_fp4_tensor_error"], "real_nvfp4": key["q23_real_nvfp4_error"],
+        "rotated_fp4": key["q24_rotated_fp4_tensor_error"], "rotated_nvfp4": 100 * real["nvfp4 rotated"],
+        "budget_best": 100 * real[key["q26_budget_choice"]],
+        "budget_32": 100 * real[next(k for k, ((b, sc), _) in BUDGET_OPTIONS.items() if (b, sc) == (32, "e4m3"))],
     }
 
 
@@ -528,11 +550,98 @@ CELLS = (
         q19_mma_efficiency = flops_per_exp({MEASURED_D_QK}, {MEASURED_D_V}) / (B300.peak_flops("fp8") * t_b300) * 100
         """),
 
+    # ------------------------------------------------------------------ real tensors
+    Markdown(f"""
+        ## 真实张量：一层 MiniLM 的权重和激活
+
+        【问题】演示 2 的数据是独立同分布的 Student-t 随机数。真实模型的激活不一样：少数几个**通道**（列）一直很大。
+        这种有结构的离群值对量化意味着什么？
+
+        【数据】`{REAL_TENSORS_FILE}` 来自预训练模型 {extract.MODEL}（PyPI 包 `{extract.PACKAGE}` 里的权重）：
+        W 是第 {extract.LAYER} 层注意力的 query 投影权重（384 × 384），X 是同一段英文输入进入这一层时的隐藏状态
+        （token 数 × 384）。模型本身算的就是 Y = X·Wᵀ（加偏置）。出处（包的版本、层、输入文本）存在文件里，下面的格子会打印出来；
+        提取它的脚本随参考答案一起发布。
+
+        【做法】两个操作数**都**量化，再按 FP32 相乘（FP32 累加），看 Y 的相对误差。分块沿着求和的那一维 K（矩阵的行），
+        `quantize_matrix` 替你把矩阵展平再量化（384 是 32 的倍数，块不会跨行）。
+        """),
+    Code(_REAL_TENSORS_HELPERS, locked=True),
+    Code("""
+        X, W, provenance = load_real_tensors()
+        for key, value in provenance.items():
+            print(f"{key}: {value}")
+
+        fig, ax = plt.subplots(figsize=(7, 3.4))
+        ax.plot(np.abs(X).max(axis=0), label=label("X：每个通道的 max|x|", "X: max |x| per channel"))
+        ax.plot(np.abs(W).max(axis=0), label=label("W：每个输入通道的 max|w|", "W: max |w| per input channel"))
+        ax.set_xlabel(label("通道（K 维）", "channel (K dimension)"))
+        ax.set_title(label("真实激活的离群值集中在少数几个通道", "Real activations: outliers sit in a few channels"))
+        ax.legend()
+        plt.show()
+        """),
+    Question("q22_real_fp4_tensor_error", """
+        X 和 W 都用整张量 FP4（`"fp4_tensor"`）量化：Y 的相对误差是百分之多少？和演示 2 的 Student-t 数据比一比。
+        """, """
+        q22_real_fp4_tensor_error = matmul_error(quantize_matrix(X, "fp4_tensor"), quantize_matrix(W, "fp4_tensor"), X, W) * 100
+        """),
+    Question("q23_real_nvfp4_error", """
+        X 和 W 都用 NVFP4 量化：Y 的相对误差是百分之多少？
+        """, """
+        q23_real_nvfp4_error = matmul_error(quantize_matrix(X, "nvfp4"), quantize_matrix(W, "nvfp4"), X, W) * 100
+        """),
+    Markdown(f"""
+        【旋转】H 是正交矩阵（HHᵀ = I）时，(XH)(WH)ᵀ = XWᵀ：先把两个操作数都乘以 H 再量化，结果不变，
+        但一个离群通道被摊到了很多通道上。`block_hadamard(384, {ROTATION_SIZE})` 是对角线上放 {384 // ROTATION_SIZE} 个
+        {ROTATION_SIZE} 阶 Hadamard 矩阵的旋转（QuaRot、NVIDIA 的训练方案里都用 Hadamard 旋转）。
+        """),
+    Question("q24_rotated_fp4_tensor_error", f"""
+        两个操作数都先乘以 `block_hadamard(384, {ROTATION_SIZE})` 再用整张量 FP4 量化：Y 的相对误差是百分之多少？
+        """, f"""
+        H = block_hadamard(X.shape[1], {ROTATION_SIZE})
+        q24_rotated_fp4_tensor_error = matmul_error(quantize_matrix(X @ H, "fp4_tensor"), quantize_matrix(W @ H, "fp4_tensor"),
+                                                    X, W) * 100
+        """),
+    Question("q25_rotation_nvfp4", _with_options("""
+        同样的旋转对 NVFP4 有什么影响？
+        """, ROTATION_OPTIONS), """
+        rotated = matmul_error(quantize_matrix(X @ H, "nvfp4"), quantize_matrix(W @ H, "nvfp4"), X, W) * 100
+        q25_rotation_nvfp4 = "A" if rotated < q23_real_nvfp4_error else "B"
+        """),
+    Markdown(f"""
+        【在比特预算内设计格式】元素都是 4 bit 的 E2M1，每块一个 8 bit 的缩放因子：每个数平均 `format_bits(块大小)` = 4 + 8 / 块大小 bit
+        （E4M3 方案的张量级 FP32 因子摊到每个数上可以忽略）。块缩放因子有三种：
+        {"；".join(BUDGET_SCALES.values())}。RCEIL 让块内最大值缩放后不超过 6（不截断），代价是网格更粗。
+        `quantize` 能做 FLOOR 和 E4M3 两种（`block_size`、`scale_format`）；RCEIL 要你自己写（提示：ceil(log2(·)) 也用 `np.frexp` 精确地求）。
+        在真实的 X、W 上把 `BUDGET_CONFIGS` 的九种配置都量一遍，画出"误差—比特数"的图，看哪些配置在前沿上。
+        """),
+    Question("q26_budget_choice", _with_options(f"""
+        每个数最多 {BIT_BUDGET:g} bit：选哪种配置（Y 的相对误差最小）？
+        """, {letter: (name, label) for letter, (name, label) in BUDGET_OPTIONS.items()}), """
+        def rceil_quantize(a, block):
+            blocks = np.asarray(a, dtype=np.float64).reshape(-1, block)
+            amax = np.abs(blocks).max(axis=1, keepdims=True)
+            m, e = np.frexp(amax / 6)  # amax / 6 = m·2^e，m ∈ [0.5, 1)：ceil(log2) = e，m = 0.5 时是 e − 1
+            scale = np.where(amax > 0, np.ldexp(1.0, np.where(m == 0.5, e - 1, e)), 1.0)
+            return (to_e2m1((blocks / scale).ravel()).reshape(blocks.shape) * scale).reshape(np.shape(a))
+
+
+        def configured(a, block, scale):
+            if scale == "rceil":
+                return rceil_quantize(a, block)
+            return quantize_matrix(a, "mxfp4", block_size=block, scale_format={"floor": "e8m0", "e4m3": "e4m3"}[scale])
+
+
+        budget_errors = {letter: matmul_error(configured(X, block, scale), configured(W, block, scale), X, W)
+                         for letter, (block, scale) in BUDGET_CONFIGS.items()}
+        within = [letter for letter, (block, _) in BUDGET_CONFIGS.items() if format_bits(block) <= BIT_BUDGET]
+        q26_budget_choice = min(within, key=budget_errors.get)
+        """),
+
     # ------------------------------------------------------------------ free text
     Markdown("""
         ## 用自己的话说
 
-        下面两题由助教人工评分：讲清楚道理比堆砌数字重要，但要引用你在上面算出的数字作证据。每题 150–300 字即可。
+        下面三题由助教人工评分：讲清楚道理比堆砌数字重要，但要引用你在上面算出的数字作证据。每题 150–300 字即可。
         """),
     Question("q20_explain_scaling", _text_question_prompt("q20_explain_scaling", """
         为什么整张量 FP4 会把很多数变成 0？四种方案的误差各怎样随数据量变化，为什么？块缩放怎样解决这个问题——
@@ -569,6 +678,20 @@ CELLS = (
         实测端到端只有约 {MEASURED_FP8_FORWARD_GAIN:g} 倍，比两者都低：模型假设 Tensor Core 跑满峰值、softmax 的其他运算不占时间；
         若把差距全归到矩阵乘法效率上，只要峰值的约 {_FACTS["mma"]:.0f}%，但不完美的重叠和其他运算也各占一份。
         瓶颈会随另一个单元变快而转移，软硬件要一起设计。
+        """),
+    Question("q27_explain_format", _text_question_prompt("q27_explain_format", f"""
+        你在 q26 选了哪种格式？用你量出的"误差—比特数"前沿说明理由：缩放因子的三种取法各输在哪里，
+        真实张量和演示 2 的随机数有什么不同，旋转为什么救得了整张量 FP4、却帮不了 NVFP4？
+        """), f"""
+        在 {BIT_BUDGET:g} bit/值 的预算内，我选块大小 16、E4M3 块因子加张量级 FP32 因子（即 NVFP4），Y 的相对误差约
+        {_FACTS["budget_best"]:.1f}%；块大小 32 的 E4M3（{_FACTS["budget_32"]:.1f}%，4.25 bit）也在前沿上，更省但误差更大；
+        块大小 8（5 bit）超出预算。E8M0 的两种取法都输给 E4M3：FLOOR 会截断块内最大值，RCEIL 不截断但网格更粗，
+        而 E4M3 几乎把每块的最大值正好放到 6。
+
+        真实的激活不是独立同分布的：少数几个通道一直很大。整张量 FP4 在真实张量上误差约 {_FACTS["real_fp4"]:.0f}%，
+        比 Student-t 数据上小，但原因是结构性的离群通道。Hadamard 旋转把离群通道摊到 {ROTATION_SIZE} 个通道上，
+        整张量 FP4 的误差降到约 {_FACTS["rotated_fp4"]:.0f}%；NVFP4 每 16 个数已经有自己的缩放因子，旋转反而让原本很小的块
+        也混进了大值，误差从 {_FACTS["real_nvfp4"]:.1f}% 变成 {_FACTS["rotated_nvfp4"]:.1f}%。
         """),
     Markdown("""
         ## 提交之前

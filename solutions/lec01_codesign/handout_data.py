@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from solutions.lec01_codesign.codesign import quantize
+
 DEMO2_SEED = 0
 DEMO2_N = 1 << 16  # the lecture quantizes 2^20 values; 2^16 keeps the notebook fast
 SIZE_SWEEP = (1 << 12, 1 << 14, 1 << 16, 1 << 18)  # q10: how the errors move with the data size
@@ -66,3 +68,50 @@ POSITION_OPTIONS = {"A": ("above", "高于两个模型的加速"), "B": ("betwee
 MLA_OPTIONS = {"A": ("worse", "比值变大：更容易被 exp 卡住"), "B": ("better", "比值变小：更不容易被 exp 卡住"),
                "C": ("same", "比值不变")}
 
+
+
+# q22–q27: real tensors (assignments/lec01_codesign/real_tensors.npz, made by real_tensors/extract.py).
+REAL_TENSORS_FILE = "real_tensors.npz"
+ROTATION_SIZE = 128  # q24–q25: the block-diagonal Hadamard rotation's block (384 = 3 × 128)
+BIT_BUDGET = 4.5  # q26: bits per value a format may spend (4-bit elements + one 8-bit scale per block)
+BUDGET_BLOCKS = (8, 16, 32)
+BUDGET_SCALES = {"floor": "E8M0 FLOOR（2^(floor(log2 amax) − 2)，即 MXFP4 的）",
+                 "rceil": "E8M0 RCEIL（2^ceil(log2(amax / 6))）",
+                 "e4m3": "E4M3 + 张量级 FP32 因子 g（即 NVFP4 的）"}
+BUDGET_OPTIONS = {letter: ((block, scale), f"块大小 {block}，{label}")
+                  for letter, (block, (scale, label)) in zip(
+                      "ABCDEFGHI", [(b, s) for b in BUDGET_BLOCKS for s in BUDGET_SCALES.items()])}
+ROTATION_OPTIONS = {"A": ("smaller", "误差变小"), "B": ("larger", "误差变大")}
+
+
+def format_bits(block):
+    """每个数平均的比特数：4 bit 的 E2M1 元素 + 每块一个 8 bit 的缩放因子（张量级的 FP32 因子可忽略）。"""
+    return 4 + 8 / block
+
+
+def load_real_tensors(path=REAL_TENSORS_FILE):
+    """真实张量：W（384 × 384 的权重）和 X（token 数 × 384 的激活），都是 float32；以及它们的出处。"""
+    import json
+
+    with np.load(path) as data:
+        return data["X"], data["W"], json.loads(str(data["provenance"]))
+
+
+def quantize_matrix(a, scheme, **options):
+    """按行（沿着矩阵乘法求和的那一维 K）分块量化一个矩阵：K = 384 是 32 的倍数，展平后的块不会跨行。"""
+    return quantize(np.asarray(a, dtype=np.float64).ravel(), scheme, **options).reshape(np.shape(a))
+
+
+def matmul_error(xq, wq, x, w):
+    """Y = X·Wᵀ 的相对误差：两个操作数量化后按 FP32 相乘（FP32 累加），和未量化的 FP32 结果比。"""
+    y = (x.astype(np.float32) @ w.astype(np.float32).T).astype(np.float64)
+    yq = (xq.astype(np.float32) @ wq.astype(np.float32).T).astype(np.float64)
+    return float(np.linalg.norm(yq - y) / np.linalg.norm(y))
+
+
+def block_hadamard(n, size):
+    """n × n 的正交旋转：对角线上放 n / size 个 size 阶归一化 Hadamard 矩阵（Sylvester 构造，size 是 2 的幂）。"""
+    h = np.ones((1, 1))
+    while h.shape[0] < size:
+        h = np.block([[h, h], [h, -h]])
+    return np.kron(np.eye(n // size), h / np.sqrt(size))

@@ -74,3 +74,18 @@ def test_malformed_registries_are_refused_with_a_reason(tmp_path, broken, messag
 def test_unknown_assignment(tmp_path):
     with pytest.raises(ConfigError, match="not found"):
         load_config("nothing", assignments_dir=tmp_path)
+
+
+def test_the_digest_covers_the_data_files_the_keys_are_measured_on(tmp_path, monkeypatch):
+    """A changed real_tensors.npz changes the keys, so results graded under the old one are stale."""
+    import autograder.engine.registry as registry
+
+    folder = tmp_path / "assignments" / "demo"
+    folder.mkdir(parents=True)
+    monkeypatch.setattr(registry, "REPO_ROOT", tmp_path)
+    monkeypatch.setattr(registry, "ASSIGNMENTS_DIR", tmp_path / "assignments")
+    before = registry._grading_digest("demo", b"toml", [])
+    (folder / "tensors.npz").write_bytes(b"one")
+    with_data = registry._grading_digest("demo", b"toml", [])
+    (folder / "tensors.npz").write_bytes(b"two")
+    assert len({before, with_data, registry._grading_digest("demo", b"toml", [])}) == 3
