@@ -119,6 +119,14 @@ RUBRICS: dict[str, tuple[Criterion, ...]] = {
                   "（求最大值、减法、缩放、求和）不占时间；重叠不完美、矩阵乘法达不到峰值、其他运算都在其中，"
                   f"若把差距全归到矩阵乘法效率上，效率约 {_KEY['q19_mma_efficiency']:.0f}%——那只是一种归因。"),
     ),
+    "q33_explain_measurement": (
+        Criterion(1, "计时的方法和理由",
+                  "热身一次（第一次要分配内存、载入代码），重复多次取中位数（不受偶尔的干扰影响），数据足够大（一次运行远长于计时器精度）；"
+                  "评分机的沙箱里 BLAS 只用一个线程，数字会和自己的电脑不同。"),
+        Criterion(1, "和规格表模型的比较",
+                  f"CPU 上的比值远小于 B300 FP8 的 {exp_ratio(B300, 'fp8', _D, _D):.0%}：np.exp 跑在向量单元上，CPU 的矩阵乘法远没有 "
+                  "Tensor Core 快；比值取决于两种单元的相对速度。"),
+    ),
     "q27_explain_format": (
         Criterion(1, "你选的配置在前沿上的位置（引用量出的误差和比特数）",
                   f"前沿上的配置：{_FRONTIER}；预算 {BIT_BUDGET:g} bit 内误差最小的是 "
@@ -285,6 +293,23 @@ EXPLANATIONS = {
         九种配置的误差（Y 的相对误差）：""" + "；".join(
         f"{letter} {BUDGET_OPTIONS[letter][1]}：{format_bits(BUDGET_OPTIONS[letter][0][0]):g} bit，{100 * _REAL[letter]:.2f}%"
         for letter in BUDGET_OPTIONS) + f"""。预算 {BIT_BUDGET:g} bit 内误差最小的是 {_KEY["q26_budget_choice"]}。
+        """,
+    "q28_exp_ns_per_value": """
+        在评分机的沙箱里重新测量：只要在很宽的合理范围内就算对——它检查的是单位和方法，不是某一台机器的数字。
+        """,
+    "q29_matmul_gflops": """
+        2·256³ FLOP ÷ 中位数耗时 ÷ 10^9。同样只检查合理范围。
+        """,
+    "q30_my_ratio_64": """
+        t_exp = q28 纳秒，t_mma = `flops_per_exp(64, 64)` FLOP ÷ q29 GFLOP/s = 256 / q29 纳秒：比值 = q28 × q29 / 256 × 100%。
+        评分时按你同一次运行的 q28、q29 重算，对得上才算对。
+        """,
+    "q31_my_ratio_128": """
+        同上，`flops_per_exp(128, 128)` = 512：比值正好是 q30 的一半。
+        """,
+    "q32_vs_b300": f"""
+        q31 ÷ `exp_ratio(B300, "fp8", 128, 128)`（{exp_ratio(B300, "fp8", _D, _D):.0%}）：同样按你同一次运行的 q31 重算。
+        CPU 上的比值通常远小于 B300 的：CPU 的矩阵乘法比 Tensor Core 慢得多，exp 相对便宜。
         """,
 }
 

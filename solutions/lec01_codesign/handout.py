@@ -637,11 +637,72 @@ CELLS = (
         q26_budget_choice = min(within, key=budget_errors.get)
         """),
 
+    # ------------------------------------------------------------------ one measurement
+    Markdown("""
+        ## 测一测：你的电脑上，exp 和矩阵乘法谁快？
+
+        【问题】演示 3 的比值来自规格表。换成你自己的电脑：用 `np.exp` 代替 SFU、用 numpy 的矩阵乘法（BLAS）代替 Tensor Core，
+        t_exp / t_mma 是多少？
+
+        【做法】计时要可靠：先跑一次**热身**（分配内存、载入代码），再重复几次取**中位数**（不受偶尔的干扰影响）；
+        数据要足够大，让一次运行远长于计时器的精度。下面的 `median_seconds` 就是这么做的。
+        - exp：对 2^20 个 float32 数做 `np.exp`，折算成每个数多少纳秒（ns）。
+        - 矩阵乘法：两个 256 × 256 的 float32 矩阵相乘，2·256³ FLOP，折算成 GFLOP/s。
+        - 再用**你的** `flops_per_exp` 算出你的电脑在 d_head = 64 和 128 时的 t_exp / t_mma。
+
+        【评分】评分时整个 notebook 在评分机的沙箱里重新运行，量出来的数字和你电脑上的不同，这没关系：
+        测量值只要在很宽的合理范围里就算对；由测量值推出来的数，必须和**同一次运行**的测量值对得上。
+        所以答案要由代码算出来，不要手抄数字。
+        """),
+    Code("""
+        import time
+
+
+        def median_seconds(f, repeats=7):
+            \"\"\"先热身一次，再运行 repeats 次，返回耗时的中位数（秒）。\"\"\"
+            f()
+            times = []
+            for _ in range(repeats):
+                start = time.perf_counter()
+                f()
+                times.append(time.perf_counter() - start)
+            return float(np.median(times))
+        """),
+    Question("q28_exp_ns_per_value", """
+        你的电脑上，`np.exp` 平均每个 float32 数要多少纳秒？
+        """, """
+        N = 1 << 20
+        values = np.random.default_rng(0).standard_normal(N).astype(np.float32)
+        q28_exp_ns_per_value = median_seconds(lambda: np.exp(values)) / N * 1e9
+        """),
+    Question("q29_matmul_gflops", """
+        你的电脑上，256 × 256 的 float32 矩阵乘法每秒做多少 GFLOP（10^9 次浮点运算）？
+        """, """
+        M = 256
+        A = np.random.default_rng(1).standard_normal((M, M)).astype(np.float32)
+        q29_matmul_gflops = 2 * M**3 / median_seconds(lambda: A @ A) / 1e9
+        """),
+    Question("q30_my_ratio_64", """
+        用 q28、q29 和你的 `flops_per_exp`：你的电脑上 d_head = 64 时 t_exp / t_mma 是百分之多少？
+        """, """
+        q30_my_ratio_64 = q28_exp_ns_per_value / (flops_per_exp(64, 64) / q29_matmul_gflops) * 100
+        """),
+    Question("q31_my_ratio_128", """
+        d_head = 128 时呢（百分之多少）？
+        """, """
+        q31_my_ratio_128 = q28_exp_ns_per_value / (flops_per_exp(128, 128) / q29_matmul_gflops) * 100
+        """),
+    Question("q32_vs_b300", """
+        你的 d_head = 128 的比值是 B300 上 FP8 注意力（演示 3 的模型，`exp_ratio`）的多少倍？
+        """, """
+        q32_vs_b300 = q31_my_ratio_128 / (exp_ratio(B300, "fp8", 128, 128) * 100)
+        """),
+
     # ------------------------------------------------------------------ free text
     Markdown("""
         ## 用自己的话说
 
-        下面三题由助教人工评分：讲清楚道理比堆砌数字重要，但要引用你在上面算出的数字作证据。每题 150–300 字即可。
+        下面四题由助教人工评分：讲清楚道理比堆砌数字重要，但要引用你在上面算出的数字作证据。每题 150–300 字即可。
         """),
     Question("q20_explain_scaling", _text_question_prompt("q20_explain_scaling", """
         为什么整张量 FP4 会把很多数变成 0？四种方案的误差各怎样随数据量变化，为什么？块缩放怎样解决这个问题——
@@ -692,6 +753,16 @@ CELLS = (
         比 Student-t 数据上小，但原因是结构性的离群通道。Hadamard 旋转把离群通道摊到 {ROTATION_SIZE} 个通道上，
         整张量 FP4 的误差降到约 {_FACTS["rotated_fp4"]:.0f}%；NVFP4 每 16 个数已经有自己的缩放因子，旋转反而让原本很小的块
         也混进了大值，误差从 {_FACTS["real_nvfp4"]:.1f}% 变成 {_FACTS["rotated_nvfp4"]:.1f}%。
+        """),
+    Question("q33_explain_measurement", _text_question_prompt("q33_explain_measurement", """
+        你是怎么计时的，为什么这样计时？你的电脑的 t_exp / t_mma 和规格表模型里的 GPU 比，差在哪里，为什么？
+        """), """
+        我先热身一次，再重复 7 次取中位数：第一次运行要分配内存、载入代码，会偏慢；中位数不受偶尔的系统干扰影响。
+        数据取 2^20 个数和 256 × 256 的矩阵，一次运行远长于计时器的精度。
+
+        在我的电脑上 exp 比矩阵乘法"便宜"得多：CPU 的 np.exp 用向量单元计算，而 CPU 的矩阵乘法远没有 Tensor Core 那么快，
+        所以 t_exp / t_mma 比 B300 小得多。GPU 上 Tensor Core 的算力涨得比 SFU 快，才让 exp 成了瓶颈——
+        这个比值取决于两种单元的相对速度，不是 exp 本身有多慢。
         """),
     Markdown("""
         ## 提交之前
