@@ -129,7 +129,7 @@ def _grading_digest(assignment: str, grading_toml: bytes, shared_modules: list[s
     sources = [REPO_ROOT / "autograder" / assignment, REPO_ROOT / "solutions" / assignment]
     sources += [REPO_ROOT / module for module in shared_modules]
     # data files the keys are measured on (e.g. real_tensors.npz) sit in the assignment's folder
-    sources += sorted((ASSIGNMENTS_DIR / assignment).glob("*.npz"))
+    sources += sorted((REPO_ROOT / "assignments" / assignment).glob("*.npz"))
     for source in sources:
         files = sorted(source.rglob("*")) if source.is_dir() else [source] if source.is_file() else []
         for path in files:

@@ -124,6 +124,8 @@ CELLS = (
         - 演示 1：代际趋势——`ridge_point`、`trend_row`
         - 演示 2：NVFP4 的两级缩放——`round_e4m3`、`to_e2m1`、`quantize`
         - 演示 3：softmax 的 exp 瓶颈——`flops_per_exp`、`exp_ratio`
+        - 真实张量：一层预训练模型的权重和激活，在比特预算内设计 4 位格式——`quantize`、`to_e2m1`
+        - 测一测：在你自己的电脑上给 exp 和矩阵乘法计时——`flops_per_exp`
 
         【怎么做】
         1. 在 `codesign.py` 里实现 7 个函数（docstring 写明了全部要求），在本文件夹里运行 `pytest` 跑公开测试。

@@ -8,6 +8,8 @@ Each case folder holds the files a student would submit, plus an optional `case.
                                                        # own); the key is its name, e.g. codesign
     notebook = "reference" | "skeleton" | "own" | "none"  # where handout.ipynb comes from
     score = "full" | "zero" | "low" | "partial" | "functions"
+                                                       # zero / low: on the items that need the student
+                                                       # module (items_answered_without_the_student_module)
     feedback = ["…"]                                   # substrings the feedback must contain
     mutations = ["…"]                                  # names from tests/mutants.py applied to a
                                                        # "reference" student module (one bug, no copy)

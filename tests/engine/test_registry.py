@@ -83,7 +83,6 @@ def test_the_digest_covers_the_data_files_the_keys_are_measured_on(tmp_path, mon
     folder = tmp_path / "assignments" / "demo"
     folder.mkdir(parents=True)
     monkeypatch.setattr(registry, "REPO_ROOT", tmp_path)
-    monkeypatch.setattr(registry, "ASSIGNMENTS_DIR", tmp_path / "assignments")
     before = registry._grading_digest("demo", b"toml", [])
     (folder / "tensors.npz").write_bytes(b"one")
     with_data = registry._grading_digest("demo", b"toml", [])
