@@ -682,7 +682,7 @@ CELLS = (
         """, """
         M = 256
         A = np.random.default_rng(1).standard_normal((M, M)).astype(np.float32)
-        q29_matmul_gflops = 2 * M**3 / median_seconds(lambda: A @ A) / 1e9
+        q29_matmul_gflops = 2 * M * M * M / median_seconds(lambda: A @ A) / 1e9
         """),
     Question("q30_my_ratio_64", """
         用 q28、q29 和你的 `flops_per_exp`：你的电脑上 d_head = 64 时 t_exp / t_mma 是百分之多少？
