@@ -278,7 +278,11 @@ _GB300_GPU = "per Blackwell Ultra GPU in GB300 NVL72 (the lecture's B300); HGX B
 _H100_SXM5 = "H100 SXM5: 132 SMs at 1.83 GHz boost"
 
 # Published SFU ex2 rates per SM and clock, so a student can rebuild an exp/s figure on a stated basis.
-EX2_PER_SM_PER_CLK = MappingProxyType({"Hopper": 16, "Blackwell": 16, "Rubin FP32": 32, "Rubin FP16": 64})
+# Blackwell Ultra doubled ex2 for FP32 and FP16 alike (10.7 vs 5 T/s); Rubin keeps Blackwell Ultra's
+# FP32 rate and doubles only FP16.
+EX2_PER_SM_PER_CLK = MappingProxyType({"Hopper": 16, "Blackwell": 16,
+                                       "Blackwell Ultra FP32": 32, "Blackwell Ultra FP16": 32,
+                                       "Rubin FP32": 32, "Rubin FP16": 64})
 GH100_FULL_SMS, GH100_FULL_CLOCK_HZ = 144, 1.98e9  # the full GH100 die at its top clock
 H100_SXM5_SMS, H100_SXM5_BOOST_HZ = 132, 1.83e9  # the product whose tensor peaks the table lists
 RUBIN_SMS = 224
@@ -297,8 +301,8 @@ H100 = Chip(
         4.5e12, _BU_CHART_SECONDARY,
         "on the tensor peaks' basis, 132 SMs x 16 ex2/clk x 1.83 GHz = 3.865e12 (FlashAttention-3's 3.9e12): "
         "with it the lecture's 43 %/86 % (BF16/FP8, d_head = 128) become 50 %/100 %",
-        "full GH100: 144 SMs x 16 ex2/clk x 1.98 GHz = 4.56e12 -- not the 132 SMs at 1.83 GHz of the "
-        "989.4 TFLOPS it is compared with"),
+        "consistent with the full GH100: 144 SMs x 16 ex2/clk x 1.98 GHz = 4.56e12 (a reconstruction: no H100 "
+        "product runs 144 SMs) -- not the 132 SMs at 1.83 GHz of the 989.4 TFLOPS it is compared with"),
 )
 
 B200 = Chip(
@@ -315,7 +319,10 @@ B200 = Chip(
     nvlink_bandwidth=Figure(1.8e12, _GB200, "", f"NVLink 5, both directions; {_GB200_GPU}"),
     power=Figure(1200.0, _BW_BRIEF, "the GB200 superchip (2 B200 + Grace) is rated 2700 W; HGX B200: 1000 W",
                  f"max TDP, configurable up to 1,200 W, of B200 as configured in GB200; {_GB200_GPU}"),
-    exp_throughput=Figure(5e12, _BU_BLOG, "attention-layer acceleration chart: Blackwell 5 TeraExponentials/s",
+    exp_throughput=Figure(5e12, _BU_BLOG, "attention-layer acceleration chart: Blackwell 5 TeraExponentials/s; "
+                                          "consistent with 148 SMs x 16 ex2/clk at about 2.1 GHz, a reconstruction "
+                                          "(the chart gives neither SM count nor clock), so its basis may differ "
+                                          "from the tensor peak's",
                           "a Blackwell GPU as NVIDIA's chart states it (SM count and clock not given there)"),
 )
 
@@ -329,12 +336,14 @@ B300 = Chip(
     memory_bandwidth=Figure(8e12, _BU_BLOG, "", f"HBM3e; {_GB300_GPU}"),
     memory_capacity=Figure(288e9, _BU_BLOG,
                            "the blog's per-GPU HBM3e (8 stacks of 36 GB); the GB300 NVL72 rack lists about 20 TB "
-                           "for 72 GPUs, i.e. ~279 GB per GPU usable; HGX B300: 270 GB",
+                           "for 72 GPUs, i.e. ~278 GB per GPU usable; HGX B300: 270 GB",
                            "the Blackwell Ultra package's HBM3e"),
     nvlink_bandwidth=Figure(1.8e12, _BU_BLOG, "", f"NVLink 5, both directions; {_GB300_GPU}"),
     power=Figure(1400.0, _BU_BLOG, "HGX B300: 1100 W", f"max TDP of Blackwell Ultra in GB300; {_GB300_GPU}"),
     exp_throughput=Figure(10.7e12, _BU_BLOG, "attention-layer acceleration chart: 10.7 TeraExponentials/s, "
-                                             "2x Blackwell's SFU exp throughput",
+                                             "2x Blackwell's SFU exp throughput; consistent with 160 SMs x 32 "
+                                             "ex2/clk at about 2.1 GHz, a reconstruction (no clock is given), so "
+                                             "its basis may differ from the tensor peak's",
                           "a Blackwell Ultra GPU as NVIDIA's chart states it (160 SMs; clock not given there)"),
 )
 
@@ -370,6 +379,10 @@ LABELLED_FIGURES: Mapping[str, Mapping[str, Figure]] = MappingProxyType({
         "nvfp4 inference (Transformer Engine)": Figure(
             50e15, _RUBIN, "not comparable with the dense table (dense NVFP4 training: 35 PFLOPS)",
             "'up to' 50 PFLOPS NVFP4 inference with the Transformer Engine's adaptive compression"),
+        "fp8 training, per NVL144 rack": Figure(
+            1.2e18, _RUBIN, "a rack figure for 72 Rubin GPUs (144 dies), about 16.7 PFLOPS per GPU; the "
+                            "announcement does not say dense or sparse, so it stays out of the dense table",
+            "1.2 EF FP8 training per Vera Rubin NVL144 rack (GTC 2025 announcement)"),
     }),
 })
 
@@ -377,8 +390,9 @@ LABELLED_FIGURES: Mapping[str, Mapping[str, Figure]] = MappingProxyType({
 UNPUBLISHED_NOTES = MappingProxyType({
     "H100": "no FP4 tensor cores",
     "HGX B200": "no exp figure published for the HGX board (NVIDIA's 5 T exp/s is Blackwell's)",
-    "Rubin": "no published FP8, BF16, power or exp/s figure; NVIDIA lists the SFU ex2 rate per SM per clock "
-             "(32 FP32 / 64 FP16, vs 16 for Blackwell) and 224 SMs, but no clock",
+    "Rubin": "no published per-GPU dense FP8 (only a rack's FP8 training figure, see LABELLED_FIGURES), BF16, "
+             "power or exp/s figure; NVIDIA lists the SFU ex2 rate per SM per clock (32 FP32 / 64 FP16, vs 16 for "
+             "Blackwell and 32 / 32 for Blackwell Ultra) and 224 SMs, but no clock",
 })
 
 # Generation order; HGX B200 (the board most students meet) after the GB200 figure of its GPU.

@@ -111,6 +111,8 @@ def written_keys(name: str, answer_key: dict) -> list[tuple[str, str]]:
     found = []
     for item in config.items_of(ItemKind.NUMBER):
         key = answer_key[item.id]
+        if not isinstance(key, (int, float)):  # a measured or derived key has no one value to leak
+            continue
         forms = {f"{key:.3g}", f"{key:.4g}", f"{key:.2f}"}
         for form in sorted(f for f in forms if "." in f and len(f.replace(".", "").lstrip("0")) >= 2):
             if re.search(rf"(?<![\d.]){re.escape(form)}(?!\d)", text):

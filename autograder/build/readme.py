@@ -31,8 +31,14 @@ def render_readme(template: str, config: GradingConfig) -> str:
 
 
 def grading_table(config: GradingConfig) -> str:
-    rows = ["| 评分项 | 类型 | 内容 | 分值 |", "|---|---|---|---:|"]
+    """One row per item; a column says what the item asks (grading.toml `demand`) when items declare it."""
+    with_demand = any(item.demand is not None for item in config.items)
+    head, rule = "| 评分项 | 类型 | 内容 | 分值 |", "|---|---|---|---:|"
+    if with_demand:
+        head, rule = "| 评分项 | 类型 | 要求 | 内容 | 分值 |", "|---|---|---|---|---:|"
+    rows = [head, rule]
     for item in config.items:
-        rows.append(f"| `{item.id}` | {KIND_LABELS[item.kind]} | {item.title} | {item.points:g} |")
-    rows.append(f"| **合计** | | | **{config.total_points:g}** |")
+        demand = f" {item.demand.label if item.demand else '-'} |" if with_demand else ""
+        rows.append(f"| `{item.id}` | {KIND_LABELS[item.kind]} |{demand} {item.title} | {item.points:g} |")
+    rows.append(f"| **合计** | |{' |' if with_demand else ''} | **{config.total_points:g}** |")
     return "\n".join(rows)

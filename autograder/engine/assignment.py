@@ -2,7 +2,9 @@
 
 A hidden-test package `autograder/<name>/` provides two functions:
 `function_suites() -> {item id: Suite}` for every function item, and
-`answer_key() -> {item id: number | letter}` for every number / choice item, and optionally
+`answer_key() -> {item id: number | letter}` for every number / choice item (a number item whose
+answer depends on the student's machine may have a MeasuredKey or DerivedKey, see
+autograder.engine.answer_checks), and optionally
 `sandbox_factories() -> ("module:Class.method", ...)`: the only callables the sandbox may use
 to rebuild an argument that is not plain data (see autograder.sandbox.codec.Rebuilt).
 Adding an assignment is one more such package; the engine does not change.
@@ -16,6 +18,7 @@ from functools import lru_cache
 from typing import Any, Mapping
 
 from autograder.engine import property_examples
+from autograder.engine.answer_checks import DerivedKey, MeasuredKey
 from autograder.engine.case_digest import case_set_digest
 from autograder.engine.cases import Suite
 from autograder.engine.checks import is_real_number
@@ -78,7 +81,9 @@ def load_assignment(name: str) -> Assignment:
                           f"not an item {sorted(set(found) - set(expected))})")
     for item in answered:
         value = key[item.id]
-        if item.kind is ItemKind.NUMBER and not is_real_number(value):
+        if isinstance(value, DerivedKey) and not set(value.needs) <= {i.id for i in config.items_of(ItemKind.NUMBER)}:
+            raise ConfigError(f"{name}: the key of {item.id} is derived from {value.needs}, not all number items")
+        if item.kind is ItemKind.NUMBER and not (is_real_number(value) or isinstance(value, (MeasuredKey, DerivedKey))):
             raise ConfigError(f"{name}: the key of number item {item.id} is {value!r}, not a number")
         if item.kind is ItemKind.CHOICE and value not in item.choices:
             raise ConfigError(f"{name}: the key of choice item {item.id} is {value!r}, not one of {item.choices}")

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.errors import InstructorError
-from autograder.engine.vocabulary import ItemKind
+from autograder.engine.vocabulary import DEMANDS_OF_KIND, Demand, ItemKind
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ASSIGNMENTS_DIR = REPO_ROOT / "assignments"
@@ -24,7 +24,7 @@ class ConfigError(InstructorError):
 # otherwise be ignored without a word. `plausible` is read by the students' selfcheck.py; the
 # [late] table by autograder/engine/lateness.py, which checks its own keys.
 TOP_LEVEL_KEYS = ("assignment", "items", "late", "shared_modules", "student_files")
-ITEM_KEYS = ("atol", "choices", "id", "kind", "plausible", "points", "rtol", "title", "unit")
+ITEM_KEYS = ("atol", "choices", "demand", "id", "kind", "plausible", "points", "rtol", "title", "unit")
 
 
 def unknown_key_problems(table: dict, valid: tuple[str, ...], where: str) -> list[str]:
@@ -47,9 +47,12 @@ class Item:
     atol: float = 0.0
     unit: str = ""
     choices: tuple[str, ...] = ()
+    demand: Demand | None = None  # what the item asks (grading.toml `demand`); optional
 
     def __post_init__(self):
         object.__setattr__(self, "kind", ItemKind(self.kind))  # "number" written by hand is ItemKind.NUMBER
+        if self.demand is not None:
+            object.__setattr__(self, "demand", Demand(self.demand))
 
 
 @dataclass(frozen=True)
@@ -146,10 +149,12 @@ def _grading_digest(assignment: str, grading_toml: bytes, shared_modules: list[s
     h = hashlib.sha256(grading_toml)
     sources = [REPO_ROOT / "autograder" / assignment, REPO_ROOT / "solutions" / assignment]
     sources += [REPO_ROOT / module for module in shared_modules]
+    # data files the keys are measured on (e.g. real_tensors.npz) sit in the assignment's folder
+    sources += sorted((REPO_ROOT / "assignments" / assignment).glob("*.npz"))
     for source in sources:
         files = sorted(source.rglob("*")) if source.is_dir() else [source] if source.is_file() else []
         for path in files:
-            if path.is_file() and "__pycache__" not in path.parts and path.suffix in (".py", ".json", ".toml"):
+            if path.is_file() and "__pycache__" not in path.parts and path.suffix in (".py", ".json", ".toml", ".npz"):
                 h.update(b"\0" + path.relative_to(REPO_ROOT).as_posix().encode() + b"\0" + path.read_bytes())
     return h.hexdigest()
 
@@ -179,6 +184,11 @@ def _parse_item(entry: object, where: str) -> Item:
         raise ConfigError(f"{where}: a choice item needs a non-empty list of choices")
     if kind == "number" and rtol == 0 and atol == 0:
         raise ConfigError(f"{where}: a number item needs rtol or atol (exact float answers are unfair)")
+    demand = entry.get("demand")
+    allowed = DEMANDS_OF_KIND[kind]
+    if demand is not None and demand not in allowed:
+        raise ConfigError(f"{where}: demand of a {kind.value} item must be one of "
+                          f"{tuple(d.value for d in allowed)}, got {demand!r}")
     return Item(id=item_id, kind=kind, points=float(points), title=str(entry.get("title", "")),
                 rtol=float(rtol), atol=float(atol), unit=str(entry.get("unit", "")),
-                choices=tuple(choices))
+                choices=tuple(choices), demand=None if demand is None else Demand(demand))

@@ -11,6 +11,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from autograder.engine.answer_checks import DerivedKey, MeasuredKey
 from autograder.engine.cases import render_number
 from autograder.engine.checks import is_real_number
 from autograder.engine.feedback import inline_text, truncate_output
@@ -49,7 +50,20 @@ def grade_report(items: Sequence[Item], key: Mapping[str, Any], notebook: Notebo
 
 def _judge_answer(item: Item, notebook: NotebookOutcome, key: Any, note: str, output: str) -> ItemResult:
     value = notebook.variables.get(item.id, _ABSENT)
+    derived = key if isinstance(key, DerivedKey) else None
+    if derived:  # the key follows from the student's own answers to other items
+        key, why = derived.key_from(notebook.variables)
+        if key is None:
+            return ItemResult(item.id, item.kind, 0.0, item.points, "failed", f"无法判定：{why}{note}\n", output,
+                              item.title)
     ok, text = (_number if item.kind is ItemKind.NUMBER else _choice)(item, value, key)
+    if derived and not _unanswered(item, value):
+        # a measured run differs from the next: the words may not (same file, same feedback)
+        needs = "、".join(f"`{need}`" for need in derived.needs)
+        rule = tolerance_phrase(item.rtol, item.atol, item.unit)
+        text = (f"正确：与你同一次运行的 {needs} 一致（判定标准：{rule}）。" if ok else
+                f"不正确：它应当由你同一次运行的 {needs} 算出，但对不上（判定标准：{rule}）。") if is_real_number(value) \
+            else text
     feedback = text + ("" if ok else note)
     return ItemResult(item.id, item.kind, item.points if ok else 0.0, item.points,
                       "passed" if ok else "failed", feedback + "\n", output, item.title)
@@ -79,6 +93,11 @@ def _number(item: Item, value: Any, key: float) -> tuple[bool, str]:
     if not math.isfinite(answer):
         return False, f"`{item.id}` = {answer!r} 不是有限的数。"
     unit = f" {item.unit}" if item.unit else ""
+    if isinstance(key, MeasuredKey):  # the value itself is not repeated: the next run measures another
+        rule = f"测量值，在 {key.low:g}–{key.high:g}{unit} 之间即可"
+        if key.low <= answer <= key.high:
+            return True, f"通过：测量值在合理范围内（判定标准：{rule}）。"
+        return False, f"不在合理范围内：你的测量值 {answer:.6g}{unit}（判定标准：{rule}）。"
     if abs(answer - key) <= item.atol + item.rtol * abs(key):
         return True, f"正确。你的答案 {answer:.6g}{unit}（判定标准：{tolerance_phrase(item.rtol, item.atol, item.unit)}）。"
     return False, f"不正确。你的答案 {answer:.6g}{unit}（判定标准：{tolerance_phrase(item.rtol, item.atol, item.unit)}）。"

@@ -27,6 +27,29 @@ class ItemKind(StrEnum):
         return self is not ItemKind.TEXT
 
 
+class Demand(StrEnum):
+    """What an item asks of the student (grading.toml `demand`), shown in the README's table of items."""
+
+    IMPLEMENT = "implement"  # a function item: write the code
+    READ_OFF = "read-off"  # a value the notebook prints, or one formula the prompt spells out
+    REASONING = "reasoning"  # a step of reasoning or modelling the notebook does not print
+    MEASURE = "measure"  # a value the student measures on their own machine
+    EXPLAIN = "explain"  # a free-text answer
+
+    @property
+    def label(self) -> str:
+        return {"implement": "实现", "read-off": "读表/套公式", "reasoning": "推理/建模", "measure": "测量",
+                "explain": "解释"}[self.value]
+
+
+# Which demands fit which kind: a function is implemented, a text explained, a keyed answer either.
+DEMANDS_OF_KIND = {
+    ItemKind.FUNCTION: (Demand.IMPLEMENT,),
+    ItemKind.NUMBER: (Demand.READ_OFF, Demand.REASONING, Demand.MEASURE),
+    ItemKind.CHOICE: (Demand.READ_OFF, Demand.REASONING),
+    ItemKind.TEXT: (Demand.EXPLAIN,),
+}
+
 REPORT_KINDS = tuple(kind for kind in ItemKind if kind.is_report)
 KEYED_KINDS = (ItemKind.NUMBER, ItemKind.CHOICE)  # report items with an answer key
 AUTOMATIC_KINDS = (ItemKind.FUNCTION, *KEYED_KINDS)  # what the trusted grader scores by itself

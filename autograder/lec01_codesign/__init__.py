@@ -32,10 +32,12 @@ def function_suites() -> Mapping[str, Suite]:
     return {s.function: s for s in suites}
 
 
-def answer_key() -> Mapping[str, float | str]:
+def answer_key() -> Mapping[str, object]:
+    """The reference's keys, and the keys of the measurement items (checks, not numbers)."""
+    from autograder.lec01_codesign.measurement import measurement_keys
     from solutions.lec01_codesign.answers import answer_key as key
 
-    return key()
+    return {**key(), **measurement_keys()}
 
 
 def sandbox_factories() -> tuple[str, ...]:

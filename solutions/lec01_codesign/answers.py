@@ -9,31 +9,57 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
 
 import hw_specs
 from hw_specs import B200, B300, BYTES_PER_ELEM, H100
 from solutions.lec01_codesign.codesign import exp_ratio, flops_per_exp, quantize, ridge_point, trend_row
 from solutions.lec01_codesign.handout_data import (
     ABLATION_BLOCKS,
+    BIT_BUDGET,
+    BUDGET_OPTIONS,
+    REAL_TENSORS_FILE,
+    ROTATION_OPTIONS,
+    ROTATION_SIZE,
     ABLATION_SCALES,
     BACKWARD_FLOPS_PER_EXP,
     BOTTLENECK_OPTIONS,
     DEMO2_N,
     FLOP_PER_PARAM_PER_TOKEN,
+    DECODE_PRECISIONS,
     HEAD_DIM,
+    KV_BATCH,
+    KV_HEAD_DIM,
+    KV_HEADS,
+    KV_LAYERS,
+    KV_PRECISION,
     LEAST_GROWN_OPTIONS,
+    MEASURED_D_QK,
+    MEASURED_D_V,
     MEASURED_FP8_FORWARD_GAIN,
     MLA_OPTIONS,
     MODEL_PARAMS,
+    POSITION_OPTIONS,
     SIZE_OPTIONS,
     SIZE_SWEEP,
     WALL_OPTIONS,
+    block_hadamard,
     demo_weights,
+    format_bits,
+    load_real_tensors,
+    matmul_error,
+    quantize_matrix,
     relative_error,
 )
+from solutions.lec01_codesign.codesign import to_e2m1
+
+# The real tensors ship in the student folder; the key reads the repository's copy of that file.
+REAL_TENSORS = Path(__file__).resolve().parents[2] / "assignments" / "lec01_codesign" / REAL_TENSORS_FILE
 
 
-def _letter(options: dict[str, tuple[str, str]], name: str) -> str:
+def _letter(options: dict[str, tuple], name) -> str:
     return next(letter for letter, (option, _) in options.items() if option == name)
 
 
@@ -48,21 +74,112 @@ def h100_exp_on_tensor_basis() -> float:
     return hw_specs.H100_SXM5_SMS * hw_specs.EX2_PER_SM_PER_CLK["Hopper"] * hw_specs.H100_SXM5_BOOST_HZ
 
 
-def attention_time_per_score(chip, precision: str, d: int, mma_efficiency: float = 1.0) -> float:
-    """The demo-3 model: exp and matmul overlap perfectly, so a score costs the longer of the two."""
-    t_mma = flops_per_exp(d, d) / (mma_efficiency * chip.peak_flops(precision))
-    return max(1 / chip.exp_per_s, t_mma)
+def attention_time_per_score(chip, precision: str, d_qk: int, d_v: int, *, overlap: bool = True,
+                             mma_efficiency: float = 1.0) -> float:
+    """The demo-3 model of one score's time, with its two bounds: exp and matmul overlap perfectly
+    (a bottleneck model, the longer of the two) or run one after the other (their sum)."""
+    t_exp = 1 / chip.exp_per_s
+    t_mma = flops_per_exp(d_qk, d_v) / (mma_efficiency * chip.peak_flops(precision))
+    return max(t_exp, t_mma) if overlap else t_exp + t_mma
+
+
+def model_speedup(*, overlap: bool, d_qk: int = MEASURED_D_QK, d_v: int = MEASURED_D_V) -> float:
+    """B200 → B300 FP8 attention speed-up of the model, on the shape NVIDIA measured by default."""
+    return (attention_time_per_score(B200, "fp8", d_qk, d_v, overlap=overlap)
+            / attention_time_per_score(B300, "fp8", d_qk, d_v, overlap=overlap))
 
 
 def mma_efficiency_for_measured_gain() -> float:
-    """The share of peak MMA with which the model's B200 → B300 speed-up equals the measured one,
-    with B200 still exp-bound and B300 matmul-bound (checked)."""
+    """The share of peak MMA with which the overlap model's B200 → B300 speed-up on the measured
+    shape equals the measured one, with B200 still exp-bound and B300 matmul-bound (checked)."""
     t_b200 = 1 / B200.exp_per_s
     t_b300 = t_b200 / MEASURED_FP8_FORWARD_GAIN
-    efficiency = flops_per_exp(HEAD_DIM, HEAD_DIM) / (B300.peak_flops("fp8") * t_b300)
-    assert attention_time_per_score(B200, "fp8", HEAD_DIM, efficiency) == t_b200
-    assert math.isclose(attention_time_per_score(B300, "fp8", HEAD_DIM, efficiency), t_b300)
+    efficiency = flops_per_exp(MEASURED_D_QK, MEASURED_D_V) / (B300.peak_flops("fp8") * t_b300)
+    shape = (MEASURED_D_QK, MEASURED_D_V)
+    assert attention_time_per_score(B200, "fp8", *shape, mma_efficiency=efficiency) == t_b200
+    assert math.isclose(attention_time_per_score(B300, "fp8", *shape, mma_efficiency=efficiency), t_b300)
     return efficiency
+
+
+def measured_position() -> str:
+    """Where NVIDIA's measured gain lies against the two bounds of the model (the option's name)."""
+    low, high = sorted((model_speedup(overlap=True), model_speedup(overlap=False)))
+    return "above" if MEASURED_FP8_FORWARD_GAIN > high else "below" if MEASURED_FP8_FORWARD_GAIN < low else "between"
+
+
+def decode_intensity() -> float:
+    """Batch-1 decode, weights only: FLOP per byte of NVFP4 weights read."""
+    return FLOP_PER_PARAM_PER_TOKEN / BYTES_PER_ELEM["nvfp4"]
+
+
+def decode_batch_at_ridge(activations: str) -> float:
+    """The batch at which weight-only decode reaches B300's ridge, for W4A4 or W4A8."""
+    return ridge_point(B300, DECODE_PRECISIONS[activations]) / decode_intensity()
+
+
+def kv_bytes_per_token() -> float:
+    """Bytes of K and V one token of context holds, per sequence: 2 × layers × KV heads × d × bytes."""
+    return 2 * KV_LAYERS * KV_HEADS * KV_HEAD_DIM * BYTES_PER_ELEM[KV_PRECISION]
+
+
+def kv_equal_weights_context() -> float:
+    """The context length L at which one decode step of KV_BATCH sequences reads as many KV bytes as
+    weight bytes (the weights are read once per step for the whole batch, the KV once per sequence)."""
+    return MODEL_PARAMS * BYTES_PER_ELEM["nvfp4"] / (KV_BATCH * kv_bytes_per_token())
+
+
+def e8m0_blocks_that_clip(x, block: int = ABLATION_BLOCKS[-1]) -> float:
+    """Share of nonzero blocks whose maximum, scaled by the E8M0 FLOOR scale 2^(floor(log2 amax) − 2),
+    lands above 6 (in (6, 8)): there the grid is finer than NVFP4's and the cost is clipping."""
+    amax = np.abs(x.reshape(-1, block)).max(axis=1)
+    amax = amax[amax > 0]
+    mantissa, _ = np.frexp(amax)  # amax = m · 2^e with m in [0.5, 1): scaled max = 8·m, in [4, 8)
+    return float(np.mean(8 * mantissa > 6))
+
+
+def rceil_quantize(a, block: int):
+    """FP4 blocks with the E8M0 RCEIL scale 2^ceil(log2(amax / 6)): the block maximum never exceeds 6
+    after scaling (no clipping), at the price of a coarser grid. ceil(log2) exactly, via np.frexp."""
+    blocks = np.asarray(a, dtype=np.float64).reshape(-1, block)
+    amax = np.abs(blocks).max(axis=1, keepdims=True)
+    mantissa, exponent = np.frexp(amax / 6)  # amax / 6 = m · 2^e, m in [0.5, 1): ceil(log2) = e, or e − 1 at m = 0.5
+    scale = np.where(amax > 0, np.ldexp(1.0, np.where(mantissa == 0.5, exponent - 1, exponent)), 1.0)
+    return (to_e2m1(blocks / scale) * scale).reshape(np.shape(a))
+
+
+def budget_quantize(a, block: int, scale: str):
+    """One configuration of the bit-budget lab: FP4 elements, `block` values per scale of kind `scale`."""
+    if scale == "rceil":
+        return rceil_quantize(a, block)
+    return quantize_matrix(a, "mxfp4", block_size=block, scale_format={"floor": "e8m0", "e4m3": "e4m3"}[scale])
+
+
+@lru_cache(maxsize=1)
+def real_tensor_errors() -> dict[str, float]:
+    """Relative error of Y = X·Wᵀ on the real tensors: per scheme, plain and rotated (block Hadamard
+    on the K dimension, applied to both operands: (XH)(WH)ᵀ = XWᵀ); and per bit-budget configuration."""
+    x, w, _ = load_real_tensors(REAL_TENSORS)
+    h = block_hadamard(x.shape[1], ROTATION_SIZE)
+    errors = {}
+    for scheme in ("fp4_tensor", "nvfp4"):
+        errors[scheme] = matmul_error(quantize_matrix(x, scheme), quantize_matrix(w, scheme), x, w)
+        errors[f"{scheme} rotated"] = matmul_error(quantize_matrix(x @ h, scheme), quantize_matrix(w @ h, scheme), x, w)
+    for letter, ((block, scale), _) in BUDGET_OPTIONS.items():
+        errors[letter] = matmul_error(budget_quantize(x, block, scale), budget_quantize(w, block, scale), x, w)
+    return errors
+
+
+def budget_choice() -> str:
+    """The configuration with the lowest measured error among those within the bit budget."""
+    errors = real_tensor_errors()
+    within = [letter for letter, ((block, _), _) in BUDGET_OPTIONS.items() if format_bits(block) <= BIT_BUDGET]
+    return min(within, key=errors.get)
+
+
+def budget_frontier() -> list[str]:
+    """The error-vs-bits frontier: configurations no other beats on both bits and error."""
+    errors, bits = real_tensor_errors(), {letter: format_bits(block) for letter, ((block, _), _) in BUDGET_OPTIONS.items()}
+    return [a for a in BUDGET_OPTIONS if not any(bits[b] <= bits[a] and errors[b] < errors[a] for b in BUDGET_OPTIONS)]
 
 
 def answer_key() -> dict[str, float | str]:
@@ -79,14 +196,18 @@ def _answer_key() -> dict[str, float | str]:
                     - relative_error(quantize(small, scheme), small)
                     for scheme, _ in SIZE_OPTIONS.values()}
     ablation = ablation_errors(x)
-    intensity = FLOP_PER_PARAM_PER_TOKEN / BYTES_PER_ELEM["nvfp4"]
+    intensity = decode_intensity()
     d = HEAD_DIM
     forward = exp_ratio(B200, "fp8", d, d)
     backward = B200.peak_flops("fp8") / (BACKWARD_FLOPS_PER_EXP["d_qk"] * d + BACKWARD_FLOPS_PER_EXP["d_v"] * d) \
         / B200.exp_per_s
     mla, mha = exp_ratio(B300, "fp8", 192, 128), exp_ratio(B300, "fp8", 128, 128)
     mla_effect = "same" if math.isclose(mla, mha) else ("worse" if mla > mha else "better")
+    real = real_tensor_errors()
     same, mixed = ridge_point(B300, "fp8") / ridge_point(H100, "fp8"), b300["ridge"] / h100["ridge"]
+    # a kernel that moves its data from FP8 to NVFP4 also moves fewer bytes per value: its own FLOP/B
+    # rises by bytes(fp8) / bytes(nvfp4), so the intensity it still lacks grows only mixed × that inverse
+    wall_for_nvfp4_kernel = mixed * BYTES_PER_ELEM["nvfp4"] / BYTES_PER_ELEM["fp8"]
     return {
         "q01_compute_headline": b300["compute"],
         "q02_format_gain": b300["compute"] / b300["fp8"],
@@ -97,17 +218,30 @@ def _answer_key() -> dict[str, float | str]:
         # the wall is bandwidth falling behind the *same* work: only the same-precision ratio measures
         # it; the mixed one is that ratio times q02's format gain
         "q06_memory_wall": _letter(WALL_OPTIONS, "same_precision" if same < mixed else "mixed_precision"),
+        "q06b_wall_for_nvfp4_kernel": wall_for_nvfp4_kernel,
         "q07_decode_intensity": intensity,
         "q08_decode_tokens_per_s": B300.mem_bw / (MODEL_PARAMS * BYTES_PER_ELEM["nvfp4"]),
-        "q09_decode_batch": ridge_point(B300, "nvfp4") / intensity,
+        "q09_decode_batch": decode_batch_at_ridge("W4A4"),
+        "q09b_decode_batch_w4a8": decode_batch_at_ridge("W4A8"),
+        "q09c_kv_bytes_per_token": kv_bytes_per_token(),
+        "q09d_kv_equal_weights_context": kv_equal_weights_context(),
         "q10_size_sensitive": _letter(SIZE_OPTIONS, max(error_growth, key=error_growth.get)),
         "q11_scale_format_gain": 100 * (ablation[16, "e8m0"] - ablation[16, "e4m3"]),
         "q12_block_size_gain": 100 * (ablation[32, "e4m3"] - ablation[16, "e4m3"]),
+        "q12b_e8m0_clipped_blocks": 100 * e8m0_blocks_that_clip(x),
         "q13_bottleneck": _letter(BOTTLENECK_OPTIONS, "exp" if forward > 1 else "mma"),
         "q14_mla_effect": _letter(MLA_OPTIONS, mla_effect),
         "q15_h100_tensor_basis": 100 * H100.peak_flops("bf16") / flops_per_exp(d, d) / h100_exp_on_tensor_basis(),
         "q16_software_exp_share": 100 * max(0.0, 1 - 1 / forward),
         "q17_backward_ratio": 100 * backward,
-        "q18_model_speedup": attention_time_per_score(B200, "fp8", d) / attention_time_per_score(B300, "fp8", d),
+        "q18_model_speedup": model_speedup(overlap=True),
+        "q18b_serial_speedup": model_speedup(overlap=False),
+        "q18c_measured_position": _letter(POSITION_OPTIONS, measured_position()),
         "q19_mma_efficiency": 100 * mma_efficiency_for_measured_gain(),
+        "q22_real_fp4_tensor_error": 100 * real["fp4_tensor"],
+        "q23_real_nvfp4_error": 100 * real["nvfp4"],
+        "q24_rotated_fp4_tensor_error": 100 * real["fp4_tensor rotated"],
+        "q25_rotation_nvfp4": _letter(ROTATION_OPTIONS,
+                                      "smaller" if real["nvfp4 rotated"] < real["nvfp4"] else "larger"),
+        "q26_budget_choice": budget_choice(),
     }

@@ -12,8 +12,28 @@ from dataclasses import dataclass
 import numpy as np
 
 from console import fmt_bytes, fmt_num, print_header, print_observations, print_table
-from hw_specs import B200, B300, BYTES_PER_ELEM, EX2_PER_SM_PER_CLK, H100, PRECISIONS, RUBIN, RUBIN_SMS
-from solutions.lec01_codesign.codesign import E2M1_MAX, SCHEMES, exp_ratio, flops_per_exp, quantize, trend_row
+from hw_specs import (
+    B200,
+    B300,
+    BYTES_PER_ELEM,
+    EX2_PER_SM_PER_CLK,
+    GH100_FULL_SMS,
+    H100,
+    H100_SXM5_BOOST_HZ,
+    H100_SXM5_SMS,
+    PRECISIONS,
+    RUBIN,
+    RUBIN_SMS,
+)
+from solutions.lec01_codesign.codesign import (
+    E2M1_MAX,
+    SCHEMES,
+    exp_ratio,
+    flops_per_exp,
+    quantize,
+    ridge_point,
+    trend_row,
+)
 
 # Claims quoted from the literature (not derivable from the chip table).
 BLOG_B300_SPEEDUP = 7.5  # 'Inside NVIDIA Blackwell Ultra': "7.5x" dense NVFP4 vs Hopper
@@ -58,14 +78,19 @@ def demo1_trends() -> None:
                  "功耗倍数", "屋脊点 FLOP/B"], rows)
 
     h100, b300 = trend[H100.name], trend[B300.name]
+    same_ridge = ridge_point(B300, "fp8") / ridge_point(H100, "fp8")
+    nvfp4_wall = b300["ridge"] / h100["ridge"] * BYTES_PER_ELEM["nvfp4"] / BYTES_PER_ELEM["fp8"]
     mp = MA_PATTERSON_2026
     print_observations([
         f"按厂商口径（各代最低精度），Blackwell Ultra 的算力是 H100 的 {b300['compute']:.1f} 倍"
         f"（博客写 {BLOG_B300_SPEEDUP:.1f} 倍）；但同为 FP8 只有 {b300['fp8']:.1f} 倍——"
         f"其余的 {b300['compute'] / b300['fp8']:.1f} 倍来自换了更低的数值格式。读厂商数字时，先确认比较的是不是同一种精度。",
         f"带宽只涨了 {b300['bandwidth']:.1f} 倍，容量涨了 {b300['capacity']:.1f} 倍，NVLink 涨了 {b300['nvlink']:.1f} 倍："
-        f"算力增长远快于带宽和互连。屋脊点从 {h100['ridge']:,.0f} 涨到 {b300['ridge']:,.0f}——"
-        "芯片越来越'算力过剩、带宽不足'，这就是常说的'内存墙'（memory wall）。",
+        f"算力增长远快于带宽和互连。屋脊点从 {h100['ridge']:,.0f} 涨到 {b300['ridge']:,.0f}，但这是各取最低精度的比："
+        f"同为 FP8 只从 {h100['ridge']:,.0f} 涨到 {ridge_point(B300, 'fp8'):,.0f}（{same_ridge:.2f} 倍），同样的运算几乎没碰到"
+        f"更高的'内存墙'（memory wall）；换成 NVFP4 的内核每个数只搬 {BYTES_PER_ELEM['nvfp4']:g} 字节，自己的算术强度也涨了 "
+        f"{BYTES_PER_ELEM['fp8'] / BYTES_PER_ELEM['nvfp4']:.2f} 倍，它碰到的墙涨了约 {nvfp4_wall:.2f} 倍，"
+        f"不是 {b300['ridge'] / h100['ridge']:.1f} 倍。",
         f"Ma & Patterson（2026）给过一个更长期的数字：{mp['years']} 年 NVIDIA GPU 的 64 位算力涨了 "
         f"{mp['fp64_growth']} 倍，带宽只涨了 {mp['bandwidth_growth']} 倍。",
         f"Rubin 换成 HBM4，带宽一下涨到 {fmt_bytes(RUBIN.mem_bw)}/s（Blackwell Ultra 的 "
@@ -202,23 +227,29 @@ def demo3_exp_bottleneck() -> None:
     fpe = flops_per_exp(d, d)
     small = {chip.name: exp_ratio(chip, "fp8", 64, 64) for chip in ATTENTION_CHIPS}
     b300_fp8 = exp_ratio(B300, "fp8", d, d)
+    h100_ex2 = H100_SXM5_SMS * EX2_PER_SM_PER_CLK["Hopper"] * H100_SXM5_BOOST_HZ  # on the tensor peaks' basis
+    h100_same_basis = {p: H100.peak_flops(p) / fpe / h100_ex2 for p in ("bf16", "fp8")}
     verdict = "都超过" if min(small.values()) > 1 else "并非都超过"
     print_observations([
         f"Hopper 上 exp 基本不是瓶颈：d_head = {d} 时（每次 exp 配 {fpe} FLOP 的矩阵乘法），"
         f"BF16 下 exp 只需要矩阵乘法时间的 {_pct(exp_ratio(H100, 'bf16', d, d))}，"
-        f"FP8 下 {_pct(exp_ratio(H100, 'fp8', d, d))}。",
+        f"FP8 下 {_pct(exp_ratio(H100, 'fp8', d, d))}。口径要小心：{H100.exp_per_s / 1e12:.1f} T exp/s 与完整的 GH100"
+        f"（{GH100_FULL_SMS} 个 SM）相符，而 {H100.peak_flops('bf16') / 1e12:g} TFLOPS 是 H100 SXM5 的 {H100_SXM5_SMS} 个 SM、"
+        f"{H100_SXM5_BOOST_HZ / 1e9:g} GHz；同一口径下这两个比值是 {_pct(h100_same_basis['bf16'])} / "
+        f"{_pct(h100_same_basis['fp8'])}。",
         f"Blackwell 的 Tensor Core（FP8）比 Hopper 快了约 {B200.peak_flops('fp8') / H100.peak_flops('fp8'):.1f} 倍，"
         f"exp 吞吐却只从 {H100.exp_per_s / 1e12:.1f} 涨到 {B200.exp_per_s / 1e12:.1f} T/s："
         f"FP8 注意力、d_head = {d} 时，exp 需要的时间是矩阵乘法的约 {_pct(exp_ratio(B200, 'fp8', d, d))}——"
-        "注意力的速度被 SFU 卡住了，再快的 Tensor Core 也没用（Amdahl 定律）。",
+        "注意力的速度被 SFU 卡住了，再快的 Tensor Core 也没用（瓶颈模型：max(t_exp, t_mma) 取慢的那个）。",
         f"Blackwell Ultra 把 exp 吞吐提高到 {B300.exp_per_s / 1e12:.1f} T/s（Blackwell 的 "
         f"{B300.exp_per_s / B200.exp_per_s:.1f} 倍），d_head = {d} 的比值回到约 {_pct(b300_fp8)}"
         f"{'，低于 100%' if b300_fp8 < 1 else '，仍高于 100%'}。这就是博客里'accelerated softmax'的来历："
         "一个看似不起眼的单元，因为别的单元变快而成了瓶颈。",
         "软件也在想办法：FlashAttention-4 等内核把一部分 exp 改用普通 FMA 单元上的多项式来近似计算，"
-        "把负载从 SFU 分出去；Rubin 则继续提高 exp 吞吐：NVIDIA 公布了每个 SM 每个时钟的 ex2 次数"
-        f"（FP32 {EX2_PER_SM_PER_CLK['Rubin FP32']}、FP16 {EX2_PER_SM_PER_CLK['Rubin FP16']}，Blackwell 是 "
-        f"{EX2_PER_SM_PER_CLK['Blackwell']}）和 {RUBIN_SMS} 个 SM，但没有公布时钟，所以表里没有 exp/s 的绝对数字。"
+        "把负载从 SFU 分出去。NVIDIA 公布的每个 SM 每个时钟的 ex2 次数：Blackwell "
+        f"{EX2_PER_SM_PER_CLK['Blackwell']}，Blackwell Ultra FP32 和 FP16 都是 {EX2_PER_SM_PER_CLK['Blackwell Ultra FP32']}；"
+        f"Rubin 的 FP32 仍是 {EX2_PER_SM_PER_CLK['Rubin FP32']}，只有 FP16 再翻倍到 {EX2_PER_SM_PER_CLK['Rubin FP16']}。"
+        f"Rubin 有 {RUBIN_SMS} 个 SM，但没有公布时钟，所以表里没有 exp/s 的绝对数字。"
         "硬件和软件在同一个瓶颈上一起使劲——这就是协同设计。",
         "d_head 越小，每次 exp 配的矩阵乘法越少，越容易被 exp 卡住（d_head = 64 时 FP8 的比值："
         + "、".join(f"{name} {_pct(r)}" for name, r in small.items())

@@ -11,9 +11,36 @@ from dataclasses import dataclass
 
 import hw_specs
 from hw_specs import B200, B300, BYTES_PER_ELEM, H100
-from solutions.lec01_codesign.answers import answer_key, h100_exp_on_tensor_basis
-from solutions.lec01_codesign.codesign import exp_ratio, flops_per_exp
-from solutions.lec01_codesign.handout_data import BACKWARD_FLOPS_PER_EXP, HEAD_DIM, MEASURED_FP8_FORWARD_GAIN
+from solutions.lec01_codesign.answers import (
+    ablation_errors,
+    budget_frontier,
+    real_tensor_errors,
+    answer_key,
+    attention_time_per_score,
+    h100_exp_on_tensor_basis,
+    kv_bytes_per_token,
+)
+from solutions.lec01_codesign.codesign import exp_ratio, flops_per_exp, ridge_point
+from solutions.lec01_codesign.handout_data import (
+    BACKWARD_FLOPS_PER_EXP,
+    DEMO2_N,
+    HEAD_DIM,
+    KV_BATCH,
+    KV_HEAD_DIM,
+    KV_HEADS,
+    KV_LAYERS,
+    MEASURED_D_QK,
+    MEASURED_D_V,
+    MEASURED_DOCUMENT,
+    MEASURED_FP8_FORWARD_GAIN,
+    MEASURED_MODEL,
+    MODEL_PARAMS,
+    BIT_BUDGET,
+    BUDGET_OPTIONS,
+    ROTATION_SIZE,
+    demo_weights,
+    format_bits,
+)
 
 _KEY = answer_key()
 
@@ -31,6 +58,17 @@ _B200_RATIO = exp_ratio(B200, "fp8", _D, _D)
 _BACKWARD_FACTOR = (BACKWARD_FLOPS_PER_EXP["d_qk"] + BACKWARD_FLOPS_PER_EXP["d_v"]) * _D / _FPE
 _FP8_GAIN = B200.peak_flops("fp8") / H100.peak_flops("fp8")
 _SXM5 = f"{hw_specs.H100_SXM5_SMS} × {hw_specs.EX2_PER_SM_PER_CLK['Hopper']} × {hw_specs.H100_SXM5_BOOST_HZ / 1e9:g} GHz"
+_OVERSTATEMENT = BYTES_PER_ELEM["fp8"] / BYTES_PER_ELEM["nvfp4"]  # q05 ÷ q06b: the mixed ratio's exaggeration
+_ABLATION = ablation_errors(demo_weights(DEMO2_N))
+_GAP = 100 * (_ABLATION[32, "e8m0"] - _ABLATION[16, "e4m3"])  # MXFP4 → NVFP4, both factors at once
+_BLOCK_WITH_E8M0 = 100 * (_ABLATION[32, "e8m0"] - _ABLATION[16, "e8m0"])
+_MLA = (MEASURED_D_QK, MEASURED_D_V)
+_MLA_FPE = flops_per_exp(*_MLA)
+_T = {(chip.name, overlap): attention_time_per_score(chip, "fp8", *_MLA, overlap=overlap)
+      for chip in (B200, B300) for overlap in (True, False)}
+_REAL = real_tensor_errors()
+_FRONTIER = "、".join(f"{BUDGET_OPTIONS[k][1]}（{format_bits(BUDGET_OPTIONS[k][0][0]):g} bit，{100 * _REAL[k]:.1f}%）"
+                      for k in budget_frontier())
 _GH100 = f"{hw_specs.GH100_FULL_SMS} × {hw_specs.EX2_PER_SM_PER_CLK['Hopper']} × {hw_specs.GH100_FULL_CLOCK_HZ / 1e9:g} GHz"
 
 
@@ -48,31 +86,58 @@ RUBRICS: dict[str, tuple[Criterion, ...]] = {
         Criterion(2, "为什么整张量 FP4 会把很多数变成 0（引用你算出的比例）",
                   "整张量只有一个缩放因子 amax / 6，由离群值决定；普通的数除以它之后 ≤ 0.25（E2M1 最小非零值 0.5 的一半，"
                   "恰好 0.25 也按平局取偶数舍入到 0），就变成 0。"),
-        Criterion(1, "整张量 FP4 的误差怎样随数据量变化，为什么（引用你在 q10 的结果）",
-                  "数据越多，重尾分布里出现的最大值越大，缩放因子越大，更多的数被舍入成 0；块缩放只看块内的最大值。"),
+        Criterion(1, "哪种方案的误差随数据量变化最明显，为什么（引用数据量扫描的结果）",
+                  "整张量 FP4：数据越多，重尾分布里出现的最大值越大，缩放因子越大，更多的数被舍入成 0；块缩放只看块内的最大值。"),
         Criterion(1, "NVFP4 赢过 MXFP4 主要靠什么：块大小还是缩放因子的格式（引用 2 × 2 消融的数字）",
                   f"E4M3 块因子（加 FP32 张量级因子）比 2 的幂因子准得多：块大小从 32 减到 16 只省下约 "
                   f"{_KEY['q12_block_size_gain']:.1f} 个百分点，缩放格式从 E8M0 换成 E4M3 省下约 "
-                  f"{_KEY['q11_scale_format_gain']:.1f} 个百分点；2 的幂因子向下取整，块内最大值缩放后落在 [4, 8)，"
-                  "超过 6 的部分被截断。"),
+                  f"{_KEY['q11_scale_format_gain']:.1f} 个百分点（两项之和大于两者同时改变的 {_GAP:.2f} 个百分点：两个因素"
+                  f"相互影响，E8M0 因子下块大小只值 {_BLOCK_WITH_E8M0:.2f} 个百分点）；2 的幂因子向下取整，块内最大值缩放后"
+                  f"落在 [4, 8)：落在 (6, 8) 的块（约 {_KEY['q12b_e8m0_clipped_blocks']:.0f}%）网格更细、代价是截断，"
+                  "落在 [4, 6] 的块网格更粗。"),
         Criterion(1, "代价是什么",
                   f"每个数多 {_NV_BITS - 4:g} bit（{_NV_BITS:g} bit/值，MXFP4 是 {_MX_BITS:g}），硬件要多做一级缩放（FP32 张量级因子）。"),
     ),
     "q21_explain_codesign": (
         Criterion(1, "一个看似不起眼的单元为什么会成为瓶颈（用演示 3 的数字）",
                   f"每次 exp 只配 2·d_qk + 2·d_v FLOP 的矩阵乘法；Tensor Core 的 FP8 算力涨了约 {_FP8_GAIN:.1f} 倍，SFU 几乎没涨，"
-                  f"B200 上 FP8、d_head = {_D} 的 t_exp / t_mma 约 {_B200_RATIO:.0%}：Amdahl 定律。"),
+                  f"B200 上 FP8、d_head = {_D} 的 t_exp / t_mma 约 {_B200_RATIO:.0%}：在 max(t_exp, t_mma) 这个瓶颈模型里，"
+                  "慢的那个单元决定速度。"),
         Criterion(1, "硬件做了什么",
-                  f"Blackwell Ultra 把 SFU 的 exp 吞吐翻倍（{B300.exp_per_s / 1e12:g} T/s），比值回到 100% 以下；"
-                  "Rubin 每个 SM 每个时钟的 ex2 次数再翻倍。"),
+                  f"Blackwell Ultra 把 SFU 的 exp 吞吐翻倍（{B300.exp_per_s / 1e12:g} T/s；每个 SM 每个时钟 FP32 和 FP16 的 "
+                  f"ex2 都从 {hw_specs.EX2_PER_SM_PER_CLK['Blackwell']} 次变成 "
+                  f"{hw_specs.EX2_PER_SM_PER_CLK['Blackwell Ultra FP32']} 次），比值回到 100% 以下；Rubin 的 FP32 ex2 与 "
+                  f"Blackwell Ultra 相同，只有 FP16 再翻倍（{hw_specs.EX2_PER_SM_PER_CLK['Rubin FP16']} 次）。"),
         Criterion(1, "软件能做什么（引用 q16、q17）",
                   f"把约 {_KEY['q16_software_exp_share']:.0f}% 的 exp 挪到 FMA 单元上的多项式（FlashAttention-4 的做法），"
                   f"让 exp 和矩阵乘法流水重叠；反向传播每次 exp 配的矩阵乘法是前向的 {_BACKWARD_FACTOR:g} 倍，比值约 "
                   f"{_KEY['q17_backward_ratio']:.0f}%，本来就不太受 exp 限制；模型上用更大的 head 或 MLA 式形状。"),
-        Criterion(1, "模型和实测差在哪里（引用 q18、q19）",
-                  f"模型说 B300 比 B200 快约 {_KEY['q18_model_speedup']:.2f} 倍，实测端到端约 {MEASURED_FP8_FORWARD_GAIN:g} 倍："
-                  "模型假设 Tensor Core 达到峰值、exp 与矩阵乘法完全重叠、softmax 的其他运算（求最大值、减法、缩放、求和）"
-                  f"不占时间；矩阵乘法只要达到峰值的约 {_KEY['q19_mma_efficiency']:.0f}% 就能解释差距。"),
+        Criterion(1, "模型和实测差在哪里（引用 q18–q19）",
+                  f"在实测的形状（{MEASURED_MODEL} 的 MLA，d_qk = {MEASURED_D_QK}、d_v = {MEASURED_D_V}）上，完全重叠的模型说 "
+                  f"B300 比 B200 快 {_KEY['q18_model_speedup']:g} 倍，完全串行的模型说 {_KEY['q18b_serial_speedup']:.2f} 倍，"
+                  f"实测端到端约 {MEASURED_FP8_FORWARD_GAIN:g} 倍，比两者都低：模型假设 Tensor Core 达到峰值、softmax 的其他运算"
+                  "（求最大值、减法、缩放、求和）不占时间；重叠不完美、矩阵乘法达不到峰值、其他运算都在其中，"
+                  f"若把差距全归到矩阵乘法效率上，效率约 {_KEY['q19_mma_efficiency']:.0f}%——那只是一种归因。"),
+    ),
+    "q33_explain_measurement": (
+        Criterion(1, "计时的方法和理由",
+                  "热身一次（第一次要分配内存、载入代码），重复多次取中位数（不受偶尔的干扰影响），数据足够大（一次运行远长于计时器精度）；"
+                  "评分机的沙箱里 BLAS 只用一个线程，数字会和自己的电脑不同。"),
+        Criterion(1, "和规格表模型的比较",
+                  f"CPU 上的比值远小于 B300 FP8 的 {exp_ratio(B300, 'fp8', _D, _D):.0%}：np.exp 跑在向量单元上，CPU 的矩阵乘法远没有 "
+                  "Tensor Core 快；比值取决于两种单元的相对速度。"),
+    ),
+    "q27_explain_format": (
+        Criterion(1, "你选的配置在前沿上的位置（引用量出的误差和比特数）",
+                  f"前沿上的配置：{_FRONTIER}；预算 {BIT_BUDGET:g} bit 内误差最小的是 "
+                  f"{BUDGET_OPTIONS[_KEY['q26_budget_choice']][1]}。"),
+        Criterion(1, "三种块缩放因子各输在哪里",
+                  "E8M0 FLOOR 会截断块内最大值（缩放后落在 (6, 8) 的块）；RCEIL 不截断，但最大值缩放后只落在 (3, 6]，网格更粗；"
+                  "E4M3 加张量级因子几乎把每块的最大值放到 6。"),
+        Criterion(1, "真实张量和随机数的不同，旋转对整张量 FP4 和对 NVFP4 的不同效果",
+                  f"真实激活的离群值集中在少数通道；{ROTATION_SIZE} 阶 Hadamard 旋转把它们摊开，整张量 FP4 的误差从 "
+                  f"{100 * _REAL['fp4_tensor']:.0f}% 降到 {100 * _REAL['fp4_tensor rotated']:.0f}%；NVFP4 的小块本来就把离群值隔离了，"
+                  f"旋转把大值混进其他块，误差 {100 * _REAL['nvfp4']:.1f}% → {100 * _REAL['nvfp4 rotated']:.1f}%。"),
     ),
 }
 
@@ -97,10 +162,18 @@ EXPLANATIONS = {
         `ridge_point(B300, "nvfp4") / ridge_point(H100, "fp8")`：各取最低精度时屋脊点涨了三倍多，但其中约 3 倍来自 q02 的
         格式变化（NVFP4 的算力是 FP8 的 3 倍），不是带宽落后于同一种运算。
         """,
-    "q06_memory_wall": """
+    "q06_memory_wall": f"""
         内存墙说的是：做**同样的运算**，算力比带宽涨得快。只有同精度的比值（q04）衡量这件事；混合精度的比值（q05）
-        把 q02 的格式收益算进了屋脊点，会把内存墙夸大约 3 倍——正是 q02 提醒过的陷阱。不过换成 NVFP4 的程序确实需要
-        更高的算术强度才能用满算力：q07–q09 看的就是这个。
+        把 q02 的格式收益（FP8 → NVFP4 的算力 ×{_KEY["q02_format_gain"]:g}）算进了屋脊点。但换成 NVFP4 的程序每个数只搬
+        {BYTES_PER_ELEM["nvfp4"]:g} 字节而不是 {BYTES_PER_ELEM["fp8"]:g} 字节，它自己的算术强度也涨了
+        {_OVERSTATEMENT:.2f} 倍：见 q06b。
+        """,
+    "q06b_wall_for_nvfp4_kernel": f"""
+        一个内核把数据从 FP8 换成 NVFP4：要到达的屋脊点涨了 q05 ≈ {_KEY["q05_ridge_mixed_precision"]:.2f} 倍，它自己的 FLOP/B 涨了
+        {BYTES_PER_ELEM["fp8"]:g} / {BYTES_PER_ELEM["nvfp4"]:g} ≈ {_OVERSTATEMENT:.2f} 倍，所以它还差的强度只涨了
+        {_KEY["q05_ridge_mixed_precision"]:.2f} × {BYTES_PER_ELEM["nvfp4"]:g} ≈ {_KEY["q06b_wall_for_nvfp4_kernel"]:.2f} 倍。
+        混合精度的比值把这个内核碰到的墙夸大了约 {_OVERSTATEMENT:.2f} 倍（不是 q02 的 {_KEY["q02_format_gain"]:g} 倍）；
+        同样的运算、同样的格式（q04）则几乎没变。
         """,
     "q07_decode_intensity": """
         batch = 1 的 decode：每个 token 把每个权重从 HBM 读一次（0.5625 字节），只做一次乘加（2 FLOP）。
@@ -108,24 +181,48 @@ EXPLANATIONS = {
         """,
     "q08_decode_tokens_per_s": """
         带宽受限时每秒的 token 数 = 带宽 ÷ 每个 token 要读的字节数 = `B300.mem_bw / (3000 亿 × 0.5625)`。
-        这是只读权重的上限：KV cache 的读取会让它更低。
+        这是只读权重的上限：KV cache 的读取会让它更低（q09c–q09d）。
         """,
-    "q09_decode_batch": """
-        batch 个序列一起 decode 时，每读一次权重做 batch 倍的运算，算术强度乘以 batch。
-        到达屋脊点需要 batch = `ridge_point(B300, "nvfp4")` ÷ q07：几百个并发序列——这就是推理服务要做大 batch 的原因。
+    "q09_decode_batch": f"""
+        W4A4：权重和激活都是 NVFP4，矩阵乘法才按 NVFP4 的速率跑。batch 个序列一起 decode 时，每读一次权重做 batch 倍的运算，
+        算术强度乘以 batch。到达屋脊点需要 batch = `ridge_point(B300, "nvfp4")` ÷ q07
+        = {ridge_point(B300, "nvfp4"):,.0f} ÷ {_KEY["q07_decode_intensity"]:.3g} ≈ {_KEY["q09_decode_batch"]:.0f}。
+        """,
+    "q09b_decode_batch_w4a8": f"""
+        W4A8：权重 NVFP4、激活 FP8，Tensor Core 按 FP8 的速率算（两个操作数里精度高的那个决定速率），
+        屋脊点是 `ridge_point(B300, "fp8")` = {ridge_point(B300, "fp8"):,.0f} FLOP/B；权重仍按 NVFP4 读，强度不变：
+        batch ≈ {_KEY["q09b_decode_batch_w4a8"]:.0f}。少一半多的并发就到顶了——算力上限也低了 {_KEY["q02_format_gain"]:g} 倍。
+        """,
+    "q09c_kv_bytes_per_token": f"""
+        每个 token 的上下文在每一层存一份 K 和一份 V，每份 {KV_HEADS} 个 KV 头（GQA）× {KV_HEAD_DIM} 维，FP8 每个数 1 字节：
+        2 × {KV_LAYERS} × {KV_HEADS} × {KV_HEAD_DIM} × {BYTES_PER_ELEM["fp8"]:g} = {kv_bytes_per_token():,.0f} 字节（每个序列）。
+        """,
+    "q09d_kv_equal_weights_context": f"""
+        一步 decode：权重读一次（{MODEL_PARAMS * BYTES_PER_ELEM["nvfp4"] / 1e9:g} GB，整个 batch 共用），
+        每个序列各读自己的 L × q09c 字节 KV。令 {KV_BATCH} × L × q09c = 权重字节：
+        L ≈ {_KEY["q09d_kv_equal_weights_context"]:,.0f} 个 token。上下文再长，decode 读的主要是 KV cache 而不是权重——
+        这时加大 batch 不再提高算术强度（KV 的字节随 batch 一起涨），GQA、MLA 和 KV 的低精度存储才是办法。
         """,
     "q10_size_sensitive": """
         比较每种方案在 2^18 和 2^12 个数上的误差之差，取增加最多的那个。只有整张量的缩放因子依赖"全体数据的最大值"：
         数据越多，重尾分布里出现的最大值越大，缩放因子越大，小数越容易被舍入成 0；块缩放方案只看 16 或 32 个数，几乎不受数据量影响。
         """,
-    "q11_scale_format_gain": """
+    "q11_scale_format_gain": f"""
         块大小都是 16：`quantize(x, "mxfp4", block_size=16)` 的误差减去 `quantize(x, "nvfp4")` 的误差，写成百分点。
-        2 的幂缩放因子向下取整，块内最大值缩放后落在 [4, 8)，超过 6 的被截断，其余的数用到的网格也更粗；
+        2 的幂缩放因子向下取整，块内最大值缩放后落在 [4, 8)：落在 [4, 6] 的块，其余的数用到的网格比 NVFP4 粗；
+        落在 (6, 8) 的块（q12b：约 {_KEY["q12b_e8m0_clipped_blocks"]:.0f}%）网格反而更细，代价是超过 6 的被截断。
         E4M3 块因子几乎把块内最大值正好放到 6。
         """,
-    "q12_block_size_gain": """
+    "q12_block_size_gain": f"""
         缩放格式都是 E4M3：`quantize(x, "nvfp4", block_size=32)` 的误差减去 `quantize(x, "nvfp4")` 的误差。
-        和 q11 比一比：NVFP4 比 MXFP4 准，主要靠缩放因子的格式，块大小只占小头。
+        q11 + q12 ≈ {_KEY["q11_scale_format_gain"] + _KEY["q12_block_size_gain"]:.2f} 个百分点，比两者同时改变（MXFP4 → NVFP4）的
+        {_GAP:.2f} 个百分点多：两个因素相互影响，不能简单相加——E8M0 因子下把块从 32 减到 16 只省 {_BLOCK_WITH_E8M0:.2f} 个百分点。
+        无论按哪个顺序拆，缩放因子的格式都是大头。
+        """,
+    "q12b_e8m0_clipped_blocks": """
+        E8M0 FLOOR 的因子是 2^(floor(log2 amax) − 2)，块内最大值缩放后 = 8·m，m 是 amax = m·2^e（m ∈ [0.5, 1)）的尾数，
+        即 `np.frexp(amax)[0]`：8·m > 6 的块截断自己的最大值。重尾数据的块最大值的尾数近似均匀分布在对数尺度上，
+        所以大约四成的块落在 (6, 8)。
         """,
     "q13_bottleneck": """
         演示 3 的模型只比较 exp 和矩阵乘法：长序列的 prefill / 训练里，FlashAttention 把分块留在片上，HBM 和 NVLink
@@ -137,30 +234,82 @@ EXPLANATIONS = {
         每次 exp 配更多矩阵乘法，t_mma 变长而 t_exp 不变，比值变小：模型结构的选择也能缓解 exp 瓶颈。
         """,
     "q15_h100_tensor_basis": f"""
-        表里 H100 的 {H100.exp_per_s / 1e12:g} T exp/s 按完整的 GH100 算（{_GH100}），而 {H100.peak_flops("bf16") / 1e12:g} TFLOPS
-        是 H100 SXM5 的 {_SXM5.split(" ×")[0]} 个 SM、{hw_specs.H100_SXM5_BOOST_HZ / 1e9:g} GHz。同一口径下 exp 吞吐 = {_SXM5}
+        表里 H100 的 {H100.exp_per_s / 1e12:g} T exp/s 与完整的 GH100 相符（{_GH100}；这是本课程的推算，没有哪款 H100 产品开了
+        {hw_specs.GH100_FULL_SMS} 个 SM），而 {H100.peak_flops("bf16") / 1e12:g} TFLOPS 是 H100 SXM5 的
+        {_SXM5.split(" ×")[0]} 个 SM、{hw_specs.H100_SXM5_BOOST_HZ / 1e9:g} GHz。同一口径下 exp 吞吐 = {_SXM5}
         ≈ {_sci(h100_exp_on_tensor_basis())} exp/s（FlashAttention-3 用的 3.9 T），比值 ≈ {_KEY["q15_h100_tensor_basis"]:.0f}%
         （FP8 则翻倍）：讲义按 {H100.exp_per_s / 1e12:g} T 算出的 {exp_ratio(H100, "bf16", _D, _D):.0%} 偏乐观。
+        B200 / B300 的 {B200.exp_per_s / 1e12:g} / {B300.exp_per_s / 1e12:g} T 也只是 NVIDIA 图表上的数，口径（SM 数、时钟）没有公布。
         比较两个数之前，先确认口径一致。
         """,
     "q16_software_exp_share": """
-        SFU 只做 (1 − f) 的 exp 时，t_exp 变成原来的 (1 − f) 倍；令 (1 − f) × `exp_ratio(B200, "fp8", 128, 128)` = 1，
-        f = 1 − 1 / 比值。这假设 FMA 单元还有空闲——它们同时要做 softmax 的其他运算，所以实际能挪的更少。
+        SFU 只做 (1 − f) 的 exp 时，t_exp 变成原来的 (1 − f) 倍；比值 `exp_ratio(B200, "fp8", 128, 128)` 大于 1 时，
+        令 (1 − f) × 比值 = 1，f = 1 − 1 / 比值；比值不超过 1 时什么也不用挪（f = 0）。这假设 FMA 单元还有空闲——
+        它们同时要做 softmax 的其他运算，所以实际能挪的更少。
         """,
     "q17_backward_ratio": f"""
         反向传播每个分数仍只有一次 exp（重算 P），却有 5 次矩阵乘法：重算 S = QKᵀ、dV = Pᵀ·dO、dP = dO·Vᵀ、dQ = dS·K、
         dK = dSᵀ·Q，合计 6·d_qk + 4·d_v FLOP。d_head = {_D} 时是前向的 {_BACKWARD_FACTOR:g} 倍，比值降到 100% 以下：反向不太在乎 exp。
         """,
     "q18_model_speedup": f"""
-        模型里一个分数的时间 = max(t_exp, t_mma)（exp 和矩阵乘法完全重叠）。B200 受 exp 限制（1 / {_sci(B200.exp_per_s)} 秒），
-        B300 的 exp 够快，变成受矩阵乘法限制（{_FPE} / {_sci(B300.peak_flops("fp8"))} 秒）：两者之比约
-        {_KEY["q18_model_speedup"]:.2f} 倍。
+        NVIDIA 的实测（{MEASURED_DOCUMENT}）用的是 {MEASURED_MODEL}：MLA，d_qk = {MEASURED_D_QK}、d_v = {MEASURED_D_V}，
+        每次 exp 配 {_MLA_FPE} FLOP。完全重叠时一个分数的时间 = max(t_exp, t_mma)——这是瓶颈模型，不是 Amdahl 定律。
+        B200 受 exp 限制（1 / {_sci(B200.exp_per_s)} 秒），B300 的 exp 够快，变成受矩阵乘法限制
+        （{_MLA_FPE} / {_sci(B300.peak_flops("fp8"))} 秒）：两者之比 {_KEY["q18_model_speedup"]:g} 倍。
+        """,
+    "q18b_serial_speedup": f"""
+        完全串行时一个分数的时间 = t_exp + t_mma：B200 {_sci(_T["B200", False])} 秒，B300 {_sci(_T["B300", False])} 秒，
+        之比 ≈ {_KEY["q18b_serial_speedup"]:.2f} 倍。exp 只占一部分时间，把它加速 {B300.exp_per_s / B200.exp_per_s:.2f} 倍，
+        整体只快这么多——这才是 Amdahl 定律的形状。真实的内核介于两者之间：部分重叠。
+        """,
+    "q18c_measured_position": f"""
+        两个模型给出 {_KEY["q18b_serial_speedup"]:.2f}（串行）到 {_KEY["q18_model_speedup"]:g}（重叠）倍，实测
+        {MEASURED_FP8_FORWARD_GAIN:g} 倍比两者都低：重叠程度解释不了全部差距。两个模型都假设矩阵乘法跑满峰值、softmax 的
+        其他运算不占时间；实测是端到端的前向，还包括这些。
         """,
     "q19_mma_efficiency": f"""
-        实测端到端约快 {MEASURED_FP8_FORWARD_GAIN - 1:.0%}。若 B200 仍受 exp 限制、B300 受矩阵乘法限制，而矩阵乘法只达到峰值的 a：
-        {_FPE} / (a × {_sci(B300.peak_flops("fp8"))}) = (1 / {_sci(B200.exp_per_s)}) / {MEASURED_FP8_FORWARD_GAIN:g}，
-        解得 a ≈ {_KEY["q19_mma_efficiency"]:.0f}%。模型还漏掉了 softmax 的其他运算（在 FMA 单元上）和不完美的重叠；
-        这些都会让实测的提升小于模型。
+        若 B200 仍受 exp 限制、B300 受矩阵乘法限制，而矩阵乘法只达到峰值的 a：
+        {_MLA_FPE} / (a × {_sci(B300.peak_flops("fp8"))}) = (1 / {_sci(B200.exp_per_s)}) / {MEASURED_FP8_FORWARD_GAIN:g}，
+        解得 a ≈ {_KEY["q19_mma_efficiency"]:.0f}%。这是把全部差距都归到矩阵乘法效率上的一种归因：不完美的重叠（q18b）、
+        softmax 的其他运算（在 FMA 单元上）也都会让实测的提升小于模型，真实的效率可以更高。
+        """,
+    "q22_real_fp4_tensor_error": f"""
+        `matmul_error(quantize_matrix(X, "fp4_tensor"), quantize_matrix(W, "fp4_tensor"), X, W)`：两个操作数各自的误差都传到 Y 里。
+        比 Student-t 随机数上的整张量 FP4 小（约 {100 * _REAL["fp4_tensor"]:.0f}%）：独立同分布的重尾样本会高估整张量方案的失败，
+        却看不出真实激活里离群值集中在少数几个通道这一结构。
+        """,
+    "q23_real_nvfp4_error": f"""
+        NVFP4 约 {100 * _REAL["nvfp4"]:.1f}%：每 16 个数一个 E4M3 因子，一个离群通道只影响它所在的块。
+        """,
+    "q24_rotated_fp4_tensor_error": f"""
+        H 正交，所以 (XH)(WH)ᵀ = XWᵀ；旋转把离群通道的能量摊到 {ROTATION_SIZE} 个通道上，整张量的 amax 变小，
+        被舍入成 0 的数变少：误差从 {100 * _REAL["fp4_tensor"]:.0f}% 降到 {100 * _REAL["fp4_tensor rotated"]:.0f}%。
+        """,
+    "q25_rotation_nvfp4": f"""
+        NVFP4 的误差 {100 * _REAL["nvfp4"]:.2f}% → {100 * _REAL["nvfp4 rotated"]:.2f}%：16 个数一块时离群值本来就被隔离了，
+        旋转把它摊进同一个 {ROTATION_SIZE} 维块里的所有小块，反而让更多块的缩放因子变大。旋转是给粗粒度缩放准备的。
+        """,
+    "q26_budget_choice": f"""
+        九种配置的误差（Y 的相对误差）：""" + "；".join(
+        f"{letter} {BUDGET_OPTIONS[letter][1]}：{format_bits(BUDGET_OPTIONS[letter][0][0]):g} bit，{100 * _REAL[letter]:.2f}%"
+        for letter in BUDGET_OPTIONS) + f"""。预算 {BIT_BUDGET:g} bit 内误差最小的是 {_KEY["q26_budget_choice"]}。
+        """,
+    "q28_exp_ns_per_value": """
+        在评分机的沙箱里重新测量：只要在很宽的合理范围内就算对——它检查的是单位和方法，不是某一台机器的数字。
+        """,
+    "q29_matmul_gflops": """
+        2·256³ FLOP ÷ 中位数耗时 ÷ 10^9。同样只检查合理范围。
+        """,
+    "q30_my_ratio_64": """
+        t_exp = q28 纳秒，t_mma = `flops_per_exp(64, 64)` FLOP ÷ q29 GFLOP/s = 256 / q29 纳秒：比值 = q28 × q29 / 256 × 100%。
+        评分时按你同一次运行的 q28、q29 重算，对得上才算对。
+        """,
+    "q31_my_ratio_128": """
+        同上，`flops_per_exp(128, 128)` = 512：比值正好是 q30 的一半。
+        """,
+    "q32_vs_b300": f"""
+        q31 ÷ `exp_ratio(B300, "fp8", 128, 128)`（{exp_ratio(B300, "fp8", _D, _D):.0%}）：同样按你同一次运行的 q31 重算。
+        CPU 上的比值通常远小于 B300 的：CPU 的矩阵乘法比 Tensor Core 慢得多，exp 相对便宜。
         """,
 }
 

@@ -12,22 +12,36 @@ import inspect
 import textwrap
 
 from authoring.cells import Code, FunctionCheck, Markdown, Question
-from hw_specs import B300, BYTES_PER_ELEM
+from hw_specs import B300, BYTES_PER_ELEM, LABELLED_FIGURES
 from solutions.lec01_codesign import handout_data
 from solutions.lec01_codesign.explanations import rubric_markdown
+from solutions.lec01_codesign import real_tensors as extract
 from solutions.lec01_codesign.handout_data import (
     BACKWARD_FLOPS_PER_EXP,
     BOTTLENECK_OPTIONS,
-    CJK_FILE_HINTS,
-    CJK_FONTS,
     DEMO2_N,
     DEMO2_SEED,
     FLOP_PER_PARAM_PER_TOKEN,
     HEAD_DIM,
+    KV_BATCH,
+    KV_HEAD_DIM,
+    KV_HEADS,
+    KV_LAYERS,
     LEAST_GROWN_OPTIONS,
+    MEASURED_D_QK,
+    MEASURED_D_V,
+    MEASURED_DOCUMENT,
     MEASURED_FP8_FORWARD_GAIN,
+    MEASURED_MODEL,
     MLA_OPTIONS,
     MODEL_PARAMS,
+    POSITION_OPTIONS,
+    REAL_TENSORS_FILE,
+    ROTATION_OPTIONS,
+    ROTATION_SIZE,
+    BIT_BUDGET,
+    BUDGET_OPTIONS,
+    BUDGET_SCALES,
     SIZE_OPTIONS,
     SIZE_SWEEP,
     WALL_OPTIONS,
@@ -53,23 +67,28 @@ _DEMO2_DATA = (
                                                    handout_data.zero_fraction))
 )
 
-_PLOT_SETUP = (
-    "CJK_FONTS = (\n" + "".join(f"    {name!r},\n" for name in CJK_FONTS) + ")\n"
-    + f"CJK_FILE_HINTS = {CJK_FILE_HINTS!r}\n\n\n"
-    + inspect.getsource(handout_data.use_cjk_font)
-    + "\n\nCJK = use_cjk_font()\n\n\ndef label(zh, en):\n"
-    + '    """图里的文字：有中文字体时用中文，没有时用英文。"""\n    return zh if CJK else en\n'
+_REAL_TENSORS_HELPERS = (
+    f"REAL_TENSORS_FILE = {REAL_TENSORS_FILE!r}\n"
+    f"ROTATION_SIZE = {ROTATION_SIZE}\n"
+    f"BIT_BUDGET = {BIT_BUDGET:g}  # 每个数最多几比特\n"
+    "# q26 的九种配置：字母 -> (块大小, 块缩放因子)\n"
+    f"BUDGET_CONFIGS = {dict((letter, config) for letter, (config, _) in BUDGET_OPTIONS.items())!r}\n\n\n"
+    + "\n\n".join(inspect.getsource(f) for f in (handout_data.format_bits, handout_data.load_real_tensors,
+                                                   handout_data.quantize_matrix, handout_data.matmul_error,
+                                                   handout_data.block_hadamard))
 )
+
+_RUBIN_FP8_RACK = LABELLED_FIGURES["Rubin"]["fp8 training, per NVL144 rack"].value
 
 
 def _reference_facts() -> dict[str, float]:
     """The figures the reference's written answers quote, computed (never typed in)."""
-    from solutions.lec01_codesign.answers import answer_key
+    from solutions.lec01_codesign.answers import answer_key, real_tensor_errors
     from solutions.lec01_codesign.codesign import exp_ratio, quantize
     from solutions.lec01_codesign.handout_data import demo_weights, relative_error, zero_fraction
     from hw_specs import B200
 
-    key = answer_key()
+    key, real = answer_key(), real_tensor_errors()
     x, small, large = demo_weights(DEMO2_N), demo_weights(SIZE_SWEEP[0]), demo_weights(SIZE_SWEEP[-1])
     return {
         "fp4_zeros": zero_fraction(quantize(x, "fp4_tensor"), x),
@@ -79,7 +98,11 @@ def _reference_facts() -> dict[str, float]:
         "scale_gain": key["q11_scale_format_gain"], "block_gain": key["q12_block_size_gain"],
         "b200_ratio": exp_ratio(B200, "fp8", 128, 128), "h100_basis": key["q15_h100_tensor_basis"],
         "software": key["q16_software_exp_share"], "backward": key["q17_backward_ratio"],
-        "speedup": key["q18_model_speedup"], "mma": key["q19_mma_efficiency"],
+        "speedup": key["q18_model_speedup"], "serial": key["q18b_serial_speedup"], "mma": key["q19_mma_efficiency"],
+        "real_fp4": key["q22_real_fp4_tensor_error"], "real_nvfp4": key["q23_real_nvfp4_error"],
+        "rotated_fp4": key["q24_rotated_fp4_tensor_error"], "rotated_nvfp4": 100 * real["nvfp4 rotated"],
+        "budget_best": 100 * real[key["q26_budget_choice"]],
+        "budget_32": 100 * real[next(k for k, ((b, sc), _) in BUDGET_OPTIONS.items() if (b, sc) == (32, "e4m3"))],
     }
 
 
@@ -101,6 +124,8 @@ CELLS = (
         - 演示 1：代际趋势——`ridge_point`、`trend_row`
         - 演示 2：NVFP4 的两级缩放——`round_e4m3`、`to_e2m1`、`quantize`
         - 演示 3：softmax 的 exp 瓶颈——`flops_per_exp`、`exp_ratio`
+        - 真实张量：一层预训练模型的权重和激活，在比特预算内设计 4 位格式——`quantize`、`to_e2m1`
+        - 测一测：在你自己的电脑上给 exp 和矩阵乘法计时——`flops_per_exp`
 
         【怎么做】
         1. 在 `codesign.py` 里实现 7 个函数（docstring 写明了全部要求），在本文件夹里运行 `pytest` 跑公开测试。
@@ -127,14 +152,16 @@ CELLS = (
         from console import fmt_num, print_table
         import hw_specs
         from hw_specs import B200, B300, BYTES_PER_ELEM, H100, RUBIN
+        from plot_fonts import chinese_labels
 
         importlib.reload(codesign)  # 改了 codesign.py 以后重新运行本格即可
         from codesign import exp_ratio, flops_per_exp, quantize, ridge_point, round_e4m3, to_e2m1, trend_row
+
+        CJK, label = chinese_labels()  # 图里的文字：装了中文字体就用中文，没有就用英文
         """, locked=True),
-    Code(_PLOT_SETUP, locked=True),
 
     # ------------------------------------------------------------------ demo 1
-    Markdown("""
+    Markdown(f"""
         ## 演示 1：代际趋势
 
         【问题】Hopper → Blackwell → Blackwell Ultra → Rubin（公告），算力、带宽、容量、互连各涨了多少？谁掉了队？
@@ -143,7 +170,8 @@ CELLS = (
         同时列出 FP8 做同口径对比。所有倍数都相对 H100。屋脊点 = 峰值算力 / HBM 带宽，单位 FLOP/B。
 
         【边界】Rubin 取 35 PFLOPS（NVFP4 稠密、训练口径）；宣传中的 50 PFLOPS 是 Transformer Engine 推理口径（含自适应压缩），
-        不能和稠密算力相除。Rubin 没有公布 FP8 和功耗（表里记作 "-"）。
+        不能和稠密算力相除。Rubin 没有公布每块 GPU 的稠密 FP8 和功耗（表里记作 "-"）：FP8 只有整机柜的训练算力
+        （每个 NVL144 机柜 {_RUBIN_FP8_RACK / 1e18:g} EFLOPS，72 块 GPU，没说稠密还是稀疏），口径不同，不放进表里。
         """),
     FunctionCheck("ridge_point"),
     FunctionCheck("trend_row"),
@@ -220,17 +248,29 @@ CELLS = (
         """),
     Question("q06_memory_wall", _with_options("""
         哪个比值衡量的是内存墙（带宽跟不上同样的运算）？另一个比值里还混进了什么？（想想 q02。）
-        """, WALL_OPTIONS), f"""
+        """, WALL_OPTIONS), """
         # 混合精度的比值 = 同精度的比值 × q02 的格式收益：被格式放大的那个不是内存墙
-        ratios = {{"A": q04_ridge_same_precision, "B": q05_ridge_mixed_precision}}
+        ratios = {"A": q04_ridge_same_precision, "B": q05_ridge_mixed_precision}
         q06_memory_wall = min(ratios, key=ratios.get)
+        """),
+    Question("q06b_wall_for_nvfp4_kernel", """
+        一个内核把它的数据从 FP8 换成 NVFP4（权重和激活都换，从 H100 搬到 B300）。它要到达的屋脊点涨了 q05 倍，
+        可它每个数搬的字节也变少了（`BYTES_PER_ELEM`）。它**自己的**算术强度和屋脊点之间的差距涨了多少倍？
+        （差距 = 屋脊点 ÷ 内核的 FLOP/B。）
+        """, """
+        # 屋脊点涨 q05 倍；内核每个数的字节从 FP8 的变成 NVFP4 的，FLOP/B 涨 bytes(fp8) / bytes(nvfp4) 倍
+        q06b_wall_for_nvfp4_kernel = q05_ridge_mixed_precision * BYTES_PER_ELEM["nvfp4"] / BYTES_PER_ELEM["fp8"]
         """),
     Markdown(f"""
         ## roofline 的用法：batch = 1 的 decode
 
         一个 {MODEL_PARAMS / 1e9:.0f}B（{MODEL_PARAMS / 1e8:.0f} 亿）参数、权重用 NVFP4 存的模型，在 B300 上一次只生成一个序列的
         token（batch = 1 的 decode）。每生成一个 token，每个权重从 HBM 读一次（`BYTES_PER_ELEM["nvfp4"]` 字节），
-        做 {FLOP_PER_PARAM_PER_TOKEN} 次运算（一次乘加）。只算权重：KV cache 和激活的读写忽略不计。单位一律十进制（1 GB = 10^9 字节）。
+        做 {FLOP_PER_PARAM_PER_TOKEN} 次运算（一次乘加）。先只算权重：KV cache 和激活的读写忽略不计（q09c–q09d 再把 KV cache 加进来）。
+        单位一律十进制（1 GB = 10^9 字节）。
+
+        【精度】矩阵乘法按**两个操作数里精度较高的那个**的速率跑：权重 NVFP4、激活也是 NVFP4（W4A4）时按 NVFP4 的算力；
+        权重 NVFP4、激活 FP8（W4A8）时按 FP8 的算力。两种情况下权重都按 NVFP4 从 HBM 读。
         """),
     Question("q07_decode_intensity", """
         这种 decode 的算术强度是多少 FLOP/B？和 B300 的 NVFP4 屋脊点比一比。
@@ -243,10 +283,32 @@ CELLS = (
         q08_decode_tokens_per_s = B300.mem_bw / ({MODEL_PARAMS / 1e9:g}e9 * BYTES_PER_ELEM["nvfp4"])
         """),
     Question("q09_decode_batch", """
-        把 batch 个序列放在一起 decode，读一次权重就能给每个序列各做一次乘加。batch 至少要多大，
-        算术强度才能到达 B300 的 NVFP4 屋脊点？（写出算出来的数，不必取整。）
+        把 batch 个序列放在一起 decode，读一次权重就能给每个序列各做一次乘加。W4A4（权重和激活都是 NVFP4）：
+        batch 至少要多大，算术强度才能到达 B300 的屋脊点？（写出算出来的数，不必取整。）
         """, f"""
         q09_decode_batch = ridge_point(B300, "nvfp4") / ({FLOP_PER_PARAM_PER_TOKEN} / BYTES_PER_ELEM["nvfp4"])
+        """),
+    Question("q09b_decode_batch_w4a8", """
+        W4A8（权重 NVFP4、激活 FP8）：batch 至少要多大，才能到达 B300 上这种矩阵乘法的屋脊点？
+        """, f"""
+        q09b_decode_batch_w4a8 = ridge_point(B300, "fp8") / ({FLOP_PER_PARAM_PER_TOKEN} / BYTES_PER_ELEM["nvfp4"])
+        """),
+    Markdown(f"""
+        【KV cache】这个模型用 GQA：{KV_LAYERS} 层，每层 {KV_HEADS} 个 KV 头，每个头 {KV_HEAD_DIM} 维；KV cache 用 FP8 存
+        （`BYTES_PER_ELEM["fp8"]` 字节/数）。每生成一个 token，每个序列都要把自己上下文里全部 L 个 token 的 K 和 V 读一遍；
+        权重则每一步只读一次，batch 里的序列共用。
+        """),
+    Question("q09c_kv_bytes_per_token", """
+        上下文里的一个 token，在一个序列的 KV cache 里占多少字节（所有层的 K 和 V 加起来）？单位：字节。
+        """, f"""
+        q09c_kv_bytes_per_token = 2 * {KV_LAYERS} * {KV_HEADS} * {KV_HEAD_DIM} * BYTES_PER_ELEM["fp8"]
+        """),
+    Question("q09d_kv_equal_weights_context", f"""
+        {KV_BATCH} 个序列一起 decode，每个序列的上下文长 L 个 token。L 多长时，一步 decode 读的 KV cache 字节数等于读的权重字节数？
+        单位：token（不必取整）。
+        """, f"""
+        weight_bytes = {MODEL_PARAMS / 1e9:g}e9 * BYTES_PER_ELEM["nvfp4"]
+        q09d_kv_equal_weights_context = weight_bytes / ({KV_BATCH} * q09c_kv_bytes_per_token)
         """),
 
     # ------------------------------------------------------------------ demo 2
@@ -352,10 +414,23 @@ CELLS = (
         q11_scale_format_gain = (ablation[16, "e8m0"] - ablation[16, "e4m3"]) * 100
         """),
     Question("q12_block_size_gain", """
-        缩放格式都取 E4M3：把块大小从 32 减到 16，相对误差降低了多少个百分点？和 q11 比，哪个因素解释了 NVFP4 和 MXFP4
-        的大部分差距？
+        缩放格式都取 E4M3：把块大小从 32 减到 16，相对误差降低了多少个百分点？q11 + q12 等于 MXFP4 和 NVFP4 的差距吗？
+        （从表里算一算；想想两个因素会不会相互影响。）
         """, """
         q12_block_size_gain = (ablation[32, "e4m3"] - ablation[16, "e4m3"]) * 100
+        """),
+    Markdown("""
+        【E8M0 的两种块】2 的幂因子 s = 2^(floor(log2 amax) − 2) 向下取整，块内最大值缩放后 amax / s 落在 [4, 8)：
+        落在 [4, 6] 时，其余的数用到的网格比把最大值放到 6 的 E4M3 因子粗；落在 (6, 8) 时网格反而更细，代价是最大值被截断到 6。
+        """),
+    Question("q12b_e8m0_clipped_blocks", """
+        在上面的数据 `x` 上，按 16 个数一块、E8M0（FLOOR）因子：块内最大值缩放后落在 (6, 8)、因而被截断的块占非零块的百分之多少？
+        （提示：`np.frexp` 把 amax 写成 m·2^e，m ∈ [0.5, 1)。）
+        """, """
+        amax = np.abs(x.reshape(-1, 16)).max(axis=1)
+        amax = amax[amax > 0]
+        mantissa, _ = np.frexp(amax)  # amax / s = m·2^e / 2^(e − 1 − 2) = 8m
+        q12b_e8m0_clipped_blocks = np.mean(8 * mantissa > 6) * 100
         """),
     Markdown(f"""
         【存储账】NVFP4 每个数平均 {8 * BYTES_PER_ELEM["nvfp4"]:g} bit，即 `BYTES_PER_ELEM["nvfp4"]` = {BYTES_PER_ELEM["nvfp4"]:g} 字节：
@@ -414,9 +489,10 @@ CELLS = (
         q14_mla_effect = "A" if exp_ratio(B300, "fp8", 192, 128) > exp_ratio(B300, "fp8", 128, 128) else "B"
         """),
     Markdown("""
-        【口径】表里 H100 的 exp 吞吐按完整的 GH100 芯片算：`hw_specs.GH100_FULL_SMS` 个 SM × 每个 SM 每个时钟
-        `hw_specs.EX2_PER_SM_PER_CLK["Hopper"]` 次 ex2 × `hw_specs.GH100_FULL_CLOCK_HZ`。可它要对比的 989.4 TFLOPS
-        是 H100 SXM5 这个产品的：`hw_specs.H100_SXM5_SMS` 个 SM、`hw_specs.H100_SXM5_BOOST_HZ`。
+        【口径】表里 H100 的 exp 吞吐与完整的 GH100 芯片相符（这是本课程的推算，NVIDIA 没有给出口径，也没有哪款 H100 产品
+        开了这么多 SM）：`hw_specs.GH100_FULL_SMS` 个 SM × 每个 SM 每个时钟 `hw_specs.EX2_PER_SM_PER_CLK["Hopper"]` 次 ex2
+        × `hw_specs.GH100_FULL_CLOCK_HZ`。可它要对比的 989.4 TFLOPS 是 H100 SXM5 这个产品的：`hw_specs.H100_SXM5_SMS` 个 SM、
+        `hw_specs.H100_SXM5_BOOST_HZ`。B200 / B300 的 exp 吞吐同样只是 NVIDIA 图表上的数，没有公布 SM 数和时钟。
         （`python hw_specs.py` 打印每个数字的口径和出处。）
         """),
     Question("q15_h100_tensor_basis", """
@@ -428,9 +504,9 @@ CELLS = (
         """),
     Question("q16_software_exp_share", f"""
         软件的办法：把一部分 exp 从 SFU 挪到 FMA 单元上用多项式算（FlashAttention-4 的做法）。B200、FP8、d_head = {HEAD_DIM}：
-        至少要挪走百分之多少的 exp，SFU 的时间才不超过矩阵乘法的时间？（假设 FMA 单元有空闲。）
+        至少要挪走百分之多少的 exp，SFU 的时间才不超过矩阵乘法的时间？（假设 FMA 单元有空闲；如果本来就不超过，写 0。）
         """, f"""
-        q16_software_exp_share = (1 - 1 / exp_ratio(B200, "fp8", {HEAD_DIM}, {HEAD_DIM})) * 100
+        q16_software_exp_share = max(0.0, 1 - 1 / exp_ratio(B200, "fp8", {HEAD_DIM}, {HEAD_DIM})) * 100
         """),
     Question("q17_backward_ratio", f"""
         反向传播每个分数仍然只有一次 exp（重算 P），但有 5 次矩阵乘法：重算 S = QKᵀ、dV = Pᵀ·dO、dP = dO·Vᵀ、
@@ -441,34 +517,197 @@ CELLS = (
         q17_backward_ratio = B200.peak_flops("fp8") / backward_flops / B200.exp_per_s * 100
         """),
     Markdown(f"""
-        【模型和实测】演示 3 的模型里，exp 和矩阵乘法完全重叠，一个分数的时间 = max(t_exp, t_mma)。
-        NVIDIA 报告 Blackwell Ultra 上 FP8 注意力前向（端到端）比 Blackwell 快约 {(MEASURED_FP8_FORWARD_GAIN - 1) * 100:.0f}%。
+        【模型和实测】{MEASURED_DOCUMENT} 报告：GB300（Blackwell Ultra）上 FP8 注意力前向（端到端）比 GB200（Blackwell）快约
+        {(MEASURED_FP8_FORWARD_GAIN - 1) * 100:.0f}%。测的是 {MEASURED_MODEL}：MLA，d_qk = {MEASURED_D_QK}、d_v = {MEASURED_D_V}。
+        一个分数的时间有两个极端的模型：exp 和矩阵乘法**完全重叠**，时间 = max(t_exp, t_mma)（瓶颈模型，演示 3 的表就是它）；
+        两者**完全串行**，时间 = t_exp + t_mma。真实的内核介于两者之间。下面都按实测的形状、FP8 算。
         """),
-    Question("q18_model_speedup", f"""
-        按这个模型，d_head = {HEAD_DIM}、FP8 注意力从 B200 换到 B300 快多少倍（B200 的时间 ÷ B300 的时间）？
+    Question("q18_model_speedup", """
+        完全重叠的模型：从 B200 换到 B300 快多少倍（B200 的时间 ÷ B300 的时间）？
         """, f"""
-        def attention_time(chip):
-            return max(1 / chip.exp_per_s, flops_per_exp({HEAD_DIM}, {HEAD_DIM}) / chip.peak_flops("fp8"))
+        def attention_time(chip, overlap):
+            t_exp = 1 / chip.exp_per_s
+            t_mma = flops_per_exp({MEASURED_D_QK}, {MEASURED_D_V}) / chip.peak_flops("fp8")
+            return max(t_exp, t_mma) if overlap else t_exp + t_mma
 
 
-        q18_model_speedup = attention_time(B200) / attention_time(B300)
+        q18_model_speedup = attention_time(B200, True) / attention_time(B300, True)
+        """),
+    Question("q18b_serial_speedup", """
+        完全串行的模型：从 B200 换到 B300 快多少倍？
+        """, """
+        q18b_serial_speedup = attention_time(B200, False) / attention_time(B300, False)
+        """),
+    Question("q18c_measured_position", _with_options(f"""
+        实测的 {MEASURED_FP8_FORWARD_GAIN:g} 倍落在哪里？
+        """, POSITION_OPTIONS), f"""
+        low, high = sorted([q18_model_speedup, q18b_serial_speedup])
+        q18c_measured_position = "A" if {MEASURED_FP8_FORWARD_GAIN:g} > high else ("C" if {MEASURED_FP8_FORWARD_GAIN:g} < low else "B")
         """),
     Question("q19_mma_efficiency", f"""
-        模型假设 Tensor Core 达到峰值。假设 SFU 达到峰值、B200 仍受 exp 限制、B300 受矩阵乘法限制，而矩阵乘法只达到峰值的 a：
-        a 是百分之多少时，模型的加速正好等于实测的 {MEASURED_FP8_FORWARD_GAIN:g} 倍？模型还漏掉了什么？
+        在完全重叠的模型里，假设 SFU 达到峰值、B200 仍受 exp 限制、B300 受矩阵乘法限制，而矩阵乘法只达到峰值的 a：
+        a 是百分之多少时，模型的加速正好等于实测的 {MEASURED_FP8_FORWARD_GAIN:g} 倍？把全部差距都归到 a 上合理吗？
         """, f"""
         t_b300 = (1 / B200.exp_per_s) / {MEASURED_FP8_FORWARD_GAIN:g}
-        q19_mma_efficiency = flops_per_exp({HEAD_DIM}, {HEAD_DIM}) / (B300.peak_flops("fp8") * t_b300) * 100
+        q19_mma_efficiency = flops_per_exp({MEASURED_D_QK}, {MEASURED_D_V}) / (B300.peak_flops("fp8") * t_b300) * 100
+        """),
+
+    # ------------------------------------------------------------------ real tensors
+    Markdown(f"""
+        ## 真实张量：一层 MiniLM 的权重和激活
+
+        【问题】演示 2 的数据是独立同分布的 Student-t 随机数。真实模型的激活不一样：少数几个**通道**（列）一直很大。
+        这种有结构的离群值对量化意味着什么？
+
+        【数据】`{REAL_TENSORS_FILE}` 来自预训练模型 {extract.MODEL}（PyPI 包 `{extract.PACKAGE}` 里的权重）：
+        W 是第 {extract.LAYER} 层注意力的 query 投影权重（384 × 384），X 是同一段英文输入进入这一层时的隐藏状态
+        （token 数 × 384）。模型本身算的就是 Y = X·Wᵀ（加偏置）。出处（包的版本、层、输入文本）存在文件里，下面的格子会打印出来；
+        提取它的脚本随参考答案一起发布。
+
+        【做法】两个操作数**都**量化，再按 FP32 相乘（FP32 累加），看 Y 的相对误差。分块沿着求和的那一维 K（矩阵的行），
+        `quantize_matrix` 替你把矩阵展平再量化（384 是 32 的倍数，块不会跨行）。
+        """),
+    Code(_REAL_TENSORS_HELPERS, locked=True),
+    Code("""
+        X, W, provenance = load_real_tensors()
+        for key, value in provenance.items():
+            print(f"{key}: {value}")
+
+        fig, ax = plt.subplots(figsize=(7, 3.4))
+        ax.plot(np.abs(X).max(axis=0), label=label("X：每个通道的 max|x|", "X: max |x| per channel"))
+        ax.plot(np.abs(W).max(axis=0), label=label("W：每个输入通道的 max|w|", "W: max |w| per input channel"))
+        ax.set_xlabel(label("通道（K 维）", "channel (K dimension)"))
+        ax.set_title(label("真实激活的离群值集中在少数几个通道", "Real activations: outliers sit in a few channels"))
+        ax.legend()
+        plt.show()
+        """),
+    Question("q22_real_fp4_tensor_error", """
+        X 和 W 都用整张量 FP4（`"fp4_tensor"`）量化：Y 的相对误差是百分之多少？和演示 2 的 Student-t 数据比一比。
+        """, """
+        q22_real_fp4_tensor_error = matmul_error(quantize_matrix(X, "fp4_tensor"), quantize_matrix(W, "fp4_tensor"), X, W) * 100
+        """),
+    Question("q23_real_nvfp4_error", """
+        X 和 W 都用 NVFP4 量化：Y 的相对误差是百分之多少？
+        """, """
+        q23_real_nvfp4_error = matmul_error(quantize_matrix(X, "nvfp4"), quantize_matrix(W, "nvfp4"), X, W) * 100
+        """),
+    Markdown(f"""
+        【旋转】H 是正交矩阵（HHᵀ = I）时，(XH)(WH)ᵀ = XWᵀ：先把两个操作数都乘以 H 再量化，结果不变，
+        但一个离群通道被摊到了很多通道上。`block_hadamard(384, {ROTATION_SIZE})` 是对角线上放 {384 // ROTATION_SIZE} 个
+        {ROTATION_SIZE} 阶 Hadamard 矩阵的旋转（QuaRot、NVIDIA 的训练方案里都用 Hadamard 旋转）。
+        """),
+    Question("q24_rotated_fp4_tensor_error", f"""
+        两个操作数都先乘以 `block_hadamard(384, {ROTATION_SIZE})` 再用整张量 FP4 量化：Y 的相对误差是百分之多少？
+        """, f"""
+        H = block_hadamard(X.shape[1], {ROTATION_SIZE})
+        q24_rotated_fp4_tensor_error = matmul_error(quantize_matrix(X @ H, "fp4_tensor"), quantize_matrix(W @ H, "fp4_tensor"),
+                                                    X, W) * 100
+        """),
+    Question("q25_rotation_nvfp4", _with_options("""
+        同样的旋转对 NVFP4 有什么影响？
+        """, ROTATION_OPTIONS), """
+        rotated = matmul_error(quantize_matrix(X @ H, "nvfp4"), quantize_matrix(W @ H, "nvfp4"), X, W) * 100
+        q25_rotation_nvfp4 = "A" if rotated < q23_real_nvfp4_error else "B"
+        """),
+    Markdown(f"""
+        【在比特预算内设计格式】元素都是 4 bit 的 E2M1，每块一个 8 bit 的缩放因子：每个数平均 `format_bits(块大小)` = 4 + 8 / 块大小 bit
+        （E4M3 方案的张量级 FP32 因子摊到每个数上可以忽略）。块缩放因子有三种：
+        {"；".join(BUDGET_SCALES.values())}。RCEIL 让块内最大值缩放后不超过 6（不截断），代价是网格更粗。
+        `quantize` 能做 FLOOR 和 E4M3 两种（`block_size`、`scale_format`）；RCEIL 要你自己写（提示：ceil(log2(·)) 也用 `np.frexp` 精确地求）。
+        在真实的 X、W 上把 `BUDGET_CONFIGS` 的九种配置都量一遍，画出"误差—比特数"的图，看哪些配置在前沿上。
+        """),
+    Question("q26_budget_choice", _with_options(f"""
+        每个数最多 {BIT_BUDGET:g} bit：选哪种配置（Y 的相对误差最小）？
+        """, {letter: (name, label) for letter, (name, label) in BUDGET_OPTIONS.items()}), """
+        def rceil_quantize(a, block):
+            blocks = np.asarray(a, dtype=np.float64).reshape(-1, block)
+            amax = np.abs(blocks).max(axis=1, keepdims=True)
+            m, e = np.frexp(amax / 6)  # amax / 6 = m·2^e，m ∈ [0.5, 1)：ceil(log2) = e，m = 0.5 时是 e − 1
+            scale = np.where(amax > 0, np.ldexp(1.0, np.where(m == 0.5, e - 1, e)), 1.0)
+            return (to_e2m1((blocks / scale).ravel()).reshape(blocks.shape) * scale).reshape(np.shape(a))
+
+
+        def configured(a, block, scale):
+            if scale == "rceil":
+                return rceil_quantize(a, block)
+            return quantize_matrix(a, "mxfp4", block_size=block, scale_format={"floor": "e8m0", "e4m3": "e4m3"}[scale])
+
+
+        budget_errors = {letter: matmul_error(configured(X, block, scale), configured(W, block, scale), X, W)
+                         for letter, (block, scale) in BUDGET_CONFIGS.items()}
+        within = [letter for letter, (block, _) in BUDGET_CONFIGS.items() if format_bits(block) <= BIT_BUDGET]
+        q26_budget_choice = min(within, key=budget_errors.get)
+        """),
+
+    # ------------------------------------------------------------------ one measurement
+    Markdown("""
+        ## 测一测：你的电脑上，exp 和矩阵乘法谁快？
+
+        【问题】演示 3 的比值来自规格表。换成你自己的电脑：用 `np.exp` 代替 SFU、用 numpy 的矩阵乘法（BLAS）代替 Tensor Core，
+        t_exp / t_mma 是多少？
+
+        【做法】计时要可靠：先跑一次**热身**（分配内存、载入代码），再重复几次取**中位数**（不受偶尔的干扰影响）；
+        数据要足够大，让一次运行远长于计时器的精度。下面的 `median_seconds` 就是这么做的。
+        - exp：对 2^20 个 float32 数做 `np.exp`，折算成每个数多少纳秒（ns）。
+        - 矩阵乘法：两个 256 × 256 的 float32 矩阵相乘，2·256³ FLOP，折算成 GFLOP/s。
+        - 再用**你的** `flops_per_exp` 算出你的电脑在 d_head = 64 和 128 时的 t_exp / t_mma。
+
+        【评分】评分时整个 notebook 在评分机的沙箱里重新运行，量出来的数字和你电脑上的不同，这没关系：
+        测量值只要在很宽的合理范围里就算对；由测量值推出来的数，必须和**同一次运行**的测量值对得上。
+        所以答案要由代码算出来，不要手抄数字。
+        """),
+    Code("""
+        import time
+
+
+        def median_seconds(f, repeats=7):
+            \"\"\"先热身一次，再运行 repeats 次，返回耗时的中位数（秒）。\"\"\"
+            f()
+            times = []
+            for _ in range(repeats):
+                start = time.perf_counter()
+                f()
+                times.append(time.perf_counter() - start)
+            return float(np.median(times))
+        """),
+    Question("q28_exp_ns_per_value", """
+        你的电脑上，`np.exp` 平均每个 float32 数要多少纳秒？
+        """, """
+        N = 1 << 20
+        values = np.random.default_rng(0).standard_normal(N).astype(np.float32)
+        q28_exp_ns_per_value = median_seconds(lambda: np.exp(values)) / N * 1e9
+        """),
+    Question("q29_matmul_gflops", """
+        你的电脑上，256 × 256 的 float32 矩阵乘法每秒做多少 GFLOP（10^9 次浮点运算）？
+        """, """
+        M = 256
+        A = np.random.default_rng(1).standard_normal((M, M)).astype(np.float32)
+        q29_matmul_gflops = 2 * M * M * M / median_seconds(lambda: A @ A) / 1e9
+        """),
+    Question("q30_my_ratio_64", """
+        用 q28、q29 和你的 `flops_per_exp`：你的电脑上 d_head = 64 时 t_exp / t_mma 是百分之多少？
+        """, """
+        q30_my_ratio_64 = q28_exp_ns_per_value / (flops_per_exp(64, 64) / q29_matmul_gflops) * 100
+        """),
+    Question("q31_my_ratio_128", """
+        d_head = 128 时呢（百分之多少）？
+        """, """
+        q31_my_ratio_128 = q28_exp_ns_per_value / (flops_per_exp(128, 128) / q29_matmul_gflops) * 100
+        """),
+    Question("q32_vs_b300", """
+        你的 d_head = 128 的比值是 B300 上 FP8 注意力（演示 3 的模型，`exp_ratio`）的多少倍？
+        """, """
+        q32_vs_b300 = q31_my_ratio_128 / (exp_ratio(B300, "fp8", 128, 128) * 100)
         """),
 
     # ------------------------------------------------------------------ free text
     Markdown("""
         ## 用自己的话说
 
-        下面两题由助教人工评分：讲清楚道理比堆砌数字重要，但要引用你在上面算出的数字作证据。每题 150–300 字即可。
+        下面四题由助教人工评分：讲清楚道理比堆砌数字重要，但要引用你在上面算出的数字作证据。每题 150–300 字即可。
         """),
     Question("q20_explain_scaling", _text_question_prompt("q20_explain_scaling", """
-        为什么整张量 FP4 会把很多数变成 0？它的误差怎样随数据量变化，为什么？块缩放怎样解决这个问题——
+        为什么整张量 FP4 会把很多数变成 0？四种方案的误差各怎样随数据量变化，为什么？块缩放怎样解决这个问题——
         NVFP4 赢过 MXFP4 主要靠什么，代价是什么？
         """), f"""
         整张量 FP4 只有一个缩放因子 s = amax / 6，由全体数据里绝对值最大的那个数决定。Student-t 数据有重尾，
@@ -480,7 +719,8 @@ CELLS = (
         NVFP4 每 16 个数用一个 FP8（E4M3）缩放因子，离群值只"连累"同一块里的 15 个邻居；再用一个 FP32 的张量级因子
         把块因子挪进 E4M3 能表示的范围，误差降到约 {_FACTS["nvfp4"]:.1%}。2 × 2 消融说明它赢过 MXFP4 主要靠缩放格式：
         换成 E4M3 省下 {_FACTS["scale_gain"]:.1f} 个百分点，块从 32 减到 16 只省下 {_FACTS["block_gain"]:.1f} 个百分点
-        （2 的幂因子向下取整，块内最大值缩放后落在 [4, 8)，超过 6 的被截断）。代价是每个数多 0.5 bit 的存储
+        （两项相加比两者同时改变的差距大：两个因素相互影响。2 的幂因子向下取整，块内最大值缩放后落在 [4, 8)：
+        落在 [4, 6] 的块网格更粗，落在 (6, 8) 的块最大值被截断）。代价是每个数多 0.5 bit 的存储
         （4.5 bit/值，MXFP4 是 4.25），以及硬件要多做一级缩放。
         """),
     Question("q21_explain_codesign", _text_question_prompt("q21_explain_codesign", """
@@ -489,17 +729,42 @@ CELLS = (
         """), f"""
         每做一次 exp，注意力只配 2·d_qk + 2·d_v 次矩阵乘法运算（d_head = 128 时 512 FLOP）。从 Hopper 到 Blackwell，
         Tensor Core 的 FP8 算力涨了约 2.5 倍，SFU 的 exp 吞吐却只从 4.5 涨到 5 T/s：B200 上 FP8、d_head = 128 时
-        t_exp / t_mma 约 {_FACTS["b200_ratio"]:.0%}，注意力被 exp 卡住，再快的 Tensor Core 也没用（Amdahl 定律）。
+        t_exp / t_mma 约 {_FACTS["b200_ratio"]:.0%}，注意力被 exp 卡住，再快的 Tensor Core 也没用（瓶颈模型 max(t_exp, t_mma)）。
         （而且 H100 的 4.5 T 和它的 989.4 TFLOPS 不是同一口径：同一口径下 H100 的比值是 {_FACTS["h100_basis"]:.0f}%。）
 
-        硬件：Blackwell Ultra 把 exp 吞吐翻倍到 10.7 T/s，d_head = 128 的比值回到 100% 以下；Rubin 每个 SM 每个时钟的
-        ex2 次数再翻倍。软件：把约 {_FACTS["software"]:.0f}% 的 exp 挪到 FMA 单元上的多项式（FlashAttention-4），让 exp
+        硬件：Blackwell Ultra 把 exp 吞吐翻倍到 10.7 T/s（FP32 和 FP16 都翻倍），d_head = 128 的比值回到 100% 以下；
+        Rubin 的 FP32 ex2 与 Blackwell Ultra 相同，只有 FP16 再翻倍。软件：把约 {_FACTS["software"]:.0f}% 的 exp 挪到 FMA 单元上的多项式（FlashAttention-4），让 exp
         和矩阵乘法流水重叠；反向传播每次 exp 配 2.5 倍的矩阵乘法，比值只有约 {_FACTS["backward"]:.0f}%，本来就不太在乎 exp。
         模型上，更大的 head 维度或 MLA 式形状让每次 exp 配更多矩阵乘法。
 
-        模型说 B300 比 B200 快 {_FACTS["speedup"]:.2f} 倍，实测端到端只有约 1.35 倍：模型假设 Tensor Core 跑满峰值、
-        exp 与矩阵乘法完全重叠、softmax 的其他运算不占时间；矩阵乘法只要达到峰值的约 {_FACTS["mma"]:.0f}% 就能解释差距。
+        在实测的 MLA 形状上，完全重叠的模型说 B300 比 B200 快 {_FACTS["speedup"]:g} 倍，完全串行的说 {_FACTS["serial"]:.2f} 倍，
+        实测端到端只有约 {MEASURED_FP8_FORWARD_GAIN:g} 倍，比两者都低：模型假设 Tensor Core 跑满峰值、softmax 的其他运算不占时间；
+        若把差距全归到矩阵乘法效率上，只要峰值的约 {_FACTS["mma"]:.0f}%，但不完美的重叠和其他运算也各占一份。
         瓶颈会随另一个单元变快而转移，软硬件要一起设计。
+        """),
+    Question("q27_explain_format", _text_question_prompt("q27_explain_format", f"""
+        你在 q26 选了哪种格式？用你量出的"误差—比特数"前沿说明理由：缩放因子的三种取法各输在哪里，
+        真实张量和演示 2 的随机数有什么不同，旋转为什么救得了整张量 FP4、却帮不了 NVFP4？
+        """), f"""
+        在 {BIT_BUDGET:g} bit/值 的预算内，我选块大小 16、E4M3 块因子加张量级 FP32 因子（即 NVFP4），Y 的相对误差约
+        {_FACTS["budget_best"]:.1f}%；块大小 32 的 E4M3（{_FACTS["budget_32"]:.1f}%，4.25 bit）也在前沿上，更省但误差更大；
+        块大小 8（5 bit）超出预算。E8M0 的两种取法都输给 E4M3：FLOOR 会截断块内最大值，RCEIL 不截断但网格更粗，
+        而 E4M3 几乎把每块的最大值正好放到 6。
+
+        真实的激活不是独立同分布的：少数几个通道一直很大。整张量 FP4 在真实张量上误差约 {_FACTS["real_fp4"]:.0f}%，
+        比 Student-t 数据上小，但原因是结构性的离群通道。Hadamard 旋转把离群通道摊到 {ROTATION_SIZE} 个通道上，
+        整张量 FP4 的误差降到约 {_FACTS["rotated_fp4"]:.0f}%；NVFP4 每 16 个数已经有自己的缩放因子，旋转反而让原本很小的块
+        也混进了大值，误差从 {_FACTS["real_nvfp4"]:.1f}% 变成 {_FACTS["rotated_nvfp4"]:.1f}%。
+        """),
+    Question("q33_explain_measurement", _text_question_prompt("q33_explain_measurement", """
+        你是怎么计时的，为什么这样计时？你的电脑的 t_exp / t_mma 和规格表模型里的 GPU 比，差在哪里，为什么？
+        """), """
+        我先热身一次，再重复 7 次取中位数：第一次运行要分配内存、载入代码，会偏慢；中位数不受偶尔的系统干扰影响。
+        数据取 2^20 个数和 256 × 256 的矩阵，一次运行远长于计时器的精度。
+
+        在我的电脑上 exp 比矩阵乘法"便宜"得多：CPU 的 np.exp 用向量单元计算，而 CPU 的矩阵乘法远没有 Tensor Core 那么快，
+        所以 t_exp / t_mma 比 B300 小得多。GPU 上 Tensor Core 的算力涨得比 SFU 快，才让 exp 成了瓶颈——
+        这个比值取决于两种单元的相对速度，不是 exp 本身有多慢。
         """),
     Markdown("""
         ## 提交之前

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from solutions.lec01_codesign.codesign import quantize
+
 DEMO2_SEED = 0
 DEMO2_N = 1 << 16  # the lecture quantizes 2^20 values; 2^16 keeps the notebook fast
 SIZE_SWEEP = (1 << 12, 1 << 14, 1 << 16, 1 << 18)  # q10: how the errors move with the data size
@@ -17,12 +19,22 @@ ABLATION_BLOCKS = (32, 16)  # q11/q12: block sizes of the 2 × 2 ablation ...
 ABLATION_SCALES = ("e8m0", "e4m3")  # ... times the block-scale formats
 MODEL_PARAMS = 300e9  # q07–q09: a 300-billion-parameter model stored in NVFP4, decoded at batch 1
 FLOP_PER_PARAM_PER_TOKEN = 2  # one multiply-add per weight per token (decode)
-HEAD_DIM = 128  # q16–q19: the d_head of the software-exp and model-vs-measurement questions
+HEAD_DIM = 128  # q15–q17: the d_head of the basis, software-exp and backward questions
+# q09b–q09d: decode with a KV cache. Weights in NVFP4; W4A4 runs the matmul at the NVFP4 rate,
+# W4A8 (FP8 activations) at the FP8 rate. The KV cache: a GQA model's K and V per layer and token.
+DECODE_PRECISIONS = {"W4A4": "nvfp4", "W4A8": "fp8"}  # activation format -> the tensor-core rate it runs at
+KV_LAYERS, KV_HEADS, KV_HEAD_DIM = 64, 8, 128  # layers, KV heads (GQA), head dimension
+KV_PRECISION = "fp8"  # the KV cache is stored in FP8 (1 byte per value)
+KV_BATCH = 64  # q09d: concurrent sequences sharing each read of the weights
 # FlashAttention backward, per score: recompute S = QKᵀ, then dV = Pᵀ·dO, dP = dO·Vᵀ, dQ = dS·K, dK = dSᵀ·Q.
 # d_qk-long products: S, dQ, dK; d_v-long: dV, dP (2 FLOP per multiply-add) — and one exp (recomputing P).
 BACKWARD_FLOPS_PER_EXP = {"d_qk": 3 * 2, "d_v": 2 * 2}
-# NVIDIA reports Blackwell Ultra's FP8 attention forward pass end to end about 35 % faster than Blackwell's.
+# q18–q19: NVIDIA's measurement, on the shape it was measured on. The technical blog 'Making Softmax
+# More Efficient with NVIDIA Blackwell Ultra' reports GB300's FP8 attention forward pass (FPROP) end to
+# end about 35 % faster than GB200's on DeepSeek-V3, i.e. MLA with d_qk = 192, d_v = 128.
+MEASURED_DOCUMENT = "NVIDIA 技术博客 Making Softmax More Efficient with NVIDIA Blackwell Ultra"
 MEASURED_FP8_FORWARD_GAIN = 1.35
+MEASURED_MODEL, MEASURED_D_QK, MEASURED_D_V = "DeepSeek-V3", 192, 128
 
 
 def demo_weights(n, seed=DEMO2_SEED):
@@ -51,43 +63,56 @@ SIZE_OPTIONS = {"A": ("fp8_tensor", "FP8 per-tensor"), "B": ("fp4_tensor", "FP4 
                 "C": ("mxfp4", "MXFP4"), "D": ("nvfp4", "NVFP4")}
 BOTTLENECK_OPTIONS = {"A": ("mma", "Tensor Core 的矩阵乘法"), "B": ("exp", "SFU 的 exp"),
                       "C": ("hbm", "HBM 带宽"), "D": ("nvlink", "NVLink")}
+POSITION_OPTIONS = {"A": ("above", "高于两个模型的加速"), "B": ("between", "在两个模型的加速之间"),
+                    "C": ("below", "低于两个模型的加速")}
 MLA_OPTIONS = {"A": ("worse", "比值变大：更容易被 exp 卡住"), "B": ("better", "比值变小：更不容易被 exp 卡住"),
                "C": ("same", "比值不变")}
 
 
-# 常见的中文字体：Windows、macOS、Linux 各几个。找到一个，图里就用中文标注；一个都没有就用英文（不会出现方块或警告）。
-CJK_FONTS = ("Microsoft YaHei", "SimHei", "DengXian",
-             "PingFang SC", "Hiragino Sans GB", "Heiti SC", "STHeiti", "Songti SC",
-             "Noto Sans CJK SC", "Noto Sans SC", "Source Han Sans SC", "WenQuanYi Micro Hei", "WenQuanYi Zen Hei",
-             "Droid Sans Fallback")
+
+# q22–q27: real tensors (assignments/lec01_codesign/real_tensors.npz, made by tools/extract_real_tensors.py from real_tensors/__init__.py).
+REAL_TENSORS_FILE = "real_tensors.npz"
+ROTATION_SIZE = 128  # q24–q25: the block-diagonal Hadamard rotation's block (384 = 3 × 128)
+BIT_BUDGET = 4.5  # q26: bits per value a format may spend (4-bit elements + one 8-bit scale per block)
+BUDGET_BLOCKS = (8, 16, 32)
+BUDGET_SCALES = {"floor": "E8M0 FLOOR（2^(floor(log2 amax) − 2)，即 MXFP4 的）",
+                 "rceil": "E8M0 RCEIL（2^ceil(log2(amax / 6))）",
+                 "e4m3": "E4M3 + 张量级 FP32 因子 g（即 NVFP4 的）"}
+BUDGET_OPTIONS = {letter: ((block, scale), f"块大小 {block}，{label}")
+                  for letter, (block, (scale, label)) in zip(
+                      "ABCDEFGHI", [(b, s) for b in BUDGET_BLOCKS for s in BUDGET_SCALES.items()])}
+ROTATION_OPTIONS = {"A": ("smaller", "误差变小"), "B": ("larger", "误差变大")}
 
 
-# 字体文件名里常见的片段：matplotlib 的字体缓存比新装的字体旧时，用它们找到文件补进来。
-CJK_FILE_HINTS = ("wqy", "cjk", "msyh", "simhei", "deng", "pingfang", "hiragino", "heiti", "songti", "sourcehan",
-                  "notosanssc", "droidsansfallback")
+def format_bits(block):
+    """每个数平均的比特数：4 bit 的 E2M1 元素 + 每块一个 8 bit 的缩放因子（张量级的 FP32 因子可忽略）。"""
+    return 4 + 8 / block
 
 
-def use_cjk_font(candidates=CJK_FONTS):
-    """让 matplotlib 用第一个装好的中文字体，返回 True；一个都没装时什么也不改，返回 False。"""
-    from matplotlib import font_manager, rcParams
+def load_real_tensors(path=REAL_TENSORS_FILE):
+    """真实张量：W（384 × 384 的权重）和 X（token 数 × 384 的激活），都是 float32；以及它们的出处。"""
+    import json
 
-    manager = font_manager.fontManager
+    with np.load(path) as data:
+        return data["X"], data["W"], json.loads(str(data["provenance"]))
 
-    def installed():
-        names = {font.name for font in manager.ttflist}
-        return [name for name in candidates if name in names]
 
-    if not installed():  # 缓存可能是装字体之前建的：把文件名像中文字体的文件补进来
-        for path in font_manager.findSystemFonts():
-            if any(hint in path.lower().replace("-", "").replace("_", "") for hint in CJK_FILE_HINTS):
-                try:
-                    manager.addfont(path)
-                except (OSError, RuntimeError, ValueError):  # 读不了的字体文件：跳过
-                    pass
-    found = installed()
-    if not found:
-        return False
-    rcParams["font.family"] = "sans-serif"
-    rcParams["font.sans-serif"] = found + [f for f in rcParams["font.sans-serif"] if f not in found]
-    rcParams["axes.unicode_minus"] = False  # 有的中文字体没有 U+2212 减号
-    return True
+def quantize_matrix(a, scheme, block_size=None, scale_format=None):
+    """按行（沿着矩阵乘法求和的那一维 K）分块量化一个矩阵：K = 384 是 32 的倍数，展平后的块不会跨行。"""
+    flat = np.asarray(a, dtype=np.float64).ravel()
+    return quantize(flat, scheme, block_size=block_size, scale_format=scale_format).reshape(np.shape(a))
+
+
+def matmul_error(xq, wq, x, w):
+    """Y = X·Wᵀ 的相对误差：两个操作数量化后按 FP32 相乘（FP32 累加），和未量化的 FP32 结果比。"""
+    y = (x.astype(np.float32) @ w.astype(np.float32).T).astype(np.float64)
+    yq = (xq.astype(np.float32) @ wq.astype(np.float32).T).astype(np.float64)
+    return float(np.linalg.norm(yq - y) / np.linalg.norm(y))
+
+
+def block_hadamard(n, size):
+    """n × n 的正交旋转：对角线上放 n / size 个 size 阶归一化 Hadamard 矩阵（Sylvester 构造，size 是 2 的幂）。"""
+    h = np.ones((1, 1))
+    while h.shape[0] < size:
+        h = np.block([[h, h], [h, -h]])
+    return np.kron(np.eye(n // size), h / np.sqrt(size))

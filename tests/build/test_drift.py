@@ -34,8 +34,8 @@ def test_the_generated_set_is_what_students_need(name):
                                           "selfcheck.py", "public_checks.py", "conftest.py", f"test_{module}.py"}
 
 
-def test_lecture_1_shares_the_chip_table_and_the_console():
-    assert load_config("lec01_codesign").shared_modules == ("hw_specs.py", "console.py")
+def test_lecture_1_shares_the_chip_table_the_console_and_the_plot_fonts():
+    assert load_config("lec01_codesign").shared_modules == ("hw_specs.py", "console.py", "plot_fonts.py")
 
 
 @ASSIGNMENTS

@@ -22,7 +22,8 @@ from rlimits_machine import PYTHON, machine_problem, run_in_machine
 from autograder.build import write_reference_submission
 from autograder.engine.registry import REPO_ROOT, load_config
 from autograder.sandbox import rlimits_problem
-from engine.corpus import ASSIGNMENT, CORPUS_DIR, EXAMPLES_DIR, corpus_cases, materialize
+from engine.corpus import (ASSIGNMENT, CORPUS_DIR, EXAMPLES_DIR, corpus_cases, items_answered_without_the_student_module,
+                           materialize)
 
 # A PATH with this environment's interpreter and nothing else: no bwrap on it.
 NO_BWRAP_PATH = str(Path(sys.executable).parent)
@@ -101,8 +102,11 @@ def test_explicit_rlimits_grades_and_the_snoops_get_nothing(class_graded_under_r
     rows = {row["student"]: row for row in csv.DictReader((out / "grades.csv").open(encoding="utf-8"))}
     auto = sum(item.points for item in load_config(ASSIGNMENT).items if item.kind != "text")
     assert float(rows["alice"]["score"]) == auto                   # honest: full marks
+    independent = items_answered_without_the_student_module()  # answers that need none of the functions
     for snoop in SNOOPS:
-        assert float(rows[snoop]["score"]) == 0, snoop             # no reference, no hidden tests
+        earned = {i["id"]: i["score"] for i in json.loads((out / "results" / f"{snoop}.json").read_text(
+            encoding="utf-8"))["extra_data"]["submission"]["items"]}
+        assert sum(s for i, s in earned.items() if i not in independent) == 0, snoop  # no reference, no hidden tests
         expected = next(case.feedback for case in corpus_cases() if case.name == snoop)
         feedback = (out / "feedback" / f"{snoop}.md").read_text(encoding="utf-8")
         assert all(text in feedback for text in expected), snoop

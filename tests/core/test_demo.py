@@ -117,5 +117,29 @@ def test_mxfp4_saturation_is_measured_and_quoted(demo_output):
 
 
 def test_rubin_sfu_remark_quotes_per_sm_rates(demo_output):
+    """Blackwell Ultra already doubled ex2 (FP32 and FP16); Rubin keeps its FP32 rate, only FP16 doubles."""
+    from hw_specs import EX2_PER_SM_PER_CLK as rate
+
     *_, software, _ = observations(section(demo_output, 3))
-    assert "FP16 64" in software and "224 个 SM" in software and "BF16" not in software
+    assert f"Blackwell Ultra FP32 和 FP16 都是 {rate['Blackwell Ultra FP32']}" in software
+    assert f"Rubin 的 FP32 仍是 {rate['Rubin FP32']}，只有 FP16 再翻倍到 {rate['Rubin FP16']}" in software
+    assert "224 个 SM" in software and "BF16" not in software and "继续提高 exp 吞吐" not in software
+
+
+def test_demo_does_not_call_the_mixed_precision_ridge_the_memory_wall(demo_output):
+    """591 → 1,875 mixes precisions: the same-precision ridge moves 1.06×, an NVFP4 kernel's wall ≈ 1.79×."""
+    from solutions.lec01_codesign import ridge_point
+
+    second = observations(section(demo_output, 1))[1]
+    same = ridge_point(B300, "fp8") / ridge_point(H100, "fp8")
+    wall = ridge_point(B300, "nvfp4") / ridge_point(H100, "fp8") * BYTES_PER_ELEM["nvfp4"] / BYTES_PER_ELEM["fp8"]
+    assert f"（{same:.2f} 倍）" in second and f"约 {wall:.2f} 倍" in second
+    assert "这就是常说的'内存墙'" not in second and "Amdahl" not in demo_output
+
+
+def test_demo_states_the_h100_exp_basis_next_to_its_43_percent(demo_output):
+    from hw_specs import EX2_PER_SM_PER_CLK, H100_SXM5_BOOST_HZ, H100_SXM5_SMS
+
+    first = observations(section(demo_output, 3))[0]
+    same_basis = H100.peak_flops("bf16") / 512 / (H100_SXM5_SMS * EX2_PER_SM_PER_CLK["Hopper"] * H100_SXM5_BOOST_HZ)
+    assert "相符" in first and f"同一口径下这两个比值是 {_pct(same_basis)}" in first

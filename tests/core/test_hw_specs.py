@@ -120,7 +120,9 @@ def test_caveats_are_recorded_next_to_the_numbers():
     """The provenance notes of DESIGN §3 travel with the figures they qualify."""
     assert "186" in B200.figure("mem_cap").note
     assert "HGX" in B200.figure("fp8").note and "HGX" in B300.figure("fp8").note
-    assert "279" in B300.figure("mem_cap").note  # the rack's per-GPU capacity vs the blog's 288 GB
+    rack_per_gpu = 20e12 / 72  # the GB300 NVL72 rack's ~20 TB over its 72 GPUs
+    assert f"~{rack_per_gpu / 1e9:.0f} GB" in B300.figure("mem_cap").note == B300.figure("mem_cap").note
+    assert f"{rack_per_gpu / 1e9:.0f}" == "278"  # not 279: 277.8 rounds down
     for chip in (B200, B300):
         assert all("NVL72" in fig.basis for name, fig in chip.sources().items()
                    if name not in ("mem_cap", "exp_per_s")), chip.name
@@ -129,8 +131,9 @@ def test_caveats_are_recorded_next_to_the_numbers():
 
 def test_rubin_keeps_its_dense_figure_and_its_inference_figure_apart():
     assert RUBIN.peak_flops("nvfp4") == 35e15 and "dense" in RUBIN.figure("nvfp4").basis
-    (label, fig), = LABELLED_FIGURES["Rubin"].items()
-    assert fig.value == 50e15 and "Transformer Engine" in label + fig.basis and "not comparable" in fig.note
+    figures = LABELLED_FIGURES["Rubin"]
+    fig = figures["nvfp4 inference (Transformer Engine)"]
+    assert fig.value == 50e15 and "Transformer Engine" in fig.basis and "not comparable" in fig.note
     assert "64 FP16" in hw_specs.UNPUBLISHED_NOTES["Rubin"] and "BF16 4x" not in hw_specs.UNPUBLISHED_NOTES["Rubin"]
     assert hw_specs.EX2_PER_SM_PER_CLK["Rubin FP16"] == 2 * hw_specs.EX2_PER_SM_PER_CLK["Rubin FP32"] == 64
     assert hw_specs.RUBIN_SMS == 224 and "224 SMs" in hw_specs.UNPUBLISHED_NOTES["Rubin"]
@@ -319,3 +322,35 @@ def test_precisions_run_from_fewest_to_most_element_bits():
                     "bf16": _bits(ml_dtypes.bfloat16), "fp32": _bits(np.float32)}
     bits = [element_bits[p] for p in PRECISIONS]
     assert bits == sorted(bits)
+
+
+def test_rubin_fp8_is_the_labelled_rack_training_figure_not_a_dense_one():
+    """GTC 2025 gave 1.2 EF FP8 training per NVL144 rack (72 GPUs): kept labelled, out of the dense table."""
+    fig = LABELLED_FIGURES["Rubin"]["fp8 training, per NVL144 rack"]
+    assert fig.value == 1.2e18 and "NVL144" in fig.basis and "GTC 2025" in fig.source
+    assert f"{fig.value / 72 / 1e15:.1f} PFLOPS per GPU" in fig.note and not RUBIN.has("fp8")
+    assert "rack's FP8 training figure" in hw_specs.UNPUBLISHED_NOTES["Rubin"]
+
+
+def test_ex2_rates_show_that_blackwell_ultra_doubled_and_rubin_doubles_only_fp16():
+    rate = hw_specs.EX2_PER_SM_PER_CLK
+    assert rate["Blackwell Ultra FP32"] == rate["Blackwell Ultra FP16"] == 2 * rate["Blackwell"]
+    assert rate["Rubin FP32"] == rate["Blackwell Ultra FP32"]  # FP32 does not double again
+    assert rate["Rubin FP16"] == 2 * rate["Blackwell Ultra FP16"]
+    assert B300.exp_per_s / B200.exp_per_s == pytest.approx(rate["Blackwell Ultra FP32"] / rate["Blackwell"], rel=0.1)
+
+
+@pytest.mark.parametrize("chip, sms, per_clk", [(B200, 148, "Blackwell"), (B300, 160, "Blackwell Ultra FP32")],
+                         ids=["B200", "B300"])
+def test_blackwell_exp_figures_carry_a_basis_note_that_reproduces_them(chip, sms, per_clk):
+    """The 5 T and 10.7 T exp figures: the note's SMs x ex2/clk x ~2.1 GHz gives the figure within 3 %,
+    and says it is a reconstruction (the chart gives no clock)."""
+    note = chip.figure("exp_per_s").note
+    assert f"{sms} SMs x {hw_specs.EX2_PER_SM_PER_CLK[per_clk]} ex2/clk at about 2.1 GHz" in note
+    assert "reconstruction" in note
+    assert sms * hw_specs.EX2_PER_SM_PER_CLK[per_clk] * 2.1e9 == pytest.approx(chip.exp_per_s, rel=0.03)
+
+
+def test_h100_exp_basis_is_stated_as_a_reconstruction_not_a_fact():
+    basis = H100.figure("exp_per_s").basis
+    assert basis.startswith("consistent with the full GH100") and "no H100 product runs 144 SMs" in basis

@@ -8,6 +8,8 @@ Each case folder holds the files a student would submit, plus an optional `case.
                                                        # own); the key is its name, e.g. codesign
     notebook = "reference" | "skeleton" | "own" | "none"  # where handout.ipynb comes from
     score = "full" | "zero" | "low" | "partial" | "functions"
+                                                       # zero / low: on the items that need the student
+                                                       # module (items_answered_without_the_student_module)
     feedback = ["…"]                                   # substrings the feedback must contain
     mutations = ["…"]                                  # names from tests/mutants.py applied to a
                                                        # "reference" student module (one bug, no copy)
@@ -90,3 +92,42 @@ def materialize(cases: list[CorpusCase], submissions: Path, reference: Path) -> 
 def write_reference(dest: Path) -> Path:
     write_reference_submission(ASSIGNMENT, dest)
     return dest
+
+
+def items_answered_without_the_student_module(assignment: str = ASSIGNMENT) -> frozenset[str]:
+    """Report items whose reference answer uses none of the student's functions, directly or through
+    a name an earlier statement of the notebook computed with them (static, statement by statement).
+
+    A submission whose functions are broken or hostile can still answer these honestly (a byte count,
+    a context length from the chip table), so "low" is judged on the other items."""
+    import ast
+
+    from autograder.build.assignment import notebook_cells
+
+    config = load_config(assignment)
+    tainted = {config.student_module, *(item.id for item in config.items_of("function"))}
+    prose = {item.id for item in config.items_of("text")}
+    for cell in notebook_cells(assignment, config.notebook):
+        if getattr(cell, "id", None) in prose:
+            continue
+        code = getattr(cell, "answer", None) or (getattr(cell, "source", None) if type(cell).__name__ == "Code" else None)
+        if not code:
+            continue
+        for statement in ast.parse(code).body:
+            nodes = list(ast.walk(statement))
+            loads = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+            if isinstance(statement, ast.ImportFrom) and statement.module in tainted:
+                loads.add(statement.module)
+            stores = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+            stores |= {n.name for n in nodes if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+            stores |= {(a.asname or a.name).split(".")[0] for n in nodes if isinstance(n, (ast.Import, ast.ImportFrom))
+                       for a in n.names}
+            if loads & tainted:
+                tainted |= stores
+    return frozenset(item.id for item in config.items_of("number", "choice") if item.id not in tainted)
+
+
+def score_outside(result, independent: frozenset[str]) -> tuple[float, float]:
+    """(score, maximum) of a result's automatic items, leaving out the items in `independent`."""
+    auto = [i for i in result.items if i.status != "manual" and i.id not in independent]
+    return sum(i.score for i in auto), sum(i.max_score for i in auto)

@@ -12,7 +12,7 @@ import pytest
 from autograder.engine.registry import REPO_ROOT
 from autograder.gradescope.schema import check_results
 from engine.conftest import MARKERS
-from engine.corpus import LOW_FRACTION, corpus_cases
+from engine.corpus import LOW_FRACTION, corpus_cases, items_answered_without_the_student_module, score_outside
 
 CASES = {case.name: case for case in corpus_cases()}
 ORPHAN_MARKER = MARKERS["cs349e-orphan-marker"]
@@ -40,10 +40,11 @@ def test_case_gets_the_grade_it_deserves(graded_batch, name):
     if case.score == "full":
         bad = [(i.id, i.status, i.feedback_md[:600]) for i in auto if i.status != "passed"]
         assert bad == [] and result.score == result.auto_max_score
-    elif case.score == "zero":
-        assert result.score == 0
-    elif case.score == "low":
-        assert result.score <= LOW_FRACTION * result.auto_max_score
+    elif case.score == "zero":  # nothing for what needs the student's functions
+        assert score_outside(result, items_answered_without_the_student_module())[0] == 0
+    elif case.score == "low":  # judged on the items that need the student's functions
+        score, maximum = score_outside(result, items_answered_without_the_student_module())
+        assert score <= LOW_FRACTION * maximum
     elif case.score == "partial":
         assert 0 < result.score < result.auto_max_score
     elif case.score == "functions":

@@ -4,7 +4,7 @@ import pytest
 
 import solutions.lec01_codesign as ref
 from engine.conftest import EXAMPLE_PREFIX
-from engine.corpus import LOW_FRACTION
+from engine.corpus import LOW_FRACTION, items_answered_without_the_student_module, score_outside
 
 
 def result(batch, name):
@@ -38,8 +38,13 @@ def test_dave_learns_about_ties_to_even_from_a_shrunk_counterexample(graded_batc
 
 
 def test_eve_the_cheater_gets_almost_nothing(graded_batch):
+    """Almost nothing on what needs her functions; the few report answers that need none of them
+    (a byte count, a context length from the chip table) she may answer like anyone."""
     eve = result(graded_batch, "eve")
-    assert eve.score <= LOW_FRACTION * eve.auto_max_score
+    independent = items_answered_without_the_student_module()
+    score, maximum = score_outside(eve, independent)
+    assert score <= LOW_FRACTION * maximum
+    assert maximum >= 0.85 * eve.auto_max_score  # the exemption stays small
 
 
 @pytest.mark.parametrize("name", ["alice", "bob", "carol", "dave", "eve"])
@@ -63,3 +68,11 @@ def test_example_notebooks_carry_the_current_locked_cells(name):
     released = nbformat.read(REPO_ROOT / "assignments/lec01_codesign/handout.ipynb", as_version=4)
     example = nbformat.read(REPO_ROOT / f"examples/lec01_codesign/submissions/{name}/handout.ipynb", as_version=4)
     assert locked(example) == locked(released)
+
+
+def test_the_exemption_follows_each_answers_dependencies():
+    """A byte count is answered without the student's functions; anything computed from them, or
+    from a variable computed from them (q18c from q18's flops_per_exp), is not exempt."""
+    independent = items_answered_without_the_student_module()
+    assert {"q09c_kv_bytes_per_token", "q09d_kv_equal_weights_context"} <= independent
+    assert not {"q15_h100_tensor_basis", "q18c_measured_position", "q25_rotation_nvfp4", "q01_compute_headline"} & independent

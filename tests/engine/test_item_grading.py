@@ -79,9 +79,10 @@ def test_a_submission_returning_huge_integers_is_graded_item_by_item(tmp_path):
 
     result = grade_submission("lec01_codesign", student)
     not_full = {i.id: i.status for i in result.items if i.score < i.max_score and i.status != "manual"}
-    # trend_row uses ridge_point, and the notebook's ridge and decode answers (q04, q05, q09) use it
+    # trend_row uses ridge_point, and the notebook's ridge and decode answers (q04–q06b, q09, q09b) use it
     assert set(not_full) <= {"ridge_point", "trend_row", "q01_compute_headline", "q04_ridge_same_precision",
-                             "q05_ridge_mixed_precision", "q09_decode_batch"}, not_full
+                             "q05_ridge_mixed_precision", "q06b_wall_for_nvfp4_kernel", "q09_decode_batch",
+                             "q09b_decode_batch_w4a8"}, not_full
     assert result.item("ridge_point").score == 0 and result.item("q01_compute_headline").score == 0
     assert "超出 float64 的范围" in result.item("ridge_point").feedback_md
 
@@ -95,3 +96,42 @@ def test_a_failing_cell_is_named_by_its_first_line():
     assert "以 `# 作答` 开头的单元格 `ZeroDivisionError: division by zero`" in result.feedback_md
     [unknown] = grade_report([item()], {"q01_compute_headline": 7.5}, notebook, "handout.ipynb")
     assert "第 8 个单元格" in unknown.feedback_md
+
+
+# --- keys that depend on the student's machine (autograder.engine.answer_checks) ---------------
+def _measured_items():
+    return [Item(id="t_exp", kind="number", points=1, rtol=0.02), Item(id="gflops", kind="number", points=1, rtol=0.02),
+            Item(id="ratio", kind="number", points=2, rtol=0.02)]
+
+
+def _measured_key():
+    from autograder.engine.answer_checks import DerivedKey, MeasuredKey
+
+    return {"t_exp": MeasuredKey(0.01, 1000.0), "gflops": MeasuredKey(0.1, 1e5),
+            "ratio": DerivedKey(("t_exp", "gflops"), lambda ns, gflops: 100 * ns / (512 / gflops))}
+
+
+@pytest.mark.parametrize("t_exp, gflops", [(0.6, 40.0), (3.0, 900.0), (0.05, 0.5)])
+def test_two_honest_machines_both_pass_a_measurement_table(t_exp, gflops):
+    """Whatever machine measured them, timings in range and a ratio that follows from them pass."""
+    answers = {"t_exp": t_exp, "gflops": gflops, "ratio": 100 * t_exp * gflops / 512}
+    results = grade_report(_measured_items(), _measured_key(), NotebookOutcome("ok", answers, (), ""), "h.ipynb")
+    assert [r.status for r in results] == ["passed"] * 3
+    # the words do not depend on the run: regrading the same file gives the same feedback
+    again = {"t_exp": 0.7, "gflops": 41.0, "ratio": 100 * 0.7 * 41.0 / 512}
+    rerun = grade_report(_measured_items(), _measured_key(), NotebookOutcome("ok", again, (), ""), "h.ipynb")
+    assert [r.feedback_md for r in rerun] == [r.feedback_md for r in results]
+
+
+def test_a_made_up_table_whose_ratio_does_not_follow_from_its_timings_fails():
+    answers = {"t_exp": 0.6, "gflops": 40.0, "ratio": 91.0}  # B300's ratio typed in, not this machine's
+    results = grade_report(_measured_items(), _measured_key(), NotebookOutcome("ok", answers, (), ""), "h.ipynb")
+    assert [r.status for r in results] == ["passed", "passed", "failed"]
+    assert "对不上" in results[2].feedback_md and "4.6875" not in results[2].feedback_md  # the key is not told
+
+
+def test_timings_outside_the_plausible_range_fail_and_so_does_a_ratio_built_on_a_missing_timing():
+    answers = {"t_exp": 5e6, "ratio": 3.0}  # nanoseconds confused with something else; no GFLOP/s at all
+    results = grade_report(_measured_items(), _measured_key(), NotebookOutcome("ok", answers, (), ""), "h.ipynb")
+    assert [r.status for r in results] == ["failed", "failed", "failed"]
+    assert "不在合理范围内" in results[0].feedback_md and "`gflops`" in results[2].feedback_md

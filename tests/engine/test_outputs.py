@@ -52,7 +52,8 @@ def test_grades_csv_leaves_manual_items_blank_and_sorts_students():
                                    *[i.id for i in config.items]]
     assert [line.split(",")[0] for line in lines[1:]] == ["amy", "zed"]
     row = dict(zip(lines[0].split(","), lines[1].split(",")))
-    assert row["quantize"] == "12.5" and row["q20_explain_scaling"] == "" and row["max_score"] == "100"
+    assert row["quantize"] == "12.5" and row["q20_explain_scaling"] == ""
+    assert row["max_score"] == f"{config.total_points:g}"  # the assignment's total, free text included
     assert row["isolation"] == "bubblewrap"
 
 

@@ -42,6 +42,12 @@ def test_a_valid_registry(tmp_path):
     assert [i.id for i in config.items_of("number", "choice")] == ["q1", "q2"]
 
 
+def test_demand_is_optional_and_read_when_given(tmp_path):
+    config = load_config("demo", assignments_dir=write(tmp_path, GOOD.replace(
+        'kind = "number"', 'kind = "number"\ndemand = "reasoning"')))
+    assert [(i.id, i.demand) for i in config.items] == [("f", None), ("q1", "reasoning"), ("q2", None), ("q3", None)]
+
+
 def test_the_lec01_registry_loads():
     config = load_config("lec01_codesign")
     assert config.student_files == ("codesign.py", "handout.ipynb")
@@ -55,6 +61,9 @@ def test_the_lec01_registry_loads():
     (GOOD.replace('choices = ["A", "B"]', ""), "non-empty list of choices"),
     (GOOD.replace('id = "q3"', 'id = "q1"'), "duplicate item ids"),
     (GOOD.replace("points = 10", "points = 0"), "positive number"),
+    (GOOD.replace('kind = "number"', 'kind = "number"\ndemand = "guess"'), "demand of a number item must be one of"),
+    (GOOD.replace('kind = "function"', 'kind = "function"\ndemand = "reasoning"'),
+     r"demand of a function item must be one of \('implement',\)"),
     ("assignment = [", "not valid TOML"),
 ])
 def test_malformed_registries_are_refused_with_a_reason(tmp_path, broken, message):
@@ -79,3 +88,17 @@ def test_unknown_assignment(tmp_path):
 def test_an_unknown_key_is_refused_with_the_nearest_valid_name(tmp_path, broken, message):
     with pytest.raises(ConfigError, match=message):
         load_config("demo", assignments_dir=write(tmp_path, broken))
+
+
+def test_the_digest_covers_the_data_files_the_keys_are_measured_on(tmp_path, monkeypatch):
+    """A changed real_tensors.npz changes the keys, so results graded under the old one are stale."""
+    import autograder.engine.registry as registry
+
+    folder = tmp_path / "assignments" / "demo"
+    folder.mkdir(parents=True)
+    monkeypatch.setattr(registry, "REPO_ROOT", tmp_path)
+    before = registry._grading_digest("demo", b"toml", [])
+    (folder / "tensors.npz").write_bytes(b"one")
+    with_data = registry._grading_digest("demo", b"toml", [])
+    (folder / "tensors.npz").write_bytes(b"two")
+    assert len({before, with_data, registry._grading_digest("demo", b"toml", [])}) == 3

@@ -12,7 +12,7 @@ import pytest
 
 from autograder.build import write_reference_submission
 from autograder.engine.registry import load_config
-from solutions.lec01_codesign.handout_data import CJK_FONTS, use_cjk_font
+from plot_fonts import CJK_FONTS, use_cjk_font
 
 CONFIG = load_config("lec01_codesign")
 
@@ -90,3 +90,14 @@ def test_the_fallback_list_covers_windows_macos_and_linux():
     assert {"Microsoft YaHei", "SimHei"} <= set(CJK_FONTS)  # Windows
     assert {"PingFang SC", "Hiragino Sans GB"} <= set(CJK_FONTS)  # macOS
     assert {"Noto Sans CJK SC", "WenQuanYi Micro Hei"} <= set(CJK_FONTS)  # Linux
+
+
+def test_the_font_plumbing_lives_in_a_shipped_module_not_in_the_notebook():
+    """The handout's first screen is the lecture: no cell carries font-manager code; the helper is a
+    shared module the build copies into the student folder (and the grader restores)."""
+    from solutions.lec01_codesign import handout
+
+    sources = [cell.source for cell in handout.CELLS if hasattr(cell, "source")]
+    assert not any("font_manager" in s or "rcParams" in s or "CJK_FONTS" in s for s in sources)
+    assert "from plot_fonts import chinese_labels" in sources[1]
+    assert "plot_fonts.py" in CONFIG.shared_modules and "plot_fonts.py" in CONFIG.trusted_files()
