@@ -1,0 +1,107 @@
+"""Boots the cgroup v2 machine (vm_image) under qemu and runs one command in it.
+
+nested KVM does not work on the machines this runs on, so qemu emulates (TCG, two threads).
+The disk is used as a snapshot: every run boots the same clean system. A second disk, made per
+run (ext4, from a folder: nothing is mounted on the host), carries run.sh and a copy of the
+checkout in, and the command's output and exit status out (read back with debugfs). run.sh
+copies the checkout to the same path inside, owned by the user the command runs as, with .venv
+pointing at the image's virtualenv. The command runs through a login
+(`runuser -l`), so it sits in a systemd session as an instructor's ssh login would, with that
+user's systemd manager running.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .cache import CACHE_ROOT
+from .debian import run
+from .vm_image import USER, VENV, vm_image
+
+USERS = ("root", USER)
+MEMORY_MIB = 8192
+JOB_DISK_SIZE = "2G"  # sparse: the checkout copy, the command's output, room for what it writes
+LEFT_BEHIND = shutil.ignore_patterns(".git", ".venv", "__pycache__", ".pytest_cache", ".hypothesis", ".grading_cache",
+                                     ".ipynb_checkpoints")
+
+
+def machine_problem() -> str | None:
+    """None when this machine can boot the VM, else why not."""
+    if shutil.which("qemu-system-x86_64") is None:
+        return "qemu is not installed (apt-get install qemu-system-x86)"
+    if shutil.which("debootstrap") is None and not any(CACHE_ROOT.glob("vm-*/ready")):
+        return "no cached VM image and no debootstrap to build one (apt-get install debootstrap)"
+    if os.geteuid() != 0:
+        return "building the VM image needs root (debootstrap, chroot)"
+    return None
+
+
+@dataclass(frozen=True)
+class VmRun:
+    returncode: int | None  # None: the command never finished (see console)
+    output: str             # the command's stdout and stderr
+    console: str            # the machine's serial console (boot log)
+    seconds: float
+
+
+def _job_script(command: list[str], checkout: Path, inside: str, user: str, env: dict[str, str]) -> str:
+    owner = "" if user == "root" else f'chown -R {user}: "$dest"'
+    exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+    inner = f"cd {shlex.quote(inside)} && exec env {exports} {shlex.join(command)}"
+    return f"""set -u
+dest={shlex.quote(inside)}
+mkdir -p "$dest"
+cp -a /where/job/checkout/. "$dest/"
+ln -sfn {VENV} "$dest/.venv"
+{owner}
+d="$dest"; while [ "$d" != / ]; do chmod a+x "$d"; d=$(dirname "$d"); done
+runuser -l {user} -c {shlex.quote(inner)}
+"""
+
+
+def run_in_vm(command: list[str], checkout: Path, *, user: str = "root", inside: str | None = None,
+              env: dict[str, str] | None = None, timeout: float = 3600, memory_mib: int = MEMORY_MIB) -> VmRun:
+    """Boots the machine, copies `checkout` to `inside` (default: its own path), runs `command`
+    there as `user` (root or the image's non-root user) and powers off."""
+    if user not in USERS:
+        raise ValueError(f"user {user!r} does not exist in the VM; one of {', '.join(USERS)}")
+    image = vm_image()
+    checkout = checkout.resolve()
+    with tempfile.TemporaryDirectory(prefix="cs349e-vm-") as tmp:
+        job = Path(tmp) / "job"
+        shutil.copytree(checkout, job / "checkout", symlinks=True, ignore=LEFT_BEHIND)
+        (job / "run.sh").write_text(_job_script(command, checkout, inside or str(checkout), user, env or {}))
+        job_disk = Path(tmp) / "job.img"
+        run(["mkfs.ext4", "-q", "-d", str(job), str(job_disk), JOB_DISK_SIZE])
+        console = Path(tmp) / "console.log"
+        qemu = ["qemu-system-x86_64", "-accel", "tcg,thread=multi", "-cpu", "max", "-smp", "2",
+                "-m", str(memory_mib), "-nodefaults", "-display", "none", "-no-reboot",
+                "-kernel", str(image / "vmlinuz"), "-initrd", str(image / "initrd.img"),
+                "-append", "root=/dev/vda rw console=ttyS0 quiet systemd.show_status=false panic=-1",
+                "-drive", f"file={image / 'disk.img'},format=raw,if=virtio,snapshot=on",
+                "-drive", f"file={job_disk},format=raw,if=virtio",
+                "-serial", f"file:{console}", "-nic", "none"]
+        start = time.monotonic()
+        proc = subprocess.Popen(qemu, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        try:
+            qemu_out, _ = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            qemu_out, _ = proc.communicate()
+        seconds = time.monotonic() - start
+        back = Path(tmp) / "back"
+        back.mkdir()
+        for name in ("rc", "output"):
+            subprocess.run(["debugfs", "-R", f"dump /{name} {back / name}", str(job_disk)], capture_output=True)
+        rc_file, out_file = back / "rc", back / "output"
+        returncode = int(rc_file.read_text()) if rc_file.exists() and rc_file.read_text().strip() else None
+        output = out_file.read_text(errors="replace") if out_file.exists() else ""
+        boot = console.read_text(errors="replace") if console.exists() else ""
+        return VmRun(returncode, output, boot + qemu_out.decode(errors="replace"), seconds)
