@@ -61,6 +61,14 @@ def _image_exists(tag: str) -> bool:
     return _docker("image", "inspect", tag, check=False, timeout=60).returncode == 0
 
 
+def _drop_other_tags(repository: str, keep: str) -> None:
+    """Older builds of an image (an earlier recipe) are removed once a new one exists."""
+    listed = _docker("image", "ls", repository, "--format", "{{.Repository}}:{{.Tag}}", check=False, timeout=60)
+    for tag in listed.stdout.split():
+        if tag != keep:
+            _docker("image", "rm", tag, check=False, timeout=300)
+
+
 def _build_base(folder: Path) -> None:
     root = folder / "root"
     debootstrap(root, ())
@@ -76,6 +84,7 @@ def base_image() -> str:
     if not _image_exists(tag):
         with open(folder / "rootfs.tar", "rb") as tar:
             _docker("import", "-", tag, stdin=tar, timeout=900)
+        _drop_other_tags(BASE_TAG, tag)
     return tag
 
 
@@ -112,6 +121,7 @@ def setup_image(bundle: Path) -> tuple[str, float | None]:
                 raise CannotBuild(f"setup.sh failed in Debian 12 (exit {done.returncode}):\n"
                                   f"{done.stdout[-4000:]}\n{done.stderr[-4000:]}")
             _docker("commit", name, tag, timeout=900)
+            _drop_other_tags(SETUP_TAG, tag)
         finally:
             _docker("rm", "-f", name, check=False)
     return tag, took

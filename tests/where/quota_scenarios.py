@@ -4,7 +4,8 @@ the checkout's root, as root or as a non-root user); prints one `WHERE-RESULT {j
 - cpu: an honest classmate (examples' alice) graded alone at -j 2, then beside a CPU hog whose
   import starts spinning processes: the classmate's score and grading time, both times.
 - memory: two submissions whose import starts processes that each hold 1.5 GiB, graded at -j 2;
-  the machine's peak memory in use during grading, above what was in use before.
+  the grading tree's peak memory (benchmarks/process_tree.py: grader + sandboxes, summed PSS and
+  RSS) and the machine's peak memory in use above what was in use before.
 - what the grader recorded: isolation (and quota mechanism, where results record one) per result,
   grades.csv's isolation column, and the machine's cgroup facts.
 Kept small: the machine is emulated (no KVM), about ten times slower than the host.
@@ -24,6 +25,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from process_tree import TreeSampler  # noqa: E402
 ASSIGNMENT = "lec01_codesign"
 HONEST = ROOT / "examples" / ASSIGNMENT / "submissions" / "alice"
 
@@ -67,7 +71,7 @@ def memory_in_use() -> int:
 
 
 def grade(submissions: Path, out: Path) -> dict:
-    """Grades at -j 2 while sampling the machine's memory; the results and the peak."""
+    """`python -m autograder grade -j 2` while sampling its process tree and the machine's memory."""
     baseline, peak, done = memory_in_use(), [0], threading.Event()
 
     def sample():
@@ -79,16 +83,20 @@ def grade(submissions: Path, out: Path) -> dict:
     sampler.start()
     start = time.monotonic()
     try:
-        run = subprocess.run([sys.executable, "-m", "autograder", "grade", ASSIGNMENT, str(submissions),
-                              "--out", str(out), "-j", "2", "--force"], cwd=ROOT, capture_output=True, text=True)
+        run = subprocess.Popen([sys.executable, "-m", "autograder", "grade", ASSIGNMENT, str(submissions),
+                                "--out", str(out), "-j", "2", "--force"], cwd=ROOT, text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        with TreeSampler(run.pid, interval=0.2) as tree:
+            log, _ = run.communicate()
     finally:
         done.set()
         sampler.join()
     results = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in (out / "results").glob("*.json")}
     grades = list(csv.DictReader((out / "grades.csv").open(encoding="utf-8"))) if (out / "grades.csv").exists() else []
     return {
-        "returncode": run.returncode, "seconds": time.monotonic() - start, "log": (run.stdout + run.stderr)[-3000:],
-        "peak_bytes": peak[0] - baseline,
+        "returncode": run.returncode, "seconds": time.monotonic() - start, "log": log[-3000:],
+        "tree_pss_bytes": tree.stats.peak_pss_bytes, "tree_rss_bytes": tree.stats.peak_rss_bytes,
+        "machine_bytes": peak[0] - baseline,
         "scores": {name: r.get("score") for name, r in results.items()},
         "times": {name: r.get("execution_time") for name, r in results.items()},
         "recorded": {name: {k: v for k, v in r.get("extra_data", {}).get("submission", {}).items()
