@@ -3,7 +3,7 @@ the checkout's root, as root or as a non-root user); prints one `WHERE-RESULT {j
 
 - cpu: an honest classmate (examples' alice) graded alone at -j 2, then beside a CPU hog whose
   import starts spinning processes: the classmate's score and grading time, both times.
-- memory: two submissions whose import starts processes that each hold 1.5 GiB, graded at -j 2;
+- memory: two submissions whose import starts five processes that each hold 1 GiB, graded at -j 2;
   the grading tree's peak memory (benchmarks/process_tree.py: grader + sandboxes, summed PSS and
   RSS) and the machine's peak memory in use above what was in use before.
 - what the grader recorded: isolation (and quota mechanism, where results record one) per result,
@@ -44,15 +44,14 @@ for _ in range(4):  # spinning processes the grader did not ask for
 MEMORY_HOG = '''
 import os as _os, time as _time
 import numpy as _np
-for _ in range(3):  # 3 x 1.5 GiB, each process under a 2 GiB address-space limit
+for _ in range(5):  # 5 x 1 GiB, each process well under a 2 GiB address-space limit
     if _os.fork() == 0:
         try:
-            _held = _np.ones(3 * 2**30 // 2 // 8)
+            _held = _np.ones(2**30 // 8)
         except MemoryError:
             _os._exit(1)
-        _time.sleep(30)
+        _time.sleep(20)
         _os._exit(0)
-_time.sleep(20)
 '''
 
 

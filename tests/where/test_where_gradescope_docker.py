@@ -82,8 +82,10 @@ def graded(image, bundle, tmp_path_factory):
     def grade(name: str, submission: Path) -> gs.ContainerRun:
         if name not in runs:
             runs[name] = gs.run_submission(image, bundle, submission)
-            print(f"\n{name}: exit {runs[name].returncode}, {runs[name].seconds:.1f} s, "
-                  f"score {runs[name].results and runs[name].results.get('score')}")
+            results = runs[name].results or {}
+            recorded = results.get("extra_data", {}).get("submission", {})
+            print(f"\n{name}: exit {runs[name].returncode}, {runs[name].seconds:.1f} s, score {results.get('score')}, "
+                  f"isolation {recorded.get('isolation')!r}, quotas {recorded.get('quotas')!r}")
         return runs[name]
     return grade
 

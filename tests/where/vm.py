@@ -48,36 +48,44 @@ class VmRun:
     returncode: int | None  # None: the command never finished (see console)
     output: str             # the command's stdout and stderr
     console: str            # the machine's serial console (boot log)
-    seconds: float
+    seconds: float          # the command's own time (inside the machine)
 
 
-def _job_script(command: list[str], checkout: Path, inside: str, user: str, env: dict[str, str]) -> str:
+def _step_script(index: int, user: str, command: list[str], inside: str, env: dict[str, str]) -> str:
+    """A fresh copy of the checkout at `inside`, owned by `user`; the command through a login."""
     owner = "" if user == "root" else f'chown -R {user}: "$dest"'
     exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
     inner = f"cd {shlex.quote(inside)} && exec env {exports} {shlex.join(command)}"
-    return f"""set -u
+    return f"""
 dest={shlex.quote(inside)}
-mkdir -p "$dest"
+rm -rf "$dest"; mkdir -p "$dest"
 cp -a /where/job/checkout/. "$dest/"
 ln -sfn {VENV} "$dest/.venv"
 {owner}
 d="$dest"; while [ "$d" != / ]; do chmod a+x "$d"; d=$(dirname "$d"); done
-runuser -l {user} -c {shlex.quote(inner)}
+start=$(cut -d' ' -f1 /proc/uptime)
+runuser -l {user} -c {shlex.quote(inner)} > /where/job/steps/{index}.out 2>&1
+echo $? > /where/job/steps/{index}.rc
+echo "$start $(cut -d' ' -f1 /proc/uptime)" > /where/job/steps/{index}.uptime
 """
 
 
-def run_in_vm(command: list[str], checkout: Path, *, user: str = "root", inside: str | None = None,
-              env: dict[str, str] | None = None, timeout: float = 3600, memory_mib: int = MEMORY_MIB) -> VmRun:
-    """Boots the machine, copies `checkout` to `inside` (default: its own path), runs `command`
-    there as `user` (root or the image's non-root user) and powers off."""
-    if user not in USERS:
-        raise ValueError(f"user {user!r} does not exist in the VM; one of {', '.join(USERS)}")
+def run_steps(steps: list[tuple[str, list[str]]], checkout: Path, *, inside: str | None = None,
+              env: dict[str, str] | None = None, timeout: float = 3600, memory_mib: int = MEMORY_MIB) -> list[VmRun]:
+    """Boots the machine once and runs each (user, command) in turn, each in a fresh copy of
+    `checkout` at `inside` (default: its own path) owned by that user; then powers off.
+    Every step's seconds are its own; the console is the whole boot's."""
+    for user, _ in steps:
+        if user not in USERS:
+            raise ValueError(f"user {user!r} does not exist in the VM; one of {', '.join(USERS)}")
     image = vm_image()
     checkout = checkout.resolve()
     with tempfile.TemporaryDirectory(prefix="cs349e-vm-") as tmp:
         job = Path(tmp) / "job"
         shutil.copytree(checkout, job / "checkout", symlinks=True, ignore=LEFT_BEHIND)
-        (job / "run.sh").write_text(_job_script(command, checkout, inside or str(checkout), user, env or {}))
+        (job / "steps").mkdir()
+        (job / "run.sh").write_text("set -u\n" + "".join(
+            _step_script(i, user, command, inside or str(checkout), env or {}) for i, (user, command) in enumerate(steps)))
         job_disk = Path(tmp) / "job.img"
         run(["mkfs.ext4", "-q", "-d", str(job), str(job_disk), JOB_DISK_SIZE])
         console = Path(tmp) / "console.log"
@@ -88,20 +96,28 @@ def run_in_vm(command: list[str], checkout: Path, *, user: str = "root", inside:
                 "-drive", f"file={image / 'disk.img'},format=raw,if=virtio,snapshot=on",
                 "-drive", f"file={job_disk},format=raw,if=virtio",
                 "-serial", f"file:{console}", "-nic", "none"]
-        start = time.monotonic()
         proc = subprocess.Popen(qemu, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         try:
             qemu_out, _ = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             proc.kill()
             qemu_out, _ = proc.communicate()
-        seconds = time.monotonic() - start
+        boot = (console.read_text(errors="replace") if console.exists() else "") + qemu_out.decode(errors="replace")
         back = Path(tmp) / "back"
         back.mkdir()
-        for name in ("rc", "output"):
-            subprocess.run(["debugfs", "-R", f"dump /{name} {back / name}", str(job_disk)], capture_output=True)
-        rc_file, out_file = back / "rc", back / "output"
-        returncode = int(rc_file.read_text()) if rc_file.exists() and rc_file.read_text().strip() else None
-        output = out_file.read_text(errors="replace") if out_file.exists() else ""
-        boot = console.read_text(errors="replace") if console.exists() else ""
-        return VmRun(returncode, output, boot + qemu_out.decode(errors="replace"), seconds)
+        subprocess.run(["debugfs", "-R", f"rdump /steps {back}", str(job_disk)], capture_output=True)
+        runs = []
+        for index in range(len(steps)):
+            def read(suffix: str) -> str:
+                path = back / "steps" / f"{index}.{suffix}"
+                return path.read_text(errors="replace") if path.exists() else ""
+            rc, uptime = read("rc").strip(), read("uptime").split()
+            seconds = float(uptime[1]) - float(uptime[0]) if len(uptime) == 2 else 0.0
+            runs.append(VmRun(int(rc) if rc else None, read("out"), boot, seconds))
+        return runs
+
+
+def run_in_vm(command: list[str], checkout: Path, *, user: str = "root", **kwargs) -> VmRun:
+    """Boots the machine, runs `command` as `user` (root or the image's non-root user) in a copy
+    of `checkout`, and powers off."""
+    return run_steps([(user, command)], checkout, **kwargs)[0]
