@@ -23,7 +23,7 @@ from pathlib import Path
 
 from .cache import CACHE_ROOT
 from .debian import run
-from .vm_image import USER, VENV, vm_image
+from .vm_image import USER, VENV, image_root, vm_image
 
 USERS = ("root", USER)
 MEMORY_MIB = 8192
@@ -36,10 +36,15 @@ def machine_problem() -> str | None:
     """None when this machine can boot the VM, else why not."""
     if shutil.which("qemu-system-x86_64") is None:
         return "qemu is not installed (apt-get install qemu-system-x86)"
-    if shutil.which("debootstrap") is None and not any(CACHE_ROOT.glob("vm-*/ready")):
+    for tool in ("mkfs.ext4", "debugfs"):
+        if shutil.which(tool) is None:
+            return f"{tool} is not installed (apt-get install e2fsprogs)"
+    if (image_root() / "ready").exists():
+        return None
+    if shutil.which("debootstrap") is None:
         return "no cached VM image and no debootstrap to build one (apt-get install debootstrap)"
     if os.geteuid() != 0:
-        return "building the VM image needs root (debootstrap, chroot)"
+        return "no cached VM image, and building one needs root (debootstrap, chroot)"
     return None
 
 

@@ -12,7 +12,7 @@ import shutil
 import tomllib
 from pathlib import Path
 
-from .cache import cached_build, recipe_key
+from .cache import CACHE_ROOT, cached_build, recipe_key
 from .debian import MIRROR, SUITE, chroot_session, debootstrap, in_chroot, run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -105,6 +105,10 @@ def _build(folder: Path) -> None:
 
 def recipe() -> str:
     return recipe_key(SUITE, MIRROR, *PACKAGES, VENV, USER, DISK_SIZE, JOB_UNIT, JOB_SCRIPT, *_dependencies())
+
+
+def image_root() -> Path:
+    return CACHE_ROOT / f"vm-{recipe()}"
 
 
 def vm_image() -> Path:
