@@ -106,8 +106,12 @@ def grade(submissions: Path, out: Path) -> dict:
 
 def cgroup_facts() -> dict:
     fs = subprocess.run(["stat", "-fc", "%T", "/sys/fs/cgroup"], capture_output=True, text=True).stdout.strip()
-    return {"uid": os.getuid(), "fs": fs, "own": Path("/proc/self/cgroup").read_text().strip(),
-            "kernel": os.uname().release}
+    uid = os.getuid()
+    delegated = Path(f"/sys/fs/cgroup/user.slice/user-{uid}.slice/user@{uid}.service/cgroup.controllers")
+    return {"uid": uid, "fs": fs, "own": Path("/proc/self/cgroup").read_text().strip(),
+            "kernel": os.uname().release,
+            "root_controllers": Path("/sys/fs/cgroup/cgroup.controllers").read_text().strip(),
+            "user_manager_controllers": delegated.read_text().strip() if delegated.exists() else None}
 
 
 def main() -> None:
