@@ -35,7 +35,7 @@ CPU_HOG = '''
 import os as _os, time as _time
 for _ in range(4):  # spinning processes the grader did not ask for
     if _os.fork() == 0:
-        _stop = _time.monotonic() + 120
+        _stop = _time.monotonic() + 90  # longer than the classmate takes, even emulated
         while _time.monotonic() < _stop:
             pass
         _os._exit(0)
