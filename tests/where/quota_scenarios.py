@@ -2,7 +2,8 @@
 the checkout's root, as root or as a non-root user); prints one `WHERE-RESULT {json}` line.
 
 - cpu: an honest classmate (examples' alice) graded alone at -j 2, then beside a CPU hog whose
-  import starts spinning processes: the classmate's score and grading time, both times.
+  import starts spinning processes, then alone again (the emulated machine's speed follows the
+  host's load: the two alone runs bracket it): the classmate's score and grading time each time.
 - memory: two submissions whose import starts five processes that each hold 1 GiB, graded at -j 2;
   the grading tree's peak memory (benchmarks/process_tree.py: grader + sandboxes, summed PSS and
   RSS) and the machine's peak memory in use above what was in use before.
@@ -125,6 +126,7 @@ def main() -> None:
         shutil.copytree(HONEST, beside / "alice")
         hogged(beside / "hog", CPU_HOG)
         report["cpu_beside"] = grade(beside, tmp / "out-beside")
+        report["cpu_alone_after"] = grade(alone, tmp / "out-alone-after")  # the host's load drifts
         memory = tmp / "memory"
         hogged(memory / "hog1", MEMORY_HOG)
         hogged(memory / "hog2", MEMORY_HOG)

@@ -43,7 +43,7 @@ def scenario(request, booted) -> dict:
     report["user"] = request.param
     summary = {part: {key: report[part][key] for key in ("seconds", "tree_pss_bytes", "machine_bytes", "scores", "times",
                                                          "recorded", "csv")}
-               for part in ("cpu_alone", "cpu_beside", "memory")}
+               for part in ("cpu_alone", "cpu_beside", "cpu_alone_after", "memory")}
     print(f"\n[{request.param}] {done.seconds:.0f} s in the VM, {report['cgroup']}: {json.dumps(summary, ensure_ascii=False)}")
     return report
 
@@ -62,12 +62,14 @@ def test_the_machine_is_cgroup_v2(scenario):
 
 
 def test_a_cpu_hog_leaves_the_classmate_alone(scenario):
-    alone, beside = scenario["cpu_alone"], scenario["cpu_beside"]
+    alone, beside, after = scenario["cpu_alone"], scenario["cpu_beside"], scenario["cpu_alone_after"]
     assert "alice" in alone["scores"], alone["log"]
     assert "alice" in beside["scores"], f"the classmate was not graded beside the hog:\n{beside['log']}"
     assert alone["scores"]["alice"] == beside["scores"]["alice"] > 0
-    ratio = beside["times"]["alice"] / alone["times"]["alice"]
-    assert ratio < 1.5, f"the classmate took {ratio:.2f}x as long beside the hog ({alone['times']} -> {beside['times']})"
+    alone_seconds = (alone["times"]["alice"] + after["times"]["alice"]) / 2
+    ratio = beside["times"]["alice"] / alone_seconds
+    assert ratio < 1.5, (f"the classmate took {ratio:.2f}x as long beside the hog (alone {alone['times']['alice']:.1f} s "
+                         f"and {after['times']['alice']:.1f} s, beside {beside['times']})")
 
 
 def test_two_memory_hogs_keep_the_grading_under_5_gib(scenario):
