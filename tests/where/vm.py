@@ -17,11 +17,9 @@ import shlex
 import shutil
 import subprocess
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .cache import CACHE_ROOT
 from .debian import run
 from .vm_image import USER, VENV, image_root, vm_image
 
