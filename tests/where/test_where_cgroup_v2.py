@@ -1,0 +1,87 @@
+"""On a booted cgroup v2 system (Debian 12 with systemd, under qemu: tests/where/vm.py), as root
+and as a non-root instructor: a CPU hog beside an honest classmate at -j 2 changes neither the
+classmate's score nor (by 1.5x or more) its grading time; two memory hogs of 5 x 1 GiB each
+keep the whole grading under 5 GiB; every result records that cgroup v2 carried the quotas.
+
+Skipped, with the reason, where this machine cannot boot the VM or build its image."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from where.debian import CannotBuild
+from where.vm import USERS, machine_problem, run_steps
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(3600)]
+GIB = 1024**3
+
+
+@pytest.fixture(scope="module")
+def booted() -> dict:
+    """One boot; the scenarios as root, then as the non-root user, each in its own copy."""
+    problem = machine_problem()
+    if problem:
+        pytest.skip(f"cannot boot the cgroup v2 machine here: {problem}")
+    command = [".venv/bin/python", "tests/where/quota_scenarios.py"]
+    try:
+        runs = run_steps([(user, command) for user in USERS], ROOT)
+    except CannotBuild as exc:
+        pytest.skip(f"cannot build the cgroup v2 machine's image here: {exc}")
+    return dict(zip(USERS, runs))
+
+
+@pytest.fixture(scope="module", params=USERS)
+def scenario(request, booted) -> dict:
+    done = booted[request.param]
+    lines = [line for line in done.output.splitlines() if line.startswith("WHERE-RESULT ")]
+    assert done.returncode == 0 and lines, f"exit {done.returncode}\n{done.output[-4000:]}\n{done.console[-3000:]}"
+    report = json.loads(lines[-1].removeprefix("WHERE-RESULT "))
+    report["user"] = request.param
+    summary = {part: {key: report[part][key] for key in ("seconds", "tree_pss_bytes", "machine_bytes", "scores", "times",
+                                                         "recorded", "csv")}
+               for part in ("cpu_alone", "cpu_beside", "cpu_alone_after", "memory")}
+    print(f"\n[{request.param}] {done.seconds:.0f} s in the VM, {report['cgroup']}: {json.dumps(summary, ensure_ascii=False)}")
+    return report
+
+
+def mechanism(recorded: dict) -> str:
+    """What a result says isolated the student and carried its quotas, e.g. 'bubblewrap + cgroup v2'."""
+    quotas = recorded.get("quotas") or recorded.get("quota")
+    isolation = recorded.get("isolation", "")
+    return f"{isolation} + {quotas}" if quotas and str(quotas) not in isolation else isolation
+
+
+def test_the_machine_is_cgroup_v2(scenario):
+    facts = scenario["cgroup"]
+    assert facts["fs"] == "cgroup2fs" and facts["own"].startswith("0::/")
+    assert (facts["uid"] == 0) == (scenario["user"] == "root")
+
+
+def test_a_cpu_hog_leaves_the_classmate_alone(scenario):
+    alone, beside, after = scenario["cpu_alone"], scenario["cpu_beside"], scenario["cpu_alone_after"]
+    assert "alice" in alone["scores"], alone["log"]
+    assert "alice" in beside["scores"], f"the classmate was not graded beside the hog:\n{beside['log']}"
+    assert alone["scores"]["alice"] == beside["scores"]["alice"] > 0
+    alone_seconds = (alone["times"]["alice"] + after["times"]["alice"]) / 2
+    ratio = beside["times"]["alice"] / alone_seconds
+    assert ratio < 1.5, (f"the classmate took {ratio:.2f}x as long beside the hog (alone {alone['times']['alice']:.1f} s "
+                         f"and {after['times']['alice']:.1f} s, beside {beside['times']})")
+
+
+def test_two_memory_hogs_keep_the_grading_under_5_gib(scenario):
+    memory = scenario["memory"]
+    assert memory["tree_pss_bytes"] < 5 * GIB, f"the grading tree held {memory['tree_pss_bytes'] / GIB:.2f} GiB"
+    assert memory["machine_bytes"] < 5 * GIB, f"the machine had {memory['machine_bytes'] / GIB:.2f} GiB more in use"
+    assert memory["returncode"] == 0, f"grader errors beside the memory hogs:\n{memory['log']}"
+
+
+def test_every_result_records_cgroup_v2_quotas(scenario):
+    for part in ("cpu_beside", "memory"):
+        for student, recorded in scenario[part]["recorded"].items():
+            assert "cgroup v2" in mechanism(recorded), f"{part}/{student} recorded {recorded}"
+        for student, columns in scenario[part]["csv"].items():
+            assert any("cgroup v2" in (v or "") for v in columns.values()), f"grades.csv says {columns} for {student}"
