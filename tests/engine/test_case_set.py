@@ -23,6 +23,7 @@ from autograder.engine.invoke import Reply
 from autograder.engine.registry import REPO_ROOT, ConfigError
 from autograder.lec01_codesign.chips import ChipArg
 from autograder.sandbox import CallOutcome
+from course_copy import clean_env, copy_course
 
 ASSIGNMENT = "lec01_codesign"
 
@@ -214,3 +215,17 @@ def test_a_new_case_set_makes_earlier_results_stale(tmp_path, monkeypatch):
     examples = tmp_path / "autograder" / ASSIGNMENT / property_examples.FILE_NAME
     examples.write_text(examples.read_text("utf-8").replace("0.0", "-0.0", 1), "utf-8")
     assert registry.load_config(ASSIGNMENT, assignments_dir=tmp_path / "assignments").digest != before
+
+
+def test_a_literal_added_anywhere_in_the_kit_does_not_change_the_draw(tmp_path):
+    """hypothesis mixes the literals of imported local modules into its draws; the build's draw
+    ignores them, so a number added to an unrelated line of the kit leaves the examples as they are."""
+    course = copy_course(tmp_path / "course")
+    with open(course / "autograder" / "engine" / "cases.py", "a", encoding="utf-8") as f:
+        f.write("\n_UNRELATED = (123456.789, 7.25, 448.5, -3.75, 99991, 'e4m3')\n")
+    env = {**clean_env(), "PYTHONPATH": str(course), "PYTHONHASHSEED": "0"}
+    done = subprocess.run([sys.executable, "-m", "autograder.engine.property_examples", ASSIGNMENT], cwd=course,
+                          env=env, capture_output=True, text=True, encoding="utf-8", timeout=300)
+    assert done.returncode == 0, done.stderr
+    committed = property_examples.examples_file(ASSIGNMENT).read_text("utf-8")
+    assert json.loads(done.stdout)["properties"] == json.loads(committed)["properties"]
