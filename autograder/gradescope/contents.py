@@ -21,8 +21,9 @@ class BundleSourceError(InstructorError, ValueError):
 PACKAGES = ("authoring", "autograder", "solutions")
 SKIPPED_DIRS = {"__pycache__", ".ipynb_checkpoints", ".pytest_cache", ".hypothesis"}
 SKIPPED_SUFFIXES = (".pyc", ".pyo")
-# Needs nbgrader/nbconvert (the instructor install), which Gradescope's image never gets.
-EXCLUDED_FOLDERS = ("autograder/nbgrader_bridge", "autograder/similarity")   # instructor-only tools
+# Instructor-only tools: they need nbgrader/nbconvert, copydetect or dask (the instructor's
+# extras), which Gradescope's image never gets, and one container grades one submission.
+EXCLUDED_FOLDERS = ("autograder/nbgrader_bridge", "autograder/similarity", "autograder/cluster")
 
 
 def _wanted(path: Path, top: Path) -> bool:
