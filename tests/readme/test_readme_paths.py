@@ -249,8 +249,16 @@ def test_similarity_compares_every_pair(readme_run):
 def test_the_trusted_grader_section_runs(readme_run):
     reference = readme_run.shell.base / "tmp" / "ref" / "alice"
     assert {p.name for p in reference.iterdir()} == set(CONFIG.student_files)
+    from engine.corpus import LOW_FRACTION, items_answered_without_the_student_module
+
     grades = _csv(readme_run.shell.course / "OUT" / "grades.csv")
-    assert float(grades["ref"]["score"]) == AUTO_MAX and float(grades["eve"]["score"]) < AUTO_MAX / 10
+    assert float(grades["ref"]["score"]) == AUTO_MAX
+    # eve cheats: she keeps next to nothing of what her functions decide (a byte count or a figure
+    # of the chip table needs none of them, and she may answer those honestly)
+    judged = [item for item in CONFIG.items if item.kind != "text"
+              and item.id not in items_answered_without_the_student_module()]
+    eve = sum(float(grades["eve"][item.id] or 0) for item in judged)
+    assert eve <= LOW_FRACTION * sum(item.points for item in judged), grades["eve"]
 
 
 def test_the_gradescope_bundle_is_built(readme_run):
