@@ -54,7 +54,7 @@ NOT_ISOLATED_WARNING = ("WARNING: sandbox without bubblewrap (isolation 'rlimits
                         "student code shares the grader's network and every world-readable file; "
                         "the project (solutions/, hidden tests) is closed to it.")
 ISOLATIONS = ("bubblewrap", "rlimits")
-# How the nbgrader path (pregrade, autograde's kernel) lowers isolation: the CLI verbs take
+# How the nbgrader path (pregrade) lowers isolation: the CLI verbs take
 # --isolation, the Gradescope bundle a build flag.
 ISOLATION_ENV_VAR = "CS349E_ISOLATION"
 INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install "
@@ -481,8 +481,7 @@ def _base_env(home: str) -> dict[str, str]:
     }
 
 
-def _bwrap_prefix(workdir: Path | None, limits: Limits, *, worker_caps: bool = True) -> list[str]:
-    # worker_caps=False: nothing that runs inside drops privileges itself (a Jupyter kernel).
+def _bwrap_prefix(workdir: Path | None, limits: Limits) -> list[str]:
     features = bwrap_features()
     if features is None:
         raise SandboxUnavailable("bwrap is not installed")
@@ -492,8 +491,7 @@ def _bwrap_prefix(workdir: Path | None, limits: Limits, *, worker_caps: bool = T
         # Privileged bubblewrap, no user namespace: the worker starts as root holding only these
         # capabilities, empties its bounding set (CAP_SETPCAP) and switches to its sandbox's uid
         # itself, after setting its rlimits (lockdown.py).
-        args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP"] \
-            if worker_caps else []
+        args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP"]
     else:
         args += ["--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_GID)]
         # No user namespace inside this one (the worker's seccomp filter refuses them too).
