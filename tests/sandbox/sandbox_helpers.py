@@ -96,3 +96,18 @@ def wait_for_fork_server(timeout: float = 60.0) -> None:
         pytest.skip("workers are forked from the fork server only by a root grader with cgroups")
     status = forkserver_client.prepare("bubblewrap", wait=timeout)
     assert status == "ready", f"the fork server is not ready: {status}"
+
+
+def call_in_worker_of_kind(sandbox, source: dict[str, str], function: str, *, forked: bool):
+    """A sandbox of `source` whose worker is forked from the fork server or started (asserted:
+    a test about both kinds says so only if each worker really is of its kind), and what
+    `codesign.<function>()` returned in it."""
+    from autograder.sandbox import forkserver_client
+    forkserver_client.ENABLED = forked
+    if forked:
+        wait_for_fork_server()
+    box = sandbox(source)
+    outcome = box.call("codesign", function)
+    assert outcome.status == "ok", outcome
+    assert box._resources.worker.forked is forked
+    return box, outcome.value

@@ -11,7 +11,7 @@ import time
 from dataclasses import replace
 
 import pytest
-from sandbox_helpers import FAST, needs_bwrap, wait_for_fork_server
+from sandbox_helpers import FAST, call_in_worker_of_kind, needs_bwrap, wait_for_fork_server
 
 from autograder.sandbox import forkserver_client
 from autograder.sandbox.launcher import PROJECT_ROOT
@@ -61,14 +61,7 @@ def restore_fork_server():
 
 
 def _probe(sandbox, forked: bool):
-    forkserver_client.ENABLED = forked
-    if forked:
-        wait_for_fork_server()
-    box = sandbox(PROBE)
-    outcome = box.call("codesign", "confinement")
-    assert outcome.status == "ok", outcome
-    assert box._resources.worker.forked is forked
-    return box, outcome.value
+    return call_in_worker_of_kind(sandbox, PROBE, "confinement", forked=forked)
 
 
 def test_a_forked_worker_is_confined_like_a_started_one(sandbox, restore_fork_server):

@@ -8,7 +8,7 @@ import platform
 import re
 
 import pytest
-from sandbox_helpers import needs_bwrap, needs_rlimits
+from sandbox_helpers import call_in_worker_of_kind, needs_bwrap, needs_rlimits
 
 pytestmark = needs_bwrap
 
@@ -83,17 +83,7 @@ def _host_namespaces() -> dict[str, int]:
 
 
 def _state(sandbox, forked: bool):
-    from autograder.sandbox import forkserver_client
-    from sandbox_helpers import wait_for_fork_server
-    forkserver_client.ENABLED = forked
-    if forked:
-        wait_for_fork_server()
-    box = sandbox(PROBE)
-    outcome = box.call("codesign", "state")
-    assert outcome.status == "ok", outcome
-    # The test is about both kinds: it says so only if each worker really is of its kind.
-    assert box._resources.worker.forked is forked
-    return box, outcome.value
+    return call_in_worker_of_kind(sandbox, PROBE, "state", forked=forked)
 
 
 @pytest.fixture
