@@ -220,6 +220,11 @@ def _public_examples(name: str, scratch: Path, step: Step) -> None:
     step.problems += [f"{PUBLIC_CASES} has examples for {f}, which is not a function item of grading.toml"
                       for f in sorted(set(cases) - set(functions))]
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "NBGRADER_EXECUTION")}
+    if has_variants(name):  # the reference's notebook names no student: it runs as the lecture's variant
+        from autograder.engine.grader import STUDENT_ID_ENV, VARIANT_ENV
+        from autograder.engine.variants import canonical_json, lecture_params
+
+        env.update({STUDENT_ID_ENV: "LECTURE", VARIANT_ENV: canonical_json(lecture_params(name))})
     try:
         done = subprocess.run([sys.executable, "selfcheck.py"], cwd=folder, env=env, capture_output=True,
                               text=True, timeout=SELFCHECK_TIMEOUT)
