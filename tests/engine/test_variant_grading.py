@@ -95,6 +95,9 @@ def test_a_notebook_declaring_a_classmates_id_is_graded_as_the_folders_student_a
     assert graded["rows"][copier]["flags"] == flag
     assert f"flagged: {copier}: {flag}" in graded["summary"]
     assert all(not graded["rows"][s]["flags"] for s in (victim, graded["honest"], graded["typist"]))
+    feedback = (graded["root"] / "out" / "feedback" / f"{copier}.md").read_text(encoding="utf-8")
+    assert f"notebook 里填的是 `{victim}`，但这份提交属于 `{copier}`：按 `{copier}` 的参数评分" in feedback
+    assert f"参数 variant `{graded['digests'][copier]}`" in feedback
 
 
 def test_results_and_grades_csv_name_each_students_variant_and_where_the_id_came_from(graded):
