@@ -267,8 +267,8 @@ EXPLANATIONS = {
         每次 exp 配的矩阵乘法是前向的 2–2.5 倍，比值降到 100% 以下：反向不太在乎 exp。
         """,
     "q18_model_speedup": f"""
-        你的形状和芯片：旧芯片受 exp 限制、新芯片受矩阵乘法限制时，加速 = 旧芯片的 t_exp ÷ 新芯片的 t_mma。下面是讲义的参数
-        （B200 → B300、实测的形状）。NVIDIA 的实测（{MEASURED_DOCUMENT}）用的是 {MEASURED_MODEL}：MLA，d_qk = {MEASURED_D_QK}、d_v = {MEASURED_D_V}，
+        你的形状和芯片：加速 = 旧芯片的 max(t_exp, t_mma) ÷ 新芯片的 max(t_exp, t_mma)，先看每块芯片受谁限制
+        （你的一次换代里总有一边受 exp 限制、另一边受矩阵乘法限制）。下面是讲义的参数（B200 → B300、实测的形状）。NVIDIA 的实测（{MEASURED_DOCUMENT}）用的是 {MEASURED_MODEL}：MLA，d_qk = {MEASURED_D_QK}、d_v = {MEASURED_D_V}，
         每次 exp 配 {_MLA_FPE} FLOP。完全重叠时一个分数的时间 = max(t_exp, t_mma)——这是瓶颈模型，不是 Amdahl 定律。
         B200 受 exp 限制（1 / {_sci(B200.exp_per_s)} 秒），B300 的 exp 够快，变成受矩阵乘法限制
         （{_MLA_FPE} / {_sci(B300.peak_flops("fp8"))} 秒）：两者之比 {_KEY["q18_model_speedup"]:g} 倍。
