@@ -15,7 +15,8 @@ from autograder.sandbox import bubblewrap_problem
 from course_copy import run
 from variant_course import NAME, ROSTER, evaluate, ok, variant_course
 
-pytestmark = pytest.mark.skipif(bubblewrap_problem() is not None, reason="bubblewrap unavailable")
+pytestmark = [pytest.mark.slow,  # a course copy built, a class graded, the Gradescope runner
+              pytest.mark.skipif(bubblewrap_problem() is not None, reason="bubblewrap unavailable")]
 USE = "from autograder.engine.variants import params_for, keys_for, variant_digest"
 
 
@@ -95,6 +96,9 @@ def test_a_notebook_declaring_a_classmates_id_is_graded_as_the_folders_student_a
     assert graded["rows"][copier]["flags"] == flag
     assert f"flagged: {copier}: {flag}" in graded["summary"]
     assert all(not graded["rows"][s]["flags"] for s in (victim, graded["honest"], graded["typist"]))
+    feedback = (graded["root"] / "out" / "feedback" / f"{copier}.md").read_text(encoding="utf-8")
+    assert f"notebook 里填的是 `{victim}`，但这份提交属于 `{copier}`：按 `{copier}` 的参数评分" in feedback
+    assert f"参数 variant `{graded['digests'][copier]}`" in feedback
 
 
 def test_results_and_grades_csv_name_each_students_variant_and_where_the_id_came_from(graded):
