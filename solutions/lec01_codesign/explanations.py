@@ -7,7 +7,7 @@ answer key and hw_specs, never typed in; an explanation says how and why.
 Every student has their own parameters (variants.py); the released solutions show the lecture's
 (LECTURE). So an explanation states its method in terms of the parameters, quotes numbers as the
 lecture's, and claims nothing that a student's variant could contradict (tests/solutions/
-test_variants.py checks the claims that depend on the parameters in a sample of variants).
+test_lecture_variants.py checks the claims that depend on the parameters in a sample of variants).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 d_head = 128, the lecture's Student-t data, all of the real tensors): its keys are the ones the
 released solutions show. `variant(rng)` draws a student's parameters. Every numeric item depends on
 at least one continuous draw (or on several discrete ones), so that a classmate's number fails this
-student's tolerance: tests/solutions/test_variants.py measures that over a class.
+student's tolerance: tests/solutions/test_lecture_variants.py measures that over a class.
 
 What varies, and why the questions stay the same questions:
 - trend and decode (q01–q09b): the sustained share of the spec peak the team measured on its own
