@@ -32,3 +32,13 @@ def run_in_folder(folder: Path, *args: str, plugins: bool = True) -> subprocess.
     if not plugins:
         env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     return subprocess.run([sys.executable, *args], cwd=folder, env=env, capture_output=True, text=True, timeout=120)
+
+
+def type_student_id(folder: Path, sid: str = "alice") -> None:
+    """Fill in the notebook's STUDENT_ID as a student does (lecture 1 has per-student variants; alice
+    is on the course roster, so the released parameter table has her)."""
+    notebook = Path(folder) / "handout.ipynb"
+    text = notebook.read_text(encoding="utf-8")
+    empty = 'STUDENT_ID = \\"\\"'
+    assert empty in text, "the notebook has no empty STUDENT_ID to fill in"
+    notebook.write_text(text.replace(empty, f'STUDENT_ID = \\"{sid}\\"', 1), encoding="utf-8")

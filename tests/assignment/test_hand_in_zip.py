@@ -11,7 +11,7 @@ from autograder.build import write_reference_submission
 from autograder.build.student_files import zip_name
 from autograder.engine.registry import load_config
 from course_copy import copy_course, run
-from student_folders import copy_release, run_in_folder
+from student_folders import copy_release, run_in_folder, type_student_id
 
 NAME = "lec01_codesign"
 CONFIG = load_config(NAME)
@@ -22,6 +22,7 @@ ZIP = zip_name(CONFIG)
 def answered_folder(tmp_path):
     folder = copy_release(tmp_path)
     write_reference_submission(NAME, folder)
+    type_student_id(folder, "alice")
     return folder
 
 
@@ -58,6 +59,8 @@ def test_the_gradescope_runner_grades_the_zip_as_uploaded(answered_folder, tmp_p
     gradescope = tmp_path / "autograder"
     with zipfile.ZipFile(answered_folder / ZIP) as archive:  # Gradescope unpacks a zip upload
         archive.extractall(gradescope / "submission")
+    (gradescope / "submission_metadata.json").write_text(  # alice's own upload: Gradescope's sid is hers
+        json.dumps({"users": [{"sid": "alice", "email": "alice@example.edu"}]}), encoding="utf-8")
     assert runtime.main([NAME, "--root", str(gradescope)]) == 0
     results = json.loads((gradescope / "results" / "results.json").read_text(encoding="utf-8"))
     assert results["score"] == sum(i.points for i in CONFIG.items if i.kind.is_automatic)

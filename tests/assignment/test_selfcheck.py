@@ -13,7 +13,7 @@ import pytest
 from autograder.build import write_reference_submission
 from autograder.engine.vocabulary import TEXT_STUB
 from autograder.engine.registry import load_config
-from student_folders import run_in_folder
+from student_folders import run_in_folder, type_student_id
 from solutions.lec01_codesign.answers import answer_key
 
 CONFIG = load_config("lec01_codesign")
@@ -41,6 +41,8 @@ def load_selfcheck(monkeypatch):
 def _notebook_run(selfcheck, code):
     """Run `code` the way a notebook cell does: in a namespace where check() was imported."""
     namespace = {"check": selfcheck.check}
+    # the notebook's first code cell: a student on the roster types their id and gets VARIANT
+    exec('STUDENT_ID = "alice"\nfrom variant import variant_for\nVARIANT = variant_for(STUDENT_ID)', namespace)
     exec(code, namespace)
     return namespace
 
@@ -98,7 +100,7 @@ def test_student_mode_reads_the_answer_from_the_notebook_namespace(student_folde
     ("q14_mla_effect", "D", "不是选项之一"),
 ])
 def test_malformed_answers_are_explained(student_folder, load_selfcheck, item_id, value, message):
-    verdict = load_selfcheck(student_folder).verdict(item_id, {item_id: value})
+    verdict = load_selfcheck(student_folder).verdict(item_id, {"VARIANT": {}, item_id: value})
     assert verdict.startswith(f"✗ {item_id}：") and message in verdict
 
 
@@ -110,7 +112,7 @@ def test_well_formed_answers_pass_whatever_their_value(student_folder, load_self
             continue
         right = key[item.id]
         wrong = right * 1.37 if item.kind == "number" else next(c for c in item.choices if c != right)
-        verdicts = [selfcheck.verdict(item.id, {item.id: v}).replace(repr(v), "<v>") for v in (right, wrong)]
+        verdicts = [selfcheck.verdict(item.id, {"VARIANT": {}, item.id: v}).replace(repr(v), "<v>") for v in (right, wrong)]
         assert verdicts[0] == verdicts[1], item.id  # the same words for a right and a wrong answer
         assert verdicts[0].startswith(f"✓ {item.id}")
 
@@ -121,7 +123,7 @@ def test_a_choice_letter_in_any_case_is_well_formed_as_the_grader_accepts_it(stu
     from autograder.engine.report_items import grade_report
     from autograder.sandbox import NotebookOutcome
 
-    verdict = load_selfcheck(student_folder).verdict("q03_least_grown", {"q03_least_grown": answer})
+    verdict = load_selfcheck(student_folder).verdict("q03_least_grown", {"VARIANT": {}, "q03_least_grown": answer})
     assert verdict.startswith("✓ q03_least_grown"), verdict
     item = next(i for i in CONFIG.items_of("choice") if i.id == "q03_least_grown")
     [graded] = grade_report([item], {item.id: "D"}, NotebookOutcome("ok", {item.id: answer}, (), ""), "handout.ipynb")
@@ -129,25 +131,26 @@ def test_a_choice_letter_in_any_case_is_well_formed_as_the_grader_accepts_it(stu
 
 
 def test_a_percent_question_reminds_about_fractions_without_judging(student_folder, load_selfcheck):
-    verdict = load_selfcheck(student_folder).verdict("q16_software_exp_share", {"q16_software_exp_share": 0.49})
+    verdict = load_selfcheck(student_folder).verdict("q16_software_exp_share", {"VARIANT": {}, "q16_software_exp_share": 0.49})
     assert verdict.startswith("✓") and "百分数" in verdict
 
 
 def test_text_and_unknown_items(student_folder, load_selfcheck):
     selfcheck = load_selfcheck(student_folder)
-    assert "人工评分" in selfcheck.verdict("q20_explain_scaling", {})
-    unknown = selfcheck.verdict("q99", {})
+    assert "人工评分" in selfcheck.verdict("q20_explain_scaling", {"VARIANT": {}})
+    unknown = selfcheck.verdict("q99", {"VARIANT": {}})
     assert unknown.startswith("✗ 未知的评分项 'q99'") and "round_e4m3" in unknown and "q21_explain_codesign" in unknown
 
 
 # --- student mode: functions -----------------------------------------------------------------
 def test_function_items_run_the_public_checks(student_folder, load_selfcheck):
     selfcheck = load_selfcheck(student_folder)
-    assert "未实现" in selfcheck.verdict("quantize", {})
+    assert "未实现" in selfcheck.verdict("quantize", {"VARIANT": {}})
     write_reference_submission("lec01_codesign", student_folder)
+    type_student_id(student_folder)
     n = len(selfcheck.public_checks.cases_of("quantize")) if hasattr(selfcheck, "public_checks") else None
-    assert re.match(r"✓ quantize：公开检查 (\d+)/\1 通过", selfcheck.verdict("quantize", {}))
-    assert n is None or f"{n}/{n}" in selfcheck.verdict("quantize", {})
+    assert re.match(r"✓ quantize：公开检查 (\d+)/\1 通过", selfcheck.verdict("quantize", {"VARIANT": {}}))
+    assert n is None or f"{n}/{n}" in selfcheck.verdict("quantize", {"VARIANT": {}})
 
 
 def test_a_broken_codesign_gets_a_message_not_a_traceback(student_folder, load_selfcheck, capsys):
@@ -167,6 +170,7 @@ def test_the_released_notebook_is_intact_and_wholly_unanswered(student_folder, l
 
 def test_the_reference_notebook_is_wholly_answered(student_folder, load_selfcheck):
     write_reference_submission("lec01_codesign", student_folder)
+    type_student_id(student_folder)
     assert load_selfcheck(student_folder).unanswered() == []
 
 
@@ -188,12 +192,15 @@ def test_the_text_stub_is_the_one_the_build_writes(student_folder, load_selfchec
 
 
 def test_the_command_line_self_check(student_folder):
+    type_student_id(student_folder)  # the released notebook with only the id filled in
     proc = run_in_folder(student_folder, "selfcheck.py")
     assert proc.returncode == 1 and "未实现" in proc.stdout and "还没作答的题" in proc.stdout
     write_reference_submission("lec01_codesign", student_folder)
+    type_student_id(student_folder)
     proc = run_in_folder(student_folder, "selfcheck.py")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert proc.stdout.count("✓") == len(CONFIG.items_of("function")) + 2
+    # the functions, the file, the answers, and (per-student variants) the student's parameters
+    assert proc.stdout.count("✓") == len(CONFIG.items_of("function")) + 3
     (student_folder / "handout.ipynb").write_text("{not json")
     proc = run_in_folder(student_folder, "selfcheck.py")
     assert proc.returncode == 1 and "不是合法的 JSON" in proc.stdout and "Traceback" not in proc.stderr
