@@ -1,0 +1,117 @@
+"""`python -m autograder answers <assignment> RESULTS [--out FILE] [--min-items N]`.
+
+The copy report of an assignment with per-student variants: every student whose number answers
+are right for a classmate's variant and wrong for their own, on at least N items (default 3),
+with the classmate and the items. RESULTS is what the grader wrote: `grade`'s OUT folder,
+pregrade's `.pinned_results/<assignment>/`, or any folder of results JSON files (e.g. Gradescope's
+export). Nothing is graded again. Prints a table; `--out report.csv` or `report.json` writes it.
+Exit status 0 whatever it finds (a flag is for a human to read), 2 for a usage or configuration error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--min-items needs a whole number ≥ 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"--min-items needs a whole number ≥ 1, got {value}")
+    return value
+
+
+def add_parser(subparsers) -> None:
+    from autograder.engine.answer_matches import DEFAULT_MIN_ITEMS
+
+    parser = subparsers.add_parser(
+        "answers", help="copy report: answers right for a classmate's variant and wrong for one's own",
+        description="Compare every student's recorded number answers with every classmate's keys (and the "
+                    "lecture's worked example), with the grader's tolerance. A student is flagged with a "
+                    "classmate when at least --min-items answers are right for the classmate's variant and "
+                    "wrong for their own.")
+    parser.add_argument("assignment", help="assignment name, e.g. lec01_codesign")
+    parser.add_argument("results", type=Path,
+                        help="grade's OUT folder, .pinned_results/<assignment>/, or a folder of results JSON files")
+    parser.add_argument("--out", type=Path, help="also write the report to this .csv or .json file")
+    parser.add_argument("--min-items", type=_count, default=DEFAULT_MIN_ITEMS,
+                        help=f"matched items that flag a pair (default {DEFAULT_MIN_ITEMS})")
+
+
+def run(args) -> int:
+    from autograder.engine.answer_matches import compare_class, report_csv, report_json
+    from autograder.engine.outputs import atomic_write_text
+    from autograder.engine.registry import ConfigError, load_config
+    from autograder.engine.variants import has_variants, keys_for
+
+    if args.out is not None and args.out.suffix not in (".csv", ".json"):
+        print(f"answers: --out {args.out}: the file name must end in .csv or .json", file=sys.stderr)
+        return 2
+    try:
+        config = load_config(args.assignment)
+        results, problems = _read_class(args.results, config.assignment)
+        if problems:
+            for problem in problems:
+                print(f"answers: {problem}", file=sys.stderr)
+            return 2
+        if not has_variants(config.assignment):
+            print(f"{config.assignment} declares no variants (solutions/{config.assignment}/variants.py): every "
+                  "student has the same keys, so copied numbers cannot be told from right ones. Nothing to compare.")
+            return 0
+        report = compare_class(config, results, lambda student: keys_for(config.assignment, student), args.min_items)
+    except ConfigError as err:
+        print(f"answers: {err}", file=sys.stderr)
+        return 2
+    _print(report)
+    if args.out is not None:
+        atomic_write_text(args.out, report_csv(report) if args.out.suffix == ".csv" else report_json(report))
+        print(f"report written to {args.out}")
+    return 0
+
+
+def _read_class(folder: Path, assignment: str):
+    """(results of `assignment`, problems): one result per student, from any of the layouts above."""
+    from autograder.engine.outputs import RESULTS_DIR, read_result
+
+    if not folder.is_dir():
+        return [], [f"results folder {folder} does not exist"]
+    inner = folder / RESULTS_DIR
+    paths = sorted((inner if inner.is_dir() else folder).rglob("*.json"))
+    by_student, problems = {}, []
+    for path in paths:
+        result = read_result(path)
+        if result is None or result.assignment != assignment:
+            continue
+        if result.student in by_student:
+            problems.append(f"two results for student {result.student!r}: {by_student[result.student][0]} and {path} "
+                            "(keep one per student)")
+            continue
+        by_student[result.student] = (path, result)
+    if not by_student and not problems:
+        problems.append(f"no results of {assignment} in {folder} (expected grade's OUT folder, "
+                        f".pinned_results/{assignment}/, or results JSON files)")
+    return [result for _, result in by_student.values()], problems
+
+
+def _print(report) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    console = Console(highlight=False, width=160)
+    for student, note in report.notes:
+        console.print(f"note: {escape(student)}: {escape(note)}")
+    console.print(f"{len(report.students)} students, {len(report.items)} number items compared; "
+                  f"{len({f.student for f in report.flags})} flagged (at least {report.min_items} answers right "
+                  f"for another variant's keys and wrong for their own)")
+    if not report.flags:
+        return
+    table = Table("student", "answers match the keys of", "items", "how many", "right in own variant")
+    for flag in report.flags:
+        table.add_row(escape(flag.student), escape(flag.source), escape(" ".join(flag.items)), str(flag.count),
+                      f"{flag.own_right} of {flag.compared}")
+    console.print(table)

@@ -1,0 +1,182 @@
+"""Copied numbers: which students handed in answers that are right for a classmate's variant and
+wrong for their own.
+
+With per-student variants (engine/variants.py) every student's number keys are their own, so an
+answer copied from a classmate is wrong for the student who hands it in and right for the
+classmate. For every student S and every other student T, the number items where S's recorded
+answer (ItemResult.answer) is accepted by T's key — with the grader's own tolerance
+(report_items.accepts_number) — and not by S's own key are counted; S is flagged with T when
+there are at least `min_items` of them. The lecture's worked example (the parameters the lecture
+itself uses) is compared the same way, as the source `LECTURE_SOURCE`: answers taken from the
+lecture's example are a different mistake from copying a classmate, and the report tells them apart.
+
+Nothing is graded again: the answers come from the results, the keys from the instructor's seed.
+Keys are one float per (student, item) in an array, so a class is compared with one n × n array
+operation per item (measured for 500 students in the README).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from dataclasses import asdict, dataclass
+from typing import Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from autograder.engine.registry import GradingConfig, Item
+from autograder.engine.report_items import accepts_number
+from autograder.engine.results import SubmissionResult
+from autograder.engine.vocabulary import ItemKind
+
+DEFAULT_MIN_ITEMS = 3
+LECTURE_SOURCE = "(lecture example)"
+
+
+@dataclass(frozen=True)
+class CopyFlag:
+    """`student`'s answers to `items` are right for `source`'s keys and wrong for their own."""
+
+    student: str
+    source: str  # a classmate, or LECTURE_SOURCE
+    items: tuple[str, ...]
+    own_right: int  # number items the student got right in their own variant
+    compared: int  # number items with a number answer and a key, of this student
+
+    @property
+    def count(self) -> int:
+        return len(self.items)
+
+
+@dataclass(frozen=True)
+class AnswerReport:
+    assignment: str
+    students: tuple[str, ...]  # the students compared (their results hold recorded answers)
+    items: tuple[str, ...]  # the number items compared (a plain number key in some variant)
+    min_items: int
+    flags: tuple[CopyFlag, ...]  # most matched items first
+    notes: tuple[tuple[str, str], ...]  # (student, why they were not compared)
+
+
+def answer_matrix(results: Sequence[SubmissionResult], items: Sequence[Item]) -> np.ndarray:
+    """students × items: each recorded number answer as a float, NaN where there is none (absent,
+    unreadable, not a number, a result written before answers were recorded)."""
+    out = np.full((len(results), len(items)), np.nan)
+    for row, result in enumerate(results):
+        recorded = {item.id: item.answer for item in result.items}
+        for col, item in enumerate(items):
+            value = _number_of(recorded.get(item.id))
+            if value is not None:
+                out[row, col] = value
+    return out
+
+
+def key_matrix(keys: Sequence[Mapping[str, object]], items: Sequence[Item]) -> np.ndarray:
+    """sources × items: each plain number key as a float; NaN for a key that is no one number
+    (a measured range or a key derived from the student's own answers: not a variant's number)."""
+    out = np.full((len(keys), len(items)), np.nan)
+    for row, key in enumerate(keys):
+        for col, item in enumerate(items):
+            value = key.get(item.id)
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+                out[row, col] = float(value)
+    return out
+
+
+def match_counts(items: Sequence[Item], answers: np.ndarray, own: np.ndarray, others: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """(counts, own_right): counts[s, t] = items where student s's answer is accepted by source t's
+    key and not by s's own key; own_right[s] = items s got right in their own variant."""
+    counts = np.zeros((answers.shape[0], others.shape[0]), dtype=np.int32)
+    own_right = np.zeros(answers.shape[0], dtype=np.int32)
+    with np.errstate(invalid="ignore"):  # NaN (no answer, no key) compares False: no match
+        for col, item in enumerate(items):
+            right = accepts_number(item, answers[:, col], own[:, col])
+            own_right += right
+            accepted = accepts_number(item, answers[:, col, None], others[None, :, col])
+            counts += accepted & ~right[:, None]
+    return counts, own_right
+
+
+def matched_items(items: Sequence[Item], answers: np.ndarray, own: np.ndarray, other: np.ndarray) -> tuple[str, ...]:
+    """The items behind one count of `match_counts`, for one student and one source."""
+    with np.errstate(invalid="ignore"):
+        hit = accepts_number_each(items, answers, other) & ~accepts_number_each(items, answers, own)
+    return tuple(item.id for item, h in zip(items, hit) if h)
+
+
+def accepts_number_each(items: Sequence[Item], answers: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    return np.array([bool(accepts_number(item, a, k)) for item, a, k in zip(items, answers, keys)], dtype=bool)
+
+
+def compare_class(config: GradingConfig, results: Sequence[SubmissionResult],
+                  keys_of: Callable[[str | None], Mapping[str, object]], min_items: int = DEFAULT_MIN_ITEMS
+                  ) -> AnswerReport:
+    """`keys_of(student)` gives a student's answer keys (`None`: the lecture's example)."""
+    items = config.items_of(ItemKind.NUMBER)
+    notes, compared = [], []
+    for result in sorted(results, key=lambda r: r.student):
+        if not any(i.answer is not None for i in result.items if i.kind == ItemKind.NUMBER):
+            notes.append((result.student, "its result records no answers (graded before answers were kept): "
+                                          "grade it again with --force"))
+        else:
+            compared.append(result)
+    own_keys = []
+    for result in list(compared):
+        try:
+            own_keys.append(keys_of(result.student))
+        except ValueError as err:  # e.g. a folder name that is no student id
+            notes.append((result.student, f"no keys for this student: {err}"))
+            compared.remove(result)
+    sources = [r.student for r in compared] + [LECTURE_SOURCE]
+    own = key_matrix(own_keys, items)
+    others = np.vstack([own, key_matrix([keys_of(None)], items)])
+    answers = answer_matrix(compared, items)
+    counts, own_right = match_counts(items, answers, own, others)
+    flags = []
+    for s, t in zip(*np.nonzero(counts >= min_items)):
+        if sources[t] == compared[s].student:
+            continue
+        flags.append(CopyFlag(compared[s].student, sources[t], matched_items(items, answers[s], own[s], others[t]),
+                              int(own_right[s]), int(np.sum(~np.isnan(answers[s]) & ~np.isnan(own[s])))))
+    flags.sort(key=lambda f: (-f.count, f.student, f.source))
+    compared_items = tuple(item.id for item, col in zip(items, others.T) if not np.all(np.isnan(col)))
+    return AnswerReport(config.assignment, tuple(r.student for r in compared), compared_items, min_items,
+                        tuple(flags), tuple(sorted(notes)))
+
+
+def _number_of(answer: dict | None) -> float | None:
+    if not answer or answer.get("state") != "given":
+        return None
+    value = answer.get("value")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        number = float(value)
+        return number if math.isfinite(number) else None
+    return None
+
+
+CSV_COLUMNS = ("student", "matches_keys_of", "count", "items", "own_right", "compared")
+
+
+def report_csv(report: AnswerReport) -> str:
+    from autograder.engine.outputs import csv_cell
+
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for flag in report.flags:
+        writer.writerow([csv_cell(c) for c in (flag.student, flag.source, flag.count, " ".join(flag.items),
+                                               flag.own_right, flag.compared)])
+    return buf.getvalue()
+
+
+def report_json(report: AnswerReport) -> str:
+    data = asdict(report)
+    data["notes"] = [{"student": s, "note": n} for s, n in report.notes]
+    return json.dumps(data, ensure_ascii=False, indent=1) + "\n"
+
+
+def flagged_students(report: AnswerReport) -> Iterable[str]:
+    return sorted({flag.student for flag in report.flags})
