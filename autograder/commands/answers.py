@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from itertools import groupby
 from pathlib import Path
 
 
@@ -110,8 +111,14 @@ def _print(report) -> None:
                   f"for another variant's keys and wrong for their own)")
     if not report.flags:
         return
-    table = Table("student", "answers match the keys of", "items", "how many", "right in own variant")
-    for flag in report.flags:
-        table.add_row(escape(flag.student), escape(flag.source), escape(" ".join(flag.items)), str(flag.count),
-                      f"{flag.own_right} of {flag.compared}")
+    # One row per flagged student and best source (the classmate whose keys match the most
+    # items); classmates whose variants share some of those parameters match fewer: counted.
+    table = Table("student", "answers match the keys of", "items", "how many", "right in own variant",
+                  "fewer with")
+    for student, flags in groupby(report.flags_by_student(), key=lambda f: f.student):
+        flags = list(flags)
+        best = [f for f in flags if f.count == flags[0].count]
+        for flag in best:
+            table.add_row(escape(flag.student), escape(flag.source), escape(" ".join(flag.items)), str(flag.count),
+                          f"{flag.own_right} of {flag.compared}", str(len(flags) - len(best)) if len(flags) > len(best) else "")
     console.print(table)

@@ -59,6 +59,10 @@ class AnswerReport:
     flags: tuple[CopyFlag, ...]  # most matched items first
     notes: tuple[tuple[str, str], ...]  # (student, why they were not compared)
 
+    def flags_by_student(self) -> list[CopyFlag]:
+        """Every flag, grouped by student (most matched items first within a student)."""
+        return sorted(self.flags, key=lambda f: (f.student, -f.count, f.source))
+
 
 def answer_matrix(results: Sequence[SubmissionResult], items: Sequence[Item]) -> np.ndarray:
     """students × items: each recorded number answer as a float, NaN where there is none (absent,
