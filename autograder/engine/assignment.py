@@ -4,7 +4,9 @@ A hidden-test package `autograder/<name>/` provides two functions:
 `function_suites() -> {item id: Suite}` for every function item, and
 `answer_key() -> {item id: number | letter}` for every number / choice item (a number item whose
 answer depends on the student's machine may have a MeasuredKey or DerivedKey, see
-autograder.engine.answer_checks), and optionally
+autograder.engine.answer_checks); an assignment with per-student variants
+(solutions/<name>/variants.py, see autograder.engine.variants) has `answer_key(params=None)`,
+the keys of one variant (None: the lecture's own), and optionally
 `sandbox_factories() -> ("module:Class.method", ...)`: the only callables the sandbox may use
 to rebuild an argument that is not plain data (see autograder.sandbox.codec.Rebuilt).
 Adding an assignment is one more such package; the engine does not change.
@@ -34,6 +36,17 @@ class Assignment:
     answer_key: Mapping[str, Any]
     case_set: str = ""  # digest of every case and property example (case_digest.py)
     factories: tuple[str, ...] = ()  # sandbox_factories() of the hidden-test package
+    variants: bool = False  # solutions/<name>/variants.py exists: keys differ per student
+
+    def key_for(self, params: Mapping[str, Any] | None) -> Mapping[str, Any]:
+        """The keys of one variant's parameters (None: `answer_key`, the lecture's own)."""
+        if params is None:
+            return self.answer_key
+        if not self.variants:
+            raise ConfigError(f"{self.config.assignment} has no variants: its keys take no parameters")
+        from autograder.engine.variants import canonical_json
+
+        return _variant_key(self.config.assignment, canonical_json(params))
 
 
 def _package(name: str):
@@ -72,8 +85,38 @@ def load_assignment(name: str) -> Assignment:
     if config.student_module is None and function_items:
         raise ConfigError(f"{name}: function items need a .py file in student_files")
 
-    answered = config.items_of(*KEYED_KINDS)
-    key = dict(package.answer_key()) if answered else {}
+    key = _checked_key(config, package.answer_key() if config.items_of(*KEYED_KINDS) else {})
+    if answered_without_notebook(config):
+        raise ConfigError(f"{name}: report items need a .ipynb file in student_files")
+    factories = tuple(getattr(package, "sandbox_factories", tuple)())
+    for factory in factories:
+        try:
+            check_factory_name(factory)
+        except ValueError as exc:
+            raise ConfigError(f"autograder/{name}: sandbox_factories(): {exc}") from None
+    from autograder.engine.variants import has_variants
+
+    return Assignment(config, suites, key, case_set_digest(suites), factories, has_variants(name))
+
+
+def answered_without_notebook(config: GradingConfig) -> bool:
+    return bool(config.items_of(*KEYED_KINDS)) and config.notebook is None
+
+
+@lru_cache(maxsize=4096)  # one entry per student of a class: grading a class computes each key once
+def _variant_key(name: str, params_json: str) -> Mapping[str, Any]:
+    import json
+
+    package, config = _package(name), load_assignment(name).config
+    if not config.items_of(*KEYED_KINDS):
+        return {}
+    return _checked_key(config, package.answer_key(json.loads(params_json)))
+
+
+def _checked_key(config: GradingConfig, raw: Mapping[str, Any]) -> dict[str, Any]:
+    """The package's key, checked against grading.toml's number and choice items."""
+    name, answered = config.assignment, config.items_of(*KEYED_KINDS)
+    key = dict(raw)
     expected, found = sorted(item.id for item in answered), sorted(key)
     if set(found) != set(expected):
         raise ConfigError(f"{name}: answer_key() returns the keys {found}, grading.toml's number and choice "
@@ -87,15 +130,7 @@ def load_assignment(name: str) -> Assignment:
             raise ConfigError(f"{name}: the key of number item {item.id} is {value!r}, not a number")
         if item.kind is ItemKind.CHOICE and value not in item.choices:
             raise ConfigError(f"{name}: the key of choice item {item.id} is {value!r}, not one of {item.choices}")
-    if answered and config.notebook is None:
-        raise ConfigError(f"{name}: report items need a .ipynb file in student_files")
-    factories = tuple(getattr(package, "sandbox_factories", tuple)())
-    for factory in factories:
-        try:
-            check_factory_name(factory)
-        except ValueError as exc:
-            raise ConfigError(f"autograder/{name}: sandbox_factories(): {exc}") from None
-    return Assignment(config, suites, key, case_set_digest(suites), factories)
+    return key
 
 
 def warm(name: str) -> Assignment:

@@ -1,0 +1,154 @@
+"""Per-student variants: every student's numbers are drawn for them, from a seed students never see.
+
+An assignment declares variants with `solutions/<name>/variants.py`:
+    variant(rng: numpy.random.Generator) -> dict   the parameters its questions depend on
+                                                   (JSON-plain: ints, floats, strings, lists)
+    LECTURE: dict                                  the lecture's own worked example: used where
+                                                   no student is known (released solutions, docs)
+and its hidden-test package's `answer_key(params=None)` computes the keys for one parameter set.
+
+A student's parameters are a pure function of the assignment's secret seed
+(`autograder/<name>/variant_seed`, instructor-only) and the student id, so the trusted grader, the
+Gradescope bundle (which carries the seed) and `variant` always agree, and no released file lets a
+student compute a classmate's parameters or anyone's keys. Without variants.py nothing changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import importlib
+import json
+import re
+import secrets
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Mapping
+
+import numpy as np
+
+from autograder.engine.registry import REPO_ROOT, ConfigError
+
+SEED_FILE = "variant_seed"
+TABLE_FILE = "variants.json"  # the released parameter table, assignments/<name>/variants.json
+HELPER_FILE = "variant.py"  # the released helper that reads it
+_SEED_HEX = re.compile(r"[0-9a-f]{64}")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+MAX_ID_LENGTH = 200
+
+
+class StudentIdError(ValueError):
+    """A student id that cannot name a variant (empty, control characters, too long)."""
+
+
+def variants_module(name: str) -> ModuleType | None:
+    """`solutions.<name>.variants`, or None when the assignment declares no variants."""
+    try:
+        return importlib.import_module(f"solutions.{name}.variants")
+    except ModuleNotFoundError as err:
+        if err.name in (f"solutions.{name}.variants", f"solutions.{name}", "solutions"):
+            return None
+        raise
+
+
+def has_variants(name: str) -> bool:
+    return variants_module(name) is not None
+
+
+def _module(name: str) -> ModuleType:
+    module = variants_module(name)
+    if module is None:
+        raise ConfigError(f"{name} has no variants: solutions/{name}/variants.py does not exist")
+    if not callable(getattr(module, "variant", None)) or not isinstance(getattr(module, "LECTURE", None), dict):
+        raise ConfigError(f"solutions/{name}/variants.py must define variant(rng) -> dict and LECTURE: dict")
+    return module
+
+
+def normalize_id(student_id: str) -> str:
+    """The id as the variant is drawn from: surrounding spaces stripped, case kept."""
+    if not isinstance(student_id, str):
+        raise StudentIdError(f"a student id is text, got {type(student_id).__name__}")
+    text = student_id.strip()
+    if not text:
+        raise StudentIdError("the student id is empty")
+    if _CONTROL.search(text):
+        raise StudentIdError(f"the student id {text!r} contains control characters")
+    if len(text) > MAX_ID_LENGTH:
+        raise StudentIdError(f"the student id is {len(text)} characters long (at most {MAX_ID_LENGTH})")
+    return text
+
+
+def seed_path(name: str, root: Path = REPO_ROOT) -> Path:
+    return root / "autograder" / name / SEED_FILE
+
+
+def new_seed(name: str, root: Path = REPO_ROOT) -> Path:
+    """Write a fresh seed for `name` unless one exists (an existing seed is never replaced: every
+    student's numbers would change). Returns its path."""
+    path = seed_path(name, root)
+    if not path.exists():
+        path.write_text(secrets.token_hex(32) + "\n", encoding="ascii")
+    return path
+
+
+def read_seed(name: str, root: Path = REPO_ROOT) -> bytes:
+    path = seed_path(name, root)
+    if not path.is_file():
+        raise ConfigError(f"{path} is missing: `python -m autograder build {name}` creates it (keep it private; "
+                          f"replacing it changes every student's numbers)")
+    text = path.read_text(encoding="ascii", errors="replace").strip()
+    if not _SEED_HEX.fullmatch(text):
+        raise ConfigError(f"{path} must hold one line of 64 lowercase hex digits (32 random bytes)")
+    return bytes.fromhex(text)
+
+
+def canonical_json(params: Mapping[str, Any]) -> str:
+    return json.dumps(params, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def plain(params: Any, where: str) -> dict:
+    """`params` as JSON gives it back (tuples become lists, numpy scalars are refused by name)."""
+    if not isinstance(params, dict):
+        raise ConfigError(f"{where}: parameters must be a dict, got {type(params).__name__}")
+    try:
+        return json.loads(canonical_json(params))
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{where}: parameters must be JSON-plain (ints, floats, strings, lists): {exc}") from None
+
+
+def variant_digest(params: Mapping[str, Any]) -> str:
+    """Names one parameter set in results: sha256 of its canonical JSON, first 12 hex digits."""
+    return hashlib.sha256(canonical_json(params).encode()).hexdigest()[:12]
+
+
+def lecture_params(name: str) -> dict:
+    return plain(_module(name).LECTURE, f"solutions/{name}/variants.py LECTURE")
+
+
+def params_for(name: str, student_id: str) -> dict:
+    """The parameters of `student_id`'s variant of `name`."""
+    module = _module(name)
+    sid = normalize_id(student_id)
+    mac = hmac.new(read_seed(name), f"{name}:{sid}".encode(), hashlib.sha256).digest()
+    rng = np.random.default_rng(int.from_bytes(mac, "big"))
+    return plain(module.variant(rng), f"solutions/{name}/variants.py variant()")
+
+
+def params_of(name: str, student_id: str | None) -> dict | None:
+    """The student's parameters; LECTURE when no student is known; None without variants."""
+    if not has_variants(name):
+        return None
+    return lecture_params(name) if student_id is None else params_for(name, student_id)
+
+
+def keys_for(name: str, student_id: str | None) -> Mapping[str, Any]:
+    """The answer keys of `student_id`'s variant (None: the lecture's; an assignment without
+    variants: its one key for everybody)."""
+    from autograder.engine.assignment import load_assignment
+
+    return load_assignment(name).key_for(params_of(name, student_id))
+
+
+def id_hash(name: str, student_id: str) -> str:
+    """How the released table names a student: not the id itself (the table lists the class)."""
+    return hashlib.sha256(f"{name}:{normalize_id(student_id)}".encode()).hexdigest()[:16]
