@@ -47,7 +47,7 @@ def run(args) -> int:
     from autograder.engine.answer_matches import compare_class, report_csv, report_json
     from autograder.engine.outputs import atomic_write_text
     from autograder.engine.registry import ConfigError, load_config
-    from autograder.engine.variants import has_variants, keys_for
+    from autograder.engine.variants import has_variants, keys_for, params_for, variant_digest
 
     if args.out is not None and args.out.suffix not in (".csv", ".json"):
         print(f"answers: --out {args.out}: the file name must end in .csv or .json", file=sys.stderr)
@@ -63,7 +63,9 @@ def run(args) -> int:
             print(f"{config.assignment} declares no variants (solutions/{config.assignment}/variants.py): every "
                   "student has the same keys, so copied numbers cannot be told from right ones. Nothing to compare.")
             return 0
-        report = compare_class(config, results, lambda student: keys_for(config.assignment, student), args.min_items)
+        name = config.assignment
+        report = compare_class(config, results, lambda student: keys_for(name, student), args.min_items,
+                               lambda student: variant_digest(params_for(name, student)))
     except ConfigError as err:
         print(f"answers: {err}", file=sys.stderr)
         return 2
@@ -76,6 +78,7 @@ def run(args) -> int:
 
 def _read_class(folder: Path, assignment: str):
     """(results of `assignment`, problems): one result per student, from any of the layouts above."""
+    from autograder.engine.answer_matches import student_of
     from autograder.engine.outputs import RESULTS_DIR, read_result
 
     if not folder.is_dir():
@@ -87,11 +90,12 @@ def _read_class(folder: Path, assignment: str):
         result = read_result(path)
         if result is None or result.assignment != assignment:
             continue
-        if result.student in by_student:
-            problems.append(f"two results for student {result.student!r}: {by_student[result.student][0]} and {path} "
+        student = student_of(result)
+        if student in by_student:
+            problems.append(f"two results for student {student!r}: {by_student[student][0]} and {path} "
                             "(keep one per student)")
             continue
-        by_student[result.student] = (path, result)
+        by_student[student] = (path, result)
     if not by_student and not problems:
         problems.append(f"no results of {assignment} in {folder} (expected grade's OUT folder, "
                         f".pinned_results/{assignment}/, or results JSON files)")
@@ -106,6 +110,9 @@ def _print(report) -> None:
     console = Console(highlight=False, width=160)
     for student, note in report.notes:
         console.print(f"note: {escape(student)}: {escape(note)}")
+    for student, declared in report.declared_ids:
+        console.print(f"id mismatch: {escape(student)}'s notebook declares STUDENT_ID {escape(repr(declared))} "
+                      f"(graded as {escape(student)})")
     console.print(f"{len(report.students)} students, {len(report.items)} number items compared; "
                   f"{len({f.student for f in report.flags})} flagged (at least {report.min_items} answers right "
                   f"for another variant's keys and wrong for their own)")
@@ -114,11 +121,12 @@ def _print(report) -> None:
     # One row per flagged student and best source (the classmate whose keys match the most
     # items); classmates whose variants share some of those parameters match fewer: counted.
     table = Table("student", "answers match the keys of", "items", "how many", "right in own variant",
-                  "fewer with")
+                  "fewer with", "notebook declares")
     for student, flags in groupby(report.flags_by_student(), key=lambda f: f.student):
         flags = list(flags)
         best = [f for f in flags if f.count == flags[0].count]
         for flag in best:
             table.add_row(escape(flag.student), escape(flag.source), escape(" ".join(flag.items)), str(flag.count),
-                          f"{flag.own_right} of {flag.compared}", str(len(flags) - len(best)) if len(flags) > len(best) else "")
+                          f"{flag.own_right} of {flag.compared}", str(len(flags) - len(best)) if len(flags) > len(best) else "",
+                          escape(flag.declared))
     console.print(table)

@@ -22,7 +22,7 @@ import io
 import json
 import math
 from dataclasses import asdict, dataclass
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -44,6 +44,7 @@ class CopyFlag:
     items: tuple[str, ...]
     own_right: int  # number items the student got right in their own variant
     compared: int  # number items with a number answer and a key, of this student
+    declared: str = ""  # the STUDENT_ID the student's notebook declared, when it is not theirs
 
     @property
     def count(self) -> int:
@@ -57,7 +58,9 @@ class AnswerReport:
     items: tuple[str, ...]  # the number items compared (a plain number key in some variant)
     min_items: int
     flags: tuple[CopyFlag, ...]  # most matched items first
-    notes: tuple[tuple[str, str], ...]  # (student, why they were not compared)
+    notes: tuple[tuple[str, str], ...]  # (student, why they were not compared, or what else to know)
+    # (student, the id their notebook declared) where that is another id: graded as the student
+    declared_ids: tuple[tuple[str, str], ...] = ()
 
     def flags_by_student(self) -> list[CopyFlag]:
         """Every flag, grouped by student (most matched items first within a student)."""
@@ -115,40 +118,60 @@ def accepts_number_each(items: Sequence[Item], answers: np.ndarray, keys: np.nda
     return np.array([bool(accepts_number(item, a, k)) for item, a, k in zip(items, answers, keys)], dtype=bool)
 
 
+def student_of(result: SubmissionResult) -> str:
+    """The id a result was graded as (Gradescope's sid), else its folder's name."""
+    return getattr(result, "student_id", "") or result.student
+
+
+def declared_other_id(result: SubmissionResult) -> str:
+    """The STUDENT_ID the notebook declared when the grader flagged it as another student's."""
+    declared = getattr(result, "declared_id", "")
+    return declared if declared and getattr(result, "flags", ()) else ""
+
+
 def compare_class(config: GradingConfig, results: Sequence[SubmissionResult],
-                  keys_of: Callable[[str | None], Mapping[str, object]], min_items: int = DEFAULT_MIN_ITEMS
-                  ) -> AnswerReport:
-    """`keys_of(student)` gives a student's answer keys (`None`: the lecture's example)."""
+                  keys_of: Callable[[str | None], Mapping[str, object]], min_items: int = DEFAULT_MIN_ITEMS,
+                  variant_of: Callable[[str], str] | None = None) -> AnswerReport:
+    """`keys_of(student)` gives a student's answer keys (`None`: the lecture's example);
+    `variant_of(student)`, the digest of their variant now, is checked against the one each result
+    was graded against (a replaced seed would compare the class with keys it was not graded on)."""
     items = config.items_of(ItemKind.NUMBER)
-    notes, compared = [], []
-    for result in sorted(results, key=lambda r: r.student):
+    notes, compared, own_keys = [], [], []
+    for result in sorted(results, key=student_of):
+        student = student_of(result)
         if not any(i.answer is not None for i in result.items if i.kind == ItemKind.NUMBER):
-            notes.append((result.student, "its result records no answers (graded before answers were kept): "
-                                          "grade it again with --force"))
-        else:
-            compared.append(result)
-    own_keys = []
-    for result in list(compared):
+            notes.append((student, "its result records no answers (graded before answers were kept): "
+                                   "grade it again with --force"))
+            continue
         try:
-            own_keys.append(keys_of(result.student))
+            keys = keys_of(student)
+            now = variant_of(student) if variant_of is not None else ""
         except ValueError as err:  # e.g. a folder name that is no student id
-            notes.append((result.student, f"no keys for this student: {err}"))
-            compared.remove(result)
-    sources = [r.student for r in compared] + [LECTURE_SOURCE]
+            notes.append((student, f"no keys for this student: {err}"))
+            continue
+        graded = getattr(result, "variant", "")
+        if now and graded and now != graded:
+            notes.append((student, f"graded against variant {graded}, but the seed now gives {now}: "
+                                   "the seed was replaced after grading; grade again with --force"))
+            continue
+        compared.append(result)
+        own_keys.append(keys)
+    students = [student_of(r) for r in compared]
+    sources = students + [LECTURE_SOURCE]
     own = key_matrix(own_keys, items)
     others = np.vstack([own, key_matrix([keys_of(None)], items)])
     answers = answer_matrix(compared, items)
     counts, own_right = match_counts(items, answers, own, others)
     flags = []
     for s, t in zip(*np.nonzero(counts >= min_items)):
-        if sources[t] == compared[s].student:
-            continue
-        flags.append(CopyFlag(compared[s].student, sources[t], matched_items(items, answers[s], own[s], others[t]),
-                              int(own_right[s]), int(np.sum(~np.isnan(answers[s]) & ~np.isnan(own[s])))))
+        flags.append(CopyFlag(students[s], sources[t], matched_items(items, answers[s], own[s], others[t]),
+                              int(own_right[s]), int(np.sum(~np.isnan(answers[s]) & ~np.isnan(own[s]))),
+                              declared_other_id(compared[s])))
     flags.sort(key=lambda f: (-f.count, f.student, f.source))
     compared_items = tuple(item.id for item, col in zip(items, others.T) if not np.all(np.isnan(col)))
-    return AnswerReport(config.assignment, tuple(r.student for r in compared), compared_items, min_items,
-                        tuple(flags), tuple(sorted(notes)))
+    declared = tuple((student_of(r), declared_other_id(r)) for r in compared if declared_other_id(r))
+    return AnswerReport(config.assignment, tuple(students), compared_items, min_items, tuple(flags),
+                        tuple(sorted(notes)), declared)
 
 
 def _number_of(answer: dict | None) -> float | None:
@@ -161,7 +184,7 @@ def _number_of(answer: dict | None) -> float | None:
     return None
 
 
-CSV_COLUMNS = ("student", "matches_keys_of", "count", "items", "own_right", "compared")
+CSV_COLUMNS = ("student", "matches_keys_of", "count", "items", "own_right", "compared", "notebook_declares")
 
 
 def report_csv(report: AnswerReport) -> str:
@@ -172,15 +195,12 @@ def report_csv(report: AnswerReport) -> str:
     writer.writerow(CSV_COLUMNS)
     for flag in report.flags:
         writer.writerow([csv_cell(c) for c in (flag.student, flag.source, flag.count, " ".join(flag.items),
-                                               flag.own_right, flag.compared)])
+                                               flag.own_right, flag.compared, flag.declared)])
     return buf.getvalue()
 
 
 def report_json(report: AnswerReport) -> str:
     data = asdict(report)
     data["notes"] = [{"student": s, "note": n} for s, n in report.notes]
+    data["declared_ids"] = [{"student": s, "notebook_declares": d} for s, d in report.declared_ids]
     return json.dumps(data, ensure_ascii=False, indent=1) + "\n"
-
-
-def flagged_students(report: AnswerReport) -> Iterable[str]:
-    return sorted({flag.student for flag in report.flags})

@@ -63,7 +63,8 @@ def test_the_student_who_handed_in_a_classmates_number_is_named_with_the_classma
     assert done.returncode == 0, done.stderr
     report = json.loads((root / "copied.json").read_text("utf-8"))
     assert {f["student"] for f in report["flags"]} == {copier}
-    assert {"student": copier, "source": source, "items": ["q01_intensity"], "own_right": 0, "compared": 1} \
+    assert {"student": copier, "source": source, "items": ["q01_intensity"], "own_right": 0, "compared": 1,
+            "declared": ""} \
         in report["flags"]
     # every other classmate with the same number, and no one else, is listed with the copier
     same = {s for s in IDS if keys[s]["q01_intensity"] == keys[source]["q01_intensity"]}
