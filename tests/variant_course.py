@@ -19,12 +19,17 @@ def ok(done) -> str:
     return done.stdout
 
 
-def variant_course(dest: Path) -> Path:
-    """The course copied into `dest`, fx_intensity's three folders added, and built (which draws
-    its secret seed)."""
+# The class of the copy's roster.txt (the released parameter table lists exactly these students).
+ROSTER = ("alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi")
+
+
+def variant_course(dest: Path, roster: tuple[str, ...] = ROSTER) -> Path:
+    """The course copied into `dest`, fx_intensity's three folders added, its roster written, and
+    built (which draws its secret seed and writes the parameter table)."""
     root = copy_course(dest)
     for top in ("assignments", "solutions", "autograder"):
         shutil.copytree(FIXTURE / top / NAME, root / top / NAME)
+    (root / "roster.txt").write_text("# student ids, one per line\n" + "\n".join(roster) + "\n", encoding="utf-8")
     ok(run(root, "-m", "autograder", "build", NAME))
     return root
 

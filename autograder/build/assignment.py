@@ -57,6 +57,12 @@ def generated_files(name: str) -> dict[str, str]:
     if clash:
         raise BuildError(f"{name}: {clash} would be generated twice (rename the student file)")
     files.update(generic)
+    from autograder.engine.variants import has_variants
+
+    if has_variants(name):  # the parameter table and the helper the notebook's first code cell uses
+        from autograder.build.variants_table import variant_files
+
+        files.update(variant_files(name))
     files["README.md"] = render_readme(_read(solution_dir / README_TEMPLATE), config)
     return files
 

@@ -34,11 +34,30 @@ def answer_cell_id(item_id: str) -> str:
     return f"{item_id}_answer"
 
 
+# The first code cell of an assignment with per-student variants (autograder/engine/variants.py).
+# Deliberately without nbgrader metadata: neither ClearSolutions (generate_assignment) nor
+# OverwriteCells (autograde) touches a cell nbgrader does not track, so the id the student typed
+# is what every copy of the notebook keeps; the trusted grader reads STUDENT_ID back.
+STUDENT_ID_CELL_ID = "student_id"
+STUDENT_ID_CELL = """\
+STUDENT_ID = ""  # 在引号里填你的学号（和提交时用的一致）；JupyterHub 上留空会自动取登录名
+from variant import variant_for
+
+VARIANT = variant_for(STUDENT_ID)
+VARIANT  # 你的参数：下面各题都用它们"""
+
+
 def render_notebook(cells: tuple[Cell, ...], config: GradingConfig, *, answered: bool) -> nbformat.NotebookNode:
+    from autograder.engine.variants import has_variants
+
     items = {item.id: item for item in config.items}
     _check_against_config(cells, items)
     renderer = _Renderer(answered=answered, module_file=f"{config.student_module}.py")
+    student_id_cell = has_variants(config.assignment)
     for cell in cells:
+        if student_id_cell and not isinstance(cell, Markdown):  # first among the code cells
+            renderer.student_id_cell()
+            student_id_cell = False
         renderer.add(cell, items)
     nb = nbformat.v4.new_notebook(cells=renderer.cells, metadata=NOTEBOOK_METADATA)
     nbformat.validate(nb)
@@ -94,6 +113,9 @@ class _Renderer:
             self._question(cell, items[cell.id])
         else:
             raise NotebookSourceError(f"unknown cell type {type(cell).__name__}")
+
+    def student_id_cell(self) -> None:
+        self._code(STUDENT_ID_CELL, STUDENT_ID_CELL_ID)
 
     def _question(self, q: Question, item: Item) -> None:
         self._locked_markdown(

@@ -84,6 +84,27 @@ def add_parser(subparsers) -> None:
                         help="due date for the late policy of grading.toml, ISO 8601 with its offset "
                              "(e.g. 2030-01-31T23:59:00+08:00); default: the one recorded in nbgrader's "
                              "gradebook.db, if any")
+    parser.add_argument("--student-ids", type=Path, metavar="FILE",
+                        help="JSON {folder: {\"id\": student id, \"source\": where it came from}} for folders not "
+                             "named after their student (the Gradescope runner writes one); decides the "
+                             "variant of an assignment with per-student variants")
+
+
+def read_student_ids(path: Path | None) -> dict[str, tuple[str, str]]:
+    """--student-ids: folder -> (student id, source); a clear error for anything else."""
+    import json
+
+    if path is None:
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise ValueError(f"--student-ids {path}: not a readable JSON file ({err})") from None
+    if not isinstance(data, dict) or not all(
+            isinstance(v, dict) and isinstance(v.get("id"), str) and isinstance(v.get("source"), str)
+            for v in data.values()):
+        raise ValueError(f'--student-ids {path}: expected {{"<folder>": {{"id": "...", "source": "..."}}}}')
+    return {folder: (v["id"], v["source"]) for folder, v in data.items()}
 
 
 def due_date(assignment: str, given: str | None):
@@ -128,10 +149,11 @@ def run(args) -> int:
         return 2
     try:
         due = due_date(args.assignment, getattr(args, "due", None))
+        ids = read_student_ids(getattr(args, "student_ids", None))
         with BatchProgress() as progress:
             report = grade_batch(args.assignment, args.submissions, args.out, jobs=args.jobs, force=args.force,
                                  isolation=args.isolation, on_start=progress.on_start,
-                                 on_result=progress.on_result, due=due, scheduler=scheduler)
+                                 on_result=progress.on_result, due=due, scheduler=scheduler, student_ids=ids)
     except (InstructorError, ValueError) as err:
         print(f"grade: {err}", file=sys.stderr)
         return 2

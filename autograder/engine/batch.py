@@ -20,7 +20,7 @@ from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Mapping
 
 from autograder.engine.assignment import load_assignment, warm
 from autograder.engine.grader import grade_submission
@@ -49,8 +49,15 @@ class BatchReport:
 def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1, force: bool = False,
                 limits: Limits | None = None, isolation: str = "bubblewrap",
                 on_start: OnStart | None = None, on_result: OnResult | None = None,
-                due: datetime | None = None, scheduler: str | None = None) -> BatchReport:
+                due: datetime | None = None, scheduler: str | None = None,
+                student_ids: Mapping[str, tuple[str, str]] | None = None) -> BatchReport:
+    """`student_ids` (folder name -> (student id, where it came from)) names the student of a
+    folder whose name is not their id (the Gradescope runner's one folder); others are their
+    folder's name. It decides the variant of an assignment with per-student variants."""
     started = time.perf_counter()
+    ids = dict(student_ids or {})
+    if ids and scheduler is not None:
+        raise ConfigError("student ids other than the folder names are not sent to a cluster's workers")
     submissions, out = Path(submissions), Path(out)
     if jobs < 1:
         raise ValueError(f"jobs must be at least 1, got {jobs}")
@@ -68,7 +75,8 @@ def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1,
     folders = {folder.name: folder for folder in student_folders(submissions)}
     for folder in folders.values():
         previous = None if force else read_result(results_path(out, folder.name))
-        if locate(folder, config).graded_by(previous, config, isolation):  # a lower isolation is regraded
+        same_student = folder.name not in ids or (previous is not None and previous.student_id == ids[folder.name][0])
+        if same_student and locate(folder, config).graded_by(previous, config, isolation):  # a lower isolation is regraded
             skipped.append(folder.name)
             judged = stamp(previous, folder, due, policy)
             if judged != previous:
@@ -105,10 +113,10 @@ def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1,
         if on_start:
             on_start(len(pending), len(skipped))
         for folder in pending:
-            result, error = _grade_safely(assignment, folder, limits, isolation)
+            result, error = _grade_safely(assignment, folder, limits, isolation, ids.get(folder.name))
             finish(folder.name, result, error)
     else:
-        _grade_in_workers(assignment, pending, limits, isolation, jobs, on_start, len(skipped), finish)
+        _grade_in_workers(assignment, pending, limits, isolation, jobs, on_start, len(skipped), finish, ids)
 
     results = write_grades_csv(out, config)
     from autograder.sandbox.cgroups import backend as quota_backend   # (lazily: see forkserver_client.py)
@@ -117,13 +125,13 @@ def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1,
                        quota_backend().name)
 
 
-def _grade_in_workers(assignment, pending, limits, isolation, jobs, on_start, n_skipped, finish) -> None:
+def _grade_in_workers(assignment, pending, limits, isolation, jobs, on_start, n_skipped, finish, ids) -> None:
     context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
     executor = ProcessPoolExecutor(max_workers=min(jobs, len(pending)), mp_context=context)
     try:
         # Submitting starts the workers; the caller's progress display (a thread) starts after.
         futures: dict[Future, str] = {
-            executor.submit(_grade_safely, assignment, folder, limits, isolation): folder.name
+            executor.submit(_grade_safely, assignment, folder, limits, isolation, ids.get(folder.name)): folder.name
             for folder in pending}
         if on_start:
             on_start(len(pending), n_skipped)
@@ -137,9 +145,12 @@ def _grade_in_workers(assignment, pending, limits, isolation, jobs, on_start, n_
         executor.shutdown(wait=True, cancel_futures=True)
 
 
-def _grade_safely(assignment: str, folder: Path, limits: Limits, isolation: str):
+def _grade_safely(assignment: str, folder: Path, limits: Limits, isolation: str,
+                  student: tuple[str, str] | None = None):
     """(result, None), or (None, error text) when the grader itself failed on this student."""
     try:
-        return grade_submission(assignment, folder, limits=limits, isolation=isolation), None
+        sid, source = student if student else (None, "folder")
+        return grade_submission(assignment, folder, limits=limits, isolation=isolation, student_id=sid,
+                                id_source=source), None
     except Exception:  # noqa: BLE001 - one student's grading problem must not stop the batch
         return None, traceback.format_exc(limit=8)

@@ -166,6 +166,9 @@ def print_summary(report: BatchReport, out_dir, stream: TextIO = sys.stdout, wid
     console.print(gradebook_table(report, console.width))
     if list_below(report, console.width):
         console.print(escape(not_passed_list(report)))
+    for result in report.results:  # e.g. a notebook naming another student (per-student variants)
+        for flag in result.flags:
+            console.print(escape(f"flagged: {result.student}: {flag}"))
     console.print(f"graded {len(report.graded)}, skipped {len(report.skipped)}, "
                   f"grader errors {len(report.failed)} in {report.seconds:.1f} s "
                   f"(isolation: {report.isolation}{' + ' + report.quotas if report.quotas else ''}); "

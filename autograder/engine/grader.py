@@ -10,7 +10,9 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Mapping
 
 from autograder.engine.assignment import Assignment, load_assignment
 from autograder.engine.executed_notebook import executed_notebook
@@ -19,8 +21,10 @@ from autograder.engine.feedback import function_feedback
 from autograder.engine.guard import guarded
 from autograder.engine.invoke import StudentCode
 from autograder.engine.locate import MAX_STUDENT_FILE_BYTES, StudentFiles, locate
+from autograder.engine.registry import ConfigError
 from autograder.engine.report_items import grade_report
 from autograder.engine.results import ItemResult, SubmissionResult
+from autograder.engine.variants import StudentIdError, normalize_id, params_for, variant_digest
 from autograder.engine.vocabulary import REPORT_KINDS, ItemKind
 from autograder.sandbox import Limits, Sandbox
 from autograder.sandbox.nbrunner import NotebookUnreadable, load_code_cells
@@ -30,30 +34,68 @@ from autograder.sandbox.nbrunner import NotebookUnreadable, load_code_cells
 SANDBOX_ENV = {"CS349E_TRUSTED_GRADING": "1"}
 # The student's functions may use this many call timeouts in total before the rest is skipped.
 CALL_TIMEOUTS_PER_SUBMISSION = 12
+# The variable of the notebook's first code cell (assignments with variants): the id the student typed.
+STUDENT_ID_VARIABLE = "STUDENT_ID"
+# The sandbox's environment names the student being graded: the released variant.py falls back to it
+# when the notebook's STUDENT_ID is left empty (as it does to JupyterHub's login name).
+STUDENT_ID_ENV = "CS349E_STUDENT_ID"
+FOLDER = "folder"  # student_id_source of an id taken from the submission folder's name
+
+
+@dataclass(frozen=True)
+class Graded:
+    """Who a submission is graded as, and against which keys."""
+
+    student_id: str
+    source: str
+    params: dict | None  # None: the assignment has no variants
+    key: Mapping[str, Any]
+
+    @property
+    def variant(self) -> str:
+        return variant_digest(self.params) if self.params is not None else ""
+
+
+def graded_as(assignment: Assignment, student_id: str, source: str) -> Graded:
+    if not assignment.variants:
+        return Graded("", "", None, assignment.answer_key)
+    name = assignment.config.assignment
+    try:
+        sid = normalize_id(student_id)
+    except StudentIdError as err:
+        raise ConfigError(f"{name}: cannot grade a submission as {student_id!r} ({source}): {err}") from None
+    params = params_for(name, sid)
+    return Graded(sid, source, params, assignment.key_for(params))
 
 
 def grade_submission(assignment_name: str, submission_dir: Path, *, limits: Limits | None = None,
-                     isolation: str = "bubblewrap") -> SubmissionResult:
+                     isolation: str = "bubblewrap", student_id: str | None = None,
+                     id_source: str = FOLDER) -> SubmissionResult:
     """Grade the submission in `submission_dir` (its files directly inside, or in a subfolder
-    named after the assignment, as nbgrader collects them)."""
+    named after the assignment, as nbgrader collects them). With per-student variants it is graded
+    against the variant of `student_id` (default: the folder's name; `id_source` says where the id
+    came from)."""
     assignment = load_assignment(assignment_name)
     config = assignment.config
     limits = limits or Limits()
     started = time.perf_counter()
     files = locate(Path(submission_dir), config)
+    who = graded_as(assignment, files.student if student_id is None else student_id,
+                    FOLDER if student_id is None else id_source)
+    env = {**SANDBOX_ENV, STUDENT_ID_ENV: who.student_id} if who.params is not None else SANDBOX_ENV
 
-    executed = executed_notebook(config.notebook, None)
+    executed, declared = executed_notebook(config.notebook, None), ""
     if not files.present:
-        items = _nothing_submitted(assignment, files)
+        items = _nothing_submitted(assignment, files, who)
         used, quotas = "none", ""
     else:
         with tempfile.TemporaryDirectory(prefix="cs349e-stage-") as staging:
             for name in files.present:
                 shutil.copyfile(files.path(name), Path(staging) / name)
             with Sandbox(Path(staging), overlay=config.trusted_files(), limits=limits,
-                         isolation=isolation, env=SANDBOX_ENV, factories=assignment.factories) as box:
+                         isolation=isolation, env=env, factories=assignment.factories) as box:
                 used, quotas = box.isolation, box.quotas
-                items, executed = _grade_items(assignment, files, box, limits)
+                items, executed, declared = _grade_items(assignment, files, box, limits, who)
 
     order = {item.id: i for i, item in enumerate(config.items)}
     items = sorted(items, key=lambda item: order[item.id])
@@ -61,12 +103,35 @@ def grade_submission(assignment_name: str, submission_dir: Path, *, limits: Limi
     return SubmissionResult(
         student=files.student, score=score, max_score=config.total_points, items=tuple(items),
         isolation=used, seconds=round(time.perf_counter() - started, 3), assignment=config.assignment,
-        fingerprint=files.fingerprint(config), case_set=assignment.case_set, quotas=quotas, executed=executed)
+        fingerprint=files.fingerprint(config), case_set=assignment.case_set, quotas=quotas, executed=executed,
+        student_id=who.student_id, student_id_source=who.source, variant=who.variant, declared_id=declared,
+        flags=_id_flags(who, declared))
 
 
-def _grade_items(assignment: Assignment, files: StudentFiles, box: Sandbox, limits: Limits
-                 ) -> tuple[list[ItemResult], dict]:
-    """Every item's grade, and the executed notebook (the outputs of its one run)."""
+def _id_flags(who: Graded, declared: str) -> tuple[str, ...]:
+    """A notebook that names another student than the one it was handed in as: graded as the
+    latter (its keys), and said so for the instructor."""
+    if who.params is None or not declared:
+        return ()
+    try:
+        same = normalize_id(declared) == who.student_id
+    except StudentIdError:
+        same = False
+    return () if same else (f"notebook declares STUDENT_ID {declared!r}, graded as {who.student_id!r} ({who.source})",)
+
+
+def _declared_id(notebook) -> str:
+    """The STUDENT_ID the executed notebook defined ("" when none: left empty, or no notebook)."""
+    value = notebook.variables.get(STUDENT_ID_VARIABLE) if notebook is not None else None
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        return ""
+    return str(value).strip()[:200]
+
+
+def _grade_items(assignment: Assignment, files: StudentFiles, box: Sandbox, limits: Limits, who: Graded
+                 ) -> tuple[list[ItemResult], dict, str]:
+    """Every item's grade, the executed notebook (the outputs of its one run) and the student id
+    the notebook declared."""
     config = assignment.config
     deadline = time.monotonic() + CALL_TIMEOUTS_PER_SUBMISSION * limits.call_timeout
     code = StudentCode(box, config.student_module or "", deadline=deadline)
@@ -76,16 +141,19 @@ def _grade_items(assignment: Assignment, files: StudentFiles, box: Sandbox, limi
     if report:
         sources = None
         if config.notebook in files.present:
-            notebook = code.run_notebook(config.notebook, [item.id for item in report if item.kind.is_automatic])
+            wanted = [item.id for item in report if item.kind.is_automatic]
+            wanted += [STUDENT_ID_VARIABLE] if who.params is not None else []
+            notebook = code.run_notebook(config.notebook, wanted)
             sources = _code_cells(files.path(config.notebook))
             if notebook is not None and notebook.status == "unreadable" and sources is not None:
                 # The student's file is fine; something went wrong between us and the sandbox.
                 # A grader error is retried on the next run instead of costing the student points.
                 raise RuntimeError(f"the sandbox could not read {config.notebook}, which the grader reads "
                                    f"as a notebook: {notebook.message}")
-        items += grade_report(report, assignment.answer_key, notebook, config.notebook,
+        items += grade_report(report, who.key, notebook, config.notebook,
                               _missing_text(config.notebook, files), cell_sources=sources)
-    return items, executed_notebook(config.notebook, notebook)
+    declared = _declared_id(notebook) if who.params is not None else ""
+    return items, executed_notebook(config.notebook, notebook), declared
 
 
 def _code_cells(path: Path) -> dict[int, str] | None:
@@ -114,12 +182,12 @@ def _grade_functions(assignment: Assignment, files: StudentFiles, code: StudentC
     return items
 
 
-def _nothing_submitted(assignment: Assignment, files: StudentFiles) -> list[ItemResult]:
+def _nothing_submitted(assignment: Assignment, files: StudentFiles, who: Graded) -> list[ItemResult]:
     config = assignment.config
     items = _unable(assignment, _missing_text(f"{config.student_module}.py", files))
     report = config.items_of(*REPORT_KINDS)
     if report:
-        items += grade_report(report, assignment.answer_key, None, config.notebook,
+        items += grade_report(report, who.key, None, config.notebook,
                               _missing_text(config.notebook, files))
     return items
 

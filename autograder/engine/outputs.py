@@ -149,16 +149,22 @@ def grades_csv(config: GradingConfig, results: Iterable[SubmissionResult]) -> st
     """student, score, max_score, isolation (how the student's code was isolated), late_penalty,
     quotas (how its memory, processes and CPU were bounded), then one column per item in grading.toml's order. `score` is after the late penalty (the
     items are not); late_penalty is empty when the submission time or due date is unknown. A
-    manual item's cell stays empty: it has not been graded yet."""
+    manual item's cell stays empty: it has not been graded yet. With per-student variants two more
+    columns follow quotas: variant (the digest of the student's parameters) and flags (what an
+    instructor should look at, e.g. a notebook declaring another student's id)."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     ids = [item.id for item in config.items]
-    writer.writerow(["student", "score", "max_score", "isolation", "late_penalty", "quotas", *ids])
-    for result in sorted(results, key=lambda r: r.student):
+    results = sorted(results, key=lambda r: r.student)
+    variants = any(r.variant for r in results)
+    writer.writerow(["student", "score", "max_score", "isolation", "late_penalty", "quotas",
+                     *(("variant", "flags") if variants else ()), *ids])
+    for result in results:
         scores = {item.id: ("" if item.status == "manual" else points(item.score)) for item in result.items}
         late = "" if result.late is None else points(result.late_penalty)
         row = [result.student, points(result.score - result.late_penalty), points(result.max_score),
-               result.isolation, late, result.quotas, *(scores.get(i, "") for i in ids)]
+               result.isolation, late, result.quotas,
+               *((result.variant, "; ".join(result.flags)) if variants else ()), *(scores.get(i, "") for i in ids)]
         writer.writerow([csv_cell(cell) for cell in row])
     return buf.getvalue()
 

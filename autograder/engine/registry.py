@@ -154,7 +154,9 @@ def _grading_digest(assignment: str, grading_toml: bytes, shared_modules: list[s
     for source in sources:
         files = sorted(source.rglob("*")) if source.is_dir() else [source] if source.is_file() else []
         for path in files:
-            if path.is_file() and "__pycache__" not in path.parts and path.suffix in (".py", ".json", ".toml", ".npz"):
+            # variant_seed: a new seed draws every student's variant anew
+            if path.is_file() and "__pycache__" not in path.parts and (
+                    path.suffix in (".py", ".json", ".toml", ".npz") or path.name == "variant_seed"):
                 h.update(b"\0" + path.relative_to(REPO_ROOT).as_posix().encode() + b"\0" + path.read_bytes())
     return h.hexdigest()
 

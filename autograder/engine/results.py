@@ -58,6 +58,16 @@ class SubmissionResult:
     # How the sandbox's memory, processes and CPU were bounded: "cgroup v1", "cgroup v2",
     # "cgroup v2 (delegated)" or "rlimits" ("" when nothing of the student's ran, or an older result).
     quotas: str = ""
+    # Per-student variants (autograder/engine/variants.py): the id the submission was graded as, where
+    # that id came from ("folder": the submission folder's name, as `grade` and nbgrader collect it;
+    # "gradescope sid" / "gradescope email": submission_metadata.json), the digest of its variant's
+    # parameters, the STUDENT_ID the notebook itself declared, and what an instructor should look at
+    # (e.g. a notebook declaring another student's id). All empty for an assignment without variants.
+    student_id: str = ""
+    student_id_source: str = ""
+    variant: str = ""
+    declared_id: str = ""
+    flags: tuple[str, ...] = ()
     # The executed notebook (executed_notebook.py): each code cell's outputs from the grader's one
     # run of it. Kept beside the result (outputs.py), not in it: it is for the feedback, not a grade.
     executed: dict | None = field(default=None, compare=False, repr=False)
@@ -94,4 +104,4 @@ class SubmissionResult:
         from autograder.engine.lateness import Lateness
 
         late = Lateness(**d["late"]) if d.get("late") else None
-        return cls(**{**d, "items": items, "late": late})
+        return cls(**{**d, "items": items, "late": late, "flags": tuple(d.get("flags", ()))})

@@ -22,7 +22,7 @@ from pathlib import Path
 from autograder.gradescope.lateness import submission_times, write_timestamp
 from autograder.gradescope.results import FALLBACK_LOG, failure_results, fallback_note, final_results
 from autograder.gradescope.schema import VISIBILITIES, check_results
-from autograder.gradescope.submission import collect_submission
+from autograder.gradescope.submission import collect_submission, submission_student
 
 SOURCE_ROOT = Path(__file__).resolve().parents[2]
 STUDENT = "submission"
@@ -53,10 +53,11 @@ def _auto_points(assignment: str) -> float:
 
 
 def _grade_class(assignment: str, submissions: Path, out: Path, timeout: float, isolation: str,
-                 due: str | None = None) -> None:
+                 due: str | None = None, student_ids: Path | None = None) -> None:
     cmd = [sys.executable, "-m", "autograder", "grade", assignment, str(submissions), "--out", str(out), "-j", "1",
            "--force", "--isolation", isolation]
     cmd += ["--due", due] if due else []
+    cmd += ["--student-ids", str(student_ids)] if student_ids else []
     print("$", " ".join(cmd), flush=True)
     try:
         done = subprocess.run(cmd, cwd=SOURCE_ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout)
@@ -127,7 +128,13 @@ def grade_upload(assignment: str, root: Path, visibility: str, timeout: float, i
         print(f"student files found: {collected.found or 'none'}; missing: {list(collected.missing) or 'none'}")
         created_at, due = submission_times(root)   # the late policy of grading.toml
         write_timestamp(submissions / STUDENT, created_at)
-        _grade_class(assignment, submissions, out, timeout, isolation, due)
+        ids = None
+        student = submission_student(root)   # the variant of an assignment with per-student variants
+        if student is not None:
+            ids = Path(tmp) / "student_ids.json"
+            ids.write_text(json.dumps({STUDENT: {"id": student[0], "source": student[1]}}), encoding="utf-8")
+        print(f"student id: {student[0]!r} ({student[1]})" if student else "student id: none in the metadata")
+        _grade_class(assignment, submissions, out, timeout, isolation, due, ids)
         engine_file = out / "results" / f"{STUDENT}.json"
         try:
             engine = json.loads(engine_file.read_text(encoding="utf-8"))

@@ -42,3 +42,22 @@ def collect_submission(upload: Path, student_files: tuple[str, ...], dest: Path)
         shutil.copyfile(matches[0], dest / name)
         found[name] = matches[0].relative_to(upload).as_posix()
     return CollectedFiles(found, tuple(missing))
+
+
+def submission_student(root: Path) -> tuple[str, str] | None:
+    """(student id, where it came from) of the submission, from Gradescope's
+    submission_metadata.json: the first submitter's `sid` (the roster's student id), else their
+    `email`; None when the metadata names neither (the grader then uses the folder's name)."""
+    import json
+
+    try:
+        data = json.loads((root / "submission_metadata.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    users = data.get("users") if isinstance(data, dict) else None
+    first = users[0] if isinstance(users, list) and users and isinstance(users[0], dict) else {}
+    for field in ("sid", "email"):
+        value = first.get(field)
+        if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value).strip():
+            return str(value).strip(), f"gradescope {field}"
+    return None

@@ -1,0 +1,72 @@
+"""The released side of per-student variants: the parameter table and the helper that reads it.
+
+`assignments/<name>/variants.json` maps every student of the course roster (`roster.txt` at the
+course root, one student id per line) to their parameters, named by a hash of the id rather than
+the id itself. It holds parameters only: never a key, never the seed (a student who knows a
+classmate's id learns the classmate's parameters, as the classmate's own notebook shows them, and
+nothing more). `variant.py` is the released helper the notebook's first code cell calls.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from autograder.build.student_files import render_template
+from autograder.engine.grader import STUDENT_ID_ENV
+from autograder.engine.registry import REPO_ROOT
+from autograder.engine.variants import (HELPER_FILE, TABLE_FILE, StudentIdError, id_hash, normalize_id,
+                                        params_for)
+from autograder.errors import InstructorError
+
+ROSTER_FILE = "roster.txt"
+
+
+class RosterError(InstructorError):
+    """The course roster cannot be read (a malformed line names itself)."""
+
+
+def roster_path(root: Path = REPO_ROOT) -> Path:
+    return root / ROSTER_FILE
+
+
+def read_roster(path: Path) -> list[str]:
+    """The student ids of the roster, in order, each once; blank lines and `#` comments skipped.
+    A missing roster is an empty class (the build warns)."""
+    if not path.is_file():
+        return []
+    ids, seen = [], set()
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        text = line.split("#", 1)[0].strip()
+        if not text:
+            continue
+        try:
+            sid = normalize_id(text)
+        except StudentIdError as err:
+            raise RosterError(f"{path}:{number}: {err}") from None
+        if sid not in seen:
+            seen.add(sid)
+            ids.append(sid)
+    return ids
+
+
+def variants_table(name: str, root: Path = REPO_ROOT) -> str:
+    """The text of assignments/<name>/variants.json for the roster."""
+    roster = read_roster(roster_path(root))
+    if not roster:
+        print(f"warning: {roster_path(root)} lists no student: {name}'s {TABLE_FILE} is empty, so no student "
+              f"can open their variant (write one student id per line and build again)", file=sys.stderr)
+    table = {id_hash(name, sid): params_for(name, sid) for sid in roster}
+    data = {"assignment": name, "by_id_hash": dict(sorted(table.items()))}
+    return json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
+
+
+def variant_helper(name: str) -> str:
+    return render_template(f"{HELPER_FILE}.tmpl", {"ASSIGNMENT": name, "TABLE_FILE": TABLE_FILE,
+                                                   "STUDENT_ID_ENV": STUDENT_ID_ENV})
+
+
+def variant_files(name: str) -> dict[str, str]:
+    """Relative path under assignments/<name>/ -> text: the table and its helper."""
+    return {TABLE_FILE: variants_table(name), HELPER_FILE: variant_helper(name)}
