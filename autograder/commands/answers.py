@@ -13,6 +13,9 @@ from __future__ import annotations
 import argparse
 import sys
 from itertools import groupby
+
+SHOWN_SOURCES = 3  # best-matching sources named on the console (ties); the --out file has every pair
+DEFAULT_MIN_ITEMS = 3  # one or two matching numbers happen by chance (a variant shares a parameter)
 from pathlib import Path
 
 
@@ -20,15 +23,19 @@ def _count(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"--min-items needs a whole number ≥ 1, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"needs a whole number ≥ 1, got {text!r}") from None
     if value < 1:
-        raise argparse.ArgumentTypeError(f"--min-items needs a whole number ≥ 1, got {value}")
+        raise argparse.ArgumentTypeError(f"needs a whole number ≥ 1, got {value}")
     return value
 
 
-def add_parser(subparsers) -> None:
-    from autograder.engine.answer_matches import DEFAULT_MIN_ITEMS
+def _cpus() -> int:
+    import os
 
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "answers", help="copy report: answers right for a classmate's variant and wrong for one's own",
         description="Compare every student's recorded number answers with every classmate's keys (and the "
@@ -41,13 +48,15 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--out", type=Path, help="also write the report to this .csv or .json file")
     parser.add_argument("--min-items", type=_count, default=DEFAULT_MIN_ITEMS,
                         help=f"matched items that flag a pair (default {DEFAULT_MIN_ITEMS})")
+    parser.add_argument("-j", "--jobs", type=_count, default=_cpus(),
+                        help="processes computing the students' keys (default: every CPU, here %(default)s)")
 
 
 def run(args) -> int:
-    from autograder.engine.answer_matches import compare_class, report_csv, report_json
+    from autograder.engine.answer_matches import class_keys, compare_class, report_csv, report_json, student_of
     from autograder.engine.outputs import atomic_write_text
     from autograder.engine.registry import ConfigError, load_config
-    from autograder.engine.variants import has_variants, keys_for, params_for, variant_digest
+    from autograder.engine.variants import has_variants, params_for, variant_digest
 
     if args.out is not None and args.out.suffix not in (".csv", ".json"):
         print(f"answers: --out {args.out}: the file name must end in .csv or .json", file=sys.stderr)
@@ -64,7 +73,8 @@ def run(args) -> int:
                   "student has the same keys, so copied numbers cannot be told from right ones. Nothing to compare.")
             return 0
         name = config.assignment
-        report = compare_class(config, results, lambda student: keys_for(name, student), args.min_items,
+        keys = class_keys(name, [student_of(r) for r in results], args.jobs)
+        report = compare_class(config, results, lambda student: _raised(keys[student]), args.min_items,
                                lambda student: variant_digest(params_for(name, student)))
     except ConfigError as err:
         print(f"answers: {err}", file=sys.stderr)
@@ -74,6 +84,13 @@ def run(args) -> int:
         atomic_write_text(args.out, report_csv(report) if args.out.suffix == ".csv" else report_json(report))
         print(f"report written to {args.out}")
     return 0
+
+
+def _raised(keys):
+    """The keys, or the error computing them gave (class_keys hands errors back as values)."""
+    if isinstance(keys, Exception):
+        raise keys
+    return keys
 
 
 def _read_class(folder: Path, assignment: str):
@@ -118,15 +135,18 @@ def _print(report) -> None:
                   f"for another variant's keys and wrong for their own)")
     if not report.flags:
         return
-    # One row per flagged student and best source (the classmate whose keys match the most
-    # items); classmates whose variants share some of those parameters match fewer: counted.
+    # One row per flagged student: the source(s) whose keys match the most of their answers (the
+    # classmate whose numbers they handed in); classmates whose variants share some of those
+    # parameters match as many or fewer items: counted, every pair is in --out.
     table = Table("student", "answers match the keys of", "items", "how many", "right in own variant",
-                  "fewer with", "notebook declares")
+                  "also matching", "notebook declares")
     for student, flags in groupby(report.flags_by_student(), key=lambda f: f.student):
         flags = list(flags)
         best = [f for f in flags if f.count == flags[0].count]
-        for flag in best:
-            table.add_row(escape(flag.student), escape(flag.source), escape(" ".join(flag.items)), str(flag.count),
-                          f"{flag.own_right} of {flag.compared}", str(len(flags) - len(best)) if len(flags) > len(best) else "",
-                          escape(flag.declared))
+        names = ", ".join(f.source for f in best[:SHOWN_SOURCES])
+        names += f" (+{len(best) - SHOWN_SOURCES} with as many)" if len(best) > SHOWN_SOURCES else ""
+        first = best[0]
+        table.add_row(escape(student), escape(names), escape(" ".join(first.items)), str(first.count),
+                      f"{first.own_right} of {first.compared}",
+                      f"{len(flags) - len(best)} with fewer" if len(flags) > len(best) else "", escape(first.declared))
     console.print(table)

@@ -10,7 +10,8 @@ there are at least `min_items` of them. The lecture's worked example (the parame
 itself uses) is compared the same way, as the source `LECTURE_SOURCE`: answers taken from the
 lecture's example are a different mistake from copying a classmate, and the report tells them apart.
 
-Nothing is graded again: the answers come from the results, the keys from the instructor's seed.
+Nothing is graded again: the answers come from the results, the keys from the instructor's seed
+(`class_keys`: each student's keys computed once, in worker processes, as grading computes them).
 Keys are one float per (student, item) in an array, so a class is compared with one n × n array
 operation per item (measured for 500 students in the README).
 """
@@ -21,6 +22,7 @@ import csv
 import io
 import json
 import math
+import multiprocessing
 from dataclasses import asdict, dataclass
 from typing import Callable, Mapping, Sequence
 
@@ -31,7 +33,6 @@ from autograder.engine.report_items import accepts_number
 from autograder.engine.results import SubmissionResult
 from autograder.engine.vocabulary import ItemKind
 
-DEFAULT_MIN_ITEMS = 3
 LECTURE_SOURCE = "(lecture example)"
 
 
@@ -130,7 +131,7 @@ def declared_other_id(result: SubmissionResult) -> str:
 
 
 def compare_class(config: GradingConfig, results: Sequence[SubmissionResult],
-                  keys_of: Callable[[str | None], Mapping[str, object]], min_items: int = DEFAULT_MIN_ITEMS,
+                  keys_of: Callable[[str | None], Mapping[str, object]], min_items: int,
                   variant_of: Callable[[str], str] | None = None) -> AnswerReport:
     """`keys_of(student)` gives a student's answer keys (`None`: the lecture's example);
     `variant_of(student)`, the digest of their variant now, is checked against the one each result
@@ -172,6 +173,33 @@ def compare_class(config: GradingConfig, results: Sequence[SubmissionResult],
     declared = tuple((student_of(r), declared_other_id(r)) for r in compared if declared_other_id(r))
     return AnswerReport(config.assignment, tuple(students), compared_items, min_items, tuple(flags),
                         tuple(sorted(notes)), declared)
+
+
+def class_keys(name: str, students: Sequence[str], jobs: int = 1) -> dict[str | None, Mapping[str, object]]:
+    """student -> their number and choice keys (None -> the lecture's), computed in `jobs` forked
+    processes (a variant's keys cost what they cost when grading: for lecture 1 real tensors are
+    quantized). A student whose id names no variant maps to the ValueError saying why."""
+    keys: dict[str | None, Mapping[str, object]] = {None: _plain_keys(name, None)}  # loads the assignment
+    if jobs <= 1 or len(students) < 2 * jobs:
+        keys.update(zip(students, map(_plain_keys, [name] * len(students), students)))
+        return keys
+    context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+    with context.Pool(jobs) as pool:  # forked after the assignment was loaded: the workers inherit it
+        keys.update(zip(students, pool.starmap(_plain_keys, [(name, s) for s in students],
+                                               chunksize=max(1, len(students) // (4 * jobs)))))
+    return keys
+
+
+def _plain_keys(name: str, student: str | None):
+    """The keys that are one number or one letter (what a process can hand back; a measured range
+    or a key derived from the student's own answers is not a variant's number anyway)."""
+    from autograder.engine.variants import keys_for
+
+    try:
+        keys = keys_for(name, student)
+    except ValueError as err:   # StudentIdError: no variant for this id
+        return ValueError(str(err))
+    return {item: value for item, value in keys.items() if isinstance(value, (int, float, str))}
 
 
 def _number_of(answer: dict | None) -> float | None:
