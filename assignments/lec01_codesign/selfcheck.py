@@ -8,6 +8,7 @@
     文字题：由助教人工评分，check 不检查。
 【python selfcheck.py】跑全部函数的公开例子，检查 handout.ipynb 是不是完好（合法的 JSON、评分格都在），
     并列出还没作答的题。它只读 notebook 文件，不运行它——先在 Jupyter 里保存。
+    每人参数不同的作业：还检查第一个代码格子里的 STUDENT_ID 填了、在名单里，并显示你的参数（不显示答案）。
 【python selfcheck.py --zip】先做上面的检查，再把要交的文件（codesign.py、handout.ipynb）打包成
     lec01_codesign_submission.zip，上传到课程网站或 Gradescope 就交这一个文件。
 
@@ -50,6 +51,8 @@ TEXT_STUB = "（在这里用自己的话作答）"  # the released text answer c
 STUDENT_FILES = ('codesign.py', 'handout.ipynb')  # exactly what is handed in (grading.toml's student_files)
 ZIP_NAME = "lec01_codesign_submission.zip"
 FUNCTION, NUMBER, TEXT = "function", "number", "text"  # grading.toml's item kinds
+VARIANTS = False  # per-student variants: the notebook's first code cell sets STUDENT_ID and VARIANT
+STUDENT_ID_CELL = "student_id"  # that cell's id
 
 
 def detect_mode(environ) -> str:
@@ -99,6 +102,8 @@ def verdict(item_id, namespace: dict) -> str:
         return function_verdict(item_id)
     if kind == TEXT:
         return f"· {item_id} 是文字题，由助教人工评分，check 不检查它；直接在题目下面的 Markdown 格里作答。"
+    if VARIANTS and "VARIANT" not in namespace:
+        return f"✗ {item_id}：还没有你的参数 VARIANT——先在第一个代码格子里填学号（STUDENT_ID）并运行它，再从上往下运行。"
     if item_id not in namespace:
         return (f"✗ {item_id}：还没有作答——在上面的答案格里给变量 {item_id} 赋值，运行那个格子，再运行本格。")
     value = namespace[item_id]
@@ -212,6 +217,42 @@ def unanswered(path: Path = NOTEBOOK) -> list[str]:
     return missing
 
 
+def typed_student_id(path: Path = NOTEBOOK) -> str:
+    """第一个代码格子里 STUDENT_ID 的值（只读文件，不运行）；没找到或不是字面量时为空。"""
+    nb = read_notebook(path)
+    for cell in nb["cells"]:
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        if cell.get("id") != STUDENT_ID_CELL and "STUDENT_ID" not in _assigned_names(_source(cell)):
+            continue
+        try:
+            tree = ast.parse(_source(cell))
+        except SyntaxError:
+            return ""
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "STUDENT_ID" for t in node.targets):
+                try:
+                    return str(ast.literal_eval(node.value)).strip()
+                except ValueError:
+                    return ""
+        return ""
+    return ""
+
+
+def variant_verdict(path: Path = NOTEBOOK) -> str:
+    """学号和参数的一行结论（只有参数，没有答案）。"""
+    from variant import StudentIdError, variant_for
+
+    try:
+        typed = typed_student_id(path)
+        params = variant_for(typed)
+    except (StudentIdError, StudentFileError) as err:
+        return f"✗ {err}"
+    who = f"学号 {typed}" if typed else "学号（留空，取自登录名）"
+    shown = "，".join(f"{name} = {value!r}" for name, value in params.items())
+    return f"✓ {who}：你的参数 {shown}"
+
+
 def _grade_id(cell) -> str | None:
     meta = cell.get("metadata", {}) if isinstance(cell, dict) else {}
     nbgrader = meta.get("nbgrader", {}) if isinstance(meta, dict) else {}
@@ -256,6 +297,12 @@ def report() -> bool:
         print("\n".join(f"  {line}" for line in lines))
     print(f"\n{NOTEBOOK.name}：")
     problems = notebook_problems()
+    if VARIANTS and not problems:
+        line = variant_verdict()
+        if line.startswith("✓"):
+            print(f"  {line}")
+        else:
+            problems.append(line.removeprefix("✗ "))
     for problem in problems:
         print(f"  ✗ {problem}")
     if not problems:

@@ -29,6 +29,7 @@ from autograder.build.student_files import PUBLIC_CASES
 from autograder.engine.assignment import load_assignment
 from autograder.engine.lateness import load_policy
 from autograder.engine.registry import REPO_ROOT, GradingConfig, load_config
+from autograder.engine.variants import has_variants, keys_for
 from autograder.engine.vocabulary import ItemKind
 from autograder.errors import InstructorError
 
@@ -72,7 +73,7 @@ def step_lines(step: Step) -> list[str]:
 
 
 def check_assignment(name: str, *, frozen: bool = False, isolation: str = "bubblewrap",
-                     on_step: Callable[[Step], None] | None = None) -> CheckReport:
+                     on_step: Callable[[Step], None] | None = None, variants: int | None = None) -> CheckReport:
     """Run every step; `frozen` checks the generated files for drift instead of rewriting them."""
     report = CheckReport(name)
 
@@ -102,6 +103,9 @@ def check_assignment(name: str, *, frozen: bool = False, isolation: str = "bubbl
         run("public examples pass on the reference", lambda step: _public_examples(name, scratch, step))
         run("the reference submission earns every automatic point",
             lambda step: _reference(name, scratch, isolation, step))
+        if has_variants(name):
+            run("per-student variants: every sampled key defined and plausible, the reference earns every "
+                "automatic point in each", lambda step: _variants(name, scratch, isolation, variants, step))
         run("the released skeleton earns no points for functions",
             lambda step: _skeleton(name, scratch, isolation, step))
         run("release-solutions writes the solutions and their demo runs",
@@ -216,6 +220,11 @@ def _public_examples(name: str, scratch: Path, step: Step) -> None:
     step.problems += [f"{PUBLIC_CASES} has examples for {f}, which is not a function item of grading.toml"
                       for f in sorted(set(cases) - set(functions))]
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "NBGRADER_EXECUTION")}
+    if has_variants(name):  # the reference's notebook names no student: it runs as the lecture's variant
+        from autograder.engine.grader import STUDENT_ID_ENV, VARIANT_ENV
+        from autograder.engine.variants import canonical_json, lecture_params
+
+        env.update({STUDENT_ID_ENV: "LECTURE", VARIANT_ENV: canonical_json(lecture_params(name))})
     try:
         done = subprocess.run([sys.executable, "selfcheck.py"], cwd=folder, env=env, capture_output=True,
                               text=True, timeout=SELFCHECK_TIMEOUT)
@@ -248,7 +257,7 @@ def _reference(name: str, scratch: Path, isolation: str, step: Step) -> None:
     folder = scratch / "reference" / "reference"
     write_reference_submission(name, folder)
     result = grade_submission(name, folder, isolation=isolation)
-    key = load_assignment(name).answer_key
+    key = keys_for(name, result.student_id or None)  # with variants: the folder's student's
     for item in result.items:
         if item.status != "manual" and item.score < item.max_score:
             expected = (f" Expected {key[item.id]!r} (answer_key() in solutions/{name}/answers.py); the "
@@ -258,6 +267,29 @@ def _reference(name: str, scratch: Path, isolation: str, step: Step) -> None:
                                  f"({item.status}).{expected} {_first_lines(item.feedback_md)}")
     step.notes.append(f"{result.score:g} / {result.auto_max_score:g} automatic points "
                       f"({result.max_score:g} with the hand-graded items), graded under {result.isolation}")
+
+
+def _variants(name: str, scratch: Path, isolation: str, n: int | None, step: Step) -> None:
+    from autograder.build.variant_check import GRADED_SAMPLES, KEY_SAMPLES, summarize_variants
+    from autograder.engine.grader import grade_submission
+    from autograder.engine.variants import samples
+
+    n = KEY_SAMPLES if n is None else n
+    summary = summarize_variants(name, n)
+    step.notes.append(f"{len(summary.labels)} sampled variants: {', '.join(summary.labels)}")
+    step.notes += summary.rows
+    step.problems += summary.problems
+    folder = scratch / "variants" / "reference"
+    write_reference_submission(name, folder)
+    graded = []
+    for label, params in samples(name, min(n, GRADED_SAMPLES)):
+        result = grade_submission(name, folder, isolation=isolation, student_id=label, id_source="check",
+                                  variant_params=params)
+        graded.append(f"{label} {result.score:g}/{result.auto_max_score:g}")
+        step.problems += [f"variant {label} {params}: the reference scores {item.score:g} / {item.max_score:g} on "
+                          f"{item.id} ({item.status}): {_first_lines(item.feedback_md, 3)}"
+                          for item in result.items if item.status != "manual" and item.score < item.max_score]
+    step.notes.append(f"the reference, graded in {len(graded)} of them: {', '.join(graded)}")
 
 
 def _skeleton(name: str, scratch: Path, isolation: str, step: Step) -> None:

@@ -100,14 +100,16 @@ def instructor_imports(path: Path) -> list[str]:
     return [n for n in names if n.split(".")[0] in INSTRUCTOR_PACKAGES]
 
 
-def written_keys(name: str, answer_key: dict) -> list[tuple[str, str]]:
-    """(item, form) for each number key written out in the notebook the way a table would print it.
+def written_keys(name: str, answer_key: dict, text: str | None = None) -> list[tuple[str, str]]:
+    """(item, form) for each number key written out in the notebook (or in `text`) the way a table
+    would print it.
 
     Whole numbers below 1000 are too common in prose (bit widths, head sizes) to mean anything and
     are left out."""
     config = load_config(name)
-    notebook = json.loads((config.folder / config.notebook).read_text(encoding="utf-8"))
-    text = "\n".join("".join(c["source"]) for c in notebook["cells"])
+    if text is None:
+        notebook = json.loads((config.folder / config.notebook).read_text(encoding="utf-8"))
+        text = "\n".join("".join(c["source"]) for c in notebook["cells"])
     found = []
     for item in config.items_of(ItemKind.NUMBER):
         key = answer_key[item.id]
@@ -140,4 +142,45 @@ def find_leaks(name: str, answer_key: dict) -> list[str]:
                 leaks.append(f"{rel} contains a line of a reference answer: {code!r}")
         leaks += [f"{rel} imports the instructor-only {n!r}" for n in instructor_imports(path)]
     leaks += [f"{name}'s notebook writes out the key of {item} as {form}" for item, form in written_keys(name, answer_key)]
+    from autograder.engine.variants import has_variants
+
+    if has_variants(name):
+        leaks += variant_leaks(name, files)
+    return leaks
+
+
+# Variants sampled for the leak scan (the lecture's and "check-1", …): the notebook is the same
+# for every student, so a key it wrote out would show in some of them.
+LEAK_SAMPLES = 8
+
+
+def variant_leaks(name: str, files: list[Path], n: int = LEAK_SAMPLES) -> list[str]:
+    """The secret seed anywhere in the student folder; a sampled variant's number key written out in
+    the notebook or the helper; a table entry holding anything but the variant's parameters."""
+    from autograder.engine.assignment import load_assignment
+    from autograder.engine.variants import (HELPER_FILE, TABLE_FILE, lecture_params, read_seed, samples,
+                                            seed_path)
+
+    config, leaks = load_config(name), []
+    seed = read_seed(name).hex()
+    for path in files:
+        if seed in path.read_bytes().decode("utf-8", errors="replace").lower():
+            leaks.append(f"{path.name} contains the secret seed of {seed_path(name).name} (every student's "
+                         f"variant could be drawn from it)")
+    notebook = json.loads((config.folder / config.notebook).read_text(encoding="utf-8"))
+    text = "\n".join("".join(c["source"]) for c in notebook["cells"])
+    helper = config.folder / HELPER_FILE
+    text += "\n" + (helper.read_text(encoding="utf-8") if helper.is_file() else "")
+    assignment = load_assignment(name)
+    for label, params in samples(name, n):
+        key = dict(assignment.key_for(params))
+        leaks += [f"{name}'s notebook or {HELPER_FILE} writes out variant {label}'s key of {item} as {form}"
+                  for item, form in written_keys(name, key, text)]
+    table = config.folder / TABLE_FILE
+    if table.is_file():
+        names = set(lecture_params(name))
+        entries = json.loads(table.read_text(encoding="utf-8")).get("by_id_hash", {})
+        extra = sorted({k for entry in entries.values() for k in entry} - names)
+        if extra:
+            leaks.append(f"{TABLE_FILE} holds {extra}, which are not parameters of variants.py's LECTURE")
     return leaks

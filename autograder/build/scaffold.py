@@ -36,8 +36,8 @@ LAYOUT = {
 }
 # Names the student folder, the released solutions (demo.py) or solutions/<name>/ already use, or
 # that would shadow a library.
-RESERVED_MODULES = {"selfcheck", "public_checks", "public_cases", "conftest", "handout", "answers",
-                    "explanations", "demo", "solutions", "autograder", "authoring", "numpy", "matplotlib",
+RESERVED_MODULES = {"selfcheck", "public_checks", "public_cases", "conftest", "handout", "answers", "variant",
+                    "variants", "explanations", "demo", "solutions", "autograder", "authoring", "numpy", "matplotlib",
                     "pytest", "hypothesis", "test"}
 # Used only when no assignment of the course has a [late] table yet (lecture 1's policy).
 DEFAULT_LATE = {"percent_per_day": 10, "max_percent": 50, "grace_minutes": 0}
@@ -87,16 +87,27 @@ def late_table(policy: dict) -> str:
     return LATE_COMMENT + "[late]\n" + "".join(f"{key} = {value!r}\n" for key, value in policy.items())
 
 
-def scaffold(name: str, module: str | None = None, root: Path = REPO_ROOT) -> list[str]:
-    """Write the author's files of a new assignment; returns their repository-relative paths."""
+# `new --variants`: per-student variants (autograder/engine/variants.py); the handout reads VARIANT.
+VARIANTS_LAYOUT = {**{t: p for t, p in LAYOUT.items() if t != "solutions/handout.py.tmpl"},
+                   "solutions/handout_variants.py.tmpl": "solutions/{name}/handout.py",
+                   "solutions/variants.py.tmpl": "solutions/{name}/variants.py"}
+
+
+def scaffold(name: str, module: str | None = None, root: Path = REPO_ROOT, *, variants: bool = False) -> list[str]:
+    """Write the author's files of a new assignment; returns their repository-relative paths. With
+    `variants`, also its variant function and secret seed (autograder/<name>/variant_seed)."""
     module = module or default_module(name)
     check_names(name, module, root)
     values = {"NAME": name, "MODULE": module, "LATE": late_table(course_late_policy(root))}
     written = []
-    for template, target in LAYOUT.items():
+    for template, target in (VARIANTS_LAYOUT if variants else LAYOUT).items():
         rel = target.format(name=name, module=module)
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(render_template(f"new/{template}", values), encoding="utf-8")
         written.append(rel)
+    if variants:
+        from autograder.engine.variants import new_seed
+
+        written.append(new_seed(name, root).relative_to(root).as_posix())
     return written

@@ -10,7 +10,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from autograder.build.notebook import STUDENT_ID_CELL_ID
 from autograder.engine.registry import GradingConfig
+from autograder.engine.variants import has_variants
 from autograder.engine.vocabulary import TEXT_STUB, ItemKind
 from autograder.errors import InstructorError
 
@@ -47,6 +49,8 @@ def generic_student_files(config: GradingConfig) -> dict[str, str]:
         "FUNCTION_KIND": ItemKind.FUNCTION.value,
         "NUMBER_KIND": ItemKind.NUMBER.value,
         "TEXT_KIND": ItemKind.TEXT.value,
+        "VARIANTS": repr(has_variants(config.assignment)),
+        "STUDENT_ID_CELL": STUDENT_ID_CELL_ID,
     }
     return {
         "public_checks.py": render_template("public_checks.py.tmpl", values),

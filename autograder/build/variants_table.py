@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from autograder.build.student_files import render_template
-from autograder.engine.grader import STUDENT_ID_ENV
+from autograder.engine.grader import STUDENT_ID_ENV, VARIANT_ENV
 from autograder.engine.registry import REPO_ROOT
 from autograder.engine.variants import (HELPER_FILE, TABLE_FILE, StudentIdError, id_hash, normalize_id,
                                         params_for)
@@ -64,7 +64,7 @@ def variants_table(name: str, root: Path = REPO_ROOT) -> str:
 
 def variant_helper(name: str) -> str:
     return render_template(f"{HELPER_FILE}.tmpl", {"ASSIGNMENT": name, "TABLE_FILE": TABLE_FILE,
-                                                   "STUDENT_ID_ENV": STUDENT_ID_ENV})
+                                                   "STUDENT_ID_ENV": STUDENT_ID_ENV, "VARIANT_ENV": VARIANT_ENV})
 
 
 def variant_files(name: str) -> dict[str, str]:

@@ -24,6 +24,9 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--frozen", action="store_true",
                         help="write nothing: report generated files that differ from the build (for CI)")
     add_isolation_option(parser)
+    parser.add_argument("--variants", type=int, metavar="N", default=None,
+                        help="with per-student variants: how many variants to sample (the lecture's first; "
+                             "default 16; the reference is graded in the first 3)")
 
 
 def run(args) -> int:
@@ -39,7 +42,10 @@ def run(args) -> int:
         print(f"check: {err}", file=sys.stderr)
         return 2
     print(f"check {args.assignment}", flush=True)
-    report = check_assignment(args.assignment, frozen=args.frozen, isolation=args.isolation,
+    if args.variants is not None and args.variants < 1:
+        print("check: --variants must be at least 1", file=sys.stderr)
+        return 2
+    report = check_assignment(args.assignment, frozen=args.frozen, isolation=args.isolation, variants=args.variants,
                               on_step=lambda step: print("\n".join(step_lines(step)), flush=True))
     print(report.verdict())
     return 0 if report.ok else 1

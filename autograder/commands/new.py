@@ -14,6 +14,9 @@ def add_parser(subparsers) -> None:
     parser.add_argument("assignment", help="assignment name, e.g. lec02_roofline")
     parser.add_argument("--module", help="the student's module name (default: the part after the first _, "
                                          "e.g. roofline for lec02_roofline)")
+    parser.add_argument("--variants", action="store_true",
+                        help="per-student variants: also scaffold solutions/<name>/variants.py and the secret seed "
+                             "autograder/<name>/variant_seed (keep it private)")
 
 
 def run(args) -> int:
@@ -22,7 +25,7 @@ def run(args) -> int:
     from autograder.errors import InstructorError
 
     try:
-        written = scaffold(args.assignment, args.module)
+        written = scaffold(args.assignment, args.module, variants=args.variants)
         generated = build_everything(args.assignment)
     except InstructorError as err:
         print(f"new: {err}", file=sys.stderr)

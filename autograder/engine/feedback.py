@@ -136,6 +136,10 @@ def submission_markdown(result: SubmissionResult) -> str:
     if result.late is not None:
         from autograder.engine.lateness import describe   # lazily: see lateness.py
         lines += [f"**提交时间：** {describe(result.late)}", ""]
+    if result.flags and result.declared_id:  # per-student variants: the notebook names someone else
+        declared, graded = inline_text(result.declared_id, 80), inline_text(result.student_id, 80)
+        lines += [f"**学号：** notebook 里填的是 `{declared}`，但这份提交属于 `{graded}`：按 `{graded}` 的参数评分"
+                  f"（已告知助教）。", ""]
     lines += ["| 项目 | 得分 | 满分 | 状态 |", "|---|---:|---:|---|"]
     for item in result.items:
         score = "—" if item.status == "manual" else points(item.score)
@@ -146,7 +150,8 @@ def submission_markdown(result: SubmissionResult) -> str:
     if notebook_output:
         lines += ["", output_block(notebook_output, "notebook 运行时的输出")]
     if result.case_set:  # for instructors: equal digests = graded against the same hidden cases
-        lines += ["", "---", "", f"<sub>用例集 case set `{case_set_short(result.case_set)}`</sub>"]
+        variant = f" · 参数 variant `{result.variant}`" if result.variant else ""
+        lines += ["", "---", "", f"<sub>用例集 case set `{case_set_short(result.case_set)}`{variant}</sub>"]
     return "\n".join(lines).strip() + "\n"
 
 

@@ -24,7 +24,8 @@ from autograder.engine.locate import MAX_STUDENT_FILE_BYTES, StudentFiles, locat
 from autograder.engine.registry import ConfigError
 from autograder.engine.report_items import grade_report
 from autograder.engine.results import ItemResult, SubmissionResult
-from autograder.engine.variants import StudentIdError, normalize_id, params_for, variant_digest
+from autograder.engine.variants import (StudentIdError, canonical_json, normalize_id, params_for, plain,
+                                        variant_digest)
 from autograder.engine.vocabulary import REPORT_KINDS, ItemKind
 from autograder.sandbox import Limits, Sandbox
 from autograder.sandbox.nbrunner import NotebookUnreadable, load_code_cells
@@ -39,6 +40,9 @@ STUDENT_ID_VARIABLE = "STUDENT_ID"
 # The sandbox's environment names the student being graded: the released variant.py falls back to it
 # when the notebook's STUDENT_ID is left empty (as it does to JupyterHub's login name).
 STUDENT_ID_ENV = "CS349E_STUDENT_ID"
+# ... and gives that student's parameters, so a student missing from the released table (added to
+# the roster later) or an author's sampled variant is graded all the same.
+VARIANT_ENV = "CS349E_VARIANT"
 FOLDER = "folder"  # student_id_source of an id taken from the submission folder's name
 
 
@@ -56,7 +60,8 @@ class Graded:
         return variant_digest(self.params) if self.params is not None else ""
 
 
-def graded_as(assignment: Assignment, student_id: str, source: str) -> Graded:
+def graded_as(assignment: Assignment, student_id: str, source: str, params: Mapping | None = None) -> Graded:
+    """`params` (an author's check only) grades against those parameters instead of the student's."""
     if not assignment.variants:
         return Graded("", "", None, assignment.answer_key)
     name = assignment.config.assignment
@@ -64,13 +69,13 @@ def graded_as(assignment: Assignment, student_id: str, source: str) -> Graded:
         sid = normalize_id(student_id)
     except StudentIdError as err:
         raise ConfigError(f"{name}: cannot grade a submission as {student_id!r} ({source}): {err}") from None
-    params = params_for(name, sid)
+    params = params_for(name, sid) if params is None else plain(params, "the parameters to grade with")
     return Graded(sid, source, params, assignment.key_for(params))
 
 
 def grade_submission(assignment_name: str, submission_dir: Path, *, limits: Limits | None = None,
                      isolation: str = "bubblewrap", student_id: str | None = None,
-                     id_source: str = FOLDER) -> SubmissionResult:
+                     id_source: str = FOLDER, variant_params: Mapping | None = None) -> SubmissionResult:
     """Grade the submission in `submission_dir` (its files directly inside, or in a subfolder
     named after the assignment, as nbgrader collects them). With per-student variants it is graded
     against the variant of `student_id` (default: the folder's name; `id_source` says where the id
@@ -81,8 +86,9 @@ def grade_submission(assignment_name: str, submission_dir: Path, *, limits: Limi
     started = time.perf_counter()
     files = locate(Path(submission_dir), config)
     who = graded_as(assignment, files.student if student_id is None else student_id,
-                    FOLDER if student_id is None else id_source)
-    env = {**SANDBOX_ENV, STUDENT_ID_ENV: who.student_id} if who.params is not None else SANDBOX_ENV
+                    FOLDER if student_id is None else id_source, variant_params)
+    env = SANDBOX_ENV if who.params is None else {
+        **SANDBOX_ENV, STUDENT_ID_ENV: who.student_id, VARIANT_ENV: canonical_json(who.params)}
 
     executed, declared = executed_notebook(config.notebook, None), ""
     if not files.present:

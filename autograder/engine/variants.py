@@ -152,3 +152,10 @@ def keys_for(name: str, student_id: str | None) -> Mapping[str, Any]:
 def id_hash(name: str, student_id: str) -> str:
     """How the released table names a student: not the id itself (the table lists the class)."""
     return hashlib.sha256(f"{name}:{normalize_id(student_id)}".encode()).hexdigest()[:16]
+
+
+def samples(name: str, n: int) -> list[tuple[str, dict]]:
+    """(label, parameters) of `n` variants for an author's checks: the lecture's own first, then
+    the students "check-1", "check-2", … (drawn like any student's, from the seed)."""
+    drawn = [("LECTURE", lecture_params(name))] if n > 0 else []
+    return drawn + [(sid, params_for(name, sid)) for sid in (f"check-{i}" for i in range(1, n))]

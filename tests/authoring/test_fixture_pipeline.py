@@ -8,6 +8,7 @@ Two students keep it cheap: the reference and the released skeleton."""
 from __future__ import annotations
 
 import csv
+import json
 import re
 import shutil
 import zipfile
@@ -38,7 +39,7 @@ def course(tmp_path_factory) -> SimpleNamespace:
     root = copy_course(tmp_path_factory.mktemp("course"))
     engine_before = {p.relative_to(root): p.read_bytes() for p in (root / "autograder").rglob("*.py")}
     before = snapshot(root)
-    new = ok(run(root, "-m", "autograder", "new", NAME, "--module", MODULE))
+    new = ok(run(root, "-m", "autograder", "new", NAME, "--module", MODULE, "--variants"))
     scaffolded = re.findall(r"^  (\S+)$", new, flags=re.M)
     authored = sorted(p.relative_to(FIXTURE).as_posix() for p in FIXTURE.rglob("*")
                       if p.is_file() and p.relative_to(FIXTURE).as_posix().startswith(THREE_FOLDERS))
@@ -47,6 +48,8 @@ def course(tmp_path_factory) -> SimpleNamespace:
     after = snapshot(root)
     w = SimpleNamespace(root=root, engine_before=engine_before, scaffolded=scaffolded, authored=authored,
                         touched=sorted(rel for rel in after if before.get(rel) != after[rel]))
+    # the course's roster (instructor data beside the assignments): the class the variants are drawn for
+    (root / "roster.txt").write_text("alice\nbob\ncarol\n", encoding="utf-8")
     w.build = ok(run(root, "-m", "autograder", "build", NAME))
     w.check = ok(run(root, "-m", "autograder", "check", NAME, "--frozen"))
     w.released = root / "released_solutions" / NAME
@@ -56,6 +59,7 @@ def course(tmp_path_factory) -> SimpleNamespace:
     release = root / "release" / NAME
     alice, bob = root / "submitted" / "alice" / NAME, root / "submitted" / "bob" / NAME
     ok(run(root, "-m", "autograder", "reference", NAME, str(alice)))
+    type_student_id(alice / "handout.ipynb", "alice")  # as the notebook's first code cell asks
     shutil.copytree(release, bob)
     # alice hands in with the generated self-check, as the student README says
     hand_in = tmp_path_factory.mktemp("alice") / NAME
@@ -72,13 +76,22 @@ def course(tmp_path_factory) -> SimpleNamespace:
     return w
 
 
+def type_student_id(notebook: Path, sid: str) -> None:
+    nb = json.loads(notebook.read_text(encoding="utf-8"))
+    cell = next(c for c in nb["cells"] if c.get("id") == "student_id")
+    cell["source"] = "".join(cell["source"]).replace('STUDENT_ID = ""', f"STUDENT_ID = {sid!r}", 1)
+    notebook.write_text(json.dumps(nb, ensure_ascii=False, indent=1), encoding="utf-8")
+
+
 def _rows(path: Path) -> dict[str, dict]:
     with open(path, newline="", encoding="utf-8") as f:
         return {row["student"] if "student" in row else row["student_id"]: row for row in csv.DictReader(f)}
 
 
 def test_the_author_edits_exactly_the_files_new_wrote_inside_the_three_folders(course):
-    assert sorted(course.scaffolded) == course.authored
+    seed = f"autograder/{NAME}/variant_seed"  # new --variants draws it; the author never writes it
+    assert seed in course.scaffolded and (course.root / seed).is_file()
+    assert sorted(set(course.scaffolded) - {seed}) == course.authored
     assert course.touched and all(rel.startswith(THREE_FOLDERS) for rel in course.touched), course.touched
 
 
@@ -113,6 +126,16 @@ def test_nbgrader_autograde_records_the_trusted_scores(course):
     assert float(rows["bob"]["raw_score"]) == 0
 
 
+def test_each_student_is_graded_in_their_own_variant_and_nbgrader_keeps_the_typed_id(course):
+    rows = _rows(course.root / "out" / "grades.csv")
+    for student in ("alice", "bob"):
+        shown = json.loads(ok(run(course.root, "-m", "autograder", "variant", NAME, student)))
+        assert rows[student]["variant"] == shown["variant"] and rows[student]["flags"] == ""
+    autograded = json.loads((course.root / "autograded" / "alice" / NAME / "handout.ipynb").read_text("utf-8"))
+    first = next(c for c in autograded["cells"] if c["cell_type"] == "code")
+    assert "".join(first["source"]).startswith("STUDENT_ID = 'alice'")
+
+
 def test_the_engine_was_not_touched(course):
     after = {p.relative_to(course.root): p.read_bytes() for p in (course.root / "autograder").rglob("*.py")
              if not p.is_relative_to(course.root / "autograder" / NAME)}
@@ -135,6 +158,8 @@ def test_the_gradescope_bundle_grades_the_hand_in_zip(course, tmp_path):
     upload = tmp_path / "upload"
     with zipfile.ZipFile(course.zip) as archive:  # Gradescope unpacks a zip upload
         archive.extractall(upload)
-    result = run_autograder(lay_out(tmp_path / "autograder", course.root / "bundle.zip", upload))
+    container = lay_out(tmp_path / "autograder", course.root / "bundle.zip", upload)
+    (container / "submission_metadata.json").write_text(json.dumps({"users": [{"sid": "alice"}]}), encoding="utf-8")
+    result = run_autograder(container)
     assert result.results is not None, result.log[-3000:]
     assert result.results["score"] == pytest.approx(AUTO_POINTS), result.log[-3000:]

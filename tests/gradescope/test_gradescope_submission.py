@@ -1,8 +1,11 @@
 """Are a student's files found wherever Gradescope put the upload, and copied rather than linked?"""
 
+import json
+from pathlib import Path
+
 import pytest
 
-from autograder.gradescope.submission import collect_submission
+from autograder.gradescope.submission import collect_submission, submission_student
 
 FILES = ("codesign.py", "handout.ipynb")
 
@@ -41,3 +44,18 @@ def test_symlinks_are_not_followed(tmp_path):
 def test_a_missing_upload_folder_is_an_error(tmp_path):
     with pytest.raises(ValueError, match="does not exist"):
         collect_submission(tmp_path / "nothing", FILES, tmp_path / "dest")
+
+
+def _metadata(tmp_path, users) -> Path:
+    (tmp_path / "submission_metadata.json").write_text(json.dumps({"users": users}), encoding="utf-8")
+    return tmp_path
+
+
+def test_the_student_id_is_the_first_submitters_sid_else_their_email(tmp_path):
+    two = [{"sid": " 2026001 ", "email": "a@x.edu"}, {"sid": "2026002", "email": "b@x.edu"}]
+    assert submission_student(_metadata(tmp_path, two)) == ("2026001", "gradescope sid")
+    assert submission_student(_metadata(tmp_path, [{"sid": "", "email": "a@x.edu"}])) == ("a@x.edu", "gradescope email")
+    assert submission_student(_metadata(tmp_path, [{"sid": None, "email": None}])) is None
+    assert submission_student(_metadata(tmp_path, [])) is None
+    (tmp_path / "submission_metadata.json").write_text("not json", encoding="utf-8")
+    assert submission_student(tmp_path) is None

@@ -1,0 +1,87 @@
+"""`check`'s look at per-student variants: are the sampled variants equally gradable?
+
+For a sample of variants (the lecture's own first, then "check-1", … drawn like any student's):
+every key is defined and of the item's kind, every number key lies inside the item's `plausible`
+range of grading.toml (the range selfcheck.py shows every student), and an item the author marks
+as depending on the parameters (`DEPENDENT` in solutions/<name>/variants.py) does not have the same
+key in every sample (a choice whose answer is always "A" is no question for anyone). The
+reference's full marks in each of a few of them is graded by the caller (author_check.py).
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass, field
+
+from autograder.engine.answer_checks import DerivedKey, MeasuredKey
+from autograder.engine.assignment import load_assignment
+from autograder.engine.checks import is_real_number
+from autograder.engine.variants import samples, variants_module
+from autograder.engine.vocabulary import KEYED_KINDS, ItemKind
+
+KEY_SAMPLES = 16  # keys are cheap: enough samples that a two-letter choice is not constant by chance
+GRADED_SAMPLES = 3  # the reference is graded in this many (each runs the notebook)
+
+
+@dataclass
+class VariantSummary:
+    labels: list[str]
+    rows: list[str] = field(default_factory=list)  # one line per keyed item
+    problems: list[str] = field(default_factory=list)
+
+
+def plausible_ranges(name: str) -> dict[str, tuple[float, float]]:
+    config = load_assignment(name).config
+    raw = tomllib.loads((config.folder / "grading.toml").read_text(encoding="utf-8"))
+    return {item["id"]: tuple(item["plausible"]) for item in raw.get("items", [])
+            if isinstance(item, dict) and isinstance(item.get("plausible"), list) and len(item["plausible"]) == 2}
+
+
+def dependent_items(name: str) -> tuple[str, ...]:
+    return tuple(getattr(variants_module(name), "DEPENDENT", ()))
+
+
+def summarize_variants(name: str, n: int = KEY_SAMPLES) -> VariantSummary:
+    assignment = load_assignment(name)
+    config = assignment.config
+    drawn = samples(name, n)
+    summary = VariantSummary([label for label, _ in drawn])
+    keys = []
+    for label, params in drawn:
+        try:
+            keys.append((label, dict(assignment.key_for(params))))
+        except Exception as err:  # noqa: BLE001 - the author's key function failed for these parameters
+            summary.problems.append(f"variant {label} {params}: answer_key(params) fails: {type(err).__name__}: {err}")
+    ranges, dependent = plausible_ranges(name), dependent_items(name)
+    unknown = sorted(set(dependent) - {item.id for item in config.items_of(*KEYED_KINDS)})
+    summary.problems += [f"variants.py DEPENDENT names {item}, not a number or choice item" for item in unknown]
+    for item in config.items_of(*KEYED_KINDS):
+        values = [(label, key[item.id]) for label, key in keys]
+        if any(isinstance(v, (MeasuredKey, DerivedKey)) for _, v in values):
+            summary.rows.append(f"{item.id:<28} measured or derived: checked against the student's own run")
+            continue
+        bad = [label for label, v in values if (v is None or (isinstance(v, float) and not math.isfinite(v)))]
+        summary.problems += [f"{item.id}: variant {label} has no key ({dict(values)[label]!r})" for label in bad]
+        distinct = sorted({repr(v) for _, v in values})
+        marked = item.id in dependent
+        if item.kind is ItemKind.NUMBER:
+            numbers = [float(v) for _, v in values if is_real_number(v) and math.isfinite(float(v))]
+            low, high = ranges.get(item.id, (-math.inf, math.inf))
+            outside = [(label, v) for label, v in values if is_real_number(v) and not low <= float(v) <= high]
+            summary.problems += [f"{item.id}: variant {label}'s key {v!r} is outside its plausible range "
+                                 f"[{low:g}, {high:g}] (grading.toml): selfcheck would tell that student a right "
+                                 f"answer looks wrong" for label, v in outside]
+            span = f"[{min(numbers):.4g}, {max(numbers):.4g}]" if numbers else "-"
+            summary.rows.append(f"{item.id:<28} {len(distinct):>2} distinct of {len(values)}  keys {span:<22} "
+                                f"plausible [{low:g}, {high:g}]{'  DEPENDENT' if marked else ''}")
+        else:
+            counts = {c: sum(v == c for _, v in values) for c in item.choices}
+            shown = " ".join(f"{c}:{k}" for c, k in counts.items())
+            summary.rows.append(f"{item.id:<28} {len(distinct):>2} distinct of {len(values)}  choices {shown}"
+                                f"{'  DEPENDENT' if marked else ''}")
+        if marked and len(values) > 1 and len(distinct) == 1:
+            summary.problems.append(f"{item.id}: marked DEPENDENT in variants.py, but its key is {values[0][1]!r} in "
+                                    f"all {len(values)} sampled variants: the parameters never change the answer "
+                                    f"(degenerate), so widen the draw or unmark it")
+    return summary
