@@ -51,7 +51,7 @@ TEXT_STUB = "（在这里用自己的话作答）"  # the released text answer c
 STUDENT_FILES = ('codesign.py', 'handout.ipynb')  # exactly what is handed in (grading.toml's student_files)
 ZIP_NAME = "lec01_codesign_submission.zip"
 FUNCTION, NUMBER, TEXT = "function", "number", "text"  # grading.toml's item kinds
-VARIANTS = False  # per-student variants: the notebook's first code cell sets STUDENT_ID and VARIANT
+VARIANTS = True  # per-student variants: the notebook's first code cell sets STUDENT_ID and VARIANT
 STUDENT_ID_CELL = "student_id"  # that cell's id
 
 

@@ -2,7 +2,8 @@
 
 The engine (autograder.engine) loads this package by the assignment's name and asks it for
 - `function_suites()`: item id -> Suite (cases + hypothesis properties) for every function item;
-- `answer_key()`: item id -> key for every number / choice item of the report;
+- `answer_key(params=None)`: item id -> key for every number / choice item of the report, for one
+  student's parameters (solutions/lec01_codesign/variants.py; None = the lecture's own);
 - `sandbox_factories()`: the factories that rebuild its non-plain arguments in the sandbox.
 Expected values are computed here, in the trusted process, by `solutions.lec01_codesign`.
 """
@@ -32,12 +33,13 @@ def function_suites() -> Mapping[str, Suite]:
     return {s.function: s for s in suites}
 
 
-def answer_key() -> Mapping[str, object]:
-    """The reference's keys, and the keys of the measurement items (checks, not numbers)."""
+def answer_key(params: Mapping | None = None) -> Mapping[str, object]:
+    """The reference's keys for `params` (cached per parameter set by the reference), and the keys of
+    the measurement items (checks, not numbers: the same in every variant)."""
     from autograder.lec01_codesign.measurement import measurement_keys
     from solutions.lec01_codesign.answers import answer_key as key
 
-    return {**key(), **measurement_keys()}
+    return {**key(params), **measurement_keys()}
 
 
 def sandbox_factories() -> tuple[str, ...]:

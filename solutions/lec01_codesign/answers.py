@@ -1,12 +1,14 @@
 """Answer keys of the report questions (instructor-only): computed from the reference and hw_specs.
 
-`answer_key()` gives the number and choice items of grading.toml; nothing is typed in, so a change
-to the chip table or the reference moves the keys with it. The explanations (and the rubrics of
+`answer_key(params=None)` gives the number and choice items of grading.toml for one student's
+parameters (variants.py; None = the lecture's own, LECTURE); nothing is typed in, so a change to
+the chip table, the reference or a student's parameters moves the keys with it. The explanations (and the rubrics of
 the text questions) live in `explanations.py`, the one place the released solutions read them from.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from functools import lru_cache
 from pathlib import Path
@@ -14,34 +16,26 @@ from pathlib import Path
 import numpy as np
 
 import hw_specs
-from hw_specs import B200, B300, BYTES_PER_ELEM, H100
+from hw_specs import B200, B300, BYTES_PER_ELEM, CHIPS, H100
 from solutions.lec01_codesign.codesign import exp_ratio, flops_per_exp, quantize, ridge_point, trend_row
 from solutions.lec01_codesign.handout_data import (
     ABLATION_BLOCKS,
-    BIT_BUDGET,
-    BUDGET_OPTIONS,
-    REAL_TENSORS_FILE,
-    ROTATION_OPTIONS,
-    ROTATION_SIZE,
     ABLATION_SCALES,
     BACKWARD_FLOPS_PER_EXP,
+    BIT_BUDGET,
     BOTTLENECK_OPTIONS,
-    DEMO2_N,
-    FLOP_PER_PARAM_PER_TOKEN,
+    BUDGET_OPTIONS,
     DECODE_PRECISIONS,
-    HEAD_DIM,
-    KV_BATCH,
-    KV_HEAD_DIM,
-    KV_HEADS,
-    KV_LAYERS,
+    FLOP_PER_PARAM_PER_TOKEN,
     KV_PRECISION,
     LEAST_GROWN_OPTIONS,
     MEASURED_D_QK,
     MEASURED_D_V,
     MEASURED_FP8_FORWARD_GAIN,
     MLA_OPTIONS,
-    MODEL_PARAMS,
     POSITION_OPTIONS,
+    REAL_TENSORS_FILE,
+    ROTATION_OPTIONS,
     SIZE_OPTIONS,
     SIZE_SWEEP,
     WALL_OPTIONS,
@@ -49,24 +43,49 @@ from solutions.lec01_codesign.handout_data import (
     demo_weights,
     format_bits,
     load_real_tensors,
-    matmul_error,
     quantize_matrix,
+    real_slice,
     relative_error,
+    sustained_chip,
 )
+from solutions.lec01_codesign.variants import LECTURE
 from solutions.lec01_codesign.codesign import to_e2m1
 
 # The real tensors ship in the student folder; the key reads the repository's copy of that file.
 REAL_TENSORS = Path(__file__).resolve().parents[2] / "assignments" / "lec01_codesign" / REAL_TENSORS_FILE
 
 
+def lecture_params() -> dict:
+    """The lecture's own parameters, as a fresh dict."""
+    return json.loads(json.dumps(LECTURE))
+
+
+def _params(params) -> dict:
+    return lecture_params() if params is None else dict(params)
+
+
 def _letter(options: dict[str, tuple], name) -> str:
     return next(letter for letter, (option, _) in options.items() if option == name)
 
 
-def ablation_errors(x) -> dict[tuple[int, str], float]:
+def run_chips(params=None):
+    """The team's measured H100 and B300 (q01–q09b): the spec sheet times the sustained shares."""
+    p = _params(params)
+    h100 = sustained_chip(H100, {"fp8": p["h100_fp8_share"]}, p["h100_bw_share"])
+    b300 = sustained_chip(B300, {"nvfp4": p["b300_nvfp4_share"], "fp8": p["b300_fp8_share"]}, p["b300_bw_share"])
+    return h100, b300
+
+
+def demo2_data(params=None, n=None):
+    """The student's demo-2 data (their seed, degrees of freedom and scale), n values (default theirs)."""
+    p = _params(params)
+    return demo_weights(p["demo2_n"] if n is None else n, p["demo2_seed"], p["demo2_df"], p["demo2_scale"])
+
+
+def ablation_errors(x, blocks=ABLATION_BLOCKS) -> dict[tuple[int, str], float]:
     """Relative error of FP4 block scaling for each (block size, scale format) of the 2 × 2 ablation."""
     return {(block, scale): relative_error(quantize(x, "mxfp4", block_size=block, scale_format=scale), x)
-            for block in ABLATION_BLOCKS for scale in ABLATION_SCALES}
+            for block in blocks for scale in ABLATION_SCALES}
 
 
 def h100_exp_on_tensor_basis() -> float:
@@ -83,21 +102,25 @@ def attention_time_per_score(chip, precision: str, d_qk: int, d_v: int, *, overl
     return max(t_exp, t_mma) if overlap else t_exp + t_mma
 
 
-def model_speedup(*, overlap: bool, d_qk: int = MEASURED_D_QK, d_v: int = MEASURED_D_V) -> float:
-    """B200 → B300 FP8 attention speed-up of the model, on the shape NVIDIA measured by default."""
-    return (attention_time_per_score(B200, "fp8", d_qk, d_v, overlap=overlap)
-            / attention_time_per_score(B300, "fp8", d_qk, d_v, overlap=overlap))
+def model_speedup(*, overlap: bool, d_qk: int = MEASURED_D_QK, d_v: int = MEASURED_D_V,
+                  chips: tuple[str, str] = ("B200", "B300")) -> float:
+    """old → new FP8 attention speed-up of the model; by default B200 → B300 on the shape NVIDIA measured."""
+    old, new = (CHIPS[name] for name in chips)
+    return (attention_time_per_score(old, "fp8", d_qk, d_v, overlap=overlap)
+            / attention_time_per_score(new, "fp8", d_qk, d_v, overlap=overlap))
 
 
-def mma_efficiency_for_measured_gain() -> float:
+def mma_efficiency_for_measured_gain(sfu_share: float = 1.0) -> float:
     """The share of peak MMA with which the overlap model's B200 → B300 speed-up on the measured
-    shape equals the measured one, with B200 still exp-bound and B300 matmul-bound (checked)."""
-    t_b200 = 1 / B200.exp_per_s
+    shape equals the measured one, the SFUs reaching `sfu_share` of their exp peak, with B200 still
+    exp-bound and B300 matmul-bound (checked)."""
+    t_b200 = 1 / (sfu_share * B200.exp_per_s)
     t_b300 = t_b200 / MEASURED_FP8_FORWARD_GAIN
     efficiency = flops_per_exp(MEASURED_D_QK, MEASURED_D_V) / (B300.peak_flops("fp8") * t_b300)
     shape = (MEASURED_D_QK, MEASURED_D_V)
-    assert attention_time_per_score(B200, "fp8", *shape, mma_efficiency=efficiency) == t_b200
-    assert math.isclose(attention_time_per_score(B300, "fp8", *shape, mma_efficiency=efficiency), t_b300)
+    t_mma_b200 = attention_time_per_score(B200, "fp8", *shape, mma_efficiency=efficiency, overlap=False) - 1 / B200.exp_per_s
+    assert t_mma_b200 < t_b200, "B200 must stay exp-bound"
+    assert 1 / (sfu_share * B300.exp_per_s) < t_b300, "B300 must be matmul-bound"
     return efficiency
 
 
@@ -107,25 +130,27 @@ def measured_position() -> str:
     return "above" if MEASURED_FP8_FORWARD_GAIN > high else "below" if MEASURED_FP8_FORWARD_GAIN < low else "between"
 
 
-def decode_intensity() -> float:
-    """Batch-1 decode, weights only: FLOP per byte of NVFP4 weights read."""
-    return FLOP_PER_PARAM_PER_TOKEN / BYTES_PER_ELEM["nvfp4"]
+def decode_intensity(batch: int = 1) -> float:
+    """Decode of `batch` sequences, weights only: FLOP per byte of NVFP4 weights read."""
+    return batch * FLOP_PER_PARAM_PER_TOKEN / BYTES_PER_ELEM["nvfp4"]
 
 
-def decode_batch_at_ridge(activations: str) -> float:
-    """The batch at which weight-only decode reaches B300's ridge, for W4A4 or W4A8."""
-    return ridge_point(B300, DECODE_PRECISIONS[activations]) / decode_intensity()
+def decode_batch_at_ridge(activations: str, params=None) -> float:
+    """The batch at which weight-only decode reaches the measured B300's ridge, for W4A4 or W4A8."""
+    return ridge_point(run_chips(params)[1], DECODE_PRECISIONS[activations]) / decode_intensity()
 
 
-def kv_bytes_per_token() -> float:
+def kv_bytes_per_token(params=None) -> float:
     """Bytes of K and V one token of context holds, per sequence: 2 × layers × KV heads × d × bytes."""
-    return 2 * KV_LAYERS * KV_HEADS * KV_HEAD_DIM * BYTES_PER_ELEM[KV_PRECISION]
+    p = _params(params)
+    return 2 * p["kv_layers"] * p["kv_heads"] * p["kv_head_dim"] * BYTES_PER_ELEM[KV_PRECISION]
 
 
-def kv_equal_weights_context() -> float:
-    """The context length L at which one decode step of KV_BATCH sequences reads as many KV bytes as
+def kv_equal_weights_context(params=None) -> float:
+    """The context length L at which one decode step of kv_batch sequences reads as many KV bytes as
     weight bytes (the weights are read once per step for the whole batch, the KV once per sequence)."""
-    return MODEL_PARAMS * BYTES_PER_ELEM["nvfp4"] / (KV_BATCH * kv_bytes_per_token())
+    p = _params(params)
+    return p["model_params_b"] * 1e9 * BYTES_PER_ELEM["nvfp4"] / (p["kv_batch"] * kv_bytes_per_token(p))
 
 
 def e8m0_blocks_that_clip(x, block: int = ABLATION_BLOCKS[-1]) -> float:
@@ -155,56 +180,91 @@ def budget_quantize(a, block: int, scale: str):
 
 
 @lru_cache(maxsize=1)
-def real_tensor_errors() -> dict[str, float]:
-    """Relative error of Y = X·Wᵀ on the real tensors: per scheme, plain and rotated (block Hadamard
-    on the K dimension, applied to both operands: (XH)(WH)ᵀ = XWᵀ); and per bit-budget configuration."""
-    x, w, _ = load_real_tensors(REAL_TENSORS)
-    h = block_hadamard(x.shape[1], ROTATION_SIZE)
+def _real_tensors():
+    return load_real_tensors(REAL_TENSORS)[:2]
+
+
+def real_tensors(params=None):
+    """The student's tile of the real tensors: (X rows, W rows)."""
+    p = _params(params)
+    return real_slice(*_real_tensors(), p["real_tokens"], p["real_outputs"])
+
+
+def real_tensor_errors(params=None) -> dict[str, float]:
+    """Relative error of Y = X·Wᵀ on the student's tile of the real tensors: per scheme, plain and
+    rotated (block Hadamard on the K dimension, applied to both operands: (XH)(WH)ᵀ = XWᵀ); and per
+    bit-budget configuration. matmul_error's arithmetic, with the exact product computed once."""
+    return dict(_real_tensor_errors(json.dumps(_params(params), sort_keys=True)))
+
+
+@lru_cache(maxsize=64)
+def _real_tensor_errors(canonical: str) -> dict[str, float]:
+    p = json.loads(canonical)
+    x, w = real_tensors(p)
+    y = (x.astype(np.float32) @ w.astype(np.float32).T).astype(np.float64)
+
+    def error(xq, wq):  # = matmul_error(xq, wq, x, w)
+        yq = (xq.astype(np.float32) @ wq.astype(np.float32).T).astype(np.float64)
+        return float(np.linalg.norm(yq - y) / np.linalg.norm(y))
+
+    h = block_hadamard(x.shape[1], p["rotation_size"])
+    xh, wh = x @ h, w @ h
     errors = {}
     for scheme in ("fp4_tensor", "nvfp4"):
-        errors[scheme] = matmul_error(quantize_matrix(x, scheme), quantize_matrix(w, scheme), x, w)
-        errors[f"{scheme} rotated"] = matmul_error(quantize_matrix(x @ h, scheme), quantize_matrix(w @ h, scheme), x, w)
+        errors[scheme] = error(quantize_matrix(x, scheme), quantize_matrix(w, scheme))
+        errors[f"{scheme} rotated"] = error(quantize_matrix(xh, scheme), quantize_matrix(wh, scheme))
     for letter, ((block, scale), _) in BUDGET_OPTIONS.items():
-        errors[letter] = matmul_error(budget_quantize(x, block, scale), budget_quantize(w, block, scale), x, w)
+        errors[letter] = error(budget_quantize(x, block, scale), budget_quantize(w, block, scale))
     return errors
 
 
-def budget_choice() -> str:
+def budget_choice(params=None) -> str:
     """The configuration with the lowest measured error among those within the bit budget."""
-    errors = real_tensor_errors()
+    errors = real_tensor_errors(params)
     within = [letter for letter, ((block, _), _) in BUDGET_OPTIONS.items() if format_bits(block) <= BIT_BUDGET]
     return min(within, key=errors.get)
 
 
-def budget_frontier() -> list[str]:
+def budget_frontier(params=None) -> list[str]:
     """The error-vs-bits frontier: configurations no other beats on both bits and error."""
-    errors, bits = real_tensor_errors(), {letter: format_bits(block) for letter, ((block, _), _) in BUDGET_OPTIONS.items()}
+    errors = real_tensor_errors(params)
+    bits = {letter: format_bits(block) for letter, ((block, _), _) in BUDGET_OPTIONS.items()}
     return [a for a in BUDGET_OPTIONS if not any(bits[b] <= bits[a] and errors[b] < errors[a] for b in BUDGET_OPTIONS)]
 
 
-def answer_key() -> dict[str, float | str]:
-    """Keys of every number and choice item: floats in the unit the question asks for, letters for choices."""
-    return dict(_answer_key())
+def canonical(params) -> str:
+    """The cache key of a parameter set: canonical JSON (None = LECTURE)."""
+    return json.dumps(_params(params), sort_keys=True, separators=(",", ":"))
 
 
-@lru_cache(maxsize=1)  # a pure function of the sources: computed once per process
-def _answer_key() -> dict[str, float | str]:
-    b300, h100 = trend_row(B300, "nvfp4"), trend_row(H100, "fp8")
-    x = demo_weights(DEMO2_N)
-    small, large = demo_weights(SIZE_SWEEP[0]), demo_weights(SIZE_SWEEP[-1])
+def answer_key(params=None) -> dict[str, float | str]:
+    """Keys of every number and choice item for `params` (None = LECTURE): floats in the unit the
+    question asks for, letters for choices."""
+    return dict(_answer_key(canonical(params)))
+
+
+@lru_cache(maxsize=512)  # a pure function of the sources and the parameters: computed once per variant
+def _answer_key(canonical_params: str) -> dict[str, float | str]:
+    p = json.loads(canonical_params)
+    h100_run, b300_run = run_chips(p)
+    b300, spec = trend_row(b300_run, "nvfp4", base=h100_run), trend_row(B300, "nvfp4")
+    x = demo2_data(p)
+    small, large = demo2_data(p, SIZE_SWEEP[0]), demo2_data(p, SIZE_SWEEP[-1])
     error_growth = {scheme: relative_error(quantize(large, scheme), large)
                     - relative_error(quantize(small, scheme), small)
                     for scheme, _ in SIZE_OPTIONS.values()}
-    ablation = ablation_errors(x)
-    intensity = decode_intensity()
-    d = HEAD_DIM
-    forward = exp_ratio(B200, "fp8", d, d)
-    backward = B200.peak_flops("fp8") / (BACKWARD_FLOPS_PER_EXP["d_qk"] * d + BACKWARD_FLOPS_PER_EXP["d_v"] * d) \
+    big, little = p["ablation_blocks"]
+    ablation = ablation_errors(x, (big, little))
+    forward = exp_ratio(B200, "fp8", *p["software_shape"])
+    d_qk, d_v = p["backward_shape"]
+    backward = B200.peak_flops("fp8") / (BACKWARD_FLOPS_PER_EXP["d_qk"] * d_qk + BACKWARD_FLOPS_PER_EXP["d_v"] * d_v) \
         / B200.exp_per_s
     mla, mha = exp_ratio(B300, "fp8", 192, 128), exp_ratio(B300, "fp8", 128, 128)
     mla_effect = "same" if math.isclose(mla, mha) else ("worse" if mla > mha else "better")
-    real = real_tensor_errors()
-    same, mixed = ridge_point(B300, "fp8") / ridge_point(H100, "fp8"), b300["ridge"] / h100["ridge"]
+    real = real_tensor_errors(p)
+    (d_qk18, d_v18), chips18 = p["speedup_shape"], tuple(p["speedup_chips"])
+    same = ridge_point(b300_run, "fp8") / ridge_point(h100_run, "fp8")
+    mixed = b300["ridge"] / ridge_point(h100_run, "fp8")
     # a kernel that moves its data from FP8 to NVFP4 also moves fewer bytes per value: its own FLOP/B
     # rises by bytes(fp8) / bytes(nvfp4), so the intensity it still lacks grows only mixed × that inverse
     wall_for_nvfp4_kernel = mixed * BYTES_PER_ELEM["nvfp4"] / BYTES_PER_ELEM["fp8"]
@@ -212,36 +272,37 @@ def _answer_key() -> dict[str, float | str]:
         "q01_compute_headline": b300["compute"],
         "q02_format_gain": b300["compute"] / b300["fp8"],
         "q03_least_grown": _letter(LEAST_GROWN_OPTIONS,
-                                   min((name for name, _ in LEAST_GROWN_OPTIONS.values()), key=b300.get)),
+                                   min((name for name, _ in LEAST_GROWN_OPTIONS.values()), key=spec.get)),
         "q04_ridge_same_precision": same,
         "q05_ridge_mixed_precision": mixed,
         # the wall is bandwidth falling behind the *same* work: only the same-precision ratio measures
         # it; the mixed one is that ratio times q02's format gain
         "q06_memory_wall": _letter(WALL_OPTIONS, "same_precision" if same < mixed else "mixed_precision"),
         "q06b_wall_for_nvfp4_kernel": wall_for_nvfp4_kernel,
-        "q07_decode_intensity": intensity,
-        "q08_decode_tokens_per_s": B300.mem_bw / (MODEL_PARAMS * BYTES_PER_ELEM["nvfp4"]),
-        "q09_decode_batch": decode_batch_at_ridge("W4A4"),
-        "q09b_decode_batch_w4a8": decode_batch_at_ridge("W4A8"),
-        "q09c_kv_bytes_per_token": kv_bytes_per_token(),
-        "q09d_kv_equal_weights_context": kv_equal_weights_context(),
+        "q07_decode_intensity": decode_intensity(p["decode_batch"]),
+        "q08_decode_tokens_per_s": b300_run.mem_bw / (p["model_params_b"] * 1e9 * BYTES_PER_ELEM["nvfp4"]),
+        "q09_decode_batch": decode_batch_at_ridge("W4A4", p),
+        "q09b_decode_batch_w4a8": decode_batch_at_ridge("W4A8", p),
+        "q09c_kv_bytes_per_token": kv_bytes_per_token(p),
+        "q09d_kv_equal_weights_context": kv_equal_weights_context(p),
         "q10_size_sensitive": _letter(SIZE_OPTIONS, max(error_growth, key=error_growth.get)),
-        "q11_scale_format_gain": 100 * (ablation[16, "e8m0"] - ablation[16, "e4m3"]),
-        "q12_block_size_gain": 100 * (ablation[32, "e4m3"] - ablation[16, "e4m3"]),
-        "q12b_e8m0_clipped_blocks": 100 * e8m0_blocks_that_clip(x),
-        "q13_bottleneck": _letter(BOTTLENECK_OPTIONS, "exp" if forward > 1 else "mma"),
+        "q11_scale_format_gain": 100 * (ablation[little, "e8m0"] - ablation[little, "e4m3"]),
+        "q12_block_size_gain": 100 * (ablation[big, "e4m3"] - ablation[little, "e4m3"]),
+        "q12b_e8m0_clipped_blocks": 100 * e8m0_blocks_that_clip(x, little),
+        "q13_bottleneck": _letter(BOTTLENECK_OPTIONS, "exp" if exp_ratio(B200, "fp8", 128, 128) > 1 else "mma"),
         "q14_mla_effect": _letter(MLA_OPTIONS, mla_effect),
-        "q15_h100_tensor_basis": 100 * H100.peak_flops("bf16") / flops_per_exp(d, d) / h100_exp_on_tensor_basis(),
+        "q15_h100_tensor_basis": 100 * H100.peak_flops("bf16") / flops_per_exp(*p["basis_shape"])
+        / h100_exp_on_tensor_basis(),
         "q16_software_exp_share": 100 * max(0.0, 1 - 1 / forward),
         "q17_backward_ratio": 100 * backward,
-        "q18_model_speedup": model_speedup(overlap=True),
-        "q18b_serial_speedup": model_speedup(overlap=False),
+        "q18_model_speedup": model_speedup(overlap=True, d_qk=d_qk18, d_v=d_v18, chips=chips18),
+        "q18b_serial_speedup": model_speedup(overlap=False, d_qk=d_qk18, d_v=d_v18, chips=chips18),
         "q18c_measured_position": _letter(POSITION_OPTIONS, measured_position()),
-        "q19_mma_efficiency": 100 * mma_efficiency_for_measured_gain(),
+        "q19_mma_efficiency": 100 * mma_efficiency_for_measured_gain(p["sfu_share"]),
         "q22_real_fp4_tensor_error": 100 * real["fp4_tensor"],
         "q23_real_nvfp4_error": 100 * real["nvfp4"],
         "q24_rotated_fp4_tensor_error": 100 * real["fp4_tensor rotated"],
         "q25_rotation_nvfp4": _letter(ROTATION_OPTIONS,
                                       "smaller" if real["nvfp4 rotated"] < real["nvfp4"] else "larger"),
-        "q26_budget_choice": budget_choice(),
+        "q26_budget_choice": budget_choice(p),
     }

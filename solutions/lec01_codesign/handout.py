@@ -20,13 +20,7 @@ from solutions.lec01_codesign.handout_data import (
     BACKWARD_FLOPS_PER_EXP,
     BOTTLENECK_OPTIONS,
     DEMO2_N,
-    DEMO2_SEED,
     FLOP_PER_PARAM_PER_TOKEN,
-    HEAD_DIM,
-    KV_BATCH,
-    KV_HEAD_DIM,
-    KV_HEADS,
-    KV_LAYERS,
     LEAST_GROWN_OPTIONS,
     MEASURED_D_QK,
     MEASURED_D_V,
@@ -60,22 +54,37 @@ def _letters(options: dict[str, tuple[str, str]]) -> str:
 
 
 _DEMO2_DATA = (
-    f"DEMO2_SEED = {DEMO2_SEED}\n"
-    f"DEMO2_N = {DEMO2_N}  # 讲义量化 2^20 个数；这里用 2^{DEMO2_N.bit_length() - 1} 个，让 notebook 跑得快\n"
-    f"SIZE_SWEEP = {SIZE_SWEEP!r}  # 2^12 … 2^18\n\n\n"
+    "# 你的数据（VARIANT）：种子、Student-t 的自由度、缩放和个数（讲义量化 2^20 个数；这里更少，notebook 跑得快）\n"
+    'DEMO2_SEED, DEMO2_DF, DEMO2_SCALE = VARIANT["demo2_seed"], VARIANT["demo2_df"], VARIANT["demo2_scale"]\n'
+    'DEMO2_N = VARIANT["demo2_n"]\n'
+    f"SIZE_SWEEP = {SIZE_SWEEP!r}  # 2^12 … 2^18\n"
+    'print(f"Student-t：自由度 {DEMO2_DF:g}，× {DEMO2_SCALE:g}，种子 {DEMO2_SEED}，{DEMO2_N} 个数")\n\n\n'
     + "\n\n".join(inspect.getsource(f) for f in (handout_data.demo_weights, handout_data.relative_error,
                                                    handout_data.zero_fraction))
 )
 
+_RUN_CHIPS = (
+    inspect.getsource(handout_data.sustained_chip) + "\n\n"
+    "# 你们机房实测的持续值：规格表的峰值 × 实测比例（VARIANT）\n"
+    'H100_RUN = sustained_chip(H100, {"fp8": VARIANT["h100_fp8_share"]}, VARIANT["h100_bw_share"])\n'
+    'B300_RUN = sustained_chip(B300, {"nvfp4": VARIANT["b300_nvfp4_share"], "fp8": VARIANT["b300_fp8_share"]},\n'
+    '                          VARIANT["b300_bw_share"])\n'
+    "print_table([\"芯片\", \"NVFP4 持续算力\", \"FP8 持续算力\", \"HBM 持续带宽\"],\n"
+    "            [[chip.name, f\"{fmt_num(chip.peak_flops('nvfp4'))}FLOP/s\" if chip.has(\"nvfp4\") else \"-\",\n"
+    "              f\"{fmt_num(chip.peak_flops('fp8'))}FLOP/s\", f\"{fmt_num(chip.mem_bw)}B/s\"]\n"
+    "             for chip in (H100_RUN, B300_RUN)])\n"
+)
+
 _REAL_TENSORS_HELPERS = (
     f"REAL_TENSORS_FILE = {REAL_TENSORS_FILE!r}\n"
-    f"ROTATION_SIZE = {ROTATION_SIZE}\n"
+    'ROTATION_SIZE = VARIANT["rotation_size"]  # 你的旋转块大小\n'
+    'REAL_TOKENS, REAL_OUTPUTS = VARIANT["real_tokens"], VARIANT["real_outputs"]  # 你的那一块：[起点, 个数]\n'
     f"BIT_BUDGET = {BIT_BUDGET:g}  # 每个数最多几比特\n"
     "# q26 的九种配置：字母 -> (块大小, 块缩放因子)\n"
     f"BUDGET_CONFIGS = {dict((letter, config) for letter, (config, _) in BUDGET_OPTIONS.items())!r}\n\n\n"
     + "\n\n".join(inspect.getsource(f) for f in (handout_data.format_bits, handout_data.load_real_tensors,
-                                                   handout_data.quantize_matrix, handout_data.matmul_error,
-                                                   handout_data.block_hadamard))
+                                                   handout_data.real_slice, handout_data.quantize_matrix,
+                                                   handout_data.matmul_error, handout_data.block_hadamard))
 )
 
 _RUBIN_FP8_RACK = LABELLED_FIGURES["Rubin"]["fp8 training, per NVL144 rack"].value
@@ -133,6 +142,11 @@ CELLS = (
            报告题只检查**格式**（有没有作答、类型、单位是否合理），**不会**告诉你答案对不对。
         3. 回答报告题：每道题写明了变量名、类型、单位和容差，把答案赋给那个变量；文字题直接写在 Markdown 格里。
 
+        【你的参数】每位同学的题目数字不同（芯片的实测比例、模型大小、数据、head 形状、真实张量的哪一块……），
+        由学号决定。在下面第一个代码格子的 `STUDENT_ID` 里填上你的学号（和提交时用的一致），运行后 `VARIANT`
+        就是你的参数；题目里写 `VARIANT["…"]` 的地方都用你自己的数，格子会把它们打印出来。评分按提交者本人的学号取参数：
+        照抄别人的数字，对不上你自己的题。
+
         【注意】
         - 改了 `codesign.py` 之后，重新运行下面第一个代码格（它会重新加载你的代码），不必重启 kernel。
         - 评分时会在干净的环境里从头到尾运行整个 notebook：答案要由格子里的代码或数字给出，
@@ -151,7 +165,7 @@ CELLS = (
         import codesign
         from console import fmt_num, print_table
         import hw_specs
-        from hw_specs import B200, B300, BYTES_PER_ELEM, H100, RUBIN
+        from hw_specs import B200, B300, BYTES_PER_ELEM, CHIPS, H100, RUBIN
         from plot_fonts import chinese_labels
 
         importlib.reload(codesign)  # 改了 codesign.py 以后重新运行本格即可
@@ -214,20 +228,29 @@ CELLS = (
         ax.legend()
         plt.show()
         """),
+    Markdown("""
+        【你们机房的实测】规格表上的是峰值。你的团队在机房的 H100 和 B300 上跑了矩阵乘法（GEMM）和带宽基准：
+        每种精度的矩阵乘法只持续达到规格峰值的一部分，HBM 也只达到标称带宽的一部分（比例是你的参数，
+        `VARIANT["h100_fp8_share"]`、`VARIANT["b300_nvfp4_share"]` 等）。下面的格子把规格表上的芯片换成"实测芯片"
+        `H100_RUN`、`B300_RUN`：它们和 hw_specs 的芯片是同一种对象，`trend_row`、`ridge_point` 照样能用。
+        q01–q02、q04–q09b 都用这两块实测芯片（H100_RUN 只有 FP8 的数字，它就是 H100 的"最低精度"）。
+        """),
+    Code(_RUN_CHIPS, locked=True),
     Question("q01_compute_headline", """
-        按厂商口径，B300（Blackwell Ultra）的算力是 H100 的多少倍？即 B300 的 NVFP4 稠密算力 ÷ H100 的 FP8 稠密算力
-        （`trend_row` 的 `"compute"`）。
+        按厂商的口径（各取最低精度）比较实测芯片：B300_RUN 的算力是 H100_RUN 的多少倍？
+        即 `trend_row(B300_RUN, "nvfp4", base=H100_RUN)` 的 `"compute"`（B300 的 NVFP4 持续算力 ÷ H100 的 FP8 持续算力）。
         """, """
-        q01_compute_headline = trend["B300"]["compute"]
+        run = trend_row(B300_RUN, "nvfp4", base=H100_RUN)
+        q01_compute_headline = run["compute"]
         """),
     Question("q02_format_gain", """
-        q01 的倍数里，有多少来自"换了更低的数值格式"（FP8 → NVFP4）？先算出同为 FP8 时 B300 是 H100 的几倍
-        （`trend_row` 的 `"fp8"`），再用 q01 的倍数除以它。读厂商数字时，先确认比较的是不是同一种精度。
+        q01 的倍数里，有多少来自"换了更低的数值格式"（FP8 → NVFP4）？先算出同为 FP8 时 B300_RUN 是 H100_RUN 的几倍
+        （同一行的 `"fp8"`），再用 q01 的倍数除以它。读厂商数字时，先确认比较的是不是同一种精度。
         """, """
-        q02_format_gain = trend["B300"]["compute"] / trend["B300"]["fp8"]
+        q02_format_gain = run["compute"] / run["fp8"]
         """),
     Question("q03_least_grown", _with_options("""
-        从 H100 到 B300，下面四项里哪一项涨得**最少**（按 `trend_row(B300, "nvfp4")` 的倍数）？
+        按规格表，从 H100 到 B300，下面四项里哪一项涨得**最少**（按上面表里 `trend_row(B300, "nvfp4")` 的倍数）？
         """, LEAST_GROWN_OPTIONS), f"""
         growth = {{letter: trend["B300"][key] for letter, key in {_letters(LEAST_GROWN_OPTIONS)}.items()}}
         q03_least_grown = min(growth, key=growth.get)
@@ -237,14 +260,14 @@ CELLS = (
         程序越来越容易被带宽卡住。下面两个比值都能从表里算出来，但只有一个在衡量这件事。
         """),
     Question("q04_ridge_same_precision", """
-        同一种精度：B300 的 FP8 屋脊点是 H100 的 FP8 屋脊点的多少倍？（用 `ridge_point`。）
+        同一种精度：B300_RUN 的 FP8 屋脊点是 H100_RUN 的 FP8 屋脊点的多少倍？（用 `ridge_point`。）
         """, """
-        q04_ridge_same_precision = ridge_point(B300, "fp8") / ridge_point(H100, "fp8")
+        q04_ridge_same_precision = ridge_point(B300_RUN, "fp8") / ridge_point(H100_RUN, "fp8")
         """),
     Question("q05_ridge_mixed_precision", """
-        各取最低精度：B300 的 NVFP4 屋脊点是 H100 的 FP8 屋脊点的多少倍？
+        各取最低精度：B300_RUN 的 NVFP4 屋脊点是 H100_RUN 的 FP8 屋脊点的多少倍？
         """, """
-        q05_ridge_mixed_precision = ridge_point(B300, "nvfp4") / ridge_point(H100, "fp8")
+        q05_ridge_mixed_precision = ridge_point(B300_RUN, "nvfp4") / ridge_point(H100_RUN, "fp8")
         """),
     Question("q06_memory_wall", _with_options("""
         哪个比值衡量的是内存墙（带宽跟不上同样的运算）？另一个比值里还混进了什么？（想想 q02。）
@@ -254,7 +277,7 @@ CELLS = (
         q06_memory_wall = min(ratios, key=ratios.get)
         """),
     Question("q06b_wall_for_nvfp4_kernel", """
-        一个内核把它的数据从 FP8 换成 NVFP4（权重和激活都换，从 H100 搬到 B300）。它要到达的屋脊点涨了 q05 倍，
+        一个内核把它的数据从 FP8 换成 NVFP4（权重和激活都换，从 H100_RUN 搬到 B300_RUN）。它要到达的屋脊点涨了 q05 倍，
         可它每个数搬的字节也变少了（`BYTES_PER_ELEM`）。它**自己的**算术强度和屋脊点之间的差距涨了多少倍？
         （差距 = 屋脊点 ÷ 内核的 FLOP/B。）
         """, """
@@ -262,53 +285,64 @@ CELLS = (
         q06b_wall_for_nvfp4_kernel = q05_ridge_mixed_precision * BYTES_PER_ELEM["nvfp4"] / BYTES_PER_ELEM["fp8"]
         """),
     Markdown(f"""
-        ## roofline 的用法：batch = 1 的 decode
+        ## roofline 的用法：decode
 
-        一个 {MODEL_PARAMS / 1e9:.0f}B（{MODEL_PARAMS / 1e8:.0f} 亿）参数、权重用 NVFP4 存的模型，在 B300 上一次只生成一个序列的
-        token（batch = 1 的 decode）。每生成一个 token，每个权重从 HBM 读一次（`BYTES_PER_ELEM["nvfp4"]` 字节），
-        做 {FLOP_PER_PARAM_PER_TOKEN} 次运算（一次乘加）。先只算权重：KV cache 和激活的读写忽略不计（q09c–q09d 再把 KV cache 加进来）。
+        一个 `MODEL_PARAMS` 个参数（你的参数 `VARIANT["model_params_b"]`，单位十亿）、权重用 NVFP4 存的模型，在你们机房的
+        B300（`B300_RUN`）上生成 token（decode）。每生成一个 token，每个权重从 HBM 读一次（`BYTES_PER_ELEM["nvfp4"]` 字节），
+        对每个序列做 {FLOP_PER_PARAM_PER_TOKEN} 次运算（一次乘加）。先只算权重：KV cache 和激活的读写忽略不计（q09c–q09d 再把 KV cache 加进来）。
         单位一律十进制（1 GB = 10^9 字节）。
 
         【精度】矩阵乘法按**两个操作数里精度较高的那个**的速率跑：权重 NVFP4、激活也是 NVFP4（W4A4）时按 NVFP4 的算力；
         权重 NVFP4、激活 FP8（W4A8）时按 FP8 的算力。两种情况下权重都按 NVFP4 从 HBM 读。
         """),
+    Code("""
+        # 你的模型和 decode（VARIANT）
+        MODEL_PARAMS = VARIANT["model_params_b"] * 1e9  # 参数个数
+        DECODE_BATCH = VARIANT["decode_batch"]  # q07：一起 decode 的序列数
+        KV_LAYERS, KV_HEADS, KV_HEAD_DIM = VARIANT["kv_layers"], VARIANT["kv_heads"], VARIANT["kv_head_dim"]  # q09c
+        KV_BATCH = VARIANT["kv_batch"]  # q09d：一起 decode 的序列数
+        print(f"模型 {MODEL_PARAMS / 1e9:g}B 参数；q07 的 batch = {DECODE_BATCH}；KV cache：{KV_LAYERS} 层 × {KV_HEADS} 个 KV 头 "
+              f"× {KV_HEAD_DIM} 维；q09d 的 batch = {KV_BATCH}")
+        print(f"NVFP4 的权重占 {MODEL_PARAMS * BYTES_PER_ELEM['nvfp4'] / 1e9:g} GB，B300 有 {B300.mem_cap / 1e9:g} GB HBM")
+        """, locked=True),
     Question("q07_decode_intensity", """
-        这种 decode 的算术强度是多少 FLOP/B？和 B300 的 NVFP4 屋脊点比一比。
+        `DECODE_BATCH` 个序列一起 decode（每一步读一次权重，给每个序列各做一次乘加）：算术强度是多少 FLOP/B（只算权重）？
+        和 B300_RUN 的 NVFP4 屋脊点比一比。
         """, f"""
-        q07_decode_intensity = {FLOP_PER_PARAM_PER_TOKEN} / BYTES_PER_ELEM["nvfp4"]
+        q07_decode_intensity = DECODE_BATCH * {FLOP_PER_PARAM_PER_TOKEN} / BYTES_PER_ELEM["nvfp4"]
         """),
     Question("q08_decode_tokens_per_s", """
-        受带宽限制时，B300 每秒最多生成多少个 token（只读权重）？单位：token/s。
-        """, f"""
-        q08_decode_tokens_per_s = B300.mem_bw / ({MODEL_PARAMS / 1e9:g}e9 * BYTES_PER_ELEM["nvfp4"])
+        batch = 1、受带宽限制时，B300_RUN 每秒最多生成多少个 token（只读权重，按实测的持续带宽）？单位：token/s。
+        """, """
+        q08_decode_tokens_per_s = B300_RUN.mem_bw / (MODEL_PARAMS * BYTES_PER_ELEM["nvfp4"])
         """),
     Question("q09_decode_batch", """
         把 batch 个序列放在一起 decode，读一次权重就能给每个序列各做一次乘加。W4A4（权重和激活都是 NVFP4）：
-        batch 至少要多大，算术强度才能到达 B300 的屋脊点？（写出算出来的数，不必取整。）
+        batch 至少要多大，算术强度才能到达 B300_RUN 的屋脊点？（写出算出来的数，不必取整。）
         """, f"""
-        q09_decode_batch = ridge_point(B300, "nvfp4") / ({FLOP_PER_PARAM_PER_TOKEN} / BYTES_PER_ELEM["nvfp4"])
+        q09_decode_batch = ridge_point(B300_RUN, "nvfp4") / ({FLOP_PER_PARAM_PER_TOKEN} / BYTES_PER_ELEM["nvfp4"])
         """),
     Question("q09b_decode_batch_w4a8", """
-        W4A8（权重 NVFP4、激活 FP8）：batch 至少要多大，才能到达 B300 上这种矩阵乘法的屋脊点？
+        W4A8（权重 NVFP4、激活 FP8）：batch 至少要多大，才能到达 B300_RUN 上这种矩阵乘法的屋脊点？
         """, f"""
-        q09b_decode_batch_w4a8 = ridge_point(B300, "fp8") / ({FLOP_PER_PARAM_PER_TOKEN} / BYTES_PER_ELEM["nvfp4"])
+        q09b_decode_batch_w4a8 = ridge_point(B300_RUN, "fp8") / ({FLOP_PER_PARAM_PER_TOKEN} / BYTES_PER_ELEM["nvfp4"])
         """),
-    Markdown(f"""
-        【KV cache】这个模型用 GQA：{KV_LAYERS} 层，每层 {KV_HEADS} 个 KV 头，每个头 {KV_HEAD_DIM} 维；KV cache 用 FP8 存
-        （`BYTES_PER_ELEM["fp8"]` 字节/数）。每生成一个 token，每个序列都要把自己上下文里全部 L 个 token 的 K 和 V 读一遍；
-        权重则每一步只读一次，batch 里的序列共用。
+    Markdown("""
+        【KV cache】这个模型用 GQA：`KV_LAYERS` 层，每层 `KV_HEADS` 个 KV 头，每个头 `KV_HEAD_DIM` 维（上面的格子打印了你的数）；
+        KV cache 用 FP8 存（`BYTES_PER_ELEM["fp8"]` 字节/数）。每生成一个 token，每个序列都要把自己上下文里全部 L 个 token
+        的 K 和 V 读一遍；权重则每一步只读一次，batch 里的序列共用。
         """),
     Question("q09c_kv_bytes_per_token", """
         上下文里的一个 token，在一个序列的 KV cache 里占多少字节（所有层的 K 和 V 加起来）？单位：字节。
-        """, f"""
-        q09c_kv_bytes_per_token = 2 * {KV_LAYERS} * {KV_HEADS} * {KV_HEAD_DIM} * BYTES_PER_ELEM["fp8"]
+        """, """
+        q09c_kv_bytes_per_token = 2 * KV_LAYERS * KV_HEADS * KV_HEAD_DIM * BYTES_PER_ELEM["fp8"]
         """),
-    Question("q09d_kv_equal_weights_context", f"""
-        {KV_BATCH} 个序列一起 decode，每个序列的上下文长 L 个 token。L 多长时，一步 decode 读的 KV cache 字节数等于读的权重字节数？
+    Question("q09d_kv_equal_weights_context", """
+        `KV_BATCH` 个序列一起 decode，每个序列的上下文长 L 个 token。L 多长时，一步 decode 读的 KV cache 字节数等于读的权重字节数？
         单位：token（不必取整）。
-        """, f"""
-        weight_bytes = {MODEL_PARAMS / 1e9:g}e9 * BYTES_PER_ELEM["nvfp4"]
-        q09d_kv_equal_weights_context = weight_bytes / ({KV_BATCH} * q09c_kv_bytes_per_token)
+        """, """
+        weight_bytes = MODEL_PARAMS * BYTES_PER_ELEM["nvfp4"]
+        q09d_kv_equal_weights_context = weight_bytes / (KV_BATCH * q09c_kv_bytes_per_token)
         """),
 
     # ------------------------------------------------------------------ demo 2
@@ -335,8 +369,9 @@ CELLS = (
         """),
     FunctionCheck("quantize"),
     Markdown("""
-        【数据】自由度为 5 的 Student-t 分布 × 0.02：大部分数集中在 0 附近，但比高斯分布有更多的"大值"（重尾）——
-        真实模型的权重和激活都有这种离群值（outlier）。下面的格子给出数据和两个误差指标的定义（评分用的是同样的定义）。
+        【数据】Student-t 分布乘以一个缩放（讲义用自由度 5、× 0.02；你的自由度、缩放、种子和个数见下面的格子）：
+        大部分数集中在 0 附近，但比高斯分布有更多的"大值"（重尾）——真实模型的权重和激活都有这种离群值（outlier）。
+        下面的格子给出数据和两个误差指标的定义（评分用的是同样的定义）。
         """),
     Code(_DEMO2_DATA, locked=True),
     Code("""
@@ -368,8 +403,8 @@ CELLS = (
         plt.show()
         """),
     Markdown("""
-        【数据量的影响】讲义量化了 2^20 个数，这里只用 2^16 个——结果一样吗？下面把数据量从 2^12 变到 2^18，
-        看四种方案的误差怎么变。
+        【数据量的影响】讲义量化了 2^20 个数，这里只用 `DEMO2_N` 个——结果一样吗？下面把数据量从 2^12 变到 2^18
+        （同一个分布），看四种方案的误差怎么变。
         """),
     Code("""
         sweep = {scheme: [] for scheme in BITS_PER_VALUE}
@@ -398,43 +433,45 @@ CELLS = (
     Markdown("""
         【NVFP4 为什么比 MXFP4 准：2 × 2 消融】两种块缩放方案有两处不同：块大小（32 / 16）和块缩放因子的格式
         （2 的幂 E8M0 / E4M3 加张量级因子）。`quantize` 的 `block_size` 和 `scale_format` 参数（见 docstring）让你把两者分开：
-        下面的表把四种组合都算一遍（`"mxfp4"` 默认 32 + E8M0，`"nvfp4"` 默认 16 + E4M3）。
+        下面的表在你的两个块大小 `BIG`、`SMALL`（`VARIANT["ablation_blocks"]`；讲义是 MXFP4 的 32 和 NVFP4 的 16）上
+        把四种组合都算一遍（`"mxfp4"` 默认 32 + E8M0，`"nvfp4"` 默认 16 + E4M3）。
         """),
     Code("""
+        BIG, SMALL = VARIANT["ablation_blocks"]  # 你的两个块大小
         ablation = {(block, scale): relative_error(quantize(x, "mxfp4", block_size=block, scale_format=scale), x)
-                    for block in (32, 16) for scale in ("e8m0", "e4m3")}
+                    for block in (BIG, SMALL) for scale in ("e8m0", "e4m3")}
         print_table(["块大小", "E8M0（2 的幂）", "E4M3 + 张量级 g"],
                     [[str(block)] + [f"{ablation[block, scale] * 100:.2f}%" for scale in ("e8m0", "e4m3")]
-                     for block in (32, 16)])
-        """),
+                     for block in (BIG, SMALL)])
+        """, locked=True),
     Question("q11_scale_format_gain", """
-        块大小都取 16：把块缩放因子从 2 的幂（E8M0）换成 E4M3，相对误差降低了多少个**百分点**？
+        块大小都取 `SMALL`：把块缩放因子从 2 的幂（E8M0）换成 E4M3，相对误差降低了多少个**百分点**？
         （例：从 12.5% 降到 10% 写 2.5。）
         """, """
-        q11_scale_format_gain = (ablation[16, "e8m0"] - ablation[16, "e4m3"]) * 100
+        q11_scale_format_gain = (ablation[SMALL, "e8m0"] - ablation[SMALL, "e4m3"]) * 100
         """),
     Question("q12_block_size_gain", """
-        缩放格式都取 E4M3：把块大小从 32 减到 16，相对误差降低了多少个百分点？q11 + q12 等于 MXFP4 和 NVFP4 的差距吗？
-        （从表里算一算；想想两个因素会不会相互影响。）
+        缩放格式都取 E4M3：把块大小从 `BIG` 减到 `SMALL`，相对误差降低了多少个百分点？q11 + q12 等于（`BIG`，E8M0）和
+        （`SMALL`，E4M3）两个角之间的差距吗？（从表里算一算；想想两个因素会不会相互影响。）
         """, """
-        q12_block_size_gain = (ablation[32, "e4m3"] - ablation[16, "e4m3"]) * 100
+        q12_block_size_gain = (ablation[BIG, "e4m3"] - ablation[SMALL, "e4m3"]) * 100
         """),
     Markdown("""
         【E8M0 的两种块】2 的幂因子 s = 2^(floor(log2 amax) − 2) 向下取整，块内最大值缩放后 amax / s 落在 [4, 8)：
         落在 [4, 6] 时，其余的数用到的网格比把最大值放到 6 的 E4M3 因子粗；落在 (6, 8) 时网格反而更细，代价是最大值被截断到 6。
         """),
     Question("q12b_e8m0_clipped_blocks", """
-        在上面的数据 `x` 上，按 16 个数一块、E8M0（FLOOR）因子：块内最大值缩放后落在 (6, 8)、因而被截断的块占非零块的百分之多少？
+        在上面的数据 `x` 上，按 `SMALL` 个数一块、E8M0（FLOOR）因子：块内最大值缩放后落在 (6, 8)、因而被截断的块占非零块的百分之多少？
         （提示：`np.frexp` 把 amax 写成 m·2^e，m ∈ [0.5, 1)。）
         """, """
-        amax = np.abs(x.reshape(-1, 16)).max(axis=1)
+        amax = np.abs(x.reshape(-1, SMALL)).max(axis=1)
         amax = amax[amax > 0]
         mantissa, _ = np.frexp(amax)  # amax / s = m·2^e / 2^(e − 1 − 2) = 8m
         q12b_e8m0_clipped_blocks = np.mean(8 * mantissa > 6) * 100
         """),
     Markdown(f"""
         【存储账】NVFP4 每个数平均 {8 * BYTES_PER_ELEM["nvfp4"]:g} bit，即 `BYTES_PER_ELEM["nvfp4"]` = {BYTES_PER_ELEM["nvfp4"]:g} 字节：
-        {MODEL_PARAMS / 1e9:.0f}B 参数的权重占 {MODEL_PARAMS * BYTES_PER_ELEM["nvfp4"] / 1e9:g} GB，B300 的
+        decode 那一节的模型，权重占 `MODEL_PARAMS * BYTES_PER_ELEM["nvfp4"]` 字节（那里的格子打印了 GB 数），B300 的
         {B300.mem_cap / 1e9:g} GB HBM 剩下的留给 KV cache 和激活。
         """),
 
@@ -495,60 +532,79 @@ CELLS = (
         `hw_specs.H100_SXM5_BOOST_HZ`。B200 / B300 的 exp 吞吐同样只是 NVIDIA 图表上的数，没有公布 SM 数和时钟。
         （`python hw_specs.py` 打印每个数字的口径和出处。）
         """),
+    Code("""
+        # 你的 head 形状（VARIANT）：[d_qk, d_v]
+        BASIS_SHAPE, SOFTWARE_SHAPE, BACKWARD_SHAPE = VARIANT["basis_shape"], VARIANT["software_shape"], VARIANT["backward_shape"]
+        SPEEDUP_SHAPE, (OLD_CHIP, NEW_CHIP) = VARIANT["speedup_shape"], (CHIPS[name] for name in VARIANT["speedup_chips"])
+        SFU_SHARE = VARIANT["sfu_share"]  # q19：SFU 达到 exp 峰值的比例
+        print_table(["题", "芯片", "d_qk", "d_v"],
+                    [["q15", "H100", *BASIS_SHAPE], ["q16", "B200", *SOFTWARE_SHAPE], ["q17", "B200", *BACKWARD_SHAPE],
+                     ["q18、q18b", f"{OLD_CHIP.name} → {NEW_CHIP.name}", *SPEEDUP_SHAPE]])
+        print(f"q19：SFU 达到 exp 峰值的 {SFU_SHARE:.1%}")
+        """, locked=True),
     Question("q15_h100_tensor_basis", """
-        把 H100 的 exp 吞吐换成和 989.4 TFLOPS 同一口径（H100 SXM5 的 SM 数和时钟），BF16 注意力、d_head = 128 时
-        t_exp / t_mma 是百分之多少？和讲义的数字比一比。
+        把 H100 的 exp 吞吐换成和 989.4 TFLOPS 同一口径（H100 SXM5 的 SM 数和时钟），BF16 注意力、形状 `BASIS_SHAPE`
+        （d_qk, d_v）时 t_exp / t_mma 是百分之多少？和表里按 4.5 T exp/s 算的比一比。
         """, """
         h100_exp_same_basis = hw_specs.H100_SXM5_SMS * hw_specs.EX2_PER_SM_PER_CLK["Hopper"] * hw_specs.H100_SXM5_BOOST_HZ
-        q15_h100_tensor_basis = H100.peak_flops("bf16") / flops_per_exp(128, 128) / h100_exp_same_basis * 100
+        q15_h100_tensor_basis = H100.peak_flops("bf16") / flops_per_exp(*BASIS_SHAPE) / h100_exp_same_basis * 100
         """),
-    Question("q16_software_exp_share", f"""
-        软件的办法：把一部分 exp 从 SFU 挪到 FMA 单元上用多项式算（FlashAttention-4 的做法）。B200、FP8、d_head = {HEAD_DIM}：
+    Question("q16_software_exp_share", """
+        软件的办法：把一部分 exp 从 SFU 挪到 FMA 单元上用多项式算（FlashAttention-4 的做法）。B200、FP8、形状 `SOFTWARE_SHAPE`：
         至少要挪走百分之多少的 exp，SFU 的时间才不超过矩阵乘法的时间？（假设 FMA 单元有空闲；如果本来就不超过，写 0。）
-        """, f"""
-        q16_software_exp_share = max(0.0, 1 - 1 / exp_ratio(B200, "fp8", {HEAD_DIM}, {HEAD_DIM})) * 100
+        """, """
+        q16_software_exp_share = max(0.0, 1 - 1 / exp_ratio(B200, "fp8", *SOFTWARE_SHAPE)) * 100
         """),
     Question("q17_backward_ratio", f"""
         反向传播每个分数仍然只有一次 exp（重算 P），但有 5 次矩阵乘法：重算 S = QKᵀ、dV = Pᵀ·dO、dP = dO·Vᵀ、
         dQ = dS·K、dK = dSᵀ·Q，合计 {BACKWARD_FLOPS_PER_EXP["d_qk"]}·d_qk + {BACKWARD_FLOPS_PER_EXP["d_v"]}·d_v FLOP。
-        B200、FP8、d_head = {HEAD_DIM} 的反向传播，t_exp / t_mma 是百分之多少？反向为什么不太在乎 exp？
+        B200、FP8、形状 `BACKWARD_SHAPE` 的反向传播，t_exp / t_mma 是百分之多少？反向为什么不太在乎 exp？
         """, f"""
-        backward_flops = {BACKWARD_FLOPS_PER_EXP["d_qk"]} * {HEAD_DIM} + {BACKWARD_FLOPS_PER_EXP["d_v"]} * {HEAD_DIM}
+        d_qk, d_v = BACKWARD_SHAPE
+        backward_flops = {BACKWARD_FLOPS_PER_EXP["d_qk"]} * d_qk + {BACKWARD_FLOPS_PER_EXP["d_v"]} * d_v
         q17_backward_ratio = B200.peak_flops("fp8") / backward_flops / B200.exp_per_s * 100
         """),
     Markdown(f"""
-        【模型和实测】{MEASURED_DOCUMENT} 报告：GB300（Blackwell Ultra）上 FP8 注意力前向（端到端）比 GB200（Blackwell）快约
-        {(MEASURED_FP8_FORWARD_GAIN - 1) * 100:.0f}%。测的是 {MEASURED_MODEL}：MLA，d_qk = {MEASURED_D_QK}、d_v = {MEASURED_D_V}。
-        一个分数的时间有两个极端的模型：exp 和矩阵乘法**完全重叠**，时间 = max(t_exp, t_mma)（瓶颈模型，演示 3 的表就是它）；
-        两者**完全串行**，时间 = t_exp + t_mma。真实的内核介于两者之间。下面都按实测的形状、FP8 算。
+        【模型和实测】一个分数的时间有两个极端的模型：exp 和矩阵乘法**完全重叠**，时间 = max(t_exp, t_mma)（瓶颈模型，演示 3 的表就是它）；
+        两者**完全串行**，时间 = t_exp + t_mma。真实的内核介于两者之间。q18–q18b 先在你的形状 `SPEEDUP_SHAPE`、
+        你的一次换代 `OLD_CHIP` → `NEW_CHIP` 上、按 FP8 算这两个模型。
+
+        实测只有一个：{MEASURED_DOCUMENT} 报告，GB300（Blackwell Ultra）上 FP8 注意力前向（端到端）比 GB200（Blackwell）快约
+        {(MEASURED_FP8_FORWARD_GAIN - 1) * 100:.0f}%，测的是 {MEASURED_MODEL}：MLA，d_qk = {MEASURED_D_QK}、d_v = {MEASURED_D_V}。
+        q18c–q19 和它比，所以要换回**实测的形状**和 B200 → B300。
         """),
     Question("q18_model_speedup", """
-        完全重叠的模型：从 B200 换到 B300 快多少倍（B200 的时间 ÷ B300 的时间）？
-        """, f"""
-        def attention_time(chip, overlap):
+        完全重叠的模型：形状 `SPEEDUP_SHAPE`、FP8，从 `OLD_CHIP` 换到 `NEW_CHIP` 快多少倍（旧芯片的时间 ÷ 新芯片的时间）？
+        """, """
+        def attention_time(chip, overlap, d_qk, d_v):
             t_exp = 1 / chip.exp_per_s
-            t_mma = flops_per_exp({MEASURED_D_QK}, {MEASURED_D_V}) / chip.peak_flops("fp8")
+            t_mma = flops_per_exp(d_qk, d_v) / chip.peak_flops("fp8")
             return max(t_exp, t_mma) if overlap else t_exp + t_mma
 
 
-        q18_model_speedup = attention_time(B200, True) / attention_time(B300, True)
+        q18_model_speedup = attention_time(OLD_CHIP, True, *SPEEDUP_SHAPE) / attention_time(NEW_CHIP, True, *SPEEDUP_SHAPE)
         """),
     Question("q18b_serial_speedup", """
-        完全串行的模型：从 B200 换到 B300 快多少倍？
+        完全串行的模型：同样的形状和芯片，快多少倍？
         """, """
-        q18b_serial_speedup = attention_time(B200, False) / attention_time(B300, False)
+        q18b_serial_speedup = attention_time(OLD_CHIP, False, *SPEEDUP_SHAPE) / attention_time(NEW_CHIP, False, *SPEEDUP_SHAPE)
         """),
     Question("q18c_measured_position", _with_options(f"""
+        换回实测的形状（d_qk = {MEASURED_D_QK}、d_v = {MEASURED_D_V}）和 B200 → B300，重新算两个模型的加速：
         实测的 {MEASURED_FP8_FORWARD_GAIN:g} 倍落在哪里？
         """, POSITION_OPTIONS), f"""
-        low, high = sorted([q18_model_speedup, q18b_serial_speedup])
+        measured_shape = ({MEASURED_D_QK}, {MEASURED_D_V})
+        bounds = [attention_time(B200, overlap, *measured_shape) / attention_time(B300, overlap, *measured_shape)
+                  for overlap in (True, False)]
+        low, high = sorted(bounds)
         q18c_measured_position = "A" if {MEASURED_FP8_FORWARD_GAIN:g} > high else ("C" if {MEASURED_FP8_FORWARD_GAIN:g} < low else "B")
         """),
     Question("q19_mma_efficiency", f"""
-        在完全重叠的模型里，假设 SFU 达到峰值、B200 仍受 exp 限制、B300 受矩阵乘法限制，而矩阵乘法只达到峰值的 a：
-        a 是百分之多少时，模型的加速正好等于实测的 {MEASURED_FP8_FORWARD_GAIN:g} 倍？把全部差距都归到 a 上合理吗？
+        在实测的形状上、完全重叠的模型里，假设 SFU 只达到 exp 峰值的 `SFU_SHARE`（两代芯片一样）、B200 仍受 exp 限制、
+        B300 受矩阵乘法限制，而矩阵乘法只达到峰值的 a：a 是百分之多少时，模型的加速正好等于实测的 {MEASURED_FP8_FORWARD_GAIN:g} 倍？
+        把全部差距都归到 a 上合理吗？
         """, f"""
-        t_b300 = (1 / B200.exp_per_s) / {MEASURED_FP8_FORWARD_GAIN:g}
+        t_b300 = (1 / (SFU_SHARE * B200.exp_per_s)) / {MEASURED_FP8_FORWARD_GAIN:g}
         q19_mma_efficiency = flops_per_exp({MEASURED_D_QK}, {MEASURED_D_V}) / (B300.peak_flops("fp8") * t_b300) * 100
         """),
 
@@ -566,12 +622,19 @@ CELLS = (
 
         【做法】两个操作数**都**量化，再按 FP32 相乘（FP32 累加），看 Y 的相对误差。分块沿着求和的那一维 K（矩阵的行），
         `quantize_matrix` 替你把矩阵展平再量化（384 是 32 的倍数，块不会跨行）。
+
+        【你的那一块】每位同学算 Y 的一块（tile）：X 的 `REAL_TOKENS` = [起点, 个数] 这几个 token，W 的 `REAL_OUTPUTS` =
+        [起点, 个数] 这几个输出通道，K 维（384 个输入通道）全部保留：`X_TILE, W_TILE = real_slice(X, W, REAL_TOKENS, REAL_OUTPUTS)`，
+        两块各自当作一个张量来量化。下面各题说的 X、W 都是你的这一块。
         """),
     Code(_REAL_TENSORS_HELPERS, locked=True),
     Code("""
         X, W, provenance = load_real_tensors()
         for key, value in provenance.items():
             print(f"{key}: {value}")
+        X_TILE, W_TILE = real_slice(X, W, REAL_TOKENS, REAL_OUTPUTS)
+        print(f"你的那一块：X 的 token {REAL_TOKENS[0]}–{sum(REAL_TOKENS) - 1}（{X_TILE.shape}），"
+              f"W 的输出通道 {REAL_OUTPUTS[0]}–{sum(REAL_OUTPUTS) - 1}（{W_TILE.shape}）；旋转块大小 {ROTATION_SIZE}")
 
         fig, ax = plt.subplots(figsize=(7, 3.4))
         ax.plot(np.abs(X).max(axis=0), label=label("X：每个通道的 max|x|", "X: max |x| per channel"))
@@ -584,29 +647,30 @@ CELLS = (
     Question("q22_real_fp4_tensor_error", """
         X 和 W 都用整张量 FP4（`"fp4_tensor"`）量化：Y 的相对误差是百分之多少？和演示 2 的 Student-t 数据比一比。
         """, """
-        q22_real_fp4_tensor_error = matmul_error(quantize_matrix(X, "fp4_tensor"), quantize_matrix(W, "fp4_tensor"), X, W) * 100
+        q22_real_fp4_tensor_error = matmul_error(quantize_matrix(X_TILE, "fp4_tensor"), quantize_matrix(W_TILE, "fp4_tensor"),
+                                                 X_TILE, W_TILE) * 100
         """),
     Question("q23_real_nvfp4_error", """
         X 和 W 都用 NVFP4 量化：Y 的相对误差是百分之多少？
         """, """
-        q23_real_nvfp4_error = matmul_error(quantize_matrix(X, "nvfp4"), quantize_matrix(W, "nvfp4"), X, W) * 100
+        q23_real_nvfp4_error = matmul_error(quantize_matrix(X_TILE, "nvfp4"), quantize_matrix(W_TILE, "nvfp4"), X_TILE, W_TILE) * 100
         """),
-    Markdown(f"""
+    Markdown("""
         【旋转】H 是正交矩阵（HHᵀ = I）时，(XH)(WH)ᵀ = XWᵀ：先把两个操作数都乘以 H 再量化，结果不变，
-        但一个离群通道被摊到了很多通道上。`block_hadamard(384, {ROTATION_SIZE})` 是对角线上放 {384 // ROTATION_SIZE} 个
-        {ROTATION_SIZE} 阶 Hadamard 矩阵的旋转（QuaRot、NVIDIA 的训练方案里都用 Hadamard 旋转）。
+        但一个离群通道被摊到了很多通道上。`block_hadamard(384, ROTATION_SIZE)` 是对角线上放 384 / `ROTATION_SIZE` 个
+        `ROTATION_SIZE` 阶 Hadamard 矩阵的旋转（QuaRot、NVIDIA 的训练方案里都用 Hadamard 旋转；你的块大小见上面的格子）。
         """),
-    Question("q24_rotated_fp4_tensor_error", f"""
-        两个操作数都先乘以 `block_hadamard(384, {ROTATION_SIZE})` 再用整张量 FP4 量化：Y 的相对误差是百分之多少？
-        """, f"""
-        H = block_hadamard(X.shape[1], {ROTATION_SIZE})
-        q24_rotated_fp4_tensor_error = matmul_error(quantize_matrix(X @ H, "fp4_tensor"), quantize_matrix(W @ H, "fp4_tensor"),
-                                                    X, W) * 100
+    Question("q24_rotated_fp4_tensor_error", """
+        两个操作数都先乘以 `block_hadamard(384, ROTATION_SIZE)` 再用整张量 FP4 量化：Y 的相对误差是百分之多少？
+        """, """
+        H = block_hadamard(X_TILE.shape[1], ROTATION_SIZE)
+        q24_rotated_fp4_tensor_error = matmul_error(quantize_matrix(X_TILE @ H, "fp4_tensor"),
+                                                    quantize_matrix(W_TILE @ H, "fp4_tensor"), X_TILE, W_TILE) * 100
         """),
     Question("q25_rotation_nvfp4", _with_options("""
         同样的旋转对 NVFP4 有什么影响？
         """, ROTATION_OPTIONS), """
-        rotated = matmul_error(quantize_matrix(X @ H, "nvfp4"), quantize_matrix(W @ H, "nvfp4"), X, W) * 100
+        rotated = matmul_error(quantize_matrix(X_TILE @ H, "nvfp4"), quantize_matrix(W_TILE @ H, "nvfp4"), X_TILE, W_TILE) * 100
         q25_rotation_nvfp4 = "A" if rotated < q23_real_nvfp4_error else "B"
         """),
     Markdown(f"""
@@ -614,7 +678,7 @@ CELLS = (
         （E4M3 方案的张量级 FP32 因子摊到每个数上可以忽略）。块缩放因子有三种：
         {"；".join(BUDGET_SCALES.values())}。RCEIL 让块内最大值缩放后不超过 6（不截断），代价是网格更粗。
         `quantize` 能做 FLOOR 和 E4M3 两种（`block_size`、`scale_format`）；RCEIL 要你自己写（提示：ceil(log2(·)) 也用 `np.frexp` 精确地求）。
-        在真实的 X、W 上把 `BUDGET_CONFIGS` 的九种配置都量一遍，画出"误差—比特数"的图，看哪些配置在前沿上。
+        在你的那一块 X、W 上把 `BUDGET_CONFIGS` 的九种配置都量一遍，画出"误差—比特数"的图，看哪些配置在前沿上。
         """),
     Question("q26_budget_choice", _with_options(f"""
         每个数最多 {BIT_BUDGET:g} bit：选哪种配置（Y 的相对误差最小）？
@@ -633,7 +697,7 @@ CELLS = (
             return quantize_matrix(a, "mxfp4", block_size=block, scale_format={"floor": "e8m0", "e4m3": "e4m3"}[scale])
 
 
-        budget_errors = {letter: matmul_error(configured(X, block, scale), configured(W, block, scale), X, W)
+        budget_errors = {letter: matmul_error(configured(X_TILE, block, scale), configured(W_TILE, block, scale), X_TILE, W_TILE)
                          for letter, (block, scale) in BUDGET_CONFIGS.items()}
         within = [letter for letter, (block, _) in BUDGET_CONFIGS.items() if format_bits(block) <= BIT_BUDGET]
         q26_budget_choice = min(within, key=budget_errors.get)

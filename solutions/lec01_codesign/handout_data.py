@@ -11,21 +11,24 @@ from __future__ import annotations
 import numpy as np
 
 from solutions.lec01_codesign.codesign import quantize
+from solutions.lec01_codesign.variants import LECTURE
 
-DEMO2_SEED = 0
-DEMO2_N = 1 << 16  # the lecture quantizes 2^20 values; 2^16 keeps the notebook fast
 SIZE_SWEEP = (1 << 12, 1 << 14, 1 << 16, 1 << 18)  # q10: how the errors move with the data size
-ABLATION_BLOCKS = (32, 16)  # q11/q12: block sizes of the 2 × 2 ablation ...
-ABLATION_SCALES = ("e8m0", "e4m3")  # ... times the block-scale formats
-MODEL_PARAMS = 300e9  # q07–q09: a 300-billion-parameter model stored in NVFP4, decoded at batch 1
+ABLATION_SCALES = ("e8m0", "e4m3")  # q11/q12: the block-scale formats of the 2 × 2 ablation
 FLOP_PER_PARAM_PER_TOKEN = 2  # one multiply-add per weight per token (decode)
-HEAD_DIM = 128  # q15–q17: the d_head of the basis, software-exp and backward questions
 # q09b–q09d: decode with a KV cache. Weights in NVFP4; W4A4 runs the matmul at the NVFP4 rate,
 # W4A8 (FP8 activations) at the FP8 rate. The KV cache: a GQA model's K and V per layer and token.
 DECODE_PRECISIONS = {"W4A4": "nvfp4", "W4A8": "fp8"}  # activation format -> the tensor-core rate it runs at
-KV_LAYERS, KV_HEADS, KV_HEAD_DIM = 64, 8, 128  # layers, KV heads (GQA), head dimension
 KV_PRECISION = "fp8"  # the KV cache is stored in FP8 (1 byte per value)
-KV_BATCH = 64  # q09d: concurrent sequences sharing each read of the weights
+# The lecture's own parameters (variants.LECTURE); a student's are drawn by variants.variant.
+DEMO2_SEED, DEMO2_DF, DEMO2_SCALE = LECTURE["demo2_seed"], LECTURE["demo2_df"], LECTURE["demo2_scale"]
+DEMO2_N = LECTURE["demo2_n"]  # the lecture quantizes 2^20 values; 2^16 keeps the notebook fast
+ABLATION_BLOCKS = tuple(LECTURE["ablation_blocks"])  # q11/q12: (larger, smaller) block of the ablation
+MODEL_PARAMS = LECTURE["model_params_b"] * 1e9  # q07–q09: a 300-billion-parameter model stored in NVFP4
+HEAD_DIM = LECTURE["software_shape"][0]  # q15–q17: the lecture's d_head
+KV_LAYERS, KV_HEADS, KV_HEAD_DIM = LECTURE["kv_layers"], LECTURE["kv_heads"], LECTURE["kv_head_dim"]
+KV_BATCH = LECTURE["kv_batch"]  # q09d: concurrent sequences sharing each read of the weights
+ROTATION_SIZE = LECTURE["rotation_size"]  # q24–q25: the block-diagonal Hadamard rotation's block
 # FlashAttention backward, per score: recompute S = QKᵀ, then dV = Pᵀ·dO, dP = dO·Vᵀ, dQ = dS·K, dK = dSᵀ·Q.
 # d_qk-long products: S, dQ, dK; d_v-long: dV, dP (2 FLOP per multiply-add) — and one exp (recomputing P).
 BACKWARD_FLOPS_PER_EXP = {"d_qk": 3 * 2, "d_v": 2 * 2}
@@ -37,15 +40,24 @@ MEASURED_FP8_FORWARD_GAIN = 1.35
 MEASURED_MODEL, MEASURED_D_QK, MEASURED_D_V = "DeepSeek-V3", 192, 128
 
 
-def demo_weights(n, seed=DEMO2_SEED):
-    """讲义演示 2 的数据：自由度 5 的 Student-t 分布 × 0.02——像权重一样集中在 0 附近，但有重尾（离群值）。"""
+def demo_weights(n, seed=DEMO2_SEED, df=DEMO2_DF, scale=DEMO2_SCALE):
+    """演示 2 的数据：自由度 df 的 Student-t 分布 × scale——像权重一样集中在 0 附近，但有重尾（离群值）。"""
     rng = np.random.default_rng(seed)
-    return rng.standard_t(df=5, size=n) * 0.02
+    return rng.standard_t(df=df, size=n) * scale
 
 
 def relative_error(q, x):
     """相对误差 ||q − x|| / ||x||（小数；乘 100 就是百分数）。"""
     return float(np.linalg.norm(q - x) / np.linalg.norm(x))
+
+
+def sustained_chip(chip, flops_share, bw_share):
+    """规格表上的芯片 → 实测的"持续"芯片：flops_share 里列出的精度，算力乘以各自的比例（没列出的精度去掉）；
+    HBM 带宽乘以 bw_share；其余的数字（容量、NVLink、功耗、exp 吞吐）照抄。"""
+    d = chip.to_dict()
+    d["flops"] = {p: {**d["flops"][p], "value": d["flops"][p]["value"] * share} for p, share in flops_share.items()}
+    d["mem_bw"] = {**d["mem_bw"], "value": d["mem_bw"]["value"] * bw_share}
+    return type(chip).from_dict(d)
 
 
 def zero_fraction(q, x):
@@ -72,7 +84,6 @@ MLA_OPTIONS = {"A": ("worse", "比值变大：更容易被 exp 卡住"), "B": ("
 
 # q22–q27: real tensors (assignments/lec01_codesign/real_tensors.npz, made by tools/extract_real_tensors.py from real_tensors/__init__.py).
 REAL_TENSORS_FILE = "real_tensors.npz"
-ROTATION_SIZE = 128  # q24–q25: the block-diagonal Hadamard rotation's block (384 = 3 × 128)
 BIT_BUDGET = 4.5  # q26: bits per value a format may spend (4-bit elements + one 8-bit scale per block)
 BUDGET_BLOCKS = (8, 16, 32)
 BUDGET_SCALES = {"floor": "E8M0 FLOOR（2^(floor(log2 amax) − 2)，即 MXFP4 的）",
@@ -95,6 +106,13 @@ def load_real_tensors(path=REAL_TENSORS_FILE):
 
     with np.load(path) as data:
         return data["X"], data["W"], json.loads(str(data["provenance"]))
+
+
+def real_slice(x, w, tokens, outputs):
+    """你的一块 Y = X·Wᵀ：X 取 tokens = [起点, 个数] 这几个 token（行），W 取 outputs = [起点, 个数] 这几个输出通道（行）；
+    求和的那一维 K（384 个输入通道）全部保留。两块各自当作一个张量来量化。"""
+    (t0, nt), (o0, no) = tokens, outputs
+    return x[t0:t0 + nt], w[o0:o0 + no]
 
 
 def quantize_matrix(a, scheme, block_size=None, scale_format=None):
