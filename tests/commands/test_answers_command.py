@@ -98,13 +98,15 @@ def test_usage_errors_exit_2_with_the_reason(course, tmp_path):
 
 
 def test_an_assignment_without_variants_has_nothing_to_compare(tmp_path):
-    root = copy_course(tmp_path / "course")
-    (root / "solutions" / "lec01_codesign" / "variants.py").unlink(missing_ok=True)
-    config = load_config("lec01_codesign", assignments_dir=root / "assignments")
-    keys = evaluate(root, "dict(answer_key())", "from solutions.lec01_codesign.answers import answer_key")
+    """An assignment `new` scaffolds without --variants: one key for everybody, nothing to compare."""
+    root, name = copy_course(tmp_path / "course"), "lec09_plain"
+    done = run(root, "-m", "autograder", "new", name)
+    assert done.returncode == 0, done.stderr
+    config = load_config(name, assignments_dir=root / "assignments")
     report = config.items_of("number", "choice")
-    items = grade_report(report, keys, NotebookOutcome("ok", {}, (), ""), "handout.ipynb")
-    write_result(root / "lec01", SubmissionResult("alice", 0.0, config.total_points, tuple(items), "none", 1.0,
-                                                  assignment="lec01_codesign"))
-    done = run(root, "-m", "autograder", "answers", "lec01_codesign", str(root / "lec01"))
-    assert done.returncode == 0 and "declares no variants" in done.stdout
+    assert report, "the scaffold has number or choice questions"
+    items = grade_report(report, {}, NotebookOutcome("ok", {}, (), ""), "handout.ipynb")
+    write_result(root / "plain", SubmissionResult("alice", 0.0, config.total_points, tuple(items), "none", 1.0,
+                                                  assignment=name))
+    done = run(root, "-m", "autograder", "answers", name, str(root / "plain"))
+    assert done.returncode == 0 and "declares no variants" in done.stdout, done.stderr
