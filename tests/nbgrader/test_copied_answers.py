@@ -1,20 +1,19 @@
-"""Copied numbers, end to end, with per-student variants: the fixture assignment fx_intensity
-(tests/fixtures/course/, whose variant draws each student's matrix size and ridge point) in a copy
-of the course, released, submitted and collected through nbgrader's exchange, graded with
-pregrade + `nbgrader autograde`, exported, and graded again by the Gradescope bundle's runner
-with each student's id in submission_metadata.json.
+"""Copied numbers, end to end, with per-student variants: lecture 1 in a copy of the course,
+released, submitted and collected through nbgrader's exchange, graded with pregrade + `nbgrader
+autograde`, exported, and graded again by the Gradescope bundle's runner with each student's id in
+submission_metadata.json; then the copy report (`python -m autograder answers`, default threshold).
 
-The class (ids from the copy's roster, chosen by their variants, which the secret seed draws):
-- two honest students with correct work in their own variants: the reference, with their own id
-  typed. The source of the copies writes the numbers their notebook printed into the answer cells
-  (the answer cells ask for a number), as students who work on paper or in a calculator do;
+The class is the roster's (the example class), cast by the variants the secret seed drew:
+- two honest students with correct work in their own variants: the reference, their own id typed.
+  One of them, the source, also typed the numbers their notebook printed into a last cell (an
+  answer summary: what a student posts to a group chat);
 - a student who hands in the source's answered notebook with their own id typed;
 - a student who hands it in as it is, the source's id still typed;
-- (nbgrader only) a student who hands in the source's notebook in its computing form, the source's
+- (nbgrader only) a student who hands in the source's notebook without the summary, the source's
   id typed: the notebook computes the source's numbers from the source's parameters.
 Before per-student variants every copy got full marks and nothing named it. Now each copier loses
 exactly the points of the items whose key differs between the two variants, the copy report names
-them with the source (and a typed-other id is an id mismatch), and an honest class gives no flags.
+them with the source (a typed-other id is an id mismatch as well), and an honest class gives no flags.
 """
 
 from __future__ import annotations
@@ -33,13 +32,18 @@ import pytest
 
 from autograder.engine.outputs import read_results
 from autograder.engine.registry import load_config
+from autograder.engine.report_items import accepts_choice, accepts_number
 from autograder.sandbox import bubblewrap_problem
-from course_copy import clean_env, run
-from variant_course import NAME, ROSTER, evaluate, variant_course
+from course_copy import clean_env, copy_course, run
+from variant_course import evaluate
+
+NAME = "lec01_codesign"
+ROSTER = ("alice", "bob", "carol", "dave", "eve")   # roster.txt: the example class
+MIN_ITEMS = 3   # the copy report's default
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
-MODULE = "intensity.py"
+MODULE = "codesign.py"
 ID_LINE = re.compile(r'^STUDENT_ID = ""', flags=re.M)
 
 
@@ -49,17 +53,19 @@ def ok(done) -> str:
 
 
 def cast(keys: dict[str, dict]) -> SimpleNamespace:
-    """Who is who: a source and two copiers whose matrix sizes differ from the source's (so the
-    copied numbers are wrong for them), and an honest classmate. Chosen from the roster by the
-    variants the seed drew; a roster where no such three exist cannot show a copy."""
-    size = {s: keys[s]["q01_intensity"] for s in ROSTER}
+    """Who is who: a source, three copiers whose variants differ from the source's in at least
+    MIN_ITEMS number keys (so the copied numbers are wrong for them), and an honest classmate."""
+    config = load_config(NAME)
+
+    def differ(a: str, b: str) -> int:
+        return sum(item.kind == "number" for item in wrong_for(config, keys, a, b))
+
     for source in ROSTER:
-        others = [s for s in ROSTER if size[s] != size[source]]
-        rest = [s for s in ROSTER if s != source and s not in others[:3]]
-        if len(others) >= 3 and rest:
+        others = [s for s in ROSTER if s != source and differ(s, source) >= MIN_ITEMS]
+        if len(others) >= 4:
             return SimpleNamespace(source=source, own_id=others[0], other_id=others[1], computing=others[2],
-                                   honest=rest[0])
-    pytest.fail(f"the seed drew too few distinct sizes for the roster {ROSTER}: {size}")
+                                   honest=others[3])
+    pytest.fail(f"the seed drew variants too alike for the roster {ROSTER}")
 
 
 def with_id(notebook: Path, student: str) -> nbformat.NotebookNode:
@@ -70,13 +76,10 @@ def with_id(notebook: Path, student: str) -> nbformat.NotebookNode:
 
 
 def with_numbers(nb: nbformat.NotebookNode, answers: dict) -> nbformat.NotebookNode:
-    """The answer cells holding the numbers the notebook printed, typed in as literals."""
+    """The notebook with a last cell that types the numbers and letters in as literals."""
     nb = nbformat.from_dict(json.loads(json.dumps(nb)))
-    for cell in nb.cells:
-        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", "")
-        item = grade_id.removesuffix("_answer")
-        if grade_id.endswith("_answer") and item in answers:
-            cell.source = f"{item} = {answers[item]!r}"
+    summary = "\n".join(f"{item} = {value!r}" for item, value in answers.items())
+    nb.cells.append(nbformat.v4.new_code_cell("# 答案汇总\n" + summary))
     return nb
 
 
@@ -96,9 +99,9 @@ def submit(root: Path, exchange: Path, home: Path, student: str, module: Path, n
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
     base = tmp_path_factory.mktemp("copied")
-    root = variant_course(base / "course")
-    keys = evaluate(root, f"{{s: dict(keys_for({NAME!r}, s)) for s in {list(ROSTER)!r}}}",
-                    "from autograder.engine.variants import keys_for")
+    root = copy_course(base / "course")
+    keys = evaluate(root, f"{{s: {{k: v for k, v in keys_for({NAME!r}, s).items() if isinstance(v, (int, float, str))}} "
+                          f"for s in {list(ROSTER)!r}}}", "from autograder.engine.variants import keys_for")
     who = cast(keys)
     config = load_config(NAME, assignments_dir=root / "assignments")
     ok(run(root, "-m", "autograder", "reference", NAME, str(base / "reference")))
@@ -106,29 +109,28 @@ def course(tmp_path_factory):
     exchange = base / "exchange"
     ok(run(root, "-m", "nbgrader", "generate_assignment", NAME, "--force"))
     ok(run(root, "-m", "nbgrader", "release_assignment", NAME, "--force", f"--Exchange.root={exchange}"))
-    source_numbers = with_numbers(with_id(reference, who.source), keys[who.source])
+    answered = with_numbers(with_id(reference, who.source), keys[who.source])
     notebooks = {
         who.honest: with_id(reference, who.honest),
-        who.source: source_numbers,
+        who.source: answered,
         who.own_id: with_numbers(with_id(reference, who.own_id), keys[who.source]),
-        who.other_id: source_numbers,
+        who.other_id: answered,
         who.computing: with_id(reference, who.source),
     }
     uploads = {s: submit(root, exchange, base / "home" / s, s, base / "reference" / MODULE, nb)
                for s, nb in notebooks.items()}
     ok(run(root, "-m", "nbgrader", "collect", NAME, f"--Exchange.root={exchange}"))
-    ok(run(root, "-m", "autograder", "pregrade", NAME))
+    ok(run(root, "-m", "autograder", "pregrade", NAME, "-j", "2"))
     ok(run(root, "-m", "nbgrader", "autograde", NAME, "--force"))
     ok(run(root, "-m", "nbgrader", "export", "--to", "nbgrader_grades.csv"))
     pinned = root / ".pinned_results" / NAME
-    report = ok(run(root, "-m", "autograder", "answers", NAME, str(pinned), "--min-items", "1", "--out", "copies.json"))
+    report = ok(run(root, "-m", "autograder", "answers", NAME, str(pinned), "--out", "copies.json"))
     # the honest part of the class alone: their results, nothing else
     honest = base / "honest"
     (honest / "results").mkdir(parents=True)
     for student in (who.honest, who.source):
         shutil.copyfile(pinned / "results" / f"{student}.json", honest / "results" / f"{student}.json")
-    honest_report = ok(run(root, "-m", "autograder", "answers", NAME, str(honest), "--min-items", "1",
-                           "--out", "honest.json"))
+    honest_report = ok(run(root, "-m", "autograder", "answers", NAME, str(honest), "--out", "honest.json"))
     ok(run(root, "-m", "autograder", "gradescope", NAME, "--out", "bundle.zip"))
     return SimpleNamespace(root=root, base=base, keys=keys, who=who, config=config, uploads=uploads,
                            report=report, honest_report=honest_report,
@@ -139,10 +141,23 @@ def auto_points(config) -> float:
     return sum(item.points for item in config.items if item.kind != "text")
 
 
+def wrong_for(config, keys, student, source) -> list:
+    """The number and choice items the source's right answers fail in the student's variant
+    (by the grader's own tolerance)."""
+    wrong = []
+    for item in config.items_of("number", "choice"):
+        theirs, own = keys[source].get(item.id), keys[student].get(item.id)
+        if own is None:   # measured on the student's machine: no variant's number
+            continue
+        right = accepts_choice(theirs, own) if item.kind == "choice" else accepts_number(item, theirs, own)
+        if not right:
+            wrong.append(item)
+    return wrong
+
+
 def variant_points(config, keys, student, source) -> float:
     """Points of the items whose key differs between the two students' variants."""
-    return sum(item.points for item in config.items_of("number", "choice")
-               if keys[student][item.id] != keys[source][item.id])
+    return sum(item.points for item in wrong_for(config, keys, student, source))
 
 
 def expected_scores(course) -> dict[str, float]:
@@ -158,10 +173,11 @@ def test_honest_students_get_full_marks_and_copiers_lose_the_variant_dependent_p
     assert nbgrader == pytest.approx(expected)
     assert {s: r.score for s, r in course.results.items()} == pytest.approx(expected)
     for copier in (course.who.own_id, course.who.other_id, course.who.computing):
-        assert expected[copier] < auto_points(course.config)   # the size differs: q01 at least is lost
+        assert expected[copier] <= auto_points(course.config) - MIN_ITEMS   # cast: at least MIN_ITEMS numbers differ
         result = course.results[copier]
-        assert result.item("q01_intensity").status == "failed"
-        assert result.item("arithmetic_intensity").score == result.item("arithmetic_intensity").max_score
+        lost = [i for i in result.items if i.kind == "number" and i.status == "failed"]
+        assert len(lost) >= MIN_ITEMS
+        assert all(i.score == i.max_score for i in result.items if i.kind == "function")   # their own code
 
 
 def test_the_copy_report_names_each_copier_with_the_classmate(course):
@@ -170,8 +186,12 @@ def test_the_copy_report_names_each_copier_with_the_classmate(course):
     copiers = {who.own_id, who.other_id, who.computing}
     assert {f["student"] for f in report["flags"]} == copiers
     for copier in copiers:
-        assert any(f["student"] == copier and f["source"] == who.source and f["items"] == ["q01_intensity"]
-                   for f in report["flags"]), (copier, report["flags"])
+        best = max((f for f in report["flags"] if f["student"] == copier), key=lambda f: len(f["items"]))
+        differing = [item.id for item in wrong_for(course.config, course.keys, copier, who.source)
+                     if item.kind == "number"]
+        assert best["source"] == who.source and best["items"] == differing, (copier, best)
+        keyed = [i.id for i in course.config.items_of("number") if isinstance(course.keys[copier].get(i.id), float)]
+        assert (best["own_right"], best["compared"]) == (len(keyed) - len(differing), len(keyed))
     # the console names them too, with the source
     assert "5 students" in course.report and "3 flagged" in course.report
     assert all(s in course.report for s in (*copiers, who.source))
@@ -223,7 +243,7 @@ def test_the_gradescope_runner_grades_each_upload_against_the_metadatas_student(
     for student, results in graded.items():
         (export / f"submission_{student}").mkdir(parents=True)
         (export / f"submission_{student}" / "results.json").write_text(json.dumps(results), encoding="utf-8")
-    done = run(course.root, "-m", "autograder", "answers", NAME, str(export), "--min-items", "1", "--out", "gs.json")
+    done = run(course.root, "-m", "autograder", "answers", NAME, str(export), "--out", "gs.json")
     ok(done)
     flags = json.loads((course.root / "gs.json").read_text("utf-8"))["flags"]
     assert {(f["student"], f["source"]) for f in flags} >= {(who.own_id, who.source), (who.other_id, who.source)}
