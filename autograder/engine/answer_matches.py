@@ -121,13 +121,21 @@ def accepts_number_each(items: Sequence[Item], answers: np.ndarray, keys: np.nda
 
 def student_of(result: SubmissionResult) -> str:
     """The id a result was graded as (Gradescope's sid), else its folder's name."""
-    return getattr(result, "student_id", "") or result.student
+    return result.student_id or result.student
 
 
 def declared_other_id(result: SubmissionResult) -> str:
-    """The STUDENT_ID the notebook declared when the grader flagged it as another student's."""
-    declared = getattr(result, "declared_id", "")
-    return declared if declared and getattr(result, "flags", ()) else ""
+    """The STUDENT_ID the notebook declared when it names another student than the one graded
+    ("" when it names them, or none was typed)."""
+    from autograder.engine.variants import StudentIdError, normalize_id
+
+    declared = result.declared_id
+    if not declared:
+        return ""
+    try:
+        return "" if normalize_id(declared) == normalize_id(student_of(result)) else declared
+    except StudentIdError:
+        return declared
 
 
 def compare_class(config: GradingConfig, results: Sequence[SubmissionResult],
@@ -150,7 +158,7 @@ def compare_class(config: GradingConfig, results: Sequence[SubmissionResult],
         except ValueError as err:  # e.g. a folder name that is no student id
             notes.append((student, f"no keys for this student: {err}"))
             continue
-        graded = getattr(result, "variant", "")
+        graded = result.variant
         if now and graded and now != graded:
             notes.append((student, f"graded against variant {graded}, but the seed now gives {now}: "
                                    "the seed was replaced after grading; grade again with --force"))

@@ -130,3 +130,29 @@ def test_the_csv_and_json_reports_list_every_flagged_pair():
     data = json.loads(report_json(done))
     assert [(f["student"], f["source"]) for f in data["flags"]] == [("=HYPERLINK(1)", "s00"), ("s01", "s00")]
     assert data["min_items"] == 3 and data["items"] == ["q01", "q02", "q03"]
+
+
+def test_a_notebook_declaring_the_classmates_id_is_shown_beside_the_flag():
+    from dataclasses import replace
+
+    keys = variant_keys(3)
+    results = [graded("s00", keys["s00"], keys), graded("s01", keys["s01"], keys),
+               replace(graded("s02", keys["s00"], keys), student_id="s02", declared_id="s00")]
+    done = report(results, keys)
+    [flag] = done.flags
+    assert (flag.student, flag.source, flag.declared) == ("s02", "s00", "s00")
+    assert done.declared_ids == (("s02", "s00"),)
+    # the id typed with blanks around it is the student's own
+    same = report([results[0], replace(results[1], declared_id=" s01 ")], keys)
+    assert same.declared_ids == () and same.flags == ()
+
+
+def test_results_graded_against_another_variant_than_the_seed_gives_now_are_notes():
+    from dataclasses import replace
+
+    keys = variant_keys(2)
+    results = [replace(graded("s00", keys["s00"], keys), variant="aaaaaaaaaaaa"),
+               replace(graded("s01", keys["s00"], keys), variant="bbbbbbbbbbbb")]
+    done = compare_class(CONFIG, results, lambda s: keys[s], 1, variant_of=lambda s: "aaaaaaaaaaaa")
+    assert done.students == ("s00",) and done.flags == ()
+    assert done.notes[0][0] == "s01" and "seed was replaced" in done.notes[0][1]
