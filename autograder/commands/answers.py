@@ -1,4 +1,4 @@
-"""`python -m autograder answers <assignment> RESULTS [--out FILE] [--min-items N]`.
+"""`python -m autograder answers <assignment> RESULTS [--out FILE] [--min-items N] [-j N]`.
 
 The copy report of an assignment with per-student variants: every student whose number answers
 are right for a classmate's variant and wrong for their own, on at least N items (default 3),
@@ -13,10 +13,10 @@ from __future__ import annotations
 import argparse
 import sys
 from itertools import groupby
+from pathlib import Path
 
 SHOWN_SOURCES = 3  # best-matching sources named on the console (ties); the --out file has every pair
 DEFAULT_MIN_ITEMS = 3  # one or two matching numbers happen by chance (a variant shares a parameter)
-from pathlib import Path
 
 
 def _count(text: str) -> int:
