@@ -15,7 +15,8 @@ from autograder.sandbox import bubblewrap_problem
 from course_copy import run
 from variant_course import NAME, ROSTER, evaluate, ok, variant_course
 
-pytestmark = pytest.mark.skipif(bubblewrap_problem() is not None, reason="bubblewrap unavailable")
+pytestmark = [pytest.mark.slow,  # a course copy built, a class graded, the Gradescope runner
+              pytest.mark.skipif(bubblewrap_problem() is not None, reason="bubblewrap unavailable")]
 USE = "from autograder.engine.variants import params_for, keys_for, variant_digest"
 
 

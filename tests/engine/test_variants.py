@@ -95,3 +95,17 @@ def test_an_assignment_without_variants_grades_everyone_against_its_one_key():
     assert keys_for("lec01_codesign", "alice") is load_assignment("lec01_codesign").answer_key
     with pytest.raises(ConfigError, match="has no variants"):
         load_assignment("lec01_codesign").key_for({"n": 1})
+
+
+def test_grade_student_ids_file_is_read_or_refused_by_name(tmp_path):
+    from autograder.commands.grade import read_student_ids
+
+    good = tmp_path / "ids.json"
+    good.write_text('{"submission": {"id": "2026001", "source": "gradescope sid"}}', encoding="utf-8")
+    assert read_student_ids(good) == {"submission": ("2026001", "gradescope sid")}
+    assert read_student_ids(None) == {}
+    bad = tmp_path / "bad.json"
+    for text in ('{"submission": "2026001"}', "[1]", "not json"):
+        bad.write_text(text, encoding="utf-8")
+        with pytest.raises(ValueError, match=r"--student-ids .*bad\.json"):
+            read_student_ids(bad)
