@@ -39,10 +39,28 @@ class NotebookResult:
     answers: dict  # answer variable -> value, for the names asked for that hold a number or string
 
 
-def execute_notebook(folder: Path, names, *, notebook: str = "handout.ipynb", trusted: bool = True) -> NotebookResult:
-    """Run `folder/notebook` top to bottom; `trusted` sets CS349E_TRUSTED_GRADING=1 (check() is silent)."""
+def variant_env(folder: Path, student_id: str | None = None) -> dict[str, str]:
+    """What the grader gives a notebook of an assignment with per-student variants: the student's id
+    and parameters (None: the lecture's own, as `check` runs the reference); {} without variants."""
+    if not (Path(folder) / "variant.py").is_file():
+        return {}
+    import tomllib
+
+    from autograder.engine.grader import STUDENT_ID_ENV, VARIANT_ENV
+    from autograder.engine.variants import canonical_json, lecture_params, params_for
+
+    name = tomllib.loads((Path(folder) / "grading.toml").read_text(encoding="utf-8"))["assignment"]
+    params = lecture_params(name) if student_id is None else params_for(name, student_id)
+    return {STUDENT_ID_ENV: "LECTURE" if student_id is None else student_id, VARIANT_ENV: canonical_json(params)}
+
+
+def execute_notebook(folder: Path, names, *, notebook: str = "handout.ipynb", trusted: bool = True,
+                     student_id: str | None = None) -> NotebookResult:
+    """Run `folder/notebook` top to bottom; `trusted` sets CS349E_TRUSTED_GRADING=1 (check() is silent);
+    with variants, as `student_id`'s variant (None: the lecture's)."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "NBGRADER_EXECUTION", "CS349E_TRUSTED_GRADING")}
     env["MPLBACKEND"] = "Agg"
+    env.update(variant_env(folder, student_id))
     if trusted:
         env["CS349E_TRUSTED_GRADING"] = "1"
     proc = subprocess.run([sys.executable, "-c", _CHILD, str(NBRUNNER), notebook, json.dumps(list(names))],

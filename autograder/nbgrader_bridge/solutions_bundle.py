@@ -24,7 +24,7 @@ from pathlib import Path
 import nbformat
 
 from autograder.build import write_reference_submission
-from autograder.build.notebook import answer_cell_id
+from autograder.build.notebook import STUDENT_ID_CELL_ID, answer_cell_id
 from autograder.engine.registry import REPO_ROOT, GradingConfig, load_config
 from autograder.engine.vocabulary import ItemKind
 from autograder.errors import InstructorError
@@ -88,6 +88,7 @@ def _write_bundle(config: GradingConfig, explanations: Mapping[str, str], dest: 
     write_reference_submission(assignment, dest)
     if config.notebook:
         _add_explanations(dest / config.notebook, config, explanations)
+        _use_lecture_parameters(dest / config.notebook, assignment)
     (dest / DEMO).write_text(bundled_demo(assignment, dest), encoding="utf-8")
     (dest / BUNDLE_README).write_text(_readme(config), encoding="utf-8")
     return sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file())
@@ -151,10 +152,41 @@ def _add_explanations(path: Path, config: GradingConfig, explanations: Mapping[s
     nbformat.write(nb, path)
 
 
+# The solutions are worked with the lecture's own parameters (variants.py's LECTURE): no student id
+# opens them, so the bundle's notebook sets VARIANT itself instead of asking for STUDENT_ID.
+LECTURE_CELL = """\
+STUDENT_ID = ""  # 参考解答用讲义的参数（LECTURE），不用填学号；每位同学的数字不同，你的参数在你自己的 notebook 里
+VARIANT = {params}
+VARIANT"""
+
+
+def _use_lecture_parameters(path: Path, assignment: str) -> None:
+    from autograder.engine.variants import has_variants, lecture_params
+
+    if not has_variants(assignment):
+        return
+    nb = nbformat.read(path, as_version=4)
+    cells = [cell for cell in nb.cells if cell.get("id") == STUDENT_ID_CELL_ID]
+    if len(cells) != 1:
+        raise BundleError(f"{path.name}: expected one `{STUDENT_ID_CELL_ID}` cell, found {len(cells)}")
+    cells[0].source = LECTURE_CELL.format(params=repr(lecture_params(assignment)))
+    nbformat.write(nb, path)
+
+
+def _variants_note(config: GradingConfig) -> str:
+    from autograder.engine.variants import has_variants
+
+    if not has_variants(config.assignment):
+        return ""
+    return ("- 每位同学的题目数字不同（由学号决定）：这里的答案和解析用的是讲义自己的参数（notebook 第一个代码格子里的"
+            " `VARIANT`）；对照时看方法，你的数字按你自己的参数算。\n")
+
+
 def _readme(config: GradingConfig) -> str:
     files = "、".join(f"`{name}`" for name in config.student_files)
     return (f"# {config.assignment} 参考解答\n\n"
             f"- {files}：参考实现和作答完的 notebook；每道题的答案后面有一段**解析**。\n"
             f"- `{DEMO}`：用参考实现跑一遍讲义的三个演示：`python {DEMO}`。\n"
+            + _variants_note(config) +
             "- 其余文件和发给你的作业文件夹相同（公开测试、自查工具、芯片参数表）。\n\n"
             "先自己做完再看；和你的答案对照时，重点看思路和边界情况，而不只是数字。\n")

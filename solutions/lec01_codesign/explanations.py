@@ -3,6 +3,11 @@ source for both (`python -m autograder release-solutions lec01_codesign` reads E
 handout prints each text question's criteria with their points from RUBRICS, so the TA sees them
 in formgrader next to the answer). Student-facing, so in Chinese. Numbers are formatted from the
 answer key and hw_specs, never typed in; an explanation says how and why.
+
+Every student has their own parameters (variants.py); the released solutions show the lecture's
+(LECTURE). So an explanation states its method in terms of the parameters, quotes numbers as the
+lecture's, and claims nothing that a student's variant could contradict (tests/solutions/
+test_variants.py checks the claims that depend on the parameters in a sample of variants).
 """
 
 from __future__ import annotations
@@ -143,24 +148,26 @@ RUBRICS: dict[str, tuple[Criterion, ...]] = {
 
 EXPLANATIONS = {
     "q01_compute_headline": """
-        `trend_row(B300, "nvfp4")["compute"]` = B300 的 NVFP4 稠密算力 ÷ H100 公布的最低精度（FP8）稠密算力。
-        这是厂商口径："每一代都用自己最低的精度"来比，所以这个倍数里混着两件事：芯片本身变快了，以及数值格式从 8 位降到了 4 位。
+        `trend_row(B300_RUN, "nvfp4", base=H100_RUN)["compute"]` = B300 的 NVFP4 持续算力 ÷ H100 的最低精度（FP8）持续算力
+        （讲义的参数就是规格表：实测比例都是 1，即厂商宣传的倍数）。这是厂商口径："每一代都用自己最低的精度"来比，所以这个倍数里混着两件事：芯片本身变快了，以及数值格式从 8 位降到了 4 位。
         """,
     "q02_format_gain": """
-        q01 ÷（同为 FP8 的算力之比 `trend_row(B300, "nvfp4")["fp8"]`）：厂商口径的倍数里，有这么多倍来自"换了更低精度的格式"，
+        q01 ÷（同为 FP8 的算力之比，同一行的 `"fp8"`）= B300 上 NVFP4 与 FP8 的持续算力之比：厂商口径的倍数里，有这么多倍来自"换了更低精度的格式"，
         而不是同精度下算得更快。读任何代际对比之前，先问一句：两边比的是不是同一种精度？
         """,
     "q03_least_grown": """
         把 `trend_row(B300, "nvfp4")` 里算力、带宽、容量、NVLink 四个倍数放在一起取最小值。
         算力涨得最快、数据搬运涨得最慢——越来越多的程序会被数据搬运而不是算力限制。
         """,
-    "q04_ridge_same_precision": """
-        `ridge_point(B300, "fp8") / ridge_point(H100, "fp8")`：同一种精度下，屋脊点只涨了几个百分点——
-        同样的 FP8 运算，B300 的算力和带宽涨得差不多。
+    "q04_ridge_same_precision": f"""
+        `ridge_point(B300_RUN, "fp8") / ridge_point(H100_RUN, "fp8")`：同一种精度的屋脊点之比。按规格表（讲义的参数，
+        实测比例都是 1）只涨了几个百分点（{_KEY["q04_ridge_same_precision"]:.3f} 倍）——同样的 FP8 运算，B300 的算力和带宽涨得差不多；
+        你的数字还取决于两块卡各自实测到的 FP8 算力和带宽的比例。
         """,
-    "q05_ridge_mixed_precision": """
-        `ridge_point(B300, "nvfp4") / ridge_point(H100, "fp8")`：各取最低精度时屋脊点涨了三倍多，但其中约 3 倍来自 q02 的
-        格式变化（NVFP4 的算力是 FP8 的 3 倍），不是带宽落后于同一种运算。
+    "q05_ridge_mixed_precision": f"""
+        `ridge_point(B300_RUN, "nvfp4") / ridge_point(H100_RUN, "fp8")` = q04 × q02：各取最低精度的屋脊点之比里，
+        有 q02 倍来自格式变化（讲义的参数下 NVFP4 的算力是 FP8 的 {_KEY["q02_format_gain"]:g} 倍，q05 ≈ {_KEY["q05_ridge_mixed_precision"]:.2f}），
+        不是带宽落后于同一种运算。
         """,
     "q06_memory_wall": f"""
         内存墙说的是：做**同样的运算**，算力比带宽涨得快。只有同精度的比值（q04）衡量这件事；混合精度的比值（q05）
@@ -169,38 +176,42 @@ EXPLANATIONS = {
         {_OVERSTATEMENT:.2f} 倍：见 q06b。
         """,
     "q06b_wall_for_nvfp4_kernel": f"""
-        一个内核把数据从 FP8 换成 NVFP4：要到达的屋脊点涨了 q05 ≈ {_KEY["q05_ridge_mixed_precision"]:.2f} 倍，它自己的 FLOP/B 涨了
+        一个内核把数据从 FP8 换成 NVFP4：要到达的屋脊点涨了 q05 倍（讲义的参数：{_KEY["q05_ridge_mixed_precision"]:.2f}），它自己的 FLOP/B 涨了
         {BYTES_PER_ELEM["fp8"]:g} / {BYTES_PER_ELEM["nvfp4"]:g} ≈ {_OVERSTATEMENT:.2f} 倍，所以它还差的强度只涨了
         {_KEY["q05_ridge_mixed_precision"]:.2f} × {BYTES_PER_ELEM["nvfp4"]:g} ≈ {_KEY["q06b_wall_for_nvfp4_kernel"]:.2f} 倍。
         混合精度的比值把这个内核碰到的墙夸大了约 {_OVERSTATEMENT:.2f} 倍（不是 q02 的 {_KEY["q02_format_gain"]:g} 倍）；
         同样的运算、同样的格式（q04）则几乎没变。
         """,
-    "q07_decode_intensity": """
-        batch = 1 的 decode：每个 token 把每个权重从 HBM 读一次（0.5625 字节），只做一次乘加（2 FLOP）。
-        算术强度 = 2 / `BYTES_PER_ELEM["nvfp4"]` FLOP/B，远低于屋脊点：完全受带宽限制。
+    "q07_decode_intensity": f"""
+        batch 个序列一起 decode：每一步把每个权重从 HBM 读一次（{BYTES_PER_ELEM["nvfp4"]:g} 字节），给每个序列各做一次乘加（2 FLOP）。
+        算术强度 = 2 × batch / `BYTES_PER_ELEM["nvfp4"]` FLOP/B（讲义的 batch = 1：{_KEY["q07_decode_intensity"]:.3g}），
+        远低于屋脊点：完全受带宽限制。
         """,
-    "q08_decode_tokens_per_s": """
-        带宽受限时每秒的 token 数 = 带宽 ÷ 每个 token 要读的字节数 = `B300.mem_bw / (3000 亿 × 0.5625)`。
+    "q08_decode_tokens_per_s": f"""
+        带宽受限时每秒的 token 数 = 带宽 ÷ 每个 token 要读的字节数 = `B300_RUN.mem_bw / (MODEL_PARAMS × {BYTES_PER_ELEM["nvfp4"]:g})`
+        （讲义的参数：{MODEL_PARAMS / 1e9:g}B 参数、规格表的带宽，≈ {_KEY["q08_decode_tokens_per_s"]:.1f} token/s）。
         这是只读权重的上限：KV cache 的读取会让它更低（q09c–q09d）。
         """,
     "q09_decode_batch": f"""
         W4A4：权重和激活都是 NVFP4，矩阵乘法才按 NVFP4 的速率跑。batch 个序列一起 decode 时，每读一次权重做 batch 倍的运算，
-        算术强度乘以 batch。到达屋脊点需要 batch = `ridge_point(B300, "nvfp4")` ÷ q07
-        = {ridge_point(B300, "nvfp4"):,.0f} ÷ {_KEY["q07_decode_intensity"]:.3g} ≈ {_KEY["q09_decode_batch"]:.0f}。
+        算术强度乘以 batch。到达屋脊点需要 batch = `ridge_point(B300_RUN, "nvfp4")` ÷（2 / `BYTES_PER_ELEM["nvfp4"]`）
+        （讲义的参数：{ridge_point(B300, "nvfp4"):,.0f} ÷ {_KEY["q07_decode_intensity"]:.3g} ≈ {_KEY["q09_decode_batch"]:.0f}）。
         """,
     "q09b_decode_batch_w4a8": f"""
         W4A8：权重 NVFP4、激活 FP8，Tensor Core 按 FP8 的速率算（两个操作数里精度高的那个决定速率），
-        屋脊点是 `ridge_point(B300, "fp8")` = {ridge_point(B300, "fp8"):,.0f} FLOP/B；权重仍按 NVFP4 读，强度不变：
-        batch ≈ {_KEY["q09b_decode_batch_w4a8"]:.0f}。少一半多的并发就到顶了——算力上限也低了 {_KEY["q02_format_gain"]:g} 倍。
+        屋脊点是 `ridge_point(B300_RUN, "fp8")`（讲义的参数：{ridge_point(B300, "fp8"):,.0f} FLOP/B）；权重仍按 NVFP4 读，强度不变：
+        batch ≈ {_KEY["q09b_decode_batch_w4a8"]:.0f}（讲义的参数）。更少的并发就到顶了——算力上限也低了 q02 倍（讲义的参数下
+        {_KEY["q02_format_gain"]:g} 倍）。
         """,
     "q09c_kv_bytes_per_token": f"""
-        每个 token 的上下文在每一层存一份 K 和一份 V，每份 {KV_HEADS} 个 KV 头（GQA）× {KV_HEAD_DIM} 维，FP8 每个数 1 字节：
-        2 × {KV_LAYERS} × {KV_HEADS} × {KV_HEAD_DIM} × {BYTES_PER_ELEM["fp8"]:g} = {kv_bytes_per_token():,.0f} 字节（每个序列）。
+        每个 token 的上下文在每一层存一份 K 和一份 V，每份 `KV_HEADS` 个 KV 头（GQA）× `KV_HEAD_DIM` 维，FP8 每个数 1 字节：
+        2 × 层数 × KV 头数 × 维数 × 1（讲义的参数：2 × {KV_LAYERS} × {KV_HEADS} × {KV_HEAD_DIM} × {BYTES_PER_ELEM["fp8"]:g}
+        = {kv_bytes_per_token():,.0f} 字节，每个序列）。
         """,
     "q09d_kv_equal_weights_context": f"""
-        一步 decode：权重读一次（{MODEL_PARAMS * BYTES_PER_ELEM["nvfp4"] / 1e9:g} GB，整个 batch 共用），
-        每个序列各读自己的 L × q09c 字节 KV。令 {KV_BATCH} × L × q09c = 权重字节：
-        L ≈ {_KEY["q09d_kv_equal_weights_context"]:,.0f} 个 token。上下文再长，decode 读的主要是 KV cache 而不是权重——
+        一步 decode：权重读一次（`MODEL_PARAMS` × {BYTES_PER_ELEM["nvfp4"]:g} 字节，整个 batch 共用），
+        每个序列各读自己的 L × q09c 字节 KV。令 `KV_BATCH` × L × q09c = 权重字节（讲义的参数：
+        {MODEL_PARAMS * BYTES_PER_ELEM["nvfp4"] / 1e9:g} GB、{KV_BATCH} 个序列，L ≈ {_KEY["q09d_kv_equal_weights_context"]:,.0f} 个 token）。上下文再长，decode 读的主要是 KV cache 而不是权重——
         这时加大 batch 不再提高算术强度（KV 的字节随 batch 一起涨），GQA、MLA 和 KV 的低精度存储才是办法。
         """,
     "q10_size_sensitive": """
@@ -208,16 +219,17 @@ EXPLANATIONS = {
         数据越多，重尾分布里出现的最大值越大，缩放因子越大，小数越容易被舍入成 0；块缩放方案只看 16 或 32 个数，几乎不受数据量影响。
         """,
     "q11_scale_format_gain": f"""
-        块大小都是 16：`quantize(x, "mxfp4", block_size=16)` 的误差减去 `quantize(x, "nvfp4")` 的误差，写成百分点。
+        块大小都是 `SMALL`（讲义：16）：`quantize(x, "mxfp4", block_size=SMALL)` 的误差减去
+        `quantize(x, "mxfp4", block_size=SMALL, scale_format="e4m3")` 的误差，写成百分点。
         2 的幂缩放因子向下取整，块内最大值缩放后落在 [4, 8)：落在 [4, 6] 的块，其余的数用到的网格比 NVFP4 粗；
         落在 (6, 8) 的块（q12b：约 {_KEY["q12b_e8m0_clipped_blocks"]:.0f}%）网格反而更细，代价是超过 6 的被截断。
         E4M3 块因子几乎把块内最大值正好放到 6。
         """,
     "q12_block_size_gain": f"""
-        缩放格式都是 E4M3：`quantize(x, "nvfp4", block_size=32)` 的误差减去 `quantize(x, "nvfp4")` 的误差。
-        q11 + q12 ≈ {_KEY["q11_scale_format_gain"] + _KEY["q12_block_size_gain"]:.2f} 个百分点，比两者同时改变（MXFP4 → NVFP4）的
-        {_GAP:.2f} 个百分点多：两个因素相互影响，不能简单相加——E8M0 因子下把块从 32 减到 16 只省 {_BLOCK_WITH_E8M0:.2f} 个百分点。
-        无论按哪个顺序拆，缩放因子的格式都是大头。
+        缩放格式都是 E4M3：块大小 `BIG` 的误差减去块大小 `SMALL` 的误差（讲义：`quantize(x, "nvfp4", block_size=32)` 减去
+        `quantize(x, "nvfp4")`）。讲义的数据上 q11 + q12 ≈ {_KEY["q11_scale_format_gain"] + _KEY["q12_block_size_gain"]:.2f} 个百分点，
+        比两者同时改变（MXFP4 → NVFP4）的 {_GAP:.2f} 个百分点多：两个因素相互影响，不能简单相加——E8M0 因子下把块从 32 减到 16
+        只省 {_BLOCK_WITH_E8M0:.2f} 个百分点；按哪个顺序拆，缩放因子的格式都是大头。你的块大小和数据不同，先从自己的表里读出这几项再下结论。
         """,
     "q12b_e8m0_clipped_blocks": """
         E8M0 FLOOR 的因子是 2^(floor(log2 amax) − 2)，块内最大值缩放后 = 8·m，m 是 amax = m·2^e（m ∈ [0.5, 1)）的尾数，
@@ -234,6 +246,7 @@ EXPLANATIONS = {
         每次 exp 配更多矩阵乘法，t_mma 变长而 t_exp 不变，比值变小：模型结构的选择也能缓解 exp 瓶颈。
         """,
     "q15_h100_tensor_basis": f"""
+        形状 (d_qk, d_v) 时比值 = 989.4 TFLOPS ÷ (2·d_qk + 2·d_v) ÷ 同一口径的 exp 吞吐；下面的数字是讲义的 d_head = {_D}。
         表里 H100 的 {H100.exp_per_s / 1e12:g} T exp/s 与完整的 GH100 相符（{_GH100}；这是本课程的推算，没有哪款 H100 产品开了
         {hw_specs.GH100_FULL_SMS} 个 SM），而 {H100.peak_flops("bf16") / 1e12:g} TFLOPS 是 H100 SXM5 的
         {_SXM5.split(" ×")[0]} 个 SM、{hw_specs.H100_SXM5_BOOST_HZ / 1e9:g} GHz。同一口径下 exp 吞吐 = {_SXM5}
@@ -242,57 +255,65 @@ EXPLANATIONS = {
         B200 / B300 的 {B200.exp_per_s / 1e12:g} / {B300.exp_per_s / 1e12:g} T 也只是 NVIDIA 图表上的数，口径（SM 数、时钟）没有公布。
         比较两个数之前，先确认口径一致。
         """,
-    "q16_software_exp_share": """
-        SFU 只做 (1 − f) 的 exp 时，t_exp 变成原来的 (1 − f) 倍；比值 `exp_ratio(B200, "fp8", 128, 128)` 大于 1 时，
+    "q16_software_exp_share": f"""
+        SFU 只做 (1 − f) 的 exp 时，t_exp 变成原来的 (1 − f) 倍；比值 `exp_ratio(B200, "fp8", *SOFTWARE_SHAPE)`（讲义的
+        d_head = {_D}：{_B200_RATIO:.0%}）大于 1 时，
         令 (1 − f) × 比值 = 1，f = 1 − 1 / 比值；比值不超过 1 时什么也不用挪（f = 0）。这假设 FMA 单元还有空闲——
         它们同时要做 softmax 的其他运算，所以实际能挪的更少。
         """,
     "q17_backward_ratio": f"""
         反向传播每个分数仍只有一次 exp（重算 P），却有 5 次矩阵乘法：重算 S = QKᵀ、dV = Pᵀ·dO、dP = dO·Vᵀ、dQ = dS·K、
-        dK = dSᵀ·Q，合计 6·d_qk + 4·d_v FLOP。d_head = {_D} 时是前向的 {_BACKWARD_FACTOR:g} 倍，比值降到 100% 以下：反向不太在乎 exp。
+        dK = dSᵀ·Q，合计 6·d_qk + 4·d_v FLOP（讲义的 d_head = {_D} 时是前向的 {_BACKWARD_FACTOR:g} 倍，比值 {_KEY["q17_backward_ratio"]:.0f}%）。
+        每次 exp 配的矩阵乘法是前向的 2–2.5 倍，比值降到 100% 以下：反向不太在乎 exp。
         """,
     "q18_model_speedup": f"""
-        NVIDIA 的实测（{MEASURED_DOCUMENT}）用的是 {MEASURED_MODEL}：MLA，d_qk = {MEASURED_D_QK}、d_v = {MEASURED_D_V}，
+        你的形状和芯片：加速 = 旧芯片的 max(t_exp, t_mma) ÷ 新芯片的 max(t_exp, t_mma)，先看每块芯片受谁限制
+        （你的一次换代里总有一边受 exp 限制、另一边受矩阵乘法限制）。下面是讲义的参数（B200 → B300、实测的形状）。NVIDIA 的实测（{MEASURED_DOCUMENT}）用的是 {MEASURED_MODEL}：MLA，d_qk = {MEASURED_D_QK}、d_v = {MEASURED_D_V}，
         每次 exp 配 {_MLA_FPE} FLOP。完全重叠时一个分数的时间 = max(t_exp, t_mma)——这是瓶颈模型，不是 Amdahl 定律。
         B200 受 exp 限制（1 / {_sci(B200.exp_per_s)} 秒），B300 的 exp 够快，变成受矩阵乘法限制
         （{_MLA_FPE} / {_sci(B300.peak_flops("fp8"))} 秒）：两者之比 {_KEY["q18_model_speedup"]:g} 倍。
         """,
     "q18b_serial_speedup": f"""
-        完全串行时一个分数的时间 = t_exp + t_mma：B200 {_sci(_T["B200", False])} 秒，B300 {_sci(_T["B300", False])} 秒，
+        完全串行时一个分数的时间 = t_exp + t_mma（讲义的参数）：B200 {_sci(_T["B200", False])} 秒，B300 {_sci(_T["B300", False])} 秒，
         之比 ≈ {_KEY["q18b_serial_speedup"]:.2f} 倍。exp 只占一部分时间，把它加速 {B300.exp_per_s / B200.exp_per_s:.2f} 倍，
         整体只快这么多——这才是 Amdahl 定律的形状。真实的内核介于两者之间：部分重叠。
         """,
     "q18c_measured_position": f"""
-        两个模型给出 {_KEY["q18b_serial_speedup"]:.2f}（串行）到 {_KEY["q18_model_speedup"]:g}（重叠）倍，实测
+        在实测的形状、B200 → B300 上（每位同学都一样），两个模型给出 {_KEY["q18b_serial_speedup"]:.2f}（串行）到 {_KEY["q18_model_speedup"]:g}（重叠）倍，实测
         {MEASURED_FP8_FORWARD_GAIN:g} 倍比两者都低：重叠程度解释不了全部差距。两个模型都假设矩阵乘法跑满峰值、softmax 的
         其他运算不占时间；实测是端到端的前向，还包括这些。
         """,
     "q19_mma_efficiency": f"""
-        若 B200 仍受 exp 限制、B300 受矩阵乘法限制，而矩阵乘法只达到峰值的 a：
-        {_MLA_FPE} / (a × {_sci(B300.peak_flops("fp8"))}) = (1 / {_sci(B200.exp_per_s)}) / {MEASURED_FP8_FORWARD_GAIN:g}，
-        解得 a ≈ {_KEY["q19_mma_efficiency"]:.0f}%。这是把全部差距都归到矩阵乘法效率上的一种归因：不完美的重叠（q18b）、
+        若 SFU 达到 exp 峰值的 b、B200 仍受 exp 限制、B300 受矩阵乘法限制，而矩阵乘法只达到峰值的 a：
+        {_MLA_FPE} / (a × {_sci(B300.peak_flops("fp8"))}) = (1 / (b × {_sci(B200.exp_per_s)})) / {MEASURED_FP8_FORWARD_GAIN:g}，
+        a 和 b 成正比；讲义取 b = 1，解得 a ≈ {_KEY["q19_mma_efficiency"]:.0f}%。这是把全部差距都归到矩阵乘法效率上的一种归因：不完美的重叠（q18b）、
         softmax 的其他运算（在 FMA 单元上）也都会让实测的提升小于模型，真实的效率可以更高。
         """,
     "q22_real_fp4_tensor_error": f"""
-        `matmul_error(quantize_matrix(X, "fp4_tensor"), quantize_matrix(W, "fp4_tensor"), X, W)`：两个操作数各自的误差都传到 Y 里。
-        比 Student-t 随机数上的整张量 FP4 小（约 {100 * _REAL["fp4_tensor"]:.0f}%）：独立同分布的重尾样本会高估整张量方案的失败，
-        却看不出真实激活里离群值集中在少数几个通道这一结构。
+        `matmul_error(quantize_matrix(X_TILE, "fp4_tensor"), quantize_matrix(W_TILE, "fp4_tensor"), X_TILE, W_TILE)`：
+        两个操作数各自的误差都传到 Y 里。讲义的参数（整个 X 和 W）下约 {100 * _REAL["fp4_tensor"]:.0f}%，比演示 2 的 Student-t
+        随机数上的整张量 FP4 小：独立同分布的重尾样本会高估整张量方案的失败，却看不出真实激活里离群值集中在少数几个通道这一结构。
+        你的那一块只含几个 token 和几个输出通道，整张量的缩放因子由这一块里的最大值决定。
         """,
     "q23_real_nvfp4_error": f"""
-        NVFP4 约 {100 * _REAL["nvfp4"]:.1f}%：每 16 个数一个 E4M3 因子，一个离群通道只影响它所在的块。
+        讲义的参数下 NVFP4 约 {100 * _REAL["nvfp4"]:.1f}%：每 16 个数一个 E4M3 因子，一个离群通道只影响它所在的块。
         """,
     "q24_rotated_fp4_tensor_error": f"""
-        H 正交，所以 (XH)(WH)ᵀ = XWᵀ；旋转把离群通道的能量摊到 {ROTATION_SIZE} 个通道上，整张量的 amax 变小，
-        被舍入成 0 的数变少：误差从 {100 * _REAL["fp4_tensor"]:.0f}% 降到 {100 * _REAL["fp4_tensor rotated"]:.0f}%。
+        H 正交，所以 (XH)(WH)ᵀ = XWᵀ；旋转把离群通道的能量摊到 `ROTATION_SIZE` 个通道上，整张量的 amax 变小，
+        被舍入成 0 的数变少：讲义的参数（块大小 {ROTATION_SIZE}）下误差从 {100 * _REAL["fp4_tensor"]:.0f}% 降到
+        {100 * _REAL["fp4_tensor rotated"]:.0f}%。
         """,
     "q25_rotation_nvfp4": f"""
-        NVFP4 的误差 {100 * _REAL["nvfp4"]:.2f}% → {100 * _REAL["nvfp4 rotated"]:.2f}%：16 个数一块时离群值本来就被隔离了，
-        旋转把它摊进同一个 {ROTATION_SIZE} 维块里的所有小块，反而让更多块的缩放因子变大。旋转是给粗粒度缩放准备的。
+        比较旋转前后 NVFP4 的误差（讲义的参数：{100 * _REAL["nvfp4"]:.2f}% → {100 * _REAL["nvfp4 rotated"]:.2f}%）。16 个数一块时
+        离群值本来就被隔离了，旋转把它摊进同一个旋转块里的所有小块，让更多块的缩放因子变大；同时块内的分布变得更均匀。
+        两种作用谁大取决于数据：旋转后 NVFP4 的误差变化很小，方向可能不同——你的那一块按自己量出的两个数作答。
+        旋转是给粗粒度缩放准备的。
         """,
     "q26_budget_choice": f"""
         九种配置的误差（Y 的相对误差）：""" + "；".join(
         f"{letter} {BUDGET_OPTIONS[letter][1]}：{format_bits(BUDGET_OPTIONS[letter][0][0]):g} bit，{100 * _REAL[letter]:.2f}%"
-        for letter in BUDGET_OPTIONS) + f"""。预算 {BIT_BUDGET:g} bit 内误差最小的是 {_KEY["q26_budget_choice"]}。
+        for letter in BUDGET_OPTIONS) + f"""（讲义的参数：整个 X 和 W）。预算 {BIT_BUDGET:g} bit 内误差最小的是
+        {_KEY["q26_budget_choice"]}；你的那一块按自己量出的误差选。
         """,
     "q28_exp_ns_per_value": """
         在评分机的沙箱里重新测量：只要在很宽的合理范围内就算对——它检查的是单位和方法，不是某一台机器的数字。

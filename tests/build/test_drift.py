@@ -28,10 +28,14 @@ def test_the_build_writes_the_same_bytes_every_time(name):
 
 @ASSIGNMENTS
 def test_the_generated_set_is_what_students_need(name):
+    from autograder.engine.variants import HELPER_FILE, TABLE_FILE, has_variants
+
     config = load_config(name)
     module = config.student_module
+    variant_files = {HELPER_FILE, TABLE_FILE} if has_variants(name) else set()  # the parameter table and its reader
     assert set(generated_files(name)) == {*config.student_files, *config.shared_modules, "README.md",
-                                          "selfcheck.py", "public_checks.py", "conftest.py", f"test_{module}.py"}
+                                          "selfcheck.py", "public_checks.py", "conftest.py", f"test_{module}.py",
+                                          *variant_files}
 
 
 def test_lecture_1_shares_the_chip_table_the_console_and_the_plot_fonts():

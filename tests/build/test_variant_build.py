@@ -122,7 +122,6 @@ def test_the_variant_command_prints_a_students_parameters_and_keys(course):
 
 
 @pytest.mark.parametrize("args, message", [
-    (("lec01_codesign", "alice"), "lec01_codesign has no per-student variants"),
     ((NAME, " "), "bad student id ' ': the student id is empty"),
     (("lec99_none", "alice"), "lec99_none"),
 ])

@@ -18,7 +18,9 @@ from engine.corpus import ASSIGNMENT, CONFIG, EXAMPLES_DIR, CorpusCase, corpus_c
 # honest case (pure-Python loops) still finishes every call in well under a second.
 TEST_LIMITS = Limits(call_timeout=3.0, import_timeout=10.0, cell_timeout=10.0, notebook_timeout=60.0,
                      submission_timeout=45.0)
-EXAMPLE_PREFIX = "example-"
+# The examples keep their own folder names: a student is graded under the folder's id, and each
+# example types that id in its notebook (they are on the course roster), so no id mismatch is flagged.
+EXAMPLE_PREFIX = ""
 # Markers the hostile cases leave (processes, files); made unique per session so that another
 # grading of the corpus running on the same machine cannot be mistaken for a leak of this one.
 MARKERS = {"cs349e-orphan-marker": f"cs349e-orphan-{uuid.uuid4().hex[:12]}",

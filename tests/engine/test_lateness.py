@@ -95,6 +95,9 @@ def late_class(tmp_path_factory):
     for student, offset in STUDENTS.items():
         folder = submissions / student / ASSIGNMENT   # nbgrader collect's layout
         shutil.copytree(ALICE, folder)
+        notebook = folder / "handout.ipynb"  # alice's work, typed with this student's id: their own variant
+        notebook.write_text(notebook.read_text("utf-8").replace('STUDENT_ID = \\"alice\\"', f'STUDENT_ID = \\"{student}\\"'),
+                            "utf-8")
         if offset is not None:
             (folder / "timestamp.txt").write_text(f"{(DUE + offset).replace(tzinfo=None)} UTC\n")
     out = tmp_path_factory.mktemp("late-out")

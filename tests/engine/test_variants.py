@@ -90,11 +90,19 @@ def test_the_digest_names_the_parameters_not_their_order():
     assert len(variant_digest({"n": 1})) == 12
 
 
-def test_an_assignment_without_variants_grades_everyone_against_its_one_key():
-    assert not has_variants("lec01_codesign") and params_of("lec01_codesign", "alice") is None
-    assert keys_for("lec01_codesign", "alice") is load_assignment("lec01_codesign").answer_key
-    with pytest.raises(ConfigError, match="has no variants"):
-        load_assignment("lec01_codesign").key_for({"n": 1})
+def test_an_assignment_without_variants_grades_everyone_against_its_one_key(monkeypatch):
+    """(lec01_codesign declares variants: here its variants.py is taken away, as if never written.)"""
+    from autograder.engine import variants
+
+    monkeypatch.setattr(variants, "variants_module", lambda name: None)
+    load_assignment.cache_clear()
+    try:
+        assert not has_variants("lec01_codesign") and params_of("lec01_codesign", "alice") is None
+        assert keys_for("lec01_codesign", "alice") is load_assignment("lec01_codesign").answer_key
+        with pytest.raises(ConfigError, match="has no variants"):
+            load_assignment("lec01_codesign").key_for({"n": 1})
+    finally:
+        load_assignment.cache_clear()  # the next test loads it with its variants again
 
 
 def test_grade_student_ids_file_is_read_or_refused_by_name(tmp_path):

@@ -12,6 +12,7 @@ import pytest
 
 from autograder.build import write_reference_submission
 from autograder.engine.registry import load_config
+from notebook_exec import variant_env
 from plot_fonts import CJK_FONTS, use_cjk_font
 
 CONFIG = load_config("lec01_codesign")
@@ -58,6 +59,7 @@ def folder(tmp_path_factory):
 def _run(folder, mode):
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "NBGRADER_EXECUTION")}
     env["CS349E_TRUSTED_GRADING"] = "1"  # check() stays silent
+    env.update(variant_env(folder))  # the reference names no student: the lecture's variant
     proc = subprocess.run([sys.executable, "-c", _CHILD, mode, json.dumps(CJK_FONTS)], cwd=folder, env=env,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]

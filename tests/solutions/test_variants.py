@@ -1,0 +1,161 @@
+"""Lecture 1's per-student variants: a classmate's numbers fail this student's checks, every variant
+is the same question (defined keys, plausible ranges, the claims of the explanations hold), and the
+reference's notebook earns full marks in a student's variant."""
+
+import hashlib
+import itertools
+import json
+import math
+import shutil
+import statistics
+import tomllib
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from autograder.build import write_reference_submission
+from autograder.engine import variants as engine_variants
+from autograder.engine.registry import load_config
+from hw_specs import B300, BYTES_PER_ELEM, CHIPS
+from notebook_exec import execute_notebook
+from solutions.lec01_codesign import answers, variants
+from solutions.lec01_codesign.answers import answer_key
+from solutions.lec01_codesign.codesign import flops_per_exp
+from solutions.lec01_codesign.handout_data import BOTTLENECK_OPTIONS, POSITION_OPTIONS, SIZE_OPTIONS, WALL_OPTIONS
+
+CONFIG = load_config("lec01_codesign")
+NUMBER_ITEMS = [item for item in CONFIG.items_of("number") if item.id in answer_key()]  # keyed: not the measurements
+CLASS = [f"s{i:03d}" for i in range(1, 51)]
+PLAUSIBLE = {item["id"]: item["plausible"] for item in tomllib.loads(
+    (CONFIG.folder / "grading.toml").read_text(encoding="utf-8"))["items"] if "plausible" in item}  # selfcheck's ranges
+# Fixed test seeds stand in for an instructor's secret one (a class's parameters depend on it).
+TEST_SEEDS = [hashlib.sha256(f"cs349e variants test seed {n}".encode()).hexdigest() for n in (1, 2)]
+
+
+def _accepted(item, answer: float, key: float) -> bool:
+    """The grader's number check (autograder/engine/report_items.py `_number`)."""
+    return abs(answer - key) <= item.atol + item.rtol * abs(key)
+
+
+def _class_keys(monkeypatch, seed_hex: str) -> list[dict]:
+    monkeypatch.setattr(engine_variants, "read_seed", lambda name, root=None: bytes.fromhex(seed_hex))
+    return [answer_key(engine_variants.params_for("lec01_codesign", sid)) for sid in CLASS]
+
+
+def _differing_share(mine: dict, theirs: dict) -> float:
+    """Share of the numeric items where `theirs` would NOT be accepted as `mine`'s answer."""
+    return sum(not _accepted(item, theirs[item.id], mine[item.id]) for item in NUMBER_ITEMS) / len(NUMBER_ITEMS)
+
+
+@pytest.mark.parametrize("seed_hex", TEST_SEEDS)
+def test_any_two_students_of_a_class_of_50_differ_in_70_percent_of_the_numeric_items(monkeypatch, seed_hex):
+    """Copying a classmate's numbers loses at least 70 % of the numeric points, for every ordered pair."""
+    keys = _class_keys(monkeypatch, seed_hex)
+    shares = [_differing_share(keys[a], keys[b]) for a, b in itertools.permutations(range(len(CLASS)), 2)]
+    assert len(NUMBER_ITEMS) >= 20
+    assert min(shares) >= 0.70, f"min {min(shares):.3f}"
+    assert statistics.median(shares) >= 0.90
+
+
+def test_two_ids_get_different_keys(monkeypatch):
+    alice, bob = (answer_key(p) for p in _params_of(monkeypatch, "alice", "bob"))
+    assert _differing_share(alice, bob) >= 0.70 and _differing_share(alice, answer_key()) >= 0.70
+
+
+def _params_of(monkeypatch, *ids):
+    monkeypatch.setattr(engine_variants, "read_seed", lambda name, root=None: bytes.fromhex(TEST_SEEDS[0]))
+    return [engine_variants.params_for("lec01_codesign", sid) for sid in ids]
+
+
+def test_the_lecture_variant_is_the_lecture():
+    """LECTURE is the spec sheet and the lecture's own numbers: its keys are the ones computed without parameters."""
+    assert answer_key(variants.LECTURE) == answer_key()
+    assert answer_key()["q01_compute_headline"] == pytest.approx(B300.peak_flops("nvfp4") / 1978.9e12)
+
+
+@settings(max_examples=25, deadline=None, derandomize=True, database=None)
+@given(st.integers(min_value=0, max_value=2**63 - 1))
+def test_every_variant_is_plain_and_defines_every_key_inside_its_plausible_range(seed):
+    params = variants.variant(np.random.default_rng(seed))
+    assert json.loads(json.dumps(params)) == params and set(params) == set(variants.LECTURE)
+    key = answer_key(params)
+    assert set(key) == {item.id for item in CONFIG.items_of("number", "choice")} - _measured()
+    for item in CONFIG.items_of("number"):
+        if item.id in key:
+            low, high = PLAUSIBLE[item.id]
+            assert isinstance(key[item.id], float) and math.isfinite(key[item.id]) and low <= key[item.id] <= high, item.id
+    for item in CONFIG.items_of("choice"):
+        assert key[item.id] in item.choices, item.id
+
+
+def _measured() -> set[str]:
+    from autograder.lec01_codesign.measurement import measurement_keys
+
+    return set(measurement_keys())
+
+
+@settings(max_examples=25, deadline=None, derandomize=True, database=None)
+@given(st.integers(min_value=0, max_value=2**63 - 1))
+def test_every_variant_keeps_the_claims_the_explanations_make(seed):
+    """What explanations.py states without a number holds in every variant: the conceptual choices keep
+    their letter, the models stay in the regime the questions describe."""
+    p = variants.variant(np.random.default_rng(seed))
+    key = answer_key(p)
+    assert WALL_OPTIONS[key["q06_memory_wall"]][0] == "same_precision"
+    assert key["q02_format_gain"] > 1  # the format still gains: q05 = q04 × q02 inflates the ridge
+    assert SIZE_OPTIONS[key["q10_size_sensitive"]][0] == "fp4_tensor"
+    assert BOTTLENECK_OPTIONS[key["q13_bottleneck"]][0] == "exp"
+    assert POSITION_OPTIONS[key["q18c_measured_position"]][0] == "below"
+    assert 0 < key["q16_software_exp_share"] < 100  # some exp must move, not all
+    assert key["q17_backward_ratio"] < 100  # "the backward pass barely cares about exp"
+    # q18: one chip exp-bound, the other matmul-bound, so the overlap speed-up moves with the shape
+    exp_bound = [flops_per_exp(*p["speedup_shape"]) / chip.peak_flops("fp8") < 1 / chip.exp_per_s
+                 for chip in (CHIPS[name] for name in p["speedup_chips"])]
+    assert exp_bound in ([True, False], [False, True])
+    assert key["q18_model_speedup"] > 1 and key["q18b_serial_speedup"] > 1
+    assert 0 < key["q19_mma_efficiency"] < 100
+    assert 30 <= key["q12b_e8m0_clipped_blocks"] <= 50  # "about four in ten blocks"
+    assert p["model_params_b"] * 1e9 * BYTES_PER_ELEM["nvfp4"] < B300.mem_cap  # the weights fit, KV gets the rest
+    assert key["q24_rotated_fp4_tensor_error"] < key["q22_real_fp4_tensor_error"]  # the rotation rescues per-tensor FP4
+
+
+def test_the_choice_keys_that_follow_the_data_are_not_degenerate():
+    """q25 (rotation and NVFP4) and q26 (budget) are read off each student's own tile: across a class
+    both answers occur, so neither option is a letter to copy."""
+    keys = [answer_key(variants.variant(np.random.default_rng(seed))) for seed in range(40)]
+    assert {k["q25_rotation_nvfp4"] for k in keys} == {"A", "B"}
+    assert len({k["q26_budget_choice"] for k in keys}) >= 2
+
+
+def test_a_variant_key_is_computed_fast_enough_to_grade_a_class():
+    """Each student's keys are computed once (cached per parameter set); a new set costs little
+    next to grading the submission (seconds)."""
+    import time
+
+    params = [variants.variant(np.random.default_rng(1000 + i)) for i in range(3)]
+    answer_key(params[0])  # warm imports
+    start = time.perf_counter()
+    for p in params[1:]:
+        answer_key(p)
+    assert (time.perf_counter() - start) / 2 < 1.0
+    start = time.perf_counter()
+    answer_key(params[1])
+    assert time.perf_counter() - start < 0.01  # cached
+
+
+def test_the_reference_notebook_earns_every_key_in_a_students_variant(tmp_path, monkeypatch):
+    """The answered notebook reads VARIANT: run as a student, its answers are that student's keys."""
+    folder = tmp_path / "lec01_codesign"
+    shutil.copytree(CONFIG.folder, folder, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
+    write_reference_submission("lec01_codesign", folder)
+    (params,) = _params_of(monkeypatch, "s017")
+    monkeypatch.setattr(engine_variants, "params_for", lambda name, sid: params)  # the notebook's env uses it
+    result = execute_notebook(folder, [item.id for item in NUMBER_ITEMS] + [i.id for i in CONFIG.items_of("choice")],
+                              student_id="s017")
+    key = answer_key(params)
+    assert result.errors == []
+    for item in NUMBER_ITEMS:
+        assert _accepted(item, result.answers[item.id], key[item.id]), item.id
+    for item in CONFIG.items_of("choice"):
+        assert result.answers[item.id].upper() == key[item.id], item.id
