@@ -2,11 +2,16 @@
 read back from the sandbox). Number items: |answer − key| <= atol + rtol·|key|. Choice items: one
 letter, case and surrounding blanks ignored. Text items: "manual", 0 points until a TA grades
 them. Feedback says right or wrong and the tolerance, never the key.
+
+Each number and choice result keeps the submitted value (`ItemResult.answer`, `recorded_answer`),
+so a report can compare a class's answers with other keys (engine/answer_matches.py) without
+running anything again.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -23,6 +28,44 @@ from autograder.sandbox import NotebookOutcome, Unsupported
 
 _ABSENT = object()
 SHOWN_CELL_ERRORS = 3
+RECORDED_TEXT_CHARS = 200  # a choice answer is one letter: a longer string is kept only this far
+
+
+def accepts_number(item: Item, answer, key):
+    """Whether a number answer is right for `key` under the item's tolerance. Written with
+    operators alone, so it also compares numpy arrays of answers and keys element-wise."""
+    return abs(answer - key) <= item.atol + item.rtol * abs(key)
+
+
+def accepts_choice(answer: str, key: str) -> bool:
+    return answer.strip().upper() == key.strip().upper()
+
+
+def recorded_answer(value: Any) -> dict:
+    """The submitted value as JSON-plain data for the result: {"state": "given", "value": v} with v
+    a finite number, a string, a bool or None (the unanswered placeholder); {"state": "absent"}
+    when the notebook did not define it (or there was no readable notebook); {"state":
+    "unreadable", "type": name} for anything else (an array, a non-finite or huge number, ...)."""
+    if value is _ABSENT:
+        return {"state": "absent"}
+    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf":
+        value = value.item()
+    if isinstance(value, np.generic):
+        value = value.item()
+    if value is None or isinstance(value, bool):
+        return {"state": "given", "value": value}
+    if isinstance(value, str):
+        return {"state": "given", "value": value[:RECORDED_TEXT_CHARS]}
+    if is_real_number(value):
+        try:
+            number = float(value)
+        except OverflowError:
+            return {"state": "unreadable", "type": "int (too large for a float)"}
+        if math.isfinite(number):
+            return {"state": "given", "value": value if isinstance(value, int) else number}
+        return {"state": "unreadable", "type": f"float {number!r}"}
+    kind = value.type_name if isinstance(value, Unsupported) else type(value).__name__
+    return {"state": "unreadable", "type": kind}
 
 
 def grade_report(items: Sequence[Item], key: Mapping[str, Any], notebook: NotebookOutcome | None,
@@ -42,9 +85,10 @@ def grade_report(items: Sequence[Item], key: Mapping[str, Any], notebook: Notebo
         if notebook is None or notebook.status == "unreadable":
             reason = problem if notebook is None else f"`{notebook_name}` 无法读取：`{inline_text(notebook.message, 300)}`"
             results.append(ItemResult(item.id, item.kind, 0.0, item.points, "error",
-                                      f"**无法评分：** {reason}\n", output, item.title))
+                                      f"**无法评分：** {reason}\n", output, item.title, recorded_answer(_ABSENT)))
             continue
-        results.append(guarded(item, lambda: _judge_answer(item, notebook, key[item.id], note, output)))
+        judged = guarded(item, lambda: _judge_answer(item, notebook, key[item.id], note, output))
+        results.append(replace(judged, answer=recorded_answer(notebook.variables.get(item.id, _ABSENT))))
     return results
 
 
@@ -98,7 +142,7 @@ def _number(item: Item, value: Any, key: float) -> tuple[bool, str]:
         if key.low <= answer <= key.high:
             return True, f"通过：测量值在合理范围内（判定标准：{rule}）。"
         return False, f"不在合理范围内：你的测量值 {answer:.6g}{unit}（判定标准：{rule}）。"
-    if abs(answer - key) <= item.atol + item.rtol * abs(key):
+    if accepts_number(item, answer, key):
         return True, f"正确。你的答案 {answer:.6g}{unit}（判定标准：{tolerance_phrase(item.rtol, item.atol, item.unit)}）。"
     return False, f"不正确。你的答案 {answer:.6g}{unit}（判定标准：{tolerance_phrase(item.rtol, item.atol, item.unit)}）。"
 
@@ -114,7 +158,7 @@ def _choice(item: Item, value: Any, key: str) -> tuple[bool, str]:
     answer = value.strip().upper()
     if answer not in item.choices:
         return False, f"`{item.id}` = {value!r} 不是 {options} 之一。"
-    if answer == key.strip().upper():
+    if accepts_choice(answer, key):
         return True, f"正确。你的选择：{answer}。"
     return False, f"不正确。你的选择：{answer}。"
 

@@ -29,6 +29,10 @@ class ItemResult:
     feedback_md: str  # Chinese Markdown shown to the student
     output: str = ""  # the student's captured stdout/stderr while this item ran (truncated)
     title: str = ""
+    # Number and choice items: the submitted value, JSON-plain (report_items.recorded_answer), kept
+    # so the class's answers can be compared with other keys without grading again. None for
+    # function and text items, and in results written before answers were recorded.
+    answer: dict | None = None
 
     def __post_init__(self):
         if self.status not in ITEM_STATUSES:

@@ -1,0 +1,112 @@
+"""`python -m autograder answers`, run as the instructor runs it, in a copy of the course with the
+fixture assignment fx_intensity (which has per-student variants). The class's results are written
+by the grader's own report grading against each student's keys from the secret seed; the command
+recomputes the keys itself. The whole path (nbgrader, Gradescope) is tests/nbgrader/test_copied_answers.py."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+
+import pytest
+
+from autograder.engine.outputs import write_result
+from autograder.engine.registry import load_config
+from autograder.engine.report_items import grade_report
+from autograder.engine.results import SubmissionResult
+from autograder.sandbox import NotebookOutcome
+from course_copy import copy_course, run
+from variant_course import NAME, evaluate, variant_course
+
+IDS = [f"2026{n:04d}" for n in range(40)]
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    root = variant_course(tmp_path_factory.mktemp("course"))
+    keys = evaluate(root, f"{{s: dict(keys_for({NAME!r}, s)) for s in {IDS!r}}}",
+                    "from autograder.engine.variants import keys_for")
+    return root, keys, load_config(NAME, assignments_dir=root / "assignments")
+
+
+def write_class(root, config, keys, answers_of: dict[str, dict], out: str = "out"):
+    report = config.items_of("number", "choice")
+    for student, answers in answers_of.items():
+        items = grade_report(report, keys[student], NotebookOutcome("ok", answers, (), ""), "handout.ipynb")
+        write_result(root / out, SubmissionResult(student, sum(i.score for i in items), config.total_points,
+                                                  tuple(items), "bubblewrap", 1.0, assignment=NAME))
+    return root / out
+
+
+def answers(root, *args):
+    return run(root, "-m", "autograder", "answers", NAME, *args)
+
+
+def test_an_honest_class_gives_no_flags(course):
+    root, keys, config = course
+    out = write_class(root, config, keys, {s: keys[s] for s in IDS}, "honest")
+    done = answers(root, str(out), "--min-items", "1", "--out", "honest.csv")
+    assert done.returncode == 0, done.stderr
+    assert f"{len(IDS)} students, 1 number items compared; 0 flagged" in done.stdout
+    with open(root / "honest.csv", newline="", encoding="utf-8") as f:
+        assert list(csv.DictReader(f)) == []
+
+
+def test_the_student_who_handed_in_a_classmates_number_is_named_with_the_classmate(course, tmp_path):
+    root, keys, config = course
+    copier, source = next((a, b) for a in IDS for b in IDS if keys[a]["q01_intensity"] != keys[b]["q01_intensity"])
+    class_ = {s: keys[s] for s in IDS}
+    class_[copier] = keys[source]
+    out = write_class(root, config, keys, class_, "copied")
+    done = answers(root, str(out), "--min-items", "1", "--out", "copied.json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads((root / "copied.json").read_text("utf-8"))
+    assert {f["student"] for f in report["flags"]} == {copier}
+    assert {"student": copier, "source": source, "items": ["q01_intensity"], "own_right": 0, "compared": 1,
+            "declared": ""} \
+        in report["flags"]
+    # every other classmate with the same number, and no one else, is listed with the copier
+    same = {s for s in IDS if keys[s]["q01_intensity"] == keys[source]["q01_intensity"]}
+    lecture = evaluate(root, f"keys_for({NAME!r}, None)['q01_intensity']", "from autograder.engine.variants import keys_for")
+    assert {f["source"] for f in report["flags"]} == same | (
+        {"(lecture example)"} if lecture == keys[source]["q01_intensity"] else set())
+    assert copier in done.stdout and source in done.stdout
+    # the default threshold (3 number items) cannot be reached by an assignment with one
+    assert "0 flagged" in answers(root, str(out)).stdout
+    # a folder of results JSON files laid out otherwise (Gradescope's export: one folder per submission)
+    export = tmp_path / "export"
+    for path in (out / "results").glob("*.json"):
+        (export / f"submission_{path.stem}").mkdir(parents=True)
+        shutil.copyfile(path, export / f"submission_{path.stem}" / "results.json")
+    again = answers(root, str(export), "--min-items", "1", "--out", "export.json")
+    assert again.returncode == 0, again.stderr
+    assert json.loads((root / "export.json").read_text("utf-8"))["flags"] == report["flags"]
+
+
+def test_usage_errors_exit_2_with_the_reason(course, tmp_path):
+    root, _, _ = course
+    missing = answers(root, str(tmp_path / "nowhere"))
+    assert missing.returncode == 2 and "does not exist" in missing.stderr
+    (tmp_path / "empty").mkdir()
+    empty = answers(root, str(tmp_path / "empty"))
+    assert empty.returncode == 2 and "no results of fx_intensity" in empty.stderr
+    suffix = answers(root, str(tmp_path / "empty"), "--out", "report.txt")
+    assert suffix.returncode == 2 and ".csv or .json" in suffix.stderr
+    threshold = answers(root, str(tmp_path / "empty"), "--min-items", "0")
+    assert threshold.returncode == 2 and "--min-items" in threshold.stderr
+
+
+def test_an_assignment_without_variants_has_nothing_to_compare(tmp_path):
+    """An assignment `new` scaffolds without --variants: one key for everybody, nothing to compare."""
+    root, name = copy_course(tmp_path / "course"), "lec09_plain"
+    done = run(root, "-m", "autograder", "new", name)
+    assert done.returncode == 0, done.stderr
+    config = load_config(name, assignments_dir=root / "assignments")
+    report = config.items_of("number", "choice")
+    assert report, "the scaffold has number or choice questions"
+    items = grade_report(report, {}, NotebookOutcome("ok", {}, (), ""), "handout.ipynb")
+    write_result(root / "plain", SubmissionResult("alice", 0.0, config.total_points, tuple(items), "none", 1.0,
+                                                  assignment=name))
+    done = run(root, "-m", "autograder", "answers", name, str(root / "plain"))
+    assert done.returncode == 0 and "declares no variants" in done.stdout, done.stderr
