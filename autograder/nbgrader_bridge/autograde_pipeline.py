@@ -20,10 +20,10 @@ from __future__ import annotations
 import functools
 
 from nbformat import from_dict
-from sqlalchemy.orm import selectinload, undefer
 from nbgrader import utils
 from nbgrader.api import Comment, Grade, Gradebook, GradeCell, MissingEntry, SolutionCell, TaskCell
 from nbgrader.preprocessors import NbGraderPreprocessor, SaveAutoGrades
+from sqlalchemy.orm import selectinload, undefer
 
 from autograder.engine.registry import REPO_ROOT, load_config
 from autograder.engine.results import SubmissionResult
