@@ -54,9 +54,12 @@ c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.ClearOutput",
     "nbgrader.preprocessors.DeduplicateIds",
     "nbgrader.preprocessors.OverwriteKernelspec",
-    "nbgrader.preprocessors.OverwriteCells",
+    "autograder.nbgrader_bridge.overwrite_cells.OverwriteCellsReadOnce",   # nbgrader's, one read per notebook
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
+# nbconvert validates the whole notebook after each of these steps; once after the last is enough
+# (an invalid notebook is still refused, naming the last step instead of the guilty one).
+c.NotebookExporter.optimistic_validation = True
 # The feedback shows no Python warnings (numpy's RuntimeWarning) the notebook printed to stderr.
 c.IgnorePattern.enabled = True
 c.IgnorePattern.pattern = r"(?m)^\S.*:\d+: \w*Warning: "

@@ -21,8 +21,9 @@ import functools
 
 from nbformat import from_dict
 from nbgrader import utils
-from nbgrader.api import MissingEntry
+from nbgrader.api import Comment, Grade, Gradebook, GradeCell, MissingEntry, SolutionCell, TaskCell
 from nbgrader.preprocessors import NbGraderPreprocessor, SaveAutoGrades
+from sqlalchemy.orm import selectinload, undefer
 
 from autograder.engine.registry import REPO_ROOT, load_config
 from autograder.engine.results import SubmissionResult
@@ -121,31 +122,68 @@ class ShowTrustedFeedback(NbGraderPreprocessor):
 
 
 class SaveTrustedGrades(SaveAutoGrades):
+    """nbgrader's SaveAutoGrades with the pinned score for every automatic item, also for a grade
+    cell the student deleted. The submission's grades and comments are read in two queries and
+    written in one commit (nbgrader looks each up and commits per cell: ~80 of each a student);
+    what is written to each is what SaveAutoGrades writes."""
+
     def preprocess(self, nb, resources):
-        self._result = _pinned(resources)
-        self._auto = automatic_items(resources["nbgrader"]["assignment"])
-        nb, resources = super().preprocess(nb, resources)
-        # Every automatic grade gets its pinned score here, also one whose cell the student deleted.
+        info = resources["nbgrader"]
+        self.notebook_id, self.assignment_id = info["notebook"], info["assignment"]
+        self.student_id, self.db_url = info["student"], info["db_url"]
+        result, auto = _pinned(resources), automatic_items(self.assignment_id)
+        self.gradebook = Gradebook(self.db_url)
         with self.gradebook:
-            try:
-                notebook = self.gradebook.find_submission_notebook(self.notebook_id, self.assignment_id, self.student_id)
-            except MissingEntry:
-                return nb, resources
-            for grade in notebook.grades:
-                if grade.name in self._auto:
-                    self._pin(grade)
+            grades, self._grades, self._comments = self._read_submission()
+            self._auto = auto
+            nb, resources = super(SaveAutoGrades, self).preprocess(nb, resources)   # the cells, as nbgrader does
+            for grade in grades:
+                if grade.name in auto:
+                    _pin(grade, result)
             self.gradebook.db.commit()
         return nb, resources
 
-    def _pin(self, grade) -> None:
+    def _read_submission(self) -> tuple[list, dict, dict]:
+        """(every grade, grade cell name -> grade, solution or task cell name -> comment) of this
+        notebook of the student's submission; none when it is not in the gradebook."""
         try:
-            score = self._result.item(grade.name).score
-        except KeyError:
-            score = 0.0
-        grade.auto_score = min(max(float(score), 0.0), float(grade.max_score))
-        grade.needs_manual_grade = grade.manual_score is not None
+            submission = self.gradebook.find_submission_notebook(self.notebook_id, self.assignment_id, self.student_id)
+        except MissingEntry:
+            return [], {}, {}
+        db = self.gradebook.db
+        grades = (db.query(Grade).filter(Grade.notebook_id == submission.id)
+                  .options(selectinload(Grade.cell), undefer(Grade.max_score)).all())   # max_score: a query each
+        comments = db.query(Comment).filter(Comment.notebook_id == submission.id).options(selectinload(Comment.cell)).all()
+        by_name = {grade.name: grade for grade in grades if isinstance(grade.cell, GradeCell)}
+        # find_comment: a solution cell of that name, else a task cell
+        notes = {c.name: c for kind in (TaskCell, SolutionCell) for c in comments if isinstance(c.cell, kind)}
+        return grades, by_name, notes
 
     def _add_score(self, cell, resources) -> None:
-        # Automatic items are pinned in preprocess, after this pass; nbgrader scores only the others.
-        if cell.metadata["nbgrader"]["grade_id"] not in self._auto:
-            super()._add_score(cell, resources)
+        # nbgrader's _add_score without its query and commit; automatic items are pinned afterwards.
+        name = cell.metadata["nbgrader"]["grade_id"]
+        if name in self._auto:
+            return
+        grade = self._grades.get(name)
+        if grade is None:
+            raise MissingEntry(f"No such grade: {self.assignment_id}/{self.notebook_id}/{name} for {self.student_id}")
+        grade.auto_score, _ = utils.determine_grade(cell, self.log)
+        grade.needs_manual_grade = grade.manual_score is not None or grade.auto_score is None
+
+    def _add_comment(self, cell, resources) -> None:
+        # nbgrader's _add_comment without its query and commit.
+        name = cell.metadata["nbgrader"]["grade_id"]
+        comment = self._comments.get(name)
+        if comment is None:
+            raise MissingEntry(f"No such comment: {self.assignment_id}/{self.notebook_id}/{name} for {self.student_id}")
+        unchanged = cell.metadata.nbgrader.get("checksum", None) == utils.compute_checksum(cell)
+        comment.auto_comment = "No response." if unchanged and not utils.is_task(cell) else None
+
+
+def _pin(grade, result: SubmissionResult) -> None:
+    try:
+        score = result.item(grade.name).score
+    except KeyError:
+        score = 0.0
+    grade.auto_score = min(max(float(score), 0.0), float(grade.max_score))
+    grade.needs_manual_grade = grade.manual_score is not None

@@ -104,3 +104,38 @@ def test_metadata_is_judged_exactly_as_nbgrader_judges_it_with_the_schema_checke
     monkeypatch.setattr(kind, "check_schema", classmethod(lambda cls, schema: checked.append(1)))
     assert [outcome(MetadataValidator()) for _ in range(5)] == [expected] * 5
     assert len(checked) == 1
+
+
+def test_metadata_found_valid_is_validated_once_and_a_changed_value_or_type_is_judged_again(monkeypatch):
+    import jsonschema
+    from nbgrader.nbgraderformat import MetadataValidator, common
+
+    from autograder.nbgrader_bridge.schema_once import SchemaCheckedOnce
+
+    monkeypatch.setattr(common, "jsonschema", SchemaCheckedOnce())
+    kind = jsonschema.validators.validator_for(MetadataValidator().schema)
+    validated = []
+    iter_errors = kind.iter_errors
+
+    def counted(self, instance):
+        if isinstance(instance, dict) and "schema_version" in instance:   # nbgrader metadata, not a cell nbformat checks
+            validated.append(1)
+        return iter_errors(self, instance)
+
+    monkeypatch.setattr(kind, "iter_errors", counted)
+
+    def judged(meta):
+        cell = nbformat.v4.new_code_cell("x = 1", metadata={"nbgrader": meta})
+        try:
+            MetadataValidator().validate_cell(cell)   # a new validator (and schema object) per notebook, as nbgrader
+        except jsonschema.ValidationError as err:
+            return err.message
+        return None
+
+    valid = grade_cell("q01").metadata["nbgrader"]
+    assert [judged(copy.deepcopy(valid)) for _ in range(4)] == [None] * 4
+    assert len(validated) == 1
+    assert judged({**valid, "points": True}) is not None   # True is no number: not the valid 1-point cell
+    assert judged({**valid, "points": 2}) is None and judged({**valid, "points": "2"}) is not None
+    assert judged({**valid, "points": "2"}) is not None   # an invalid one is judged (and reported) every time
+    assert len(validated) == 5

@@ -1,0 +1,153 @@
+"""Autograde's gradebook work per student does not grow with the notebook's cells, and writes
+exactly what nbgrader's own preprocessors write (a real gradebook, built from the release
+notebook as generate_assignment builds it)."""
+
+import copy
+import os
+import shutil
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbgrader import utils
+from nbgrader.api import Gradebook
+from nbgrader.preprocessors import ComputeChecksums, OverwriteCells, SaveAutoGrades, SaveCells
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
+
+from autograder.engine.registry import load_config
+from autograder.engine.results import ItemResult, SubmissionResult
+from autograder.engine.vocabulary import AUTOMATIC_KINDS
+from autograder.nbgrader_bridge.autograde_pipeline import COURSE, EXECUTED, RESOURCE, SaveTrustedGrades
+from autograder.nbgrader_bridge.overwrite_cells import OverwriteCellsReadOnce
+
+ROOT = Path(__file__).resolve().parents[2]
+ASSIGNMENT, NOTEBOOK, STUDENT = "lec01_codesign", "handout", "ada"
+CONFIG = load_config(ASSIGNMENT)
+SOURCE = nbformat.read(ROOT / "assignments" / ASSIGNMENT / f"{NOTEBOOK}.ipynb", as_version=4)
+MOST_QUERIES = 8   # a handful per notebook, whatever its number of cells
+
+
+def _meta(cell) -> dict:
+    return cell.metadata.get("nbgrader", {})
+
+
+def _resources(db_url: str) -> dict:
+    return {"nbgrader": {"notebook": NOTEBOOK, "assignment": ASSIGNMENT, "student": STUDENT, "db_url": db_url}}
+
+
+@pytest.fixture(scope="module")
+def gradebook_file(tmp_path_factory) -> Path:
+    """The release's cells saved as generate_assignment saves them, and one empty submission."""
+    path = tmp_path_factory.mktemp("gradebook") / "gradebook.db"
+    bin_dir = os.path.dirname(sys.executable)   # nbgrader runs `alembic` to create a gradebook
+    old_path = os.environ.get("PATH", "")
+    os.environ["PATH"] = os.pathsep.join([bin_dir, old_path])
+    try:
+        with Gradebook(f"sqlite:///{path}") as gb:
+            gb.add_assignment(ASSIGNMENT)
+        nb, _ = ComputeChecksums().preprocess(copy.deepcopy(SOURCE), {})
+        SaveCells().preprocess(nb, _resources(f"sqlite:///{path}"))
+        with Gradebook(f"sqlite:///{path}") as gb:
+            gb.add_student(STUDENT)
+            gb.add_submission(ASSIGNMENT, STUDENT)
+    finally:
+        os.environ["PATH"] = old_path
+    return path
+
+
+@pytest.fixture
+def db_url(gradebook_file, tmp_path) -> str:
+    """A fresh copy of the gradebook for one test."""
+    shutil.copy(gradebook_file, tmp_path / "gradebook.db")
+    return f"sqlite:///{tmp_path / 'gradebook.db'}"
+
+
+@contextmanager
+def counted_queries():
+    statements = []
+
+    def record(conn, cursor, statement, *args):
+        if not statement.startswith("PRAGMA") and "sqlite_master" not in statement:   # opening a Gradebook
+            statements.append(statement)
+
+    event.listen(Engine, "before_cursor_execute", record)
+    try:
+        yield statements
+    finally:
+        event.remove(Engine, "before_cursor_execute", record)
+
+
+def tampered_submission():
+    """The release as a student may hand it in: a locked cell and a grade cell rewritten, points
+    and a cell type changed, a grade cell deleted, one text answer written."""
+    nb = copy.deepcopy(SOURCE)
+    graded = [i for i, c in enumerate(nb.cells) if _meta(c).get("grade") and not _meta(c).get("solution")]
+    texts = [i for i, c in enumerate(nb.cells) if _meta(c).get("grade") and _meta(c).get("solution")]
+    locked = [i for i, c in enumerate(nb.cells) if _meta(c).get("locked") and not _meta(c).get("grade")]
+    nb.cells[locked[0]].source = "我改了说明"
+    nb.cells[graded[1]].source = "print('满分')"
+    nb.cells[graded[2]].metadata["nbgrader"]["points"] = 100.0
+    nb.cells[graded[3]].cell_type = "markdown"
+    del nb.cells[graded[3]]["outputs"], nb.cells[graded[3]]["execution_count"]
+    nb.cells[texts[0]].source = "因为带宽是瓶颈。"
+    del nb.cells[graded[0]]
+    return nb
+
+
+def test_overwrite_cells_reads_the_release_once_and_restores_what_nbgrader_restores(db_url):
+    theirs, ours = OverwriteCells(), OverwriteCellsReadOnce()
+    with counted_queries() as nbgrader_queries:
+        expected, _ = theirs.preprocess(tampered_submission(), _resources(db_url))
+    with counted_queries() as queries:
+        restored, _ = ours.preprocess(tampered_submission(), _resources(db_url))
+    assert restored == expected
+    assert len(nbgrader_queries) > 100   # one or two per cell with nbgrader metadata
+    assert len(queries) <= MOST_QUERIES
+
+
+def _pinned_result() -> SubmissionResult:
+    """Every item of the assignment with a score of its own (some full, some partial, some zero)."""
+    items = tuple(ItemResult(item.id, item.kind, round(item.points * ((i % 3) / 2), 2), item.points,
+                             ("failed", "partial", "passed")[i % 3] if item.kind in AUTOMATIC_KINDS else "manual", "说明", title=item.title)
+                  for i, item in enumerate(CONFIG.items))
+    automatic = sum(i.score for i in items if i.kind in AUTOMATIC_KINDS)
+    return SubmissionResult(STUDENT, automatic, CONFIG.total_points, items, "bubblewrap", 1.0, ASSIGNMENT)
+
+
+def _rows(db_url: str) -> tuple[dict, dict]:
+    with Gradebook(db_url) as gb:
+        submission = gb.find_submission_notebook(NOTEBOOK, ASSIGNMENT, STUDENT)
+        grades = {g.name: (g.auto_score, g.manual_score, g.needs_manual_grade) for g in submission.grades}
+        comments = {c.name: c.auto_comment for c in submission.comments}
+    return grades, comments
+
+
+def test_save_trusted_grades_writes_nbgraders_grades_and_the_pinned_scores_in_few_queries(db_url, tmp_path):
+    submitted, _ = OverwriteCells().preprocess(tampered_submission(), _resources(db_url))
+    theirs_url = f"sqlite:///{tmp_path / 'nbgraders.db'}"
+    shutil.copy(tmp_path / "gradebook.db", tmp_path / "nbgraders.db")
+    with counted_queries() as nbgrader_queries:
+        SaveAutoGrades().preprocess(copy.deepcopy(submitted), _resources(theirs_url))
+    result = _pinned_result()
+    resources = {**_resources(db_url), RESOURCE: result, EXECUTED: {"cells": []}, COURSE: None}
+    with counted_queries() as queries:
+        SaveTrustedGrades().preprocess(copy.deepcopy(submitted), resources)
+
+    expected_grades, expected_comments = _rows(theirs_url)
+    grades, comments = _rows(db_url)
+    automatic = {item.id for item in CONFIG.items_of(*AUTOMATIC_KINDS)}
+    assert comments == expected_comments and "No response." in comments.values() and None in comments.values()
+    assert {k: v for k, v in grades.items() if k not in automatic} == \
+        {k: v for k, v in expected_grades.items() if k not in automatic}
+    with Gradebook(db_url) as gb:
+        max_scores = {g.name: g.max_score for g in gb.find_submission_notebook(NOTEBOOK, ASSIGNMENT, STUDENT).grades}
+    assert {k: v for k, v in grades.items() if k in automatic} == \
+        {k: (min(result.item(k).score, max_scores[k]), None, False) for k in automatic}
+    deleted = [c for c in SOURCE.cells if utils.is_grade(c) and _meta(c)["grade_id"] not in
+               {_meta(s).get("grade_id") for s in submitted.cells}]
+    assert len(nbgrader_queries) > 80   # a query and a commit per grade or answer cell
+    assert len(queries) <= MOST_QUERIES
+    assert not deleted or all(grades[_meta(c)["grade_id"]][0] is not None for c in deleted)
