@@ -69,7 +69,7 @@ def _letter(options: dict[str, tuple], name) -> str:
 
 
 def run_chips(params=None):
-    """The team's measured H100 and B300 (q01–q09b): the spec sheet times the sustained shares."""
+    """The team's measured H100 and B300 (q01–q06b): the spec sheet times the sustained shares."""
     p = _params(params)
     h100 = sustained_chip(H100, {"fp8": p["h100_fp8_share"]}, p["h100_bw_share"])
     b300 = sustained_chip(B300, {"nvfp4": p["b300_nvfp4_share"], "fp8": p["b300_fp8_share"]}, p["b300_bw_share"])
