@@ -24,7 +24,7 @@ ASSIGNMENT = "lec01_codesign"
 EXAMPLES = ROOT / "examples" / ASSIGNMENT / "submissions"
 BOB = {  # grade id -> bob's answer
     "q08_decode_tokens_per_s_answer":
-        "q08_decode_tokens_per_s = B300_RUN.mem_bw / (MODEL_PARAMS * 4.5)  # 每个参数 4.5……字节？",
+        "q08_decode_tokens_per_s = B300_SERVE.mem_bw / (MODEL_PARAMS * 4.5)  # 每个参数 4.5……字节？",
     "q10_size_sensitive_answer": 'q10_size_sensitive = "A"  # 我觉得 FP8 最敏感？',
 }
 

@@ -188,19 +188,19 @@ EXPLANATIONS = {
         远低于屋脊点：完全受带宽限制。
         """,
     "q08_decode_tokens_per_s": f"""
-        带宽受限时每秒的 token 数 = 带宽 ÷ 每个 token 要读的字节数 = `B300_RUN.mem_bw / (MODEL_PARAMS × {BYTES_PER_ELEM["nvfp4"]:g})`
+        带宽受限时每秒的 token 数 = 带宽 ÷ 每个 token 要读的字节数 = `B300_SERVE.mem_bw / (MODEL_PARAMS × {BYTES_PER_ELEM["nvfp4"]:g})`
         （讲义的参数：{MODEL_PARAMS / 1e9:g}B 参数、规格表的带宽，≈ {_KEY["q08_decode_tokens_per_s"]:.1f} token/s）。
         这是只读权重的上限：KV cache 的读取会让它更低（q09c–q09d）。
         """,
     "q09_decode_batch": f"""
         W4A4：权重和激活都是 NVFP4，矩阵乘法才按 NVFP4 的速率跑。batch 个序列一起 decode 时，每读一次权重做 batch 倍的运算，
-        算术强度乘以 batch。到达屋脊点需要 batch = `ridge_point(B300_RUN, "nvfp4")` ÷（2 / `BYTES_PER_ELEM["nvfp4"]`）
+        算术强度乘以 batch。到达屋脊点需要 batch = `ridge_point(B300_SERVE, "nvfp4")` ÷（2 / `BYTES_PER_ELEM["nvfp4"]`）
         （讲义的参数：{ridge_point(B300, "nvfp4"):,.0f} ÷ {_KEY["q07_decode_intensity"]:.3g} ≈ {_KEY["q09_decode_batch"]:.0f}）。
         """,
     "q09b_decode_batch_w4a8": f"""
         W4A8：权重 NVFP4、激活 FP8，Tensor Core 按 FP8 的速率算（两个操作数里精度高的那个决定速率），
-        屋脊点是 `ridge_point(B300_RUN, "fp8")`（讲义的参数：{ridge_point(B300, "fp8"):,.0f} FLOP/B）；权重仍按 NVFP4 读，强度不变：
-        batch ≈ {_KEY["q09b_decode_batch_w4a8"]:.0f}（讲义的参数）。更少的并发就到顶了——算力上限也低了 q02 倍（讲义的参数下
+        屋脊点是 `ridge_point(B300_SERVE, "fp8")`（讲义的参数：{ridge_point(B300, "fp8"):,.0f} FLOP/B）；权重仍按 NVFP4 读，强度不变：
+        batch ≈ {_KEY["q09b_decode_batch_w4a8"]:.0f}（讲义的参数）。更少的并发就到顶了——算力上限也低了（B300_SERVE 上 NVFP4 与 FP8 持续算力之比；讲义的参数下即 q02 的
         {_KEY["q02_format_gain"]:g} 倍）。
         """,
     "q09c_kv_bytes_per_token": f"""

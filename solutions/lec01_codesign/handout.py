@@ -69,10 +69,13 @@ _RUN_CHIPS = (
     'H100_RUN = sustained_chip(H100, {"fp8": VARIANT["h100_fp8_share"]}, VARIANT["h100_bw_share"])\n'
     'B300_RUN = sustained_chip(B300, {"nvfp4": VARIANT["b300_nvfp4_share"], "fp8": VARIANT["b300_fp8_share"]},\n'
     '                          VARIANT["b300_bw_share"])\n'
+    "# 推理组在线上服务的 B300 上用 decode 的内核另测了一遍（q07–q09b）\n"
+    'B300_SERVE = sustained_chip(B300, {"nvfp4": VARIANT["serve_nvfp4_share"], "fp8": VARIANT["serve_fp8_share"]},\n'
+    '                            VARIANT["serve_bw_share"])\n'
     "print_table([\"芯片\", \"NVFP4 持续算力\", \"FP8 持续算力\", \"HBM 持续带宽\"],\n"
     "            [[chip.name, f\"{fmt_num(chip.peak_flops('nvfp4'))}FLOP/s\" if chip.has(\"nvfp4\") else \"-\",\n"
     "              f\"{fmt_num(chip.peak_flops('fp8'))}FLOP/s\", f\"{fmt_num(chip.mem_bw)}B/s\"]\n"
-    "             for chip in (H100_RUN, B300_RUN)])\n"
+    "             for chip in (H100_RUN, B300_RUN, B300_SERVE)])\n"
 )
 
 _REAL_TENSORS_HELPERS = (
@@ -233,7 +236,9 @@ CELLS = (
         每种精度的矩阵乘法只持续达到规格峰值的一部分，HBM 也只达到标称带宽的一部分（比例是你的参数，
         `VARIANT["h100_fp8_share"]`、`VARIANT["b300_nvfp4_share"]` 等）。下面的格子把规格表上的芯片换成"实测芯片"
         `H100_RUN`、`B300_RUN`：它们和 hw_specs 的芯片是同一种对象，`trend_row`、`ridge_point` 照样能用。
-        q01–q02、q04–q09b 都用这两块实测芯片（H100_RUN 只有 FP8 的数字，它就是 H100 的"最低精度"）。
+        q01–q02、q04–q06b 用这两块实测芯片（H100_RUN 只有 FP8 的数字，它就是 H100 的"最低精度"）。
+        推理组在线上服务的 B300 上用 decode 自己的内核又测了一遍（比例是 `VARIANT["serve_nvfp4_share"]` 等）：
+        decode 的问题（q07–q09b）用这块 `B300_SERVE`。
         """),
     Code(_RUN_CHIPS, locked=True),
     Question("q01_compute_headline", """
@@ -288,7 +293,7 @@ CELLS = (
         ## roofline 的用法：decode
 
         一个 `MODEL_PARAMS` 个参数（你的参数 `VARIANT["model_params_b"]`，单位十亿）、权重用 NVFP4 存的模型，在你们机房的
-        B300（`B300_RUN`）上生成 token（decode）。每生成一个 token，每个权重从 HBM 读一次（`BYTES_PER_ELEM["nvfp4"]` 字节），
+        B300（`B300_SERVE`）上生成 token（decode）。每生成一个 token，每个权重从 HBM 读一次（`BYTES_PER_ELEM["nvfp4"]` 字节），
         对每个序列做 {FLOP_PER_PARAM_PER_TOKEN} 次运算（一次乘加）。先只算权重：KV cache 和激活的读写忽略不计（q09c–q09d 再把 KV cache 加进来）。
         单位一律十进制（1 GB = 10^9 字节）。
 
@@ -307,25 +312,25 @@ CELLS = (
         """, locked=True),
     Question("q07_decode_intensity", """
         `DECODE_BATCH` 个序列一起 decode（每一步读一次权重，给每个序列各做一次乘加）：算术强度是多少 FLOP/B（只算权重）？
-        和 B300_RUN 的 NVFP4 屋脊点比一比。
+        和 B300_SERVE 的 NVFP4 屋脊点比一比。
         """, f"""
         q07_decode_intensity = DECODE_BATCH * {FLOP_PER_PARAM_PER_TOKEN} / BYTES_PER_ELEM["nvfp4"]
         """),
     Question("q08_decode_tokens_per_s", """
-        batch = 1、受带宽限制时，B300_RUN 每秒最多生成多少个 token（只读权重，按实测的持续带宽）？单位：token/s。
+        batch = 1、受带宽限制时，B300_SERVE 每秒最多生成多少个 token（只读权重，按实测的持续带宽）？单位：token/s。
         """, """
-        q08_decode_tokens_per_s = B300_RUN.mem_bw / (MODEL_PARAMS * BYTES_PER_ELEM["nvfp4"])
+        q08_decode_tokens_per_s = B300_SERVE.mem_bw / (MODEL_PARAMS * BYTES_PER_ELEM["nvfp4"])
         """),
     Question("q09_decode_batch", """
         把 batch 个序列放在一起 decode，读一次权重就能给每个序列各做一次乘加。W4A4（权重和激活都是 NVFP4）：
-        batch 至少要多大，算术强度才能到达 B300_RUN 的屋脊点？（写出算出来的数，不必取整。）
+        batch 至少要多大，算术强度才能到达 B300_SERVE 的屋脊点？（写出算出来的数，不必取整。）
         """, f"""
-        q09_decode_batch = ridge_point(B300_RUN, "nvfp4") / ({FLOP_PER_PARAM_PER_TOKEN} / BYTES_PER_ELEM["nvfp4"])
+        q09_decode_batch = ridge_point(B300_SERVE, "nvfp4") / ({FLOP_PER_PARAM_PER_TOKEN} / BYTES_PER_ELEM["nvfp4"])
         """),
     Question("q09b_decode_batch_w4a8", """
-        W4A8（权重 NVFP4、激活 FP8）：batch 至少要多大，才能到达 B300_RUN 上这种矩阵乘法的屋脊点？
+        W4A8（权重 NVFP4、激活 FP8）：batch 至少要多大，才能到达 B300_SERVE 上这种矩阵乘法的屋脊点？
         """, f"""
-        q09b_decode_batch_w4a8 = ridge_point(B300_RUN, "fp8") / ({FLOP_PER_PARAM_PER_TOKEN} / BYTES_PER_ELEM["nvfp4"])
+        q09b_decode_batch_w4a8 = ridge_point(B300_SERVE, "fp8") / ({FLOP_PER_PARAM_PER_TOKEN} / BYTES_PER_ELEM["nvfp4"])
         """),
     Markdown("""
         【KV cache】这个模型用 GQA：`KV_LAYERS` 层，每层 `KV_HEADS` 个 KV 头，每个头 `KV_HEAD_DIM` 维（上面的格子打印了你的数）；

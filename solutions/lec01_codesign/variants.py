@@ -7,8 +7,11 @@ at least one continuous draw (or on several discrete ones), so that a classmate'
 student's tolerance: tests/solutions/test_lecture_variants.py measures that over a class.
 
 What varies, and why the questions stay the same questions:
-- trend and decode (q01–q09b): the sustained share of the spec peak the team measured on its own
-  H100 and B300 (GEMM per precision, HBM bandwidth). The vendor headline (share 1) is one case.
+- trend (q01–q06b): the sustained share of the spec peak the team measured on its own H100 and B300
+  (GEMM per precision, HBM bandwidth). The vendor headline (share 1) is one case.
+- decode (q07–q09b): the same three shares measured again on the serving team's B300 with its decode
+  kernels, drawn on their own: were they the trend's, the seven trend and decode numbers would hang on
+  five draws, and two students close on those five would share all seven.
 - decode (q07–q09d): the batch of q07, the model size, the KV cache's shape and the batch of q09d.
 - demo 2 (q11–q12b): the Student-t data (seed, degrees of freedom, scale, size) and the two block
   sizes of the 2 × 2 ablation.
@@ -31,7 +34,10 @@ LECTURE = {
     "b300_fp8_share": 1.0,
     "b300_nvfp4_share": 1.0,
     "b300_bw_share": 1.0,
-    # decode
+    # decode: the serving B300's sustained shares
+    "serve_fp8_share": 1.0,
+    "serve_nvfp4_share": 1.0,
+    "serve_bw_share": 1.0,
     "decode_batch": 1,
     "model_params_b": 300,
     "kv_layers": 64,
@@ -114,7 +120,16 @@ def variant(rng: np.random.Generator) -> dict:
         "real_tokens": [int(rng.integers(0, REAL_TOKENS - tokens + 1)), tokens],
         "real_outputs": [16 * int(rng.integers(0, (REAL_OUTPUTS - outputs) // 16 + 1)), outputs],
         "rotation_size": int(rng.choice([32, 64, 128])),
+        **_serve_shares(rng),  # drawn last: the parameters drawn before keep their values
     }
+
+
+def _serve_shares(rng: np.random.Generator) -> dict:
+    """The serving B300's shares, in the trend's ranges (NVFP4 at least half FP8's share: W4A4 still
+    needs a larger batch than W4A8, q09 > q09b)."""
+    fp8 = _share(rng, 0.30, 0.95)
+    return {"serve_fp8_share": fp8, "serve_nvfp4_share": _share(rng, max(0.25, fp8 / 2), 0.90),
+            "serve_bw_share": _share(rng, 0.50, 0.95)}
 
 
 # Items whose key must move with the parameters (`check` fails if one has the same key in every sample):
