@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 from typing import Iterable, Literal, Mapping, Sequence
 
 from . import cgroups
-from .clock import Budget
+from .clock import ACTIVE_SHARE, Budget
 from .codec import Decoder, Encoder, WireError, check_factory_name
 from .launcher import launch_plan, resolve_isolation
 from .limits import Limits
@@ -35,6 +35,13 @@ LOAD_RETRIES = 1             # fresh starts of a request that only load kept fro
 class SandboxError(RuntimeError):
     """The sandbox itself failed (the worker could not start): a configuration problem, never
     something a submission caused."""
+
+
+class MachineOverloaded(SandboxError):
+    """Honest work was stopped by a wall-clock guard while its sandbox had used less CPU time than
+    its budget: the machine was too busy, not the code too slow. The grader's error, never a
+    student's timeout: the submission gets no result this run (`grade` exits 1 and its next run
+    grades it again)."""
 
 
 @dataclass(frozen=True)
@@ -233,11 +240,15 @@ class Sandbox:
         # Wall clock only: the cells' CPU timers run in the worker; this ends a notebook that
         # stopped yielding to them, or that reaches the submission's ceiling.
         budget = Budget(_notebook_backstop(self.limits.notebook_timeout), None, self.ceiling)
+        used_before = self._sandbox_cpu()
         try:
             worker.send(request, budget)
             header, body = worker.receive(budget)
-            return self._notebook_outcome(header, body, request_id, variables,
-                                          worker.take_output(request_id), time.monotonic() - start)
+            outcome = self._notebook_outcome(header, body, request_id, variables,
+                                             worker.take_output(request_id), time.monotonic() - start)
+            if outcome.overloaded and not self._starved(used_before, outcome.seconds):
+                outcome = replace(outcome, overloaded=False)   # it used its CPU share: its own time
+            return outcome
         except WorkerTimeout as exc:
             output = self._stop_worker(worker, request_id)
             message = (self._ceiling_text() if exc.cause == "deadline" else
@@ -280,6 +291,20 @@ class Sandbox:
     def _start_worker(self, fork_server: bool = True) -> WorkerProcess:
         return WorkerProcess(self._plan, self.limits, factories=self.factories,
                              cgroup=self._resources.cgroup, fork_server=fork_server)
+
+    def _sandbox_cpu(self) -> float | None:
+        group = self._resources.cgroup
+        return group.cpu_seconds() if group is not None else None
+
+    def _starved(self, used_before: float | None, seconds: float) -> bool:
+        """Did the sandbox get well under its CPU share over the last `seconds` of wall time?
+        Only its cgroup (every process, dead ones included) can say; without one, no: the
+        worker's own view cannot tell a starved machine from the sandbox's own processes
+        using up its share."""
+        used_after = self._sandbox_cpu()
+        if used_before is None or used_after is None:
+            return False
+        return used_after - used_before < ACTIVE_SHARE * self.limits.cpu_share * seconds
 
     def _out_of_time(self) -> bool:
         return time.monotonic() >= self.ceiling
@@ -418,7 +443,7 @@ class Sandbox:
         if not isinstance(cells, list):
             raise WireError("notebook reply's cells are not a list")
         return NotebookOutcome(status, variables, tuple(cell_errors), output, message[:2000], seconds,
-                               tuple(cells))
+                               tuple(cells), overloaded=header.get("overloaded") is True)
 
 
 def _notebook_backstop(notebook_timeout: float) -> float:
