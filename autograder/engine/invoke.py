@@ -62,6 +62,7 @@ class StudentCode:
         self._sandbox = sandbox
         self.module = module
         self._deadline = deadline  # time.monotonic() after which nothing more is called
+        self._usage = sandbox.usage()   # the sandbox's time so far: was it starved? (_skip_reason)
         self._hung: dict[str, str] = {}  # function -> why it is no longer called
         self._crashes: dict[str, int] = {}
         self.import_outcome: CallOutcome | None = None
@@ -140,6 +141,10 @@ class StudentCode:
         if function in self._hung:
             return self._hung[function]
         if time.monotonic() > self._deadline:
+            if self._sandbox.starved(self._usage):
+                raise MachineOverloaded(
+                    "machine overloaded: the submission's time for its calls passed while the machine "
+                    f"gave its sandbox less than half its CPU share; {_OVERLOADED_ADVICE}")
             return "未运行：这份作业的评分总时间已用完（前面的调用太慢或卡住了）。"
         return ""
 

@@ -45,6 +45,13 @@ class MachineOverloaded(SandboxError):
 
 
 @dataclass(frozen=True)
+class Usage:
+    wall: float     # seconds requests took
+    cpu: float      # CPU seconds the sandbox used meanwhile
+    active: float   # CPU seconds plus seconds its tasks waited for a CPU
+
+
+@dataclass(frozen=True)
 class Call:
     """One function call for `Sandbox.call_many`."""
 
@@ -115,6 +122,7 @@ class Sandbox:
         self.isolation = resolve_isolation(isolation)
         self._failed_imports: dict[str, CallOutcome] = {}
         self._stopped_by_load = False
+        self._usage = Usage(0.0, 0.0, 0.0)   # summed over requests: see starved()
         self._started_once = False   # a worker got ready: student code may have run since
         self.quotas = "rlimits"
         root = Path(tempfile.mkdtemp(prefix="cs349e-sandbox-"))
@@ -315,6 +323,9 @@ class Sandbox:
 
     def _deadline_outcome(self, what: str) -> CallOutcome:
         self._resources.stop_worker()
+        if self.starved(Usage(0.0, 0.0, 0.0)):
+            return CallOutcome("timeout", timeout_cause="load", exc_message=(
+                f"{what} was not run: {self._ceiling_text()} while the machine starved the sandbox"))
         return CallOutcome("timeout", exc_message=f"{what} was not run: {self._ceiling_text()}",
                            timeout_cause="deadline")
 
@@ -379,6 +390,7 @@ class Sandbox:
         worker.expect(ids)
         meter = worker.meter()
         budget = Budget(timeout, meter, self.ceiling)
+        start, first = time.monotonic(), meter()
         try:
             worker.send(request, budget)
             for index, request_id in enumerate(ids):
@@ -391,14 +403,17 @@ class Sandbox:
                 del header, body   # a reply is judged by the caller; nothing of it stays here
                 budget = Budget(timeout, meter, self.ceiling)
         except WorkerTimeout as exc:
+            self._count(first, meter(), time.monotonic() - start)   # before its tasks are gone
             request_id = ids[len(outcomes)]
             output = self._stop_worker(worker, request_id)
             if exc.cause == "load" and retry_load:
                 self._stopped_by_load = True
                 return outcomes
+            cause = "load" if exc.cause == "deadline" and self.starved(Usage(0.0, 0.0, 0.0)) else exc.cause
             outcomes.append(CallOutcome(
-                "timeout", exc_message=self._timeout_text(describe(len(outcomes)), timeout, exc.cause),
-                output=output, seconds=time.monotonic() - budget.start, timeout_cause=exc.cause))
+                "timeout", exc_message=self._timeout_text(describe(len(outcomes)), timeout, cause),
+                output=output, seconds=time.monotonic() - budget.start, timeout_cause=cause))
+            return outcomes
         except WorkerDied as exc:
             request_id = ids[len(outcomes)]
             output = self._stop_worker(worker, request_id)
@@ -409,7 +424,30 @@ class Sandbox:
             output = self._stop_worker(worker, request_id)
             outcomes.append(CallOutcome("protocol_error", exc_message=f"malformed reply: {exc}",
                                         output=output, seconds=time.monotonic() - budget.start))
+        self._count(first, meter(), time.monotonic() - start)
         return outcomes
+
+    def _count(self, first, last, wall: float) -> None:
+        if first is None or last is None:
+            return
+        cpu = max(last[0] - first[0], 0.0)
+        self._usage = Usage(self._usage.wall + wall, self._usage.cpu + cpu,
+                            self._usage.active + cpu + max(last[1] - first[1], 0.0))
+
+    def usage(self) -> "Usage":
+        """Wall, CPU and CPU-or-waiting-for-one seconds of this sandbox's requests so far."""
+        return self._usage
+
+    def starved(self, since: "Usage") -> bool:
+        """Since `since` (an earlier `usage()`), were its requests runnable at least half their
+        wall time (computing or waiting for a CPU, not sleeping) yet given less than half the
+        CPU time its share allows? Then a wall-clock budget that ran out was the machine's
+        doing. A submission that keeps its own share busy (spinning processes) is not starved."""
+        wall = self._usage.wall - since.wall
+        cpu = self._usage.cpu - since.cpu
+        active = self._usage.active - since.active
+        return (wall > 0 and active >= ACTIVE_SHARE * wall
+                and cpu < ACTIVE_SHARE * self.limits.cpu_share * wall)
 
     def _timeout_text(self, what: str, timeout: float, cause: str) -> str:
         if cause == "deadline":

@@ -111,3 +111,19 @@ def test_a_notebook_spinning_through_its_own_cpu_share_is_still_its_own_timeout(
     assert not outcome.overloaded
     assert outcome.variables == {"answer": 42}
     assert [name for _, name, _ in outcome.cell_errors] == ["CellTimeout"]
+
+
+def test_a_submissions_call_time_passing_on_a_starved_machine_is_a_grader_error(tmp_path, short_guard):
+    """Each honest call (5 ms of CPU time) takes about 0.5 s of wall time at 1% of a CPU, so the
+    submission's 1.5 s for its calls passes after three of them."""
+    (tmp_path / "codesign.py").write_text(HONEST)
+    with Sandbox(tmp_path, limits=LIMITS) as box:
+        code = StudentCode(box, "codesign", deadline=time.monotonic() + 60)
+        assert code.load().ok
+        _starve(box, 0.01)
+        code = StudentCode(box, "codesign", deadline=time.monotonic() + 1.5)
+        with pytest.raises(MachineOverloaded) as raised:
+            replies = code.call_many([Call("work", (0.005,)) for _ in range(8)])
+            # Today: the calls after the deadline are skipped, and fail.
+            raise AssertionError(f"graded as the student's: {[r.skipped or r.outcome.status for r in replies]}")
+        assert "calls passed" in str(raised.value)
