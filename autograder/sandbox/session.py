@@ -237,7 +237,8 @@ class Sandbox:
         start = time.monotonic()
         if self._out_of_time():
             self._resources.stop_worker()
-            return NotebookOutcome("timeout", {}, (), "", self._ceiling_text(), 0.0)
+            return NotebookOutcome("timeout", {}, (), "", self._ceiling_text(), 0.0,
+                                   overloaded=self.starved(Usage(0.0, 0.0, 0.0)))
         worker = self._ready_worker()
         request_id = worker.new_id()
         request = Encoder(_REQUEST_BYTES).frame({
@@ -261,7 +262,8 @@ class Sandbox:
             output = self._stop_worker(worker, request_id)
             message = (self._ceiling_text() if exc.cause == "deadline" else
                        f"the notebook did not finish within {self.limits.notebook_timeout:g} s")
-            return NotebookOutcome("timeout", {}, (), output, message, time.monotonic() - start)
+            return NotebookOutcome("timeout", {}, (), output, message, time.monotonic() - start,
+                                   overloaded=exc.cause == "deadline" and self.starved(Usage(0.0, 0.0, 0.0)))
         except WorkerDied as exc:
             output = self._stop_worker(worker, request_id)
             return NotebookOutcome("crashed", {}, (), output, str(exc), time.monotonic() - start)
