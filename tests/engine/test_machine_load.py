@@ -127,3 +127,21 @@ def test_a_submissions_call_time_passing_on_a_starved_machine_is_a_grader_error(
             # Today: the calls after the deadline are skipped, and fail.
             raise AssertionError(f"graded as the student's: {[r.skipped or r.outcome.status for r in replies]}")
         assert "calls passed" in str(raised.value)
+
+
+def test_a_notebooks_time_passing_on_a_starved_machine_is_a_grader_error(tmp_path):
+    """Twelve honest cells of 3 ms of CPU time each: about 0.3 s of wall time each at 1% of a
+    CPU, so the notebook's 1 s passes after a few of them."""
+    (tmp_path / "codesign.py").write_text(HONEST)
+    cells = ["from codesign import work"] + [f"a{i} = work(0.003)" for i in range(12)]
+    _notebook(tmp_path / "handout.ipynb", *cells)
+    limits = Limits(cell_timeout=5.0, notebook_timeout=1.0)
+    with Sandbox(tmp_path, limits=limits) as box:
+        code = StudentCode(box, "codesign", deadline=time.monotonic() + 60)
+        alone = code.run_notebook("handout.ipynb", ["a11"])
+        assert alone.status == "ok" and alone.variables == {"a11": 42}
+        _starve(box, 0.01)
+        with pytest.raises(MachineOverloaded):
+            starved = code.run_notebook("handout.ipynb", ["a11"])
+            # Today: "the notebook ran out of time before cell …", and a11 is missing.
+            raise AssertionError(f"graded as the student's: {starved.status}, {starved.message}")
