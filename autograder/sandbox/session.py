@@ -246,9 +246,10 @@ class Sandbox:
             "cell_timeout": self.limits.cell_timeout, "seconds": self.limits.notebook_timeout})
         worker.discard_output()
         worker.expect([request_id])
-        # Wall clock only: the cells' CPU timers run in the worker; this ends a notebook that
-        # stopped yielding to them, or that reaches the submission's ceiling.
-        budget = Budget(_notebook_backstop(self.limits.notebook_timeout), None, self.ceiling)
+        # The cells' CPU timers run in the worker; this ends a notebook that stopped yielding to
+        # them (judged on the sandbox's CPU time as a call is: one only a busy machine held back
+        # is "load"), or that reaches the submission's ceiling.
+        budget = Budget(_notebook_backstop(self.limits.notebook_timeout), worker.meter(), self.ceiling)
         used_before = self._sandbox_cpu()
         try:
             worker.send(request, budget)
@@ -263,7 +264,8 @@ class Sandbox:
             message = (self._ceiling_text() if exc.cause == "deadline" else
                        f"the notebook did not finish within {self.limits.notebook_timeout:g} s")
             return NotebookOutcome("timeout", {}, (), output, message, time.monotonic() - start,
-                                   overloaded=exc.cause == "deadline" and self.starved(Usage(0.0, 0.0, 0.0)))
+                                   overloaded=exc.cause == "load" or (exc.cause == "deadline"
+                                                                      and self.starved(Usage(0.0, 0.0, 0.0))))
         except WorkerDied as exc:
             output = self._stop_worker(worker, request_id)
             return NotebookOutcome("crashed", {}, (), output, str(exc), time.monotonic() - start)
