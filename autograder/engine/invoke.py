@@ -22,6 +22,7 @@ from autograder.engine.cases import Call, Expectation, Raises, Returns, Verdict,
 from autograder.engine.checks import describe_type
 from autograder.engine.feedback import fenced_text, inline_text
 from autograder.sandbox import Call as SandboxCall
+from autograder.sandbox import MachineOverloaded
 from autograder.sandbox.codec import wire_size
 from autograder.sandbox.outcomes import CallOutcome, NotebookOutcome
 
@@ -61,6 +62,7 @@ class StudentCode:
         self._sandbox = sandbox
         self.module = module
         self._deadline = deadline  # time.monotonic() after which nothing more is called
+        self._usage = sandbox.usage()   # the sandbox's time so far: was it starved? (_skip_reason)
         self._hung: dict[str, str] = {}  # function -> why it is no longer called
         self._crashes: dict[str, int] = {}
         self.import_outcome: CallOutcome | None = None
@@ -68,7 +70,7 @@ class StudentCode:
     # -- loading -------------------------------------------------------------------------
     def load(self) -> CallOutcome:
         """Import the student's module once; later calls are pointless if this fails."""
-        self.import_outcome = self._sandbox.import_check(self.module)
+        self.import_outcome = _not_overloaded(self._sandbox.import_check(self.module))
         return self.import_outcome
 
     @property
@@ -78,7 +80,11 @@ class StudentCode:
     def run_notebook(self, name: str, variables: Sequence[str]) -> NotebookOutcome:
         """Execute the student's notebook (in a fresh child of the sandbox); the answers come back
         as plain data. Report items judge the outcome (engine.report_items)."""
-        return self._sandbox.run_notebook(name, list(variables))
+        outcome = self._sandbox.run_notebook(name, list(variables))
+        if outcome.overloaded:
+            raise MachineOverloaded(f"machine overloaded: notebook {name}: {outcome.message}; "
+                                    f"{_OVERLOADED_ADVICE}")
+        return outcome
 
     # -- calling -------------------------------------------------------------------------
     def call(self, call: Call, expect: Expectation | None = None) -> Reply:
@@ -120,6 +126,8 @@ class StudentCode:
             outcomes = self._sandbox.call_many(
                 [SandboxCall(self.module, c.function, tuple(c.args), dict(c.kwargs), reply_bytes=bound)
                  for c, bound in zip(batch, bounds)])
+            for outcome in outcomes:
+                _not_overloaded(outcome)
             troubled = any(o.status in ("timeout", "crashed") for o in outcomes)
             for call, outcome in zip(batch, outcomes):
                 self._account(call.function, outcome)
@@ -133,6 +141,10 @@ class StudentCode:
         if function in self._hung:
             return self._hung[function]
         if time.monotonic() > self._deadline:
+            if self._sandbox.starved(self._usage):
+                raise MachineOverloaded(
+                    "machine overloaded: the submission's time for its calls passed while the machine "
+                    f"gave its sandbox less than half its CPU share; {_OVERLOADED_ADVICE}")
             return "未运行：这份作业的评分总时间已用完（前面的调用太慢或卡住了）。"
         return ""
 
@@ -144,6 +156,18 @@ class StudentCode:
             if self._crashes[function] >= CRASHES_BEFORE_GIVING_UP:
                 self._hung[function] = (f"未运行：`{function}` 已经 {CRASHES_BEFORE_GIVING_UP} 次让进程崩溃，"
                                         "后续用例不再调用它。")
+
+
+_OVERLOADED_ADVICE = ("it had used less CPU time than its budget, so this is not the student's timeout; "
+                      "no result was recorded: grade again when the machine is less loaded")
+
+
+def _not_overloaded(outcome: CallOutcome) -> CallOutcome:
+    """A call that only a starved machine stopped (the sandbox's "load" timeout, after its
+    retries) is the grader's error, never a lower score."""
+    if outcome.status == "timeout" and outcome.timeout_cause == "load":
+        raise MachineOverloaded(f"machine overloaded: {outcome.exc_message}; {_OVERLOADED_ADVICE}")
+    return outcome
 
 
 # ---------------------------------------------------------------------------------------------

@@ -19,10 +19,10 @@ from .launcher import (INSTALL_HINT, ISOLATION_ENV_VAR, ISOLATIONS, NOT_ISOLATED
                        bubblewrap_problem, isolation_from_env, resolve_isolation, rlimits_problem)
 from .limits import Limits
 from .outcomes import CallOutcome, NotebookOutcome
-from .session import Call, Sandbox, SandboxError
+from .session import Call, MachineOverloaded, Sandbox, SandboxError
 
 __all__ = [
-    "Call", "CallOutcome", "INSTALL_HINT", "ISOLATIONS", "ISOLATION_ENV_VAR", "Limits",
+    "Call", "CallOutcome", "INSTALL_HINT", "ISOLATIONS", "ISOLATION_ENV_VAR", "Limits", "MachineOverloaded",
     "NOT_ISOLATED_WARNING", "NotebookOutcome", "Rebuilt", "Sandbox", "SandboxError", "SandboxUnavailable",
     "Unsupported", "WireError", "bubblewrap_problem", "isolation_from_env", "resolve_isolation",
     "rlimits_problem",

@@ -114,7 +114,7 @@ class SandboxCgroup:
             cpu = self.cpu_seconds()
             if cpu is None:
                 return None
-            return cpu, schedstat(self.tasks())[1]
+            return (cpu, *schedstat(self.tasks())[1:])
         return sample
 
     def peak_memory_bytes(self) -> int | None:

@@ -6,7 +6,8 @@ sandbox's scheduler statistics (/proc/<tid>/schedstat: time on a CPU, time waiti
 
 - CPU time used >= seconds                 -> "cpu": the student's code is too slow (charged)
 - on a CPU or waiting for one < half the
-  wall time                                -> "blocked": it sleeps or waits on I/O (charged)
+  wall time, and none of its tasks is
+  runnable now                             -> "blocked": it sleeps or waits on I/O (charged)
 - otherwise it was starved by load: keep waiting, up to GUARD_FACTOR × seconds of wall time,
   then "load" (not the student's fault: the caller retries instead of charging it)
 - the submission's wall-clock ceiling       -> "deadline" (charged: the whole budget is spent)
@@ -22,7 +23,10 @@ GUARD_FACTOR = 10.0   # a machine 10× oversubscribed still finishes honest work
 ACTIVE_SHARE = 0.5   # below this share of wall time on (or queued for) a CPU, the code is blocked
 BASE_DELAY = 0.05    # seconds into a request before the meter is first read
 
-Meter = Callable[[], "tuple[float, float] | None"]   # () -> (cpu seconds, run-queue wait seconds)
+# () -> (cpu seconds, run-queue wait seconds, some task runnable now). A task's wait is added to
+# its schedstat only when it next runs: one that a busy machine keeps from running at all shows
+# no wait, only its state ("R").
+Meter = Callable[[], "tuple[float, float, bool] | None"]
 
 
 class Budget:
@@ -59,7 +63,7 @@ class Budget:
         waited = sample[1] - self._base[1]
         if cpu >= self.seconds:
             return "cpu"
-        if (cpu - self._head) + waited < ACTIVE_SHARE * (elapsed - self._head):
+        if (cpu - self._head) + waited < ACTIVE_SHARE * (elapsed - self._head) and not sample[2]:
             return "blocked"
         if now >= self.guard:
             return "load"
@@ -70,18 +74,23 @@ class Budget:
         return None
 
 
-def schedstat(tids: Iterable[int]) -> tuple[float, float]:
-    """(seconds on a CPU, seconds waiting in a run queue) summed over live tasks `tids`."""
+def schedstat(tids: Iterable[int]) -> tuple[float, float, bool]:
+    """(seconds on a CPU, seconds waiting in a run queue, is one of them runnable now) over
+    live tasks `tids`."""
     cpu = waited = 0
+    runnable = False
     for tid in tids:
         try:
             with open(f"/proc/{tid}/schedstat", "rb") as handle:
                 fields = handle.read().split()
             cpu += int(fields[0])
             waited += int(fields[1])
+            if not runnable:
+                with open(f"/proc/{tid}/stat", "rb") as handle:
+                    runnable = handle.read().rpartition(b")")[2].split()[0] == b"R"
         except (OSError, ValueError, IndexError):
             pass
-    return cpu / 1e9, waited / 1e9
+    return cpu / 1e9, waited / 1e9, runnable
 
 
 def tree_tasks(pid: int) -> list[int]:

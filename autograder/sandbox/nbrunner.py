@@ -50,6 +50,11 @@ class CellTimeout(BaseException):
 @dataclass
 class NotebookRun:
     status: str = "ok"          # "ok" or "timeout" (the notebook's overall deadline passed)
+    # A wall-clock guard stopped a cell or the notebook while it had used less CPU time than its
+    # budget and was not sleeping: the machine may have starved it (the parent, which sees the
+    # whole sandbox's CPU time, decides: session.Sandbox.run_notebook). Otherwise the run is
+    # exactly what it would be without this flag.
+    overloaded: bool = False
     cell_errors: list[tuple[int, str, str]] = field(default_factory=list)
     message: str = ""
     # One entry per code cell that ran: {"index", "id", "source_sha256", "execution_count",
@@ -131,14 +136,16 @@ class _CellTimer:
     SIGALRM fires when the cell has run `seconds` of wall time; the handler then reads this
     process's scheduler statistics: a cell that used its CPU seconds, or that sleeps or blocks
     (on a CPU or waiting for one less than half the time), times out; a cell that was only
-    waiting for a busy machine gets more time, up to GUARD_FACTOR × seconds. Once expired, the
-    timer keeps re-firing (every 0.1 s) until disarmed."""
+    waiting for a busy machine gets more time, up to GUARD_FACTOR × seconds; a cell still only
+    waiting then is stopped as `overloaded` (the machine's fault, not the cell's). Once expired,
+    the timer keeps re-firing (every 0.1 s) until disarmed."""
 
     GUARD_FACTOR = 10.0
 
     def __init__(self):
         self._armed = False
         self._expired = False
+        self.overloaded = False
         self._seconds = 0.0
         self._start = 0.0
         self._base = None
@@ -150,12 +157,15 @@ class _CellTimer:
         if not self._expired:
             elapsed = time.monotonic() - self._start
             now = _own_schedstat()
-            if now is not None and self._base is not None and elapsed < self._seconds * self.GUARD_FACTOR:
+            if now is not None and self._base is not None:
                 cpu, waited = now[0] - self._base[0], now[1] - self._base[1]
                 if cpu < self._seconds and cpu + waited >= 0.5 * elapsed:
-                    left = min(self._seconds - cpu, self._seconds * self.GUARD_FACTOR - elapsed)
-                    signal.setitimer(signal.ITIMER_REAL, max(left, 0.05), 0)
-                    return
+                    if elapsed >= self._seconds * self.GUARD_FACTOR:
+                        self.overloaded = True
+                    else:
+                        left = min(self._seconds - cpu, self._seconds * self.GUARD_FACTOR - elapsed)
+                        signal.setitimer(signal.ITIMER_REAL, max(left, 0.05), 0)
+                        return
             self._expired = True
             signal.setitimer(signal.ITIMER_REAL, 0.1, 0.1)
         raise CellTimeout(f"cell ran longer than {self._seconds:g} s")
@@ -163,6 +173,7 @@ class _CellTimer:
     def arm(self, seconds: float) -> None:
         self._seconds = seconds
         self._expired = False
+        self.overloaded = False
         self._start = time.monotonic()
         self._base = _own_schedstat()
         self._armed = True
@@ -171,6 +182,29 @@ class _CellTimer:
     def disarm(self) -> None:
         self._armed = False
         signal.setitimer(signal.ITIMER_REAL, 0, 0)
+
+
+class _NotebookClock:
+    """The whole notebook's wall time, `seconds`. When it has passed, was the notebook's process
+    short of CPU time while on a CPU or waiting for one at least half the time (starved, not
+    sleeping)? Then "overloaded", else "timeout"; the notebook ends either way."""
+
+    def __init__(self, seconds: float):
+        self.seconds = max(seconds, 0.0)
+        self._start = time.monotonic()
+        self._base = _own_schedstat()
+
+    def remaining(self) -> tuple[float, str]:
+        """(wall seconds left, "ok" | "timeout" | "overloaded")."""
+        elapsed = time.monotonic() - self._start
+        left = self.seconds - elapsed
+        if left > 0:
+            return left, "ok"
+        now = _own_schedstat()
+        if now is None or self._base is None:
+            return left, "timeout"
+        cpu, waited = now[0] - self._base[0], now[1] - self._base[1]
+        return left, "overloaded" if cpu < self.seconds and cpu + waited >= 0.5 * elapsed else "timeout"
 
 
 def _own_schedstat():
@@ -391,8 +425,11 @@ class _Display:
 
 def run_notebook(path: str, namespace: dict, *, cell_timeout: float, deadline: float,
                  budget: OutputBudget | None = None) -> NotebookRun:
-    """Executes the code cells of `path` in `namespace` until done or `deadline`
-    (a time.monotonic() value). Raises NotebookUnreadable before running anything."""
+    """Executes the code cells of `path` in `namespace` until done or out of time. Raises
+    NotebookUnreadable before running anything.
+
+    It ends at `deadline` as before; `run.overloaded` says when it (or a cell, at its timer's
+    guard) was stopped while it computed or waited for a CPU with CPU time to spare."""
     cells = read_code_cells(path)
     budget = budget or OutputBudget()
     stdout, stderr = sys.stdout, sys.stderr
@@ -403,9 +440,12 @@ def run_notebook(path: str, namespace: dict, *, cell_timeout: float, deadline: f
     warnings.filterwarnings("ignore", message=".*non-interactive.*")  # plt.show() under Agg
     run = NotebookRun()
     timer = _CellTimer()
+    clock = _NotebookClock(deadline - time.monotonic())
     for count, (index, cell_id, source) in enumerate(cells, 1):
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
+        remaining, state = clock.remaining()
+        if state == "overloaded":
+            run.overloaded = True
+        if state != "ok":
             run.status = "timeout"
             run.message = f"the notebook ran out of time before cell {index}"
             break
@@ -416,7 +456,9 @@ def run_notebook(path: str, namespace: dict, *, cell_timeout: float, deadline: f
         try:
             seconds = min(cell_timeout, remaining)
             error = _run_cell(index, neutralise_magics(source), namespace, timer, seconds, cell)
+            starved = timer.overloaded
             _drawn_in_time(cell, timer, seconds)
+            starved = starved or timer.overloaded
         finally:
             sys.stdout, sys.stderr = stdout, stderr
             display.cell = None
@@ -425,6 +467,7 @@ def run_notebook(path: str, namespace: dict, *, cell_timeout: float, deadline: f
         _close_figures()
         run.cells.append({"index": index, "id": cell_id, "source_sha256": source_sha256(source),
                           **cell.finish()})
+        run.overloaded = run.overloaded or starved
     return run
 
 

@@ -47,7 +47,8 @@ class NotebookOutcome:
     wire is an `Unsupported` marker. `cell_errors` are (cell index in the notebook, exception
     type, message); execution continues after a failing cell. `cells` holds each code cell's
     outputs as the worker sent them (nbrunner.NotebookRun.cells): untrusted, read through
-    autograder.engine.executed_notebook.
+    autograder.engine.executed_notebook. `overloaded`: a wall-clock guard stopped it while it had
+    used less CPU time than its budget (a starved machine, not a slow notebook).
     """
 
     status: NotebookStatus
@@ -57,3 +58,4 @@ class NotebookOutcome:
     message: str = ""
     seconds: float = 0.0
     cells: tuple = ()
+    overloaded: bool = False

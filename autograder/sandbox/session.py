@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 from typing import Iterable, Literal, Mapping, Sequence
 
 from . import cgroups
-from .clock import Budget
+from .clock import ACTIVE_SHARE, Budget
 from .codec import Decoder, Encoder, WireError, check_factory_name
 from .launcher import launch_plan, resolve_isolation
 from .limits import Limits
@@ -35,6 +35,20 @@ LOAD_RETRIES = 1             # fresh starts of a request that only load kept fro
 class SandboxError(RuntimeError):
     """The sandbox itself failed (the worker could not start): a configuration problem, never
     something a submission caused."""
+
+
+class MachineOverloaded(SandboxError):
+    """Honest work was stopped by a wall-clock guard while its sandbox had used less CPU time than
+    its budget: the machine was too busy, not the code too slow. The grader's error, never a
+    student's timeout: the submission gets no result this run (`grade` exits 1 and its next run
+    grades it again)."""
+
+
+@dataclass(frozen=True)
+class Usage:
+    wall: float     # seconds requests took
+    cpu: float      # CPU seconds the sandbox used meanwhile
+    active: float   # CPU seconds plus seconds its tasks waited for a CPU
 
 
 @dataclass(frozen=True)
@@ -108,6 +122,7 @@ class Sandbox:
         self.isolation = resolve_isolation(isolation)
         self._failed_imports: dict[str, CallOutcome] = {}
         self._stopped_by_load = False
+        self._usage = Usage(0.0, 0.0, 0.0)   # summed over requests: see starved()
         self._started_once = False   # a worker got ready: student code may have run since
         self.quotas = "rlimits"
         root = Path(tempfile.mkdtemp(prefix="cs349e-sandbox-"))
@@ -222,7 +237,8 @@ class Sandbox:
         start = time.monotonic()
         if self._out_of_time():
             self._resources.stop_worker()
-            return NotebookOutcome("timeout", {}, (), "", self._ceiling_text(), 0.0)
+            return NotebookOutcome("timeout", {}, (), "", self._ceiling_text(), 0.0,
+                                   overloaded=self.starved(Usage(0.0, 0.0, 0.0)))
         worker = self._ready_worker()
         request_id = worker.new_id()
         request = Encoder(_REQUEST_BYTES).frame({
@@ -230,19 +246,26 @@ class Sandbox:
             "cell_timeout": self.limits.cell_timeout, "seconds": self.limits.notebook_timeout})
         worker.discard_output()
         worker.expect([request_id])
-        # Wall clock only: the cells' CPU timers run in the worker; this ends a notebook that
-        # stopped yielding to them, or that reaches the submission's ceiling.
-        budget = Budget(_notebook_backstop(self.limits.notebook_timeout), None, self.ceiling)
+        # The cells' CPU timers run in the worker; this ends a notebook that stopped yielding to
+        # them (judged on the sandbox's CPU time as a call is: one only a busy machine held back
+        # is "load"), or that reaches the submission's ceiling.
+        budget = Budget(_notebook_backstop(self.limits.notebook_timeout), worker.meter(), self.ceiling)
+        used_before = self._sandbox_cpu()
         try:
             worker.send(request, budget)
             header, body = worker.receive(budget)
-            return self._notebook_outcome(header, body, request_id, variables,
-                                          worker.take_output(request_id), time.monotonic() - start)
+            outcome = self._notebook_outcome(header, body, request_id, variables,
+                                             worker.take_output(request_id), time.monotonic() - start)
+            if outcome.overloaded and not self._starved(used_before, outcome.seconds):
+                outcome = replace(outcome, overloaded=False)   # it used its CPU share: its own time
+            return outcome
         except WorkerTimeout as exc:
             output = self._stop_worker(worker, request_id)
             message = (self._ceiling_text() if exc.cause == "deadline" else
                        f"the notebook did not finish within {self.limits.notebook_timeout:g} s")
-            return NotebookOutcome("timeout", {}, (), output, message, time.monotonic() - start)
+            return NotebookOutcome("timeout", {}, (), output, message, time.monotonic() - start,
+                                   overloaded=exc.cause == "load" or (exc.cause == "deadline"
+                                                                      and self.starved(Usage(0.0, 0.0, 0.0))))
         except WorkerDied as exc:
             output = self._stop_worker(worker, request_id)
             return NotebookOutcome("crashed", {}, (), output, str(exc), time.monotonic() - start)
@@ -281,6 +304,20 @@ class Sandbox:
         return WorkerProcess(self._plan, self.limits, factories=self.factories,
                              cgroup=self._resources.cgroup, fork_server=fork_server)
 
+    def _sandbox_cpu(self) -> float | None:
+        group = self._resources.cgroup
+        return group.cpu_seconds() if group is not None else None
+
+    def _starved(self, used_before: float | None, seconds: float) -> bool:
+        """Did the sandbox get well under its CPU share over the last `seconds` of wall time?
+        Only its cgroup (every process, dead ones included) can say; without one, no: the
+        worker's own view cannot tell a starved machine from the sandbox's own processes
+        using up its share."""
+        used_after = self._sandbox_cpu()
+        if used_before is None or used_after is None:
+            return False
+        return used_after - used_before < ACTIVE_SHARE * self.limits.cpu_share * seconds
+
     def _out_of_time(self) -> bool:
         return time.monotonic() >= self.ceiling
 
@@ -290,6 +327,9 @@ class Sandbox:
 
     def _deadline_outcome(self, what: str) -> CallOutcome:
         self._resources.stop_worker()
+        if self.starved(Usage(0.0, 0.0, 0.0)):
+            return CallOutcome("timeout", timeout_cause="load", exc_message=(
+                f"{what} was not run: {self._ceiling_text()} while the machine starved the sandbox"))
         return CallOutcome("timeout", exc_message=f"{what} was not run: {self._ceiling_text()}",
                            timeout_cause="deadline")
 
@@ -354,6 +394,7 @@ class Sandbox:
         worker.expect(ids)
         meter = worker.meter()
         budget = Budget(timeout, meter, self.ceiling)
+        start, first = time.monotonic(), meter()
         try:
             worker.send(request, budget)
             for index, request_id in enumerate(ids):
@@ -366,14 +407,17 @@ class Sandbox:
                 del header, body   # a reply is judged by the caller; nothing of it stays here
                 budget = Budget(timeout, meter, self.ceiling)
         except WorkerTimeout as exc:
+            self._count(first, meter(), time.monotonic() - start)   # before its tasks are gone
             request_id = ids[len(outcomes)]
             output = self._stop_worker(worker, request_id)
             if exc.cause == "load" and retry_load:
                 self._stopped_by_load = True
                 return outcomes
+            cause = "load" if exc.cause == "deadline" and self.starved(Usage(0.0, 0.0, 0.0)) else exc.cause
             outcomes.append(CallOutcome(
-                "timeout", exc_message=self._timeout_text(describe(len(outcomes)), timeout, exc.cause),
-                output=output, seconds=time.monotonic() - budget.start, timeout_cause=exc.cause))
+                "timeout", exc_message=self._timeout_text(describe(len(outcomes)), timeout, cause),
+                output=output, seconds=time.monotonic() - budget.start, timeout_cause=cause))
+            return outcomes
         except WorkerDied as exc:
             request_id = ids[len(outcomes)]
             output = self._stop_worker(worker, request_id)
@@ -384,7 +428,30 @@ class Sandbox:
             output = self._stop_worker(worker, request_id)
             outcomes.append(CallOutcome("protocol_error", exc_message=f"malformed reply: {exc}",
                                         output=output, seconds=time.monotonic() - budget.start))
+        self._count(first, meter(), time.monotonic() - start)
         return outcomes
+
+    def _count(self, first, last, wall: float) -> None:
+        if first is None or last is None:
+            return
+        cpu = max(last[0] - first[0], 0.0)
+        self._usage = Usage(self._usage.wall + wall, self._usage.cpu + cpu,
+                            self._usage.active + cpu + max(last[1] - first[1], 0.0))
+
+    def usage(self) -> "Usage":
+        """Wall, CPU and CPU-or-waiting-for-one seconds of this sandbox's requests so far."""
+        return self._usage
+
+    def starved(self, since: "Usage") -> bool:
+        """Since `since` (an earlier `usage()`), were its requests runnable at least half their
+        wall time (computing or waiting for a CPU, not sleeping) yet given less than half the
+        CPU time its share allows? Then a wall-clock budget that ran out was the machine's
+        doing. A submission that keeps its own share busy (spinning processes) is not starved."""
+        wall = self._usage.wall - since.wall
+        cpu = self._usage.cpu - since.cpu
+        active = self._usage.active - since.active
+        return (wall > 0 and active >= ACTIVE_SHARE * wall
+                and cpu < ACTIVE_SHARE * self.limits.cpu_share * wall)
 
     def _timeout_text(self, what: str, timeout: float, cause: str) -> str:
         if cause == "deadline":
@@ -418,7 +485,7 @@ class Sandbox:
         if not isinstance(cells, list):
             raise WireError("notebook reply's cells are not a list")
         return NotebookOutcome(status, variables, tuple(cell_errors), output, message[:2000], seconds,
-                               tuple(cells))
+                               tuple(cells), overloaded=header.get("overloaded") is True)
 
 
 def _notebook_backstop(notebook_timeout: float) -> float:

@@ -302,7 +302,8 @@ class Server:
                     variables[name] = encoder.value(self.codec.Unsupported(
                         type(namespace[name]).__name__, f"could not encode: {exc!r}"))
         reply = dict(reply, status=run.status, variables=variables,
-                     cell_errors=[list(e) for e in run.cell_errors], message=run.message)
+                     cell_errors=[list(e) for e in run.cell_errors], message=run.message,
+                     overloaded=run.overloaded)
         try:
             return encoder.frame(dict(reply, cells=run.cells))
         except self.codec.ResultTooLarge:

@@ -1,0 +1,166 @@
+"""A slow machine never lowers a score: honest work that only a starved machine kept from
+finishing is a grader error (retried by the next `grade` run), never the student's timeout.
+
+The machine is made slow without changing the submission: after the worker started, the
+sandbox shares one CPU with two spinning processes at the least CPU weight (`starve`), so the
+honest call below, 0.1 s of CPU time, would need tens of seconds of wall time. The wall-clock guard is made short
+(clock.GUARD_FACTOR) to keep the test fast; the rules are the same as with the real limits.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import nbformat
+import pytest
+
+from autograder.engine.cases import Call
+from autograder.engine.invoke import StudentCode, failure_text
+from autograder.sandbox import Limits, MachineOverloaded, Sandbox, clock
+from autograder.sandbox import session as sandbox_session
+
+HONEST = '''
+import time
+
+def work(cpu_seconds):
+    """Computes for `cpu_seconds` of this process's CPU time, then answers."""
+    start = time.process_time()
+    while time.process_time() - start < cpu_seconds:
+        pass
+    return 42
+'''
+LIMITS = Limits(call_timeout=0.5, cell_timeout=0.5)
+WORK = 0.1   # CPU seconds: well under the call timeout
+
+
+@pytest.fixture
+def starve():
+    """`starve(box)`: from now on the machine gives the running sandbox almost no CPU time, as
+    a busy machine would: its processes are moved to CPU 0, their cgroup's CPU weight is cut to
+    the least, and two spinning processes of the test's own keep CPU 0 busy. (Its CPU quota is
+    left alone: a sandbox held back by its own quota is the sandbox's doing.)"""
+    hogs = []
+
+    def starve_(box: Sandbox) -> None:
+        group = box._resources.cgroup
+        if group is None:
+            pytest.skip("no cgroup for the sandbox here (not root, or no cgroup support)")
+        cpu = group.dirs["cpu"]
+        weight = cpu / "cpu.weight" if (cpu / "cpu.weight").exists() else cpu / "cpu.shares"
+        weight.write_text("1" if weight.name == "cpu.weight" else "2")
+        for tid in group.tasks():
+            os.sched_setaffinity(tid, {0})
+        for _ in range(2):
+            hogs.append(subprocess.Popen([sys.executable, "-c",
+                                          "import os\nos.sched_setaffinity(0, {0})\nwhile True: pass"]))
+        time.sleep(0.2)   # both spinning before the sandbox's next request
+
+    yield starve_
+    for hog in hogs:
+        hog.kill()
+        hog.wait()
+
+
+@pytest.fixture
+def short_guard(monkeypatch):
+    monkeypatch.setattr(clock, "GUARD_FACTOR", 3.0)        # 1.5 s of wall time per 0.5 s call
+    monkeypatch.setattr(sandbox_session, "LOAD_RETRIES", 0)  # a retry would start a starved worker
+
+
+def test_an_honest_call_starved_by_the_machine_is_a_grader_error_not_a_lower_score(tmp_path, short_guard, starve):
+    (tmp_path / "codesign.py").write_text(HONEST)
+    with Sandbox(tmp_path, limits=LIMITS) as box:
+        code = StudentCode(box, "codesign", deadline=time.monotonic() + 60)
+        assert code.load().ok
+        alone = code.call(Call("work", (WORK,)))
+        assert alone.outcome.status == "ok" and alone.outcome.value == 42
+        starve(box)
+        started = time.monotonic()
+        with pytest.raises(MachineOverloaded) as raised:
+            reply = code.call(Call("work", (WORK,)))
+            # Today: a timeout charged to the student, feedback "死循环，或者实现太慢".
+            raise AssertionError(f"graded as the student's: {reply.outcome.status} "
+                                 f"({reply.outcome.timeout_cause}): {failure_text(reply.outcome, 'work')}")
+        assert time.monotonic() - started < 10   # the guard (1.5 s) ends it, not the work (~100 s)
+        assert "overloaded" in str(raised.value) and "codesign.work" in str(raised.value)
+
+
+def _notebook(path, *cells: str) -> None:
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell(source) for source in cells]
+    nbformat.write(notebook, str(path))
+
+
+def test_an_honest_notebook_cell_starved_by_the_machine_is_a_grader_error(tmp_path, starve):
+    """The cell timer's guard is GUARD_FACTOR (10) × the cell timeout inside the worker."""
+    (tmp_path / "codesign.py").write_text(HONEST)
+    _notebook(tmp_path / "handout.ipynb", "from codesign import work", "answer = work(0.1)")
+    limits = Limits(cell_timeout=0.3, notebook_timeout=30.0)
+    with Sandbox(tmp_path, limits=limits) as box:
+        code = StudentCode(box, "codesign", deadline=time.monotonic() + 60)
+        alone = code.run_notebook("handout.ipynb", ["answer"])
+        assert alone.status == "ok" and alone.variables == {"answer": 42} and not alone.cell_errors
+        starve(box)
+        with pytest.raises(MachineOverloaded) as raised:
+            starved = code.run_notebook("handout.ipynb", ["answer"])
+            # Today: the cell's CellTimeout is the student's error, and `answer` is missing.
+            raise AssertionError(f"graded as the student's: {starved.status}, {starved.cell_errors}")
+        assert "handout.ipynb" in str(raised.value)
+
+
+def test_a_notebook_spinning_through_its_own_cpu_share_is_still_its_own_timeout(tmp_path):
+    """Four spinning processes keep the sandbox's cell waiting for a CPU of its own quota: that
+    is the submission's doing, judged as before (the cell's timeout, the rest still runs)."""
+    spin = ("import os, time\n"
+            "for _ in range(4):\n"
+            "    if os.fork() == 0:\n"
+            "        while True: pass\n"
+            "while True: pass\n")
+    _notebook(tmp_path / "handout.ipynb", spin, "answer = 42")
+    limits = Limits(cell_timeout=0.3, notebook_timeout=30.0, cpu_share=0.5)
+    with Sandbox(tmp_path, limits=limits) as box:
+        if box._resources.cgroup is None:
+            pytest.skip("no cgroup for the sandbox here")
+        outcome = StudentCode(box, "codesign", deadline=time.monotonic() + 60).run_notebook(
+            "handout.ipynb", ["answer"])
+    assert not outcome.overloaded
+    assert outcome.variables == {"answer": 42}
+    assert [name for _, name, _ in outcome.cell_errors] == ["CellTimeout"]
+
+
+def test_a_submissions_call_time_passing_on_a_starved_machine_is_a_grader_error(tmp_path, short_guard, starve):
+    """Each honest call (5 ms of CPU time) takes a starved machine a large part of a second, so
+    the submission's 1.5 s for its calls passes after a few of them (or one call's own guard
+    does: a grader error either way)."""
+    (tmp_path / "codesign.py").write_text(HONEST)
+    with Sandbox(tmp_path, limits=LIMITS) as box:
+        code = StudentCode(box, "codesign", deadline=time.monotonic() + 60)
+        assert code.load().ok
+        starve(box)
+        code = StudentCode(box, "codesign", deadline=time.monotonic() + 1.5)
+        with pytest.raises(MachineOverloaded) as raised:
+            replies = code.call_many([Call("work", (0.005,)) for _ in range(8)])
+            # Today: the calls after the deadline are skipped, and fail.
+            raise AssertionError(f"graded as the student's: {[r.skipped or r.outcome.status for r in replies]}")
+        assert "machine overloaded" in str(raised.value)
+
+
+def test_a_notebooks_time_passing_on_a_starved_machine_is_a_grader_error(tmp_path, starve):
+    """Twelve honest cells of 3 ms of CPU time each: the notebook's 1 s passes after a few of
+    them on a starved machine."""
+    (tmp_path / "codesign.py").write_text(HONEST)
+    cells = ["from codesign import work"] + [f"a{i} = work(0.003)" for i in range(12)]
+    _notebook(tmp_path / "handout.ipynb", *cells)
+    limits = Limits(cell_timeout=5.0, notebook_timeout=1.0)
+    with Sandbox(tmp_path, limits=limits) as box:
+        code = StudentCode(box, "codesign", deadline=time.monotonic() + 60)
+        alone = code.run_notebook("handout.ipynb", ["a11"])
+        assert alone.status == "ok" and alone.variables == {"a11": 42}
+        starve(box)
+        with pytest.raises(MachineOverloaded):
+            starved = code.run_notebook("handout.ipynb", ["a11"])
+            # Today: "the notebook ran out of time before cell …", and a11 is missing.
+            raise AssertionError(f"graded as the student's: {starved.status}, {starved.message}")
