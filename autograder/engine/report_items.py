@@ -45,7 +45,8 @@ def recorded_answer(value: Any) -> dict:
     """The submitted value as JSON-plain data for the result: {"state": "given", "value": v} with v
     a finite number, a string, a bool or None (the unanswered placeholder); {"state": "absent"}
     when the notebook did not define it (or there was no readable notebook); {"state":
-    "unreadable", "type": name} for anything else (an array, a non-finite or huge number, ...)."""
+    "unreadable", "type": name} for anything else (an array, a non-finite or huge number, ...).
+    Items with a measured key record {"state": "measured"} only (grade_report)."""
     if value is _ABSENT:
         return {"state": "absent"}
     if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf":
@@ -88,7 +89,11 @@ def grade_report(items: Sequence[Item], key: Mapping[str, Any], notebook: Notebo
                                       f"**无法评分：** {reason}\n", output, item.title, recorded_answer(_ABSENT)))
             continue
         judged = guarded(item, lambda: _judge_answer(item, notebook, key[item.id], note, output))
-        results.append(replace(judged, answer=recorded_answer(notebook.variables.get(item.id, _ABSENT))))
+        # a measured (or derived-from-measured) number is the grading machine's if the notebook times
+        # itself: recorded by kind only, so a result stays a pure function of the files
+        answer = ({"state": "measured"} if isinstance(key[item.id], (MeasuredKey, DerivedKey))
+                  else recorded_answer(notebook.variables.get(item.id, _ABSENT)))
+        results.append(replace(judged, answer=answer))
     return results
 
 

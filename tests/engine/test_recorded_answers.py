@@ -49,6 +49,19 @@ def test_absent_placeholder_and_unreadable_answers_are_recorded_as_such():
     assert [r.answer for r in missing] == [{"state": "absent"}] * 2
 
 
+def test_a_measured_answer_is_recorded_by_kind_only():
+    """A notebook that times itself while it is graded answers with the grading machine's number:
+    keeping it would make two gradings of the same files differ."""
+    from autograder.engine.answer_checks import DerivedKey, MeasuredKey
+
+    ratio = Item(id="q04", kind="number", points=1, rtol=0.05)
+    items, key = [NUMBER, ratio], {"q01": MeasuredKey(0.1, 100.0), "q04": DerivedKey(("q01",), lambda t: 2 * t)}
+    for timing in (3.0, 3.5):
+        results = grade_report(items, key, NotebookOutcome("ok", {"q01": timing, "q04": 2 * timing}, (), ""), "h.ipynb")
+        assert [r.status for r in results] == ["passed", "passed"]
+        assert [r.answer for r in results] == [{"state": "measured"}] * 2
+
+
 def test_the_feedback_is_what_it_was_and_never_shows_the_key():
     results = grade_report([NUMBER], {"q01": 7.123456}, NotebookOutcome("ok", {"q01": 1.0}, (), ""), "h.ipynb")
     assert results[0].answer == {"state": "given", "value": 1.0}
