@@ -71,8 +71,12 @@ def sources_digest(assignment: str) -> str:
 # --- drawing (in a fresh interpreter only) -------------------------------------------------------
 def run_hypothesis(prop: Property, phases: tuple, on_example: Callable[[tuple], None],
                    max_examples: int | None = None) -> None:
-    """Run hypothesis over the property's strategy with the property's own seed (public API only)."""
+    """Run hypothesis over the property's strategy with the property's own seed (public API only).
+    Without local constants: which kit modules a process has imported, and from where it runs (a
+    cluster worker, a course copy), must not steer the search or its shrinking."""
     from hypothesis import HealthCheck, Verbosity, given, seed, settings
+
+    _without_local_constants()
 
     config = settings(derandomize=False, database=None, max_examples=max_examples or prop.max_examples,
                       deadline=None, phases=phases, suppress_health_check=list(HealthCheck),

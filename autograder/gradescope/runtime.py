@@ -19,6 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from autograder.engine.variants import has_variants
 from autograder.gradescope.lateness import submission_times, write_timestamp
 from autograder.gradescope.results import FALLBACK_LOG, failure_results, fallback_note, final_results
 from autograder.gradescope.schema import VISIBILITIES, check_results
@@ -130,6 +131,11 @@ def grade_upload(assignment: str, root: Path, visibility: str, timeout: float, i
         write_timestamp(submissions / STUDENT, created_at)
         ids = None
         student = submission_student(root)   # the variant of an assignment with per-student variants
+        if student is None and has_variants(assignment):
+            # the folder's name here is the runner's own, not a student's: grading it would use a
+            # variant nobody was given
+            raise GradingFailed("submission_metadata.json names no submitter (users[0].sid or email): "
+                                f"{assignment} has per-student variants and cannot be graded without the student's id")
         if student is not None:
             ids = Path(tmp) / "student_ids.json"
             ids.write_text(json.dumps({STUDENT: {"id": student[0], "source": student[1]}}), encoding="utf-8")

@@ -55,8 +55,8 @@ def sustained_chip(chip, flops_share, bw_share):
     """规格表上的芯片 → 实测的"持续"芯片：flops_share 里列出的精度，算力乘以各自的比例（没列出的精度去掉）；
     HBM 带宽乘以 bw_share；其余的数字（容量、NVLink、功耗、exp 吞吐）照抄。"""
     d = chip.to_dict()
-    d["flops"] = {p: {**d["flops"][p], "value": d["flops"][p]["value"] * share} for p, share in flops_share.items()}
-    d["mem_bw"] = {**d["mem_bw"], "value": d["mem_bw"]["value"] * bw_share}
+    d["flops"] = {p: dict(d["flops"][p], value=d["flops"][p]["value"] * share) for p, share in flops_share.items()}
+    d["mem_bw"] = dict(d["mem_bw"], value=d["mem_bw"]["value"] * bw_share)
     return type(chip).from_dict(d)
 
 

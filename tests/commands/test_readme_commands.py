@@ -40,7 +40,10 @@ def test_the_readme_gives_instructor_commands():
 
 
 def test_the_virtualenv_is_activated_before_the_first_bare_command():
-    first_bare = min(AFTER_QUICK_START.index(f"`{c}") for c in COMMANDS if not c.startswith(".venv/"))
+    def position(command: str) -> int:   # inline (`cmd`) or a line of a ```bash block
+        return min(i for i in (AFTER_QUICK_START.find(f"`{command}"), AFTER_QUICK_START.find(f"\n{command}")) if i >= 0)
+
+    first_bare = min(position(c) for c in COMMANDS if not c.startswith(".venv/"))
     assert ACTIVATE in AFTER_QUICK_START[:first_bare]
 
 

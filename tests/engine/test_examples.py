@@ -1,19 +1,10 @@
 """Do the shipped example submissions (README's main job) grade as their names promise?"""
 
-import re
-
-import numpy as np
 import pytest
 
 import solutions.lec01_codesign as ref
 from engine.conftest import EXAMPLE_PREFIX
 from engine.corpus import LOW_FRACTION, items_answered_without_the_student_module, score_outside
-
-
-def _argmin(y: float) -> float:
-    """The lecture's to_e2m1: the nearest grid point by argmin, ties to the smaller magnitude."""
-    grid = np.array([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0])
-    return float(np.copysign(grid[np.abs(abs(y) - grid).argmin()], y))
 
 
 def result(batch, name):
@@ -41,13 +32,8 @@ def test_dave_learns_about_ties_to_even_from_a_shrunk_counterexample(graded_batc
     dave = result(graded_batch, "dave")
     feedback = dave.item("to_e2m1").feedback_md
     assert dave.item("to_e2m1").status == "partial"
-    # a one-element midpoint the lecture's argmin rounds down (0.75 when the search shrinks all the way;
-    # the search's path depends on the grading run, so any midpoint counts)
-    shrunk = re.search(r"最小反例（hypothesis 自动缩小）：`to_e2m1\(np.array\(\[(-?[0-9.]+)\]\)\)`", feedback)
-    assert shrunk, feedback
-    tie = float(shrunk[1])
-    assert abs(tie) in (0.75, 1.75, 2.5, 3.5, 5.0) and float(ref.to_e2m1(tie)) != float(_argmin(tie))
-    assert f"期望 [{float(ref.to_e2m1(tie))!r}]" in feedback and "ties to even" in feedback
+    assert "`to_e2m1(np.array([0.75]))`" in feedback
+    assert f"期望 [{float(ref.to_e2m1(0.75))!r}]" in feedback and "ties to even" in feedback
     assert "负数" in dave.item("round_e4m3").feedback_md
 
 

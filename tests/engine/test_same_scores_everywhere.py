@@ -80,7 +80,7 @@ def gradescope(course: Path, out: Path) -> tuple[Scores, set[str]]:
     autograder(course, "gradescope", ASSIGNMENT, "--out", str(bundle))
     submissions = {}
     for student_dir in sorted((course / "submitted").iterdir()):
-        run = run_autograder(lay_out(out / student_dir.name, bundle, student_dir / ASSIGNMENT))
+        run = run_autograder(lay_out(out / student_dir.name, bundle, student_dir / ASSIGNMENT, student_dir.name))
         assert run.results is not None, run.log[-3000:]
         submissions[student_dir.name] = {**run.results["extra_data"]["submission"], "student": student_dir.name}
     return _scores(submissions)

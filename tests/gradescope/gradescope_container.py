@@ -43,8 +43,10 @@ class ContainerRun:
     results: dict | None
 
 
-def lay_out(root: Path, bundle: Path, submission: Path) -> Path:
-    """A Gradescope /autograder folder at `root` with the bundle unpacked and `submission` uploaded."""
+def lay_out(root: Path, bundle: Path, submission: Path, student_id: str | None = None) -> Path:
+    """A Gradescope /autograder folder at `root` with the bundle unpacked and `submission` uploaded
+    by `student_id` (default: the submission folder's name), the sid of submission_metadata.json
+    as Gradescope always writes it."""
     source = root / "source"
     with zipfile.ZipFile(bundle) as zf:
         zf.extractall(source)
@@ -55,6 +57,10 @@ def lay_out(root: Path, bundle: Path, submission: Path) -> Path:
                 target.chmod(target.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     shutil.copy2(source / "run_autograder", root / "run_autograder")
     shutil.copytree(submission, root / "submission")
+    student_id = submission.name if student_id is None else student_id
+    if student_id:
+        users = [{"sid": student_id, "email": f"{student_id}@example.edu", "name": student_id}]
+        (root / "submission_metadata.json").write_text(json.dumps({"users": users}), encoding="utf-8")
     (root / "results").mkdir()
     blockers = root / ".instructor_only"
     blockers.mkdir()

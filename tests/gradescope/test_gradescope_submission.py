@@ -59,3 +59,21 @@ def test_the_student_id_is_the_first_submitters_sid_else_their_email(tmp_path):
     assert submission_student(_metadata(tmp_path, [])) is None
     (tmp_path / "submission_metadata.json").write_text("not json", encoding="utf-8")
     assert submission_student(tmp_path) is None
+
+
+def test_without_a_submitter_in_the_metadata_a_variant_assignment_is_not_graded(tmp_path, capsys):
+    """The runner's own folder name is nobody's id: grading under it would use a variant no
+    student was given, so the upload fails with the reason instead."""
+    import shutil
+
+    from autograder.engine.variants import has_variants
+    from autograder.gradescope.runtime import main
+    from autograder.engine.registry import REPO_ROOT
+
+    assert has_variants("lec01_codesign")
+    shutil.copytree(REPO_ROOT / "examples" / "lec01_codesign" / "submissions" / "alice", tmp_path / "submission")
+    (tmp_path / "results").mkdir()
+    assert main(["lec01_codesign", "--root", str(tmp_path)]) == 1
+    results = json.loads((tmp_path / "results" / "results.json").read_text(encoding="utf-8"))
+    assert results["score"] == 0
+    assert "submission_metadata.json names no submitter" in capsys.readouterr().err

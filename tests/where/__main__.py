@@ -50,6 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     docker_run.add_argument("--bundle")
     docker_run.add_argument("--checkout", default=str(ROOT))
     docker_run.add_argument("submission")
+    docker_run.add_argument("--student-id", help="the submitter's sid in submission_metadata.json "
+                            "(default: the submission folder's name)")
     args = parser.parse_args(argv)
 
     try:
@@ -82,7 +84,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.verb == "build":
             print(image, f"(setup.sh took {took:.0f} s)" if took is not None else "(cached)")
             return 0
-        done = gs.run_submission(image, bundle, Path(args.submission))
+        done = gs.run_submission(image, bundle, Path(args.submission),
+                                 student_id=args.student_id or Path(args.submission).resolve().name)
         sys.stderr.write(done.log)
         print(json.dumps(done.results, ensure_ascii=False, indent=1))
         return done.returncode

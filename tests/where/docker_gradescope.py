@@ -135,14 +135,24 @@ class ContainerRun:
     seconds: float
 
 
-def run_submission(image: str, bundle: Path, submission: Path, timeout: float = 900) -> ContainerRun:
-    """run_autograder as shipped, in a fresh container with Docker's defaults and no network."""
+def write_metadata(root: Path, student_id: str) -> None:
+    """Gradescope's submission_metadata.json, the part the runner reads: the submitter's sid."""
+    users = [{"sid": student_id, "email": f"{student_id}@example.edu", "name": student_id}]
+    (root / "submission_metadata.json").write_text(json.dumps({"users": users}), encoding="utf-8")
+
+
+def run_submission(image: str, bundle: Path, submission: Path, timeout: float = 900,
+                   student_id: str | None = None) -> ContainerRun:
+    """run_autograder as shipped, in a fresh container with Docker's defaults and no network;
+    `student_id` is the submitter's roster id in submission_metadata.json, as Gradescope writes it."""
     name = f"cs349e-grade-{uuid.uuid4().hex[:8]}"
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "autograder"
         _unpack(bundle, root / "source")
         shutil.copy2(root / "source" / "run_autograder", root / "run_autograder")
         shutil.copytree(submission, root / "submission")
+        if student_id is not None:
+            write_metadata(root, student_id)
         (root / "results").mkdir()
         _docker("create", "--name", name, "--network", "none", "-w", "/autograder", image,
                 "/autograder/run_autograder")

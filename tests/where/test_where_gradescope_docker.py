@@ -79,9 +79,10 @@ def graded(image, bundle, tmp_path_factory):
     """Grades a submission in a fresh container once per name; the runs are kept for the report."""
     runs = {}
 
-    def grade(name: str, submission: Path) -> gs.ContainerRun:
+    def grade(name: str, submission: Path, student_id: str = "alice") -> gs.ContainerRun:
+        """`student_id`: whose notebook it is (its typed id and numbers): Gradescope's sid."""
         if name not in runs:
-            runs[name] = gs.run_submission(image, bundle, submission)
+            runs[name] = gs.run_submission(image, bundle, submission, student_id=student_id)
             results = runs[name].results or {}
             recorded = results.get("extra_data", {}).get("submission", {})
             print(f"\n{name}: exit {runs[name].returncode}, {runs[name].seconds:.1f} s, score {results.get('score')}, "
@@ -121,8 +122,8 @@ def test_a_buggy_student_gets_partial_credit(graded, tmp_path):
 
 
 def test_eve_scores_about_what_bubblewrap_gives_her(graded, bundle, tmp_path):
-    run = graded("eve", EXAMPLES / "eve")
-    here = run_in_bubblewrap(lay_out(tmp_path / "autograder", bundle, EXAMPLES / "eve"))
+    run = graded("eve", EXAMPLES / "eve", student_id="eve")
+    here = run_in_bubblewrap(lay_out(tmp_path / "autograder", bundle, EXAMPLES / "eve", student_id="eve"))
     assert here.results is not None and here.results["extra_data"]["submission"]["isolation"] == "bubblewrap"
     assert run.results["score"] == pytest.approx(here.results["score"], abs=1.0), (run.results["score"], here.results["score"])
 
