@@ -17,7 +17,7 @@ import uuid
 from collections import deque
 from concurrent.futures import CancelledError
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Mapping
 
 from autograder.cluster.errors import ClusterRefused
 from autograder.cluster.kit_version import kit_version, mismatch
@@ -89,7 +89,8 @@ def check_workers(client, isolation: str, *, timeout: float = CONNECT_TIMEOUT) -
 
 
 def grade_on_scheduler(address: str, assignment: str, config: GradingConfig, pending: list[Path], limits: Limits,
-                       isolation: str, on_start, n_skipped: int, finish: Finish) -> None:
+                       isolation: str, on_start, n_skipped: int, finish: Finish,
+                       student_ids: Mapping[str, tuple[str, str]] | None = None) -> None:
     """batch.py's cluster path: connect (refused with one line before anything is graded), grade
     `pending` there, close."""
     if not pending:
@@ -100,15 +101,16 @@ def grade_on_scheduler(address: str, assignment: str, config: GradingConfig, pen
     try:
         if on_start:
             on_start(len(pending), n_skipped)
-        grade_on_cluster(client, assignment, config, pending, limits, isolation, finish)
+        grade_on_cluster(client, assignment, config, pending, limits, isolation, finish, student_ids)
     finally:
         client.close()
 
 
 def grade_on_cluster(client, assignment: str, config: GradingConfig, pending: list[Path], limits: Limits,
-                     isolation: str, finish: Finish) -> None:
+                     isolation: str, finish: Finish, student_ids: Mapping[str, tuple[str, str]] | None = None) -> None:
     """Grades every folder of `pending` on the cluster; `finish(student, result, error)` is called
-    once per student, in this process, as results arrive."""
+    once per student, in this process, as results arrive. `student_ids` (folder -> (id, source))
+    travels with each parcel, as batch.py passes it to a local grading."""
     from distributed import wait
     from autograder.cluster.worker_side import grade_parcel
 
@@ -128,7 +130,7 @@ def grade_on_cluster(client, assignment: str, config: GradingConfig, pending: li
                 finish(folder.name, None, traceback.format_exc(limit=4))
                 continue
             future = client.submit(grade_parcel, parcel, assignment, limits, isolation, expected,
-                                   key=f"grade-{assignment}-{folder.name}-{batch}", pure=False)
+                                   (student_ids or {}).get(folder.name), key=f"grade-{assignment}-{folder.name}-{batch}", pure=False)
             in_flight[future] = folder.name
 
     def give_up(reason: str) -> None:

@@ -35,7 +35,8 @@ def probe(isolation: str, dask_worker=None) -> dict:
     return {"kit": kit_version(), "problem": isolation_problem(isolation, _address(dask_worker), _tls_key(dask_worker))}
 
 
-def grade_parcel(parcel: Parcel, assignment: str, limits: Limits, isolation: str, expected: dict):
+def grade_parcel(parcel: Parcel, assignment: str, limits: Limits, isolation: str, expected: dict,
+                 student: tuple[str, str] | None = None):
     """(SubmissionResult, None), or (None, error text) when the grader failed on this student, as
     `_grade_safely` returns them. Raises ClusterRefused where this worker must not grade."""
     from distributed import get_worker
@@ -50,7 +51,7 @@ def grade_parcel(parcel: Parcel, assignment: str, limits: Limits, isolation: str
         raise ClusterRefused(f"worker {worker.address} cannot isolate student code: {problem}")
     _prepare(assignment, isolation)
     with tempfile.TemporaryDirectory(prefix="cs349e-parcel-") as root:
-        return _grade_safely(assignment, parcel.materialize(Path(root)), limits, isolation)
+        return _grade_safely(assignment, parcel.materialize(Path(root)), limits, isolation, student)
 
 
 def _prepare(assignment: str, isolation: str) -> None:

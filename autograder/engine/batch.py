@@ -56,8 +56,6 @@ def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1,
     folder's name. It decides the variant of an assignment with per-student variants."""
     started = time.perf_counter()
     ids = dict(student_ids or {})
-    if ids and scheduler is not None:
-        raise ConfigError("student ids other than the folder names are not sent to a cluster's workers")
     submissions, out = Path(submissions), Path(out)
     if jobs < 1:
         raise ValueError(f"jobs must be at least 1, got {jobs}")
@@ -108,7 +106,8 @@ def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1,
 
     if scheduler is not None:
         from autograder.cluster.client_side import grade_on_scheduler
-        grade_on_scheduler(scheduler, assignment, config, pending, limits, isolation, on_start, len(skipped), finish)
+        grade_on_scheduler(scheduler, assignment, config, pending, limits, isolation, on_start, len(skipped), finish,
+                           ids)
     elif jobs == 1 or len(pending) <= 1:
         if on_start:
             on_start(len(pending), len(skipped))

@@ -91,7 +91,7 @@ def grade_report(items: Sequence[Item], key: Mapping[str, Any], notebook: Notebo
         judged = guarded(item, lambda: _judge_answer(item, notebook, key[item.id], note, output))
         # a measured (or derived-from-measured) number is the grading machine's if the notebook times
         # itself: recorded by kind only, so a result stays a pure function of the files
-        answer = ({"state": "measured"} if isinstance(key[item.id], (MeasuredKey, DerivedKey))
+        answer = ({"state": "measured"} if isinstance(key.get(item.id), (MeasuredKey, DerivedKey))
                   else recorded_answer(notebook.variables.get(item.id, _ABSENT)))
         results.append(replace(judged, answer=answer))
     return results

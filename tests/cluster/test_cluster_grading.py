@@ -128,6 +128,8 @@ def test_a_worker_killed_mid_batch_loses_nobody_and_grades_nobody_twice(cluster,
         for example in sorted(EXAMPLES_DIR.iterdir()):
             shutil.copytree(example, submissions / f"{example.name}{copy}")
     students = sorted(p.name for p in submissions.iterdir())
+    # each copy is handed in by the original's student (their variant), as --student-ids names them
+    copies_of = {name: (name[:-1], "folder") for name in students}
     victim = cluster.worker(cluster.address, "victim", cwd=REPO_ROOT)
     victim_address = wait_for_worker(cluster.client, "victim")
 
@@ -136,7 +138,8 @@ def test_a_worker_killed_mid_batch_loses_nobody_and_grades_nobody_twice(cluster,
     def grade():
         try:
             outcome["report"] = grade_batch(ASSIGNMENT, submissions, out, scheduler=cluster.address,
-                                            on_result=lambda student, result, error: reported.append(student))
+                                            on_result=lambda student, result, error: reported.append(student),
+                                            student_ids=copies_of)
         except BaseException as exc:  # noqa: BLE001 - re-raised in the test's thread
             outcome["error"] = exc
 
