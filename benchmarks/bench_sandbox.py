@@ -1,12 +1,15 @@
-"""Time the grading sandbox: worker start-up, per-call overhead, array transfer, restarts.
+"""Time the grading sandbox: worker start-up, per-call overhead, array transfer, restarts, and a
+classmate's calls beside a CPU hog.
 
 Run: python benchmarks/bench_sandbox.py [--repeats N] [--isolation bubblewrap rlimits]
 Prints medians per isolation. Targets: worker ready (interpreter + numpy) < 0.3 s, a trivial
-call a few ms at most, so that one submission grades in <= 1.5 s.
+call a few ms at most, so that one submission grades in <= 1.5 s; a classmate's calls beside a
+sandbox that forked 4 spinners take < 1.5x as long as alone (on 2 or more CPUs).
 Memory: not measured; no target is about memory.
 """
 
 import argparse
+import os
 import subprocess
 import sys
 import tempfile
@@ -20,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT)]
 
 from autograder.sandbox import Call, Limits, Sandbox, bubblewrap_problem, rlimits_problem  # noqa: E402
+from autograder.sandbox import placement  # noqa: E402
 from autograder.sandbox.launcher import _base_env, launch_plan  # noqa: E402
 from timing import median_seconds  # noqa: E402  (benchmarks/ is the script folder)
 
@@ -35,6 +39,21 @@ def echo(x):
 def spin():
     while True:
         pass
+
+def work(seconds):
+    import time
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        pass
+
+def hog(children, seconds):
+    import os, time
+    for _ in range(children):   # left running after the call returns, as an import-time hog does
+        if os.fork() == 0:
+            stop = time.monotonic() + seconds
+            while time.monotonic() < stop:
+                pass
+            os._exit(0)
 """
 NOTEBOOK = ('{"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": null,'
             ' "source": "import numpy as np\\nq1 = float(np.arange(10).sum())"}],'
@@ -83,6 +102,29 @@ def sandbox_rows(isolation, folder, repeats):
     return rows
 
 
+def neighbour_rows(isolation, folder, repeats):
+    """The classmate's calls (grader and worker taking turns, 2 ms of work each) beside a sandbox
+    whose 4 forked spinners run on, over the same calls alone; with and without CPU placement."""
+    calls = [Call("codesign", "work", (0.002,))] * 200
+    rows = []
+    for placed in (True, False):
+        placement.ENABLED = placed
+        try:
+            with Sandbox(folder, isolation=isolation) as classmate:
+                classmate.call_many(calls[:5])
+                alone = median_seconds(lambda: classmate.call_many(calls), repeats)
+                with Sandbox(folder, isolation=isolation) as hog:
+                    hog.call("codesign", "hog", (4, 600))
+                    beside = median_seconds(lambda: classmate.call_many(calls), repeats)
+                after = median_seconds(lambda: classmate.call_many(calls), repeats)
+        finally:
+            placement.ENABLED = True
+        where = f"CPUs {placement.describe(classmate.cpus) or 'any'}"
+        rows.append((f"classmate beside a 4-spinner hog / alone, {'placed' if placed else 'not placed'} ({where})",
+                     beside / ((alone + after) / 2)))
+    return rows
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=10)
@@ -107,6 +149,9 @@ def main():
             for label, seconds in rows:
                 table.add_row(label, f"{seconds * 1e3:.3f} ms")
             console.print(table)
+            if len(os.sched_getaffinity(0)) >= 2:
+                for label, ratio in neighbour_rows(isolation, folder, args.repeats):
+                    console.print(f"{isolation}: {label}: {ratio:.2f}x (median of {args.repeats})")
     console.print(f"bubblewrap probe (the trial run; cached once per process): {probe * 1e3:.1f} ms median of 5")
 
 

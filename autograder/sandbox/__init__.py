@@ -6,7 +6,8 @@
 
 Modules: limits (Limits), outcomes (CallOutcome, NotebookOutcome), codec (the safe wire
 format), launcher (the isolation backends: bubblewrap / rlimits command lines), lockdown (the
-confinement every worker applies to itself), uids (a host uid per sandbox), reaper (ends a uid's
+confinement every worker applies to itself), uids (a host uid per sandbox), placement (CPUs of
+its own per open sandbox), reaper (ends a uid's
 processes), workdir (the private copy), output (per-call output capture), cgroups (the quota
 backends: per-sandbox cgroups or rlimits),
 clock (CPU-time budgets), process (one worker process), session (Sandbox), plotting (the shared

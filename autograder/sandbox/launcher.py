@@ -25,7 +25,7 @@ import stat
 import subprocess
 import sys
 import sysconfig
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Mapping
 
@@ -82,6 +82,7 @@ class LaunchPlan:
     counted_uid: int | None           # RLIMIT_NPROC counts this uid's processes machine-wide
     worker_cwd: str = ""              # the worker's folder as it sees it (bubblewrap: set by bwrap)
     backend: "IsolationBackend | None" = None   # what made it (launch_plan always sets it)
+    cpus: tuple[int, ...] | None = None         # the CPUs the worker pins itself to (placement.py)
 
     def argv(self, config_fd: str, info_fd: int | None = None) -> list[str]:
         """The command line; the worker reads its config from the pipe `config_fd` (never argv:
@@ -102,7 +103,8 @@ class LaunchPlan:
                         file_bytes=limits.file_bytes, nproc=self.nproc_limit(), drop_to=self.drop_to,
                         # bubblewrap ends the sandbox with the grader (--die-with-parent); the
                         # fallback's worker asks the kernel itself.
-                        parent_pid=None if self.backend.dies_with_grader else os.getpid())
+                        parent_pid=None if self.backend.dies_with_grader else os.getpid(),
+                        cpus=self.cpus)
 
     def nproc_limit(self) -> int | None:
         """RLIMIT_NPROC for a worker starting now: `max_processes` beyond what the counted uid
@@ -230,7 +232,8 @@ def rlimits_problem() -> str | None:
 
 
 def launch_plan(isolation: str, workdir: Path, private_dir: Path, limits: Limits, *,
-                uid: int = SANDBOX_UID, env: Mapping[str, str] | None = None) -> LaunchPlan:
+                uid: int = SANDBOX_UID, env: Mapping[str, str] | None = None,
+                cpus: tuple[int, ...] | None = None) -> LaunchPlan:
     """The plan for a worker in `workdir` (the submission copy) with `private_dir` (a host
     directory of this sandbox only, for HOME/TMPDIR and the worker's files in the fallback).
 
@@ -238,8 +241,10 @@ def launch_plan(isolation: str, workdir: Path, private_dir: Path, limits: Limits
     own (`uids.claim_uid()`). `env` adds variables the caller's code in the sandbox reads (e.g.
     the notebook's check() helper); it cannot replace the base environment. The fallback
     refuses (SandboxUnavailable) where `rlimits_problem()` says it cannot keep the project
-    private; otherwise `private_dir` is handed over to `uid` and closed to every other uid."""
-    return isolation_backend(isolation).plan(workdir, private_dir, limits, uid=uid, env=_checked_env(env or {}))
+    private; otherwise `private_dir` is handed over to `uid` and closed to every other uid.
+    `cpus` (placement.claim) are the only CPUs the worker and all it starts may run on."""
+    plan = isolation_backend(isolation).plan(workdir, private_dir, limits, uid=uid, env=_checked_env(env or {}))
+    return replace(plan, cpus=tuple(cpus)) if cpus else plan
 
 
 class IsolationBackend:

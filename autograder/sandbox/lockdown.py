@@ -10,9 +10,12 @@ fallback's plain start), it applies the same `Lockdown`, in this order:
    inheritable set: nothing of root is left;
 5. where the grader asks, SIGKILL when the grader dies (the uid fallback has no bubblewrap
    --die-with-parent);
-6. a seccomp filter refusing new user namespaces (unshare/clone with CLONE_NEWUSER; clone3,
+6. where the grader placed the sandbox, its CPUs (placement.py): every process and thread the
+   worker starts inherits them;
+7. a seccomp filter refusing new user namespaces (unshare/clone with CLONE_NEWUSER; clone3,
    whose flags a filter cannot read, answers ENOSYS so the C library uses clone): kernel attack
-   surface the grader never needs.
+   surface the grader never needs; and refusing sched_setaffinity, so nothing in the sandbox
+   leaves its CPUs.
 
 Any step that does not take effect ends the worker (fail closed). The parent builds the spec
 (`Lockdown.to_config`); `apply` runs in the worker, so this file uses the standard library only
@@ -38,8 +41,8 @@ _LAST_CAPABILITY = 63
 CLONE_NEWUSER = 0x10000000
 # (audit arch, syscall numbers) of the architectures the filter is written for.
 _ARCHES = {
-    "x86_64": (0xC000003E, {"clone": 56, "unshare": 272, "clone3": 435}),
-    "aarch64": (0xC00000B7, {"clone": 220, "unshare": 97, "clone3": 435}),
+    "x86_64": (0xC000003E, {"clone": 56, "unshare": 272, "clone3": 435, "sched_setaffinity": 203}),
+    "aarch64": (0xC00000B7, {"clone": 220, "unshare": 97, "clone3": 435, "sched_setaffinity": 122}),
 }
 _X32_BIT = 0x40000000   # x86_64's x32 syscall numbers: another way to reach the same calls
 
@@ -55,6 +58,7 @@ class Lockdown:
     drop_to: tuple[int, int] | None    # uid, gid to switch to (started as root), else None
     parent_pid: int | None = None      # die with this process (uid fallback), else None
     block_userns: bool = True
+    cpus: tuple[int, ...] | None = None   # the sandbox's CPUs (placement.py), None: anywhere
 
     def to_config(self) -> dict:
         return asdict(self)
@@ -88,6 +92,8 @@ def apply(spec: dict) -> None:
             _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
             if os.getppid() != spec["parent_pid"]:   # the grader died before the request took effect
                 os._exit(1)
+        if spec.get("cpus"):
+            _pin(spec["cpus"])
         if spec.get("block_userns", True):
             _block_user_namespaces()
     except OSError as exc:
@@ -152,6 +158,13 @@ def _clear_capabilities() -> None:
         raise OSError(ctypes.get_errno(), "capset")
 
 
+def _pin(cpus) -> None:
+    """Runs this process on `cpus` only (one thread yet: everything it starts inherits them)."""
+    os.sched_setaffinity(0, cpus)
+    if os.sched_getaffinity(0) != set(cpus):
+        raise OSError(errno.EPERM, f"could not run on CPUs {sorted(cpus)}")
+
+
 def _block_user_namespaces() -> None:
     arch, numbers = _ARCHES.get(platform.machine(), (None, None))
     if arch is None or sys.byteorder != "little":
@@ -167,25 +180,27 @@ def _block_user_namespaces() -> None:
 
 def _userns_filter(arch: int, numbers: dict[str, int]) -> bytes:
     """The classic-BPF program: wrong architecture or x32 -> refused; clone3 -> ENOSYS;
-    unshare/clone whose flags (first argument) hold CLONE_NEWUSER -> EPERM; all else allowed."""
+    sched_setaffinity -> EPERM; unshare/clone whose flags (first argument) hold CLONE_NEWUSER
+    -> EPERM; all else allowed."""
     ld_w_abs, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
     allow, kill = 0x7FFF0000, 0x80000000
     eperm, enosys = 0x00050000 | errno.EPERM, 0x00050000 | errno.ENOSYS
     code = [
         (ld_w_abs, 0, 0, 4),                  # 0: the architecture
-        (jeq, 0, 11, arch),                   # 1: another one (i386 via int 0x80) -> 13
+        (jeq, 0, 12, arch),                   # 1: another one (i386 via int 0x80) -> 14
         (ld_w_abs, 0, 0, 0),                  # 2: the syscall number
-        (jge, 7, 0, _X32_BIT),                # 3: x32 -> 11
-        (jeq, 7, 0, numbers["clone3"]),       # 4: -> 12
-        (jeq, 2, 0, numbers["unshare"]),      # 5: -> 8
-        (jeq, 1, 0, numbers["clone"]),        # 6: -> 8
-        (ret, 0, 0, allow),                   # 7
-        (ld_w_abs, 0, 0, 16),                 # 8: the flags (args[0], low 32 bits)
-        (jset, 1, 0, CLONE_NEWUSER),          # 9: -> 11
-        (ret, 0, 0, allow),                   # 10
-        (ret, 0, 0, eperm),                   # 11
-        (ret, 0, 0, enosys),                  # 12
-        (ret, 0, 0, kill),                    # 13
+        (jge, 8, 0, _X32_BIT),                # 3: x32 -> 12
+        (jeq, 8, 0, numbers["clone3"]),       # 4: -> 13
+        (jeq, 6, 0, numbers["sched_setaffinity"]),   # 5: -> 12
+        (jeq, 2, 0, numbers["unshare"]),      # 6: -> 9
+        (jeq, 1, 0, numbers["clone"]),        # 7: -> 9
+        (ret, 0, 0, allow),                   # 8
+        (ld_w_abs, 0, 0, 16),                 # 9: the flags (args[0], low 32 bits)
+        (jset, 1, 0, CLONE_NEWUSER),          # 10: -> 12
+        (ret, 0, 0, allow),                   # 11
+        (ret, 0, 0, eperm),                   # 12
+        (ret, 0, 0, enosys),                  # 13
+        (ret, 0, 0, kill),                    # 14
     ]
     return b"".join(struct.pack("HBBI", *insn) for insn in code)
 

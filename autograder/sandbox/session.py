@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Iterable, Literal, Mapping, Sequence
 
-from . import cgroups
+from . import cgroups, placement
 from .clock import ACTIVE_SHARE, Budget
 from .codec import Decoder, Encoder, WireError, check_factory_name
 from .launcher import launch_plan, resolve_isolation
@@ -73,6 +73,7 @@ class _Resources:
         self.worker: WorkerProcess | None = None
         self.uid: int | None = None   # claimed host uid, given back once the worker is dead
         self.cgroup: cgroups.SandboxCgroup | None = None
+        self.cpus: placement.CpuClaim | None = None   # given back once the worker is dead
 
     def stop_worker(self) -> None:
         if self.worker is not None:
@@ -88,6 +89,9 @@ class _Resources:
         if self.uid is not None:
             release_uid(self.uid)
             self.uid = None
+        if self.cpus is not None:
+            self.cpus.release()
+            self.cpus = None
 
 
 class Sandbox:
@@ -103,7 +107,8 @@ class Sandbox:
     overlay files. The whole sandbox lives at most `limits.submission_timeout` seconds of wall
     time: past that every request is a timeout and the worker is killed. `quotas` says how its
     memory, processes and CPU are bounded ("cgroup v1", "cgroup v2", "cgroup v2 (delegated)" or
-    "rlimits"), `confinement` both, as results record them ("bubblewrap + cgroup v2").
+    "rlimits"), `confinement` both, as results record them ("bubblewrap + cgroup v2"); `cpus`
+    the CPUs every process of it runs on (placement.py; () where it was not placed).
     """
 
     def __init__(self, workdir_files: Path, *, overlay: Mapping[str, Path] = {},
@@ -125,6 +130,7 @@ class Sandbox:
         self._usage = Usage(0.0, 0.0, 0.0)   # summed over requests: see starved()
         self._started_once = False   # a worker got ready: student code may have run since
         self.quotas = "rlimits"
+        self.cpus: tuple[int, ...] = ()   # the CPUs its processes run on; () where not placed
         root = Path(tempfile.mkdtemp(prefix="cs349e-sandbox-"))
         self._resources = _Resources(root)
         self._finalizer = weakref.finalize(self, self._resources.release)
@@ -132,13 +138,16 @@ class Sandbox:
             self.workdir = root / "submission"
             self.skipped_files = tuple(copy_submission(submission, self.workdir))
             lay_overlay(self.workdir, trusted)
+            # CPUs of its own while the machine has enough (placement.py), kept by restarted workers.
+            self._resources.cpus = placement.claim(limits.cpu_share)
+            self.cpus = self._resources.cpus.cpus if self._resources.cpus else ()
             if os.geteuid() == 0:
                 # A uid of its own for this Sandbox's whole life (restarted workers keep it).
                 self._resources.uid = claim_uid()
                 self._plan = launch_plan(self.isolation, self.workdir, root, limits,
-                                         uid=self._resources.uid, env=env)
+                                         uid=self._resources.uid, env=env, cpus=self.cpus)
             else:
-                self._plan = launch_plan(self.isolation, self.workdir, root, limits, env=env)
+                self._plan = launch_plan(self.isolation, self.workdir, root, limits, env=env, cpus=self.cpus)
             self._resources.cgroup = cgroups.create(limits)   # by the backend chosen once per process
             self.quotas = cgroups.describe() if self._resources.cgroup else cgroups.RLIMITS
             self._resources.worker = self._start_worker()

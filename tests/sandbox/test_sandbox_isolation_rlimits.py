@@ -10,7 +10,8 @@ from rlimits_machine import PYTHON, machine_problem, run_in_machine
 from sandbox_helpers import RLIMITS_PROBLEM
 
 RLIMITS_TESTS = ("tests/sandbox/test_sandbox_rlimits.py", "tests/sandbox/test_sandbox_launcher.py",
-                 "tests/sandbox/test_sandbox_isolation.py", "tests/sandbox/test_sandbox_lockdown.py")
+                 "tests/sandbox/test_sandbox_isolation.py", "tests/sandbox/test_sandbox_lockdown.py",
+                 "tests/sandbox/test_sandbox_placement.py")
 
 
 @pytest.mark.skipif(RLIMITS_PROBLEM is None, reason="the fallback works here: its tests already ran")

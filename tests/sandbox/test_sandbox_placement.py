@@ -1,0 +1,229 @@
+"""CPU placement (placement.py): while the machine has enough CPUs, every open sandbox runs on CPUs
+of its own; what a hog forks inside stays on them and cannot widen them (sched_setaffinity is
+refused), so it cannot crowd a classmate's CPU. Started and forked workers, and the rlimits
+fallback (its variant runs in test_sandbox_isolation_rlimits.py's machine)."""
+
+from __future__ import annotations
+
+import errno
+import multiprocessing
+import os
+
+import pytest
+from sandbox_helpers import needs_bwrap, needs_rlimits
+
+from autograder.sandbox import placement
+
+CPUS = sorted(os.sched_getaffinity(0))
+needs_two_cpus = pytest.mark.skipif(len(CPUS) < 2, reason="one CPU: there is nothing to place a sandbox on")
+pytestmark = needs_two_cpus
+
+HOG = {
+    "codesign.py": """
+        import ctypes, json, os, threading, time
+
+        def spinners(count, seconds):
+            # What each forked spinner runs on, and what happens when it asks for every CPU
+            # (through Python, the C library, and a new thread of its own).
+            read_end, write_end = os.pipe()
+            for _ in range(count):
+                if os.fork() == 0:
+                    seen = sorted(os.sched_getaffinity(0))
+                    tries = {}
+                    try:
+                        os.sched_setaffinity(0, range(os.cpu_count()))
+                        tries["python"] = 0
+                    except OSError as exc:
+                        tries["python"] = exc.errno
+                    libc = ctypes.CDLL(None, use_errno=True)
+                    mask = ctypes.c_uint64(2 ** os.cpu_count() - 1)
+                    tries["libc"] = (libc.sched_setaffinity(0, 8, ctypes.byref(mask)), ctypes.get_errno())
+                    in_thread = {}
+                    def widen():
+                        try:
+                            os.sched_setaffinity(0, range(os.cpu_count()))
+                            in_thread["errno"] = 0
+                        except OSError as exc:
+                            in_thread["errno"] = exc.errno
+                        in_thread["seen"] = sorted(os.sched_getaffinity(0))
+                    thread = threading.Thread(target=widen)
+                    thread.start()
+                    thread.join()
+                    tries["thread"] = in_thread
+                    os.write(write_end, (json.dumps([seen, tries, sorted(os.sched_getaffinity(0))]) + "\\n").encode())
+                    stop = time.monotonic() + seconds
+                    while time.monotonic() < stop:
+                        pass
+                    os._exit(0)
+            os.close(write_end)
+            with os.fdopen(read_end) as reports:
+                return [json.loads(line) for line in reports.read().splitlines()[:count]]
+
+        def own_cpus():
+            return sorted(os.sched_getaffinity(0))
+    """,
+}
+
+
+def _assert_held_in(cpus, reports):
+    assert len(reports) == 4, reports
+    for seen, tries, after in reports:
+        assert seen == after == list(cpus), (cpus, seen, after)
+        assert tries["python"] == errno.EPERM, tries
+        assert tries["libc"] == [-1, errno.EPERM], tries
+        assert tries["thread"] == {"errno": errno.EPERM, "seen": list(cpus)}, tries
+
+
+@needs_bwrap
+@pytest.mark.usefixtures("worker_start")
+def test_a_forked_hog_cannot_leave_its_sandboxs_cpus(sandbox):
+    box = sandbox(HOG)
+    assert box.cpus and set(box.cpus) < set(CPUS), box.cpus
+    reports = box.call("codesign", "spinners", (4, 0.2))
+    assert reports.status == "ok", reports
+    _assert_held_in(box.cpus, reports.value)
+
+
+@needs_rlimits
+def test_a_forked_hog_cannot_leave_its_sandboxs_cpus_under_rlimits(sandbox):
+    box = sandbox(HOG, isolation="rlimits")
+    assert box.cpus and set(box.cpus) < set(CPUS), box.cpus
+    reports = box.call("codesign", "spinners", (4, 0.2))
+    assert reports.status == "ok", reports
+    _assert_held_in(box.cpus, reports.value)
+
+
+@needs_bwrap
+def test_open_sandboxes_get_cpus_of_their_own_then_share_evenly(sandbox):
+    """One sandbox per CPU set while there are enough; beyond that each set holds as few as can
+    be; a closed sandbox's CPUs go to the next one."""
+    sets = placement.cpu_sets(CPUS, 1)
+    boxes = [sandbox(HOG) for _ in range(len(sets) + 1)]
+    held = [box.cpus for box in boxes]
+    assert sorted(held[:len(sets)]) == sorted(sets), held
+    assert held[-1] in sets
+    for box in boxes:   # the worker really runs there
+        assert box.call("codesign", "own_cpus").value == list(box.cpus)
+    boxes[0].close()
+    boxes[-1].close()
+    assert sandbox(HOG).cpus == held[0]
+
+
+def _claim_in_another_process(connection):
+    claim = placement.claim(1.0)
+    connection.send(claim.cpus if claim else None)
+    connection.recv()   # held until the test has looked
+
+
+def test_graders_in_other_processes_see_each_others_claims():
+    """`grade -j N` grades in forked processes: their sandboxes must not pile onto one CPU."""
+    mine = placement.claim(1.0)
+    ours, theirs = multiprocessing.get_context("fork").Pipe()
+    other = multiprocessing.get_context("fork").Process(target=_claim_in_another_process, args=(theirs,))
+    other.start()
+    try:
+        assert ours.poll(30)
+        their_cpus = ours.recv()
+        assert mine is not None and their_cpus is not None
+        assert set(mine.cpus).isdisjoint(their_cpus), (mine.cpus, their_cpus)
+    finally:
+        ours.send("done")
+        other.join(30)
+        mine.release()
+    # A claim ends with its process, even one that never released it.
+    again = [placement.claim(1.0) for _ in placement.cpu_sets(CPUS, 1)]
+    try:
+        assert sorted(c.cpus for c in again) == placement.cpu_sets(CPUS, 1)
+    finally:
+        for claim in again:
+            claim.release()
+
+
+def test_cpu_sets_are_disjoint_and_cover_the_allowed_cpus():
+    assert placement.cpu_sets([0, 1, 2, 3], 1) == [(0,), (1,), (2,), (3,)]
+    assert placement.cpu_sets([0, 1, 2, 3, 4], 2) == [(0, 1), (2, 3, 4)]
+    assert placement.cpu_sets([2, 5], 3) == []
+
+
+# -- a class graded at -j 2: an honest classmate beside a hog that forks spinners ----------------
+SPINNERS = '''
+import os as _os, time as _time
+for _ in range(4):  # spinning processes the grader did not ask for
+    if _os.fork() == 0:
+        _stop = _time.monotonic() + 8
+        while _time.monotonic() < _stop:
+            pass
+        _os._exit(0)
+'''
+
+
+class SandboxProcesses:
+    """Samples, while a batch grades, every process running as the own uid of a sandbox of this
+    process or its children (a root grader's uids hold the grader's pid, uids.py):
+    uid -> {pid: the CPUs it may run on}."""
+
+    def __init__(self):
+        import threading
+        self.seen: dict[int, dict[int, str]] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info):
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self):
+        from autograder.sandbox.uids import FIRST_UID, SLOTS
+        ours = {os.getpid()}
+        while not self._stop.is_set():
+            for entry in os.scandir("/proc"):
+                if not entry.name.isdigit():
+                    continue
+                try:
+                    with open(f"/proc/{entry.name}/status") as handle:
+                        status = dict(line.split(":", 1) for line in handle.read().splitlines())
+                except (OSError, ValueError):
+                    continue
+                uid = int(status["Uid"].split()[0])
+                if int(status["PPid"]) == os.getpid():
+                    ours.add(int(entry.name))   # the batch's graders
+                if uid >= FIRST_UID and (uid - FIRST_UID) // SLOTS in ours:
+                    self.seen.setdefault(uid, {})[int(entry.name)] = status["Cpus_allowed_list"].strip()
+            self._stop.wait(0.05)
+
+
+@needs_bwrap
+@pytest.mark.skipif(os.geteuid() != 0, reason="sandbox processes are told apart by the uid a root grader gives each")
+def test_a_classmate_graded_beside_a_hog_keeps_her_score_and_her_cpu(tmp_path):
+    from autograder.engine import grade_batch
+    from engine.conftest import TEST_LIMITS
+    from engine.corpus import ASSIGNMENT, CORPUS_DIR
+    honest = (CORPUS_DIR / "correct_loops" / "codesign.py").read_text(encoding="utf-8")
+    for folder, text in (("alone/amy", honest), ("class/amy", honest), ("class/hog", SPINNERS + honest)):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "codesign.py").write_text(text, encoding="utf-8")
+    alone = grade_batch(ASSIGNMENT, tmp_path / "alone", tmp_path / "out-alone", limits=TEST_LIMITS)
+    with SandboxProcesses() as sampled:
+        beside = grade_batch(ASSIGNMENT, tmp_path / "class", tmp_path / "out-class", limits=TEST_LIMITS, jobs=2)
+    score = {r.student: r.score for r in beside.results}
+    assert alone.results[0].score > 0 and score["amy"] == alone.results[0].score, (alone.results, beside.results)
+    # Two sandboxes, the hog's with its spinners; every process of each on one CPU set, not the other's.
+    assert len(sampled.seen) == 2, sampled.seen
+    placed = {}
+    for uid, processes in sampled.seen.items():
+        assert len(set(processes.values())) == 1, processes
+        placed[uid] = {int(cpu) for part in next(iter(processes.values())).split(",")
+                       for cpu in _cpu_range(part)}
+        assert placed[uid] < set(CPUS), processes
+    assert max(len(p) for p in sampled.seen.values()) >= 5, sampled.seen   # the hog's worker + 4 spinners
+    first, second = placed.values()
+    assert first.isdisjoint(second), placed
+
+
+def _cpu_range(part: str) -> range:
+    low, _, high = part.partition("-")
+    return range(int(low), int(high or low) + 1)
