@@ -10,23 +10,14 @@ Exit status 0 whatever it finds (a flag is for a human to read), 2 for a usage o
 
 from __future__ import annotations
 
-import argparse
 import sys
 from itertools import groupby
 from pathlib import Path
 
+from .grade import positive_int
+
 SHOWN_SOURCES = 3  # best-matching sources named on the console (ties); the --out file has every pair
 DEFAULT_MIN_ITEMS = 3  # one or two matching numbers happen by chance (a variant shares a parameter)
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"needs a whole number ≥ 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"needs a whole number ≥ 1, got {value}")
-    return value
 
 
 def _cpus() -> int:
@@ -46,9 +37,9 @@ def add_parser(subparsers) -> None:
     parser.add_argument("results", type=Path,
                         help="grade's OUT folder, .pinned_results/<assignment>/, or a folder of results JSON files")
     parser.add_argument("--out", type=Path, help="also write the report to this .csv or .json file")
-    parser.add_argument("--min-items", type=_count, default=DEFAULT_MIN_ITEMS,
+    parser.add_argument("--min-items", type=positive_int("--min-items"), default=DEFAULT_MIN_ITEMS,
                         help=f"matched items that flag a pair (default {DEFAULT_MIN_ITEMS})")
-    parser.add_argument("-j", "--jobs", type=_count, default=_cpus(),
+    parser.add_argument("-j", "--jobs", type=positive_int("-j"), default=_cpus(),
                         help="processes computing the students' keys (default: every CPU, here %(default)s)")
 
 

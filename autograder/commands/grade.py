@@ -14,19 +14,22 @@ import sys
 from pathlib import Path
 
 
-def _jobs(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"-j needs a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"-j needs at least 1, got {value}")
-    return value
+def positive_int(flag: str):
+    """An argparse type for `flag`: a whole number ≥ 1, else a one-line error naming the flag."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{flag} needs a whole number, got {text!r}") from None
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"{flag} needs at least 1, got {value}")
+        return value
+    return parse
 
 
 def add_jobs_option(parser: argparse.ArgumentParser) -> None:
     """`-j N`, shared by every verb that grades a batch."""
-    parser.add_argument("-j", "--jobs", type=_jobs, default=1, help="grade N submissions in parallel (default 1)")
+    parser.add_argument("-j", "--jobs", type=positive_int("-j"), default=1, help="grade N submissions in parallel (default 1)")
 
 
 def add_isolation_option(parser: argparse.ArgumentParser) -> None:
