@@ -76,10 +76,9 @@ def grade(submissions: Path, out: Path, *, watch_memory: bool = False) -> dict:
     """`python -m autograder grade -j 2`; with `watch_memory`, while sampling its process tree and
     the machine's memory (not in timed runs: the samplers read every process's /proc files several
     times a second, on CPUs the classmate shares)."""
-    baseline, peak, done = memory_in_use(), [None], threading.Event()
+    baseline, peak, done = memory_in_use(), [0], threading.Event()
 
     def sample():
-        peak[0] = 0
         while not done.is_set():
             peak[0] = max(peak[0], memory_in_use())
             time.sleep(0.1)
@@ -104,7 +103,7 @@ def grade(submissions: Path, out: Path, *, watch_memory: bool = False) -> dict:
         "returncode": run.returncode, "seconds": time.monotonic() - start, "log": log[-3000:],
         "tree_pss_bytes": tree.stats.peak_pss_bytes if tree else None,
         "tree_rss_bytes": tree.stats.peak_rss_bytes if tree else None,
-        "machine_bytes": peak[0] - baseline if peak[0] is not None else None,
+        "machine_bytes": peak[0] - baseline if watch_memory else None,
         "scores": {name: r.get("score") for name, r in results.items()},
         "times": {name: r.get("execution_time") for name, r in results.items()},
         "recorded": {name: {k: v for k, v in r.get("extra_data", {}).get("submission", {}).items()
