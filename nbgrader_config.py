@@ -98,6 +98,16 @@ c.HTMLExporter.extra_template_basedirs = [
     str(Path(importlib.util.find_spec("nbgrader").submodule_search_locations[0]) / "server_extensions" / "formgrader" / "templates"),
 ]
 
+# What a student wrote (markdown answers, their cells' outputs, the explanations quoting their
+# answers) is data on the feedback page and in formgrader, which opens in the instructor's session:
+# nbconvert's sanitizer on, and both of its filters replaced by one that keeps the formatting and
+# also cleans markdown cells (autograder/nbgrader_bridge/safe_html.py).
+c.HTMLExporter.sanitize_html = True
+c.HTMLExporter.filters = {
+    "clean_html": "autograder.nbgrader_bridge.safe_html.clean_html",
+    "markdown2html": "autograder.nbgrader_bridge.safe_html.markdown2html",
+}
+
 # ------------------------------------------------------------------ zip_collect
 # An LMS download in downloaded/<assignment>/archive/: either one zip per student named
 # `<student>_<anything>.zip`, or Canvas-style files `<student>[_LATE]_<id>_<id>_<file name>`

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from autograder.engine.batch import BatchReport
 from autograder.engine.feedback import points
@@ -40,14 +41,14 @@ class BatchProgress:
             self.console.print(f"skipping {skipped} student(s) already graded (use --force to regrade)")
         if self.tty and to_grade:
             self._progress = Progress(TextColumn("grading"), BarColumn(), MofNCompleteColumn(),
-                                      TextColumn("{task.fields[last]}"), TimeElapsedColumn(),
+                                      TextColumn("{task.fields[last]}", markup=False), TimeElapsedColumn(),
                                       console=self.console, transient=False)
             self._task = self._progress.add_task("grading", total=to_grade, last="")
             self._progress.start()
 
     def on_result(self, student: str, result: SubmissionResult | None, error: str | None) -> None:
         if result is None:
-            line = f"[red]grader error[/red] for {student} (nothing written; re-run to retry):\n{error}"
+            line = f"[red]grader error[/red] for {escape(student)} (nothing written; re-run to retry):\n{escape(error or '')}"
         else:
             pending = points(result.max_score - result.auto_max_score)
             line = (f"graded {student}: {points(result.score)} of {points(result.auto_max_score)} automatic "
@@ -98,7 +99,7 @@ def gradebook_table(report: BatchReport, width: int = 120) -> Table:
         # The only column that wraps: takes what the others leave of the width.
         table.add_column("automatic items not passed (points)", ratio=1, overflow="fold")
     for row in rows:
-        table.add_row(*row)
+        table.add_row(*(Text(cell) for cell in row))   # a student's folder name is text, never rich markup
     return table
 
 

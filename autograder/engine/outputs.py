@@ -35,6 +35,10 @@ _CONTROL_CHARS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 # A spreadsheet runs a cell starting with these as a formula (OWASP "CSV injection").
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
+# Gradescope renders "md" (and "html") as HTML in the student's and the staff's browser: what a
+# student wrote would be live there. The feedback is shown as preformatted text instead.
+GRADESCOPE_OUTPUT_FORMAT = "text"
+
 
 def strip_control_chars(text: str) -> str:
     return _CONTROL_CHARS.sub("", text)
@@ -85,7 +89,7 @@ def gradescope_results(result: SubmissionResult, *, visibility: str = "visible")
             "max_score": item.max_score,
             "status": "passed" if item.score == item.max_score else "failed",
             "output": item.feedback_md,
-            "output_format": "md",
+            "output_format": GRADESCOPE_OUTPUT_FORMAT,
             "visibility": visibility,
         })
     summary = f"自动评分 {points(result.score)} / {points(result.auto_max_score)} 分。"
@@ -101,7 +105,7 @@ def gradescope_results(result: SubmissionResult, *, visibility: str = "visible")
         "score": round(result.score - result.late_penalty, 2),
         "execution_time": result.seconds,
         "output": summary,
-        "output_format": "md",
+        "output_format": GRADESCOPE_OUTPUT_FORMAT,
         "visibility": visibility,
         "tests": tests,
         "extra_data": {"submission": result.to_dict()},

@@ -162,7 +162,7 @@ def _choice(item: Item, value: Any, key: str) -> tuple[bool, str]:
         return False, f"`{item.id}` 应该是一个字母字符串（{options} 之一），现在是 {kind}。"
     answer = value.strip().upper()
     if answer not in item.choices:
-        return False, f"`{item.id}` = {value!r} 不是 {options} 之一。"
+        return False, f"`{item.id}` = `{inline_text(repr(value), 80)}` 不是 {options} 之一。"   # quoted as code only
     if accepts_choice(answer, key):
         return True, f"正确。你的选择：{answer}。"
     return False, f"不正确。你的选择：{answer}。"

@@ -7,6 +7,8 @@ rlimits, which expected files the upload lacked; and, when grading itself
 failed, a result that gives no credit and says why.
 """
 
+from autograder.engine.outputs import GRADESCOPE_OUTPUT_FORMAT
+
 FALLBACK_NOTE = (
     "⚠️ 注意：这次评分按课程的设置没有使用 bubblewrap 沙箱（isolation 'rlimits'）：学生代码以独立的"
     "非特权用户在带资源限制的子进程里运行，参考答案和隐藏测试对它不可读。分数照常由可信评分器计算。"
@@ -44,7 +46,7 @@ def final_results(engine: dict, *, visibility: str, missing: tuple[str, ...] = (
     isolation = engine.get("extra_data", {}).get("submission", {}).get("isolation")
     note = AUTOMATIC_FALLBACK_NOTE if automatic_fallback and isolation == "rlimits" else fallback_note(isolation)
     notes = [note for note in (note, missing_files_note(missing)) if note]
-    tests = [{**test, "visibility": visibility} for test in engine["tests"]]
+    tests = [{**test, "visibility": visibility, "output_format": GRADESCOPE_OUTPUT_FORMAT} for test in engine["tests"]]
     extra = dict(engine.get("extra_data", {}))
     if automatic_fallback:
         extra["isolation_note"] = (f"bubblewrap cannot run in this container ({automatic_fallback}); "
@@ -53,6 +55,7 @@ def final_results(engine: dict, *, visibility: str, missing: tuple[str, ...] = (
         **engine,
         "extra_data": extra,
         "output": "\n\n".join([*notes, engine.get("output", "")]).strip(),
+        "output_format": GRADESCOPE_OUTPUT_FORMAT,   # whatever an older results.json said
         "visibility": visibility,
         "stdout_visibility": "hidden",  # run_autograder's log is for course staff
         "tests": tests,
@@ -69,7 +72,7 @@ def failure_results(reason: str, *, max_score: float) -> dict:
         "score": 0.0,
         "execution_time": 0.0,
         "output": message,
-        "output_format": "md",
+        "output_format": GRADESCOPE_OUTPUT_FORMAT,
         "visibility": "visible",
         "stdout_visibility": "hidden",
         "tests": [{
@@ -79,7 +82,7 @@ def failure_results(reason: str, *, max_score: float) -> dict:
             "max_score": max_score,
             "status": "failed",
             "output": message,
-            "output_format": "md",
+            "output_format": GRADESCOPE_OUTPUT_FORMAT,
             "visibility": "visible",
         }],
     }

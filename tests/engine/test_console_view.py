@@ -97,3 +97,27 @@ def test_piped_output_is_plain_and_wide_enough():
     print_summary(report(result("amy", set()), result("bob", set(AUTO[:10]))), "OUT", stream=out)
     text = out.getvalue()
     assert "\x1b[" not in text and "…" not in text and "outputs in OUT/" in text
+
+
+MARKUP_NAME = "[link=https://example.org/x][bold red]eve[/bold red][/link]"
+
+
+@pytest.mark.parametrize("tty", [False, True])
+def test_a_student_name_is_printed_as_given_never_as_rich_markup(tty):
+    """A folder name is the student's to choose: rich must print its brackets, not follow them."""
+    from autograder.engine.console_view import BatchProgress
+
+    class Stream(io.StringIO):
+        def isatty(self):
+            return tty
+
+    out = Stream()
+    print_summary(report(result(MARKUP_NAME, set())), "out", stream=out, width=160)
+    progress = Stream()
+    with BatchProgress(progress) as shown:
+        shown.on_start(2, 0)
+        shown.on_result(MARKUP_NAME, result(MARKUP_NAME, set()), None)
+        shown.on_result(MARKUP_NAME, None, f"worker failed: {MARKUP_NAME}")
+    for text in (out.getvalue(), progress.getvalue()):
+        assert "\x1b]8;" not in text                                    # no terminal hyperlink
+        assert MARKUP_NAME in re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text), text

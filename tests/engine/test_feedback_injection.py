@@ -44,3 +44,13 @@ def test_notebook_cell_errors_and_messages_stay_inline():
                          cell_sources={3: "x = 1"})
     for item in items:
         _structure_is_intact(item.feedback_md)
+
+
+def test_a_choice_answer_is_quoted_as_code_not_markup():
+    """A student's choice answer is quoted back by the explanation: as an inline code span only."""
+    assignment = load_assignment("lec01_codesign")
+    choice = assignment.config.items_of("choice")[0]
+    notebook = NotebookOutcome(status="ok", variables={choice.id: FORGED}, cell_errors=(), output="", message="")
+    [item] = grade_report([choice], assignment.answer_key, notebook, "handout.ipynb")
+    assert item.status == "failed" and "onerror" in item.feedback_md   # quoted, so the student sees it
+    _structure_is_intact(item.feedback_md)

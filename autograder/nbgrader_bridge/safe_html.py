@@ -1,0 +1,55 @@
+"""The HTML nbconvert renders for nbgrader's pages (feedback, formgrader), made inert.
+
+A student's notebook reaches pages that instructors open in their own Jupyter session: their
+markdown answer cells, their cells' HTML/Markdown outputs, and the grade cells' explanations
+(which quote their answers). nbconvert's `sanitize_html` cleans outputs only, with an allowlist
+so short that headings, paragraphs and tables turn into visible tags; and nbgrader's feedback and
+formgrade templates render markdown cells with no cleaning at all. nbgrader_config.py replaces
+both filters with these two: every piece of markdown and HTML is cleaned the same way, keeping
+the formatting and dropping scripts, event handlers, `javascript:` links, forms and frames.
+"""
+
+from __future__ import annotations
+
+import bleach
+from bleach.css_sanitizer import CSSSanitizer
+from jinja2 import pass_context
+
+TAGS = frozenset({
+    "a", "abbr", "b", "blockquote", "br", "caption", "code", "dd", "del", "details", "div", "dl", "dt", "em",
+    "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "img", "kbd", "li", "ol", "p", "pre", "s", "samp", "span",
+    "strong", "sub", "summary", "sup", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "u", "ul",
+})
+_COMMON = {"class", "id", "title", "style", "align"}
+_CELL = _COMMON | {"colspan", "rowspan"}
+PROTOCOLS = frozenset({"http", "https", "mailto", "data"})   # data: only for images, see _allowed
+_CSS = CSSSanitizer()
+
+
+def _allowed(tag: str, name: str, value: str) -> bool:
+    if name in (_CELL if tag in ("td", "th") else _COMMON):
+        return True
+    data = value.strip().lower().startswith("data:")
+    if tag == "a" and name == "href":
+        return not data                                  # a data: link opens a page of its own
+    if tag == "img" and name == "src":
+        return not data or value.strip().lower().startswith(("data:image/png", "data:image/jpeg", "data:image/gif"))
+    return tag == "img" and name in ("alt", "width", "height")
+
+
+def clean_html(element) -> str:
+    """HTML with only formatting left: the allowlisted tags and attributes, http(s)/mailto links."""
+    text = element.decode() if isinstance(element, bytes) else str(element)
+    return bleach.clean(text, tags=TAGS, attributes=_allowed, protocols=PROTOCOLS, css_sanitizer=_CSS,
+                        strip=False, strip_comments=True)
+
+
+@pass_context
+def markdown2html(context, source: str) -> str:
+    """nbconvert's Markdown rendering (math, attachments, anchors), then `clean_html`."""
+    from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
+
+    cell = context.get("cell", {})
+    renderer = IPythonRenderer(escape=False, allow_harmful_protocols=False,
+                               attachments=cell.get("attachments", {}))
+    return clean_html(MarkdownWithMath(renderer=renderer).render(source))

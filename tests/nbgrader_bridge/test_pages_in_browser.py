@@ -1,0 +1,129 @@
+"""Does anything a student wrote run in the pages nbgrader renders from their notebook (the
+feedback HTML a student and the TA open, formgrader's view in the instructor's Jupyter session)?
+Rendered with nbgrader 0.9.6's own exporters and the course's nbgrader_config.py, opened in
+headless Chromium."""
+
+from __future__ import annotations
+
+import copy
+
+from pathlib import Path
+
+import nbformat
+import pytest
+from browser import PAYLOAD, assert_inert, dump_dom
+from process_state import process_state_restored
+from traitlets.config import Config
+from traitlets.config.loader import PyFileConfigLoader
+
+from autograder.engine.assignment import load_assignment
+from autograder.engine.report_items import grade_report
+from autograder.nbgrader_bridge.autograde_pipeline import explanation_output
+from autograder.sandbox import NotebookOutcome
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _course_config() -> Config:
+    with process_state_restored():
+        config = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT)).load_config()
+    config.GenerateFeedback.preprocessors = []     # GetGrades reads a gradebook: the page is what matters
+    return config
+
+
+def _graded_notebook() -> nbformat.NotebookNode:
+    """An autograded notebook whose every student-controlled part holds the payload: a free-text
+    answer (markdown solution cell), a choice answer quoted by its grade cell's explanation, and
+    a cell's HTML, Markdown, JavaScript, printed and error outputs."""
+    assignment = load_assignment("lec01_codesign")
+    choice = assignment.config.items_of("choice")[0]
+    notebook = NotebookOutcome(status="ok", variables={choice.id: PAYLOAD}, cell_errors=(), output="", message="")
+    explanation = grade_report([choice], assignment.answer_key, notebook, "handout.ipynb")[0].feedback_md
+    assert PAYLOAD.split(">")[0] in explanation or "onerror" in explanation   # the answer is quoted
+
+    def meta(grade_id, solution, grade, points=1.0):
+        return {"nbgrader": {"grade_id": grade_id, "solution": solution, "grade": grade, "locked": not solution,
+                             "points": points, "score": 0.0, "schema_version": 3}}
+
+    instructions = nbformat.v4.new_markdown_cell("## 题目\n\n**粗体** 和 `代码`\n\n| a | b |\n|---|---|\n| 1 | 2 |")
+    answer = nbformat.v4.new_markdown_cell(PAYLOAD, metadata=meta("q20", True, True))
+    own = nbformat.v4.new_code_cell("show()", metadata=meta("own_cell", True, False))
+    own.outputs = [
+        nbformat.v4.new_output("display_data", data={"text/html": PAYLOAD, "text/plain": "x"}),
+        nbformat.v4.new_output("display_data", data={"text/markdown": PAYLOAD, "text/plain": "x"}),
+        nbformat.v4.new_output("display_data", data={"application/javascript": "document.documentElement."
+                                                     "setAttribute('data-pwned','js')", "text/plain": "x"}),
+        nbformat.v4.new_output("display_data", data={"image/svg+xml": PAYLOAD, "text/plain": "x"}),
+        nbformat.v4.new_output("stream", name="stdout", text=PAYLOAD),
+        nbformat.v4.new_output("error", ename=PAYLOAD, evalue=PAYLOAD, traceback=[PAYLOAD]),
+    ]
+    grade = nbformat.v4.new_code_cell(f'check("{choice.id}")', metadata=meta(choice.id, False, True))
+    grade.metadata["cs349e"] = {"title": choice.title or choice.id}
+    grade.outputs = [explanation_output(explanation)]
+    return nbformat.v4.new_notebook(cells=[instructions, answer, own, grade], metadata={
+        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+
+
+def _feedback_exporter(config: Config):
+    """The exporter `nbgrader generate_feedback` builds (GenerateFeedback.start)."""
+    from nbgrader.converters import GenerateFeedback
+    from nbgrader.coursedir import CourseDirectory
+
+    with process_state_restored():
+        converter = GenerateFeedback(coursedir=CourseDirectory(config=config), config=config)
+    return converter.exporter_class(parent=converter, config=converter.config)
+
+
+def _feedback_html(config: Config) -> str:
+    resources = {"nbgrader": {"notebook": "handout", "score": 0.0, "max_score": 3.0, "late_penalty": 0.0}}
+    html, _ = _feedback_exporter(config).from_notebook_node(_graded_notebook(), resources=resources)
+    return html
+
+
+# formgrader's own buttons (formgrade_macros.html.j2), not anything a student wrote
+FORMGRADE_HANDLERS = {"toggle_name(true);", "toggle_name(false);"}
+
+
+def _formgrade_html(config: Config) -> str:
+    from nbconvert.exporters import HTMLExporter
+    from nbgrader.server_extensions.formgrader import handlers
+
+    config = copy.deepcopy(config)
+    config.HTMLExporter.template_name = "formgrade"   # as FormgradeExtension.build_extra_config sets
+    resources = {"assignment_id": "lec01_codesign", "notebook_id": "handout", "submission_id": "s1", "index": 0,
+                 "total": 1, "base_url": "", "student": "alice", "last_name": "A", "first_name": "Alice",
+                 "notebook_path": "autograded/alice/lec01_codesign/handout.ipynb"}
+    assert handlers.template_path
+    html, _ = HTMLExporter(config=config).from_notebook_node(_graded_notebook(), resources=resources)
+    return html
+
+
+@pytest.fixture(scope="module")
+def config():
+    return _course_config()
+
+
+def test_the_course_turns_nbconverts_sanitizer_on_for_nbgraders_exporter(config):
+    exporter = _feedback_exporter(config)
+    assert exporter.sanitize_html is True
+    assert exporter.template_name == "feedback"
+
+
+@pytest.mark.parametrize("page", ["feedback", "formgrade"])
+def test_nothing_a_student_wrote_runs_in_the_page(config, page, tmp_path):
+    html = (_feedback_html if page == "feedback" else _formgrade_html)(config)
+    path = tmp_path / f"{page}.html"
+    path.write_text(html, encoding="utf-8")
+    dom = dump_dom(path, tmp_path / "profile")
+    assert_inert(dom, must_show="a link", page_handlers=FORMGRADE_HANDLERS if page == "formgrade" else ())
+
+
+def test_the_feedback_keeps_its_formatting(config, tmp_path):
+    """Headings, bold, code, tables and the explanation stay formatted after cleaning."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(_feedback_html(config), "html.parser")
+    text = soup.get_text()
+    assert "<p>" not in text and "<strong>" not in text and "**" not in text and "|---|" not in text
+    assert [h for h in soup.find_all("h2") if "题目" in h.get_text()]
+    assert soup.find("strong", string="粗体") and soup.find("code", string="代码") and soup.find("table")
