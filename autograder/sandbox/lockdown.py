@@ -3,6 +3,10 @@
 However the worker was started (by bubblewrap, forked from the fork server, or by the uid
 fallback's plain start), it applies the same `Lockdown`, in this order:
 
+0. the signal state of a fresh interpreter: nothing blocked, SIGINT raising KeyboardInterrupt,
+   every other signal at its default (but SIGPIPE and SIGXFSZ, ignored as Python ignores them).
+   A grader started as a script's background job inherits SIGINT ignored, and student code would
+   behave differently depending on how the grader was started;
 1. hard rlimits (address space, CPU, file size, no core files, processes);
 2. no_new_privs: no setuid binary or file capability can ever raise privileges again;
 3. an empty capability bounding set (and no ambient capabilities), while still privileged;
@@ -83,6 +87,7 @@ def apply(spec: dict) -> None:
     global _libc
     _libc = ctypes.CDLL(None, use_errno=True)
     try:
+        _fresh_signal_state()
         _rlimits(spec)
         _prctl(_PR_SET_NO_NEW_PRIVS, 1)
         _empty_bounding_set(spec.get("drop_to") is not None)
@@ -98,6 +103,19 @@ def apply(spec: dict) -> None:
             _block_user_namespaces()
     except OSError as exc:
         sys.exit(f"sandbox worker: lockdown failed: {exc}")
+
+
+def _fresh_signal_state() -> None:
+    signal.pthread_sigmask(signal.SIG_SETMASK, ())
+    for signum in signal.valid_signals():
+        if signum in (signal.SIGKILL, signal.SIGSTOP):
+            continue
+        try:
+            signal.signal(signum, signal.SIG_DFL)
+        except (OSError, ValueError):
+            pass   # reserved by the C library (its real-time signals 32, 33)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
 
 
 def _rlimits(spec: dict) -> None:
