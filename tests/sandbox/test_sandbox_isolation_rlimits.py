@@ -11,7 +11,7 @@ from sandbox_helpers import RLIMITS_PROBLEM
 
 RLIMITS_TESTS = ("tests/sandbox/test_sandbox_rlimits.py", "tests/sandbox/test_sandbox_launcher.py",
                  "tests/sandbox/test_sandbox_isolation.py", "tests/sandbox/test_sandbox_lockdown.py",
-                 "tests/sandbox/test_sandbox_placement.py")
+                 "tests/sandbox/test_sandbox_placement.py", "tests/sandbox/test_sandbox_kernel_surface.py")
 
 
 @pytest.mark.skipif(RLIMITS_PROBLEM is None, reason="the fallback works here: its tests already ran")
