@@ -94,10 +94,14 @@ def machine_argv(*command: str, binds: tuple[Path, ...] = ()) -> list[str]:
     return [*args, "--chdir", str(PROJECT_INSIDE), "--", *command]
 
 
+# The machine's whole environment: a fixed, minimal one, as a course server's would be (nothing
+# of the host's, so a test passes or fails alike whoever runs it); `env` adds to it.
+MACHINE_ENV = {"PATH": f"{Path(PYTHON).parent}:/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp",
+               "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}
+
+
 def run_in_machine(*command: str, binds: tuple[Path, ...] = (), timeout: float = 300,
                    env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    environ = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_"))}
-    environ["PYTHONDONTWRITEBYTECODE"] = "1"
-    environ.update(env or {})
+    environ = {**MACHINE_ENV, **(env or {})}
     return subprocess.run(machine_argv(*command, binds=binds), capture_output=True, text=True,
                           timeout=timeout, stdin=subprocess.DEVNULL, env=environ)
