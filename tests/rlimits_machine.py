@@ -6,7 +6,7 @@ project is closed to other users. Here the interpreter sits under a 0700 /root a
 a world-readable /work beside other checkouts, so inside a private mount namespace (the
 production rules untouched) the machine holds only:
 
-- the system (/usr, /etc, /opt, /var, /bin, /lib…), read-only; a fresh /tmp, /proc and /dev;
+- the system (/usr, /etc, /opt, /var, /bin, /lib…), read-only; a fresh /tmp, /run, /proc and /dev;
 - this interpreter's install at its own path, the folders on the way made enterable by every
   uid (as setup.sh's /autograder/venv is) — or, for `open_interpreter=False`, closed (0700) to
   every uid but root's, as a pyenv under /root is;
@@ -85,18 +85,23 @@ def machine_problem() -> str | None:
 
 def machine_argv(*command: str, binds: tuple[Path, ...] = ()) -> list[str]:
     """bwrap's command line that runs `command` inside the machine, in the project's folder."""
+    # A writable /run, as a server's tmpfs is (root's CPU claims live there: placement.py).
     args = [shutil.which("bwrap") or "bwrap", "--die-with-parent", *system_args(),
-            "--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp", *interpreter_args(),
+            "--perms", "0755", "--tmpfs", "/run", "--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp", *interpreter_args(),
             "--perms", "0700", "--dir", str(CLOSED), "--bind", str(ROOT), str(PROJECT_INSIDE)]
     for folder in binds:
         args += ["--bind", str(folder), str(folder)]
     return [*args, "--chdir", str(PROJECT_INSIDE), "--", *command]
 
 
+# The machine's whole environment: a fixed, minimal one, as a course server's would be (nothing
+# of the host's, so a test passes or fails alike whoever runs it); `env` adds to it.
+MACHINE_ENV = {"PATH": f"{Path(PYTHON).parent}:/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp",
+               "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}
+
+
 def run_in_machine(*command: str, binds: tuple[Path, ...] = (), timeout: float = 300,
                    env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    environ = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_"))}
-    environ["PYTHONDONTWRITEBYTECODE"] = "1"
-    environ.update(env or {})
+    environ = {**MACHINE_ENV, **(env or {})}
     return subprocess.run(machine_argv(*command, binds=binds), capture_output=True, text=True,
                           timeout=timeout, stdin=subprocess.DEVNULL, env=environ)

@@ -44,6 +44,7 @@ class BatchReport:
     isolation: str  # how this run isolated student code
     seconds: float
     quotas: str = ""  # how this run bounded each sandbox's memory, processes and CPU (cgroups.py)
+    placement: str = ""  # why sandboxes were not placed on CPUs of their own ("" where they were)
 
 
 def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1, force: bool = False,
@@ -119,9 +120,12 @@ def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1,
 
     results = write_grades_csv(out, config)
     from autograder.sandbox.cgroups import backend as quota_backend   # (lazily: see forkserver_client.py)
+    from autograder.sandbox import placement   # (lazily, as above)
     return BatchReport(config.assignment, tuple(results), tuple(sorted(graded)), tuple(skipped),
                        tuple(sorted(failed)), isolation, round(time.perf_counter() - started, 3),
-                       quota_backend().name)
+                       quota_backend().name,
+                       # a cluster's workers place on their own machines
+                       placement=(placement.problem(limits.cpu_share) or "") if scheduler is None and pending else "")
 
 
 def _grade_in_workers(assignment, pending, limits, isolation, jobs, on_start, n_skipped, finish, ids) -> None:

@@ -175,6 +175,8 @@ def print_summary(report: BatchReport, out_dir, stream: TextIO = sys.stdout, wid
                   f"(isolation: {report.isolation}{' + ' + report.quotas if report.quotas else ''}); "
                   f"outputs in {out_dir}/ "
                   "(grades.csv, feedback/, results/)")
+    if report.placement:
+        console.print(escape(f"CPU placement off (sandboxes may crowd each other's CPUs): {report.placement}"))
     if report.isolation != "bubblewrap":
         Console(file=sys.stderr).print(f"[bold red]{escape(NOT_ISOLATED_WARNING)}[/bold red]")
 

@@ -3,6 +3,10 @@
 However the worker was started (by bubblewrap, forked from the fork server, or by the uid
 fallback's plain start), it applies the same `Lockdown`, in this order:
 
+0. the signal state of a fresh interpreter: nothing blocked, SIGINT raising KeyboardInterrupt,
+   every other signal at its default (but SIGPIPE and SIGXFSZ, ignored as Python ignores them).
+   A grader started as a script's background job inherits SIGINT ignored, and student code would
+   behave differently depending on how the grader was started;
 1. hard rlimits (address space, CPU, file size, no core files, processes);
 2. no_new_privs: no setuid binary or file capability can ever raise privileges again;
 3. an empty capability bounding set (and no ambient capabilities), while still privileged;
@@ -12,10 +16,16 @@ fallback's plain start), it applies the same `Lockdown`, in this order:
    --die-with-parent);
 6. where the grader placed the sandbox, its CPUs (placement.py): every process and thread the
    worker starts inherits them;
-7. a seccomp filter refusing new user namespaces (unshare/clone with CLONE_NEWUSER; clone3,
-   whose flags a filter cannot read, answers ENOSYS so the C library uses clone): kernel attack
-   surface the grader never needs; and refusing sched_setaffinity, so nothing in the sandbox
-   leaves its CPUs.
+7. a session keyring of its own (keyctl JOIN_SESSION_KEYRING): a grader started from a login
+   (pam_keyinit) holds the instructor's session keyring, Kerberos tickets and `user` keys, which
+   a worker would otherwise inherit;
+8. a seccomp filter refusing new user namespaces (unshare/clone with CLONE_NEWUSER; clone3,
+   whose flags a filter cannot read, answers ENOSYS so the C library uses clone); the keyring
+   calls (keyctl, add_key, request_key: every uid's own keyrings outlive its processes, so a
+   sandbox's uid would carry keys to the next student it is given to); io_uring (an SQPOLL ring's
+   kernel thread runs on any CPU it names, outside the sandbox's affinity), userfaultfd,
+   perf_event_open and bpf: kernel attack surface the grader never needs, all EPERM; and
+   sched_setaffinity, so nothing in the sandbox leaves its CPUs.
 
 Any step that does not take effect ends the worker (fail closed). The parent builds the spec
 (`Lockdown.to_config`); `apply` runs in the worker, so this file uses the standard library only
@@ -41,9 +51,19 @@ _LAST_CAPABILITY = 63
 CLONE_NEWUSER = 0x10000000
 # (audit arch, syscall numbers) of the architectures the filter is written for.
 _ARCHES = {
-    "x86_64": (0xC000003E, {"clone": 56, "unshare": 272, "clone3": 435, "sched_setaffinity": 203}),
-    "aarch64": (0xC00000B7, {"clone": 220, "unshare": 97, "clone3": 435, "sched_setaffinity": 122}),
+    "x86_64": (0xC000003E, {"clone": 56, "unshare": 272, "clone3": 435, "sched_setaffinity": 203,
+                            "add_key": 248, "request_key": 249, "keyctl": 250, "io_uring_setup": 425,
+                            "io_uring_enter": 426, "io_uring_register": 427, "userfaultfd": 323,
+                            "perf_event_open": 298, "bpf": 321}),
+    "aarch64": (0xC00000B7, {"clone": 220, "unshare": 97, "clone3": 435, "sched_setaffinity": 122,
+                             "add_key": 217, "request_key": 218, "keyctl": 219, "io_uring_setup": 425,
+                             "io_uring_enter": 426, "io_uring_register": 427, "userfaultfd": 282,
+                             "perf_event_open": 241, "bpf": 280}),
 }
+# Refused outright (EPERM): see step 8 above.
+REFUSED_CALLS = ("sched_setaffinity", "keyctl", "add_key", "request_key", "io_uring_setup",
+                 "io_uring_enter", "io_uring_register", "userfaultfd", "perf_event_open", "bpf")
+_KEYCTL_JOIN_SESSION_KEYRING = 1
 _X32_BIT = 0x40000000   # x86_64's x32 syscall numbers: another way to reach the same calls
 
 
@@ -83,6 +103,7 @@ def apply(spec: dict) -> None:
     global _libc
     _libc = ctypes.CDLL(None, use_errno=True)
     try:
+        _fresh_signal_state()
         _rlimits(spec)
         _prctl(_PR_SET_NO_NEW_PRIVS, 1)
         _empty_bounding_set(spec.get("drop_to") is not None)
@@ -94,10 +115,24 @@ def apply(spec: dict) -> None:
                 os._exit(1)
         if spec.get("cpus"):
             _pin(spec["cpus"])
+        _fresh_session_keyring()
         if spec.get("block_userns", True):
-            _block_user_namespaces()
+            _install_filter()
     except OSError as exc:
         sys.exit(f"sandbox worker: lockdown failed: {exc}")
+
+
+def _fresh_signal_state() -> None:
+    signal.pthread_sigmask(signal.SIG_SETMASK, ())
+    for signum in signal.valid_signals():
+        if signum in (signal.SIGKILL, signal.SIGSTOP):
+            continue
+        try:
+            signal.signal(signum, signal.SIG_DFL)
+        except (OSError, ValueError):
+            pass   # reserved by the C library (its real-time signals 32, 33)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
 
 
 def _rlimits(spec: dict) -> None:
@@ -165,44 +200,69 @@ def _pin(cpus) -> None:
         raise OSError(errno.EPERM, f"could not run on CPUs {sorted(cpus)}")
 
 
-def _block_user_namespaces() -> None:
+def _fresh_session_keyring() -> None:
+    """Joins a new, empty session keyring: the grader's is no longer this process's to reach.
+    Where keyctl itself is refused (a container's seccomp profile: ENOSYS or EPERM for a call that
+    needs no privilege) no process here can reach any keyring through it, and step 8 refuses it
+    again; any other failure ends the worker."""
+    numbers = _ARCHES.get(platform.machine(), (None, {}))[1]
+    if "keyctl" not in numbers:
+        raise OSError(errno.ENOSYS, userns_filter_problem() or "no keyctl number for this machine")
+    _libc.syscall.restype = ctypes.c_long
+    if _libc.syscall(numbers["keyctl"], _KEYCTL_JOIN_SESSION_KEYRING, None) < 0:
+        err = ctypes.get_errno()
+        if err not in (errno.ENOSYS, errno.EPERM):
+            raise OSError(err, "could not join a session keyring of its own")
+
+
+def _install_filter() -> None:
     arch, numbers = _ARCHES.get(platform.machine(), (None, None))
     if arch is None or sys.byteorder != "little":
         raise OSError(errno.ENOSYS, userns_filter_problem() or "no seccomp filter for this machine")
     if len(os.listdir("/proc/self/task")) != 1:
         raise OSError(errno.EBUSY, "the seccomp filter must be set while the worker has one thread")
-    program = _userns_filter(arch, numbers)
+    program = _filter_program(arch, numbers)
     buffer = ctypes.create_string_buffer(program)
     fprog = struct.pack("HxxxxxxQ", len(program) // 8, ctypes.addressof(buffer))
     if _libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.c_char_p(fprog), 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP)")
 
 
-def _userns_filter(arch: int, numbers: dict[str, int]) -> bytes:
-    """The classic-BPF program: wrong architecture or x32 -> refused; clone3 -> ENOSYS;
-    sched_setaffinity -> EPERM; unshare/clone whose flags (first argument) hold CLONE_NEWUSER
-    -> EPERM; all else allowed."""
+def _filter_program(arch: int, numbers: dict[str, int]) -> bytes:
+    """The classic-BPF program: wrong architecture (i386 via int 0x80) -> killed; x32 -> EPERM;
+    clone3 -> ENOSYS; REFUSED_CALLS -> EPERM; unshare/clone whose flags (first argument) hold
+    CLONE_NEWUSER -> EPERM; all else allowed. Jumps name labels, resolved below."""
     ld_w_abs, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
     allow, kill = 0x7FFF0000, 0x80000000
     eperm, enosys = 0x00050000 | errno.EPERM, 0x00050000 | errno.ENOSYS
     code = [
-        (ld_w_abs, 0, 0, 4),                  # 0: the architecture
-        (jeq, 0, 12, arch),                   # 1: another one (i386 via int 0x80) -> 14
-        (ld_w_abs, 0, 0, 0),                  # 2: the syscall number
-        (jge, 8, 0, _X32_BIT),                # 3: x32 -> 12
-        (jeq, 8, 0, numbers["clone3"]),       # 4: -> 13
-        (jeq, 6, 0, numbers["sched_setaffinity"]),   # 5: -> 12
-        (jeq, 2, 0, numbers["unshare"]),      # 6: -> 9
-        (jeq, 1, 0, numbers["clone"]),        # 7: -> 9
-        (ret, 0, 0, allow),                   # 8
-        (ld_w_abs, 0, 0, 16),                 # 9: the flags (args[0], low 32 bits)
-        (jset, 1, 0, CLONE_NEWUSER),          # 10: -> 12
-        (ret, 0, 0, allow),                   # 11
-        (ret, 0, 0, eperm),                   # 12
-        (ret, 0, 0, enosys),                  # 13
-        (ret, 0, 0, kill),                    # 14
+        (ld_w_abs, None, None, 4),                      # the architecture
+        (jeq, None, "kill", arch),
+        (ld_w_abs, None, None, 0),                      # the syscall number
+        (jge, "eperm", None, _X32_BIT),
+        (jeq, "enosys", None, numbers["clone3"]),
+        *((jeq, "eperm", None, numbers[name]) for name in REFUSED_CALLS),
+        (jeq, "flags", None, numbers["unshare"]),
+        (jeq, "flags", None, numbers["clone"]),
+        (ret, None, None, allow),
+        "flags", (ld_w_abs, None, None, 16),            # args[0], low 32 bits
+        (jset, "eperm", None, CLONE_NEWUSER),
+        (ret, None, None, allow),
+        "eperm", (ret, None, None, eperm),
+        "enosys", (ret, None, None, enosys),
+        "kill", (ret, None, None, kill),
     ]
-    return b"".join(struct.pack("HBBI", *insn) for insn in code)
+    labels, program = {}, []
+    for item in code:
+        if isinstance(item, str):
+            labels[item] = len(program)
+        else:
+            program.append(item)
+    out = []
+    for index, (op, true, false, k) in enumerate(program):
+        jt, jf = (labels[t] - index - 1 if t else 0 for t in (true, false))
+        out.append(struct.pack("HBBI", op, jt, jf, k))
+    return b"".join(out)
 
 
 def _status_field(name: str) -> int:

@@ -12,7 +12,12 @@ affinity works wherever the grader runs (root or not, cgroup v1 or v2, container
 own processes stay free to run anywhere.
 
 Claims are flock(2)ed files in a folder of the grader's user, so concurrent graders (`grade
--j N`, several grader processes) see each other's, and a claim ends with its process.
+-j N`, several grader processes) see each other's, and a claim ends with its process. The folder
+is one no other user can create first or write into: /run/cs349e-cpus for root, else
+$XDG_RUNTIME_DIR/cs349e-cpus, else ~/.cache/cs349e/cpu-claims (the home from the user database,
+not $HOME); every folder on the way must belong to root or the grader and be closed to others'
+writes (a sticky /tmp-like folder only above one of the grader's own). Where none qualifies,
+placement is off and `problem()` says why (the grade summary prints it).
 """
 
 from __future__ import annotations
@@ -20,8 +25,8 @@ from __future__ import annotations
 import fcntl
 import math
 import os
+import pwd
 import stat
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,7 +54,7 @@ def claim(cpu_share: float) -> CpuClaim | None:
     if not ENABLED:
         return None
     sets = cpu_sets(sorted(os.sched_getaffinity(0)), max(1, math.ceil(cpu_share)))
-    folder = _claims_folder()
+    folder, _why = claims_folder()
     if len(sets) < 2 or folder is None:
         return None
     try:
@@ -63,6 +68,16 @@ def claim(cpu_share: float) -> CpuClaim | None:
     except OSError:
         pass   # (e.g. out of descriptors): the sandbox runs unplaced, as on a one-CPU machine
     return None
+
+
+def problem(cpu_share: float = 1.0) -> str | None:
+    """Why sandboxes opened now would not be placed on CPUs of their own, or None."""
+    if not ENABLED:
+        return "CPU placement is switched off"
+    allowed = sorted(os.sched_getaffinity(0))
+    if len(cpu_sets(allowed, max(1, math.ceil(cpu_share)))) < 2:
+        return f"{len(allowed)} CPU(s) allowed: not enough to give a sandbox CPUs of its own"
+    return claims_folder()[1]
 
 
 def cpu_sets(allowed: list[int], width: int) -> list[tuple[int, ...]]:
@@ -119,14 +134,54 @@ class _Lock:
         os.close(self._fd)
 
 
-def _claims_folder() -> Path | None:
-    """This user's folder of claims, made private; None where another user owns that name."""
-    folder = Path(tempfile.gettempdir()) / f"cs349e-cpus-{os.geteuid()}"
+def claims_folder() -> tuple[Path | None, str | None]:
+    """(this user's private folder of claims, None), or (None, why none can be used)."""
+    reasons = []
+    for folder in _candidates():
+        why = _make_private(folder)
+        if why is None:
+            return folder, None
+        reasons.append(why)
+    return None, "no private folder for CPU claims: " + "; ".join(reasons)
+
+
+def _candidates() -> list[Path]:
+    euid = os.geteuid()
+    found = [Path("/run/cs349e-cpus")] if euid == 0 else []
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
+    if runtime.startswith("/"):
+        found.append(Path(runtime) / "cs349e-cpus")
     try:
-        folder.mkdir(mode=0o700, exist_ok=True)
-        info = os.lstat(folder)
-    except OSError:
-        return None
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o077:
-        return None
-    return folder
+        home = pwd.getpwuid(euid).pw_dir
+    except KeyError:
+        home = ""
+    if home.startswith("/") and home != "/":
+        found.append(Path(home) / ".cache" / "cs349e" / "cpu-claims")
+    return found
+
+
+def _make_private(folder: Path) -> str | None:
+    """Makes `folder` (0700, with missing parents) and checks no other user can have made or can
+    change any folder on the way; the reason where it cannot be used, else None."""
+    euid = os.geteuid()
+    path = Path("/")
+    for part in folder.parts[1:]:
+        path = path / part
+        try:
+            try:
+                os.mkdir(path, 0o700)
+            except FileExistsError:
+                pass
+            info = os.lstat(path)
+        except OSError as exc:
+            return f"{path}: {exc.strerror}"
+        if not stat.S_ISDIR(info.st_mode):
+            return f"{path} is not a folder"
+        if info.st_uid not in (0, euid):
+            return f"{path} belongs to uid {info.st_uid}, not to this grader (uid {euid})"
+        if path == folder:
+            if info.st_uid != euid or info.st_mode & 0o077:
+                return f"{path} is mode {stat.S_IMODE(info.st_mode):04o} owned by uid {info.st_uid}, not private"
+        elif info.st_mode & 0o022 and not (info.st_mode & stat.S_ISVTX and info.st_uid == 0):
+            return f"{path} is mode {stat.S_IMODE(info.st_mode):04o}: others may replace what is in it"
+    return None

@@ -1,10 +1,10 @@
 """Real `dask scheduler` / `dask worker` processes on loopback (127.0.0.1 only), each in a session
-of its own so that a test can kill one worker whole and teardown always ends every one."""
+of its own so that a test can kill one worker whole, and every one ends with the run however it ends
+(tests/process_groups.py)."""
 
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import process_groups
 from course_copy import clean_env
 
 START_TIMEOUT = 60.0   # seconds for a process to start and register (a loaded machine is slow)
@@ -37,8 +38,8 @@ class DaskProcesses:
     def start(self, name: str, *args: str, cwd: Path) -> subprocess.Popen:
         # `python -m dask` is the `dask` command; run from `cwd`, which makes that folder's kit importable.
         log = open(self.logs / f"{name}.log", "wb")
-        proc = subprocess.Popen([sys.executable, "-m", "dask", *args], cwd=cwd, env=dask_env(), stdout=log,
-                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        proc = process_groups.start([sys.executable, "-m", "dask", *args], cwd=cwd, env=dask_env(), stdout=log,
+                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         log.close()
         self.procs.append(proc)
         return proc
@@ -66,15 +67,7 @@ class DaskProcesses:
 
     def kill(self, proc: subprocess.Popen, sig: int = signal.SIGKILL) -> None:
         """Ends the process and everything it started (its fork server, its sandboxes)."""
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            pass
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=15)
+        process_groups.end(proc, sig)
 
     def stop(self) -> None:
         for proc in reversed(self.procs):   # workers before the scheduler

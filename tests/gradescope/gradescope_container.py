@@ -18,7 +18,6 @@ the stand-in for Ubuntu 22.04's bubblewrap 0.6.1 (tests/bwrap_standin.py) first 
 """
 
 import json
-import os
 import shutil
 import stat
 import subprocess
@@ -34,6 +33,8 @@ INSTRUCTOR_ONLY_MODULES = ("nbgrader", "nbconvert", "nbclient", "jupyter_client"
 DOCKER_CAPABILITIES = ("CHOWN", "DAC_OVERRIDE", "FSETID", "FOWNER", "MKNOD", "NET_RAW", "SETGID", "SETUID",
                        "SETFCAP", "SETPCAP", "NET_BIND_SERVICE", "SYS_CHROOT", "KILL", "AUDIT_WRITE")
 ENV_PREFIX = ("--setenv", "CS349E_PYTHON", PYTHON, "--setenv", "PYTHONPATH", "/autograder/.instructor_only")
+# The container's whole environment otherwise: Docker's default, nothing of the host's.
+CONTAINER_ENV = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/root"}
 
 
 @dataclass(frozen=True)
@@ -87,13 +88,14 @@ def run_autograder(root: Path, *, deny_bubblewrap: bool = False, reachable_pytho
     path = []
     if bwrap_06:
         write_bwrap_06(root / ".bwrap-0.6")
-        path = ["--setenv", "PATH", f"/autograder/.bwrap-0.6:{os.environ.get('PATH', '/usr/bin:/bin')}"]
+        path = ["--setenv", "PATH", f"/autograder/.bwrap-0.6:{CONTAINER_ENV['PATH']}"]
     cmd = [shutil.which("bwrap"), *system_args(), "--bind", str(root), "/autograder",
            "--dev-bind", "/dev", "/dev", "--bind", "/proc", "/proc", "--perms", "1777", "--tmpfs", "/tmp",
            *_interpreter_binds(reachable_python),
            *(_docker_capabilities() if deny_bubblewrap else []), *ENV_PREFIX, *path,
            "--chdir", "/autograder", "--", "/autograder/run_autograder"]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
+                          env=CONTAINER_ENV)
     results_file = root / "results" / "results.json"
     results = json.loads(results_file.read_text(encoding="utf-8")) if results_file.exists() else None
     return ContainerRun(done.returncode, done.stdout + done.stderr, results)

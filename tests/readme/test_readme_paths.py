@@ -19,7 +19,6 @@ import hashlib
 import os
 import select
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
@@ -28,6 +27,7 @@ from pathlib import Path
 
 import pytest
 
+import process_groups
 from autograder.engine.registry import load_config
 from autograder.sandbox import launcher
 from clone_run import ROOT, Shell, clone_checkout, make_shell
@@ -279,8 +279,9 @@ def test_build_finds_nothing_to_regenerate(readme_run):
 # ---------------------------------------------------------------------------------------------
 def _jupyter_lab_serves(run: Run, command: str, cwd: Path, activate: str) -> None:
     """`jupyter lab handout.ipynb` runs until stopped: it must print the address it serves."""
-    proc = subprocess.Popen(**run.shell.popen_args(f"{activate} && exec {command}", cwd), stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    popen_args = run.shell.popen_args(f"{activate} && exec {command}", cwd)
+    proc = process_groups.start(popen_args.pop("args"), **popen_args, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True)
     seen, deadline = "", time.monotonic() + 120
     try:
         while time.monotonic() < deadline and proc.poll() is None:
@@ -290,8 +291,7 @@ def _jupyter_lab_serves(run: Run, command: str, cwd: Path, activate: str) -> Non
                 if "http://" in seen and "/lab" in seen:
                     break
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=30)
+        process_groups.end(proc, grace=30)
     assert "http://" in seen and "/lab" in seen, f"`{command}` did not start serving:\n{seen[-3000:]}"
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import textwrap
 from dataclasses import replace
 from pathlib import Path
@@ -229,6 +230,37 @@ def test_sys_exit_in_a_function_is_raised_systemexit(sandbox):
 def test_keyboard_interrupt_is_raised_not_fatal(sandbox):
     box = sandbox(HOSTILE)
     assert box.call("codesign", "interrupt").exc_type == "KeyboardInterrupt"
+    assert box.call("codesign", "sigint_self").exc_type == "KeyboardInterrupt"
+    assert box.call("codesign", "ok").value == "fine"
+
+
+@pytest.fixture
+def grader_ignoring_sigint():
+    """A grader started as a background job of a script (or under nohup-like wrappers) inherits
+    SIGINT and SIGQUIT ignored, and may run with signals blocked."""
+    saved = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGQUIT)}
+    for sig in saved:
+        signal.signal(sig, signal.SIG_IGN)
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
+
+
+@pytest.mark.usefixtures("worker_start", "grader_ignoring_sigint")
+def test_how_the_grader_was_started_does_not_change_student_code_signals(sandbox):
+    """Student code sees the signal state of a fresh interpreter, whatever the grader inherited:
+    a submission that interrupts itself gets KeyboardInterrupt wherever it is graded."""
+    box = sandbox({"codesign.py": textwrap.dedent(HOSTILE["codesign.py"]) + textwrap.dedent("""
+        def signal_state():
+            blocked = open("/proc/self/status").read().split("SigBlk:")[1].split()[0]
+            return (signal.getsignal(signal.SIGINT) is signal.default_int_handler,
+                    signal.getsignal(signal.SIGQUIT) == signal.SIG_DFL, int(blocked, 16))
+    """)})
+    assert box.call("codesign", "signal_state").value == (True, True, 0)
     assert box.call("codesign", "sigint_self").exc_type == "KeyboardInterrupt"
     assert box.call("codesign", "ok").value == "fine"
 

@@ -136,6 +136,73 @@ def test_graders_in_other_processes_see_each_others_claims():
             claim.release()
 
 
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="another user's folder is made by chown")
+
+
+@needs_root
+def test_a_folder_another_user_made_first_does_not_turn_placement_off(tmp_path, monkeypatch):
+    """Any local user could create the grader's claims folder under a shared /tmp name first
+    (here in a stand-in for /tmp, 1777): placement must not depend on a name others can take."""
+    shared_tmp = tmp_path / "tmp"
+    shared_tmp.mkdir()
+    os.chmod(shared_tmp, 0o1777)
+    taken = shared_tmp / f"cs349e-cpus-{os.geteuid()}"
+    taken.mkdir(mode=0o700)
+    os.chown(taken, 65534, 65534)
+    monkeypatch.setattr("tempfile.tempdir", str(shared_tmp))
+    monkeypatch.setenv("TMPDIR", str(shared_tmp))
+    claim = placement.claim(1.0)
+    try:
+        assert claim is not None and placement.problem() is None
+        folder, _ = placement.claims_folder()
+        assert folder.stat().st_uid == os.geteuid() and folder.stat().st_mode & 0o077 == 0
+        assert shared_tmp not in folder.parents
+    finally:
+        if claim is not None:
+            claim.release()
+
+
+@needs_root
+@pytest.mark.parametrize("owner, mode, above", [(65534, 0o700, 0o755), (0, 0o755, 0o755), (0, 0o700, 0o777)],
+                         ids=["another user's", "open to others", "in a folder others may change"])
+def test_a_claims_folder_others_could_steer_is_refused_and_said(tmp_path, monkeypatch, owner, mode, above):
+    parent = tmp_path / "runtime"
+    parent.mkdir()
+    os.chmod(parent, above)
+    folder = parent / "cs349e-cpus"
+    folder.mkdir()
+    os.chmod(folder, mode)
+    os.chown(folder, owner, owner)
+    monkeypatch.setattr(placement, "_candidates", lambda: [folder])
+    assert placement.claim(1.0) is None
+    why = placement.problem()
+    assert why and str(parent) in why, why
+
+
+@needs_bwrap
+def test_the_summary_says_when_placement_cannot_engage(tmp_path, monkeypatch):
+    import io
+
+    from autograder.engine import grade_batch
+    from autograder.engine.console_view import print_summary
+    from engine.conftest import TEST_LIMITS
+    from engine.corpus import ASSIGNMENT, CORPUS_DIR
+    (tmp_path / "class" / "amy").mkdir(parents=True)
+    (tmp_path / "class" / "amy" / "codesign.py").write_bytes((CORPUS_DIR / "correct_loops" / "codesign.py").read_bytes())
+    taken = tmp_path / "taken"
+    taken.mkdir()
+    os.chown(taken, 65534, 65534)
+    monkeypatch.setattr(placement, "_candidates", lambda: [taken])
+    report = grade_batch(ASSIGNMENT, tmp_path / "class", tmp_path / "out", limits=TEST_LIMITS)
+    assert str(taken) in report.placement and "uid 65534" in report.placement, report.placement
+    printed = io.StringIO()
+    print_summary(report, tmp_path / "out", stream=printed)
+    assert "CPU placement off" in printed.getvalue() and str(taken) in printed.getvalue()
+    monkeypatch.undo()
+    report = grade_batch(ASSIGNMENT, tmp_path / "class", tmp_path / "out2", limits=TEST_LIMITS)
+    assert report.placement == ""
+
+
 def test_cpu_sets_are_disjoint_and_cover_the_allowed_cpus():
     assert placement.cpu_sets([0, 1, 2, 3], 1) == [(0,), (1,), (2,), (3,)]
     assert placement.cpu_sets([0, 1, 2, 3, 4], 2) == [(0, 1), (2, 3, 4)]

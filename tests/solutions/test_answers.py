@@ -4,7 +4,6 @@ rubric for the text questions) that states no rule the reference contradicts."""
 
 import math
 import re
-import time
 
 import numpy as np
 import pytest
@@ -101,18 +100,36 @@ def test_no_text_says_values_below_a_tie_round_to_zero_strictly(where):
     assert not re.search(r"小于\s*E2M1 最小非零值 0\.5 的一半", text), where
 
 
+def _e2m1_texts() -> dict[str, str]:
+    """Where the student reads E2M1 examples: the texts above, the released to_e2m1 docstring and
+    the public cases of to_e2m1 (their `why` strings)."""
+    import ast
+
+    texts = dict(_all_student_texts())
+    for name in ("codesign.py", "public_cases.py"):
+        tree = ast.parse((CONFIG.folder / name).read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef) and node.name == "to_e2m1":
+                texts[f"{name} to_e2m1 docstring"] = ast.get_docstring(node)
+            elif (isinstance(node, ast.Call) and getattr(node.func, "id", "") == "Case" and node.args
+                  and getattr(node.args[0], "value", None) == "to_e2m1"):
+                strings = [n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+                texts[f"{name} case {strings[1]}"] = "to_e2m1: " + "".join(strings[2:])
+    return texts
+
+
 def test_e2m1_examples_in_texts_agree_with_the_reference():
     """Every `a → b` example quoted for E2M1 in the texts is what to_e2m1 returns."""
     pattern = re.compile(r"(-?\d+(?:\.\d+)?)\s*→\s*(-?\d+(?:\.\d+)?)")
     checked = 0
-    for where, text in _all_student_texts().items():
+    for where, text in _e2m1_texts().items():
         for line in text.splitlines():
-            if "E2M1" in line or "to_e2m1" in line or "平局" in line:
+            if "E2M1" in line or "to_e2m1" in line or "平局" in line or "docstring" in where or "case" in where:
                 for a, b in pattern.findall(line):
                     if float(a) <= 8:  # E2M1's range; E4M3 examples are checked in test_docstrings
                         assert to_e2m1(float(a)) == float(b), (where, line)
                         checked += 1
-    assert checked >= 0
+    assert checked > 0, "no E2M1 example found in the texts: the check above checked nothing"
 
 
 # --- the lecture's printout cannot be copied into the answers ------------------------------------
@@ -152,13 +169,6 @@ def test_no_number_key_can_be_copied_from_the_lecture(lecture_quantities):
     copied = {(item.id, name) for item in CONFIG.items_of("number") if item.id not in allowed and item.id in key
               for name, n in lecture_quantities.items() if abs(n - key[item.id]) <= item.rtol * abs(key[item.id])}
     assert copied == set()
-
-
-def test_the_key_is_computed_fast_enough_to_grade_every_submission():
-    answer_key()  # warm imports
-    start = time.perf_counter()
-    answer_key()
-    assert time.perf_counter() - start < 0.5
 
 
 def test_same_precision_ridge_moves_little_and_mixing_precisions_inflates_it():

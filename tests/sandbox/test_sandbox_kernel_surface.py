@@ -1,0 +1,154 @@
+"""A worker with a fresh kernel identity (lockdown.py): student code cannot reach the grader's
+session keyring (a Kerberos ticket, any `user` key of the instructor's login), cannot add keys
+anywhere, and the kernel interfaces the grader never needs (io_uring, userfaultfd, perf events,
+bpf) are refused. Tried from a module and from a notebook cell, in forked and started workers
+under bubblewrap, and in the uid fallback (its variant runs in test_sandbox_isolation_rlimits.py's
+machine)."""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import platform
+import secrets
+
+import pytest
+from sandbox_helpers import needs_bwrap, needs_rlimits, notebook_json
+
+pytestmark = pytest.mark.skipif(platform.machine() not in ("x86_64", "aarch64"),
+                                reason="the probes name x86_64 and aarch64 system call numbers")
+
+# (add_key, request_key, keyctl, io_uring_setup, io_uring_enter, io_uring_register, userfaultfd,
+#  perf_event_open, bpf) on each architecture.
+_NUMBERS = {
+    "x86_64": dict(add_key=248, request_key=249, keyctl=250, io_uring_setup=425, io_uring_enter=426,
+                   io_uring_register=427, userfaultfd=323, perf_event_open=298, bpf=321),
+    "aarch64": dict(add_key=217, request_key=218, keyctl=219, io_uring_setup=425, io_uring_enter=426,
+                    io_uring_register=427, userfaultfd=282, perf_event_open=241, bpf=280),
+}
+NR = _NUMBERS.get(platform.machine(), {})
+KEY_SPEC_SESSION_KEYRING = -3
+KEYCTL_JOIN_SESSION_KEYRING, KEYCTL_SEARCH, KEYCTL_READ = 1, 10, 11
+
+PROBES = f"""
+import ctypes, os
+
+NR = {NR!r}
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+
+def _call(name, *args):
+    ctypes.set_errno(0)
+    result = libc.syscall(NR[name], *args)
+    return [int(result), ctypes.get_errno()]
+
+def kernel_surface():
+    found = {{}}
+    params = (ctypes.c_uint32 * 30)()             # struct io_uring_params, zeroed
+    params[2] = 0x2 | 0x4                         # flags: IORING_SETUP_SQPOLL | IORING_SETUP_SQ_AFF
+    params[3] = 0                                 # sq_thread_cpu
+    found["io_uring_setup"] = _call("io_uring_setup", 4, params)
+    found["io_uring_enter"] = _call("io_uring_enter", -1, 0, 0, 0, None, 0)
+    found["io_uring_register"] = _call("io_uring_register", -1, 0, None, 0)
+    found["userfaultfd"] = _call("userfaultfd", 0o2000000 | 1)   # O_CLOEXEC | UFFD_USER_MODE_ONLY
+    attr = (ctypes.c_uint32 * 32)()               # struct perf_event_attr: a software clock
+    attr[0], attr[1] = 1, 128                     # type PERF_TYPE_SOFTWARE, size
+    found["perf_event_open"] = _call("perf_event_open", attr, 0, -1, -1, 0)
+    found["bpf"] = _call("bpf", 0, None, 0)
+    found["keyctl"] = _call("keyctl", 0, -3, 0)   # KEYCTL_GET_KEYRING_ID of the session keyring
+    found["add_key"] = _call("add_key", b"user", b"planted", b"x", 1, -3)
+    found["request_key"] = _call("request_key", b"user", b"planted", None, -3)
+    return found
+
+def grader_key(description):
+    # The grader's key: found in the session keyring, then read.
+    key = libc.syscall(NR["keyctl"], 10, -3, b"user", description.encode(), 0)
+    buffer = ctypes.create_string_buffer(4096)
+    size = libc.syscall(NR["keyctl"], 11, key, buffer, 4096) if key > 0 else -1
+    try:
+        listed = open("/proc/keys").read()
+    except OSError:
+        listed = ""
+    return {{"read": buffer.raw[:size].decode("latin-1") if size > 0 else "", "listed": listed}}
+"""
+
+NOTEBOOK = notebook_json(PROBES, "surface = kernel_surface()", "key = grader_key(DESCRIPTION)")
+
+
+def _syscall(name: str, *args) -> int:
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    result = libc.syscall(NR[name], *args)
+    if result < 0:
+        raise OSError(ctypes.get_errno(), f"{name}: {os.strerror(ctypes.get_errno())}")
+    return result
+
+
+@pytest.fixture
+def grader_keyring():
+    """The grader as an ssh login runs it: a session keyring holding a `user` key. (The test joins
+    a keyring of its own first, so no real keyring of this machine is touched.) A fork server
+    started now holds it as a grader's would."""
+    from autograder.sandbox import forkserver_client
+    _syscall("keyctl", KEYCTL_JOIN_SESSION_KEYRING, b"cs349e-test-grader")
+    description, secret = f"cs349e-grader-{secrets.token_hex(4)}", secrets.token_hex(16)
+    _syscall("add_key", b"user", description.encode(), secret.encode(), len(secret), KEY_SPEC_SESSION_KEYRING)
+    saved = forkserver_client._server, forkserver_client.ENABLED
+    forkserver_client._server = None
+    yield description, secret
+    if forkserver_client._server is not None:
+        forkserver_client._server.stop()
+    forkserver_client._server, forkserver_client.ENABLED = saved
+
+
+def _grader_keyring_unchanged(description: str) -> None:
+    assert _syscall("keyctl", KEYCTL_SEARCH, KEY_SPEC_SESSION_KEYRING, b"user", description.encode(), 0) > 0
+    with pytest.raises(OSError) as planted:
+        _syscall("keyctl", KEYCTL_SEARCH, KEY_SPEC_SESSION_KEYRING, b"user", b"planted", 0)
+    assert planted.value.errno == errno.ENOKEY
+
+
+def _assert_refused(surface: dict) -> None:
+    for name, (result, err) in surface.items():
+        assert result == -1 and err == errno.EPERM, (name, result, err, surface)
+
+
+def _assert_held(box, grader_keyring) -> None:
+    """From a module and from a notebook cell: every call refused, the grader's key unreachable."""
+    description, secret = grader_keyring
+    _assert_refused(box.call("codesign", "kernel_surface").value)
+    seen = box.call("codesign", "grader_key", (description,)).value
+    assert secret not in seen["read"] and description not in seen["listed"], seen
+    notebook = box.run_notebook("handout.ipynb", ["surface", "key"])
+    assert notebook.status == "ok" and not notebook.cell_errors, notebook
+    _assert_refused(notebook.variables["surface"])
+    key = notebook.variables["key"]
+    assert secret not in key["read"] and description not in key["listed"], key
+    _grader_keyring_unchanged(description)
+
+
+def _submission(description: str) -> dict[str, str]:
+    return {"codesign.py": PROBES,
+            "handout.ipynb": notebook_json(PROBES, "surface = kernel_surface()",
+                                           f"key = grader_key({description!r})")}
+
+
+@needs_bwrap
+@pytest.mark.parametrize("forked", [True, False], ids=["forked", "started"])
+def test_student_code_cannot_reach_the_graders_keyring_or_the_kernels_extras(sandbox, grader_keyring, forked):
+    from sandbox_helpers import wait_for_fork_server
+
+    from autograder.sandbox import forkserver_client
+    forkserver_client.ENABLED = forked
+    if forked:
+        wait_for_fork_server()
+    box = sandbox(_submission(grader_keyring[0]))
+    box.call("codesign", "kernel_surface")
+    assert box._resources.worker.forked is forked
+    _assert_held(box, grader_keyring)
+
+
+@needs_rlimits
+def test_the_rlimits_fallback_cannot_reach_the_graders_keyring_or_the_kernels_extras(sandbox, grader_keyring):
+    _assert_held(sandbox(_submission(grader_keyring[0]), isolation="rlimits"), grader_keyring)

@@ -1,0 +1,81 @@
+"""When a pytest run that started a long-running process (jupyter-lab, a dask scheduler) ends,
+however it ends, is that process and everything in its group gone?"""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from core.script_output import REPO
+
+# A test that starts a process which itself starts a child (as jupyter-lab starts kernels), writes
+# both pids down, then waits to be interrupted.
+TEST = textwrap.dedent('''
+    import subprocess, sys, time
+    {start}
+
+    def test_waits_beside_a_server(tmp_path_factory):
+        code = "import subprocess, sys, time; c = subprocess.Popen(['sleep', '600']); print(c.pid, flush=True); time.sleep(600)"
+        proc = start([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+        child = proc.stdout.readline().strip()
+        open({pids!r}, "w").write(f"{{proc.pid}} {{child}}")
+        time.sleep(600)
+''')
+HELPER = "from process_groups import start"
+PLAIN = "start = lambda args, **kw: subprocess.Popen(args, start_new_session=True, **kw)"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _run_and_stop(tmp_path, start_line: str, sig: int) -> list[bool]:
+    """Runs the test above under pytest, stops pytest with `sig` once both pids are written, and
+    says which of (process, its child) are still alive a few moments later."""
+    pids = tmp_path / "pids"
+    (tmp_path / "test_server.py").write_text(TEST.format(start=start_line, pids=str(pids)))
+    pytest_run = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                                   "-o", f"pythonpath={REPO} {REPO / 'tests'}", "test_server.py"],
+                                  cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(600):
+            if pids.exists() and len(pids.read_text().split()) == 2:
+                break
+            time.sleep(0.1)
+        started = [int(p) for p in pids.read_text().split()]
+        os.kill(pytest_run.pid, sig)
+        pytest_run.wait(timeout=60)
+        for _ in range(100):   # the group gets its signal at once; give it a moment to exit
+            if not any(_alive(p) for p in started):
+                break
+            time.sleep(0.1)
+        return [_alive(p) for p in started]
+    finally:
+        pytest_run.kill()
+        for pid in [int(p) for p in pids.read_text().split()] if pids.exists() else []:
+            try:
+                os.killpg(os.getpgid(pid), signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL],
+                         ids=["interrupted", "terminated", "killed"])
+def test_the_helper_leaves_nothing_behind(tmp_path, sig):
+    process_alive, child_alive = _run_and_stop(tmp_path, HELPER, sig)
+    assert not process_alive
+    if sig != signal.SIGKILL:   # killed: the kernel tells the process; what it started is its to end
+        assert not child_alive
+
+
+def test_a_plain_new_session_outlives_an_interrupted_run(tmp_path):
+    """What the helper is for: started the old way, the process outlives pytest."""
+    assert _run_and_stop(tmp_path, PLAIN, signal.SIGTERM) == [True, True]
