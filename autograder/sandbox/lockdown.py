@@ -23,7 +23,8 @@ fallback's plain start), it applies the same `Lockdown`, in this order:
    worker starts inherits them;
 7. a session keyring of its own (keyctl JOIN_SESSION_KEYRING): a grader started from a login
    (pam_keyinit) holds the instructor's session keyring, Kerberos tickets and `user` keys, which
-   a worker would otherwise inherit;
+   a worker would otherwise inherit (where the platform refuses keyctl itself, no process here
+   reaches a keyring through it, and the worker goes on);
 8. a seccomp filter refusing new user namespaces (unshare/clone with CLONE_NEWUSER; clone3,
    whose flags a filter cannot read, answers ENOSYS so the C library uses clone); the keyring
    calls (keyctl, add_key, request_key: every uid's own keyrings outlive its processes, so a
@@ -32,7 +33,8 @@ fallback's plain start), it applies the same `Lockdown`, in this order:
    perf_event_open and bpf: kernel attack surface the grader never needs, all EPERM; and
    sched_setaffinity, so nothing in the sandbox leaves its CPUs.
 
-Any step that does not take effect ends the worker (fail closed). The parent builds the spec
+Any step that does not take effect ends the worker (fail closed), but for the two a platform
+may not offer, as said in 1 and 7. The parent builds the spec
 (`Lockdown.to_config`); `apply` runs in the worker, so this file uses the standard library only
 and is one of the worker's files (launcher.WORKER_FILES).
 """
