@@ -6,7 +6,8 @@ project is closed to other users. Here the interpreter sits under a 0700 /root a
 a world-readable /work beside other checkouts, so inside a private mount namespace (the
 production rules untouched) the machine holds only:
 
-- the system (/usr, /etc, /opt, /var, /bin, /lib…), read-only; a fresh /tmp, /run, /proc and /dev;
+- the system (/usr, /etc, /opt, /var, /bin, /lib…), read-only; a fresh /tmp, /var/tmp,
+  /dev/shm (every uid may write there, as on a server), /run, /proc and /dev;
 - this interpreter's install at its own path, the folders on the way made enterable by every
   uid (as setup.sh's /autograder/venv is) — or, for `open_interpreter=False`, closed (0700) to
   every uid but root's, as a pyenv under /root is;
@@ -87,7 +88,9 @@ def machine_argv(*command: str, binds: tuple[Path, ...] = ()) -> list[str]:
     """bwrap's command line that runs `command` inside the machine, in the project's folder."""
     # A writable /run, as a server's tmpfs is (root's CPU claims live there: placement.py).
     args = [shutil.which("bwrap") or "bwrap", "--die-with-parent", *system_args(),
-            "--perms", "0755", "--tmpfs", "/run", "--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp", *interpreter_args(),
+            "--perms", "0755", "--tmpfs", "/run", "--proc", "/proc", "--dev", "/dev",
+            "--perms", "1777", "--tmpfs", "/tmp", "--perms", "1777", "--tmpfs", "/dev/shm",
+            "--perms", "1777", "--tmpfs", "/var/tmp", *interpreter_args(),
             "--perms", "0700", "--dir", str(CLOSED), "--bind", str(ROOT), str(PROJECT_INSIDE)]
     for folder in binds:
         args += ["--bind", str(folder), str(folder)]

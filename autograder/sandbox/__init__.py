@@ -8,7 +8,7 @@ Modules: limits (Limits), outcomes (CallOutcome, NotebookOutcome), codec (the sa
 format), launcher (the isolation backends: bubblewrap / rlimits command lines), lockdown (the
 confinement every worker applies to itself), uids (a host uid per sandbox), placement (CPUs of
 its own per open sandbox), reaper (ends a uid's
-processes), workdir (the private copy), output (per-call output capture), cgroups (the quota
+processes), leftovers (removes the files a uid left in the host's shared folders), workdir (the private copy), output (per-call output capture), cgroups (the quota
 backends: per-sandbox cgroups or rlimits),
 clock (CPU-time budgets), process (one worker process), session (Sandbox), plotting (the shared
 font list), forkserver_client (workers forked from a process that imported numpy and matplotlib

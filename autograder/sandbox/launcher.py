@@ -83,6 +83,7 @@ class LaunchPlan:
     worker_cwd: str = ""              # the worker's folder as it sees it (bubblewrap: set by bwrap)
     backend: "IsolationBackend | None" = None   # what made it (launch_plan always sets it)
     cpus: tuple[int, ...] | None = None         # the CPUs the worker pins itself to (placement.py)
+    scratch: dict | None = None                 # private scratch folders (Lockdown.scratch)
 
     def argv(self, config_fd: str, info_fd: int | None = None) -> list[str]:
         """The command line; the worker reads its config from the pipe `config_fd` (never argv:
@@ -104,7 +105,7 @@ class LaunchPlan:
                         # bubblewrap ends the sandbox with the grader (--die-with-parent); the
                         # fallback's worker asks the kernel itself.
                         parent_pid=None if self.backend.dies_with_grader else os.getpid(),
-                        cpus=self.cpus)
+                        cpus=self.cpus, scratch=self.scratch)
 
     def nproc_limit(self) -> int | None:
         """RLIMIT_NPROC for a worker starting now: `max_processes` beyond what the counted uid
@@ -333,6 +334,7 @@ class UidRlimits(IsolationBackend):
             max_processes=limits.max_processes,   # RLIMIT_NPROC counts the uid machine-wide
             counted_uid=uid,
             backend=self,
+            scratch=_private_scratch(private_dir, limits) if PRIVATE_SCRATCH else None,
         )
 
 
@@ -344,6 +346,25 @@ def isolation_backend(isolation: str) -> IsolationBackend:
         return BACKENDS[isolation]
     except KeyError:
         raise ValueError(f"isolation must be 'bubblewrap' or 'rlimits', got {isolation!r}") from None
+
+
+# The host folders every uid may write to; the uid fallback's worker covers them with a private
+# tmpfs of its own where the platform allows a mount namespace (lockdown.py), and the grader
+# removes what its uid left in them in any case (leftovers.py).
+SHARED_SCRATCH = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
+PRIVATE_SCRATCH = True   # tests switch it off to stand for a platform without mount namespaces
+
+
+def _private_scratch(private_dir: Path, limits: Limits) -> dict:
+    """Lockdown.scratch for a fallback worker: the shared folders, each a tmpfs of
+    `limits.file_bytes`, with the sandbox's folder and the interpreter's install bound back where
+    they lie inside one of them (a checkout with its .venv in /tmp)."""
+    covered = [Path(f) for f in SHARED_SCRATCH]
+    needed = {Path(os.path.realpath(private_dir))} | {Path(os.path.realpath(p)) for p in
+                                                      (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    needed.add(Path(sys.executable).resolve().parent.parent)
+    keep = sorted({str(p) for p in needed if any(f in p.parents for f in covered)})
+    return {"folders": list(SHARED_SCRATCH), "keep": keep, "bytes": limits.file_bytes}
 
 
 def _private_worker_copy(private_dir: Path) -> Path:

@@ -8,6 +8,11 @@ fallback's plain start), it applies the same `Lockdown`, in this order:
    A grader started as a script's background job inherits SIGINT ignored, and student code would
    behave differently depending on how the grader was started;
 1. hard rlimits (address space, CPU, file size, no core files, processes);
+   then, where the grader asks (the uid fallback, which has no bubblewrap to give it one) and the
+   platform allows a mount namespace, private size-capped tmpfs over the host's shared scratch
+   folders (/tmp, /var/tmp, /dev/shm, /run/lock), the sandbox's own folder bound back: nothing
+   written there outlives the sandbox or fills the host's memory. Where no mount namespace can be
+   made (a container's default profile), the grader removes what the uid left (leftovers.py);
 2. no_new_privs: no setuid binary or file capability can ever raise privileges again;
 3. an empty capability bounding set (and no ambient capabilities), while still privileged;
 4. the switch to the sandbox's uid/gid with no supplementary groups, checked, and an empty
@@ -18,7 +23,8 @@ fallback's plain start), it applies the same `Lockdown`, in this order:
    worker starts inherits them;
 7. a session keyring of its own (keyctl JOIN_SESSION_KEYRING): a grader started from a login
    (pam_keyinit) holds the instructor's session keyring, Kerberos tickets and `user` keys, which
-   a worker would otherwise inherit;
+   a worker would otherwise inherit (where the platform refuses keyctl itself, no process here
+   reaches a keyring through it, and the worker goes on);
 8. a seccomp filter refusing new user namespaces (unshare/clone with CLONE_NEWUSER; clone3,
    whose flags a filter cannot read, answers ENOSYS so the C library uses clone); the keyring
    calls (keyctl, add_key, request_key: every uid's own keyrings outlive its processes, so a
@@ -27,7 +33,8 @@ fallback's plain start), it applies the same `Lockdown`, in this order:
    perf_event_open and bpf: kernel attack surface the grader never needs, all EPERM; and
    sched_setaffinity, so nothing in the sandbox leaves its CPUs.
 
-Any step that does not take effect ends the worker (fail closed). The parent builds the spec
+Any step that does not take effect ends the worker (fail closed), but for the two a platform
+may not offer, as said in 1 and 7. The parent builds the spec
 (`Lockdown.to_config`); `apply` runs in the worker, so this file uses the standard library only
 and is one of the worker's files (launcher.WORKER_FILES).
 """
@@ -47,6 +54,8 @@ from dataclasses import asdict, dataclass
 _PR_SET_PDEATHSIG, _PR_CAPBSET_DROP, _PR_SET_SECCOMP, _PR_SET_NO_NEW_PRIVS = 1, 24, 22, 38
 _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 _SECCOMP_MODE_FILTER = 2
+_CLONE_NEWNS = 0x00020000
+_MS_NOSUID, _MS_NODEV, _MS_BIND, _MS_REC, _MS_PRIVATE = 0x2, 0x4, 0x1000, 0x4000, 1 << 18
 _LAST_CAPABILITY = 63
 CLONE_NEWUSER = 0x10000000
 # (audit arch, syscall numbers) of the architectures the filter is written for.
@@ -79,6 +88,9 @@ class Lockdown:
     parent_pid: int | None = None      # die with this process (uid fallback), else None
     block_userns: bool = True
     cpus: tuple[int, ...] | None = None   # the sandbox's CPUs (placement.py), None: anywhere
+    # {"folders": [...], "keep": [...], "bytes": n}: private tmpfs over `folders` where a mount
+    # namespace can be made, `keep` (folders inside them the worker needs) bound back; else None
+    scratch: dict | None = None
 
     def to_config(self) -> dict:
         return asdict(self)
@@ -105,6 +117,7 @@ def apply(spec: dict) -> None:
     try:
         _fresh_signal_state()
         _rlimits(spec)
+        _private_scratch(spec.get("scratch"))
         _prctl(_PR_SET_NO_NEW_PRIVS, 1)
         _empty_bounding_set(spec.get("drop_to") is not None)
         _switch_ids(spec.get("drop_to"))
@@ -133,6 +146,35 @@ def _fresh_signal_state() -> None:
             pass   # reserved by the C library (its real-time signals 32, 33)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+
+
+def _private_scratch(scratch: dict | None) -> None:
+    """Private tmpfs over the shared scratch folders (needs CAP_SYS_ADMIN: before the switch)."""
+    if not scratch:
+        return
+    if _libc.unshare(_CLONE_NEWNS) != 0:
+        err = ctypes.get_errno()
+        if err in (errno.EPERM, errno.EINVAL, errno.ENOSYS):
+            return   # no mount namespace here: the grader removes what the uid leaves instead
+        raise OSError(err, "unshare(CLONE_NEWNS)")
+    _mount(None, "/", None, _MS_REC | _MS_PRIVATE)   # nothing mounted here reaches the host
+    cwd = os.getcwd()
+    kept = [(path, os.open(path, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)) for path in scratch["keep"]]
+    for folder in scratch["folders"]:
+        if os.path.isdir(folder) and not os.path.islink(folder):
+            _mount("tmpfs", folder, "tmpfs", _MS_NOSUID | _MS_NODEV, f"mode=1777,size={int(scratch['bytes'])}")
+    for path, fd in kept:
+        os.makedirs(path, mode=0o755, exist_ok=True)
+        _mount(f"/proc/self/fd/{fd}", path, None, _MS_BIND | _MS_REC)
+        os.close(fd)
+    os.chdir(cwd)   # through the folder bound back
+
+
+def _mount(source, target, fstype, flags, data=None) -> None:
+    encode = (lambda v: v.encode() if isinstance(v, str) else v)
+    if _libc.mount(encode(source), encode(target), encode(fstype), flags, encode(data)) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"mount {target}: {os.strerror(err)}")
 
 
 def _rlimits(spec: dict) -> None:

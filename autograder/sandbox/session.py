@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import tempfile
 import time
 import weakref
@@ -16,14 +17,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Iterable, Literal, Mapping, Sequence
 
-from . import cgroups, placement
+from . import cgroups, leftovers, placement, reaper
 from .clock import ACTIVE_SHARE, Budget
 from .codec import Decoder, Encoder, WireError, check_factory_name
 from .launcher import launch_plan, resolve_isolation
 from .limits import Limits
 from .outcomes import CallOutcome, NotebookOutcome
 from .process import WorkerDied, WorkerProcess, WorkerTimeout
-from .uids import claim_uid, release_uid
+from .uids import claim_uid, release_uid, retire_uid
 from .workdir import check_overlay, copy_submission, lay_overlay, remove_tree
 
 _MODULE_NAME = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
@@ -72,6 +73,7 @@ class _Resources:
         self.root = root
         self.worker: WorkerProcess | None = None
         self.uid: int | None = None   # claimed host uid, given back once the worker is dead
+        self.sweep_uid = False        # its files are removed first (a backend without namespaces)
         self.cgroup: cgroups.SandboxCgroup | None = None
         self.cpus: placement.CpuClaim | None = None   # given back once the worker is dead
 
@@ -87,6 +89,15 @@ class _Resources:
             self.cgroup = None
         remove_tree(self.root)
         if self.uid is not None:
+            if self.sweep_uid:
+                # No pid, mount or IPC namespace ended with the worker: what its uid left in the
+                # host's shared folders is removed before the uid is ever given out again.
+                reaper.kill_uid(self.uid)   # nothing of it may still be writing
+                left = leftovers.remove_all_of(self.uid)
+                if left:
+                    print(f"WARNING: sandbox uid {self.uid} is retired: could not remove what it left "
+                          f"({'; '.join(left[:5])})", file=sys.stderr, flush=True)
+                    retire_uid(self.uid)
             release_uid(self.uid)
             self.uid = None
         if self.cpus is not None:
@@ -146,6 +157,7 @@ class Sandbox:
                 self._resources.uid = claim_uid()
                 self._plan = launch_plan(self.isolation, self.workdir, root, limits,
                                          uid=self._resources.uid, env=env, cpus=self.cpus)
+                self._resources.sweep_uid = self._plan.backend.reaps_by_uid
             else:
                 self._plan = launch_plan(self.isolation, self.workdir, root, limits, env=env, cpus=self.cpus)
             self._resources.cgroup = cgroups.create(limits)   # by the backend chosen once per process

@@ -8,7 +8,10 @@ processes and write its own files. A root grader's sandbox gets
 
 Pids are unique among running processes, so concurrent graders (`grade -j N`) draw from disjoint
 ranges; the slot tells apart the Sandboxes one process holds open at once (a restarted worker
-keeps its Sandbox's uid). 0x70000000-0x7FFFFFFF is the range systemd leaves unused (below are
+keeps its Sandbox's uid). Slots rotate: a released uid is the last of the range to be given again,
+so one student's uid goes to the next student only after SLOTS - 1 others (and, under the uid
+fallback, only once leftovers.py removed every file it owned; a uid whose files could not all be
+removed is retired for the life of the process). 0x70000000-0x7FFFFFFF is the range systemd leaves unused (below are
 container ranges, above 2**31 tools break), and it holds exactly PID_LIMIT * SLOTS uids.
 """
 
@@ -26,6 +29,8 @@ PID_LIMIT = 1 << 22          # the kernel's largest pid_max
 
 _lock = threading.Lock()
 _claimed: set[int] = set()
+_retired: set[int] = set()
+_next_slot = 0   # where the search for a free slot starts: slots rotate
 
 
 def claim_uid() -> int:
@@ -37,17 +42,28 @@ def claim_uid() -> int:
         _warn_shared("this process's uid range is not mapped in its user namespace")
         return SHARED_UID
     busy = running_uids()   # leftovers of an earlier process that had this pid
+    global _next_slot
     with _lock:
-        for uid in range(first, first + SLOTS):
-            if uid not in _claimed and uid not in busy:
+        for step in range(SLOTS):
+            slot = (_next_slot + step) % SLOTS
+            uid = first + slot
+            if uid not in _claimed and uid not in busy and uid not in _retired:
                 _claimed.add(uid)
+                _next_slot = (slot + 1) % SLOTS
                 return uid
-    _warn_shared(f"this process already holds {SLOTS} sandboxes open")
+    _warn_shared(f"this process already holds {SLOTS} sandboxes open or retired their uids")
     return SHARED_UID
 
 
 def release_uid(uid: int) -> None:
     with _lock:
+        _claimed.discard(uid)
+
+
+def retire_uid(uid: int) -> None:
+    """Never gives `uid` out again in this process (it may still own files somewhere)."""
+    with _lock:
+        _retired.add(uid)
         _claimed.discard(uid)
 
 

@@ -73,9 +73,6 @@ def grader_key(description):
     return {{"read": buffer.raw[:size].decode("latin-1") if size > 0 else "", "listed": listed}}
 """
 
-NOTEBOOK = notebook_json(PROBES, "surface = kernel_surface()", "key = grader_key(DESCRIPTION)")
-
-
 def _syscall(name: str, *args) -> int:
     libc = ctypes.CDLL(None, use_errno=True)
     libc.syscall.restype = ctypes.c_long

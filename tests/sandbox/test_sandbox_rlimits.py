@@ -7,6 +7,7 @@ tests/rlimits_machine.py makes (test_sandbox_isolation_rlimits.py starts them th
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import stat
@@ -270,18 +271,122 @@ STUDENT = {"codesign.py": """
 
 @needs_root
 @needs_rlimits
-def test_root_fallback_worker_cannot_read_the_project_or_root_only_files(sandbox, tmp_path):
+def test_root_fallback_worker_cannot_read_the_project_or_root_only_files(sandbox, tmp_path, scratch):
     """The whole way: the worker is a uid of its own with no groups, runs a private copy of its
-    files, cannot read the reference, the hidden tests or a root-only file, and can write HOME
-    and its copy."""
+    files, cannot read the reference, the hidden tests or a root-only file (in /tmp: with a
+    private /tmp it does not even see it), and can write HOME and its copy."""
     secret = tmp_path / "root_only" / "key.txt"
     secret.parent.mkdir(mode=0o700)
     secret.write_text("the reference")
     box = sandbox(STUDENT, **RL)
     uid, gid, groups = box.call("codesign", "who").value
     assert uid == gid >= FIRST_UID and groups == []
-    for path in (secret, PROJECT_ROOT / "solutions" / "lec01_codesign" / "codesign.py",
+    hidden = "FileNotFoundError" if scratch == "private scratch" else "PermissionError"
+    assert box.call("codesign", "read", (str(secret),)).exc_type == hidden
+    for path in (PROJECT_ROOT / "solutions" / "lec01_codesign" / "codesign.py",
                  PROJECT_ROOT / "autograder" / "lec01_codesign" / "__init__.py"):
         assert box.call("codesign", "read", (str(path),)).exc_type == "PermissionError", path
     assert PROJECT_ROOT not in Path(box.call("codesign", "worker_file").value).parents
     assert box.call("codesign", "write_home").status == "ok"
+
+
+# -- the next student on the same machine ---------------------------------------------------------
+LEAVER = {"codesign.py": """
+    import ctypes, os
+
+    def leave(tag):
+        # What one student leaves on the host: private files where any uid may write, a folder
+        # with a file in it, a SysV shared-memory segment. Returns what was made.
+        made = []
+        for folder in ("/tmp", "/var/tmp", "/dev/shm", "/run/lock"):
+            path = os.path.join(folder, f"left-{tag}")
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            except OSError:
+                continue
+            os.write(fd, b"alice's answers")
+            os.close(fd)
+            made.append(path)
+        os.makedirs(f"/tmp/left-dir-{tag}/inner", mode=0o700)
+        with open(f"/tmp/left-dir-{tag}/inner/note", "w") as note:
+            note.write("alice")
+        made.append(f"/tmp/left-dir-{tag}")
+        libc = ctypes.CDLL(None, use_errno=True)
+        segment = libc.shmget(0, 4096, 0o1000 | 0o600)   # IPC_PRIVATE, IPC_CREAT, mode 0600
+        return os.getuid(), made, segment
+
+    def fill(folder, pieces, size):
+        # Writes `pieces` files of `size` bytes; how many fit, and the error that stopped it.
+        written = 0
+        try:
+            for piece in range(pieces):
+                with open(os.path.join(folder, f"fill-{piece}"), "wb") as handle:
+                    handle.write(b"x" * size)
+                written += 1
+        except OSError as exc:
+            return written, exc.errno
+        return written, 0
+
+    def device(folder):
+        return os.stat(folder).st_dev
+
+    def ok(x):
+        return x
+
+    def read(paths):
+        found = {}
+        for path in paths:
+            try:
+                with open(path, "rb") as handle:
+                    found[path] = handle.read().decode()
+            except OSError as exc:
+                found[path] = exc.errno
+        return os.getuid(), found
+"""}
+
+
+def _sysv_segments_of(uid: int) -> list[str]:
+    with open("/proc/sysvipc/shm") as table:
+        rows = [line.split() for line in table.read().splitlines()[1:]]
+    return [row[1] for row in rows if int(row[7]) == uid]   # shmid; uid column
+
+
+@pytest.fixture(params=["private scratch", "no mount namespace"])
+def scratch(request, monkeypatch):
+    """The fallback where the platform allows the worker a mount namespace (private tmpfs over
+    the shared folders), and where it does not (a container's default profile)."""
+    monkeypatch.setattr(launcher, "PRIVATE_SCRATCH", request.param == "private scratch")
+    return request.param
+
+
+@needs_root
+@needs_rlimits
+def test_the_next_student_under_rlimits_finds_nothing_the_previous_left(sandbox, scratch):
+    """-j 1: one student after another in the same grader. The first leaves mode-0600 files in
+    /tmp, /dev/shm (RAM) and the like; once its sandbox is closed every one is gone, and the next
+    student runs as another uid that could not read them anyway."""
+    tag = os.urandom(4).hex()
+    first = sandbox(LEAVER, **RL)
+    uid, made, segment = first.call("codesign", "leave", (tag,)).value
+    assert segment >= 0 and {f"/tmp/left-{tag}", f"/dev/shm/left-{tag}"} <= set(made), made
+    first.close()
+    assert [path for path in made if os.path.lexists(path)] == []
+    assert _sysv_segments_of(uid) == []
+    second = sandbox(LEAVER, **RL)
+    next_uid, _ = second.call("codesign", "read", ([],)).value
+    assert next_uid != uid
+
+
+@needs_root
+@needs_rlimits
+def test_where_the_platform_allows_the_fallbacks_scratch_folders_are_private_and_bounded(sandbox, monkeypatch):
+    """A student cannot fill the host's /dev/shm (its memory) or /tmp: each is a tmpfs of the
+    sandbox's own, as large as one file may be."""
+    monkeypatch.setattr(launcher, "PRIVATE_SCRATCH", True)
+    limits = replace(FAST, file_bytes=1024**2)
+    box = sandbox(LEAVER, limits=limits, **RL)
+    for folder in ("/dev/shm", "/tmp"):
+        assert box.call("codesign", "device", (folder,)).value != os.stat(folder).st_dev, folder
+        written, err = box.call("codesign", "fill", (folder, 4, 400 * 1024)).value
+        assert err == errno.ENOSPC and written * 400 * 1024 <= limits.file_bytes, (folder, written, err)
+    assert box.call("codesign", "ok", (1,)).status == "ok"   # its own folder is still there

@@ -63,7 +63,8 @@ FORKING_NOTEBOOK = notebook_json("""
 
 # -- uid allocation ----------------------------------------------------------------------------
 
-def test_claimed_uids_are_distinct_in_this_process_range_and_reused_after_release():
+def test_claimed_uids_are_distinct_in_this_process_range_and_rotate():
+    """A released uid goes to the next sandbox only after every other slot has been given."""
     first = uids.FIRST_UID + os.getpid() * uids.SLOTS
     claimed = [uids.claim_uid() for _ in range(3)]
     try:
@@ -73,17 +74,22 @@ def test_claimed_uids_are_distinct_in_this_process_range_and_reused_after_releas
     finally:
         for uid in claimed:
             uids.release_uid(uid)
-    again = uids.claim_uid()
-    uids.release_uid(again)
-    assert again == min(claimed)
+    following = []
+    for _ in range(uids.SLOTS):
+        following.append(uids.claim_uid())
+        uids.release_uid(following[-1])
+    assert set(following[:uids.SLOTS - 3]).isdisjoint(claimed)
+    assert set(following) == set(range(first, first + uids.SLOTS))
 
 
-def test_a_uid_that_still_runs_processes_is_skipped(monkeypatch):
+def test_a_uid_that_still_runs_processes_or_is_retired_is_skipped(monkeypatch):
     first = uids.FIRST_UID + os.getpid() * uids.SLOTS
     monkeypatch.setattr(uids, "running_uids", lambda: {first, first + 1})
+    monkeypatch.setattr(uids, "_retired", {first + 2})
+    monkeypatch.setattr(uids, "_next_slot", 0)
     uid = uids.claim_uid()
     uids.release_uid(uid)
-    assert uid == first + 2
+    assert uid == first + 3
 
 
 def test_without_a_mapped_range_sandboxes_fall_back_to_the_shared_uid(monkeypatch, capsys):
@@ -123,9 +129,12 @@ def test_a_uid_stays_with_its_sandbox_across_a_restart_and_is_freed_on_close(san
     assert box._resources.worker is not first_worker   # it was a fresh worker
     box.close()
     assert processes_of(uid) == 0
-    reused = uids.claim_uid()
-    uids.release_uid(reused)
-    assert reused <= uid
+    # Free again: within one rotation of the slots it is given out once more.
+    given = []
+    for _ in range(uids.SLOTS):
+        given.append(uids.claim_uid())
+        uids.release_uid(given[-1])
+    assert uid in given
 
 
 @needs_root

@@ -1,0 +1,111 @@
+"""Removes what a sandbox's uid left on the host: how the uid fallback keeps one student's files
+from the next.
+
+Without bubblewrap the worker shares the host's /tmp, /var/tmp, /dev/shm (memory), /run/lock and
+/dev/mqueue, and the IPC namespace: a mode-0600 file or a shared-memory segment outlives the
+sandbox, and whoever is given its uid next could read it. Once every process of the uid has been
+ended (reaper.kill_uid), `remove_all_of(uid)` deletes each such entry the uid owns, in those
+folders and in every world-writable folder below them (the only other folders an unprivileged uid
+without groups can write into there), and the SysV segments, semaphores and queues it owns. What
+it could not remove is returned: the uid is then never given out again (uids.retire).
+
+Runs in the root grader; nothing is followed through a link (every step is relative to an open
+folder, opened with O_NOFOLLOW), and no process of the uid is left to race it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import shutil
+import stat
+
+from .launcher import SHARED_SCRATCH
+
+SHARED_FOLDERS = (*SHARED_SCRATCH, "/dev/mqueue")
+_DEPTH = 8          # world-writable folders below a shared one that are searched
+_IPC_RMID = 0
+# /proc/sysvipc table -> (its id column, the call that removes one)
+_SYSV = {"shm": ("shmid", "shmctl"), "sem": ("semid", "semctl"), "msg": ("msqid", "msgctl")}
+
+
+def remove_all_of(uid: int, folders: tuple[str, ...] = SHARED_FOLDERS) -> list[str]:
+    """Deletes every file, folder and SysV object `uid` owns in `folders` (and the world-writable
+    folders below them); returns what could not be removed (empty when all is gone)."""
+    if uid <= 0:
+        raise ValueError(f"refusing to remove the files of uid {uid}")
+    problems: list[str] = []
+    for folder in folders:
+        try:
+            fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            problems.append(f"{folder}: {exc.strerror}")
+            continue
+        try:
+            _sweep(fd, folder, uid, problems, _DEPTH)
+        finally:
+            os.close(fd)
+    problems += _remove_sysv(uid)
+    return problems
+
+
+def _sweep(dir_fd: int, where: str, uid: int, problems: list[str], depth: int) -> None:
+    try:
+        entries = list(os.scandir(dir_fd))
+    except OSError as exc:
+        problems.append(f"{where}: {exc.strerror}")
+        return
+    for entry in entries:
+        path = f"{where}/{entry.name}"
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            problems.append(f"{path}: {exc.strerror}")
+            continue
+        is_dir = stat.S_ISDIR(info.st_mode)
+        try:
+            if info.st_uid == uid:
+                if is_dir:
+                    shutil.rmtree(entry.name, dir_fd=dir_fd)
+                else:
+                    os.unlink(entry.name, dir_fd=dir_fd)
+            elif is_dir and info.st_mode & stat.S_IWOTH and depth > 0:
+                inner = os.open(entry.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                                dir_fd=dir_fd)
+                try:
+                    _sweep(inner, path, uid, problems, depth - 1)
+                finally:
+                    os.close(inner)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            problems.append(f"{path}: {exc.strerror}")
+
+
+def _remove_sysv(uid: int) -> list[str]:
+    """Removes the uid's SysV shared-memory segments, semaphore sets and message queues."""
+    problems = []
+    libc = ctypes.CDLL(None, use_errno=True)
+    for table, (id_name, call) in _SYSV.items():
+        try:
+            with open(f"/proc/sysvipc/{table}", encoding="ascii") as handle:
+                lines = handle.read().splitlines()
+        except OSError:
+            continue   # no SysV IPC here
+        if not lines:
+            continue
+        columns = lines[0].split()
+        id_column, uid_column = columns.index(id_name), columns.index("uid")
+        for line in lines[1:]:
+            row = line.split()
+            if len(row) <= max(id_column, uid_column) or int(row[uid_column]) != uid:
+                continue
+            ident = int(row[id_column])
+            args = (ident, 0, _IPC_RMID, None) if table == "sem" else (ident, _IPC_RMID, None)
+            if getattr(libc, call)(*args) != 0 and ctypes.get_errno() not in (22, 43):   # EINVAL, EIDRM: gone
+                problems.append(f"SysV {table} {ident}: {os.strerror(ctypes.get_errno())}")
+    return problems

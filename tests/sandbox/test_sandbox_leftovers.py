@@ -1,0 +1,55 @@
+"""What a uid left in the host's shared folders is removed, and nothing else (leftovers.py): its
+files and folders, also inside world-writable folders of others; never a link's target, never
+another uid's file, never a folder others cannot write to."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from autograder.sandbox import leftovers
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="files of another uid are made by chown")
+UID, OTHER = 0x7FFF_FF00, 0x7FFF_FF01
+
+
+def _own(path, uid=UID):
+    os.chown(path, uid, uid, follow_symlinks=False)
+    return path
+
+
+def test_every_file_of_the_uid_goes_and_nothing_else(tmp_path):
+    shared = tmp_path / "tmp"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)
+    target = tmp_path / "grader-file"
+    target.write_text("the grader's")
+    (shared / "note").write_text("x")
+    _own(shared / "note")
+    (shared / "dir" / "deep").mkdir(parents=True)
+    (shared / "dir" / "deep" / "f").write_text("x")
+    for path in (shared / "dir", shared / "dir" / "deep", shared / "dir" / "deep" / "f"):
+        _own(path)
+    (shared / "link").symlink_to(target)
+    _own(shared / "link")
+    (shared / "open").mkdir()
+    os.chmod(shared / "open", 0o777)
+    (shared / "open" / "mine").write_text("x")
+    _own(shared / "open" / "mine")
+    (shared / "open" / "theirs").write_text("x")
+    _own(shared / "open" / "theirs", OTHER)
+    (shared / "closed").mkdir()
+    (shared / "closed" / "mine").write_text("x")   # where the uid could not have written it
+    _own(shared / "closed" / "mine")
+
+    assert leftovers.remove_all_of(UID, folders=(str(shared),)) == []
+    assert sorted(p.name for p in shared.iterdir()) == ["closed", "open"]
+    assert sorted(p.name for p in (shared / "open").iterdir()) == ["theirs"]
+    assert (shared / "closed" / "mine").exists() and target.read_text() == "the grader's"
+
+
+def test_a_missing_folder_is_nothing_to_remove_and_root_is_refused(tmp_path):
+    assert leftovers.remove_all_of(UID, folders=(str(tmp_path / "absent"),)) == []
+    with pytest.raises(ValueError):
+        leftovers.remove_all_of(0)
