@@ -77,7 +77,7 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.LimitOutput",
     "autograder.nbgrader_bridge.autograde_pipeline.ShowTrustedFeedback",
     "autograder.nbgrader_bridge.autograde_pipeline.SaveTrustedGrades",
-    "nbgrader.preprocessors.AssignLatePenalties",
+    "autograder.nbgrader_bridge.late.CourseAssignLatePenalties",   # nbgrader's, and says when no time is known
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
 
