@@ -77,7 +77,7 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.LimitOutput",
     "autograder.nbgrader_bridge.autograde_pipeline.ShowTrustedFeedback",
     "autograder.nbgrader_bridge.autograde_pipeline.SaveTrustedGrades",
-    "nbgrader.preprocessors.AssignLatePenalties",
+    "autograder.nbgrader_bridge.late.CourseAssignLatePenalties",   # nbgrader's, and says when no time is known
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
 
@@ -108,6 +108,17 @@ c.HTMLExporter.filters = {
     "markdown2html": "autograder.nbgrader_bridge.safe_html.markdown2html",
 }
 
+# ------------------------------------------------------------------ the exchange (release, collect)
+# Where it is and how to create it on a server: docs/exchange.md. Students' fetch and submit are
+# nbgrader's own; the instructor's release makes inbound/ sticky, and collect treats inbound/ as
+# student data: a folder owned by another account than the student it names is refused; only regular
+# files owned by the submitter are copied, never through a link; the submission time is the folder
+# name's, checked against its ctime, never the student's timestamp.txt. What it refuses or corrects is
+# listed in collect_flagged/<assignment>.csv and by `python -m autograder reconcile`
+# (autograder/nbgrader_bridge/exchange.py).
+c.ExchangeFactory.release_assignment = "autograder.nbgrader_bridge.exchange.GuardedReleaseAssignment"
+c.ExchangeFactory.collect = "autograder.nbgrader_bridge.exchange.GuardedExchangeCollect"
+
 # ------------------------------------------------------------------ zip_collect
 # An LMS download in downloaded/<assignment>/archive/: either one zip per student named
 # `<student>_<anything>.zip`, or Canvas-style files `<student>[_LATE]_<id>_<id>_<file name>`
@@ -127,6 +138,7 @@ c.FileNameCollectorPlugin.named_regexp = (
 # ------------------------------------------------------------------ late work
 # The late policy is the [late] table of each assignment's grading.toml (one place, public to the
 # students; autograder/engine/lateness.py). nbgrader applies it at autograde from timestamp.txt
-# (written by the exchange on submit, or by zip_collect's plugin above from an LMS download) and
+# (written by the guarded collect above from the exchange folder's name and ctime, never the
+# student's own file, or by zip_collect's plugin above from an LMS download) and
 # the due date recorded with `nbgrader db assignment add <assignment> --duedate=...`.
 c.AssignLatePenalties.plugin_class = "autograder.nbgrader_bridge.late.CourseLatePenalty"

@@ -4,7 +4,9 @@ collected files, checked against each other.
 Regrades nothing. For every student of the gradebook or the pinned manifest it checks that the
 submitted files still hash as pregrade's snapshot, that the stored result is the one pregrade
 pinned, and that every automatic score in the gradebook equals the pinned one; it prints one line
-per student where any of this fails. Exit 0: all agree; 1: some differ; 2: usage or configuration
+per student where any of this fails. First it prints every row of the collection's flagged lists
+(what `nbgrader collect` refused or corrected in the exchange, what `nbgrader zip_collect` did not
+collect: autograder/nbgrader_bridge/flagged.py); each counts as a difference. Exit 0: all agree; 1: some differ; 2: usage or configuration
 error (no gradebook, pregrade never ran).
 """
 
@@ -25,6 +27,7 @@ def run(args) -> int:
     from autograder.engine.registry import REPO_ROOT, ConfigError, load_config
     from autograder.engine.vocabulary import AUTOMATIC_KINDS
     from autograder.nbgrader_bridge.course import CourseError, load_course
+    from autograder.nbgrader_bridge.flagged import flagged_lines
     from autograder.nbgrader_bridge.gradebook import cell_scores
     from autograder.nbgrader_bridge.pinned import PinError, PinnedResults
     from autograder.nbgrader_bridge.reconcile import disagreements
@@ -32,6 +35,13 @@ def run(args) -> int:
     try:
         config = load_config(args.assignment)
         course = load_course(REPO_ROOT)
+    except (ConfigError, CourseError) as err:
+        print(f"reconcile: {err}", file=sys.stderr)
+        return 2
+    flagged = flagged_lines(course.root, args.assignment)
+    for line in flagged:
+        print(line)
+    try:
         nbgrader = cell_scores(course, args.assignment)
         store = PinnedResults(course, args.assignment)
     except (ConfigError, CourseError, PinError) as err:
@@ -52,4 +62,7 @@ def run(args) -> int:
         print(line)
     students = len(set(nbgrader) | set(store.manifest))
     print(f"reconcile {args.assignment}: {len(lines)} of {students} student(s) differ", file=sys.stderr)
-    return 1 if lines else 0
+    if flagged:
+        print(f"reconcile {args.assignment}: {len(flagged)} flagged in the collection (listed first): resolve each "
+              f"and collect again", file=sys.stderr)
+    return 1 if lines or flagged else 0

@@ -12,8 +12,10 @@ The penalty is that percentage of the automatic points, rounded to 0.01, exactly
 late penalty (autograder.nbgrader_bridge.late) applies it to the notebook's score at autograde
 time; the free-text points graded by hand later are not reduced. Both call `penalty_points`.
 
-When a submission was handed in comes from `timestamp.txt` in its folder: nbgrader's exchange
-writes it on submit and `nbgrader collect` keeps it; `nbgrader zip_collect` writes it from an LMS
+When a submission was handed in comes from `timestamp.txt` in its folder, as collection wrote it
+(never a student's own file): the kit's `nbgrader collect` writes the time it took from the
+exchange folder's name and ctime (autograder.nbgrader_bridge.inbound; the student's timestamp.txt
+is not copied); `nbgrader zip_collect` writes it from an LMS
 download's file names (autograder.nbgrader_bridge.collect); the Gradescope runner writes it from
 submission_metadata.json. The due date comes from the caller: `grade --due`, nbgrader's gradebook,
 or Gradescope's metadata.
@@ -160,6 +162,11 @@ def stamp(result, folder: Path, due: datetime | None, policy: LatePolicy | None)
     except (OSError, ValueError) as err:
         print(f"warning: {result.student}: submission time unknown, no late penalty: {err}", file=sys.stderr)
         submitted = None
+    else:
+        if submitted is None and due is not None and policy is not None:
+            print(f"warning: {result.student}: no submission time known (no {TIMESTAMP_FILE} in {folder}), so no late "
+                  f"penalty: if they handed in late, write the time into {Path(folder) / TIMESTAMP_FILE} "
+                  f"(e.g. 2030-02-01 10:30:00 UTC) and grade again", file=sys.stderr)
     return replace(result, late=assess(result.score, submitted, due, policy))
 
 

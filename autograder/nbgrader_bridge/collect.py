@@ -11,7 +11,9 @@ nested archives, a folder named like the collector's own `extracted/`, more than
 entry caps, or two files collected under one name with no time to choose by; then unpacks the
 rest. A refused upload is that student's problem only: none of their files is collected, the
 reason is logged as an error and written to downloaded/<assignment>/flagged.csv, and the class
-is collected (nbgrader 0.9.6 aborted the whole class on a duplicate).
+is collected (nbgrader 0.9.6 aborted the whole class on a duplicate). A hidden LMS file or folder
+(`._x.zip`, a macOS resource fork) is no student's upload: it is not looked into, and listed there
+too, so nothing in the download is skipped without a line.
 
 LmsFileNameCollector then hands nbgrader the planned student and file name of each unpacked file.
 Canvas renames a resubmitted file `handout-1.ipynb`: the counter is stripped so the file lands
@@ -23,6 +25,8 @@ writes to submitted/<student>/<assignment>/timestamp.txt for the late penalty:
 - Canvas's `<student>_LATE_...` marker at the start of the LMS file name, which says late but not
   by how much: recorded as one second after the due date of the gradebook (the policy's first
   day), with a warning so the instructor can correct timestamp.txt if the LMS shows the real time.
+Students with neither get no timestamp.txt and so no late penalty: one warning names them all and
+says what to do.
 Loaded only by nbgrader (it imports nbgrader).
 """
 
@@ -172,7 +176,8 @@ class GuardedLmsExtractor(ExtractorPlugin):
         self._collector, self._extracted = collector, Path(extracted_path)
         flags: list[tuple[str, str, str]] = []        # (student, LMS file, reason)
         by_student: dict[str, list[Upload]] = defaultdict(list)
-        for rel, path in self._lms_files(Path(archive_path)):
+        hidden: list[str] = []
+        for rel, path in self._lms_files(Path(archive_path), hidden):
             try:
                 info = collector.describe(path.name)
             except ValueError as exc:
@@ -185,6 +190,9 @@ class GuardedLmsExtractor(ExtractorPlugin):
                 continue
             by_student[info["student_id"]].append(Upload(rel, path, info["student_id"], info["file_id"],
                                                          info.get("timestamp"), info.get("late", False)))
+        flags += [("", rel, "a hidden file or folder (its name starts with '.', e.g. a macOS resource fork "
+                            "._…): no student's upload, not looked into") for rel in hidden]
+        self._warn_without_time(by_student)
         for student, uploads in sorted(by_student.items()):
             try:
                 self.plan.update(self._collect_student(uploads))
@@ -194,14 +202,31 @@ class GuardedLmsExtractor(ExtractorPlugin):
         self._report(flags, Path(extracted_path).parent / FLAGGED_CSV)
 
     @staticmethod
-    def _lms_files(archive: Path):
-        """(path relative to archive/, path) of each file of the download, in order; hidden ones left out."""
+    def _lms_files(archive: Path, hidden: list[str]):
+        """(path relative to archive/, path) of each file of the download, in order. Hidden files and
+        folders (`._x.zip`: macOS resource forks) are no student's upload: appended to `hidden`."""
         for root, dirs, files in os.walk(archive):
+            hidden += sorted((Path(root) / d).relative_to(archive).as_posix() + "/" for d in dirs if d.startswith("."))
             dirs[:] = sorted(d for d in dirs if not d.startswith("."))
             for name in sorted(files):
-                if not name.startswith("."):
-                    path = Path(root) / name
+                path = Path(root) / name
+                if name.startswith("."):
+                    hidden.append(path.relative_to(archive).as_posix())
+                else:
                     yield path.relative_to(archive).as_posix(), path
+
+    def _warn_without_time(self, by_student: dict[str, list[Upload]]) -> None:
+        """Students none of whose LMS file names carries a time or Canvas's _LATE marker: nothing
+        judges their lateness (no timestamp.txt: no late penalty in nbgrader or the trusted grader)."""
+        unknown = sorted(s for s, uploads in by_student.items() if not any(u.timestamp or u.late for u in uploads))
+        if unknown:
+            assignment = self.parent.coursedir.assignment_id
+            self.log.warning(
+                "No submission time known for %s: their LMS file names carry no time (and no _LATE marker), so "
+                "no late penalty is charged. A Canvas download without _LATE is on time; otherwise capture the "
+                "time with a (?P<timestamp>...) group in FileNameCollectorPlugin.named_regexp, or write it "
+                "into submitted/<student>/%s/timestamp.txt (e.g. 2030-02-01 10:30:00 UTC) before autograde.",
+                ", ".join(unknown), assignment)
 
     def _collect_student(self, uploads: list[Upload]) -> dict[str, Planned]:
         """One student's planned files, unpacked; UploadRefused((LMS file, reason)) refuses them all."""

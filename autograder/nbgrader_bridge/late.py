@@ -3,10 +3,15 @@
 nbgrader computes how late a submission is from its timestamp.txt and the due date recorded with
 `nbgrader db assignment add --duedate`, then asks this plugin for the penalty of each notebook at
 autograde time. The penalty is the one the trusted grader shows in grades.csv, feedback and
-Gradescope: `autograder.engine.lateness.penalty_points`. Loaded only by nbgrader.
+Gradescope: `autograder.engine.lateness.penalty_points`. CourseAssignLatePenalties is nbgrader's
+step that asks it, plus a warning naming each student whose submission time is unknown while a due
+date is recorded (an LMS name without a time: no penalty would be charged without a word).
+Loaded only by nbgrader.
 """
 
+from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.plugins import LateSubmissionPlugin
+from nbgrader.preprocessors import AssignLatePenalties
 
 from autograder.engine.lateness import load_policy, penalty_points
 from autograder.engine.registry import load_config
@@ -25,3 +30,20 @@ class CourseLatePenalty(LateSubmissionPlugin):
                          student_id, total_seconds_late, policy.days_charged(total_seconds_late),
                          policy.percent(total_seconds_late), score, penalty)
         return penalty
+
+
+class CourseAssignLatePenalties(AssignLatePenalties):
+    def preprocess(self, nb, resources):
+        nb, resources = super().preprocess(nb, resources)
+        info = resources["nbgrader"]
+        with Gradebook(info["db_url"]) as gb:
+            try:
+                submission = gb.find_submission(info["assignment"], info["student"])
+            except MissingEntry:
+                return nb, resources
+            if submission.timestamp is None and submission.assignment.duedate is not None:
+                self.log.warning(
+                    "%s: no submission time known (no timestamp.txt in submitted/%s/%s/), so no late penalty. "
+                    "If they handed in late, write the time into that timestamp.txt (e.g. 2030-02-01 10:30:00 UTC) "
+                    "and run autograde again.", info["student"], info["student"], info["assignment"])
+        return nb, resources

@@ -14,9 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from autograder.engine import grade_batch, load_config
-from autograder.engine.lateness import (DAY, LatePolicy, assess, load_policy, parse_time, penalty_points,
+from autograder.engine.lateness import (DAY, LatePolicy, assess, load_policy, parse_time, penalty_points, stamp,
                                         submission_time)
 from autograder.engine.registry import ConfigError
+from autograder.engine.results import SubmissionResult
 from autograder.sandbox import bubblewrap_problem
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,6 +78,16 @@ def test_started_days_count_whole_and_grace_is_free():
 def test_on_time_is_recorded_with_no_penalty():
     late = assess(91.0, DUE - timedelta(hours=1), DUE, POLICY)
     assert late.seconds_late == 0 and late.penalty == 0 and late.days_charged == 0
+
+
+def test_no_submission_time_with_a_due_date_is_a_warning_naming_the_student_and_the_fix(tmp_path, capsys):
+    """An LMS name without a time leaves no timestamp.txt: the penalty would silently be 0."""
+    result = SubmissionResult("amy", 10.0, 20.0, (), "bubblewrap", 1.0, ASSIGNMENT)
+    assert stamp(result, tmp_path, DUE, POLICY).late is None
+    err = capsys.readouterr().err
+    assert "amy: no submission time known" in err and str(tmp_path / "timestamp.txt") in err
+    stamp(result, tmp_path, None, POLICY)           # no due date: nothing to judge, nothing to say
+    assert capsys.readouterr().err == ""
 
 
 STUDENTS = {   # student -> submission time relative to the due date (None: no timestamp.txt)

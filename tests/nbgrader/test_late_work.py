@@ -56,18 +56,18 @@ def course(tmp_path_factory):
     stamp = (DUE + VERY_LATE).astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
     (exchange / "timestamp.txt").write_text(stamp)
     run(root, "-m", "autograder", "pregrade", ASSIGNMENT, "-j", "2")
-    run(root, "-m", "nbgrader", "autograde", ASSIGNMENT, "--force")
+    autograde = run(root, "-m", "nbgrader", "autograde", ASSIGNMENT, "--force")
     run(root, "-m", "nbgrader", "export", "--to", "export.csv")
     run(root, "-m", "autograder", "grade", ASSIGNMENT, "submitted", "--out", "trusted")
     with open(root / "export.csv", encoding="utf-8") as handle:
         exported = {row["student_id"]: row for row in csv.DictReader(handle)}
     with open(root / "trusted" / "grades.csv", encoding="utf-8") as handle:
         trusted = {row["student"]: row for row in csv.DictReader(handle)}
-    return root, zip_collect, exported, trusted
+    return root, zip_collect, exported, trusted, autograde
 
 
 def test_zip_collect_keeps_canvas_late_marker_as_a_time_just_after_the_due_date(course):
-    root, zip_collect, _, _ = course
+    root, zip_collect, _, _, _ = course
     assert not (root / "submitted" / ON_TIME / ASSIGNMENT / "timestamp.txt").exists()
     stamp = (root / "submitted" / CANVAS_LATE / ASSIGNMENT / "timestamp.txt").read_text()
     assert parse_time(stamp) == DUE + timedelta(seconds=1)          # nbgrader writes naive UTC
@@ -75,7 +75,7 @@ def test_zip_collect_keeps_canvas_late_marker_as_a_time_just_after_the_due_date(
 
 
 def test_nbgrader_export_shows_the_policy_penalty_for_the_late_students_only(course):
-    _, _, exported, _ = course
+    _, _, exported, _, _ = course
     raw = {s: float(row["raw_score"]) for s, row in exported.items()}
     assert set(raw) == {ON_TIME, CANVAS_LATE, EXCHANGE_VERY_LATE} and min(raw.values()) > 0
     assert float(exported[ON_TIME]["late_submission_penalty"]) == 0
@@ -87,9 +87,18 @@ def test_nbgrader_export_shows_the_policy_penalty_for_the_late_students_only(cou
 
 
 def test_the_trusted_grades_csv_shows_the_same_penalties(course):
-    _, _, exported, trusted = course
+    _, _, exported, trusted, _ = course
     assert trusted[ON_TIME]["late_penalty"] == ""          # no submission time: nothing to judge
     for student in (CANVAS_LATE, EXCHANGE_VERY_LATE):
         assert float(trusted[student]["late_penalty"]) == pytest.approx(
             float(exported[student]["late_submission_penalty"]), abs=0.01)
         assert float(trusted[student]["score"]) == pytest.approx(float(exported[student]["score"]), abs=0.01)
+
+
+def test_a_student_without_a_submission_time_is_named_by_zip_collect_and_autograde(course):
+    """amy's LMS names carry no time: no timestamp.txt, so no penalty could be judged; both say so."""
+    _, zip_collect, _, _, autograde = course
+    for done in (zip_collect, autograde):
+        lines = [line for line in done.stderr.splitlines() if "o submission time known" in line]
+        assert any(ON_TIME in line for line in lines), done.stderr[-3000:]
+        assert all(CANVAS_LATE not in line and EXCHANGE_VERY_LATE not in line for line in lines)

@@ -96,3 +96,9 @@ def test_zip_collect_takes_python_files_too(config):
 
 def test_feedback_hides_foreign_traceback_frames(config):
     assert config.GenerateFeedback.preprocessors[-1] == "autograder.nbgrader_bridge.feedback_tracebacks.HideForeignFrames"
+
+
+def test_release_and_collect_use_the_guarded_exchange(config):
+    """collect takes inbound/ as student data (autograder/nbgrader_bridge/exchange.py, docs/exchange.md)."""
+    assert config.ExchangeFactory.collect == "autograder.nbgrader_bridge.exchange.GuardedExchangeCollect"
+    assert config.ExchangeFactory.release_assignment == "autograder.nbgrader_bridge.exchange.GuardedReleaseAssignment"

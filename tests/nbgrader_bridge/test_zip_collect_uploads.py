@@ -196,6 +196,9 @@ HOSTILE = {   # student -> (LMS file name, content, what the flag must say)
 }
 
 
+HIDDEN = "._amy_1001_2001_lec01.zip"
+
+
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory):
     uploads = {name: make() for name, make, _ in HOSTILE.values()}
@@ -206,6 +209,7 @@ def hostile(tmp_path_factory):
         "carl_1003_2003_codesign.py": own_code("carl"),
         "carl_1003_2003_codesign-1.py": own_code("carl") + "# again\n",
         "submissions.zip": zip_bytes([("x_1_1_codesign.py", FORGED)]),      # no student's name
+        HIDDEN: zip_bytes([("codesign.py", FORGED)]),                       # a macOS resource fork's name
     })
     return collect(tmp_path_factory, "hostile", uploads)
 
@@ -245,3 +249,16 @@ def test_nothing_is_written_outside_the_extracted_folder(hostile):
     extracted = root / "downloaded" / ASSIGNMENT / "extracted"
     assert all(p.stat().st_size < MIB for p in extracted.rglob("*") if p.is_file())
     assert not [p for p in extracted.rglob("*") if p.is_symlink()]
+
+
+def test_a_hidden_lms_file_is_logged_and_flagged_not_skipped_silently(hostile):
+    root, done = hostile
+    assert any(r.startswith(f"{HIDDEN}: ") and "hidden" in r for r in flagged(root)[""]), flagged(root)
+    assert HIDDEN in done.stderr
+    assert "FORGED" not in str(submitted(root, "amy")) and not (root / "submitted" / ".").joinpath("_amy").exists()
+
+
+def test_students_without_a_submission_time_are_named_in_a_warning(hostile):
+    _, done = hostile
+    warning = next(line for line in done.stderr.splitlines() if "No submission time known" in line)
+    assert "amy" in warning and "bob" in warning and "timestamp.txt" in warning

@@ -1,0 +1,195 @@
+"""nbgrader's exchange for the course: release and collect that treat inbound/ as student data.
+
+Set in nbgrader_config.py (`c.ExchangeFactory.collect`, `c.ExchangeFactory.release_assignment`);
+students' `fetch_assignment` and `submit` stay nbgrader's own. How it is set up on a server and
+what a student can and cannot do to it: docs/exchange.md.
+
+GuardedExchangeCollect takes nbgrader 0.9.6's default collect and changes what it trusts
+(autograder/nbgrader_bridge/inbound.py): a folder owned by another account than the student it
+names is refused, not warned about; only regular files owned by the submitter are copied, never
+through a link; the submission time comes from the folder's name checked against its ctime, and is
+what collect writes to submitted/<student>/<assignment>/timestamp.txt (the student's own file is
+not copied). Every refusal and correction is logged as an error and listed in
+collect_flagged/<assignment>.csv (flagged.py), which `reconcile` prints.
+
+GuardedReleaseAssignment is nbgrader's release plus the sticky bit on inbound/, so that a student
+cannot rename or remove a classmate's submission folder (nbgrader makes inbound/ 2733).
+Both say what to do when the exchange folder is missing, instead of nbgrader's "please contact
+your instructor" (the instructor is the one reading it). Loaded only by nbgrader.
+"""
+
+import glob
+import os
+import shutil
+import stat
+from collections import defaultdict
+from datetime import timezone
+from pathlib import Path
+
+from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.exchange.default.collect import ExchangeCollect
+from nbgrader.exchange.default.release_assignment import ExchangeReleaseAssignment
+from nbgrader.utils import check_directory, get_osusername, parse_utc
+from traitlets import Float, Int
+
+from autograder.nbgrader_bridge.flagged import collect_csv, write_collect_flags
+from autograder.nbgrader_bridge.inbound import (TIMESTAMP_FILE, CopyRules, Refused, Submission, copy_submission,
+                                                read_submission)
+
+SETUP_DOC = "docs/exchange.md"
+
+
+def _aware(when):
+    """nbgrader's times are naive UTC; the collector's are aware."""
+    return when.replace(tzinfo=timezone.utc) if when is not None and when.tzinfo is None else when
+
+
+def _missing_exchange(root: str) -> str:
+    return (f"The exchange folder {root} does not exist or this account ({get_osusername()}) cannot write to it. "
+            f"Create it once, as root: mkdir -p {root} && chmod ugo+rw {root} ; or, if the exchange is elsewhere, "
+            f"set c.Exchange.root in a config every account reads (e.g. /etc/jupyter/nbgrader_config.py). "
+            f"See {SETUP_DOC}.")
+
+
+class GuardedReleaseAssignment(ExchangeReleaseAssignment):
+    def ensure_root(self):
+        """nbgrader's (it creates a missing exchange if it can), with what to do when it cannot."""
+        existing = Path(self.root)
+        while not existing.exists() and existing != existing.parent:
+            existing = existing.parent
+        if not os.path.isdir(self.root) and not check_directory(str(existing), write=True, execute=True):
+            self.fail(_missing_exchange(self.root))
+        super().ensure_root()
+
+    def init_dest(self):
+        super().init_dest()
+        mode = os.stat(self.inbound_path).st_mode
+        if not mode & stat.S_ISVTX:
+            os.chmod(self.inbound_path, stat.S_IMODE(mode) | stat.S_ISVTX)
+            self.log.info("inbound/ made sticky (students cannot rename or remove each other's submissions): %s",
+                          self.inbound_path)
+
+
+class GuardedExchangeCollect(ExchangeCollect):
+    time_tolerance_seconds = Float(
+        120.0, help="How much later than the time in its name a submission folder may have been changed "
+                    "(ctime) and still be taken at its name's time").tag(config=True)
+
+    students_share_uid = Int(
+        -1, help="The uid every student's notebook runs as, when they all share one (a hub's jovyan, 1000): "
+                 "folders owned by it are collected under any name. Off (-1) by default: the owner must be "
+                 "the student's own account").tag(config=True)
+
+    def ensure_root(self):
+        if not check_directory(self.root, write=True, execute=True):
+            self.fail(_missing_exchange(self.root))
+
+    def init_src(self):
+        if self.coursedir.course_id == "":
+            self.fail("No course id specified. Re-run with --course flag.")
+        self.course_path = os.path.join(self.root, self.coursedir.course_id)
+        self.inbound_path = os.path.join(self.course_path, "inbound")
+        if not os.path.isdir(self.inbound_path):
+            self.fail(f"Course not found: {self.inbound_path} (run `nbgrader release_assignment` first; {SETUP_DOC})")
+        self._check_inbound()
+        student = self.coursedir.student_id or "*"
+        pattern = os.path.join(self.inbound_path, f"{glob.escape(student) if student != '*' else '*'}"
+                                                  f"+{glob.escape(self.coursedir.assignment_id)}+*")
+        self.flags, self.collected, accepted = [], set(), defaultdict(list)
+        for path in sorted(glob.glob(pattern)):
+            try:
+                sub = read_submission(Path(path), parse_utc, collector_uid=os.geteuid(),
+                                      tolerance=self.time_tolerance_seconds,
+                                      shared_uid=self.students_share_uid if self.students_share_uid >= 0 else None)
+            except Refused as exc:
+                self.flags.append(exc.args[0])
+                continue
+            accepted[sub.student].append(sub)
+        self.submissions = {s: self._choose(subs) for s, subs in accepted.items()}
+
+    def _check_inbound(self):
+        """inbound/ must be the instructor's (a student's own inbound/ would decide what is collected)."""
+        for path in (self.course_path, self.inbound_path):
+            info = os.lstat(path)
+            if stat.S_ISLNK(info.st_mode) or info.st_uid not in (os.geteuid(), 0):
+                self.fail(f"{path} is not owned by this account ({get_osusername()}) or root: someone replaced "
+                          f"the course's exchange folder; remove it and release again ({SETUP_DOC})")
+        mode = os.stat(self.inbound_path).st_mode
+        if not mode & stat.S_ISVTX:
+            try:
+                os.chmod(self.inbound_path, stat.S_IMODE(mode) | stat.S_ISVTX)
+                self.log.warning("inbound/ was not sticky (students could rename each other's submissions): "
+                                 "made sticky now: %s", self.inbound_path)
+            except PermissionError:
+                self.log.warning("inbound/ is not sticky: students can rename each other's submissions: %s",
+                                 self.inbound_path)
+
+    def _choose(self, subs: list[Submission]) -> Submission:
+        """The newest by the time taken; with --before-duedate, the newest before the due date if any."""
+        subs = sorted(subs, key=lambda s: s.time, reverse=True)
+        if self.before_duedate:
+            due = self._due_date()
+            if due is not None:
+                early = [s for s in subs if s.time <= due]
+                if early:
+                    return early[0]
+        return subs[0]
+
+    def _due_date(self):
+        with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
+            try:
+                due = gb.find_assignment(self.coursedir.assignment_id).duedate
+            except MissingEntry:
+                return None
+        return None if due is None else _aware(parse_utc(due))
+
+    def copy_files(self):
+        assignment = self.coursedir.assignment_id
+        if not self.submissions:
+            self.log.warning("No submissions of '%s' for course '%s' to collect", assignment, self.coursedir.course_id)
+        rules = CopyRules(ignore=tuple(self.coursedir.ignore), include=tuple(self.coursedir.include),
+                          max_file_bytes=1000 * self.coursedir.max_file_size,
+                          max_total_bytes=1000 * self.coursedir.max_dir_size)
+        for student, sub in sorted(self.submissions.items()):
+            self._collect(student, sub, rules)
+        self._report(assignment)
+
+    def _collect(self, student: str, sub: Submission, rules: CopyRules) -> None:
+        dest = self.coursedir.format_path(self.coursedir.submitted_directory, student, self.coursedir.assignment_id)
+        if os.path.isdir(dest):
+            existing = _aware(self.coursedir.get_existing_timestamp(dest))
+            newer = self.update and (existing is None or sub.time > existing)
+            if not (newer or (self.before_duedate and existing != sub.time)):
+                self.log.info("%s: %s", "No newer submission to collect" if self.update
+                              else "Submission already exists, use --update to update", student)
+                return
+        self.collected.add(student)
+        self.flags.extend(sub.flags)
+        staging = f"{dest}.collecting"
+        shutil.rmtree(staging, ignore_errors=True)
+        try:
+            self.flags.extend(copy_submission(sub, Path(staging), rules))
+        except Refused as exc:
+            self.flags.append(exc.args[0])
+            return
+        with open(os.path.join(staging, TIMESTAMP_FILE), "w", encoding="utf-8") as handle:
+            handle.write(sub.time.strftime("%Y-%m-%d %H:%M:%S.%f UTC"))
+        if os.path.isdir(dest):
+            self.log.info("Updating submission: %s %s", student, self.coursedir.assignment_id)
+            shutil.rmtree(dest)
+        else:
+            self.log.info("Collecting submission: %s %s", student, self.coursedir.assignment_id)
+        os.makedirs(os.path.dirname(dest), exist_ok=True)
+        os.rename(staging, dest)
+
+    def _report(self, assignment: str) -> None:
+        path = collect_csv(self.coursedir.root, assignment)
+        # Rows of an earlier run stay for the students whose collected folder this run left as it was.
+        write_collect_flags(path, self.flags, keep=lambda row: row["student"] not in self.collected)
+        for flag in self.flags:
+            where = f"{flag.inbound}/{flag.file}" if flag.file else flag.inbound
+            self.log.error("%s: %s: %s: %s", flag.student, where, flag.outcome, flag.reason)
+        if self.flags:
+            self.log.error("%d problem(s) in the exchange, listed in %s (python -m autograder reconcile %s shows "
+                           "them); a refused folder is not collected, the student's own submission is", len(self.flags),
+                           path, assignment)

@@ -1,0 +1,62 @@
+"""The instructor's lists of what collection refused or corrected, one CSV per way of collecting:
+
+- `nbgrader collect` (the exchange): collect_flagged/<assignment>.csv, written by
+  autograder.nbgrader_bridge.exchange (columns student, inbound, file, outcome, reason);
+- `nbgrader zip_collect` (an LMS download): downloaded/<assignment>/flagged.csv, written by
+  autograder.nbgrader_bridge.collect (columns student, lms_file, reason).
+
+`reconcile` prints every row of both. No nbgrader import.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import astuple, fields
+from pathlib import Path
+
+from autograder.nbgrader_bridge.inbound import Flag
+
+COLLECT_FOLDER = "collect_flagged"
+COLLECT_COLUMNS = tuple(f.name for f in fields(Flag))
+ZIP_COLLECT_CSV = "flagged.csv"
+
+
+def collect_csv(course_root: Path, assignment: str) -> Path:
+    return Path(course_root) / COLLECT_FOLDER / f"{assignment}.csv"
+
+
+def zip_collect_csv(course_root: Path, assignment: str) -> Path:
+    return Path(course_root) / "downloaded" / assignment / ZIP_COLLECT_CSV
+
+
+def write_collect_flags(path: Path, flags, keep=lambda row: False) -> None:
+    """Writes `flags` (Flag) to `path`, after the earlier rows `keep` accepts (a collect of some
+    students keeps the others' rows)."""
+    kept = [tuple(row[c] for c in COLLECT_COLUMNS) for row in read_rows(path) if keep(row)] if path.is_file() else []
+    rows = list(dict.fromkeys([*kept, *(astuple(flag) for flag in flags)]))     # a row once, in order
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(COLLECT_COLUMNS)
+        writer.writerows(rows)
+
+
+def read_rows(path: Path) -> list[dict]:
+    with open(path, encoding="utf-8", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def flagged_lines(course_root: Path, assignment: str) -> list[str]:
+    """One line per row of both lists, exchange first."""
+    lines = []
+    path = collect_csv(course_root, assignment)
+    if path.is_file():
+        for row in read_rows(path):
+            where = f"{row['inbound']}/{row['file']}" if row["file"] else row["inbound"]
+            lines.append(f"{row['student']}: exchange {where}: {row['outcome']}: {row['reason']} ({path.name})")
+    path = zip_collect_csv(course_root, assignment)
+    if path.is_file():
+        for row in read_rows(path):
+            lines.append(f"{row['student'] or '(no student)'}: LMS file {row['lms_file']}: not collected: "
+                         f"{row['reason']} (downloaded/{assignment}/{ZIP_COLLECT_CSV})")
+    return lines

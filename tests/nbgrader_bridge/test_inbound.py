@@ -1,0 +1,165 @@
+"""What collect takes from one inbound folder: whose it is, which files, what time. Folders are made
+here as `nbgrader submit` lays them out and handed to real accounts (useradd, chown); the
+end-to-end run with nbgrader's own submit and collect is tests/nbgrader/test_exchange.py."""
+
+from __future__ import annotations
+
+import os
+import pwd
+import subprocess
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from autograder.engine.lateness import parse_time
+from autograder.nbgrader_bridge.inbound import (FILE_LEFT_OUT, NOT_COLLECTED, TIME_TAKEN, CopyRules, Refused,
+                                                copy_submission, read_submission)
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="hands folders to other accounts: needs root")
+
+STUDENT, OTHER = "cs349e-ann", "cs349e-ben"
+ASSIGNMENT = "lec01_codesign"
+TOLERANCE = 120.0
+
+
+def uid(name: str) -> int:
+    try:
+        return pwd.getpwnam(name).pw_uid
+    except KeyError:
+        made = subprocess.run(["useradd", "--system", "--user-group", "--no-create-home", name],
+                              capture_output=True, text=True)
+        assert made.returncode in (0, 9), made.stderr
+        return pwd.getpwnam(name).pw_uid
+
+
+def stamp(when: datetime) -> str:
+    return when.strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+
+
+def handed_in(inbound: Path, *, owner: str = STUDENT, named: str = STUDENT, when: datetime | None = None) -> Path:
+    """A folder as `nbgrader submit` leaves it, owned by `owner`, in `named`'s name."""
+    when = when or datetime.now(timezone.utc)
+    folder = inbound / f"{named}+{ASSIGNMENT}+{stamp(when)}+rAnD0m"
+    folder.mkdir(parents=True)
+    (folder / "codesign.py").write_text("def f():\n    return 1\n")
+    (folder / "handout.ipynb").write_text("{}")
+    (folder / "timestamp.txt").write_text(stamp(when))
+    give(folder, owner)
+    return folder
+
+
+def give(path: Path, owner: str) -> None:
+    subprocess.run(["chown", "-hR", f"{uid(owner)}:{uid(owner)}", str(path)], check=True)
+
+
+def read(folder: Path, collector_uid: int = 0):
+    return read_submission(folder, parse_time, collector_uid=collector_uid, tolerance=TOLERANCE)
+
+
+def test_an_honest_folder_is_taken_at_its_names_time(tmp_path):
+    when = datetime.now(timezone.utc) - timedelta(seconds=5)
+    sub = read(handed_in(tmp_path, when=when))
+    assert sub.student == STUDENT and sub.uid == uid(STUDENT) and sub.flags == ()
+    assert abs((sub.time - when).total_seconds()) < 1e-3
+    flags = copy_submission(sub, tmp_path / "out", CopyRules())
+    assert flags == [] and sorted(p.name for p in (tmp_path / "out").iterdir()) == ["codesign.py", "handout.ipynb"]
+
+
+def test_a_folder_owned_by_another_student_is_refused(tmp_path):
+    with pytest.raises(Refused) as refused:
+        read(handed_in(tmp_path, owner=OTHER))
+    flag = refused.value.args[0]
+    assert flag.student == STUDENT and flag.outcome == NOT_COLLECTED and OTHER in flag.reason
+
+
+def test_a_name_with_no_account_is_refused_unless_the_instructor_says_students_share_one_uid(tmp_path):
+    folder = handed_in(tmp_path, owner=OTHER, named="nobody-here")
+    with pytest.raises(Refused, match="students_share_uid"):
+        read(folder)
+    sub = read_submission(folder, parse_time, collector_uid=0, tolerance=TOLERANCE, shared_uid=uid(OTHER))
+    assert sub.student == "nobody-here" and sub.uid == uid(OTHER)
+
+
+def test_a_folder_the_collecting_account_made_is_taken(tmp_path):
+    """An instructor who submitted for a student (`nbgrader submit --student`)."""
+    assert read(handed_in(tmp_path, owner=OTHER), collector_uid=uid(OTHER)).student == STUDENT
+
+
+def test_a_link_in_the_inbound_folder_is_refused(tmp_path):
+    target = handed_in(tmp_path / "elsewhere")
+    (tmp_path / "inbound").mkdir()
+    link = tmp_path / "inbound" / f"{STUDENT}+{ASSIGNMENT}+{stamp(datetime.now(timezone.utc))}+x"
+    link.symlink_to(target)
+    give(link, STUDENT)
+    with pytest.raises(Refused, match="symbolic link"):
+        read(link)
+
+
+def test_links_foreign_files_and_pipes_are_left_out(tmp_path):
+    secret = tmp_path / "solutions.py"
+    secret.write_text("SOLVED = True\n")
+    folder = handed_in(tmp_path / "inbound")
+    (folder / "codesign.py").unlink()
+    (folder / "codesign.py").symlink_to(secret)
+    (folder / "sub").mkdir()
+    (folder / "sub" / "linked").symlink_to(tmp_path)
+    (folder / "planted.py").write_text("x = 1\n")
+    os.mkfifo(folder / "fifo")
+    give(folder, STUDENT)
+    give(folder / "planted.py", OTHER)          # a classmate wrote into the 0777 folder
+    sub = read(folder)
+    flags = {f.file: f for f in copy_submission(sub, tmp_path / "out", CopyRules())}
+    assert set(flags) == {"codesign.py", "sub/linked", "planted.py", "fifo"}
+    assert all(f.outcome == FILE_LEFT_OUT for f in flags.values())
+    assert "link" in flags["codesign.py"].reason and OTHER in flags["planted.py"].reason
+    copied = sorted(p.relative_to(tmp_path / "out").as_posix() for p in (tmp_path / "out").rglob("*"))
+    assert copied == ["handout.ipynb", "sub"]
+
+
+def test_a_hard_link_to_another_accounts_file_is_left_out(tmp_path):
+    secret = tmp_path / "solutions.py"
+    secret.write_text("SOLVED = True\n")
+    folder = handed_in(tmp_path / "inbound")
+    (folder / "codesign.py").unlink()
+    os.link(secret, folder / "codesign.py")     # root makes it; protected_hardlinks stops a student
+    flags = copy_submission(read(folder), tmp_path / "out", CopyRules())
+    assert [f.file for f in flags] == ["codesign.py"] and not (tmp_path / "out" / "codesign.py").exists()
+
+
+def test_a_rewritten_timestamp_file_is_flagged_and_the_names_time_kept(tmp_path):
+    folder = handed_in(tmp_path)
+    (folder / "timestamp.txt").write_text(stamp(datetime(2020, 1, 1, tzinfo=timezone.utc)))
+    sub = read(folder)
+    assert abs((sub.time - parse_time(folder.name.split("+")[2])).total_seconds()) < 1e-3
+    assert [(f.file, f.outcome) for f in sub.flags] == [("timestamp.txt", TIME_TAKEN)]
+    assert not (tmp_path / "out").exists()
+    copy_submission(sub, tmp_path / "out", CopyRules())
+    assert not (tmp_path / "out" / "timestamp.txt").exists()     # collect writes its own
+
+
+@pytest.mark.parametrize("shift", [timedelta(days=-30), timedelta(days=30)])
+def test_a_name_whose_time_disagrees_with_the_ctime_gets_the_ctime(tmp_path, shift):
+    """A folder renamed to an earlier time, or named with a future one."""
+    before = datetime.now(timezone.utc) - timedelta(seconds=2)
+    sub = read(handed_in(tmp_path, when=datetime.now(timezone.utc) + shift))
+    assert before <= sub.time <= datetime.now(timezone.utc) + timedelta(seconds=2)
+    assert any(f.outcome == TIME_TAKEN and f.file == "" and "ctime" in f.reason for f in sub.flags)
+
+
+def test_a_folder_over_the_size_cap_is_refused_and_nothing_is_left(tmp_path):
+    folder = handed_in(tmp_path / "inbound")
+    (folder / "big.py").write_bytes(b"#" * 5000)
+    give(folder, STUDENT)
+    with pytest.raises(Refused, match="more than 1000 bytes"):
+        copy_submission(read(folder), tmp_path / "out", CopyRules(max_total_bytes=1000))
+    assert not (tmp_path / "out").exists()
+
+
+def test_ignored_names_are_not_copied(tmp_path):
+    folder = handed_in(tmp_path / "inbound")
+    (folder / "__pycache__").mkdir()
+    (folder / "__pycache__" / "x.pyc").write_bytes(b"\0")
+    give(folder, STUDENT)
+    copy_submission(read(folder), tmp_path / "out", CopyRules(ignore=("__pycache__",)))
+    assert not (tmp_path / "out" / "__pycache__").exists()
