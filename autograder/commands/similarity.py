@@ -76,7 +76,8 @@ def run(args) -> int:
         print(f"note: {student}: {note}", file=sys.stderr)
     for student, share in sorted(reference.items(), key=lambda kv: (-kv[1], kv[0])):
         if share >= REFERENCE_NOTE:
-            print(f"like the reference: {student}: {share:.2f} of their own code is the reference's (read it)")
+            print(f"like the reference: {student}: {share:.2f} of their own code is also the reference's "
+                  "(honest code from the docstrings shares up to about 0.9; read it)")
     for student, code in sorted(staged.packed.items()):
         print(f"packed code: {student} ({code.status}, read it): {'; '.join(code.places)}")
     flagged = [p for p in pairs if p.score >= args.threshold]

@@ -30,7 +30,7 @@ COPIES = {"mallory": "tables", "packer": "loops"}
 
 
 @pytest.fixture(scope="module")
-def pairs(tmp_path_factory):
+def checked(tmp_path_factory):
     submissions = tmp_path_factory.mktemp("class")
     answered = tmp_path_factory.mktemp("answered")
     write_reference_submission(ASSIGNMENT, answered)
@@ -47,7 +47,13 @@ def pairs(tmp_path_factory):
                            "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     with open(out / "pairs.csv", encoding="utf-8") as handle:
-        return {frozenset((row["student_a"], row["student_b"])): row for row in csv.DictReader(handle)}
+        rows = {frozenset((row["student_a"], row["student_b"])): row for row in csv.DictReader(handle)}
+    return rows, done.stdout
+
+
+@pytest.fixture(scope="module")
+def pairs(checked):
+    return checked[0]
 
 
 def test_no_honest_student_is_flagged_against_another_or_the_reference(pairs):
@@ -61,3 +67,10 @@ def test_no_honest_student_is_flagged_against_another_or_the_reference(pairs):
 def test_a_renamed_or_packed_copy_is_still_flagged(pairs, copier):
     row = pairs[frozenset((copier, COPIES[copier]))]
     assert float(row["score"]) >= DEFAULT_THRESHOLD and row["flagged"] == "yes", row
+
+
+def test_only_the_reference_itself_is_pointed_out_as_like_the_reference(checked):
+    """Handing in the reference shows in the student's share of it, which no pair can show."""
+    _, stdout = checked
+    pointed = [line.split(":")[1].strip() for line in stdout.splitlines() if line.startswith("like the reference:")]
+    assert pointed == [REFERENCE_LIKE]
