@@ -1,7 +1,10 @@
 """`python -m autograder similarity <assignment> SUBMISSIONS --out OUT [--threshold T] [--top N]`.
 
 Pairwise code similarity of the students' own files (functions and notebook code), the released
-skeleton, notebook cells and public tests counting as boilerplate. Writes OUT/pairs.csv (every
+skeleton, notebook cells and public tests counting as boilerplate, and so does the reference
+solution: the docstrings prescribe the method, so a pair is scored on what it shares beyond the
+reference; each student's share of the reference is reported on its own (report.html, and a line
+for a student whose code is mostly the reference itself). Writes OUT/pairs.csv (every
 pair, most similar first), OUT/report.html (the matched code side by side) and OUT/code/ (the
 texts compared), and prints the most similar pairs. Code run from an encoded or compressed
 string is decoded statically (never run), compared too, and marked "packed code" in pairs.csv,
@@ -45,7 +48,9 @@ def run(args) -> int:
     import shutil
 
     from autograder.engine.registry import ConfigError, load_config
-    from autograder.similarity import compare_class, stage_boilerplate, stage_class, write_pairs_csv, write_report
+    from autograder.similarity import (compare_class, reference_shares, stage_boilerplate, stage_class,
+                                       write_pairs_csv, write_report)
+    from autograder.similarity.report import REFERENCE_NOTE
 
     if not args.submissions.is_dir():
         print(f"similarity: submissions folder {args.submissions} does not exist", file=sys.stderr)
@@ -61,11 +66,18 @@ def run(args) -> int:
     shutil.rmtree(code, ignore_errors=True)
     staged = stage_class(config, args.submissions, code / "students")
     boilerplate = stage_boilerplate(config, code / "boilerplate")
-    pairs, detector = compare_class(staged.files, boilerplate, args.out / "report.html")
+    pairs, detector = compare_class(staged.files, boilerplate.files)
+    reference = reference_shares(staged.files, boilerplate)
     write_pairs_csv(args.out / "pairs.csv", pairs, args.threshold, packed=staged.packed)
-    write_report(detector, args.out / "report.html", packed=staged.packed)
+    write_report(args.out / "report.html", assignment=config.assignment, files=staged.files, pairs=pairs,
+                 detector=detector, threshold=args.threshold, packed=staged.packed, notes=staged.notes,
+                 reference=reference)
     for student, note in sorted(staged.notes.items()):
         print(f"note: {student}: {note}", file=sys.stderr)
+    for student, share in sorted(reference.items(), key=lambda kv: (-kv[1], kv[0])):
+        if share >= REFERENCE_NOTE:
+            print(f"like the reference: {student}: {share:.2f} of their own code is also the reference's "
+                  "(honest code from the docstrings shares up to about 0.9; read it)")
     for student, code in sorted(staged.packed.items()):
         print(f"packed code: {student} ({code.status}, read it): {'; '.join(code.places)}")
     flagged = [p for p in pairs if p.score >= args.threshold]

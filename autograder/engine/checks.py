@@ -27,6 +27,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from autograder.engine.cases import Verdict, render_number
+from autograder.engine.feedback import code
 from autograder.engine.vocabulary import tolerance_phrase
 from autograder.sandbox.codec import Unsupported
 
@@ -51,7 +52,7 @@ def describe_type(value: Any) -> str:
     if isinstance(value, np.ndarray):
         return f"dtype 为 {value.dtype} 的数组"
     if isinstance(value, Unsupported):  # the sandbox could not send it back as plain data
-        return f"无法作为普通数据传回的对象（{value.type_name}）"
+        return f"无法作为普通数据传回的对象（{code(value.type_name)}）"   # the student's __qualname__
     return type(value).__name__
 
 
@@ -218,9 +219,10 @@ class MappingCheck:
         missing = [k for k in self.desired if k not in actual]
         extra = [k for k in actual if k not in self.desired]
         if missing or extra:
+            # the keys are the student's: quoted as code
             issue = "的键不对" + (f"（缺少 {', '.join(map(repr, missing))}）" if missing else "") + (
-                f"（多了 {', '.join(map(repr, extra))}）" if extra else "")
-            return problem(what, issue, repr(sorted(map(str, actual))), repr(sorted(self.desired)))
+                f"（多了 {', '.join(code(repr(k), 40) for k in extra[:10])}）" if extra else "")
+            return problem(what, issue, code(repr(sorted(map(str, actual))), 300), repr(sorted(self.desired)))
         messages = []
         for key, want in self.desired.items():
             got = actual[key]

@@ -38,6 +38,11 @@ def inline_text(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
+def code(text: str, limit: int = 80) -> str:
+    """Student-supplied text quoted as an inline code span: the one form it takes in Markdown."""
+    return f"`{inline_text(text, limit)}`"
+
+
 def fenced_text(text: str) -> str:
     """Student-supplied text made safe inside a ``` fence: it cannot close the fence."""
     return text.replace("```", "ʼʼʼ")
@@ -126,7 +131,7 @@ def isolation_line(isolation: str, quotas: str = "") -> str:
 def submission_markdown(result: SubmissionResult) -> str:
     """The whole feedback file of one student."""
     manual = result.manual_items
-    lines = [f"# {result.assignment} 评分反馈：{result.student}", "", isolation_line(result.isolation, result.quotas), ""]
+    lines = [f"# {result.assignment} 评分反馈：{code(result.student)}", "", isolation_line(result.isolation, result.quotas), ""]
     summary = f"自动评分 **{points(result.score)} / {points(result.auto_max_score)}** 分"
     if manual:
         manual_points = sum(i.max_score for i in manual)

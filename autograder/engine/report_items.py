@@ -19,7 +19,7 @@ import numpy as np
 from autograder.engine.answer_checks import DerivedKey, MeasuredKey
 from autograder.engine.cases import render_number
 from autograder.engine.checks import is_real_number
-from autograder.engine.feedback import inline_text, truncate_output
+from autograder.engine.feedback import code, inline_text, truncate_output
 from autograder.engine.guard import guarded
 from autograder.engine.registry import Item
 from autograder.engine.results import ItemResult
@@ -134,7 +134,7 @@ def _number(item: Item, value: Any, key: float) -> tuple[bool, str]:
         value = value.item()
     if not is_real_number(value):
         kind = value.type_name if isinstance(value, Unsupported) else type(value).__name__
-        return False, f"`{item.id}` 应该是一个数（int 或 float），现在是 {kind}。"
+        return False, f"`{item.id}` 应该是一个数（int 或 float），现在是 {code(kind)}。"   # a __qualname__ is the student's
     try:
         answer = float(value)
     except OverflowError:  # an int of thousands of bits: a number, just not a plausible one
@@ -159,10 +159,10 @@ def _choice(item: Item, value: Any, key: str) -> tuple[bool, str]:
     options = "、".join(item.choices)
     if not isinstance(value, str):
         kind = value.type_name if isinstance(value, Unsupported) else type(value).__name__
-        return False, f"`{item.id}` 应该是一个字母字符串（{options} 之一），现在是 {kind}。"
+        return False, f"`{item.id}` 应该是一个字母字符串（{options} 之一），现在是 {code(kind)}。"
     answer = value.strip().upper()
     if answer not in item.choices:
-        return False, f"`{item.id}` = `{inline_text(repr(value), 80)}` 不是 {options} 之一。"   # quoted as code only
+        return False, f"`{item.id}` = {code(repr(value))} 不是 {options} 之一。"   # the student's text: as code only
     if accepts_choice(answer, key):
         return True, f"正确。你的选择：{answer}。"
     return False, f"不正确。你的选择：{answer}。"

@@ -6,11 +6,14 @@
     packed   code a student runs from an encoded or compressed string, decoded statically
              (never run) so it is compared too, and reported either way
     compare  pairwise similarity with copydetect (winnowed fingerprints of the tokenized code:
-             renamed variables and reordered functions do not hide a copy), the ranked pairs,
-             the CSV and the offline HTML report
+             renamed variables and reordered functions do not hide a copy) beyond the reference,
+             each student's share of the reference, the ranked pairs and the CSV
+    report   the offline HTML report, every student-chosen text in it escaped
 """
 
-from autograder.similarity.compare import Pair, compare_class, write_pairs_csv, write_report
+from autograder.similarity.compare import Pair, compare_class, reference_shares, write_pairs_csv
+from autograder.similarity.report import write_report
 from autograder.similarity.sources import stage_boilerplate, stage_class
 
-__all__ = ["Pair", "compare_class", "stage_boilerplate", "stage_class", "write_pairs_csv", "write_report"]
+__all__ = ["Pair", "compare_class", "reference_shares", "stage_boilerplate", "stage_class", "write_pairs_csv",
+           "write_report"]

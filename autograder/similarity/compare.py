@@ -6,33 +6,20 @@ removed first. For a pair (a, b), `share_a` is the part of a's remaining code al
 `share_b` the converse. A pair is ranked by the larger share: a student who copied another's
 functions and added code of their own still shows the victim's code fully contained.
 Students who run packed code (sources.py) are marked in the CSV's `packed` column and listed at
-the top of the report.
+the top of the report (report.py).
 """
 
 from __future__ import annotations
 
 import csv
-import html
 import io
 import logging
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograder.engine.outputs import csv_cell
+
 NOISE_CHARS = 25          # shortest match (in tokenized characters) that can count: copydetect's default
-_CDN = re.compile(r'\s*<(?:link|script)[^>]*https?://[^>]*>(?:</script>)?')
-# What copydetect's template takes from Bootstrap, so the report needs no network to read.
-_OFFLINE_CSS = """<style>
-    body { font-family: sans-serif; margin: 1em; }
-    .row, .d-flex { display: flex; gap: 1em; flex-wrap: wrap; }
-    .col { flex: 1; min-width: 0; }
-    .table { border-collapse: collapse; width: 100%; }
-    .table td, .table th { border-top: 1px solid #ccc; padding: 0.3em; }
-    .btn { display: none; }
-    .card-body { border: 1px solid #ccc; padding: 0.5em; margin-bottom: 1em; }
-    pre { white-space: pre-wrap; font-size: 12px; }
-  </style>
-"""
 
 
 @dataclass(frozen=True)
@@ -48,24 +35,38 @@ class Pair:
         return max(self.share_a, self.share_b)
 
 
-def _detector(files: list[Path], boilerplate: list[Path], out_file: Path):
+def _detector(files: list[Path], boilerplate: list[Path], kind: str = "testref"):
     from copydetect import CopyDetector
 
     detector = CopyDetector(extensions=["py"], noise_t=NOISE_CHARS, guarantee_t=NOISE_CHARS,
-                            display_t=0.0, autoopen=False, silent=True, out_file=str(out_file),
-                            force_language="python")
+                            display_t=0.0, autoopen=False, silent=True, force_language="python")
     for path in files:
-        detector.add_file(str(path))
+        detector.add_file(str(path), type=kind)
     for path in boilerplate:
         detector.add_file(str(path), type="boilerplate")
+    logging.getLogger().setLevel(max(logging.getLogger().level, logging.ERROR))  # copydetect logs to root
     return detector
 
 
-def compare_class(files: dict[str, Path], boilerplate: list[Path], report_file: Path):
-    """(every pair, most similar first; the copydetect detector that holds the details)."""
+def reference_shares(files: dict[str, Path], boilerplate) -> dict[str, float]:
+    """student -> the share of their own code (beyond what they received) found in the reference.
+    Not a pair's evidence (honest code converges on the reference: 0.6-0.7 is common); near 1.0
+    it says the student handed in the reference itself, which no classmate's code can show."""
+    if not files:
+        return {}
+    detector = _detector(list(files.values()), boilerplate.released, kind="test")
+    detector.add_file(str(boilerplate.reference_text), type="ref")
+    detector.run()
     by_path = {str(path): student for student, path in files.items()}
-    detector = _detector(list(files.values()), boilerplate, report_file)
-    logging.getLogger().setLevel(max(logging.getLogger().level, logging.ERROR))  # copydetect logs to root
+    return {by_path[test]: round(max(float(detector.similarity_matrix[i, 0, 0]), 0.0), 4)
+            for i, test in enumerate(detector.test_files)}
+
+
+def compare_class(files: dict[str, Path], boilerplate: list[Path]):
+    """(every pair, most similar first; the copydetect detector that holds the details).
+    `boilerplate`: what every student received and what every student is told to write."""
+    by_path = {str(path): student for student, path in files.items()}
+    detector = _detector(list(files.values()), boilerplate)
     if len(files) >= 2:
         detector.run()
     if detector.similarity_matrix.size == 0:
@@ -100,32 +101,8 @@ def write_pairs_csv(path: Path, pairs: list[Pair], threshold: float, top: int | 
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(["rank", "student_a", "student_b", "score", "share_a", "share_b", "overlap_tokens", "flagged",
                      "packed"])
-    for rank, pair in enumerate(pairs[:top] if top else pairs, 1):
-        writer.writerow([rank, pair.student_a, pair.student_b, f"{pair.score:.3f}", f"{pair.share_a:.3f}",
+    for rank, pair in enumerate(pairs[:top] if top else pairs, 1):   # a folder name is no spreadsheet formula
+        writer.writerow([rank, csv_cell(pair.student_a), csv_cell(pair.student_b), f"{pair.score:.3f}", f"{pair.share_a:.3f}",
                          f"{pair.share_b:.3f}", pair.overlap_tokens, "yes" if pair.score >= threshold else "",
-                         packed_marker(pair, packed)])
+                         csv_cell(packed_marker(pair, packed))])
     path.write_text(buf.getvalue(), encoding="utf-8")
-
-
-def _packed_section(packed: dict) -> str:
-    if not packed:
-        return ""
-    items = "".join(f"<li><b>{html.escape(student)}</b>: packed code {code.status}<ul>"
-                    + "".join(f"<li>{html.escape(place)}</li>" for place in code.places) + "</ul></li>"
-                    for student, code in sorted(packed.items()))
-    return ('<div class="card-body" id="packed-code"><h2>Packed code</h2><p>These students run code from an '
-            "encoded or compressed string. What could be decoded (read, never run) is compared after the file "
-            f"it hides in; undecodable code is not compared at all: read it.</p><ul>{items}</ul></div>")
-
-
-def write_report(detector, path: Path, packed: dict | None = None) -> None:
-    """copydetect's HTML report (matched code highlighted side by side), made readable offline,
-    with the students who run packed code listed first."""
-    import matplotlib
-    matplotlib.use("Agg")   # the report's two plots; no display needed
-    page = detector.generate_html_report(output_mode="return") if detector.similarity_matrix.size else None
-    if page is None:
-        page = "<!DOCTYPE html><html><body><p>Fewer than two submissions: nothing to compare.</p></body></html>"
-    page = _CDN.sub("", page).replace("</head>", _OFFLINE_CSS + "</head>", 1)
-    page = re.sub(r"(<body[^>]*>)", lambda m: m.group(1) + _packed_section(packed or {}), page, count=1)
-    path.write_text(page, encoding="utf-8")

@@ -486,7 +486,9 @@ def _decode_site(node: ast.Call, runner: str | None, module: _Module, depth: int
 
 
 def unpack(source: str, depth: int = 0, budget: list[int] | None = None) -> Unpacked:
-    """Every packing site of `source` and of the code it decodes to (nesting up to MAX_DEPTH)."""
+    """Every packing site of `source` and of the code it decodes to (nesting up to MAX_DEPTH).
+    `budget`: [characters that may still be decoded], shared by the calls that pass it (default
+    MAX_TOTAL for this source)."""
     budget = budget if budget is not None else [MAX_TOTAL]
     result = Unpacked()
     tree = _parse(source)
@@ -496,7 +498,7 @@ def unpack(source: str, depth: int = 0, budget: list[int] | None = None) -> Unpa
         if site.decoded is not None:
             budget[0] -= len(site.decoded)
             if budget[0] < 0:
-                site.decoded, site.reason = None, f"more than {MAX_TOTAL >> 20} MiB decoded in all"
+                site.decoded, site.reason = None, "more decoded code than the comparison reads in all"
         result.sites.append(site)
         if site.decoded is not None:
             if depth + 1 > MAX_DEPTH:

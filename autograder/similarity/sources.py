@@ -22,12 +22,28 @@ from autograder.sandbox.nbrunner import NotebookUnreadable, load_code_cells
 from autograder.similarity.packed import unpack
 
 PUBLIC_BOILERPLATE = ("test_codesign.py", "public_checks.py", "selfcheck.py", "conftest.py")
+# Characters of one student's code read (and, again, decoded from packed code) for comparison:
+# 20x a full solution with its notebook. Tokenizing costs ~7 s of CPU per million characters and
+# decoding ~2 s, so one student's huge file (a single line of megabytes) costs a second or two,
+# and copydetect's input is at most twice this per student. What is cut is said in the notes.
+MAX_COMPARED_CHARS = 200_000
 
 
 @dataclass(frozen=True)
 class PackedCode:
     status: str                     # "decoded", or "undecodable" if some of it could not be read
     places: list[str]               # where and how, one line each
+
+
+@dataclass(frozen=True)
+class Boilerplate:
+    released: list[Path]           # what every student received
+    reference: list[Path]          # what every student is told to write: the solved files, and joined
+    reference_text: Path           # the reference as one student text, to measure a student against
+
+    @property
+    def files(self) -> list[Path]:
+        return self.released + self.reference
 
 
 @dataclass(frozen=True)
@@ -43,8 +59,10 @@ def code_text(folder: Path, names: tuple[str, ...]) -> tuple[str, list[str]]:
     return "\n\n".join(f"# --- {label}\n{source}" for label, source in parts) + "\n", notes
 
 
-def code_parts(folder: Path, names: tuple[str, ...]) -> tuple[list[tuple[str, str]], list[str]]:
-    """(label, source) of each file and notebook code cell, and notes on files not read."""
+def code_parts(folder: Path, names: tuple[str, ...], limit: int | None = None
+               ) -> tuple[list[tuple[str, str]], list[str]]:
+    """(label, source) of each file and notebook code cell, and notes on files not read; with
+    `limit`, at most that many characters in all (the rest is cut, and a note says so)."""
     parts, notes = [], []
     for name in names:
         path = folder / name
@@ -58,16 +76,34 @@ def code_parts(folder: Path, names: tuple[str, ...]) -> tuple[list[tuple[str, st
                 continue
             parts += [(f"{name} cell {index}", source) for index, source in cells]
         else:
-            parts.append((name, path.read_text(encoding="utf-8", errors="replace")))
-    return parts, notes
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                parts.append((name, handle.read(limit + 1) if limit is not None else handle.read()))
+    return (_within(parts, limit, notes) if limit is not None else parts), notes
 
 
-def unpacked_text(parts: list[tuple[str, str]]) -> tuple[str, PackedCode | None]:
-    """The parts joined, each followed by the code it decodes to; what was packed, if anything."""
+def _within(parts: list[tuple[str, str]], limit: int, notes: list[str]) -> list[tuple[str, str]]:
+    """The parts up to `limit` characters in all; a note names where the cut fell."""
+    kept, left = [], limit
+    for label, source in parts:
+        if len(source) > left:
+            notes.append(f"more than {limit} characters of code: compared up to {label} character {left}, "
+                         "not the rest (read it)")
+            if left:
+                kept.append((label, source[:left]))
+            break
+        kept.append((label, source))
+        left -= len(source)
+    return kept
+
+
+def unpacked_text(parts: list[tuple[str, str]], budget: int = MAX_COMPARED_CHARS) -> tuple[str, PackedCode | None]:
+    """The parts joined, each followed by the code it decodes to (at most `budget` characters
+    decoded in all); what was packed, if anything."""
     sections, places, statuses = [], [], set()
+    left = [budget]
     for label, source in parts:
         sections.append(f"# --- {label}\n{source}")
-        found = unpack(source)
+        found = unpack(source, budget=left)
         if found.status:
             statuses.add(found.status)
             places += [f"{label} {site.describe()}" for site in found.sites]
@@ -85,8 +121,8 @@ def stage_class(config: GradingConfig, submissions: Path, dest: Path) -> StagedC
         if not located.present:
             notes[student_dir.name] = f"none of {', '.join(config.student_files)} found"
             continue
-        parts, unread = code_parts(located.folder, tuple(config.student_files))
-        text, packed_code = unpacked_text(parts)
+        parts, unread = code_parts(located.folder, tuple(config.student_files), MAX_COMPARED_CHARS)
+        text, packed_code = unpacked_text(parts)      # at most MAX_COMPARED_CHARS read, as many decoded
         if packed_code:
             packed[student_dir.name] = packed_code
         if unread:
@@ -97,28 +133,30 @@ def stage_class(config: GradingConfig, submissions: Path, dest: Path) -> StagedC
     return StagedClass(files, notes, packed)
 
 
-def stage_boilerplate(config: GradingConfig, dest: Path) -> list[Path]:
-    """Writes what every student received (skeleton, released notebook cells, public tests), and
-    the answered notebook's code cells: each report answer is a one-line expression that honest
-    students write alike, so matching it is no sign of copying. The solved functions are not
-    boilerplate: a copy of leaked solutions must still show between the students who share it."""
+def stage_boilerplate(config: GradingConfig, dest: Path) -> Boilerplate:
+    """Writes what every student received (skeleton, released notebook cells, public tests) and
+    what every student is told to write: the reference solution of their files, the solved
+    functions and the answered notebook's code cells. The docstrings prescribe the method
+    (frexp, ldexp, rint, copysign, blocks by reshape), so honest code converges on the reference;
+    a pair's evidence is only what the two share beyond it. A student whose code mostly *is*
+    the reference is reported by its share of it (compare.reference_shares), not as a pair."""
     from autograder.build import write_reference_submission
 
     dest.mkdir(parents=True, exist_ok=True)
     released = Path(config.folder)
-    sources = [(released, name) for name in config.student_files]
-    sources += [(released, n) for n in PUBLIC_BOILERPLATE if (released / n).is_file()]
-    written = []
-    with tempfile.TemporaryDirectory(prefix="cs349e-answered-") as answered:   # holds the solved file too
-        write_reference_submission(config.assignment, Path(answered))
-        sources += [(Path(answered), n) for n in config.student_files if n.endswith(".ipynb")]
-        for i, (folder, name) in enumerate(sources):
-            text, _ = code_text(folder, (name,))
-            target = dest / f"{i:02d}_{Path(name).stem}{'_answered' if folder != released else ''}.py"
-            target.write_text(text, encoding="utf-8")
-            written.append(target)
+    names = list(config.student_files) + [n for n in PUBLIC_BOILERPLATE if (released / n).is_file()]
+    given = [_staged(dest / f"{i:02d}_{Path(name).stem}.py", released, (name,)) for i, name in enumerate(names)]
     # The released files joined exactly as a student's are, so no k-gram across a file or cell
     # boundary of the untouched skeleton counts as the student's own code.
-    target = dest / "released_joined.py"
-    target.write_text(code_text(released, tuple(config.student_files))[0], encoding="utf-8")
-    return written + [target]
+    given.append(_staged(dest / "released_joined.py", released, tuple(config.student_files)))
+    with tempfile.TemporaryDirectory(prefix="cs349e-answered-") as answered:
+        write_reference_submission(config.assignment, Path(answered))
+        solved = [_staged(dest / f"reference_{Path(name).stem}.py", Path(answered), (name,))
+                  for name in config.student_files]
+        joined = _staged(dest.parent / "reference.py", Path(answered), tuple(config.student_files))
+    return Boilerplate(given, solved + [joined], joined)
+
+
+def _staged(target: Path, folder: Path, names: tuple[str, ...]) -> Path:
+    target.write_text(code_text(folder, names)[0], encoding="utf-8")
+    return target

@@ -66,7 +66,7 @@ def test_mapping_check_wants_exact_keys_and_none_where_figures_are_missing():
     check = MappingCheck({"compute": 7.5, "fp8": None}, rtol=1e-9)
     assert check({"compute": 7.5, "fp8": None}, "row").ok
     assert "缺少 'fp8'" in check({"compute": 7.5}, "row").message
-    assert "多了 'x'" in check({"compute": 7.5, "fp8": None, "x": 1}, "row").message
+    assert "多了 `'x'`" in check({"compute": 7.5, "fp8": None, "x": 1}, "row").message
     assert "应为 None" in check({"compute": 7.5, "fp8": 2.0}, "row").message
     assert "row['compute']" in check({"compute": 7.6, "fp8": None}, "row").message
 

@@ -54,3 +54,35 @@ def test_a_choice_answer_is_quoted_as_code_not_markup():
     [item] = grade_report([choice], assignment.answer_key, notebook, "handout.ipynb")
     assert item.status == "failed" and "onerror" in item.feedback_md   # quoted, so the student sees it
     _structure_is_intact(item.feedback_md)
+
+
+def test_a_returned_dicts_keys_and_an_objects_type_name_stay_inline():
+    """Dict keys and a class's __qualname__ are the student's to choose: quoted as code only."""
+    from autograder.engine.checks import MappingCheck, ScalarCheck
+    from autograder.sandbox.codec import Unsupported
+
+    for actual in ({FORGED: 1.0, "compute": 1.0}, {}, Unsupported(FORGED)):
+        _structure_is_intact(MappingCheck({"compute": 1.0})(actual, "trend_row(B300, 'nvfp4')").message)
+    _structure_is_intact(ScalarCheck(1.0)(Unsupported(FORGED), "ridge_point(H100, 'bf16')").message)
+    assignment = load_assignment("lec01_codesign")
+    items = assignment.config.items_of("number")[:1] + assignment.config.items_of("choice")[:1]
+    notebook = NotebookOutcome(status="ok", variables={i.id: Unsupported(FORGED) for i in items}, cell_errors=(),
+                               output="", message="")
+    for item in grade_report(items, assignment.answer_key, notebook, "handout.ipynb"):
+        assert item.status == "failed"
+        _structure_is_intact(item.feedback_md)
+
+
+def test_a_student_folder_name_stays_inline_in_the_feedback_file():
+    from autograder.engine.feedback import submission_markdown
+    from autograder.engine.results import SubmissionResult
+
+    assignment = load_assignment("lec01_codesign")
+    choice = assignment.config.items_of("choice")[0]
+    notebook = NotebookOutcome(status="ok", variables={choice.id: "A"}, cell_errors=(), output="", message="")
+    items = tuple(grade_report([choice], assignment.answer_key, notebook, "handout.ipynb"))
+    name = "<img src=x onerror=alert(1)>[a](javascript:x)"      # a folder name: no '/', no line break needed
+    text = submission_markdown(SubmissionResult(name, 0.0, 2.0, items, "bubblewrap", 1.0, "lec01_codesign"))
+    first = text.splitlines()[0]
+    assert first.count("`") == 2 and first[:first.index("<img")].count("`") == 1   # named, inside a code span
+    assert text.count("<img") == 1

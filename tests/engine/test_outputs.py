@@ -41,7 +41,7 @@ def test_a_written_result_reads_back_identically(tmp_path):
     result = sample()
     write_result(tmp_path, result)
     assert read_result(tmp_path / "results" / "amy.json") == result
-    assert "# lec01_codesign 评分反馈：amy" in (tmp_path / "feedback" / "amy.md").read_text("utf-8")
+    assert "# lec01_codesign 评分反馈：`amy`" in (tmp_path / "feedback" / "amy.md").read_text("utf-8")
 
 
 def test_grades_csv_leaves_manual_items_blank_and_sorts_students():

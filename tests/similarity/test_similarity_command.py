@@ -95,10 +95,16 @@ def test_an_unreadable_notebook_is_reported_and_the_rest_still_compared(checked)
 
 
 def test_the_html_report_shows_the_copy_and_needs_no_network(checked):
+    from bs4 import BeautifulSoup
+
     _, out, _ = checked
     html = (out / "report.html").read_text(encoding="utf-8")
-    assert f"{COPIER}.py" in html and "highlight-red" in html
-    assert "http://" not in html and "https://" not in html
+    assert f"{COPIER} ~ {ORIGINAL}" in html or f"{ORIGINAL} ~ {COPIER}" in html
+    assert "highlight-red" in html and "highlight-green" in html
+    assert "http://" not in html and "https://" not in html and "<script" not in html
+    matrix = BeautifulSoup(html, "html.parser").find(id="matrix")
+    header = [th.get_text() for th in matrix.find("tr").find_all("th")][1:]
+    assert header == sorted(set(HONEST) | {COPIER, "skel", "broken"})   # students by name
     assert (out / "code" / "students" / f"{COPIER}.py").is_file()
 
 

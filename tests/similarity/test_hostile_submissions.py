@@ -1,0 +1,65 @@
+"""What a student controls reaches the similarity run and its report: a folder name made of HTML
+must stay text in report.html (opened in headless Chromium), and one huge single-line file must
+not make the run read, decode or tokenize more than a bounded amount of it."""
+
+from __future__ import annotations
+
+import csv
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from browser import NAME_PAYLOAD, assert_inert, dump_dom
+
+from autograder.build import write_reference_submission
+from autograder.similarity.sources import MAX_COMPARED_CHARS
+
+ROOT = Path(__file__).resolve().parents[2]
+ASSIGNMENT = "lec01_codesign"
+HONEST_DIR = Path(__file__).resolve().parent / "honest"
+HUGE = "huge"
+# One line of 3 MB of tokens: before the bound, 28 s of CPU and 780 MB to tokenize and parse it.
+HUGE_LINE = "weights = [" + "0.5, -1.25, 3, " * 200_000 + "]\n"
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    """Three students: honest code under a folder named with an HTML payload, its copy under a
+    plain name (so the payload is in a pair, the matrix and the matched code), and a student
+    whose codesign.py is one line of 3 MB."""
+    submissions = tmp_path_factory.mktemp("class")
+    answered = tmp_path_factory.mktemp("answered")
+    write_reference_submission(ASSIGNMENT, answered)
+    code = (HONEST_DIR / "tables" / "codesign.py").read_text("utf-8")
+    codes = {NAME_PAYLOAD: code + f"\n# {NAME_PAYLOAD}\n", "copier": code, "other": (HONEST_DIR / "loops" / "codesign.py").read_text("utf-8")}
+    for name, text in codes.items():
+        (submissions / name).mkdir()
+        (submissions / name / "codesign.py").write_text(text, encoding="utf-8")
+        shutil.copyfile(answered / "handout.ipynb", submissions / name / "handout.ipynb")
+    (submissions / HUGE).mkdir()
+    (submissions / HUGE / "codesign.py").write_text(HUGE_LINE, encoding="utf-8")
+    out = tmp_path_factory.mktemp("similarity")
+    done = subprocess.run([sys.executable, "-m", "autograder", "similarity", ASSIGNMENT, str(submissions),
+                           "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    with open(out / "pairs.csv", encoding="utf-8") as handle:
+        pairs = list(csv.DictReader(handle))
+    return done, out, pairs
+
+
+def test_a_folder_named_with_html_is_text_in_the_report(run, tmp_path):
+    _, out, pairs = run
+    assert any(NAME_PAYLOAD in (row["student_a"], row["student_b"]) and row["flagged"] for row in pairs)
+    assert_inert(dump_dom(out / "report.html", tmp_path / "profile"), must_show=NAME_PAYLOAD)
+
+
+def test_one_huge_line_is_compared_only_up_to_the_bound_and_said_so(run):
+    done, out, pairs = run
+    staged = (out / "code" / "students" / f"{HUGE}.py").read_text(encoding="utf-8")
+    assert len(HUGE_LINE) > 10 * MAX_COMPARED_CHARS
+    assert len(staged) <= 2 * MAX_COMPARED_CHARS + 1000          # read, plus at most as much decoded
+    assert f"note: {HUGE}: more than {MAX_COMPARED_CHARS} characters of code" in done.stderr
+    assert "read it" in done.stderr
+    assert {frozenset((r["student_a"], r["student_b"])) for r in pairs if HUGE in (r["student_a"], r["student_b"])}
