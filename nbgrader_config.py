@@ -142,3 +142,6 @@ c.FileNameCollectorPlugin.named_regexp = (
 # student's own file, or by zip_collect's plugin above from an LMS download) and
 # the due date recorded with `nbgrader db assignment add <assignment> --duedate=...`.
 c.AssignLatePenalties.plugin_class = "autograder.nbgrader_bridge.late.CourseLatePenalty"
+
+# `nbgrader export`: nbgrader's CSV with the scores rounded to 0.01 (its float sums print as 68.49000000000001).
+c.ExportApp.plugin_class = "autograder.nbgrader_bridge.export.RoundedCsvExportPlugin"

@@ -5,7 +5,9 @@ What is generated for assignments/<name>/ (the author writes only grading.toml a
 - each student notebook X.ipynb: rendered from the module solutions.<name>.X (its `CELLS`);
 - copies of the shared top-level modules grading.toml declares (`shared_modules`);
 - the generic self-check, public-test runner and pytest set-up (autograder/build/templates/);
-- README.md: solutions/<name>/README.template.md with the points from grading.toml.
+- README.md: solutions/<name>/README.template.md with the points from grading.toml;
+- the lecture's own scripts the texts name (solutions/<name>/lecture/*.py), verbatim: a student
+  runs them beside the skeleton (they import the shared modules copied above).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from autograder.engine.vocabulary import ItemKind
 from autograder.errors import InstructorError
 
 README_TEMPLATE = "README.template.md"
+LECTURE_FOLDER = "lecture"
 
 
 class BuildError(InstructorError):
@@ -64,6 +67,10 @@ def generated_files(name: str) -> dict[str, str]:
 
         files.update(variant_files(name))
     files["README.md"] = render_readme(_read(solution_dir / README_TEMPLATE), config)
+    for script in sorted((solution_dir / LECTURE_FOLDER).glob("*.py")):
+        if script.name in files:
+            raise BuildError(f"{name}: the lecture script {script.name} has the name of a generated file")
+        files[script.name] = _read(script)
     return files
 
 

@@ -59,13 +59,17 @@ def lines_of(path: Path) -> list[str]:
 
 
 def solution_lines(name: str) -> set[str]:
-    """The distinctive lines of every solution region under solutions/<name>/."""
+    """The distinctive lines of every solution region under solutions/<name>/, less those the
+    lecture's own scripts hold (solutions/<name>/lecture/: the course gives them to students, so a
+    line they share with the reference is no secret)."""
     found = set()
     for source in sorted((REPO_ROOT / "solutions" / name).rglob("*.py")):
         text = source.read_text(encoding="utf-8")
         if "BEGIN SOLUTION" in text:
             for region in find_regions(text, source.name):
                 found |= distinctive(region.body)
+    for lecture in sorted((REPO_ROOT / "solutions" / name / "lecture").glob("*.py")):
+        found -= distinctive(lines_of(lecture))
     return found
 
 

@@ -9,6 +9,8 @@ unit, tolerance) comes from grading.toml, so the notebook cannot disagree with t
 from __future__ import annotations
 
 import ast
+import io
+import tokenize
 import hashlib
 
 import nbformat
@@ -95,13 +97,16 @@ class _Renderer:
         self.module_file = module_file  # where function items are implemented
         self.cells: list[nbformat.NotebookNode] = []
         self._ids: set[str] = set()
+        self._guarded = False  # once a code cell imports GUARD, every later demo cell runs under it
 
     def add(self, cell: Cell, items: dict[str, Item]) -> None:
         if isinstance(cell, Markdown):
             self._locked_markdown(cell.source)
         elif isinstance(cell, Code):
-            _parse(cell.source, "a code cell")
-            self._code(cell.source, self._content_id("code", cell.source), locked=cell.locked)
+            tree = _parse(cell.source, "a code cell")
+            source = guarded_source(cell.source) if self._guarded else cell.source
+            self._code(source, self._content_id("code", cell.source), locked=cell.locked)
+            self._guarded = self._guarded or GUARD in _imported_names(tree)
         elif isinstance(cell, FunctionCheck):
             item = items[cell.function]
             self._locked_markdown(
@@ -173,6 +178,30 @@ def _nbgrader(grade_id: str, *, solution: bool = False, grade: bool = False, loc
     if grade:
         meta["points"] = points
     return meta
+
+
+# A demo cell that calls a function the student has not written yet must not stop "Run All":
+# from the cell that imports GUARD (the released selfcheck's) on, every demo cell runs inside it,
+# and prints one "尚未实现" line instead of raising (a later cell that needed its results too).
+GUARD = "skip_if_unfinished"
+GUARD_LINE = f"with {GUARD}():  # 用到还没实现的函数时只打印一行“尚未实现”，Run All 继续往下运行"
+
+
+def guarded_source(source: str) -> str:
+    """`source` as the body of GUARD_LINE: every line indented, except those inside a string that
+    spans lines (their text must not change)."""
+    inside = set()
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type == tokenize.STRING or getattr(tokenize, "FSTRING_MIDDLE", None) == token.type:
+            inside.update(range(token.start[0] + 1, token.end[0] + 1))
+    lines = source.splitlines()
+    body = [line if number in inside or not line.strip() else f"    {line}" for number, line in enumerate(lines, 1)]
+    return GUARD_LINE + "\n" + "\n".join(body)
+
+
+def _imported_names(tree: ast.Module) -> set[str]:
+    return {alias.asname or alias.name for node in tree.body if isinstance(node, ast.ImportFrom)
+            for alias in node.names}
 
 
 def _parse(source: str, what: str) -> ast.Module:

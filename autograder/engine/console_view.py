@@ -57,8 +57,8 @@ class BatchProgress:
             self._progress.update(self._task, advance=1, last=student)
             if result is None:
                 self._progress.console.print(line)
-        else:
-            self.console.print(line, markup=result is None)
+        else:   # a log file or CI: whole lines, never wrapped at the 80 columns rich assumes there
+            self.console.print(line, markup=result is None, soft_wrap=not self.tty)
 
 
 NARROWEST_LIST = 32   # below this width the items not passed go in a list under the table

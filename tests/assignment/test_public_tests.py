@@ -1,5 +1,7 @@
 """The public tests as a student runs them: `pytest` inside the assignment folder."""
 
+import re
+
 import pytest
 
 from autograder.build import write_reference_submission
@@ -28,6 +30,9 @@ def test_the_skeleton_shows_every_function_as_not_implemented_without_tracebacks
     summary = _summary(output)
     assert {f: summary[f] for f in FUNCTIONS} == {f: "未实现" for f in FUNCTIONS}
     assert "Traceback" not in output and "raise NotImplementedError" not in output
+    # pytest's own last line agrees with the exit status: nothing unfinished is counted as "skipped"
+    last = [line for line in output.splitlines() if line.startswith("=")][-1]
+    assert "skipped" not in last and re.search(r" \d+ 未实现 in ", last), last
 
 
 @pytest.mark.parametrize("implementation", ["reference", "correct_loops", "correct_ml_dtypes"])

@@ -223,3 +223,18 @@ def test_a_grade_id_that_is_not_a_string_is_a_problem_not_a_crash(student_folder
     path.write_text(json.dumps(nb))
     problems = load_selfcheck(student_folder).notebook_problems()
     assert any("q01_compute_headline" in p for p in problems)
+
+
+def test_the_parameters_are_shown_as_a_small_table(student_folder):
+    """Each parameter once, by name, in lines a terminal of 80 columns shows whole (not 28 on one line)."""
+    from autograder.engine.variants import params_for
+
+    type_student_id(student_folder, "alice")
+    proc = run_in_folder(student_folder, "selfcheck.py")
+    params = params_for("lec01_codesign", "alice")
+    block = proc.stdout.split("你的参数", 1)[1].split("✓ 文件完好", 1)[0]
+    lines = block.splitlines()[1:]
+    assert all(len(line) <= 80 for line in lines), lines
+    shown = re.findall(r"(\w+) = ", "\n".join(lines))   # below the header line, one table
+    assert sorted(shown) == sorted(params), shown
+    assert max(len(re.findall(r"\w+ = ", line)) for line in lines) <= 3

@@ -33,9 +33,10 @@ def test_the_generated_set_is_what_students_need(name):
     config = load_config(name)
     module = config.student_module
     variant_files = {HELPER_FILE, TABLE_FILE} if has_variants(name) else set()  # the parameter table and its reader
+    lecture = {p.name for p in (ROOT / "solutions" / name / "lecture").glob("*.py")}  # the lecture's scripts, verbatim
     assert set(generated_files(name)) == {*config.student_files, *config.shared_modules, "README.md",
                                           "selfcheck.py", "public_checks.py", "conftest.py", f"test_{module}.py",
-                                          *variant_files}
+                                          *variant_files, *lecture}
 
 
 def test_lecture_1_shares_the_chip_table_the_console_and_the_plot_fonts():

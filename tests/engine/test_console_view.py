@@ -121,3 +121,18 @@ def test_a_student_name_is_printed_as_given_never_as_rich_markup(tty):
     for text in (out.getvalue(), progress.getvalue()):
         assert "\x1b]8;" not in text                                    # no terminal hyperlink
         assert MARKUP_NAME in re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text), text
+
+
+def test_piped_progress_lines_are_whole_lines():
+    """Not a terminal (a log file, CI): one line per student, never wrapped at 80 columns."""
+    from autograder.engine.console_view import BatchProgress
+
+    out = io.StringIO()
+    with BatchProgress(stream=out) as progress:
+        progress.on_start(2, 0)
+        progress.on_result("a_student_with_a_rather_long_folder_name", result("a_student_with_a_rather_long_folder_name", set()), None)
+        progress.on_result("bob", None, "Traceback: something in the grader broke\nsecond line")
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("graded a_student_with_a_rather_long_folder_name: ") and lines[0].endswith(" s]")
+    assert len(lines[0]) > 80
+    assert lines[1].startswith("grader error for bob") and lines[2] == "Traceback: something in the grader broke"
