@@ -92,9 +92,9 @@ class GuardedExchangeCollect(ExchangeCollect):
         if not os.path.isdir(self.inbound_path):
             self.fail(f"Course not found: {self.inbound_path} (run `nbgrader release_assignment` first; {SETUP_DOC})")
         self._check_inbound()
-        student = self.coursedir.student_id or "*"
-        pattern = os.path.join(self.inbound_path, f"{glob.escape(student) if student != '*' else '*'}"
-                                                  f"+{glob.escape(self.coursedir.assignment_id)}+*")
+        student = self.coursedir.student_id
+        student = "*" if student in ("", "*") else glob.escape(student)     # nbgrader's default is "*"
+        pattern = os.path.join(self.inbound_path, f"{student}+{glob.escape(self.coursedir.assignment_id)}+*")
         self.flags, self.collected, accepted = [], set(), defaultdict(list)
         for path in sorted(glob.glob(pattern)):
             try:
@@ -108,10 +108,12 @@ class GuardedExchangeCollect(ExchangeCollect):
         self.submissions = {s: self._choose(subs) for s, subs in accepted.items()}
 
     def _check_inbound(self):
-        """inbound/ must be the instructor's (a student's own inbound/ would decide what is collected)."""
+        """inbound/ must be the instructor's (a student's own inbound/ would decide what is collected);
+        with CourseDirectory.groupshared, the instructors' group's."""
         for path in (self.course_path, self.inbound_path):
             info = os.lstat(path)
-            if stat.S_ISLNK(info.st_mode) or info.st_uid not in (os.geteuid(), 0):
+            ours = info.st_uid in (os.geteuid(), 0) or (self.coursedir.groupshared and info.st_gid in os.getgroups())
+            if stat.S_ISLNK(info.st_mode) or not ours:
                 self.fail(f"{path} is not owned by this account ({get_osusername()}) or root: someone replaced "
                           f"the course's exchange folder; remove it and release again ({SETUP_DOC})")
         mode = os.stat(self.inbound_path).st_mode
