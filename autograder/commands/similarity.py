@@ -44,6 +44,13 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--top", type=int, default=10, help="pairs to print (default 10; the CSV has all)")
 
 
+def _say(*lines, file=None) -> None:
+    """A line for the terminal: a student's folder name may hold escape sequences, never sent raw."""
+    from autograder.engine.outputs import strip_control_chars
+
+    print(*(strip_control_chars(str(line)) for line in lines), file=file)
+
+
 def run(args) -> int:
     import shutil
 
@@ -73,20 +80,20 @@ def run(args) -> int:
                  detector=detector, threshold=args.threshold, packed=staged.packed, notes=staged.notes,
                  reference=reference)
     for student, note in sorted(staged.notes.items()):
-        print(f"note: {student}: {note}", file=sys.stderr)
+        _say(f"note: {student}: {note}", file=sys.stderr)
     for student, share in sorted(reference.items(), key=lambda kv: (-kv[1], kv[0])):
         if share >= REFERENCE_NOTE:
-            print(f"like the reference: {student}: {share:.2f} of their own code is also the reference's "
+            _say(f"like the reference: {student}: {share:.2f} of their own code is also the reference's "
                   "(honest code from the docstrings shares up to about 0.9; read it)")
     for student, code in sorted(staged.packed.items()):
-        print(f"packed code: {student} ({code.status}, read it): {'; '.join(code.places)}")
+        _say(f"packed code: {student} ({code.status}, read it): {'; '.join(code.places)}")
     flagged = [p for p in pairs if p.score >= args.threshold]
     print(f"{len(staged.files)} submissions, {len(pairs)} pairs compared; {len(flagged)} at or above "
           f"{args.threshold:g} (a larger share of one student's own code found in the other's)")
     for rank, pair in enumerate(pairs[:args.top], 1):
         mark = ("  FLAGGED" if pair.score >= args.threshold else "") + \
             ("  PACKED CODE" if pair.student_a in staged.packed or pair.student_b in staged.packed else "")
-        print(f"{rank:3d}. {pair.student_a} ~ {pair.student_b}: {pair.score:.2f} "
+        _say(f"{rank:3d}. {pair.student_a} ~ {pair.student_b}: {pair.score:.2f} "
               f"({pair.share_a:.2f} / {pair.share_b:.2f}){mark}")
     print(f"outputs in {args.out}/ (pairs.csv, report.html, code/: the compared texts)")
     return 0

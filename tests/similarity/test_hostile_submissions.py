@@ -20,6 +20,8 @@ ROOT = Path(__file__).resolve().parents[2]
 ASSIGNMENT = "lec01_codesign"
 HONEST_DIR = Path(__file__).resolve().parent / "honest"
 HUGE = "huge"
+ESCAPES = "esc\x1b]8;;x\x1b\\name\x1b[2J"     # a terminal link and a screen wipe
+SHOWN = "esc]8;;x\\name[2J"                    # as the terminal and pairs.csv show it
 # One line of 3 MB of tokens: before the bound, 28 s of CPU and 780 MB to tokenize and parse it.
 HUGE_LINE = "weights = [" + "0.5, -1.25, 3, " * 200_000 + "]\n"
 
@@ -33,7 +35,8 @@ def run(tmp_path_factory):
     answered = tmp_path_factory.mktemp("answered")
     write_reference_submission(ASSIGNMENT, answered)
     code = (HONEST_DIR / "tables" / "codesign.py").read_text("utf-8")
-    codes = {NAME_PAYLOAD: code + f"\n# {NAME_PAYLOAD}\n", "copier": code, "other": (HONEST_DIR / "loops" / "codesign.py").read_text("utf-8")}
+    other = (HONEST_DIR / "loops" / "codesign.py").read_text("utf-8")
+    codes = {NAME_PAYLOAD: code + f"\n# {NAME_PAYLOAD}\n", "copier": code, "other": other, ESCAPES: other}
     for name, text in codes.items():
         (submissions / name).mkdir()
         (submissions / name / "codesign.py").write_text(text, encoding="utf-8")
@@ -63,3 +66,10 @@ def test_one_huge_line_is_compared_only_up_to_the_bound_and_said_so(run):
     assert f"note: {HUGE}: more than {MAX_COMPARED_CHARS} characters of code" in done.stderr
     assert "read it" in done.stderr
     assert {frozenset((r["student_a"], r["student_b"])) for r in pairs if HUGE in (r["student_a"], r["student_b"])}
+
+
+def test_a_folder_name_with_terminal_escapes_reaches_the_terminal_without_them(run):
+    done, _, pairs = run
+    assert any(SHOWN in (row["student_a"], row["student_b"]) for row in pairs)   # compared all the same
+    assert "\x1b" not in done.stdout and "\x1b" not in done.stderr
+    assert SHOWN in done.stdout
