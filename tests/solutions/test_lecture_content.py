@@ -157,3 +157,7 @@ def test_the_main_readme_states_the_points_grading_toml_gives():
     assert f"answers, of {functions + keyed:g})" in readme
     assert f"({CONFIG.total_points:g} for lec01)" in readme
     assert f"({functions + keyed:g} for lec01: {functions:g} for the functions, {keyed:g} for the number/choice" in readme
+    # the grading night's hand-graded step names every free-text item and their points, computed here
+    text = CONFIG.items_of(ItemKind.TEXT)
+    short = ", ".join(i.id.split("_")[0] for i in text)
+    assert f"**Free text.** The hand-graded items {short} ({sum(i.points for i in text):g} points)" in readme
