@@ -17,5 +17,5 @@ SLOW_FILES = {
     # in-process, but tens of seconds each: classes of drawn variants, an nbgrader database
     "solutions/test_lecture_variants.py", "engine/test_variants.py", "nbgrader_bridge/test_gradebook_reads.py",
     "nbgrader_bridge/test_export_rounding.py", "suite/test_overloaded_is_a_skip.py", "suite/test_fast_lane.py",
-    "engine/test_nothing_graded.py",
+    "engine/test_nothing_graded.py", "nbgrader_bridge/test_settle.py",
 }
