@@ -1,5 +1,9 @@
 """The commands a README gives, in the order it gives them.
 
+The course README is a short front page; its long material is in docs/*.md, linked from its
+"Read more" list. Read as one text: the front page, then each linked page in the list's order
+(`course_text`), so the commands keep the order in which a newcomer meets them.
+
 A command is a line of a ```bash block (its trailing `# comment` dropped), or an inline code span
 that starts like a command and is complete: it names an assignment, runs a script (`python x.py`,
 `python benchmarks/…`, `pytest`), has a long option (`nbgrader export --to grades.csv`) or
@@ -45,8 +49,20 @@ def commands(text: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def course_pages() -> list[Path]:
+    """README.md, then the docs/ pages its "Read more" list links, in that order."""
+    text = README.read_text(encoding="utf-8")
+    more = text.split("\n## Read more", 1)[1] if "\n## Read more" in text else ""
+    linked = list(dict.fromkeys(re.findall(r"\]\((docs/[\w./-]+\.md)\)", more)))
+    return [README, *(ROOT / page for page in linked)]
+
+
+def course_text() -> str:
+    return "\n\n".join(page.read_text(encoding="utf-8") for page in course_pages())
+
+
 def readme_commands() -> list[str]:
-    return commands(README.read_text(encoding="utf-8"))
+    return commands(course_text())
 
 
 def student_readme_commands() -> list[str]:

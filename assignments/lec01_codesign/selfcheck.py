@@ -262,8 +262,8 @@ def unanswered(path: Path = NOTEBOOK) -> list[str]:
     return missing
 
 
-def typed_student_id(path: Path = NOTEBOOK) -> str:
-    """第一个代码格子里 STUDENT_ID 的值（只读文件，不运行）；没找到或不是字面量时为空。"""
+def typed_student_id(path: Path = NOTEBOOK, variable: str = "STUDENT_ID") -> str:
+    """第一个代码格子里 STUDENT_ID（或 variable，如 VARIANT_TOKEN）的值（只读文件，不运行）；没找到或不是字面量时为空。"""
     nb = read_notebook(path)
     for cell in nb["cells"]:
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
@@ -275,7 +275,7 @@ def typed_student_id(path: Path = NOTEBOOK) -> str:
         except SyntaxError:
             return ""
         for node in tree.body:
-            if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "STUDENT_ID" for t in node.targets):
+            if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == variable for t in node.targets):
                 try:
                     return str(ast.literal_eval(node.value)).strip()
                 except ValueError:
@@ -290,7 +290,7 @@ def variant_verdict(path: Path = NOTEBOOK) -> str:
 
     try:
         typed = typed_student_id(path)
-        params = variant_for(typed)
+        params = variant_for(typed, typed_student_id(path, "VARIANT_TOKEN"))
     except (StudentIdError, StudentFileError) as err:
         return f"✗ {err}"
     who = f"学号 {typed}" if typed else "学号（留空，取自登录名）"

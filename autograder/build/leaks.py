@@ -183,7 +183,7 @@ def variant_leaks(name: str, files: list[Path], n: int = LEAK_SAMPLES) -> list[s
     table = config.folder / TABLE_FILE
     if table.is_file():
         names = set(lecture_params(name))
-        entries = json.loads(table.read_text(encoding="utf-8")).get("by_id_hash", {})
+        entries = json.loads(table.read_text(encoding="utf-8")).get("by_key", {})
         extra = sorted({k for entry in entries.values() for k in entry} - names)
         if extra:
             leaks.append(f"{TABLE_FILE} holds {extra}, which are not parameters of variants.py's LECTURE")

@@ -43,9 +43,10 @@ def answer_cell_id(item_id: str) -> str:
 STUDENT_ID_CELL_ID = "student_id"
 STUDENT_ID_CELL = """\
 STUDENT_ID = ""  # 在引号里填你的学号（和提交时用的一致）；JupyterHub 上留空会自动取登录名
+VARIANT_TOKEN = ""  # 在引号里填助教发给你本人的口令（形如 ABCD-EFGH-JKLM-NPQR）；JupyterHub 上可能已替你设好
 from variant import variant_for
 
-VARIANT = variant_for(STUDENT_ID)
+VARIANT = variant_for(STUDENT_ID, VARIANT_TOKEN)
 VARIANT  # 你的参数：下面各题都用它们"""
 
 

@@ -1,10 +1,13 @@
 """The released side of per-student variants: the parameter table and the helper that reads it.
 
 `assignments/<name>/variants.json` maps every student of the course roster (`roster.txt` at the
-course root, one student id per line) to their parameters, named by a hash of the id rather than
-the id itself. It holds parameters only: never a key, never the seed (a student who knows a
-classmate's id learns the classmate's parameters, as the classmate's own notebook shows them, and
-nothing more). `variant.py` is the released helper the notebook's first code cell calls.
+course root, one student id per line) to their parameters. nbgrader releases one folder to the
+whole class, so the table holds every student's entry; each is named by HMAC(token, id), where the
+token is the student's own (HMAC of the id with the instructor's secret seed, handed to each
+student: `python -m autograder variant <name> --tokens`). An id alone, or the class list, finds
+no entry; a student's own id and token find theirs. The table holds parameters only: never a key,
+never the seed, never an id. `variant.py` is the released helper the notebook's first code cell
+calls.
 """
 
 from __future__ import annotations
@@ -16,8 +19,8 @@ from pathlib import Path
 from autograder.build.student_files import render_template
 from autograder.engine.grader import STUDENT_ID_ENV, VARIANT_ENV
 from autograder.engine.registry import REPO_ROOT
-from autograder.engine.variants import (HELPER_FILE, TABLE_FILE, StudentIdError, id_hash, normalize_id,
-                                        params_for)
+from autograder.engine.variants import (HELPER_FILE, TABLE_FILE, TOKEN_ENV, StudentIdError, normalize_id,
+                                        params_for, table_key, variant_token)
 from autograder.errors import InstructorError
 
 ROSTER_FILE = "roster.txt"
@@ -57,14 +60,15 @@ def variants_table(name: str, root: Path = REPO_ROOT) -> str:
     if not roster:
         print(f"warning: {roster_path(root)} lists no student: {name}'s {TABLE_FILE} is empty, so no student "
               f"can open their variant (write one student id per line and build again)", file=sys.stderr)
-    table = {id_hash(name, sid): params_for(name, sid) for sid in roster}
-    data = {"assignment": name, "by_id_hash": dict(sorted(table.items()))}
+    table = {table_key(name, sid, variant_token(name, sid)): params_for(name, sid) for sid in roster}
+    data = {"assignment": name, "by_key": dict(sorted(table.items()))}
     return json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
 
 
 def variant_helper(name: str) -> str:
     return render_template(f"{HELPER_FILE}.tmpl", {"ASSIGNMENT": name, "TABLE_FILE": TABLE_FILE,
-                                                   "STUDENT_ID_ENV": STUDENT_ID_ENV, "VARIANT_ENV": VARIANT_ENV})
+                                                   "STUDENT_ID_ENV": STUDENT_ID_ENV, "VARIANT_ENV": VARIANT_ENV,
+                                                   "TOKEN_ENV": TOKEN_ENV})
 
 
 def variant_files(name: str) -> dict[str, str]:

@@ -6,8 +6,8 @@ submitted files still hash as pregrade's snapshot, that the stored result is the
 pinned, and that every automatic score in the gradebook equals the pinned one; it prints one line
 per student where any of this fails. First it prints every row of the collection's flagged lists
 (what `nbgrader collect` refused or corrected in the exchange, what `nbgrader zip_collect` did not
-collect: autograder/nbgrader_bridge/flagged.py); each counts as a difference. Exit 0: all agree; 1: some differ; 2: usage or configuration
-error (no gradebook, pregrade never ran).
+collect: autograder/nbgrader_bridge/flagged.py); each counts as a difference.
+Exit 0: all agree; 1: some differ; 2: usage or configuration error (no gradebook, pregrade never ran).
 """
 
 from __future__ import annotations
@@ -21,9 +21,16 @@ def add_parser(subparsers) -> None:
         description="Check the collected files against pregrade's snapshot, the pinned results against its manifest, "
                     "and nbgrader's automatic scores against the pinned results. Regrades nothing.")
     parser.add_argument("assignment", help="assignment name, e.g. lec01_codesign")
+    parser.add_argument("--settle", metavar="STUDENT",
+                        help="write STUDENT's pinned trusted scores into the gradebook (only a student nbgrader could "
+                             "not autograde, e.g. an unreadable notebook; recorded in .pinned_results/<assignment>/"
+                             "settled.json)")
+    parser.add_argument("--reason", default="", help="why STUDENT is settled (required with --settle)")
 
 
 def run(args) -> int:
+    if args.settle:
+        return settle_student(args)
     from autograder.engine.registry import REPO_ROOT, ConfigError, load_config
     from autograder.engine.vocabulary import AUTOMATIC_KINDS
     from autograder.nbgrader_bridge.course import CourseError, load_course
@@ -66,3 +73,25 @@ def run(args) -> int:
         print(f"reconcile {args.assignment}: {len(flagged)} flagged in the collection (listed first): resolve each "
               f"and collect again", file=sys.stderr)
     return 1 if lines or flagged else 0
+
+
+def settle_student(args) -> int:
+    """`reconcile --settle STUDENT --reason TEXT` (autograder/nbgrader_bridge/settle.py)."""
+    from autograder.engine.registry import REPO_ROOT, ConfigError, load_config
+    from autograder.engine.vocabulary import AUTOMATIC_KINDS
+    from autograder.nbgrader_bridge.course import CourseError, load_course
+    from autograder.nbgrader_bridge.pinned import PinError, PinnedResults
+    from autograder.nbgrader_bridge.settle import settle
+
+    try:
+        config = load_config(args.assignment)
+        course = load_course(REPO_ROOT)
+        result = PinnedResults(course, args.assignment).result(args.settle)
+        scores = settle(course, args.assignment, args.settle, result,
+                        [item.id for item in config.items_of(*AUTOMATIC_KINDS)], args.reason)
+    except (ConfigError, CourseError, PinError) as err:
+        print(f"reconcile: {err}", file=sys.stderr)
+        return 2
+    print(f"{args.settle}: settled with the pinned {sum(scores.values()):g} automatic points "
+          f"({len(scores)} items) — {args.reason.strip()}")
+    return 0

@@ -18,6 +18,8 @@ from autograder.engine.results import SubmissionResult
 from autograder.engine.vocabulary import KEYED_KINDS, ItemKind
 from autograder.sandbox import NOT_ISOLATED_WARNING
 
+ROSTER_FILE = "roster.txt"   # the course roster (autograder/build/variants_table.py reads it)
+
 
 class BatchProgress:
     """on_start / on_result callbacks for grade_batch; a context manager around the batch."""
@@ -59,6 +61,16 @@ class BatchProgress:
                 self._progress.console.print(line)
         else:   # a log file or CI: whole lines, never wrapped at the 80 columns rich assumes there
             self.console.print(line, markup=result is None, soft_wrap=not self.tty)
+
+
+def off_roster(report: BatchReport) -> list[str]:
+    """Students graded whose id is not on the course roster (none when the course keeps no roster)."""
+    from autograder.build.variants_table import read_roster, roster_path
+
+    roster = set(read_roster(roster_path()))
+    if not roster:
+        return []
+    return [r.student for r in report.results if (r.student_id or r.student) not in roster]
 
 
 NARROWEST_LIST = 32   # below this width the items not passed go in a list under the table
@@ -140,7 +152,8 @@ def not_passed(result: SubmissionResult) -> str:
     missed = [f"{i.id}({points(i.score)}/{points(i.max_score)})" for i in automatic
               if i.status in ("failed", "partial", "error")]
     if missed and len(missed) == len(automatic) and not any(i.score for i in automatic):
-        return f"all {len(automatic)} items: 0 points"
+        why = f" ({'; '.join(result.flags)})" if result.flags else ""
+        return f"all {len(automatic)} items: 0 points{why}"
     return ", ".join(missed) or "-"
 
 
@@ -170,6 +183,9 @@ def print_summary(report: BatchReport, out_dir, stream: TextIO = sys.stdout, wid
     for result in report.results:  # e.g. a notebook naming another student (per-student variants)
         for flag in result.flags:
             console.print(escape(f"flagged: {result.student}: {flag}"))
+    for student in off_roster(report):
+        console.print(escape(f"flagged: {student}: not on the course roster ({ROSTER_FILE}): graded anyway; check "
+                             f"the id, or add it to {ROSTER_FILE} (and build again, for its variant)"))
     console.print(f"graded {len(report.graded)}, skipped {len(report.skipped)}, "
                   f"grader errors {len(report.failed)} in {report.seconds:.1f} s "
                   f"(isolation: {report.isolation}{' + ' + report.quotas if report.quotas else ''}); "

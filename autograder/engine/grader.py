@@ -21,6 +21,7 @@ from autograder.engine.feedback import function_feedback
 from autograder.engine.guard import guarded
 from autograder.engine.invoke import StudentCode
 from autograder.engine.locate import MAX_STUDENT_FILE_BYTES, StudentFiles, locate
+from autograder.engine.nothing_graded import why_nothing
 from autograder.engine.registry import ConfigError
 from autograder.engine.report_items import grade_report
 from autograder.engine.results import ItemResult, SubmissionResult
@@ -111,7 +112,7 @@ def grade_submission(assignment_name: str, submission_dir: Path, *, limits: Limi
         isolation=used, seconds=round(time.perf_counter() - started, 3), assignment=config.assignment,
         fingerprint=files.fingerprint(config), case_set=assignment.case_set, quotas=quotas, executed=executed,
         student_id=who.student_id, student_id_source=who.source, variant=who.variant, declared_id=declared,
-        flags=_id_flags(who, declared))
+        flags=_id_flags(who, declared) + why_nothing(config, files, items))
 
 
 def _id_flags(who: Graded, declared: str) -> tuple[str, ...]:

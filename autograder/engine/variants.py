@@ -15,6 +15,7 @@ student compute a classmate's parameters or anyone's keys. Without variants.py n
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import importlib
@@ -149,9 +150,28 @@ def keys_for(name: str, student_id: str | None) -> Mapping[str, Any]:
     return load_assignment(name).key_for(params_of(name, student_id))
 
 
-def id_hash(name: str, student_id: str) -> str:
-    """How the released table names a student: not the id itself (the table lists the class)."""
-    return hashlib.sha256(f"{name}:{normalize_id(student_id)}".encode()).hexdigest()[:16]
+TOKEN_CHARS = 16   # base32: 80 bits, typed as four groups of four
+TOKEN_ENV = "CS349E_VARIANT_TOKEN"   # a JupyterHub spawner may hand each student theirs
+
+
+def variant_token(name: str, student_id: str, root: Path = REPO_ROOT) -> str:
+    """The student's personal token for `name` (e.g. "K7QX-2MBD-…"): HMAC of the id with the
+    assignment's secret seed. Only the instructor can compute it; the student is given theirs."""
+    mac = hmac.new(read_seed(name, root), f"token:{name}:{normalize_id(student_id)}".encode(), hashlib.sha256)
+    text = base64.b32encode(mac.digest()).decode()[:TOKEN_CHARS]
+    return "-".join(text[i:i + 4] for i in range(0, TOKEN_CHARS, 4))
+
+
+def normalize_token(token: str) -> str:
+    """As typed, any case, with or without dashes and spaces: the 16 base32 characters."""
+    return re.sub(r"[^A-Z2-7]", "", str(token).upper())
+
+
+def table_key(name: str, student_id: str, token: str) -> str:
+    """How the released table names a student's entry: HMAC of the id keyed by their token, so that
+    knowing an id (or the whole class list) is not enough to find anyone's entry."""
+    key = normalize_token(token).encode()
+    return hmac.new(key, f"{name}:{normalize_id(student_id)}".encode(), hashlib.sha256).hexdigest()[:24]
 
 
 def samples(name: str, n: int) -> list[tuple[str, dict]]:

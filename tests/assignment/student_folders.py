@@ -34,11 +34,16 @@ def run_in_folder(folder: Path, *args: str, plugins: bool = True) -> subprocess.
     return subprocess.run([sys.executable, *args], cwd=folder, env=env, capture_output=True, text=True, timeout=120)
 
 
-def type_student_id(folder: Path, sid: str = "alice") -> None:
-    """Fill in the notebook's STUDENT_ID as a student does (lecture 1 has per-student variants; alice
-    is on the course roster, so the released parameter table has her)."""
+def type_student_id(folder: Path, sid: str = "alice", token: str | None = None) -> None:
+    """Fill in the notebook's STUDENT_ID and VARIANT_TOKEN as a student does (lecture 1 has
+    per-student variants; alice is on the course roster, so the released parameter table has her
+    entry, which her own token opens). token=None: the token the instructor gave her."""
+    from autograder.engine.variants import variant_token
+
     notebook = Path(folder) / "handout.ipynb"
     text = notebook.read_text(encoding="utf-8")
-    empty = 'STUDENT_ID = \\"\\"'
-    assert empty in text, "the notebook has no empty STUDENT_ID to fill in"
-    notebook.write_text(text.replace(empty, f'STUDENT_ID = \\"{sid}\\"', 1), encoding="utf-8")
+    empty, empty_token = 'STUDENT_ID = \\"\\"', 'VARIANT_TOKEN = \\"\\"'
+    assert empty in text and empty_token in text, "the notebook has no empty STUDENT_ID / VARIANT_TOKEN to fill in"
+    token = variant_token("lec01_codesign", sid) if token is None else token
+    text = text.replace(empty, f'STUDENT_ID = \\"{sid}\\"', 1).replace(empty_token, f'VARIANT_TOKEN = \\"{token}\\"', 1)
+    notebook.write_text(text, encoding="utf-8")

@@ -42,7 +42,10 @@ def _notebook_run(selfcheck, code):
     """Run `code` the way a notebook cell does: in a namespace where check() was imported."""
     namespace = {"check": selfcheck.check}
     # the notebook's first code cell: a student on the roster types their id and gets VARIANT
-    exec('STUDENT_ID = "alice"\nfrom variant import variant_for\nVARIANT = variant_for(STUDENT_ID)', namespace)
+    from autograder.engine.variants import variant_token
+
+    exec(f'STUDENT_ID = "alice"\nVARIANT_TOKEN = "{variant_token("lec01_codesign", "alice")}"\n'
+         'from variant import variant_for\nVARIANT = variant_for(STUDENT_ID, VARIANT_TOKEN)', namespace)
     exec(code, namespace)
     return namespace
 

@@ -13,7 +13,8 @@ from course_copy import clean_env, run
 from variant_course import NAME, ROSTER, evaluate, ok, variant_course
 
 pytestmark = pytest.mark.slow  # a course copy built, nbgrader's generate_assignment, release-solutions
-USE = "from autograder.engine.variants import params_for, id_hash, lecture_params, keys_for, samples"
+USE = ("from autograder.engine.variants import params_for, table_key, variant_token, lecture_params, keys_for, "
+       "samples")
 
 
 @pytest.fixture(scope="module")
@@ -37,32 +38,57 @@ def _helper(course, expression: str, **env) -> object:
 
 def test_the_table_lists_every_student_of_the_roster_with_their_parameters_only(course):
     table = json.loads((course / "assignments" / NAME / "variants.json").read_text(encoding="utf-8"))
-    expected = evaluate(course, f"{{id_hash({NAME!r}, s): params_for({NAME!r}, s) for s in {list(ROSTER)!r}}}", USE)
-    assert table == {"assignment": NAME, "by_id_hash": expected}
+    expected = evaluate(course, f"{{table_key({NAME!r}, s, variant_token({NAME!r}, s)): params_for({NAME!r}, s) "
+                                f"for s in {list(ROSTER)!r}}}", USE)
+    assert table == {"assignment": NAME, "by_key": expected}
     names = set(evaluate(course, f"lecture_params({NAME!r})", USE))
-    assert all(set(params) == names for params in table["by_id_hash"].values())
+    assert all(set(params) == names for params in table["by_key"].values())
     text = json.dumps(table)
     assert not any(sid in text for sid in ROSTER)  # the class list itself is not released
 
 
-def test_the_helper_gives_each_student_their_own_parameters(course):
+def _tokens(course) -> list[str]:
+    return evaluate(course, f"[variant_token({NAME!r}, s) for s in {list(ROSTER)!r}]", USE)
+
+
+def test_the_helper_gives_each_student_their_own_parameters_with_their_token(course):
     expected = evaluate(course, f"[params_for({NAME!r}, s) for s in {list(ROSTER)!r}]", USE)
-    assert _helper(course, f"[variant.variant_for(s) for s in {list(ROSTER)!r}]") == expected
-    assert _helper(course, f"variant.variant_for('  {ROSTER[1]} ')") == expected[1]
-    assert _helper(course, "variant.variant_for('')", JUPYTERHUB_USER=ROSTER[2]) == expected[2]
+    tokens = _tokens(course)
+    assert _helper(course, f"[variant.variant_for(s, t) for s, t in zip({list(ROSTER)!r}, {tokens!r})]") == expected
+    # typed loosely: spaces around the id, the token in lower case without its dashes
+    loose = tokens[1].replace("-", "").lower()
+    assert _helper(course, f"variant.variant_for('  {ROSTER[1]} ', {loose!r})") == expected[1]
+    # JupyterHub: the login name and a token the spawner put in the environment
+    assert _helper(course, "variant.variant_for('', '')", JUPYTERHUB_USER=ROSTER[2],
+                   CS349E_VARIANT_TOKEN=tokens[2]) == expected[2]
+
+
+def test_an_id_alone_opens_no_entry_not_even_with_a_classmates_token(course):
+    """What a student can compute from the released folder: not a classmate's parameters from the id
+    (the old table keyed entries by sha256 of the id, which any student could compute)."""
+    import hashlib
+
+    tokens = _tokens(course)
+    table = json.loads((course / "assignments" / NAME / "variants.json").read_text(encoding="utf-8"))["by_key"]
+    for sid in ROSTER:
+        assert hashlib.sha256(f"{NAME}:{sid}".encode()).hexdigest()[:16] not in table
+        assert _helper(course, f"variant.variant_for({sid!r})").get("error", "").startswith("还没有填个人口令")
+    wrong = _helper(course, f"variant.variant_for({ROSTER[0]!r}, {tokens[1]!r})")   # bob's token, alice's id
+    assert "对不上参数表里的任何一条" in wrong["error"]
 
 
 def test_the_helper_refuses_an_empty_or_unknown_id_in_words_a_student_can_act_on(course):
     assert "还没有填学号" in _helper(course, "variant.variant_for('')")["error"]
-    assert _helper(course, "variant.variant_for('mallory')")["error"] == \
-        "学号 mallory 不在本次作业的名单里：请检查拼写，或联系助教。"
+    assert _helper(course, "variant.variant_for('mallory', 'AAAA-BBBB-CCCC-DDDD')")["error"] == \
+        "学号 mallory 和这个口令对不上参数表里的任何一条：请检查学号和口令的拼写（口令是助教发给你本人的），或联系助教。"
 
 
 def test_the_notebooks_first_code_cell_asks_for_the_student_id_and_is_left_alone_by_nbgrader(course):
     nb = json.loads((course / "assignments" / NAME / "handout.ipynb").read_text(encoding="utf-8"))
     code = [c for c in nb["cells"] if c["cell_type"] == "code"]
     first = "".join(code[0]["source"])
-    assert first.startswith('STUDENT_ID = ""') and "VARIANT = variant_for(STUDENT_ID)" in first
+    assert first.startswith('STUDENT_ID = ""') and "VARIANT = variant_for(STUDENT_ID, VARIANT_TOKEN)" in first
+    assert 'VARIANT_TOKEN = ""' in first
     assert "nbgrader" not in code[0]["metadata"]  # not a cell ClearSolutions or OverwriteCells rewrites
     ok(run(course, "-m", "nbgrader", "generate_assignment", NAME, "--force"))
     released = json.loads((course / "release" / NAME / "handout.ipynb").read_text(encoding="utf-8"))
@@ -119,6 +145,12 @@ def test_the_variant_command_prints_a_students_parameters_and_keys(course):
                            USE)
     assert (out["params"], out["keys"], out["student"]) == (params, key, ROSTER[3])
     assert "keys" not in json.loads(ok(run(course, "-m", "autograder", "variant", NAME, ROSTER[3])))
+    assert out["token"] == _tokens(course)[3]
+
+
+def test_the_variant_command_lists_every_roster_students_token(course):
+    lines = ok(run(course, "-m", "autograder", "variant", NAME, "--tokens")).splitlines()
+    assert lines == ["student,token", *(f"{s},{t}" for s, t in zip(ROSTER, _tokens(course)))]
 
 
 @pytest.mark.parametrize("args, message", [

@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from autograder.cli import build_parser
+from readme_text import course_text
 
 ROOT = Path(__file__).resolve().parents[2]
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+README = course_text()   # the front page and the docs/ pages it links
 AFTER_QUICK_START = README[README.index("## Layout"):]
 ACTIVATE = ". .venv/bin/activate"
 STARTS = ("nbgrader ", "python -m autograder ", "python benchmarks/", ".venv/bin/")

@@ -49,6 +49,7 @@ WHEELHOUSE_INSIDE = "wheelhouse"      # where the shell sees the wheelhouse, bel
 ELSEWHERE = {
     "python3 -m venv .venv && .venv/bin/pip install '.[instructor,test,cluster]' && .venv/bin/python -m pytest":
         ".ci/run",   # the suite itself: CI sets up and runs exactly this
+    '.venv/bin/python -m pytest -m "not slow"': "tests/suite/test_fast_lane.py::test_the_fast_lane_is_the_in_process_tests",
     "pip install .": "tests/readme/test_readme_paths.py::test_the_quick_start_grades_the_examples",
     'pip install ".[instructor]"': "tests/readme/test_readme_paths.py::test_the_quick_start_grades_the_examples",
     "nbgrader zip_collect lec01_codesign --force":
@@ -59,6 +60,8 @@ ELSEWHERE = {
         "tests/authoring/test_new_variants.py::test_new_with_variants_scaffolds_an_assignment_that_passes_check",
     ".venv/bin/python -m autograder variant lec02_roofline 2026001 --keys":
         "tests/build/test_variant_build.py::test_the_variant_command_prints_a_students_parameters_and_keys",
+    ".venv/bin/python -m autograder variant lec01_codesign --tokens":
+        "tests/build/test_variant_build.py::test_the_variant_command_lists_every_roster_students_token",
     "python selfcheck.py --zip": "tests/readme/test_readme_paths.py::test_the_student_readme_runs_in_the_released_folder",
     # the released solutions' demo, in the released folder of a scaffolded assignment
     "python demo.py": "tests/authoring/test_new_and_check.py::test_the_scaffold_releases_its_solutions_with_a_demo_that_runs",

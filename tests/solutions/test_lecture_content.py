@@ -151,9 +151,15 @@ def test_the_main_readme_states_the_points_grading_toml_gives():
     from autograder.engine.registry import REPO_ROOT
     from autograder.engine.vocabulary import ItemKind
 
-    readme = " ".join((REPO_ROOT / "README.md").read_text(encoding="utf-8").split())
+    from readme_text import course_text
+
+    readme = " ".join(course_text().split())   # the README and the docs/ pages it links
     functions = sum(i.points for i in CONFIG.items_of(ItemKind.FUNCTION))
     keyed = sum(i.points for i in CONFIG.items_of(*KEYED_KINDS))
     assert f"answers, of {functions + keyed:g})" in readme
     assert f"({CONFIG.total_points:g} for lec01)" in readme
     assert f"({functions + keyed:g} for lec01: {functions:g} for the functions, {keyed:g} for the number/choice" in readme
+    # the grading night's hand-graded step names every free-text item and their points, computed here
+    text = CONFIG.items_of(ItemKind.TEXT)
+    short = ", ".join(i.id.split("_")[0] for i in text)
+    assert f"**Free text.** The hand-graded items {short} ({sum(i.points for i in text):g} points)" in readme

@@ -1,0 +1,57 @@
+"""Does the gradebook say *why* a student has nothing (no files, an unreadable notebook, the
+skeleton handed back unchanged) and name a student who is not on the course roster, instead of
+"all 43 items: 0 points" for all of them alike?"""
+
+import io
+import shutil
+
+import pytest
+
+from autograder.engine.batch import BatchReport
+from autograder.engine.console_view import print_summary
+from autograder.engine.grader import grade_submission
+from autograder.engine.registry import load_config
+
+CONFIG = load_config("lec01_codesign")
+EXAMPLES = CONFIG.folder.parents[1] / "examples" / "lec01_codesign" / "submissions"
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    root = tmp_path_factory.mktemp("class")
+    (root / "alice").mkdir()                                   # on the roster, handed in nothing
+    shutil.copytree(CONFIG.folder, root / "bob", ignore=lambda d, names: [n for n in names if n not in CONFIG.student_files])
+    shutil.copytree(EXAMPLES / "alice", root / "frank")         # full marks, not on the roster
+    shutil.copytree(EXAMPLES / "dave", root / "dave")
+    (root / "dave" / "handout.ipynb").write_text("{not json")   # his functions count, his answers cannot
+    results = {s: grade_submission("lec01_codesign", root / s) for s in ("alice", "bob", "dave", "frank")}
+    out = io.StringIO()
+    report = BatchReport("lec01_codesign", tuple(results[s] for s in sorted(results)), tuple(sorted(results)), (), (),
+                         "bubblewrap", 1.0)
+    print_summary(report, "OUT", stream=out, width=200)
+    return results, out.getvalue()
+
+
+def test_an_empty_folder_says_no_files(graded):
+    results, summary = graded
+    assert results["alice"].flags == ("no files: none of codesign.py, handout.ipynb was handed in",)
+    assert "all 43 items: 0 points (no files:" in summary.replace("\n", " ") or "(no files:" in summary
+
+
+def test_the_skeleton_handed_back_says_unchanged(graded):
+    results, summary = graded
+    assert "codesign.py is the released skeleton, unchanged" in results["bob"].flags
+    assert "flagged: bob: codesign.py is the released skeleton, unchanged" in summary
+
+
+def test_an_unreadable_notebook_is_named_even_when_the_functions_scored(graded):
+    results, summary = graded
+    assert results["dave"].score > 0
+    assert any(f.startswith("handout.ipynb cannot be read as a notebook (not JSON") for f in results["dave"].flags)
+
+
+def test_a_student_off_the_roster_is_flagged_and_one_on_it_is_not(graded):
+    results, summary = graded
+    assert results["frank"].score > 0   # graded as anyone is (in the variant of the id frank)
+    assert "flagged: frank: not on the course roster (roster.txt)" in summary
+    assert "flagged: alice: not on the course roster" not in summary
