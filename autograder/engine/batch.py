@@ -8,7 +8,9 @@
   the outputs, atomically, as results arrive.
 - `scheduler` (a dask.distributed address) grades on a cluster's workers instead, with the same
   sandbox and engine (autograder/cluster/); this process still writes every output itself.
-- grades.csv is rebuilt from results/ at the end, complete and sorted.
+- grades.csv is rebuilt from results/ at the end, complete and sorted, one result read at a
+  time; the report keeps a gradebook row per student (gradebook_rows.py), never the results, so
+  the instructor's memory stays flat in the class's size.
 """
 
 from __future__ import annotations
@@ -23,10 +25,11 @@ from pathlib import Path
 from typing import Callable, Mapping
 
 from autograder.engine.assignment import load_assignment, warm
+from autograder.engine.gradebook_rows import GradebookRow
 from autograder.engine.grader import grade_submission
 from autograder.engine.locate import locate, student_folders
 from autograder.engine.outputs import read_result, results_path, write_grades_csv, write_result
-from autograder.engine.registry import ConfigError
+from autograder.engine.registry import ConfigError, GradingConfig
 from autograder.engine.results import SubmissionResult
 from autograder.sandbox import Limits, resolve_isolation
 
@@ -37,7 +40,7 @@ OnResult = Callable[[str, "SubmissionResult | None", "str | None"], None]  # (st
 @dataclass(frozen=True)
 class BatchReport:
     assignment: str
-    results: tuple[SubmissionResult, ...]  # everyone in results/, sorted by student
+    results: tuple[GradebookRow, ...]  # a row for everyone in results/, sorted by student
     graded: tuple[str, ...]  # graded in this run
     skipped: tuple[str, ...]  # already graded, unchanged
     failed: tuple[tuple[str, str], ...]  # (student, internal error): nothing written for them
@@ -118,14 +121,22 @@ def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1,
     else:
         _grade_in_workers(assignment, pending, limits, isolation, jobs, on_start, len(skipped), finish, ids)
 
-    results = write_grades_csv(out, config)
+    rows = gradebook(out, config)
     from autograder.sandbox.cgroups import backend as quota_backend   # (lazily: see forkserver_client.py)
     from autograder.sandbox import placement   # (lazily, as above)
-    return BatchReport(config.assignment, tuple(results), tuple(sorted(graded)), tuple(skipped),
+    return BatchReport(config.assignment, rows, tuple(sorted(graded)), tuple(skipped),
                        tuple(sorted(failed)), isolation, round(time.perf_counter() - started, 3),
                        quota_backend().name,
                        # a cluster's workers place on their own machines
                        placement=(placement.problem(limits.cpu_share) or "") if scheduler is None and pending else "")
+
+
+def gradebook(out: Path, config: GradingConfig) -> tuple[GradebookRow, ...]:
+    """grades.csv rebuilt from results/, and the console's row of each student in it."""
+    rows: list[GradebookRow] = []
+    shared: dict = {}
+    write_grades_csv(out, config, each=lambda result: rows.append(GradebookRow.of(result, shared)))
+    return tuple(rows)
 
 
 def _grade_in_workers(assignment, pending, limits, isolation, jobs, on_start, n_skipped, finish, ids) -> None:

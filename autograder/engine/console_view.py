@@ -15,7 +15,6 @@ from rich.text import Text
 from autograder.engine.batch import BatchReport
 from autograder.engine.feedback import points
 from autograder.engine.results import SubmissionResult
-from autograder.engine.vocabulary import KEYED_KINDS, ItemKind
 from autograder.sandbox import NOT_ISOLATED_WARNING
 
 ROSTER_FILE = "roster.txt"   # the course roster (autograder/build/variants_table.py reads it)
@@ -74,31 +73,35 @@ def off_roster(report: BatchReport) -> list[str]:
 
 
 NARROWEST_LIST = 32   # below this width the items not passed go in a list under the table
+# Students per table printed: rendering holds a table's every cell, so a class of 10,000 is
+# printed part by part, in the memory of one part.
+TABLE_ROWS = 500
 
 
-def gradebook_table(report: BatchReport, width: int = 120) -> Table:
-    """One row per student: automatic points (all, functions, report answers), the hand-graded
-    points still pending, the late penalty (when known), and every automatic item not fully passed
-    (wrapped, never cut). When `width` leaves that last column too narrow, it is left out and
-    `not_passed_list` prints it under the table instead."""
+def gradebook_table(report: BatchReport, width: int = 120, part: slice = slice(None)) -> Table:
+    """One row per student (of `part` of the class): automatic points (all, functions, report
+    answers), the hand-graded points still pending, the late penalty (when known), and every
+    automatic item not fully passed (wrapped, never cut). When `width` leaves that last column too
+    narrow, it is left out and `not_passed_list` prints it under the table instead."""
     headers = ("student", "automatic", "functions", "report answers", "hand-graded")
     with_late = knows_lateness(report)
     headers += ("late penalty",) if with_late else ()
     rows = []
-    for result in report.results:
-        functions = [i for i in result.items if i.kind == ItemKind.FUNCTION]
-        answers = [i for i in result.items if i.kind in KEYED_KINDS]
-        pending = sum(i.max_score for i in result.manual_items)
+    start, stop, _ = part.indices(len(report.results))
+    for result in report.results[start:stop]:
+        pending = result.pending
         rows.append([
             result.student,
             f"{points(result.score)} / {points(result.auto_max_score)}",
-            f"{points(sum(i.score for i in functions))} / {points(sum(i.max_score for i in functions))}",
-            f"{points(sum(i.score for i in answers))} / {points(sum(i.max_score for i in answers))}",
+            f"{points(result.functions[0])} / {points(result.functions[1])}",
+            f"{points(result.answers[0])} / {points(result.answers[1])}",
             f"{points(pending)} pending" if pending else "-",
-            *([late_cell(result)] if with_late else []),
-            not_passed(result)])
-    table = Table(title=f"{report.assignment}: gradebook ({len(report.results)} students)",
-                  caption=escape(_legend(report)), caption_justify="left")
+            *([result.late] if with_late else []),
+            result.not_passed])
+    whole = (start, stop) == (0, len(report.results))
+    table = Table(title=f"{report.assignment}: gradebook ({len(report.results)} students"
+                        f"{'' if whole else f'; {start + 1}–{stop}'})",
+                  caption=escape(_legend(report)) if stop == len(report.results) else None, caption_justify="left")
     narrow = list_below(report, width)
     for i, header in enumerate(headers):
         # A value is never cut or broken; on a narrow terminal the headers wrap at their spaces.
@@ -119,42 +122,20 @@ def list_below(report: BatchReport, width: int) -> bool:
     """Whether the fixed columns leave the items-not-passed column fewer than NARROWEST_LIST."""
     with_late = knows_lateness(report)
     fixed = [max([len("student")] + [len(r.student) for r in report.results]), 10, 10, 8, 11]
-    fixed += [max([7] + [len(late_cell(r)) for r in report.results])] if with_late else []
+    fixed += [max([7] + [len(r.late) for r in report.results])] if with_late else []
     return width - sum(fixed) - 3 * (len(fixed) + 1) - 1 < NARROWEST_LIST
 
 
 def knows_lateness(report: BatchReport) -> bool:
     """Whether any student's submission time is known (then the late-penalty column is shown)."""
-    return any(result.late is not None for result in report.results)
+    return any(result.late_known for result in report.results)
 
 
-def not_passed_list(report: BatchReport) -> str:
+def not_passed_list(report: BatchReport, part: slice = slice(None)) -> str:
     """The items not passed, one paragraph per student (for narrow terminals)."""
     lines = ["automatic items not passed (points):"]
-    lines += [f"  {result.student}: {not_passed(result)}" for result in report.results]
+    lines += [f"  {result.student}: {result.not_passed}" for result in report.results[part]]
     return "\n".join(lines)
-
-
-def late_cell(result: SubmissionResult) -> str:
-    """"-9.1 (2d 10%)" for a late submission, "on time", or "?" without a submission time."""
-    late = result.late
-    if late is None:
-        return "?"
-    if late.penalty == 0:
-        return "on time" if late.seconds_late == 0 else "0 (grace)" if late.days_charged == 0 else "0"
-    return f"-{points(late.penalty)} ({late.days_charged}d {late.percent:g}%)"
-
-
-def not_passed(result: SubmissionResult) -> str:
-    """Automatic items below full marks with their points, "quantize(8.57/20), q01(0/2)" (no
-    space inside an item, so wrapping never splits one); "all N items: 0 points" for nothing."""
-    automatic = [i for i in result.items if i.status != "manual"]
-    missed = [f"{i.id}({points(i.score)}/{points(i.max_score)})" for i in automatic
-              if i.status in ("failed", "partial", "error")]
-    if missed and len(missed) == len(automatic) and not any(i.score for i in automatic):
-        why = f" ({'; '.join(result.flags)})" if result.flags else ""
-        return f"all {len(automatic)} items: 0 points{why}"
-    return ", ".join(missed) or "-"
 
 
 def _legend(report: BatchReport) -> str:
@@ -162,7 +143,7 @@ def _legend(report: BatchReport) -> str:
     if not report.results:
         return ""
     first = report.results[0]
-    pending = sum(i.max_score for i in first.manual_items)
+    pending = first.pending
     legend = (f"automatic: points the grader awarded (functions + report answers) of the "
               f"{points(first.auto_max_score)} it grades; hand-graded: free-text points a TA still "
               f"grades in formgrader; assignment total {points(first.max_score)} = "
@@ -177,9 +158,12 @@ def print_summary(report: BatchReport, out_dir, stream: TextIO = sys.stdout, wid
     """The gradebook table, the items not passed (in it or, when narrow, under it), the run's
     counts. `width`: the terminal's on a TTY, else 160 (piped into a file or `less`)."""
     console = Console(file=stream, highlight=False, width=width or (None if stream.isatty() else 160))
-    console.print(gradebook_table(report, console.width))
-    if list_below(report, console.width):
-        console.print(escape(not_passed_list(report)))
+    narrow = list_below(report, console.width)
+    for start in range(0, max(len(report.results), 1), TABLE_ROWS):
+        part = slice(start, start + TABLE_ROWS)
+        console.print(gradebook_table(report, console.width, part))
+        if narrow:
+            console.print(escape(not_passed_list(report, part)))
     for result in report.results:  # e.g. a notebook naming another student (per-student variants)
         for flag in result.flags:
             console.print(escape(f"flagged: {result.student}: {flag}"))

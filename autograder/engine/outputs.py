@@ -16,6 +16,7 @@ spreadsheet would run as a formula (a student id like `=HYPERLINK(...)`) is esca
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -23,7 +24,7 @@ import os
 import re
 import tempfile
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable, Iterator, TextIO
 
 from autograder.engine.feedback import isolation_line, item_name, points, submission_markdown
 from autograder.engine.registry import GradingConfig
@@ -62,11 +63,18 @@ def csv_cell(value) -> str:
 
 
 def atomic_write_text(path: Path, text: str) -> None:
+    with atomic_text_file(path) as f:
+        f.write(text)
+
+
+@contextlib.contextmanager
+def atomic_text_file(path: Path) -> Iterator[TextIO]:
+    """A text file to write `path` through: it replaces `path` only once complete."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
+            yield f
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -149,6 +157,10 @@ def read_results(out: Path) -> list[SubmissionResult]:
     return sorted((r for r in results if r is not None), key=lambda r: r.student)
 
 
+GRADES_HEAD = ("student", "score", "max_score", "isolation", "late_penalty", "quotas")
+VARIANT_COLUMNS = ("variant", "flags")   # with per-student variants, after quotas
+
+
 def grades_csv(config: GradingConfig, results: Iterable[SubmissionResult]) -> str:
     """student, score, max_score, isolation (how the student's code was isolated), late_penalty,
     quotas (how its memory, processes and CPU were bounded), then one column per item in grading.toml's order. `score` is after the late penalty (the
@@ -158,23 +170,62 @@ def grades_csv(config: GradingConfig, results: Iterable[SubmissionResult]) -> st
     instructor should look at, e.g. a notebook declaring another student's id)."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    ids = [item.id for item in config.items]
     results = sorted(results, key=lambda r: r.student)
     variants = any(r.variant for r in results)
-    writer.writerow(["student", "score", "max_score", "isolation", "late_penalty", "quotas",
-                     *(("variant", "flags") if variants else ()), *ids])
+    writer.writerow(grades_header(config, variants))
     for result in results:
-        scores = {item.id: ("" if item.status == "manual" else points(item.score)) for item in result.items}
-        late = "" if result.late is None else points(result.late_penalty)
-        row = [result.student, points(result.score - result.late_penalty), points(result.max_score),
-               result.isolation, late, result.quotas,
-               *((result.variant, "; ".join(result.flags)) if variants else ()), *(scores.get(i, "") for i in ids)]
-        writer.writerow([csv_cell(cell) for cell in row])
+        writer.writerow(grades_row(config, result, variants))
     return buf.getvalue()
 
 
-def write_grades_csv(out: Path, config: GradingConfig) -> list[SubmissionResult]:
-    """Rebuild grades.csv from every results file of this assignment; returns those results."""
-    results = [r for r in read_results(out) if r.assignment == config.assignment]
-    atomic_write_text(out / GRADES_CSV, grades_csv(config, results))
-    return results
+def grades_header(config: GradingConfig, variants: bool) -> list[str]:
+    return [*GRADES_HEAD, *(VARIANT_COLUMNS if variants else ()), *(item.id for item in config.items)]
+
+
+def grades_row(config: GradingConfig, result: SubmissionResult, variants: bool) -> list[str]:
+    """One student's grades.csv cells (see grades_csv)."""
+    scores = {item.id: ("" if item.status == "manual" else points(item.score)) for item in result.items}
+    late = "" if result.late is None else points(result.late_penalty)
+    row = [result.student, points(result.score - result.late_penalty), points(result.max_score),
+           result.isolation, late, result.quotas,
+           *((result.variant, "; ".join(result.flags)) if variants else ()), *(scores.get(i.id, "") for i in config.items)]
+    return [csv_cell(cell) for cell in row]
+
+
+def write_grades_csv(out: Path, config: GradingConfig,
+                     each: Callable[[SubmissionResult], None] | None = None) -> int:
+    """Rebuild grades.csv from every results file of this assignment, reading one result at a
+    time and holding none (the same bytes as grades_csv of them all); `each` sees every one of
+    them in the file's order. Returns how many rows were written.
+
+    A results file is named after its student (write_result), so the files in the order of their
+    names are the rows in the order of the students. Whether the variant columns appear depends on
+    every result, so rows are spooled with them and the columns dropped at the end if no result
+    has a variant."""
+    folder = out / RESULTS_DIR
+    paths = sorted(folder.glob("*.json"), key=lambda p: p.name[:-len(".json")]) if folder.is_dir() else []
+    rows, variants = 0, False
+    with tempfile.TemporaryFile("w+", encoding="utf-8", newline="", dir=out if out.is_dir() else None) as spool:
+        writer = csv.writer(spool, lineterminator="\n")
+        for path in paths:
+            result = read_result(path)
+            if result is None or result.assignment != config.assignment:
+                continue
+            variants = variants or bool(result.variant)
+            writer.writerow(grades_row(config, result, variants=True))
+            rows += 1
+            if each is not None:
+                each(result)
+        spool.seek(0)
+        _write_spooled(out / GRADES_CSV, grades_header(config, variants), csv.reader(spool), variants)
+    return rows
+
+
+def _write_spooled(path: Path, header: list[str], spooled: Iterable[list[str]], variants: bool) -> None:
+    """grades.csv from the spooled rows, atomically, the variant columns dropped without variants."""
+    at = len(GRADES_HEAD)
+    with atomic_text_file(path) as f:
+        writer = csv.writer(f, lineterminator="\n")
+        writer.writerow(header)
+        for row in spooled:
+            writer.writerow(row if variants else row[:at] + row[at + len(VARIANT_COLUMNS):])

@@ -35,6 +35,9 @@ TINY = {
     "bench_student_folder.py": (["--repeats", "1"],
                                 [r"answered notebook, top to bottom\s+│\s+\d+\.\d+\s+│\s+< 10",
                                  r"public tests, skeleton\s+│\s+\d+\.\d+"]),
+    "bench_aggregation_memory.py": (["--sizes", "3", "30"],
+                                    [r"0 students:\s+\d+\.\d+ MiB \(baseline\)",
+                                     r"ratio 30 / 3 students: \d+\.\d+x \(target <= 1\.1x: (met|NOT met)\)"]),
     "simulate_course.py": (["--students", "6"],
                            [r"peak memory \(tree\)\s+\d+\.\d+ GB proportional \(PSS\) sum \(target < 2 GB: (met|NOT met)\)",
                             r"6 / 6 students\s+\(every student has a row\)"]),
@@ -57,3 +60,4 @@ def test_each_readme_benchmark_runs_at_a_tiny_size(script):
     assert done.returncode == 0, f"{script} exited {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     for line in lines:
         assert re.search(line, done.stdout), f"{script}: no line matching {line!r}\n{done.stdout[-3000:]}"
+

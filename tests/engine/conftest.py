@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.engine import BatchReport, grade_batch
+from autograder.engine import BatchReport, grade_batch, read_result
+from autograder.engine.outputs import results_path
 from autograder.sandbox import Limits, bubblewrap_problem
 from engine.corpus import ASSIGNMENT, CONFIG, EXAMPLES_DIR, CorpusCase, corpus_cases, materialize, write_reference
 from overload import overloaded_reason
@@ -38,7 +39,7 @@ class GradedBatch:
     cases: dict[str, CorpusCase]
 
     def result(self, student: str):
-        return next(r for r in self.report.results if r.student == student)
+        return read_result(results_path(self.out, student))   # the report keeps rows, not results
 
     def feedback(self, student: str) -> str:
         return (self.out / "feedback" / f"{student}.md").read_text("utf-8")

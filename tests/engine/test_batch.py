@@ -1,13 +1,16 @@
 """Is a batch resumable: re-running skips graded students, regrades changed ones, loses nothing
 after a kill, and always rebuilds a complete, sorted grades.csv?"""
 
+import gc
 import os
 import shutil
 
 import pytest
 
 from autograder.engine import grade_batch, read_results
-from autograder.engine.outputs import results_path
+from autograder.engine.gradebook_rows import GradebookRow
+from autograder.engine.outputs import read_result, results_path
+from autograder.engine.results import ItemResult, SubmissionResult
 from autograder.engine.registry import ConfigError
 from engine.conftest import TEST_LIMITS
 from engine.corpus import ASSIGNMENT, CORPUS_DIR
@@ -36,7 +39,7 @@ def test_rerun_skips_graded_students_and_regrades_changed_ones(submissions, tmp_
 
     again = grade(submissions, out)
     assert again.graded == () and sorted(again.skipped) == ["amy", "kim", "zoe"]
-    assert [r.to_dict() for r in again.results] == [r.to_dict() for r in first.results]
+    assert again.results == first.results
 
     (submissions / "amy" / "codesign.py").write_text((CORPUS_DIR / "partial" / "codesign.py").read_text())
     changed = grade(submissions, out)
@@ -45,6 +48,29 @@ def test_rerun_skips_graded_students_and_regrades_changed_ones(submissions, tmp_
 
     forced = grade(submissions, out, force=True)
     assert forced.graded == ("amy", "kim", "zoe")
+
+
+def reachable(root) -> list:
+    """Every object `root` refers to, directly or not."""
+    seen, todo, found = set(), [root], []
+    while todo:
+        obj = todo.pop()
+        if id(obj) in seen or isinstance(obj, type):
+            continue
+        seen.add(id(obj))
+        found.append(obj)
+        todo += gc.get_referents(obj)
+    return found
+
+
+def test_the_report_keeps_a_gradebook_row_per_student_and_no_result(submissions, tmp_path):
+    """Bounded memory: what the summary keeps of a student is a few numbers, not the result (its
+    items, feedback and outputs: about 0.2 MB each for lec01)."""
+    out = tmp_path / "out"
+    report = grade(submissions, out)
+    assert [row.student for row in report.results] == ["amy", "kim", "zoe"]
+    assert not [o for o in reachable(report) if isinstance(o, (SubmissionResult, ItemResult))]
+    assert report.results == tuple(GradebookRow.of(read_result(results_path(out, s))) for s in ("amy", "kim", "zoe"))
 
 
 def test_a_killed_batch_loses_nothing_and_grades_nobody_twice(submissions, tmp_path):

@@ -11,7 +11,9 @@ import pytest
 
 from autograder.engine import load_config
 from autograder.engine.batch import BatchReport
+from autograder.engine import console_view
 from autograder.engine.console_view import print_summary
+from autograder.engine.gradebook_rows import GradebookRow
 from autograder.engine.lateness import Lateness
 from autograder.engine.results import ItemResult, SubmissionResult
 
@@ -37,7 +39,8 @@ LATE = Lateness("2030-02-02T10:00:00Z", "2030-01-31T15:59:00Z", 151260.0, 2, 20.
 
 
 def report(*results: SubmissionResult) -> BatchReport:
-    return BatchReport(CONFIG.assignment, tuple(results), tuple(r.student for r in results), (), (), "bubblewrap", 1.0)
+    return BatchReport(CONFIG.assignment, tuple(GradebookRow.of(r) for r in results), tuple(r.student for r in results),
+                       (), (), "bubblewrap", 1.0)
 
 
 def render(table_report: BatchReport, width: int) -> str:
@@ -136,3 +139,17 @@ def test_piped_progress_lines_are_whole_lines():
     assert lines[0].startswith("graded a_student_with_a_rather_long_folder_name: ") and lines[0].endswith(" s]")
     assert len(lines[0]) > 80
     assert lines[1].startswith("grader error for bob") and lines[2] == "Traceback: something in the grader broke"
+
+
+@pytest.mark.parametrize("width", [60, 160])
+def test_a_class_larger_than_one_table_is_printed_part_by_part_with_every_student(monkeypatch, width):
+    """Rendering holds every cell of a table: a large class is printed in parts of TABLE_ROWS
+    students, each student once, the legend once, at the end."""
+    monkeypatch.setattr(console_view, "TABLE_ROWS", 2)
+    students = [f"s{i}" for i in range(5)]
+    text = render(report(*(result(s, {AUTO[0]} if s == "s3" else set()) for s in students)), width)
+    flat = squeeze(text)
+    assert [flat.count(squeeze(f"({len(students)} students; {a}–{b})")) for a, b in ((1, 2), (3, 4), (5, 5))] == [1, 1, 1]
+    assert all(re.search(rf"[│ ]{s}[│ :]", text) for s in students)
+    assert f"{AUTO[0]}(0/" in flat and flat.count(squeeze("hand-graded: free-text points")) == 1
+    assert flat.index(squeeze("hand-graded: free-text points")) > flat.index("s4")

@@ -3,10 +3,13 @@
 import csv
 import io
 import json
+from dataclasses import replace
 
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
-from autograder.engine import gradescope_results, grades_csv, load_config, read_result, write_result
+from autograder.engine import (gradescope_results, grades_csv, load_config, read_result, read_results,
+                               write_grades_csv, write_result)
 from autograder.engine.outputs import atomic_write_text
 from autograder.engine.results import ItemResult, SubmissionResult
 from autograder.gradescope.schema import check_results
@@ -102,3 +105,41 @@ def test_atomic_write_leaves_the_old_file_when_interrupted(tmp_path, monkeypatch
 def test_unreadable_results_files_are_ignored(tmp_path):
     (tmp_path / "x.json").write_text(json.dumps({"score": 1}))
     assert read_result(tmp_path / "x.json") is None
+
+
+# grades.csv is built by reading one result at a time (write_grades_csv); it must be the same bytes
+# as the whole class's grades_csv, whatever the names sort like and whether any variant is there.
+NAMES = st.text(alphabet="abzAZ09-._=+@é", min_size=1, max_size=6).filter(lambda s: not s.startswith("."))
+
+
+def stored_class(out, students, variant_of=None, flags=()):
+    """Each student's result written to out/results/, with a variant digest where variant_of says."""
+    for student in students:
+        result = sample(student)
+        variant = (variant_of or {}).get(student, "")
+        write_result(out, replace(result, variant=variant, student_id=student if variant else "",
+                                  flags=tuple(flags) if variant else ()))
+
+
+@settings(max_examples=15, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(students=st.lists(NAMES, min_size=1, max_size=5, unique=True), with_variant=st.booleans())
+def test_grades_csv_read_one_result_at_a_time_is_the_whole_class_grades_csv(tmp_path_factory, students, with_variant):
+    out = tmp_path_factory.mktemp("out")
+    config = load_config("lec01_codesign")
+    stored_class(out, students, {students[-1]: "v" * 16} if with_variant else None, flags=["另一名学生, 的 id\n二"])
+    assert write_grades_csv(out, config) == len(students)
+    assert (out / "grades.csv").read_bytes() == grades_csv(config, read_results(out)).encode("utf-8")
+
+
+def test_streamed_grades_csv_skips_other_assignments_and_unreadable_files_and_sees_each_result_in_order(tmp_path):
+    config = load_config("lec01_codesign")
+    stored_class(tmp_path, ["amy-b", "amy", "amy.b", "=x"])
+    write_result(tmp_path, replace(sample("bob"), assignment="other"))
+    (tmp_path / "results" / "junk.json").write_text("{not json")
+    seen = []
+    assert write_grades_csv(tmp_path, config, each=lambda r: seen.append(r.student)) == 4
+    assert seen == sorted(seen) == ["=x", "amy", "amy-b", "amy.b"]
+    expected = grades_csv(config, [r for r in read_results(tmp_path) if r.assignment == config.assignment])
+    assert (tmp_path / "grades.csv").read_text("utf-8") == expected
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []   # no spool or temporary left
