@@ -29,6 +29,7 @@ from autograder.build.student_files import PUBLIC_CASES
 from autograder.engine.assignment import load_assignment
 from autograder.engine.lateness import load_policy
 from autograder.engine.registry import REPO_ROOT, GradingConfig, load_config
+from autograder.build.variant_check import lessons_module
 from autograder.engine.variants import has_variants, keys_for
 from autograder.engine.vocabulary import ItemKind
 from autograder.errors import InstructorError
@@ -73,7 +74,8 @@ def step_lines(step: Step) -> list[str]:
 
 
 def check_assignment(name: str, *, frozen: bool = False, isolation: str = "bubblewrap",
-                     on_step: Callable[[Step], None] | None = None, variants: int | None = None) -> CheckReport:
+                     on_step: Callable[[Step], None] | None = None, variants: int | None = None,
+                     lesson_variants: int | None = None) -> CheckReport:
     """Run every step; `frozen` checks the generated files for drift instead of rewriting them."""
     report = CheckReport(name)
 
@@ -106,6 +108,9 @@ def check_assignment(name: str, *, frozen: bool = False, isolation: str = "bubbl
         if has_variants(name):
             run("per-student variants: every sampled key defined and plausible, the reference earns every "
                 "automatic point in each", lambda step: _variants(name, scratch, isolation, variants, step))
+            if lessons_module(name) is not None:
+                run("per-student variants: every item's lesson holds and every choice leads the runner-up by its "
+                    "margin", lambda step: _lessons(name, lesson_variants, step))
         run("the released skeleton earns no points for functions",
             lambda step: _skeleton(name, scratch, isolation, step))
         run("release-solutions writes the solutions and their demo runs",
@@ -290,6 +295,19 @@ def _variants(name: str, scratch: Path, isolation: str, n: int | None, step: Ste
                           f"{item.id} ({item.status}): {_first_lines(item.feedback_md, 3)}"
                           for item in result.items if item.status != "manual" and item.score < item.max_score]
     step.notes.append(f"the reference, graded in {len(graded)} of them: {', '.join(graded)}")
+
+
+def _lessons(name: str, n: int | None, step: Step) -> None:
+    import time
+
+    from autograder.build.variant_check import LESSON_SAMPLES, check_lessons
+
+    start = time.perf_counter()
+    summary = check_lessons(name, LESSON_SAMPLES if n is None else n)
+    step.notes.append(f"{summary.samples} sampled variants (LECTURE, check-1, …) in {time.perf_counter() - start:.0f} s; "
+                      "per lesson: the range of its quantity over them, its bound, what it teaches")
+    step.notes += summary.rows
+    step.problems += summary.problems
 
 
 def _skeleton(name: str, scratch: Path, isolation: str, step: Step) -> None:

@@ -85,3 +85,78 @@ def summarize_variants(name: str, n: int = KEY_SAMPLES) -> VariantSummary:
                                     f"all {len(values)} sampled variants: the parameters never change the answer "
                                     f"(degenerate), so widen the draw or unmark it")
     return summary
+
+
+LESSON_SAMPLES = 1000  # variants `check` draws to prove every lesson holds and every choice leads
+SHOWN_PER_LESSON = 3  # breaking variants named per lesson (then a count)
+
+
+@dataclass
+class LessonSummary:
+    samples: int
+    rows: list[str] = field(default_factory=list)  # one line per lesson: the range of its quantity
+    problems: list[str] = field(default_factory=list)
+
+
+def lessons_module(name: str):
+    """solutions/<name>/lessons.py (LESSONS), or None: an assignment may declare no lessons."""
+    import importlib
+
+    try:
+        return importlib.import_module(f"solutions.{name}.lessons")
+    except ModuleNotFoundError as err:
+        if err.name != f"solutions.{name}.lessons":
+            raise
+        return None
+
+
+def check_lessons(name: str, n: int = LESSON_SAMPLES) -> LessonSummary | None:
+    """Every lesson of solutions/<name>/lessons.py over `n` sampled variants (the lecture's first): a
+    lesson whose quantity leaves its bound in some variant is a problem naming the item, the variant,
+    the quantity and the parameters it reads. None when the assignment declares no lessons."""
+    module = lessons_module(name)
+    if module is None:
+        return None
+    lessons = tuple(module.LESSONS)
+    assignment = load_assignment(name)
+    items = {item.id for item in assignment.config.items}
+    summary = LessonSummary(n)
+    summary.problems += [f"lessons.py names {lesson.item}, not an item of grading.toml"
+                         for lesson in lessons if lesson.item not in items]
+    values: list[list[float]] = [[] for _ in lessons]
+    broken: list[list[str]] = [[] for _ in lessons]
+    for label, params in _drawn_one_by_one(name, n):
+        key = dict(assignment.key_for(params))
+        for i, lesson in enumerate(lessons):
+            if not lesson.applies(params):
+                continue
+            try:
+                value = float(lesson.value(params, key))
+            except Exception as err:  # noqa: BLE001 - the author's lesson failed for these parameters
+                value = math.nan
+                broken[i].append(f"variant {label}: the lesson's value fails: {type(err).__name__}: {err}")
+                continue
+            values[i].append(value)
+            if not lesson.holds(value):
+                shown = ", ".join(f"{p}={params[p]!r}" for p in lesson.reads if p in params)
+                broken[i].append(f"variant {label}: {value:.4g}, expected {lesson.bound()}" + (f" ({shown})" if shown else ""))
+    for lesson, seen, bad in zip(lessons, values, broken):
+        span = f"[{min(seen):.4g}, {max(seen):.4g}]" if seen else "-"
+        summary.rows.append(f"{lesson.item:<30} {span:<22} {lesson.bound():<16} {lesson.teaches}")
+        if bad:
+            more = f" (and {len(bad) - SHOWN_PER_LESSON} more variants)" if len(bad) > SHOWN_PER_LESSON else ""
+            summary.problems.append(f"{lesson.item}: {lesson.teaches}: broken in {len(bad)} of {n} variants: "
+                                    + "; ".join(bad[:SHOWN_PER_LESSON]) + more
+                                    + ": redraw such variants, widen the margin, or accept both answers within it")
+    return summary
+
+
+def _drawn_one_by_one(name: str, n: int):
+    """samples(name, n), drawn lazily: each variant is keyed right after its draw, while what the draw
+    computed (its data, its tile's errors) is still in the reference's caches."""
+    from autograder.engine.variants import params_for
+
+    yield from samples(name, min(n, 1))
+    for i in range(1, n):
+        sid = f"check-{i}"
+        yield sid, params_for(name, sid)

@@ -27,6 +27,9 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--variants", type=int, metavar="N", default=None,
                         help="with per-student variants: how many variants to sample (the lecture's first; "
                              "default 16; the reference is graded in the first 3)")
+    parser.add_argument("--lesson-variants", type=int, metavar="N", default=None,
+                        help="with per-student variants and solutions/<name>/lessons.py: how many variants the "
+                             "lessons and choice margins are checked in (default 1000)")
 
 
 def run(args) -> int:
@@ -42,10 +45,12 @@ def run(args) -> int:
         print(f"check: {err}", file=sys.stderr)
         return 2
     print(f"check {args.assignment}", flush=True)
-    if args.variants is not None and args.variants < 1:
-        print("check: --variants must be at least 1", file=sys.stderr)
-        return 2
+    for option, value in (("--variants", args.variants), ("--lesson-variants", args.lesson_variants)):
+        if value is not None and value < 1:
+            print(f"check: {option} must be at least 1", file=sys.stderr)
+            return 2
     report = check_assignment(args.assignment, frozen=args.frozen, isolation=args.isolation, variants=args.variants,
+                              lesson_variants=args.lesson_variants,
                               on_step=lambda step: print("\n".join(step_lines(step)), flush=True))
     print(report.verdict())
     return 0 if report.ok else 1

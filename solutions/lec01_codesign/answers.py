@@ -88,6 +88,57 @@ def demo2_data(params=None, n=None):
     return demo_weights(p["demo2_n"] if n is None else n, p["demo2_seed"], p["demo2_df"], p["demo2_scale"])
 
 
+@lru_cache(maxsize=8)
+def _sweep_sample(seed: int, df: float, scale: float):
+    """The largest sample of the size sweep: every smaller sample of the same data (the sweep's 2^12,
+    the student's demo2_n) is its prefix, since the generator draws value after value."""
+    x = demo_weights(SIZE_SWEEP[-1], seed, df, scale)
+    x.flags.writeable = False
+    return x
+
+
+def demo2_prefix(params=None, n=None):
+    """demo2_data(params, n) for n up to the sweep's largest, sliced from the one shared sample."""
+    p = _params(params)
+    n = p["demo2_n"] if n is None else n
+    if n > SIZE_SWEEP[-1]:
+        return demo2_data(p, n)
+    return _sweep_sample(p["demo2_seed"], p["demo2_df"], p["demo2_scale"])[:n]
+
+
+def size_growth(params=None) -> dict[str, float]:
+    """q10: each scheme's relative error at the sweep's largest size minus at its smallest (fractions).
+    MXFP4's E8M0 blocks are local to each block: the small sample's quantization is a prefix of the
+    large one's, so it is sliced, not recomputed. Cached per data (the key and `check` both ask)."""
+    p = _params(params)
+    return dict(_size_growth(p["demo2_seed"], p["demo2_df"], p["demo2_scale"]))
+
+
+def _size_growth(seed: int, df: float, scale: float) -> dict[str, float]:
+    return {scheme: sweep_growth(seed, df, scale, scheme) for scheme, _ in SIZE_OPTIONS.values()}
+
+
+@lru_cache(maxsize=256)
+def sweep_growth(seed: int, df: float, scale: float, scheme: str) -> float:
+    """One scheme's error growth over the size sweep on the data (seed, df, scale); the variant draw
+    (variants._demo2_seed) asks for per-tensor FP4's first, the key for all four."""
+    large = _sweep_sample(seed, df, scale)
+    small = large[:SIZE_SWEEP[0]]
+    q_large = quantize(large, scheme)
+    q_small = q_large[:SIZE_SWEEP[0]] if scheme == "mxfp4" else quantize(small, scheme)
+    return relative_error(q_large, large) - relative_error(q_small, small)
+
+
+def tile_margins(real: dict[str, float]) -> dict[str, float]:
+    """The leads (percentage points of Y's error) of what is read off a tile: the rotation's rescue of
+    per-tensor FP4 (q22 − q24), its effect on NVFP4 (q25), and q26's best configuration within the bit
+    budget over the second."""
+    within = sorted(real[letter] for letter, ((block, _), _) in BUDGET_OPTIONS.items() if format_bits(block) <= BIT_BUDGET)
+    return {"q24_rotated_fp4_tensor_error": 100 * (real["fp4_tensor"] - real["fp4_tensor rotated"]),  # q24 < q22
+            "q25_rotation_nvfp4": 100 * abs(real["nvfp4 rotated"] - real["nvfp4"]),
+            "q26_budget_choice": 100 * (within[1] - within[0])}
+
+
 def ablation_errors(x, blocks=ABLATION_BLOCKS) -> dict[tuple[int, str], float]:
     """Relative error of FP4 block scaling for each (block size, scale format) of the 2 × 2 ablation."""
     return {(block, scale): relative_error(quantize(x, "mxfp4", block_size=block, scale_format=scale), x)
@@ -200,7 +251,9 @@ def real_tensor_errors(params=None) -> dict[str, float]:
     """Relative error of Y = X·Wᵀ on the student's tile of the real tensors: per scheme, plain and
     rotated (block Hadamard on the K dimension, applied to both operands: (XH)(WH)ᵀ = XWᵀ); and per
     bit-budget configuration. matmul_error's arithmetic, with the exact product computed once."""
-    return dict(_real_tensor_errors(json.dumps(_params(params), sort_keys=True)))
+    p = lecture_params() if params is None else params
+    tile = {name: p[name] for name in ("real_tokens", "real_outputs", "rotation_size")}  # all the errors depend on
+    return dict(_real_tensor_errors(json.dumps(tile, sort_keys=True)))
 
 
 @lru_cache(maxsize=64)
@@ -263,10 +316,7 @@ def number_keys(params=None) -> dict[str, float]:
 
 def _choice_keys(canonical_params: str) -> dict[str, str]:
     p = json.loads(canonical_params)
-    small, large = demo2_data(p, SIZE_SWEEP[0]), demo2_data(p, SIZE_SWEEP[-1])
-    error_growth = {scheme: relative_error(quantize(large, scheme), large)
-                    - relative_error(quantize(small, scheme), small)
-                    for scheme, _ in SIZE_OPTIONS.values()}
+    error_growth = size_growth(p)
     mla, mha = exp_ratio(B300, "fp8", 192, 128), exp_ratio(B300, "fp8", 128, 128)
     mla_effect = "same" if math.isclose(mla, mha) else ("worse" if mla > mha else "better")
     real = real_tensor_errors(p)
@@ -293,7 +343,7 @@ def _number_keys(canonical_params: str) -> dict[str, float]:
     p = json.loads(canonical_params)
     h100_run, b300_run = run_chips(p)
     b300 = trend_row(b300_run, "nvfp4", base=h100_run)
-    x = demo2_data(p)
+    x = demo2_prefix(p)
     big, little = p["ablation_blocks"]
     ablation = ablation_errors(x, (big, little))
     forward = exp_ratio(B200, "fp8", *p["software_shape"])

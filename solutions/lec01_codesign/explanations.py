@@ -16,7 +16,13 @@ from dataclasses import dataclass
 
 import hw_specs
 from hw_specs import B200, B300, BYTES_PER_ELEM, H100
+import math
+
+import numpy as np
+
+from solutions.lec01_codesign import variants
 from solutions.lec01_codesign.answers import (
+    _real_tensors,
     ablation_errors,
     budget_frontier,
     real_tensor_errors,
@@ -45,9 +51,14 @@ from solutions.lec01_codesign.handout_data import (
     ROTATION_SIZE,
     demo_weights,
     format_bits,
+    quantize_matrix,
+    zero_fraction,
 )
 
 _KEY = answer_key()
+# q09: the context each of q09's sequences may hold before weights + KV fill the usable HBM (the lecture's)
+_RIDGE_CONTEXT = ((variants.USABLE_HBM * B300.mem_cap - MODEL_PARAMS * BYTES_PER_ELEM["nvfp4"])
+                  / (_KEY["q09_decode_batch"] * kv_bytes_per_token()))
 
 
 def _sci(value: float) -> str:
@@ -74,6 +85,26 @@ _T = {(chip.name, overlap): attention_time_per_score(chip, "fp8", *_MLA, overlap
 _REAL = real_tensor_errors()
 _FRONTIER = "、".join(f"{BUDGET_OPTIONS[k][1]}（{format_bits(BUDGET_OPTIONS[k][0][0]):g} bit，{100 * _REAL[k]:.1f}%）"
                       for k in budget_frontier())
+# q17: the backward pass's matmul per exp over the forward's, over every head shape a variant draws (d_v <= d_qk)
+_BACKWARD_FACTORS = [(BACKWARD_FLOPS_PER_EXP["d_qk"] * q + BACKWARD_FLOPS_PER_EXP["d_v"] * v) / (2 * q + 2 * v)
+                     for q in variants.HEAD_DIMS for v in variants.HEAD_DIMS if v <= q]
+_BACKWARD_RANGE = f"{math.floor(min(_BACKWARD_FACTORS) * 10) / 10:g}–{math.ceil(max(_BACKWARD_FACTORS) * 10) / 10:g}"
+
+
+def _peak_over_rms(a) -> float:
+    a = np.asarray(a, dtype=np.float64)
+    return float(np.abs(a).max() / np.sqrt(np.mean(np.square(a))))
+
+
+# q22/q27: the same quantity on both data sets (the lecture's): how much a single maximum dominates
+_X_REAL = _real_tensors()[0]
+_X_STUDENT_T = demo_weights(DEMO2_N)
+_PEAK_REAL, _PEAK_STUDENT_T = _peak_over_rms(_X_REAL), _peak_over_rms(_X_STUDENT_T)
+_ZEROS_REAL = zero_fraction(quantize_matrix(_X_REAL, "fp4_tensor"), _X_REAL)
+_ZEROS_STUDENT_T = zero_fraction(quantize_matrix(_X_STUDENT_T, "fp4_tensor"), _X_STUDENT_T)
+# q20: E4M3's range as a block scale: 448 down to the smallest subnormal 2^-9; a block whose maximum lies
+# below amax · 2^-10 / 448 gets the scale 0 (half the smallest subnormal rounds to 0) and becomes zeros
+_E4M3_BINADES = math.log2(448 / 2.0**-9)
 _GH100 = f"{hw_specs.GH100_FULL_SMS} × {hw_specs.EX2_PER_SM_PER_CLK['Hopper']} × {hw_specs.GH100_FULL_CLOCK_HZ / 1e9:g} GHz"
 
 
@@ -93,7 +124,7 @@ RUBRICS: dict[str, tuple[Criterion, ...]] = {
                   "恰好 0.25 也按平局取偶数舍入到 0），就变成 0。"),
         Criterion(1, "哪种方案的误差随数据量变化最明显，为什么（引用数据量扫描的结果）",
                   "整张量 FP4：数据越多，重尾分布里出现的最大值越大，缩放因子越大，更多的数被舍入成 0；块缩放只看块内的最大值。"),
-        Criterion(1, "NVFP4 赢过 MXFP4 主要靠什么：块大小还是缩放因子的格式（引用 2 × 2 消融的数字）",
+        Criterion(1, "NVFP4 赢过 MXFP4 主要靠什么：块大小还是缩放因子的格式（引用你的 2 × 2 消融的数字：你的两个块大小上同样的两个因素）",
                   f"E4M3 块因子（加 FP32 张量级因子）比 2 的幂因子准得多：块大小从 32 减到 16 只省下约 "
                   f"{_KEY['q12_block_size_gain']:.1f} 个百分点，缩放格式从 E8M0 换成 E4M3 省下约 "
                   f"{_KEY['q11_scale_format_gain']:.1f} 个百分点（两项之和大于两者同时改变的 {_GAP:.2f} 个百分点：两个因素"
@@ -101,7 +132,9 @@ RUBRICS: dict[str, tuple[Criterion, ...]] = {
                   f"落在 [4, 8)：落在 (6, 8) 的块（约 {_KEY['q12b_e8m0_clipped_blocks']:.0f}%）网格更细、代价是截断，"
                   "落在 [4, 6] 的块网格更粗。"),
         Criterion(1, "代价是什么",
-                  f"每个数多 {_NV_BITS - 4:g} bit（{_NV_BITS:g} bit/值，MXFP4 是 {_MX_BITS:g}），硬件要多做一级缩放（FP32 张量级因子）。"),
+                  f"每个数多 {_NV_BITS - 4:g} bit（{_NV_BITS:g} bit/值，MXFP4 是 {_MX_BITS:g}），硬件要多做一级缩放（FP32 张量级因子）；"
+                  f"E4M3 块因子的范围窄（约 {_E4M3_BINADES:.1f} 个二进制数量级，E8M0 有 254 个）：块最大值小于约 amax·2⁻¹⁰/448 的块，"
+                  "因子舍入成 0，整块变成 0。"),
     ),
     "q21_explain_codesign": (
         Criterion(1, "一个看似不起眼的单元为什么会成为瓶颈（用演示 3 的数字）",
@@ -128,9 +161,11 @@ RUBRICS: dict[str, tuple[Criterion, ...]] = {
         Criterion(1, "计时的方法和理由",
                   "热身一次（第一次要分配内存、载入代码），重复多次取中位数（不受偶尔的干扰影响），数据足够大（一次运行远长于计时器精度）；"
                   "评分机的沙箱里 BLAS 只用一个线程，数字会和自己的电脑不同。"),
-        Criterion(1, "和规格表模型的比较",
-                  f"CPU 上的比值远小于 B300 FP8 的 {exp_ratio(B300, 'fp8', _D, _D):.0%}：np.exp 跑在向量单元上，CPU 的矩阵乘法远没有 "
-                  "Tensor Core 快；比值取决于两种单元的相对速度。"),
+        Criterion(1, "和规格表模型的比较（引用你的 q31、q32）",
+                  f"按自己量出的 q32 说比 B300 FP8 的 {exp_ratio(B300, 'fp8', _D, _D):.0%} 大还是小：方向取决于机器（BLAS 的线程数、"
+                  "np.exp 写进新数组还是预先分配的缓冲区、缓存），两个方向都可以是对的。要点是结构：CPU 没有单独的 exp 单元，"
+                  "exp 和矩阵乘法在同一组核心的向量单元上轮流算；GPU 上 exp 在 SFU、矩阵乘法在 Tensor Core，两个单元各自的吞吐"
+                  "决定比值，硬件可以只加速其中一个（Blackwell Ultra 把 SFU 翻倍）。"),
     ),
     "q27_explain_format": (
         Criterion(1, "你选的配置在前沿上的位置（引用量出的误差和比特数）",
@@ -139,10 +174,14 @@ RUBRICS: dict[str, tuple[Criterion, ...]] = {
         Criterion(1, "三种块缩放因子各输在哪里",
                   "E8M0 FLOOR 会截断块内最大值（缩放后落在 (6, 8) 的块）；RCEIL 不截断，但最大值缩放后只落在 (3, 6]，网格更粗；"
                   "E4M3 加张量级因子几乎把每块的最大值放到 6。"),
-        Criterion(1, "真实张量和随机数的不同，旋转对整张量 FP4 和对 NVFP4 的不同效果",
-                  f"真实激活的离群值集中在少数通道；{ROTATION_SIZE} 阶 Hadamard 旋转把它们摊开，整张量 FP4 的误差从 "
-                  f"{100 * _REAL['fp4_tensor']:.0f}% 降到 {100 * _REAL['fp4_tensor rotated']:.0f}%；NVFP4 的小块本来就把离群值隔离了，"
-                  f"旋转把大值混进其他块，误差 {100 * _REAL['nvfp4']:.1f}% → {100 * _REAL['nvfp4 rotated']:.1f}%。"),
+        Criterion(1, "真实张量和随机数的不同，旋转对整张量 FP4 和对 NVFP4 各起什么作用（引用你的 q24、q25）",
+                  f"真实激活比 Student-t 数据更受离群值支配，而且离群值集中在少数通道（讲义的参数：X 的 max/rms ≈ "
+                  f"{_PEAK_REAL:.1f}，演示 2 的数据 ≈ {_PEAK_STUDENT_T:.1f}）；Hadamard 旋转把离群通道摊开，整张量 FP4 的误差从 "
+                  f"{100 * _REAL['fp4_tensor']:.0f}% 降到 {100 * _REAL['fp4_tensor rotated']:.0f}%（{ROTATION_SIZE} 阶）。对 NVFP4，旋转有两种"
+                  "相反的作用：把一个块的离群值摊进同一旋转块里的其他小块，也让每个小块里的分布更均匀、块内最大值相对其他值变小；"
+                  "谁大取决于数据和旋转块的大小（16 阶只在一个 NVFP4 块里混合：NVIDIA 的 NVFP4 训练方案，arXiv 2509.25149，"
+                  "正是用 16 × 16 的随机 Hadamard 变换来限制块内的离群值）。按自己量出的 q25 说（讲义的参数："
+                  f"{100 * _REAL['nvfp4']:.1f}% → {100 * _REAL['nvfp4 rotated']:.1f}%）。"),
     ),
 }
 
@@ -196,12 +235,16 @@ EXPLANATIONS = {
         W4A4：权重和激活都是 NVFP4，矩阵乘法才按 NVFP4 的速率跑。batch 个序列一起 decode 时，每读一次权重做 batch 倍的运算，
         算术强度乘以 batch。到达屋脊点需要 batch = `ridge_point(B300_SERVE, "nvfp4")` ÷（2 / `BYTES_PER_ELEM["nvfp4"]`）
         （讲义的参数：{ridge_point(B300, "nvfp4"):,.0f} ÷ {_KEY["q07_decode_intensity"]:.3g} ≈ {_KEY["q09_decode_batch"]:.0f}）。
+        这里只算了权重：这么多序列的 KV cache 也要放进 HBM。讲义的参数下，留出一成给运行时和激活，{_KEY["q09_decode_batch"]:.0f} 个序列
+        每个最多 {_RIDGE_CONTEXT:,.0f} 个 token 的上下文就把 HBM 占满了（q09c）——长上下文的 decode 到不了这个屋脊点。
         """,
     "q09b_decode_batch_w4a8": f"""
         W4A8：权重 NVFP4、激活 FP8，Tensor Core 按 FP8 的速率算（两个操作数里精度高的那个决定速率），
         屋脊点是 `ridge_point(B300_SERVE, "fp8")`（讲义的参数：{ridge_point(B300, "fp8"):,.0f} FLOP/B）；权重仍按 NVFP4 读，强度不变：
         batch ≈ {_KEY["q09b_decode_batch_w4a8"]:.0f}（讲义的参数）。更少的并发就到顶了——算力上限也低了（B300_SERVE 上 NVFP4 与 FP8 持续算力之比；讲义的参数下即 q02 的
         {_KEY["q02_format_gain"]:g} 倍）。
+        注意：Blackwell 原生的 FP8 × FP4 矩阵乘法（tcgen05 的 `kind::mxf8f6f4`）每 32 个数取一个 E8M0 因子，也就是 MXFP4 的权重
+        （{_MX_BITS:g} bit/值）；权重要是 NVFP4，就得在软件里先反量化。本题按 NVFP4 的 {_NV_BITS:g} bit 读权重，是一个简化的模型。
         """,
     "q09c_kv_bytes_per_token": f"""
         每个 token 的上下文在每一层存一份 K 和一份 V，每份 `KV_HEADS` 个 KV 头（GQA）× `KV_HEAD_DIM` 维，FP8 每个数 1 字节：
@@ -213,6 +256,8 @@ EXPLANATIONS = {
         每个序列各读自己的 L × q09c 字节 KV。令 `KV_BATCH` × L × q09c = 权重字节（讲义的参数：
         {MODEL_PARAMS * BYTES_PER_ELEM["nvfp4"] / 1e9:g} GB、{KV_BATCH} 个序列，L ≈ {_KEY["q09d_kv_equal_weights_context"]:,.0f} 个 token）。上下文再长，decode 读的主要是 KV cache 而不是权重——
         这时加大 batch 不再提高算术强度（KV 的字节随 batch 一起涨），GQA、MLA 和 KV 的低精度存储才是办法。
+        交叉点上 KV cache 和权重一样大，HBM 要装下两倍的权重：讲义的参数是 2 × {MODEL_PARAMS * BYTES_PER_ELEM["nvfp4"] / 1e9:g} GB
+        ≤ {variants.USABLE_HBM:.0%} × {B300.mem_cap / 1e9:g} GB（留一成给运行时和激活）；每位同学的模型都满足这一点，交叉点才存在。
         """,
     "q10_size_sensitive": """
         比较每种方案在 2^18 和 2^12 个数上的误差之差，取增加最多的那个。只有整张量的缩放因子依赖"全体数据的最大值"：
@@ -234,7 +279,7 @@ EXPLANATIONS = {
     "q12b_e8m0_clipped_blocks": """
         E8M0 FLOOR 的因子是 2^(floor(log2 amax) − 2)，块内最大值缩放后 = 8·m，m 是 amax = m·2^e（m ∈ [0.5, 1)）的尾数，
         即 `np.frexp(amax)[0]`：8·m > 6 的块截断自己的最大值。重尾数据的块最大值的尾数近似均匀分布在对数尺度上，
-        所以大约四成的块落在 (6, 8)。
+        所以大约四成的块落在 (6, 8)（块少、尾巴轻重不同时，在三成到五成多之间）。
         """,
     "q13_bottleneck": """
         演示 3 的模型只比较 exp 和矩阵乘法：长序列的 prefill / 训练里，FlashAttention 把分块留在片上，HBM 和 NVLink
@@ -264,7 +309,9 @@ EXPLANATIONS = {
     "q17_backward_ratio": f"""
         反向传播每个分数仍只有一次 exp（重算 P），却有 5 次矩阵乘法：重算 S = QKᵀ、dV = Pᵀ·dO、dP = dO·Vᵀ、dQ = dS·K、
         dK = dSᵀ·Q，合计 6·d_qk + 4·d_v FLOP（讲义的 d_head = {_D} 时是前向的 {_BACKWARD_FACTOR:g} 倍，比值 {_KEY["q17_backward_ratio"]:.0f}%）。
-        每次 exp 配的矩阵乘法是前向的 2–2.5 倍，比值降到 100% 以下：反向不太在乎 exp。
+        每次 exp 配的矩阵乘法是前向的 {_BACKWARD_RANGE} 倍（d_v = d_qk 时正好 2.5 倍，d_v 比 d_qk 小时更多；本题所有的形状都在这个范围里），
+        比值降到 100% 以下：反向不太在乎 exp。这里假设反向的矩阵乘法也用 FP8（训练里并不常见）；用 BF16 时 Tensor Core 的算力只有一半，
+        t_mma 翻倍，比值再减半。
         """,
     "q18_model_speedup": f"""
         你的形状和芯片：加速 = 旧芯片的 max(t_exp, t_mma) ÷ 新芯片的 max(t_exp, t_mma)，先看每块芯片受谁限制
@@ -281,7 +328,8 @@ EXPLANATIONS = {
     "q18c_measured_position": f"""
         在实测的形状、B200 → B300 上（每位同学都一样），两个模型给出 {_KEY["q18b_serial_speedup"]:.2f}（串行）到 {_KEY["q18_model_speedup"]:g}（重叠）倍，实测
         {MEASURED_FP8_FORWARD_GAIN:g} 倍比两者都低：重叠程度解释不了全部差距。两个模型都假设矩阵乘法跑满峰值、softmax 的
-        其他运算不占时间；实测是端到端的前向，还包括这些。
+        其他运算不占时间；实测是端到端的前向，还包括这些。（"只算注意力"和形状 ({MEASURED_D_QK}, {MEASURED_D_V}) 是本课程对这次
+        测量的推断：博客只说是 {MEASURED_MODEL}；它的 MLA 在 decode 时吸收权重后是 d_qk = 576、d_v = 512。）
         """,
     "q19_mma_efficiency": f"""
         若 SFU 达到 exp 峰值的 b、B200 仍受 exp 限制、B300 受矩阵乘法限制，而矩阵乘法只达到峰值的 a：
@@ -291,8 +339,12 @@ EXPLANATIONS = {
         """,
     "q22_real_fp4_tensor_error": f"""
         `matmul_error(quantize_matrix(X_TILE, "fp4_tensor"), quantize_matrix(W_TILE, "fp4_tensor"), X_TILE, W_TILE)`：
-        两个操作数各自的误差都传到 Y 里。讲义的参数（整个 X 和 W）下约 {100 * _REAL["fp4_tensor"]:.0f}%，比演示 2 的 Student-t
-        随机数上的整张量 FP4 小：独立同分布的重尾样本会高估整张量方案的失败，却看不出真实激活里离群值集中在少数几个通道这一结构。
+        两个操作数各自的误差都传到 Y 里。讲义的参数（整个 X 和 W）下约 {100 * _REAL["fp4_tensor"]:.0f}%。
+        别直接拿它和演示 2 的整张量 FP4 误差比大小：那是一个张量自己的元素误差，这里是两个操作数都量化后 Y 的误差；样本大小也不同，
+        而 q10 刚说过整张量方案的误差随数据量变。两个数不是同一种量，谁大谁小因人而异。
+        用同一种量比：真实的 X **更**受离群值支配（讲义的参数：max/rms ≈ {_PEAK_REAL:.1f}，演示 2 的 {DEMO2_N} 个数 ≈ {_PEAK_STUDENT_T:.1f}；
+        整张量 FP4 把 X 里 {_ZEROS_REAL:.0%} 的数量化成 0，演示 2 的数据是 {_ZEROS_STUDENT_T:.0%}），而且离群值集中在少数几个通道——
+        独立同分布的样本模拟不出这种结构，旋转（q24）利用的正是它。
         你的那一块只含几个 token 和几个输出通道，整张量的缩放因子由这一块里的最大值决定。
         """,
     "q23_real_nvfp4_error": f"""
@@ -306,8 +358,9 @@ EXPLANATIONS = {
     "q25_rotation_nvfp4": f"""
         比较旋转前后 NVFP4 的误差（讲义的参数：{100 * _REAL["nvfp4"]:.2f}% → {100 * _REAL["nvfp4 rotated"]:.2f}%）。16 个数一块时
         离群值本来就被隔离了，旋转把它摊进同一个旋转块里的所有小块，让更多块的缩放因子变大；同时块内的分布变得更均匀。
-        两种作用谁大取决于数据：旋转后 NVFP4 的误差变化很小，方向可能不同——你的那一块按自己量出的两个数作答。
-        旋转是给粗粒度缩放准备的。
+        两种作用谁大取决于数据和旋转块的大小——你的那一块按自己量出的两个数作答（每位同学的那一块上，两个数至少差
+        {variants.MARGINS["q25_rotation_nvfp4"]:g} 个百分点）。旋转不只是给粗粒度缩放准备的：NVIDIA 的 NVFP4 训练方案（arXiv 2509.25149）
+        用 16 × 16 的随机 Hadamard 变换限制块内的离群值——16 阶旋转只在一个 NVFP4 块里混合，更大的旋转块会跨块混合。
         """,
     "q26_budget_choice": f"""
         九种配置的误差（Y 的相对误差）：""" + "；".join(
@@ -330,7 +383,9 @@ EXPLANATIONS = {
         """,
     "q32_vs_b300": f"""
         q31 ÷ `exp_ratio(B300, "fp8", 128, 128)`（{exp_ratio(B300, "fp8", _D, _D):.0%}）：同样按你同一次运行的 q31 重算。
-        CPU 上的比值通常远小于 B300 的：CPU 的矩阵乘法比 Tensor Core 慢得多，exp 相对便宜。
+        它比 1 大还是小取决于机器：BLAS 的线程数（评分机的沙箱里只用一个线程）、np.exp 写进新分配的数组还是预先分配的缓冲区，
+        都能让 q28、q29 差好几倍。和 GPU 的区别在结构：CPU 没有单独的 exp 单元，exp 和矩阵乘法在同一组核心的向量单元上轮流算；
+        GPU 上 exp 在 SFU、矩阵乘法在 Tensor Core，两个单元的相对速度才是演示 3 的比值。
         """,
 }
 

@@ -93,9 +93,18 @@ _REAL_TENSORS_HELPERS = (
 _RUBIN_FP8_RACK = LABELLED_FIGURES["Rubin"]["fp8 training, per NVL144 rack"].value
 
 
+def _peak_over_rms(a) -> float:
+    """How much one maximum dominates a tensor: max|a| / rms(a)."""
+    import numpy as np
+
+    a = np.asarray(a, dtype=np.float64)
+    return float(np.abs(a).max() / np.sqrt(np.mean(np.square(a))))
+
+
 def _reference_facts() -> dict[str, float]:
     """The figures the reference's written answers quote, computed (never typed in)."""
-    from solutions.lec01_codesign.answers import answer_key, real_tensor_errors
+    from solutions.lec01_codesign.answers import REAL_TENSORS, answer_key, real_tensor_errors
+    from solutions.lec01_codesign.handout_data import load_real_tensors
     from solutions.lec01_codesign.codesign import exp_ratio, quantize
     from solutions.lec01_codesign.handout_data import demo_weights, relative_error, zero_fraction
     from hw_specs import B200
@@ -114,6 +123,7 @@ def _reference_facts() -> dict[str, float]:
         "real_fp4": key["q22_real_fp4_tensor_error"], "real_nvfp4": key["q23_real_nvfp4_error"],
         "rotated_fp4": key["q24_rotated_fp4_tensor_error"], "rotated_nvfp4": 100 * real["nvfp4 rotated"],
         "budget_best": 100 * real[key["q26_budget_choice"]],
+        "peak_real": _peak_over_rms(load_real_tensors(REAL_TENSORS)[0]), "peak_student_t": _peak_over_rms(x),
         "budget_32": 100 * real[next(k for k, ((b, sc), _) in BUDGET_OPTIONS.items() if (b, sc) == (32, "e4m3"))],
     }
 
@@ -346,7 +356,7 @@ CELLS = (
         """),
     Question("q09d_kv_equal_weights_context", """
         `KV_BATCH` 个序列一起 decode，每个序列的上下文长 L 个 token。L 多长时，一步 decode 读的 KV cache 字节数等于读的权重字节数？
-        单位：token（不必取整）。
+        单位：token（不必取整）。（那时 HBM 里的 KV cache 和权重一样大：你的模型的 NVFP4 权重不到 B300 容量的 45%，两者都装得下。）
         """, """
         weight_bytes = MODEL_PARAMS * BYTES_PER_ELEM["nvfp4"]
         q09d_kv_equal_weights_context = weight_bytes / (KV_BATCH * q09c_kv_bytes_per_token)
@@ -369,7 +379,7 @@ CELLS = (
         """),
     Code("""
         E2M1_GRID = np.array([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0])
-        ties = np.array([0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0])
+        ties = np.array([1, 3, 5, 7, 10, 14, 20]) / 4  # 0.25, 0.75, …, 5：正好落在两个可表示值中间
         lecture_argmin = E2M1_GRID[np.abs(ties[:, None] - E2M1_GRID).argmin(axis=-1)]
         print_table(["y", "讲义的 argmin", "你的 to_e2m1(y)"],
                     [[f"{y:g}", f"{a:g}", f"{b:g}"] for y, a, b in zip(ties, lecture_argmin, to_e2m1(ties))])
@@ -453,7 +463,7 @@ CELLS = (
         """, locked=True),
     Question("q11_scale_format_gain", """
         块大小都取 `SMALL`：把块缩放因子从 2 的幂（E8M0）换成 E4M3，相对误差降低了多少个**百分点**？
-        （例：从 12.5% 降到 10% 写 2.5。）
+        （例：从 20% 降到 15% 写 5。）
         """, """
         q11_scale_format_gain = (ablation[SMALL, "e8m0"] - ablation[SMALL, "e4m3"]) * 100
         """),
@@ -565,7 +575,7 @@ CELLS = (
     Question("q17_backward_ratio", f"""
         反向传播每个分数仍然只有一次 exp（重算 P），但有 5 次矩阵乘法：重算 S = QKᵀ、dV = Pᵀ·dO、dP = dO·Vᵀ、
         dQ = dS·K、dK = dSᵀ·Q，合计 {BACKWARD_FLOPS_PER_EXP["d_qk"]}·d_qk + {BACKWARD_FLOPS_PER_EXP["d_v"]}·d_v FLOP。
-        B200、FP8、形状 `BACKWARD_SHAPE` 的反向传播，t_exp / t_mma 是百分之多少？反向为什么不太在乎 exp？
+        B200、FP8（假设反向的矩阵乘法也用 FP8）、形状 `BACKWARD_SHAPE` 的反向传播，t_exp / t_mma 是百分之多少？反向为什么不太在乎 exp？
         """, f"""
         d_qk, d_v = BACKWARD_SHAPE
         backward_flops = {BACKWARD_FLOPS_PER_EXP["d_qk"]} * d_qk + {BACKWARD_FLOPS_PER_EXP["d_v"]} * d_v
@@ -582,6 +592,7 @@ CELLS = (
         """),
     Question("q18_model_speedup", """
         完全重叠的模型：形状 `SPEEDUP_SHAPE`、FP8，从 `OLD_CHIP` 换到 `NEW_CHIP` 快多少倍（旧芯片的时间 ÷ 新芯片的时间）？
+        t_exp 用表里的 `chip.exp_per_s`（两块芯片都按表里的数，不换成 q15 的口径：q15 说明了 H100 的表值偏乐观）。
         """, """
         def attention_time(chip, overlap, d_qk, d_v):
             t_exp = 1 / chip.exp_per_s
@@ -815,17 +826,21 @@ CELLS = (
         """),
     Question("q27_explain_format", _text_question_prompt("q27_explain_format", f"""
         你在 q26 选了哪种格式？用你量出的"误差—比特数"前沿说明理由：缩放因子的三种取法各输在哪里，
-        真实张量和演示 2 的随机数有什么不同，旋转为什么救得了整张量 FP4、却帮不了 NVFP4？
+        真实张量和演示 2 的随机数有什么不同，旋转对整张量 FP4 和对 NVFP4 各起什么作用（引用你的 q24、q25）？
+        （NVIDIA 的 NVFP4 训练方案，arXiv 2509.25149，对 NVFP4 也用 16 × 16 的随机 Hadamard 变换。）
         """), f"""
         在 {BIT_BUDGET:g} bit/值 的预算内，我选块大小 16、E4M3 块因子加张量级 FP32 因子（即 NVFP4），Y 的相对误差约
         {_FACTS["budget_best"]:.1f}%；块大小 32 的 E4M3（{_FACTS["budget_32"]:.1f}%，4.25 bit）也在前沿上，更省但误差更大；
         块大小 8（5 bit）超出预算。E8M0 的两种取法都输给 E4M3：FLOOR 会截断块内最大值，RCEIL 不截断但网格更粗，
         而 E4M3 几乎把每块的最大值正好放到 6。
 
-        真实的激活不是独立同分布的：少数几个通道一直很大。整张量 FP4 在真实张量上误差约 {_FACTS["real_fp4"]:.0f}%，
-        比 Student-t 数据上小，但原因是结构性的离群通道。Hadamard 旋转把离群通道摊到 {ROTATION_SIZE} 个通道上，
-        整张量 FP4 的误差降到约 {_FACTS["rotated_fp4"]:.0f}%；NVFP4 每 16 个数已经有自己的缩放因子，旋转反而让原本很小的块
-        也混进了大值，误差从 {_FACTS["real_nvfp4"]:.1f}% 变成 {_FACTS["rotated_nvfp4"]:.1f}%。
+        真实的激活不是独立同分布的：少数几个通道一直很大，X 比 Student-t 数据更受离群值支配（max/rms 约
+        {_FACTS["peak_real"]:.1f}，演示 2 的数据约 {_FACTS["peak_student_t"]:.1f}）。整张量 FP4 在真实张量上 Y 的误差约
+        {_FACTS["real_fp4"]:.0f}%——它和演示 2 的元素误差不是同一种量（两个操作数都量化、样本大小也不同），不能直接比大小。
+        Hadamard 旋转把离群通道摊到 {ROTATION_SIZE} 个通道上，整张量 FP4 的误差降到约 {_FACTS["rotated_fp4"]:.0f}%。
+        NVFP4 每 16 个数已经有自己的缩放因子，旋转对它有两种相反的作用：把离群值摊进别的小块，又让每块的分布更均匀；
+        我的数据上误差从 {_FACTS["real_nvfp4"]:.1f}% 变成 {_FACTS["rotated_nvfp4"]:.1f}%。16 阶的旋转只在一个 NVFP4 块里混合，
+        这正是 NVIDIA 的 NVFP4 训练方案用 16 × 16 随机 Hadamard 变换的原因。
         """),
     Question("q33_explain_measurement", _text_question_prompt("q33_explain_measurement", """
         你是怎么计时的，为什么这样计时？你的电脑的 t_exp / t_mma 和规格表模型里的 GPU 比，差在哪里，为什么？
@@ -833,9 +848,10 @@ CELLS = (
         我先热身一次，再重复 7 次取中位数：第一次运行要分配内存、载入代码，会偏慢；中位数不受偶尔的系统干扰影响。
         数据取 2^20 个数和 256 × 256 的矩阵，一次运行远长于计时器的精度。
 
-        在我的电脑上 exp 比矩阵乘法"便宜"得多：CPU 的 np.exp 用向量单元计算，而 CPU 的矩阵乘法远没有 Tensor Core 那么快，
-        所以 t_exp / t_mma 比 B300 小得多。GPU 上 Tensor Core 的算力涨得比 SFU 快，才让 exp 成了瓶颈——
-        这个比值取决于两种单元的相对速度，不是 exp 本身有多慢。
+        我的比值和 B300 的比（q32）是大是小，取决于机器：BLAS 用几个线程、np.exp 的结果写进新分配的数组还是预先分配的缓冲区，
+        都会让 q28、q29 差好几倍，所以我按自己量出的数说，不预设方向。结构上的区别才是要点：CPU 没有单独的 exp 单元，
+        exp 和矩阵乘法在同一组核心的向量单元上轮流算；GPU 上 exp 在 SFU、矩阵乘法在 Tensor Core，是两个独立的单元。
+        Tensor Core 的算力涨得比 SFU 快，才让 exp 成了瓶颈——所以 Blackwell Ultra 可以只把 SFU 翻倍。
         """),
     Markdown("""
         ## 提交之前

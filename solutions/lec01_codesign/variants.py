@@ -8,24 +8,41 @@ student's tolerance: tests/solutions/test_lecture_variants.py measures that over
 
 What varies, and why the questions stay the same questions:
 - trend (q01–q06b): the sustained share of the spec peak the team measured on its own H100 and B300
-  (GEMM per precision, HBM bandwidth). The vendor headline (share 1) is one case.
+  (GEMM per precision, HBM bandwidth). The vendor headline (share 1) is one case. A variant is a real
+  chip: GEMM sustains 0.6–0.9 of its peak, HBM 0.8–0.95 of its rating, the same team's kernels reach
+  similar shares on both chips (B300's FP8 share within 0.15 of H100's), and a lower precision never
+  sustains a larger share than a higher one (NVFP4 0.7–1 × FP8's share): so q02 <= 3 (the peak ratio),
+  and a draw whose same-precision ridge falls (q04 < 1) is drawn again: the memory wall is the lesson.
 - decode (q07–q09b): the same three shares measured again on the serving team's B300 with its decode
   kernels, drawn on their own: were they the trend's, the seven trend and decode numbers would hang on
   five draws, and two students close on those five would share all seven.
 - decode (q07–q09d): the batch of q07, the model size, the KV cache's shape and the batch of q09d.
-- demo 2 (q11–q12b): the Student-t data (seed, degrees of freedom, scale, size) and the two block
-  sizes of the 2 × 2 ablation.
+  The model is one that exists: its shape fits its parameter count (d_model ≈ sqrt(params / (12 ·
+  layers)), a dense transformer's 12·d² per layer, between 2,048 and 16,384; the KV width at most half
+  of d_model: at least two query heads per KV head), its NVFP4 weights take at most USABLE_HBM / 2 of
+  the B300 (so at q09d's context, where the KV cache holds as many bytes as the weights, both fit),
+  and q09d's context lies between 1k and 256k tokens.
+- demo 2 (q10–q12b): the Student-t data (seed, degrees of freedom, scale, size) and the two block
+  sizes of the 2 × 2 ablation. A seed whose 2^12-value sample already holds so large an outlier that
+  per-tensor FP4's error barely grows to 2^18 (q10's key would be noise) is drawn again.
 - demo 3 (q15–q18b): the head shapes of the basis, software-exp, backward and speed-up questions.
   q18c and q19 stay on the shape NVIDIA measured (a measurement cannot be moved); q19 assumes the
   SFU reaches a share of its peak (1 in the lecture): B200 stays exp-bound and B300 matmul-bound
   for every share drawn, so the question is the same one.
 - real tensors (q22–q26): one tile of Y = X·Wᵀ (a few tokens × a few output channels, all of K),
-  and the rotation's block size.
+  and the rotation's block size (16, aligned with NVFP4's blocks as in NVIDIA's NVFP4 training
+  recipe, or 32–128). A tile on which the rotation moves NVFP4's error by less than q25's margin, or
+  whose two best configurations within the bit budget lie closer than q26's, is drawn again: each
+  choice's key leads the runner-up by MARGINS (`check` verifies it over many variants).
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+
+from hw_specs import B300, BYTES_PER_ELEM, H100
 
 LECTURE = {
     # sustained share of the spec peak (1.0 = the spec sheet)
@@ -39,7 +56,9 @@ LECTURE = {
     "serve_nvfp4_share": 1.0,
     "serve_bw_share": 1.0,
     "decode_batch": 1,
-    "model_params_b": 300,
+    # a 120B model (64 layers, d_model ≈ 12.5k, GQA with 8 KV heads of 128): its NVFP4 weights (67.5 GB)
+    # leave room for a KV cache as large as themselves, so q09d's crossover exists on one B300
+    "model_params_b": 120,
     "kv_layers": 64,
     "kv_heads": 8,
     "kv_head_dim": 128,
@@ -66,14 +85,43 @@ LECTURE = {
 REAL_TOKENS, REAL_OUTPUTS = 102, 384  # rows of X (tokens) and of W (output channels) in real_tensors.npz
 HEAD_DIMS = tuple(range(64, 257, 8))  # head dimensions a model may use: multiples of 8
 ABLATION_PAIRS = ((32, 16), (64, 32), (64, 16), (32, 8), (16, 8), (128, 32))  # (larger, smaller) block
+ROTATION_SIZES = (16, 32, 64, 128)  # 16: one Hadamard per NVFP4 block (NVIDIA's NVFP4 recipe uses 16 × 16)
 # q18/q18b: a generation step with one side exp-bound and the other matmul-bound for d_qk + d_v in
 # [240, 480] (B200 → B300: B200 exp-bound; H100 → B200: H100 matmul-bound), so the speed-up moves with
 # the shape (H100 → B300 is matmul-bound on both sides there: its speed-up would be one constant)
 SPEEDUP_CHIPS = (("B200", "B300"), ("H100", "B200"))
 
+# What real chips sustain (share of the spec figure), and the room decode may use.
+GEMM_SHARE = (0.60, 0.90)  # dense GEMM at the chip's highest-rate precision a kernel uses
+LOWER_PRECISION_SHARE = (0.70, 1.00)  # NVFP4's share as a fraction of FP8's share on the same chip
+SAME_TEAM_SPREAD = 0.15  # B300's FP8 share lies within this of H100's: the same team's kernels
+HBM_SHARE = (0.80, 0.95)
+MIN_SAME_PRECISION_RIDGE_GROWTH = 1.01  # q04: the same-precision ridge grows (the memory wall)
+USABLE_HBM = 0.90  # of the B300's capacity: the rest is the runtime's and the activations'
+MODEL_PARAMS_B = (20, 230)  # 2 × 230e9 × 0.5625 B = 258.75 GB <= 0.9 × 288 GB
+D_MODEL = (2048, 16384)
+CONTEXT = (1024, 262144)  # q09d's crossover: a context a model serves
+# Each choice item's key leads the runner-up by at least this (percentage points of the compared
+# error for q10, q25, q26; relative for the others). `check` fails naming the item and the variant
+# when a sampled variant's lead is smaller; the draws below redraw what would make it so.
+MARGINS = {
+    "q03_least_grown": 0.10,  # relative: the smallest growth is 10 % below the next
+    "q06_memory_wall": 0.50,  # relative: the mixed ratio exceeds the same-precision one by 50 %
+    "q10_size_sensitive": 2.0,  # pp of relative error growth from 2^12 to 2^18 values
+    "q13_bottleneck": 0.10,  # relative: t_exp / t_mma at least 10 % away from 1
+    "q14_mla_effect": 0.10,  # relative change of the ratio
+    "q18c_measured_position": 0.05,  # relative distance of the measurement from the nearer bound
+    "q25_rotation_nvfp4": 0.20,  # pp of Y's error between NVFP4 plain and rotated
+    "q26_budget_choice": 0.10,  # pp of Y's error between the best and the second configuration in budget
+}
+# The lesson a number teaches, by a margin (pp): the rotation lowers per-tensor FP4's error (q24 < q22)
+LESSON_MARGINS = {"q24_rotated_fp4_tensor_error": 1.0}
+Q10_FP4_GROWTH = 2.5  # pp: a seed whose per-tensor FP4 error grows less than this from 2^12 to 2^18 is redrawn
+
 
 def _share(rng: np.random.Generator, low: float, high: float) -> float:
-    return round(float(rng.uniform(low, high)), 3)
+    """A share drawn in [low, high], to three decimals, never rounded out of the range."""
+    return min(max(round(float(rng.uniform(low, high)), 3), math.ceil(low * 1000) / 1000), math.floor(high * 1000) / 1000)
 
 
 def _log_int(rng: np.random.Generator, low: int, high: int) -> int:
@@ -87,27 +135,74 @@ def _shape(rng: np.random.Generator, low: int, high: int) -> list[int]:
     return [q, v]
 
 
+def same_precision_ridge_growth(p: dict) -> float:
+    """q04 from the parameters alone: B300's FP8 ridge over H100's, both as sustained."""
+    b300 = B300.peak_flops("fp8") * p["b300_fp8_share"] / (B300.mem_bw * p["b300_bw_share"])
+    h100 = H100.peak_flops("fp8") * p["h100_fp8_share"] / (H100.mem_bw * p["h100_bw_share"])
+    return b300 / h100
+
+
+def d_model(p: dict) -> float:
+    """The width a dense transformer of this many parameters and layers has (12·d² parameters a layer)."""
+    return math.sqrt(p["model_params_b"] * 1e9 / (12 * p["kv_layers"]))
+
+
+def crossover_context(p: dict) -> float:
+    """q09d from the parameters alone (answers.kv_equal_weights_context is the key)."""
+    kv_per_token = 2 * p["kv_layers"] * p["kv_heads"] * p["kv_head_dim"] * BYTES_PER_ELEM["fp8"]
+    return p["model_params_b"] * 1e9 * BYTES_PER_ELEM["nvfp4"] / (p["kv_batch"] * kv_per_token)
+
+
+def _trend_shares(rng: np.random.Generator) -> dict:
+    while True:
+        h100 = _share(rng, *GEMM_SHARE)
+        b300 = _share(rng, max(GEMM_SHARE[0], h100 - SAME_TEAM_SPREAD), min(GEMM_SHARE[1], h100 + SAME_TEAM_SPREAD))
+        shares = {"h100_fp8_share": h100, "h100_bw_share": _share(rng, *HBM_SHARE), "b300_fp8_share": b300,
+                  "b300_nvfp4_share": _share(rng, b300 * LOWER_PRECISION_SHARE[0], b300),
+                  "b300_bw_share": _share(rng, *HBM_SHARE)}
+        if same_precision_ridge_growth(shares) >= MIN_SAME_PRECISION_RIDGE_GROWTH:
+            return shares
+
+
+def _model(rng: np.random.Generator) -> dict:
+    while True:
+        model = {"model_params_b": _log_int(rng, *MODEL_PARAMS_B), "kv_layers": int(rng.integers(24, 129)),
+                 "kv_heads": int(rng.choice([1, 2, 4, 8, 16])), "kv_head_dim": int(rng.choice([64, 96, 128, 192, 256])),
+                 "kv_batch": _log_int(rng, 8, 512)}
+        width = d_model(model)
+        if (D_MODEL[0] <= width <= D_MODEL[1] and model["kv_heads"] * model["kv_head_dim"] <= width / 2
+                and CONTEXT[0] <= crossover_context(model) <= CONTEXT[1]):
+            return model
+
+
+def _demo2_seed(rng: np.random.Generator, df: float, scale: float) -> int:
+    from solutions.lec01_codesign.answers import sweep_growth  # cached: the key asks for the same growth
+
+    while True:
+        seed = int(rng.integers(1, 2**31))
+        if 100 * sweep_growth(seed, df, scale, "fp4_tensor") >= Q10_FP4_GROWTH:
+            return seed
+
+
+def _real_tile(rng: np.random.Generator) -> dict:
+    from solutions.lec01_codesign.answers import real_tensor_errors, tile_margins
+
+    while True:
+        tokens, outputs = int(rng.integers(4, 25)), int(rng.choice([16, 32, 48]))
+        tile = {"real_tokens": [int(rng.integers(0, REAL_TOKENS - tokens + 1)), tokens],
+                "real_outputs": [16 * int(rng.integers(0, (REAL_OUTPUTS - outputs) // 16 + 1)), outputs],
+                "rotation_size": int(rng.choice(ROTATION_SIZES))}
+        margins = tile_margins(real_tensor_errors(tile))
+        if all(margins[item] >= {**MARGINS, **LESSON_MARGINS}[item] for item in margins):
+            return tile
+
+
 def variant(rng: np.random.Generator) -> dict:
     """One student's parameters (JSON-plain)."""
-    tokens, outputs = int(rng.integers(4, 25)), int(rng.choice([16, 32, 48]))
-    fp8 = _share(rng, 0.30, 0.95)
-    return {
-        "h100_fp8_share": _share(rng, 0.30, 0.95),
-        "h100_bw_share": _share(rng, 0.50, 0.95),
-        "b300_fp8_share": fp8,
-        # NVFP4 sustains at least half the share FP8 does: 1.5x FP8's FLOP/s or more, so the format
-        # still gains (q02 > 1) and the same-precision ratio stays the one that measures the wall (q06)
-        "b300_nvfp4_share": _share(rng, max(0.25, fp8 / 2), 0.90),
-        "b300_bw_share": _share(rng, 0.50, 0.95),
-        "decode_batch": int(rng.integers(2, 49)),
-        "model_params_b": _log_int(rng, 20, 440),  # NVFP4 weights fit in one B300 (288 GB) with room to spare
-        "kv_layers": int(rng.integers(16, 129)),
-        "kv_heads": int(rng.choice([1, 2, 4, 8, 16])),
-        "kv_head_dim": int(rng.choice([64, 96, 128, 192, 256])),
-        "kv_batch": _log_int(rng, 8, 512),
-        "demo2_seed": int(rng.integers(1, 2**31)),
-        "demo2_df": round(float(rng.uniform(2.5, 10.0)), 2),
-        "demo2_scale": round(float(np.exp(rng.uniform(np.log(0.002), np.log(0.2)))), 5),
+    params = {**_trend_shares(rng), "decode_batch": int(rng.integers(2, 49)), **_model(rng)}
+    df, scale = round(float(rng.uniform(2.5, 10.0)), 2), round(float(np.exp(rng.uniform(np.log(0.002), np.log(0.2)))), 5)
+    params.update({
+        "demo2_seed": _demo2_seed(rng, df, scale), "demo2_df": df, "demo2_scale": scale,
         "demo2_n": int(rng.choice([1 << 12, 1 << 13, 1 << 14, 1 << 15, 1 << 16])),
         "ablation_blocks": list(ABLATION_PAIRS[int(rng.integers(len(ABLATION_PAIRS)))]),
         "basis_shape": _shape(rng, 128, 512),
@@ -117,19 +212,18 @@ def variant(rng: np.random.Generator) -> dict:
         "speedup_shape": _shape(rng, 240, 480),
         "speedup_chips": list(SPEEDUP_CHIPS[int(rng.integers(len(SPEEDUP_CHIPS)))]),
         "sfu_share": _share(rng, 0.70, 1.00),
-        "real_tokens": [int(rng.integers(0, REAL_TOKENS - tokens + 1)), tokens],
-        "real_outputs": [16 * int(rng.integers(0, (REAL_OUTPUTS - outputs) // 16 + 1)), outputs],
-        "rotation_size": int(rng.choice([32, 64, 128])),
-        **_serve_shares(rng),  # drawn last: the parameters drawn before keep their values
-    }
+        **_real_tile(rng),
+        **_serve_shares(rng),
+    })
+    return {key: params[key] for key in LECTURE}  # LECTURE's order
 
 
 def _serve_shares(rng: np.random.Generator) -> dict:
-    """The serving B300's shares, in the trend's ranges (NVFP4 at least half FP8's share: W4A4 still
-    needs a larger batch than W4A8, q09 > q09b)."""
-    fp8 = _share(rng, 0.30, 0.95)
-    return {"serve_fp8_share": fp8, "serve_nvfp4_share": _share(rng, max(0.25, fp8 / 2), 0.90),
-            "serve_bw_share": _share(rng, 0.50, 0.95)}
+    """The serving B300's shares, as real as the trend's (NVFP4's at most FP8's: W4A4 still needs a
+    larger batch than W4A8, q09 > q09b)."""
+    fp8 = _share(rng, *GEMM_SHARE)
+    return {"serve_fp8_share": fp8, "serve_nvfp4_share": _share(rng, fp8 * LOWER_PRECISION_SHARE[0], fp8),
+            "serve_bw_share": _share(rng, *HBM_SHARE)}
 
 
 # Items whose key must move with the parameters (`check` fails if one has the same key in every sample):

@@ -1,0 +1,138 @@
+"""What each item of lecture 1 teaches, as bounds every student's variant keeps (`check` samples
+1,000 variants and names the item, the variant and the numbers of any bound that breaks).
+
+Three kinds: the drawn world is a real chip and a real model (shares of the spec a chip sustains,
+a model's shape against its parameter count); a number item's lesson holds (q04 >= 1: the
+same-precision ridge grows); a choice's key leads the runner-up by `variants.MARGINS` (a student who
+reasons right is never marked wrong by a draw that makes two options equal).
+"""
+
+from __future__ import annotations
+
+from authoring.lessons import Lesson, margin
+from hw_specs import B200, B300, BYTES_PER_ELEM
+from solutions.lec01_codesign import answers, variants
+from solutions.lec01_codesign.codesign import exp_ratio, ridge_point, trend_row
+from solutions.lec01_codesign.handout_data import LEAST_GROWN_OPTIONS, MEASURED_FP8_FORWARD_GAIN
+from solutions.lec01_codesign.variants import MARGINS
+
+TREND = ("h100_fp8_share", "h100_bw_share", "b300_fp8_share", "b300_nvfp4_share", "b300_bw_share")
+SERVE = ("serve_fp8_share", "serve_nvfp4_share", "serve_bw_share")
+MODEL = ("model_params_b", "kv_layers", "kv_heads", "kv_head_dim", "kv_batch")
+TILE = ("real_tokens", "real_outputs", "rotation_size")
+DEMO2 = ("demo2_seed", "demo2_df", "demo2_scale")
+
+
+def _measured(p: dict) -> bool:
+    """A chip as a team measured it: every share below the spec sheet's 1 (LECTURE is the spec sheet)."""
+    return any(p[name] != 1.0 for name in TREND + SERVE)
+
+
+def _real(p: dict) -> dict[str, float]:
+    return answers.tile_margins(answers.real_tensor_errors(p))
+
+
+def _least_grown_lead(p: dict, k: dict) -> float:
+    growth = sorted(trend_row(B300, "nvfp4")[name] for name, _ in LEAST_GROWN_OPTIONS.values())
+    return growth[1] / growth[0] - 1
+
+
+def _size_lead(p: dict, k: dict) -> float:
+    growth = answers.size_growth(p)
+    return 100 * (growth["fp4_tensor"] - max(v for s, v in growth.items() if s != "fp4_tensor"))
+
+
+def _position_lead(p: dict, k: dict) -> float:
+    bounds = [answers.model_speedup(overlap=overlap) for overlap in (True, False)]
+    return min(abs(MEASURED_FP8_FORWARD_GAIN - b) for b in bounds) / MEASURED_FP8_FORWARD_GAIN
+
+
+def _weights(p: dict) -> float:
+    return p["model_params_b"] * 1e9 * BYTES_PER_ELEM["nvfp4"]
+
+
+_B300_FORMAT_PEAK_RATIO = B300.peak_flops("nvfp4") / B300.peak_flops("fp8")
+
+LESSONS: tuple[Lesson, ...] = (
+    # --- the drawn world: real chips (q01–q09b) and a real model (q09c–q09d)
+    Lesson("q01_compute_headline", "H100's FP8 GEMM sustains a real share of its peak",
+           lambda p, k: p["h100_fp8_share"], *variants.GEMM_SHARE, reads=("h100_fp8_share",), applies=_measured),
+    Lesson("q01_compute_headline", "B300's FP8 GEMM sustains a real share of its peak",
+           lambda p, k: p["b300_fp8_share"], *variants.GEMM_SHARE, reads=("b300_fp8_share",), applies=_measured),
+    Lesson("q02_format_gain", "B300's NVFP4 sustains no larger a share of its peak than FP8 does (and at least 0.7 of it)",
+           lambda p, k: p["b300_nvfp4_share"] / p["b300_fp8_share"], *variants.LOWER_PRECISION_SHARE,
+           reads=("b300_fp8_share", "b300_nvfp4_share"), applies=_measured),
+    Lesson("q04_ridge_same_precision", "HBM sustains near its rating on H100",
+           lambda p, k: p["h100_bw_share"], *variants.HBM_SHARE, reads=("h100_bw_share",), applies=_measured),
+    Lesson("q04_ridge_same_precision", "HBM sustains near its rating on B300",
+           lambda p, k: p["b300_bw_share"], *variants.HBM_SHARE, reads=("b300_bw_share",), applies=_measured),
+    Lesson("q04_ridge_same_precision", "the same team's kernels reach similar FP8 shares on both chips",
+           lambda p, k: abs(p["b300_fp8_share"] - p["h100_fp8_share"]), high=variants.SAME_TEAM_SPREAD + 1e-9,
+           reads=("h100_fp8_share", "b300_fp8_share"), applies=_measured),
+    Lesson("q08_decode_tokens_per_s", "the serving B300's HBM sustains near its rating",
+           lambda p, k: p["serve_bw_share"], *variants.HBM_SHARE, reads=("serve_bw_share",), applies=_measured),
+    Lesson("q09_decode_batch", "the serving B300's FP8 GEMM sustains a real share of its peak",
+           lambda p, k: p["serve_fp8_share"], *variants.GEMM_SHARE, reads=("serve_fp8_share",), applies=_measured),
+    Lesson("q09_decode_batch", "the serving B300's NVFP4 sustains no larger a share than its FP8 (and at least 0.7 of it)",
+           lambda p, k: p["serve_nvfp4_share"] / p["serve_fp8_share"], *variants.LOWER_PRECISION_SHARE,
+           reads=("serve_fp8_share", "serve_nvfp4_share"), applies=_measured),
+    Lesson("q09c_kv_bytes_per_token", "the model's width fits its parameter count (d_model = sqrt(params / 12 layers))",
+           lambda p, k: variants.d_model(p), *variants.D_MODEL, reads=("model_params_b", "kv_layers")),
+    Lesson("q09c_kv_bytes_per_token", "the KV width is at most half of d_model (two query heads per KV head or more)",
+           lambda p, k: p["kv_heads"] * p["kv_head_dim"] / variants.d_model(p), high=0.5, reads=MODEL[:4]),
+    # --- number items: the lesson each one teaches
+    Lesson("q01_compute_headline", "the headline is a gain", lambda p, k: k["q01_compute_headline"], low=1.0, reads=TREND),
+    Lesson("q02_format_gain", "the format gains, never more than B300's NVFP4 / FP8 peak ratio",
+           lambda p, k: k["q02_format_gain"], 1.0, _B300_FORMAT_PEAK_RATIO + 1e-9, reads=TREND),
+    Lesson("q04_ridge_same_precision", "the same-precision ridge grows: the memory wall",
+           lambda p, k: k["q04_ridge_same_precision"], low=1.0, reads=TREND),
+    Lesson("q06b_wall_for_nvfp4_kernel", "the wall an NVFP4 kernel meets still grows",
+           lambda p, k: k["q06b_wall_for_nvfp4_kernel"], low=1.0, reads=TREND),
+    Lesson("q07_decode_intensity", "decode lies below the serving B300's NVFP4 ridge",
+           lambda p, k: k["q07_decode_intensity"] / ridge_point(answers.serve_chip(p), "nvfp4"), high=1.0,
+           reads=("decode_batch",) + SERVE),
+    Lesson("q09b_decode_batch_w4a8", "W4A8 reaches its ridge at a smaller batch than W4A4",
+           lambda p, k: k["q09b_decode_batch_w4a8"] / k["q09_decode_batch"], high=1.0, reads=SERVE),
+    Lesson("q09d_kv_equal_weights_context", "at the crossover, weights and KV cache fit in the usable HBM",
+           lambda p, k: (_weights(p) + p["kv_batch"] * k["q09d_kv_equal_weights_context"] * k["q09c_kv_bytes_per_token"])
+           / (variants.USABLE_HBM * B300.mem_cap), high=1.0, reads=MODEL),
+    Lesson("q09d_kv_equal_weights_context", "the crossover is a context a model serves",
+           lambda p, k: k["q09d_kv_equal_weights_context"], *variants.CONTEXT, reads=MODEL),
+    Lesson("q12b_e8m0_clipped_blocks", "about four in ten blocks clip (three to over five)",
+           lambda p, k: k["q12b_e8m0_clipped_blocks"], 28.0, 56.0, reads=DEMO2 + ("demo2_n", "ablation_blocks")),
+    Lesson("q16_software_exp_share", "some exp must move to the FMA units, not all",
+           lambda p, k: k["q16_software_exp_share"], 1e-9, 100 - 1e-9, reads=("software_shape",)),
+    Lesson("q17_backward_ratio", "the backward pass barely cares about exp (ratio under 100 %)",
+           lambda p, k: k["q17_backward_ratio"], high=100.0, reads=("backward_shape",)),
+    Lesson("q18_model_speedup", "the new chip is faster (overlap model)",
+           lambda p, k: k["q18_model_speedup"], low=1.0, reads=("speedup_shape", "speedup_chips")),
+    Lesson("q18_model_speedup", "one chip of the step is exp-bound, the other matmul-bound",
+           lambda p, k: float(sorted(exp_ratio(answers.CHIPS[c], "fp8", *p["speedup_shape"]) > 1
+                                     for c in p["speedup_chips"]) == [False, True]), low=1.0,
+           reads=("speedup_shape", "speedup_chips")),
+    Lesson("q18b_serial_speedup", "the new chip is faster (serial model)",
+           lambda p, k: k["q18b_serial_speedup"], low=1.0, reads=("speedup_shape", "speedup_chips")),
+    Lesson("q19_mma_efficiency", "the matmul efficiency that explains the measurement is a share",
+           lambda p, k: k["q19_mma_efficiency"], 1e-9, 100.0, reads=("sfu_share",)),
+    Lesson("q24_rotated_fp4_tensor_error", "the rotation rescues per-tensor FP4 (q22 − q24, pp)",
+           lambda p, k: k["q22_real_fp4_tensor_error"] - k["q24_rotated_fp4_tensor_error"],
+           low=variants.LESSON_MARGINS["q24_rotated_fp4_tensor_error"], reads=TILE),
+    # --- choices: the key leads the runner-up
+    margin("q03_least_grown", "relative: the smallest growth under the next", _least_grown_lead, MARGINS["q03_least_grown"]),
+    margin("q06_memory_wall", "relative: the mixed ratio over the same-precision one",
+           lambda p, k: k["q05_ridge_mixed_precision"] / k["q04_ridge_same_precision"] - 1, MARGINS["q06_memory_wall"],
+           reads=TREND),
+    margin("q10_size_sensitive", "pp of error growth, 2^12 -> 2^18 values", _size_lead, MARGINS["q10_size_sensitive"],
+           reads=DEMO2),
+    margin("q13_bottleneck", "relative distance of B200's t_exp / t_mma from 1",
+           lambda p, k: abs(exp_ratio(B200, "fp8", 128, 128) - 1), MARGINS["q13_bottleneck"]),
+    margin("q14_mla_effect", "relative change of the ratio with the MLA shape",
+           lambda p, k: abs(exp_ratio(B300, "fp8", 192, 128) / exp_ratio(B300, "fp8", 128, 128) - 1),
+           MARGINS["q14_mla_effect"]),
+    margin("q18c_measured_position", "relative distance of the measurement from the nearer bound", _position_lead,
+           MARGINS["q18c_measured_position"]),
+    margin("q25_rotation_nvfp4", "pp of Y's NVFP4 error, rotated vs not", lambda p, k: _real(p)["q25_rotation_nvfp4"],
+           MARGINS["q25_rotation_nvfp4"], reads=TILE),
+    margin("q26_budget_choice", "pp of Y's error, best within the budget vs second",
+           lambda p, k: _real(p)["q26_budget_choice"], MARGINS["q26_budget_choice"], reads=TILE),
+)
