@@ -59,7 +59,9 @@ def course(tmp_path_factory) -> SimpleNamespace:
     release = root / "release" / NAME
     alice, bob = root / "submitted" / "alice" / NAME, root / "submitted" / "bob" / NAME
     ok(run(root, "-m", "autograder", "reference", NAME, str(alice)))
-    type_student_id(alice / "handout.ipynb", "alice")  # as the notebook's first code cell asks
+    # as the notebook's first code cell asks: her id, and the token the instructor sent her
+    token = json.loads(ok(run(root, "-m", "autograder", "variant", NAME, "alice")))["token"]
+    type_student_id(alice / "handout.ipynb", "alice", token)
     shutil.copytree(release, bob)
     # alice hands in with the generated self-check, as the student README says
     hand_in = tmp_path_factory.mktemp("alice") / NAME
@@ -76,10 +78,11 @@ def course(tmp_path_factory) -> SimpleNamespace:
     return w
 
 
-def type_student_id(notebook: Path, sid: str) -> None:
+def type_student_id(notebook: Path, sid: str, token: str = "") -> None:
     nb = json.loads(notebook.read_text(encoding="utf-8"))
     cell = next(c for c in nb["cells"] if c.get("id") == "student_id")
     cell["source"] = "".join(cell["source"]).replace('STUDENT_ID = ""', f"STUDENT_ID = {sid!r}", 1)
+    cell["source"] = cell["source"].replace('VARIANT_TOKEN = ""', f"VARIANT_TOKEN = {token!r}", 1)
     notebook.write_text(json.dumps(nb, ensure_ascii=False, indent=1), encoding="utf-8")
 
 
@@ -128,9 +131,11 @@ def test_nbgrader_autograde_records_the_trusted_scores(course):
 
 def test_each_student_is_graded_in_their_own_variant_and_nbgrader_keeps_the_typed_id(course):
     rows = _rows(course.root / "out" / "grades.csv")
+    # bob handed in the release as it was: nothing to flag but why he has nothing
+    flags = {"alice": "", "bob": "intensity.py is the released skeleton, unchanged"}
     for student in ("alice", "bob"):
         shown = json.loads(ok(run(course.root, "-m", "autograder", "variant", NAME, student)))
-        assert rows[student]["variant"] == shown["variant"] and rows[student]["flags"] == ""
+        assert rows[student]["variant"] == shown["variant"] and rows[student]["flags"] == flags[student]
     autograded = json.loads((course.root / "autograded" / "alice" / NAME / "handout.ipynb").read_text("utf-8"))
     first = next(c for c in autograded["cells"] if c["cell_type"] == "code")
     assert "".join(first["source"]).startswith("STUDENT_ID = 'alice'")
