@@ -13,6 +13,18 @@
    matplotlib font cache either: plotting.py), with the ratios of the medians.
 2. Throughput on a class of --class-size submissions (full marks, partial, buggy, skeleton,
    cheater): `-j 1` versus `-j 2`, and their ratio (target >= 1.7x on 2 cores).
+
+    python benchmarks/bench_grading.py --against REV [--students 4] [--jobs 1 2] [--rounds 2]
+
+3. A class against a git revision, instead of 1 and 2: --students distinct students (their own
+   ids, so their own variants), each the reference submission of the tree that grades it, graded
+   by `python -m autograder grade -j N --force` in this tree and in a `git worktree` of REV, side
+   by side: for each round and each -j, the two trees one after the other (which goes first
+   alternates). Per tree and -j: the medians over the rounds of the wall time and of the CPU time
+   of the whole process tree (the grader, its fork server, sandboxes, notebook runs: read from a
+   cgroup v1 cpuacct group the `grade` process starts in, below which the grader makes every
+   sandbox's group; where there is none, RUSAGE_CHILDREN, which misses the sandboxes, and says
+   so), per submission, and the ratios this tree / REV (target <= 1.1x of CPU).
 Memory: not measured; no target is about memory.
 """
 
@@ -20,9 +32,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import csv
 import os
+import resource
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -167,12 +182,133 @@ def throughput(workdir: Path, size: int, isolation: str) -> None:
           f"{ratio / bound:.0%} of the best possible under the current background load)")
 
 
+def git_worktree(rev: str, dest: Path) -> Path:
+    done = subprocess.run(["git", "worktree", "add", "--detach", str(dest), rev], cwd=ROOT, capture_output=True,
+                          text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"git worktree add {rev} failed: {done.stderr.strip()}")
+    return dest
+
+
+def distinct_class(tree: Path, dest: Path, size: int) -> Path:
+    """`size` students with ids of their own, each handing in `tree`'s reference submission."""
+    reference = dest.parent / f"{dest.name}-reference"
+    subprocess.run([sys.executable, "-m", "autograder", "reference", ASSIGNMENT, str(reference)], cwd=tree,
+                   check=True, capture_output=True)
+    for i in range(size):
+        shutil.copytree(reference, dest / f"student{i:03d}")
+    return dest
+
+
+CPUACCT = Path("/sys/fs/cgroup/cpuacct")
+
+
+def cpuacct_group() -> Path | None:
+    """A new cgroup v1 cpuacct group below this process's own, or None where none can be made.
+    The grader makes each sandbox's group below its own, so the group counts the sandboxes too,
+    which the grader's RUSAGE_CHILDREN does not (their processes are reaped inside bubblewrap)."""
+    try:
+        own = next(line.split(":", 2)[2] for line in Path("/proc/self/cgroup").read_text().splitlines()
+                   if "cpuacct" in line.split(":", 2)[1].split(","))
+        group = CPUACCT / own.strip().lstrip("/") / f"cs349e-bench-grading-{os.getpid()}-{time.monotonic_ns()}"
+        group.mkdir()
+        return group
+    except (OSError, StopIteration, IndexError):
+        return None
+
+
+def remove_group(group: Path) -> None:
+    for sub in sorted((p for p in group.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts)):
+        with contextlib.suppress(OSError):
+            sub.rmdir()
+    with contextlib.suppress(OSError):
+        group.rmdir()
+
+
+def graded_class(tree: Path, submissions: Path, out: Path, jobs: int) -> tuple[float, float, str]:
+    """(wall seconds, CPU seconds of the whole process tree, where the CPU was read) of one
+    `grade` of the class in `tree`."""
+    group = cpuacct_group()
+    enter = None if group is None else (lambda: (group / "cgroup.procs").write_text(str(os.getpid())))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    try:
+        done = subprocess.run([sys.executable, "-m", "autograder", "grade", ASSIGNMENT, str(submissions), "--out",
+                               str(out), "-j", str(jobs), "--force"], cwd=tree, capture_output=True, text=True,
+                              stdin=subprocess.DEVNULL, preexec_fn=enter)
+        wall = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if group is not None:
+            cpu, source = int((group / "cpuacct.usage").read_text()) / 1e9, "cpuacct cgroup"
+        else:
+            cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+            source = "RUSAGE_CHILDREN (no cpuacct cgroup here: sandboxes reaped inside bubblewrap are missed)"
+    finally:
+        if group is not None:
+            remove_group(group)
+    if done.returncode != 0:
+        raise SystemExit(f"grade failed in {tree} (exit {done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
+    return wall, cpu, source
+
+
+def full_marks(out: Path) -> str:
+    """"n / m at full marks" from grades.csv (score == the automatic points)."""
+    with open(out / "grades.csv", encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f))
+    return f"{sum(float(r['score']) == float(rows[0]['score']) for r in rows)} / {len(rows)} scored alike ({rows[0]['score']})"
+
+
+def against(rev: str, students: int, jobs_list: list[int], rounds: int) -> int:
+    print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    with tempfile.TemporaryDirectory(prefix="bench-grading-against-") as tmp:
+        tmp = Path(tmp)
+        trees = {"this tree": ROOT}
+        try:
+            trees[rev] = git_worktree(rev, tmp / "rev")
+            classes = {name: distinct_class(tree, tmp / f"class-{i}", students) for i, (name, tree) in enumerate(trees.items())}
+            walls = {(name, j): [] for name in trees for j in jobs_list}
+            cpus = {(name, j): [] for name in trees for j in jobs_list}
+            marks = {}
+            for r in range(rounds):
+                for jobs in jobs_list:
+                    order = list(trees) if r % 2 == 0 else list(trees)[::-1]   # alternate who goes first
+                    for k, name in enumerate(order):
+                        out = tmp / f"out-{r}-{jobs}-{k}"
+                        wall, cpu, source = graded_class(trees[name], classes[name], out, jobs)
+                        walls[name, jobs].append(wall / students)
+                        cpus[name, jobs].append(cpu / students)
+                        marks[name] = full_marks(out)
+                        shutil.rmtree(out)
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(tmp / "rev")], cwd=ROOT, capture_output=True)
+    print(f"a class of {students} distinct students (each tree's reference submission), {rounds} alternating "
+          f"round(s), per submission, medians; CPU of the whole process tree from the {source}:")
+    for name in trees:
+        print(f"  {name}: {marks[name]}")
+    for jobs in jobs_list:
+        for name in trees:
+            w, c = walls[name, jobs], cpus[name, jobs]
+            print(f"  -j {jobs} {name:>12}: wall {statistics.median(w):6.2f} s, CPU {statistics.median(c):6.2f} s "
+                  f"(rounds: wall {', '.join(f'{v:.2f}' for v in w)}; CPU {', '.join(f'{v:.2f}' for v in c)})")
+        cpu_ratio = statistics.median(cpus["this tree", jobs]) / statistics.median(cpus[rev, jobs])
+        wall_ratio = statistics.median(walls["this tree", jobs]) / statistics.median(walls[rev, jobs])
+        print(f"  -j {jobs} ratio this tree / {rev}: CPU {cpu_ratio:.2f}x (target <= 1.1x: "
+              f"{'met' if cpu_ratio <= 1.1 else 'NOT met'}), wall {wall_ratio:.2f}x")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--class-size", type=int, default=10)
     parser.add_argument("--no-class", action="store_true", help="only the one-submission figures")
+    parser.add_argument("--against", metavar="REV", help="grade a class here and at this git revision, side by side")
+    parser.add_argument("--students", type=int, default=4, help="with --against: distinct students in the class")
+    parser.add_argument("--jobs", type=int, nargs="+", default=[1, 2], help="with --against: -j values to run")
+    parser.add_argument("--rounds", type=int, default=2, help="with --against: alternating rounds (medians)")
     args = parser.parse_args()
+    if args.against:
+        return against(args.against, args.students, args.jobs, args.rounds)
     isolation = resolve_isolation("auto")
     print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     with tempfile.TemporaryDirectory(prefix="bench-grading-") as tmp:

@@ -61,3 +61,15 @@ def test_each_readme_benchmark_runs_at_a_tiny_size(script):
     for line in lines:
         assert re.search(line, done.stdout), f"{script}: no line matching {line!r}\n{done.stdout[-3000:]}"
 
+
+def test_bench_grading_grades_a_class_against_a_revision_at_a_tiny_size():
+    """--against REV: the class graded here and in a worktree of REV, with CPU and wall ratios."""
+    done = subprocess.run([sys.executable, "benchmarks/bench_grading.py", "--against", "HEAD", "--students", "1",
+                           "--jobs", "1", "--rounds", "1"], cwd=ROOT, env=clean_env(), capture_output=True, text=True,
+                          timeout=800)
+    assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    assert re.search(r"-j 1 ratio this tree / HEAD: CPU \d+\.\d+x \(target <= 1\.1x: (met|NOT met)\), wall \d+\.\d+x",
+                     done.stdout), done.stdout
+    assert re.search(r"this tree: 1 / 1 scored alike", done.stdout) and re.search(r"HEAD: 1 / 1 scored alike", done.stdout)
+    worktrees = subprocess.run(["git", "worktree", "list"], cwd=ROOT, capture_output=True, text=True).stdout
+    assert "bench-grading-against" not in worktrees   # the revision's worktree is removed
