@@ -67,8 +67,8 @@ class LoadPinnedResult(NbGraderPreprocessor):
 
     def preprocess(self, nb, resources):
         info = resources["nbgrader"]
-        store = self._store(info["assignment"])
         try:
+            store = self._store(info["assignment"])
             result = store.result(info["student"])
         except PinError as err:
             if not self.pregrade_missing:
