@@ -4,7 +4,9 @@ one sandboxed run of the collected files, pinned by `pregrade`.
 
 Order, in nbgrader's own process (trusted):
 1. `LoadPinnedResult`: the student's pinned result and executed notebook (pinned.py: checked
-   against the manifest and the submitted files), or this student fails with the reason.
+   against the manifest and the submitted files), or this student fails with the reason. With
+   `c.LoadPinnedResult.pregrade_missing = True` (the hub's formgrader) a student without a current
+   pinned result is pregraded first.
 2. `WriteExecutedOutputs`: each code cell gets the outputs its submitted version produced in the
    grader's run (executed_outputs.py), where nbgrader would have executed the notebook.
 3. nbgrader's IgnorePattern, ClearMetadata, LimitOutput.
@@ -18,12 +20,15 @@ Order, in nbgrader's own process (trusted):
 from __future__ import annotations
 
 import functools
+import subprocess
+import sys
 
 from nbformat import from_dict
 from nbgrader import utils
 from nbgrader.api import Comment, Grade, Gradebook, GradeCell, MissingEntry, SolutionCell, TaskCell
 from nbgrader.preprocessors import NbGraderPreprocessor, SaveAutoGrades
 from sqlalchemy.orm import selectinload, undefer
+from traitlets import Bool, Integer
 
 from autograder.engine.registry import REPO_ROOT, load_config
 from autograder.engine.results import SubmissionResult
@@ -52,16 +57,48 @@ def _pinned(resources) -> SubmissionResult:
 
 
 class LoadPinnedResult(NbGraderPreprocessor):
+    pregrade_missing = Bool(False, help=(
+        "When a student has no current pinned result, run `python -m autograder pregrade <assignment>` "
+        "(trusted, sandboxed; students already pinned are not regraded) and use its result; if pregrade "
+        "cannot pin the student, the student fails naming pregrade's reason. For formgrader's autograde "
+        "button, which knows nothing of pregrade (deploy/jupyterhub/). Off: autograde requires pregrade.")
+    ).tag(config=True)
+    pregrade_timeout = Integer(1800, help="seconds pregrade may take before the student fails").tag(config=True)
+
     def preprocess(self, nb, resources):
         info = resources["nbgrader"]
-        store = self._store(info["assignment"])
-        resources[RESOURCE] = store.result(info["student"])
+        try:
+            store = self._store(info["assignment"])
+            result = store.result(info["student"])
+        except PinError as err:
+            if not self.pregrade_missing:
+                raise
+            self.log.info("%s -> running pregrade first", err)
+            self._pregrade(info["assignment"], info["student"])
+            store = self._store(info["assignment"])
+            result = store.result(info["student"])
+        resources[RESOURCE] = result
         resources[EXECUTED] = store.executed(info["student"])
         resources[COURSE] = store.course
         self.log.info("Pinned trusted result of %s: %s / %s automatic points and its executed notebook "
                       "(graded with isolation %s)", info["student"], resources[RESOURCE].score,
                       resources[RESOURCE].auto_max_score, resources[RESOURCE].isolation)
         return nb, resources
+
+    def _pregrade(self, assignment: str, student: str) -> None:
+        command = [sys.executable, "-m", "autograder", "pregrade", assignment]
+        try:
+            done = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True,
+                                  timeout=self.pregrade_timeout, check=False)
+        except subprocess.TimeoutExpired:
+            raise PinError(f"{student}: pregrade took longer than {self.pregrade_timeout} s; run "
+                           f"`python -m autograder pregrade {assignment}` in the course folder") from None
+        for line in done.stderr.splitlines()[-20:]:
+            self.log.info("pregrade: %s", line)
+        getattr(self.parent, "_cs349e_pinned_stores", {}).pop(assignment, None)  # read the new pins
+        if done.returncode not in (0, 1):  # 1: some other student could not be pinned
+            reason = " ".join(done.stderr.split())[-600:] or f"exit status {done.returncode}"
+            raise PinError(f"{student}: pregrade could not grade the class: {reason}")
 
     def _store(self, assignment: str) -> PinnedResults:
         """Read once per autograde run (one exporter), before the first student is written."""

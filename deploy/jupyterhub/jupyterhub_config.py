@@ -1,0 +1,84 @@
+"""JupyterHub configuration of the CS349E course(s): `jupyterhub -f deploy/jupyterhub/jupyterhub_config.py`.
+
+The courses come from a TOML file (CS349E_HUB_COURSES, default courses.toml next to this file;
+courses-two.toml: two courses side by side). For each course nbgrader's documented JupyterHub
+layout: a system user `grader-<course>` owns the course folder and runs that course's formgrader as
+a hub service; the group `formgrade-<course>` (instructors, TAs) may open it, the group
+`nbgrader-<course>` (students) lists who takes it, and nbgrader's JupyterHubAuthPlugin lets each
+student fetch from and submit to their own courses only. Everyone logs in with their system
+account (PAM) and gets JupyterLab as that user (LocalProcessSpawner).
+"""
+
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from hub_courses import load_hub  # noqa: E402
+
+c = get_config()  # noqa: F821  (provided by JupyterHub)
+
+HUB = load_hub(os.environ.get("CS349E_HUB_COURSES", Path(__file__).resolve().parent / "courses.toml"))
+BIN = HUB.hub_env / "bin"
+
+# ------------------------------------------------------------------ the hub
+c.JupyterHub.bind_url = os.environ.get("CS349E_HUB_URL", "http://127.0.0.1:8000")
+c.JupyterHub.hub_bind_url = os.environ.get("CS349E_HUB_API_URL", "http://127.0.0.1:8081")
+c.ConfigurableHTTPProxy.api_url = os.environ.get("CS349E_HUB_PROXY_API_URL", "http://127.0.0.1:8001")
+c.JupyterHub.db_url = f"sqlite:///{HUB.state_dir / 'jupyterhub.sqlite'}"
+c.JupyterHub.cookie_secret_file = str(HUB.state_dir / "jupyterhub_cookie_secret")
+c.ConfigurableHTTPProxy.pid_file = str(HUB.state_dir / "jupyterhub-proxy.pid")
+c.ConfigurableHTTPProxy.command = [os.environ.get("CS349E_HUB_PROXY", "configurable-http-proxy")]
+
+# ------------------------------------------------------------------ who logs in
+# System accounts and their passwords (PAM). Only the course's people: nobody else on the machine.
+c.JupyterHub.authenticator_class = "jupyterhub.auth.PAMAuthenticator"
+c.Authenticator.allowed_users = set(HUB.users())
+c.Authenticator.admin_users = set(HUB.admins)
+
+# ------------------------------------------------------------------ each user's JupyterLab
+# Every user's server runs as that system user, from the shared environment (JupyterLab, nbgrader's
+# Assignments panel). On a systemd machine, SystemdSpawner (jupyterhub-systemdspawner) is the
+# drop-in replacement that also caps each user's memory and CPU.
+c.JupyterHub.spawner_class = "jupyterhub.spawner.LocalProcessSpawner"
+c.Spawner.cmd = [str(BIN / "jupyterhub-singleuser")]
+c.Spawner.default_url = "/lab"
+c.Spawner.notebook_dir = "~"
+c.Spawner.environment = {"PATH": f"{BIN}:/usr/local/bin:/usr/bin:/bin"}
+c.Spawner.start_timeout = 120
+c.Spawner.http_timeout = 120
+
+# ------------------------------------------------------------------ courses: groups, roles, formgrader services
+c.JupyterHub.load_groups = {}
+roles = [
+    # A user's server asks the hub which nbgrader-/formgrade- groups its user is in.
+    {"name": "server", "scopes": ["inherit"]},
+]
+services = []
+for course in HUB.courses:
+    c.JupyterHub.load_groups[f"formgrade-{course.id}"] = {"users": [*course.formgraders, course.grader]}
+    c.JupyterHub.load_groups[f"nbgrader-{course.id}"] = {"users": list(course.students)}
+    roles.append({"name": f"formgrade-{course.id}", "groups": [f"formgrade-{course.id}"],
+                  "scopes": [f"access:services!service={course.id}"]})
+    roles.append({"name": f"nbgrader-{course.id}", "groups": [f"nbgrader-{course.id}"], "scopes": []})
+    # formgrader asks the hub who its users are and which course groups they are in, and adds a
+    # student it is told about to the course's student group (of this course only).
+    roles.append({"name": f"grader-{course.id}", "services": [course.id],
+                  "scopes": ["read:users", "list:users", "read:groups", "list:groups",
+                             f"groups!group=nbgrader-{course.id}"]})
+    services.append({
+        "name": course.id,
+        "url": f"http://127.0.0.1:{course.port}",
+        # The course's formgrader: a JupyterLab of the grader user whose folder is the course
+        # (nbgrader reads the kit's nbgrader_config.py from it; pregrade runs from there).
+        "command": [str(BIN / "jupyterhub-singleuser"), f"--ServerApp.root_dir={course.root}"],
+        "user": course.grader,
+        "cwd": str(course.root),
+        "environment": {"JUPYTERHUB_DEFAULT_URL": "/lab/tree/", "HOME": str(course.home),
+                        "PATH": f"{BIN}:/usr/local/bin:/usr/bin:/bin"},
+        "oauth_no_confirm": True,
+    })
+    # The grader user is a hub user too (its token asks the hub about groups).
+    c.Authenticator.allowed_users.add(course.grader)
+c.JupyterHub.load_roles = roles
+c.JupyterHub.services = services

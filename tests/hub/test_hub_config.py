@@ -1,0 +1,65 @@
+"""deploy/jupyterhub/: the hub configuration as JupyterHub reads it, for one course and for two
+side by side (each course's students and formgrader kept to that course), and the courses file's
+clear errors. Fast: no hub starts (tests/hub/test_hub_browser.py runs one)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from traitlets.config.loader import PyFileConfigLoader
+
+from hub_machine import DEPLOY
+from hub_courses import CoursesError, load_hub
+
+
+def hub_config(monkeypatch, courses: Path):
+    monkeypatch.setenv("CS349E_HUB_COURSES", str(courses))
+    return PyFileConfigLoader("jupyterhub_config.py", path=str(DEPLOY)).load_config()
+
+
+def _role(config, name):
+    return next(r for r in config.JupyterHub.load_roles if r["name"] == name)
+
+
+def test_one_course(monkeypatch):
+    config = hub_config(monkeypatch, DEPLOY / "courses.toml")
+    assert config.JupyterHub.spawner_class == "jupyterhub.spawner.LocalProcessSpawner"
+    assert config.JupyterHub.authenticator_class == "jupyterhub.auth.PAMAuthenticator"
+    [service] = config.JupyterHub.services
+    assert service["user"] == "grader-cs349e" and service["cwd"] == "/home/grader-cs349e/cs349e"
+    assert config.JupyterHub.load_groups["formgrade-cs349e"]["users"] == ["instructor", "ta", "grader-cs349e"]
+    assert config.JupyterHub.load_groups["nbgrader-cs349e"]["users"] == ["alice", "bob"]
+
+
+def test_two_courses_keep_their_students_and_formgraders_apart(monkeypatch):
+    config = hub_config(monkeypatch, DEPLOY / "courses-two.toml")
+    groups = config.JupyterHub.load_groups
+    assert "carol" not in groups["nbgrader-cs349e"]["users"] and "carol" not in groups["formgrade-cs349e"]["users"]
+    assert not {"alice", "bob"} & set(groups["nbgrader-cs349f"]["users"] + groups["formgrade-cs349f"]["users"])
+    # Opening a course's formgrader is granted to that course's formgrade group only.
+    for course in ("cs349e", "cs349f"):
+        role = _role(config, f"formgrade-{course}")
+        assert role["groups"] == [f"formgrade-{course}"]
+        assert role["scopes"] == [f"access:services!service={course}"]
+        assert _role(config, f"nbgrader-{course}")["scopes"] == []
+        # A course's formgrader may add students to its own course's group, no other.
+        grader = _role(config, f"grader-{course}")
+        assert grader["services"] == [course]
+        assert [s for s in grader["scopes"] if s.startswith("groups")] == [f"groups!group=nbgrader-{course}"]
+    services = {s["name"]: s for s in config.JupyterHub.services}
+    assert services["cs349e"]["user"] != services["cs349f"]["user"]
+    assert services["cs349e"]["url"] != services["cs349f"]["url"]
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda t: t.replace('id = "cs349f"', 'id = "cs349e"'), "two courses share a id"),
+    (lambda t: t.replace("port = 9998", "port = 9999"), "two courses share a port"),
+    (lambda t: t.replace('students = ["carol"]', 'students = ["Carol; rm"]'), "is not a valid name"),
+    (lambda t: t.replace("port = 9998", 'port = "x"'), "port must be a number"),
+])
+def test_a_wrong_courses_file_is_named(tmp_path, edit, message):
+    courses = tmp_path / "courses.toml"
+    courses.write_text(edit((DEPLOY / "courses-two.toml").read_text()))
+    with pytest.raises(CoursesError, match=message):
+        load_hub(courses)
