@@ -47,7 +47,7 @@ WHEELHOUSE_INSIDE = "wheelhouse"      # where the shell sees the wheelhouse, bel
 # README commands this test does not run, each with the test that does (checked by
 # test_every_readme_command_is_run.py). Anything else in the README runs here.
 ELSEWHERE = {
-    "python3 -m venv .venv && .venv/bin/pip install '.[instructor,test,cluster]' && .venv/bin/python -m pytest":
+    "python3 -m venv .venv && .venv/bin/pip install '.[instructor,test,cluster,hub]' && .venv/bin/python -m pytest":
         ".ci/run",   # the suite itself: CI sets up and runs exactly this
     '.venv/bin/python -m pytest -m "not slow"': "tests/suite/test_fast_lane.py::test_the_fast_lane_is_the_in_process_tests",
     "pip install .": "tests/readme/test_readme_paths.py::test_the_quick_start_grades_the_examples",
