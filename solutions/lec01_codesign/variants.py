@@ -56,9 +56,9 @@ LECTURE = {
     "serve_nvfp4_share": 1.0,
     "serve_bw_share": 1.0,
     "decode_batch": 1,
-    # a 120B model (64 layers, d_model ≈ 12.5k, GQA with 8 KV heads of 128): its NVFP4 weights (67.5 GB)
+    # a 110B model (64 layers, d_model ≈ 12k, GQA with 8 KV heads of 128): its NVFP4 weights (61.9 GB)
     # leave room for a KV cache as large as themselves, so q09d's crossover exists on one B300
-    "model_params_b": 120,
+    "model_params_b": 110,
     "kv_layers": 64,
     "kv_heads": 8,
     "kv_head_dim": 128,

@@ -74,12 +74,15 @@ def test_decode_states_w4a4_and_w4a8_and_the_w4a8_ridge_is_625_with_batch_176():
 
 
 def test_kv_cache_figures():
+    from solutions.lec01_codesign.variants import LECTURE
+
+    LECTURE_PARAMS = LECTURE["model_params_b"] * 1e9
     kv = 2 * 64 * 8 * 128 * BYTES_PER_ELEM["fp8"]
     assert KEY["q09c_kv_bytes_per_token"] == kv
-    # the lecture's 120B model: at the crossover the KV cache equals the weights, and both fit in 90 % of
+    # the lecture's 110B model: at the crossover the KV cache equals the weights, and both fit in 90 % of
     # the B300's 288 GB (a 300B model's 2 × 168.75 GB would not)
-    assert KEY["q09d_kv_equal_weights_context"] == pytest.approx(120e9 * BYTES_PER_ELEM["nvfp4"] / (64 * kv))
-    assert 2 * 120e9 * BYTES_PER_ELEM["nvfp4"] <= 0.9 * B300.mem_cap < 2 * 300e9 * BYTES_PER_ELEM["nvfp4"]
+    assert KEY["q09d_kv_equal_weights_context"] == pytest.approx(LECTURE_PARAMS * BYTES_PER_ELEM["nvfp4"] / (64 * kv))
+    assert 2 * LECTURE_PARAMS * BYTES_PER_ELEM["nvfp4"] <= 0.9 * B300.mem_cap < 2 * 300e9 * BYTES_PER_ELEM["nvfp4"]
 
 
 # --- 4: the mixed-precision ratio overstates the wall 1.78×, not 3× -------------------------------
