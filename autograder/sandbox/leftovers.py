@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import ctypes
 import os
-import shutil
 import stat
 
 from .launcher import SHARED_SCRATCH
+from .workdir import remove_entry
 
 SHARED_FOLDERS = (*SHARED_SCRATCH, "/dev/mqueue")
 _DEPTH = 8          # world-writable folders below a shared one that are searched
@@ -69,10 +69,7 @@ def _sweep(dir_fd: int, where: str, uid: int, problems: list[str], depth: int) -
         is_dir = stat.S_ISDIR(info.st_mode)
         try:
             if info.st_uid == uid:
-                if is_dir:
-                    shutil.rmtree(entry.name, dir_fd=dir_fd)
-                else:
-                    os.unlink(entry.name, dir_fd=dir_fd)
+                remove_entry(dir_fd, entry.name)   # however deep the uid nested its folders
             elif is_dir and info.st_mode & stat.S_IWOTH and depth > 0:
                 inner = os.open(entry.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
                                 dir_fd=dir_fd)

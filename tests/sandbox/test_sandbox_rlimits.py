@@ -330,6 +330,21 @@ LEAVER = {"codesign.py": """
     def device(folder):
         return os.stat(folder).st_dev
 
+    def nest(folder, depth):
+        # A chain of folders deeper than the grader's recursion limit, one level at a time.
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        os.mkdir("nest", dir_fd=fd)
+        inner = os.open("nest", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd = inner
+        for _ in range(depth):
+            os.mkdir("d", dir_fd=fd)
+            inner = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        os.close(fd)
+        return os.getcwd()
+
     def ok(x):
         return x
 
@@ -390,3 +405,18 @@ def test_where_the_platform_allows_the_fallbacks_scratch_folders_are_private_and
         written, err = box.call("codesign", "fill", (folder, 4, 400 * 1024)).value
         assert err == errno.ENOSPC and written * 400 * 1024 <= limits.file_bytes, (folder, written, err)
     assert box.call("codesign", "ok", (1,)).status == "ok"   # its own folder is still there
+
+
+@needs_root
+@needs_rlimits
+def test_fallback_closes_after_student_code_nests_folders_past_the_recursion_limit(sandbox, scratch):
+    """shutil.rmtree recurses once per level: 1500 nested folders in the sandbox's own folder and
+    in /tmp ended the grader's close with RecursionError, before the uid's processes were ended
+    and its files swept. Now both go and the sandbox closes."""
+    box = sandbox(LEAVER, **RL)
+    workdir = box.call("codesign", "nest", (".", 1500)).value
+    box.call("codesign", "nest", ("/tmp", 1500))
+    uid = box.call("codesign", "read", ([],)).value[0]
+    box.close()
+    assert not os.path.lexists(workdir)
+    assert [entry for entry in os.scandir("/tmp") if entry.stat(follow_symlinks=False).st_uid == uid] == []
