@@ -14,22 +14,16 @@ formula (engine.outputs.csv_cell), and on a terminal every control character is 
 from __future__ import annotations
 
 import csv
-import re
 from dataclasses import astuple, fields
 from pathlib import Path
 
 from autograder.engine.outputs import csv_cell
+from autograder.engine.outputs import show_controls as shown
 from autograder.nbgrader_bridge.inbound import Flag
 
 COLLECT_FOLDER = "collect_flagged"
 COLLECT_COLUMNS = tuple(f.name for f in fields(Flag))
 ZIP_COLLECT_CSV = "flagged.csv"
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
-
-
-def shown(text) -> str:
-    """`text` for a terminal or a log: each control character as a visible \\xNN escape."""
-    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", str(text))
 
 
 def csv_row(values) -> list[str]:
