@@ -273,3 +273,15 @@ def test_a_subfolder_the_instructor_cannot_read_is_left_out_not_a_crash():
         assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
     finally:
         shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+def test_a_huge_sparse_file_is_left_out_unread(tmp_path):
+    """10 GiB that take no disk: its size alone leaves it out (and the folder's cap stops a file
+    that grows after the check)."""
+    folder = handed_in(tmp_path / "inbound")
+    with open(folder / "weights.npy", "wb") as handle:
+        handle.truncate(10 * 1024**3)
+    give(folder, STUDENT)
+    flags = copy_submission(read(folder), tmp_path / "out", CopyRules())
+    assert [(f.file, f.outcome) for f in flags] == [("weights.npy", FILE_LEFT_OUT)]
+    assert not (tmp_path / "out" / "weights.npy").exists()
