@@ -342,6 +342,22 @@ LEAVER = {"codesign.py": """
         data = text.encode()
         return libc.mq_send(fd, data, len(data), 0)
 
+    def busy(folder):
+        # A process that left the worker (setsid, double fork) and keeps writing into `folder`.
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                index = 0
+                while True:
+                    index += 1
+                    try:
+                        os.mkdir(os.path.join(folder, f"busy-{index}"))
+                    except OSError:
+                        pass
+            os._exit(0)
+        os.wait()
+        return os.path.abspath(folder)
+
     def nest(folder, depth):
         # A chain of folders deeper than the grader's recursion limit, one level at a time.
         fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
@@ -458,3 +474,14 @@ def test_the_next_student_under_rlimits_finds_no_message_queue_the_previous_left
     assert box.call("codesign", "mqueue", (name, "alice's answers")).value == 0
     box.close()
     assert _mqueue_message(name) is None
+
+
+@needs_root
+@needs_rlimits
+def test_fallback_removes_the_sandbox_folder_while_a_left_process_writes_into_it(sandbox, scratch):
+    """A process that left the worker's session (setsid, double fork) and keeps adding entries to
+    the sandbox's own folder: the folder still goes when the sandbox closes."""
+    box = sandbox(LEAVER, **RL)
+    workdir = box.call("codesign", "busy", (".",)).value
+    box.close()
+    assert not os.path.lexists(workdir)
