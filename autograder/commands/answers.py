@@ -112,8 +112,13 @@ def _read_class(folder: Path, assignment: str):
 
 def _print(report) -> None:
     from rich.console import Console
-    from rich.markup import escape
+    from rich.markup import escape as escape_markup
     from rich.table import Table
+
+    from autograder.engine.outputs import show_controls
+
+    def escape(text) -> str:   # a student's text: neither rich markup nor a terminal control sequence
+        return escape_markup(show_controls(text))
 
     console = Console(highlight=False, width=160)
     for student, note in report.notes:

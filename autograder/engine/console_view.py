@@ -14,6 +14,7 @@ from rich.text import Text
 
 from autograder.engine.batch import BatchReport
 from autograder.engine.feedback import points
+from autograder.engine.outputs import show_controls
 from autograder.engine.results import SubmissionResult
 from autograder.sandbox import NOT_ISOLATED_WARNING
 
@@ -48,6 +49,8 @@ class BatchProgress:
             self._progress.start()
 
     def on_result(self, student: str, result: SubmissionResult | None, error: str | None) -> None:
+        # the grader's own traceback keeps its lines; nothing else a student named reaches the terminal raw
+        student, error = show_controls(student), "\n".join(map(show_controls, (error or "").split("\n")))
         if result is None:
             line = f"[red]grader error[/red] for {escape(student)} (nothing written; re-run to retry):\n{escape(error or '')}"
         else:
@@ -91,13 +94,13 @@ def gradebook_table(report: BatchReport, width: int = 120, part: slice = slice(N
     for result in report.results[start:stop]:
         pending = result.pending
         rows.append([
-            result.student,
+            show_controls(result.student),
             f"{points(result.score)} / {points(result.auto_max_score)}",
             f"{points(result.functions[0])} / {points(result.functions[1])}",
             f"{points(result.answers[0])} / {points(result.answers[1])}",
             f"{points(pending)} pending" if pending else "-",
             *([result.late] if with_late else []),
-            result.not_passed])
+            show_controls(result.not_passed)])
     whole = (start, stop) == (0, len(report.results))
     table = Table(title=f"{report.assignment}: gradebook ({len(report.results)} students"
                         f"{'' if whole else f'; {start + 1}–{stop}'})",
@@ -121,7 +124,7 @@ def gradebook_table(report: BatchReport, width: int = 120, part: slice = slice(N
 def list_below(report: BatchReport, width: int) -> bool:
     """Whether the fixed columns leave the items-not-passed column fewer than NARROWEST_LIST."""
     with_late = knows_lateness(report)
-    fixed = [max([len("student")] + [len(r.student) for r in report.results]), 10, 10, 8, 11]
+    fixed = [max([len("student")] + [len(show_controls(r.student)) for r in report.results]), 10, 10, 8, 11]
     fixed += [max([7] + [len(r.late) for r in report.results])] if with_late else []
     return width - sum(fixed) - 3 * (len(fixed) + 1) - 1 < NARROWEST_LIST
 
@@ -134,7 +137,7 @@ def knows_lateness(report: BatchReport) -> bool:
 def not_passed_list(report: BatchReport, part: slice = slice(None)) -> str:
     """The items not passed, one paragraph per student (for narrow terminals)."""
     lines = ["automatic items not passed (points):"]
-    lines += [f"  {result.student}: {result.not_passed}" for result in report.results[part]]
+    lines += [show_controls(f"  {result.student}: {result.not_passed}") for result in report.results[part]]
     return "\n".join(lines)
 
 
@@ -166,10 +169,11 @@ def print_summary(report: BatchReport, out_dir, stream: TextIO = sys.stdout, wid
             console.print(escape(not_passed_list(report, part)))
     for result in report.results:  # e.g. a notebook naming another student (per-student variants)
         for flag in result.flags:
-            console.print(escape(f"flagged: {result.student}: {flag}"))
+            console.print(escape(show_controls(f"flagged: {result.student}: {flag}")))
     for student in off_roster(report):
-        console.print(escape(f"flagged: {student}: not on the course roster ({ROSTER_FILE}): graded anyway; check "
-                             f"the id, or add it to {ROSTER_FILE} (and build again, for its variant)"))
+        console.print(escape(show_controls(f"flagged: {student}: not on the course roster ({ROSTER_FILE}): graded "
+                                           f"anyway; check the id, or add it to {ROSTER_FILE} (and build again, "
+                                           f"for its variant)")))
     console.print(f"graded {len(report.graded)}, skipped {len(report.skipped)}, "
                   f"grader errors {len(report.failed)} in {report.seconds:.1f} s "
                   f"(isolation: {report.isolation}{' + ' + report.quotas if report.quotas else ''}); "

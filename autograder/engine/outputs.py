@@ -45,6 +45,16 @@ def strip_control_chars(text: str) -> str:
     return _CONTROL_CHARS.sub("", text)
 
 
+_TERMINAL_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def show_controls(text) -> str:
+    """`text` for a terminal or a log: each control character (ESC sequences, BEL, line breaks) as
+    a visible \\xNN escape. A student's folder name or message is text on the instructor's screen,
+    never a command to their terminal (OSC 52 writes the clipboard) and never a forged line."""
+    return _TERMINAL_CONTROLS.sub(lambda match: f"\\x{ord(match.group()):02x}", str(text))
+
+
 def _plain(value):
     """`value` (JSON data) with control characters stripped from every string in it."""
     if isinstance(value, str):

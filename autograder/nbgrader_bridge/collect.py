@@ -43,6 +43,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from nbgrader.plugins import ExtractorPlugin, FileNameCollectorPlugin
 from traitlets import Int, Unicode
 
+from autograder.nbgrader_bridge.flagged import csv_row, shown
 from autograder.nbgrader_bridge.lms_upload import (Limits, UploadRefused, collected_name, copy_loose, is_archive,
                                                    list_archive, unpack)
 
@@ -289,10 +290,10 @@ class GuardedLmsExtractor(ExtractorPlugin):
         with open(csv_path, "w", encoding="utf-8", newline="") as handle:
             writer = csv.writer(handle)
             writer.writerow(["student", "lms_file", "reason"])
-            writer.writerows(flags)
+            writer.writerows(csv_row(flag) for flag in flags)
         submitted = self.parent.coursedir.submitted_directory
         for student, lms_file, reason in flags:
-            self.log.error("%s: %s: %s; not collected", student or "(no student)", lms_file, reason)
+            self.log.error("%s", shown(f"{student or '(no student)'}: {lms_file}: {reason}; not collected"))
             earlier = self.parent.coursedir.format_path(submitted, student, self.parent.coursedir.assignment_id)
             if student and os.path.isdir(earlier):
                 self.log.error("%s: %s holds an earlier collection, which is graded unless you remove it",

@@ -32,7 +32,7 @@ from nbgrader.exchange.default.release_assignment import ExchangeReleaseAssignme
 from nbgrader.utils import check_directory, get_osusername, parse_utc
 from traitlets import Float, Int
 
-from autograder.nbgrader_bridge.flagged import collect_csv, write_collect_flags
+from autograder.nbgrader_bridge.flagged import collect_csv, shown, write_collect_flags
 from autograder.nbgrader_bridge.inbound import (TIMESTAMP_FILE, CopyRules, Refused, Submission, copy_submission,
                                                 read_submission)
 
@@ -190,7 +190,7 @@ class GuardedExchangeCollect(ExchangeCollect):
         write_collect_flags(path, self.flags, keep=lambda row: row["student"] not in self.collected)
         for flag in self.flags:
             where = f"{flag.inbound}/{flag.file}" if flag.file else flag.inbound
-            self.log.error("%s: %s: %s: %s", flag.student, where, flag.outcome, flag.reason)
+            self.log.error("%s", shown(f"{flag.student}: {where}: {flag.outcome}: {flag.reason}"))
         if self.flags:
             self.log.error("%d problem(s) in the exchange, listed in %s (python -m autograder reconcile %s shows "
                            "them); a refused folder is not collected, the student's own submission is", len(self.flags),

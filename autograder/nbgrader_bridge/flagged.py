@@ -5,7 +5,10 @@
 - `nbgrader zip_collect` (an LMS download): downloaded/<assignment>/flagged.csv, written by
   autograder.nbgrader_bridge.collect (columns student, lms_file, reason).
 
-`reconcile` prints every row of both. No nbgrader import.
+`reconcile` prints every row of both. No nbgrader import. Student and file names are any text but
+'/' (a folder a student names, a file in an LMS zip): in the CSV a cell never starts a spreadsheet
+formula (engine.outputs.csv_cell), and on a terminal every control character is shown as an escape
+(`shown`), so no escape sequence reaches the instructor's terminal and no line break forges a row.
 """
 
 from __future__ import annotations
@@ -14,11 +17,17 @@ import csv
 from dataclasses import astuple, fields
 from pathlib import Path
 
+from autograder.engine.outputs import csv_cell
+from autograder.engine.outputs import show_controls as shown
 from autograder.nbgrader_bridge.inbound import Flag
 
 COLLECT_FOLDER = "collect_flagged"
 COLLECT_COLUMNS = tuple(f.name for f in fields(Flag))
 ZIP_COLLECT_CSV = "flagged.csv"
+
+
+def csv_row(values) -> list[str]:
+    return [csv_cell(value) for value in values]
 
 
 def collect_csv(course_root: Path, assignment: str) -> Path:
@@ -33,7 +42,7 @@ def write_collect_flags(path: Path, flags, keep=lambda row: False) -> None:
     """Writes `flags` (Flag) to `path`, after the earlier rows `keep` accepts (a collect of some
     students keeps the others' rows)."""
     kept = [tuple(row[c] for c in COLLECT_COLUMNS) for row in read_rows(path) if keep(row)] if path.is_file() else []
-    rows = list(dict.fromkeys([*kept, *(astuple(flag) for flag in flags)]))     # a row once, in order
+    rows = list(dict.fromkeys(tuple(csv_row(row)) for row in [*kept, *(astuple(flag) for flag in flags)]))  # once, in order
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8", newline="") as handle:
         writer = csv.writer(handle)
@@ -53,10 +62,10 @@ def flagged_lines(course_root: Path, assignment: str) -> list[str]:
     if path.is_file():
         for row in read_rows(path):
             where = f"{row['inbound']}/{row['file']}" if row["file"] else row["inbound"]
-            lines.append(f"{row['student']}: exchange {where}: {row['outcome']}: {row['reason']} ({path.name})")
+            lines.append(shown(f"{row['student']}: exchange {where}: {row['outcome']}: {row['reason']} ({path.name})"))
     path = zip_collect_csv(course_root, assignment)
     if path.is_file():
         for row in read_rows(path):
-            lines.append(f"{row['student'] or '(no student)'}: LMS file {row['lms_file']}: not collected: "
-                         f"{row['reason']} (downloaded/{assignment}/{ZIP_COLLECT_CSV})")
+            lines.append(shown(f"{row['student'] or '(no student)'}: LMS file {row['lms_file']}: not collected: "
+                               f"{row['reason']} (downloaded/{assignment}/{ZIP_COLLECT_CSV})"))
     return lines

@@ -11,7 +11,12 @@ it is taken on its word:
   classmate's files, a file another account put in, a pipe or a device is never read;
 - when: the time in the folder's name, as submit wrote it, if the folder's change time (ctime,
   which no student can set back) is no earlier and at most `tolerance` later; otherwise the ctime.
-  The student's timestamp.txt is only compared with it.
+  A file rewritten in place (same inode) leaves the folder's ctime as it was, so the ctime of every
+  file and folder copied counts too: the latest, if more than `tolerance` after that time. Anything
+  changed after the folder was read refuses it (collect again). The student's timestamp.txt is
+  only compared with it.
+- how much: at most MAX_ENTRIES entries (empty files cost collect time and inodes, not bytes) and
+  MAX_DEPTH nested folders; whatever cannot be read is left out, never a crash of the whole collect.
 
 Everything refused or corrected is a Flag for the instructor's list. No nbgrader import.
 """
@@ -34,6 +39,8 @@ TIMESTAMP_FILE = "timestamp.txt"
 # Written by the collector from the trusted time, never copied from the student.
 NOT_COPIED = (TIMESTAMP_FILE,)
 CHUNK = 1 << 16
+MAX_DEPTH = 16          # nested folders below the submission's; deeper ones are left out
+MAX_ENTRIES = 10_000    # files and folders in one submission; more refuses it
 
 
 @dataclass(frozen=True)
@@ -54,6 +61,7 @@ class Submission:
     uid: int              # its owner: every file copied must be owned by this uid too
     time: datetime        # the submission time taken (UTC)
     flags: tuple[Flag, ...]
+    changed: float = float("inf")   # the latest ctime seen when it was read: anything later refuses the copy
 
 
 class Refused(Exception):
@@ -72,7 +80,7 @@ def _owner_name(uid: int) -> str:
 
 
 def read_submission(path: Path, parse_time, *, collector_uid: int, tolerance: float,
-                    shared_uid: int | None = None) -> Submission:
+                    shared_uid: int | None = None, max_entries: int = MAX_ENTRIES) -> Submission:
     """The folder at `path` (an inbound entry) as a Submission, or Refused. `parse_time` reads the
     time in its name (nbgrader's parse_utc). `shared_uid`: the one uid every student runs as (a
     hub whose notebooks all run as jovyan), accepted for any name, since the owner cannot tell
@@ -122,8 +130,64 @@ def read_submission(path: Path, parse_time, *, collector_uid: int, tolerance: fl
                           f"its name says {named:%Y-%m-%d %H:%M:%S} UTC but the folder was last changed (ctime) at "
                           f"{changed:%Y-%m-%d %H:%M:%S} UTC (renamed or changed after it was handed in?): "
                           f"the ctime is taken"))
+    try:
+        latest, which = _latest_change(path, info.st_uid, max_entries)
+    except OSError as exc:
+        raise refuse(f"cannot be opened ({exc.strerror})") from None
+    if latest is None:
+        raise refuse(f"holds more than {max_entries} files and folders")
+    if (_utc(latest) - when).total_seconds() > tolerance:
+        flags.append(Flag(student, name, which, TIME_TAKEN,
+                          f"{which} was last changed (ctime) at {_utc(latest):%Y-%m-%d %H:%M:%S} UTC, after the "
+                          f"submission time {when:%Y-%m-%d %H:%M:%S} UTC (edited after it was handed in?): its ctime "
+                          f"is taken"))
+        when = _utc(latest)
     flags += _timestamp_file_flags(path, student, name, when, parse_time)
-    return Submission(path, student, info.st_uid, when, tuple(flags))
+    return Submission(path, student, info.st_uid, when, tuple(flags), max(latest, info.st_ctime))
+
+
+def _latest_change(path: Path, uid: int, max_entries: int) -> tuple[float | None, str]:
+    """The latest ctime among the files and folders of `uid` collect would copy (links are not
+    followed) and the path of that entry; (None, "") past `max_entries` entries."""
+    found = {"latest": 0.0, "which": "", "seen": 0}
+
+    def visit(fd: int, rel: str, depth: int) -> bool:
+        try:
+            entries = list(os.scandir(fd))
+        except OSError:
+            return True          # left out by the copy, which says so
+        for entry in entries:
+            found["seen"] += 1
+            if found["seen"] > max_entries:
+                return False
+            if not rel and entry.name in NOT_COPIED:
+                continue
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if info.st_uid != uid or not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
+                continue
+            if info.st_ctime > found["latest"]:
+                found["latest"], found["which"] = info.st_ctime, f"{rel}{entry.name}"
+            if stat.S_ISDIR(info.st_mode) and depth < MAX_DEPTH:
+                try:
+                    child = os.open(entry.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+                except OSError:
+                    continue
+                try:
+                    if not visit(child, f"{rel}{entry.name}/", depth + 1):
+                        return False
+                finally:
+                    os.close(child)
+        return True
+
+    top = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        within = visit(top, "", 0)
+    finally:
+        os.close(top)
+    return (found["latest"], found["which"]) if within else (None, "")
 
 
 def _timestamp_file_flags(path: Path, student: str, name: str, when: datetime, parse_time) -> list[Flag]:
@@ -157,6 +221,7 @@ class CopyRules:
     include: tuple[str, ...] = ("*",)     # file name globs copied (CourseDirectory.include)
     max_file_bytes: int = 100_000_000     # larger files are left out
     max_total_bytes: int = 100_000_000    # a larger folder is refused
+    max_entries: int = MAX_ENTRIES        # a folder with more files and folders is refused
 
 
 def copy_submission(sub: Submission, dest: Path, rules: CopyRules) -> list[Flag]:
@@ -164,7 +229,7 @@ def copy_submission(sub: Submission, dest: Path, rules: CopyRules) -> list[Flag]
     left out is returned. Refused (dest removed) when the folder is over the size cap or cannot be
     opened."""
     flags: list[Flag] = []
-    total = [0]
+    total = [0, 0]     # bytes, entries
     try:
         top = os.open(sub.path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     except OSError as exc:
@@ -174,6 +239,7 @@ def copy_submission(sub: Submission, dest: Path, rules: CopyRules) -> list[Flag]
         if os.fstat(top).st_uid != sub.uid:
             raise Refused(Flag(sub.student, sub.path.name, "", NOT_COLLECTED, "its owner changed while it was read"))
         _copy_folder(top, "", dest, sub, rules, flags, total)
+        _unchanged(top, sub)
     except Refused:
         shutil.rmtree(dest, ignore_errors=True)
         raise
@@ -187,19 +253,38 @@ def _copy_folder(fd: int, rel: str, dest: Path, sub: Submission, rules: CopyRule
         flags.append(Flag(sub.student, sub.path.name, f"{rel}{name}", FILE_LEFT_OUT, reason))
 
     for name in sorted(os.listdir(fd)):
+        total[1] += 1
+        if total[1] > rules.max_entries:
+            raise Refused(Flag(sub.student, sub.path.name, "", NOT_COLLECTED,
+                               f"holds more than {rules.max_entries} files and folders"))
         if any(fnmatch.fnmatch(name, glob) for glob in rules.ignore) or (not rel and name in NOT_COPIED):
             continue
-        info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+        try:
+            info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+        except OSError as exc:
+            left_out(name, f"cannot be read ({exc.strerror})")
+            continue
         if stat.S_ISLNK(info.st_mode):
             left_out(name, f"is a symbolic link (to {os.readlink(name, dir_fd=fd)}); links are never followed")
         elif info.st_uid != sub.uid:
             left_out(name, f"is owned by {_owner_name(info.st_uid)}, not by the folder's owner "
                            f"{_owner_name(sub.uid)}")
         elif stat.S_ISDIR(info.st_mode):
-            child = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            if rel.count("/") >= MAX_DEPTH:
+                left_out(name, f"is a folder nested deeper than {MAX_DEPTH} folders")
+                continue
+            try:
+                child = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+                os.listdir(child)
+            except OSError as exc:
+                if "child" in locals():
+                    os.close(child)
+                left_out(name, f"cannot be read ({exc.strerror})")
+                continue
             try:
                 (dest / name).mkdir()
                 _copy_folder(child, f"{rel}{name}/", dest / name, sub, rules, flags, total)
+                _unchanged(child, sub)
             finally:
                 os.close(child)
         elif not stat.S_ISREG(info.st_mode):
@@ -230,3 +315,13 @@ def _copy_file(fd: int, name: str, target: Path, sub: Submission, rules: CopyRul
                     raise Refused(Flag(sub.student, sub.path.name, "", NOT_COLLECTED,
                                        f"holds more than {rules.max_total_bytes} bytes (CourseDirectory.max_dir_size)"))
                 out.write(chunk)
+        _unchanged(source, sub)
+
+
+def _unchanged(fd: int, sub: Submission) -> None:
+    """Refuses the folder if what `fd` holds changed after the folder was read (its time was taken
+    from what it held then)."""
+    if os.fstat(fd).st_ctime > sub.changed:
+        raise Refused(Flag(sub.student, sub.path.name, "", NOT_COLLECTED,
+                           "changed while it was collected (a file was written after the folder was read): "
+                           "collect again"))

@@ -7,12 +7,16 @@ so short that headings, paragraphs and tables turn into visible tags; and nbgrad
 formgrade templates render markdown cells with no cleaning at all. nbgrader_config.py replaces
 both filters with these two: every piece of markdown and HTML is cleaned the same way, keeping
 the formatting and dropping scripts, event handlers, `javascript:` links, forms and frames.
+Nothing in it loads from anywhere when the page opens: an image is kept only inline (a `data:`
+PNG, JPEG or GIF, as notebook attachments and plots are), and no CSS property that takes a URL is
+kept. A remote image or cursor would tell its author when a TA opened the page and from where; a
+relative one is a GET to the hub with the TA's cookies.
 """
 
 from __future__ import annotations
 
 import bleach
-from bleach.css_sanitizer import CSSSanitizer
+from bleach.css_sanitizer import ALLOWED_CSS_PROPERTIES, CSSSanitizer
 from jinja2 import pass_context
 
 TAGS = frozenset({
@@ -23,7 +27,8 @@ TAGS = frozenset({
 _COMMON = {"class", "id", "title", "style", "align"}
 _CELL = _COMMON | {"colspan", "rowspan"}
 PROTOCOLS = frozenset({"http", "https", "mailto", "data"})   # data: only for images, see _allowed
-_CSS = CSSSanitizer()
+INLINE_IMAGES = ("data:image/png", "data:image/jpeg", "data:image/gif")
+_CSS = CSSSanitizer(allowed_css_properties=ALLOWED_CSS_PROPERTIES - {"cursor"})   # cursor: url(...) loads
 
 
 def _allowed(tag: str, name: str, value: str) -> bool:
@@ -33,7 +38,7 @@ def _allowed(tag: str, name: str, value: str) -> bool:
     if tag == "a" and name == "href":
         return not data                                  # a data: link opens a page of its own
     if tag == "img" and name == "src":
-        return not data or value.strip().lower().startswith(("data:image/png", "data:image/jpeg", "data:image/gif"))
+        return value.strip().lower().startswith(INLINE_IMAGES)
     return tag == "img" and name in ("alt", "width", "height")
 
 

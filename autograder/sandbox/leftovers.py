@@ -6,7 +6,9 @@ Without bubblewrap the worker shares the host's /tmp, /var/tmp, /dev/shm (memory
 sandbox, and whoever is given its uid next could read it. Once every process of the uid has been
 ended (reaper.kill_uid), `remove_all_of(uid)` deletes each such entry the uid owns, in those
 folders and in every world-writable folder below them (the only other folders an unprivileged uid
-without groups can write into there), and the SysV segments, semaphores and queues it owns. What
+without groups can write into there), the SysV segments, semaphores and queues it owns, and its
+POSIX message queues: those live in the kernel whether or not /dev/mqueue is mounted, so where it
+is not, a child of the grader mounts the IPC namespace's queue folder privately to find them. What
 it could not remove is returned: the uid is then never given out again (uids.retire).
 
 Runs in the root grader; nothing is followed through a link (every step is relative to an open
@@ -17,14 +19,16 @@ from __future__ import annotations
 
 import ctypes
 import os
-import shutil
 import stat
 
 from .launcher import SHARED_SCRATCH
+from .workdir import remove_entry
 
 SHARED_FOLDERS = (*SHARED_SCRATCH, "/dev/mqueue")
 _DEPTH = 8          # world-writable folders below a shared one that are searched
 _IPC_RMID = 0
+_MQUEUE = "/dev/mqueue"
+_CLONE_NEWNS, _MS_REC, _MS_PRIVATE = 0x00020000, 0x4000, 1 << 18
 # /proc/sysvipc table -> (its id column, the call that removes one)
 _SYSV = {"shm": ("shmid", "shmctl"), "sem": ("semid", "semctl"), "msg": ("msqid", "msgctl")}
 
@@ -48,7 +52,44 @@ def remove_all_of(uid: int, folders: tuple[str, ...] = SHARED_FOLDERS) -> list[s
         finally:
             os.close(fd)
     problems += _remove_sysv(uid)
+    if _MQUEUE in folders and not _is_mqueue(_MQUEUE):
+        problems += _remove_unmounted_mqueues(uid)
     return problems
+
+
+def _is_mqueue(path: str) -> bool:
+    try:
+        with open("/proc/self/mounts", encoding="utf-8") as mounts:
+            return any(line.split()[1:3] == [path, "mqueue"] for line in mounts)
+    except OSError:
+        return False
+
+
+def _remove_unmounted_mqueues(uid: int) -> list[str]:
+    """Removes the uid's POSIX message queues through a private mount of this IPC namespace's
+    queue folder (made in a child's own mount namespace, over its /tmp: nothing on the host moves)."""
+    pid = os.fork()
+    if pid == 0:
+        code = 3
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            if libc.unshare(_CLONE_NEWNS) != 0 or libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
+                code = 2
+            elif libc.mount(b"mqueue", b"/tmp", b"mqueue", 0, None) != 0:
+                code = 2
+            else:
+                left: list[str] = []
+                fd = os.open("/tmp", os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+                _sweep(fd, "mqueue", uid, left, 0)
+                code = 1 if left else 0
+        finally:
+            os._exit(code)
+    code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    if code == 0:
+        return []
+    if code == 2:
+        return [f"POSIX message queues: {_MQUEUE} is not mounted and no private mount of it could be made"]
+    return ["POSIX message queues: some could not be removed"]
 
 
 def _sweep(dir_fd: int, where: str, uid: int, problems: list[str], depth: int) -> None:
@@ -69,10 +110,7 @@ def _sweep(dir_fd: int, where: str, uid: int, problems: list[str], depth: int) -
         is_dir = stat.S_ISDIR(info.st_mode)
         try:
             if info.st_uid == uid:
-                if is_dir:
-                    shutil.rmtree(entry.name, dir_fd=dir_fd)
-                else:
-                    os.unlink(entry.name, dir_fd=dir_fd)
+                remove_entry(dir_fd, entry.name)   # however deep the uid nested its folders
             elif is_dir and info.st_mode & stat.S_IWOTH and depth > 0:
                 inner = os.open(entry.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
                                 dir_fd=dir_fd)

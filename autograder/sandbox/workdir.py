@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import sys
 from pathlib import Path, PurePosixPath
 from typing import Mapping
 
@@ -80,21 +81,68 @@ def hand_over(dest: Path, uid: int, gid: int) -> None:
 
 
 def remove_tree(path: Path) -> None:
-    """Removes a sandbox directory even if student code took permissions away inside it."""
-    def retry_writable(_func, failed, _exc):
-        parent = os.path.dirname(failed)
-        for p in (parent, failed):
-            try:
-                os.chmod(p, 0o700, follow_symlinks=False)
-            except (OSError, NotImplementedError):
-                pass
-        if os.path.isdir(failed) and not os.path.islink(failed):
-            shutil.rmtree(failed, ignore_errors=True)
-        else:
-            try:
-                os.unlink(failed)
-            except FileNotFoundError:
-                pass
+    """Removes a sandbox directory even if student code took permissions away inside it, or nested
+    folders deeper than shutil.rmtree's recursion reaches (a student's mkdir/chdir loop would end
+    the grader with RecursionError and leave the uid's processes and files behind). What cannot be
+    removed is left, with a warning: closing a sandbox never fails because of what is inside."""
+    if not os.path.lexists(path):
+        return
+    parent = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        remove_entry(parent, path.name)
+    except OSError as exc:
+        print(f"WARNING: could not remove the sandbox folder {path}: {exc}", file=sys.stderr, flush=True)
+    finally:
+        os.close(parent)
 
-    if path.exists():
-        shutil.rmtree(path, onerror=retry_writable)
+
+def remove_entry(dir_fd: int, name: str) -> None:
+    """Removes `name` in the folder open as `dir_fd` and everything below it, however deep,
+    without recursion and without following a link: every folder on the way is held open, so a
+    folder renamed meanwhile takes nothing outside along (never `..`). Folders it may change are
+    made 0700 first (permissions student code took away). OSError for what stays."""
+    try:
+        os.unlink(name, dir_fd=dir_fd)
+        return
+    except IsADirectoryError:
+        pass
+    except PermissionError:
+        if not stat.S_ISDIR(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode):
+            raise
+    stack = [(dir_fd, name, _open_folder(dir_fd, name))]    # (parent fd, name, fd)
+    try:
+        while stack:
+            _parent, _name, fd = stack[-1]
+            child = None
+            for entry in os.scandir(fd):
+                if entry.is_dir(follow_symlinks=False):
+                    child = entry.name
+                    break
+                os.unlink(entry.name, dir_fd=fd)
+            if child is not None:
+                stack.append((fd, child, _open_folder(fd, child)))
+                continue
+            parent, folder, fd = stack.pop()
+            os.close(fd)
+            os.rmdir(folder, dir_fd=parent)
+    finally:
+        for _parent, _name, fd in stack:
+            os.close(fd)
+
+
+def _open_folder(dir_fd: int, name: str) -> int:
+    """Opens a folder to empty it, made 0700 so its entries can be removed (permissions student
+    code took away; a root grader needs none, and a folder not the grader's stays as it is)."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(name, flags, dir_fd=dir_fd)
+    except PermissionError:
+        if not stat.S_ISDIR(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode):
+            raise
+        os.chmod(name, 0o700, dir_fd=dir_fd)
+        fd = os.open(name, flags, dir_fd=dir_fd)
+    try:
+        os.fchmod(fd, 0o700)
+    except OSError:
+        pass
+    return fd

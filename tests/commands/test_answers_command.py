@@ -110,3 +110,19 @@ def test_an_assignment_without_variants_has_nothing_to_compare(tmp_path):
                                                   assignment=name))
     done = run(root, "-m", "autograder", "answers", name, str(root / "plain"))
     assert done.returncode == 0 and "declares no variants" in done.stdout, done.stderr
+
+
+def test_the_answers_table_sends_no_control_sequence_to_the_terminal(capsys):
+    """The STUDENT_ID a notebook declares is the student's own text: ESC]52 (the instructor's
+    clipboard) or ESC[2J in it is shown, not sent."""
+    from autograder.commands import answers
+    from autograder.engine.answer_matches import AnswerReport, CopyFlag
+
+    hostile = "bob\x1b]52;c;cm0gLXJmIH4K\x07\x1b[2J"
+    flag = CopyFlag("amy", "bob", ("q04",), 0, 3, declared=hostile)
+    report = AnswerReport("lec01_codesign", ("amy", "bob"), ("q04",), 1, (flag,),
+                          notes=(("cy", f"no answers recorded: {hostile}"),), declared_ids=(("amy", hostile),))
+    answers._print(report)
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out, repr(out)
+    assert "\\x1b" in out

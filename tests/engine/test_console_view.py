@@ -153,3 +153,18 @@ def test_a_class_larger_than_one_table_is_printed_part_by_part_with_every_studen
     assert all(re.search(rf"[│ ]{s}[│ :]", text) for s in students)
     assert f"{AUTO[0]}(0/" in flat and flat.count(squeeze("hand-graded: free-text points")) == 1
     assert flat.index(squeeze("hand-graded: free-text points")) > flat.index("s4")
+
+
+def test_terminal_control_sequences_in_a_name_or_flag_are_shown_not_sent():
+    """A folder name is any text but '/' (a hub whose students share one uid collects any name): an
+    ESC sequence in it (OSC 52 writes the instructor's clipboard, ESC[2J clears the screen) or a
+    line break must reach the terminal as visible text."""
+    name = "amy\x1b]52;c;cm0gLXJmIH4K\x07\x1b[2J\nbob"
+    graded = replace(result(name, {AUTO[0]}), flags=("notebook declares STUDENT_ID \x1b[31mbob",))
+    printed = render(report(graded), 160)
+    progress = io.StringIO()
+    console_view.BatchProgress(progress).on_result(name, graded, None)
+    console_view.BatchProgress(progress).on_result(name, None, "OSError: no such file: 'x\x1b[2J'")
+    for text in (printed, progress.getvalue()):
+        assert "\x1b" not in text and "\x07" not in text and "\nbob" not in text, text
+        assert "\\x1b" in text

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import os
 import pwd
+import shutil
 import subprocess
+import tempfile
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -163,3 +165,123 @@ def test_ignored_names_are_not_copied(tmp_path):
     give(folder, STUDENT)
     copy_submission(read(folder), tmp_path / "out", CopyRules(ignore=("__pycache__",)))
     assert not (tmp_path / "out" / "__pycache__").exists()
+
+
+# -- a second hostile round: what a student can still do to a folder it owns ----------------------
+
+def test_a_file_rewritten_in_place_after_handing_in_moves_the_time(tmp_path):
+    """Editing codesign.py inside an on-time folder (same inode) leaves the folder's ctime as it was;
+    the file's own ctime is what tells."""
+    folder = handed_in(tmp_path / "inbound")
+    named = parse_time(folder.name.split("+")[2])
+    target = folder / "codesign.py"
+    late = os.stat(target).st_ctime + 2.0
+    while datetime.now(timezone.utc).timestamp() < late:   # the ctime must be later than the tolerance
+        os.sched_yield()
+    with open(target, "r+") as handle:                    # same inode, as the student's own editor
+        handle.write("def f():\n    return 2\n")
+    sub = read_submission(folder, parse_time, collector_uid=0, tolerance=1.0)
+    assert (sub.time - named).total_seconds() > 1.0
+    assert any(f.outcome == TIME_TAKEN and "codesign.py" in f.reason for f in sub.flags)
+
+
+def test_a_file_changed_after_the_folder_was_read_refuses_it(tmp_path):
+    """Between read_submission and the copy, the student adds or rewrites a file."""
+    folder = handed_in(tmp_path / "inbound")
+    sub = read(folder)
+    late = max(os.stat(p).st_ctime for p in (folder, *folder.iterdir())) + 0.05
+    while datetime.now(timezone.utc).timestamp() < late:
+        os.sched_yield()
+    (folder / "codesign.py").write_text("def f():\n    return 3\n")
+    with pytest.raises(Refused, match="changed while"):
+        copy_submission(sub, tmp_path / "out", CopyRules())
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_deeply_nested_folder_is_left_out_not_a_crash(tmp_path):
+    folder = handed_in(tmp_path / "inbound")
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    for _ in range(1200):        # deeper than PATH_MAX and Python's recursion limit: built one level at a time
+        os.mkdir("d", dir_fd=fd)
+        os.chown("d", uid(STUDENT), uid(STUDENT), dir_fd=fd)
+        inner = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd = inner
+    os.close(fd)
+    give(folder, STUDENT)
+    try:
+        flags = copy_submission(read(folder), tmp_path / "out", CopyRules())
+        assert any(f.outcome == FILE_LEFT_OUT and "deeper" in f.reason for f in flags)
+        assert (tmp_path / "out" / "codesign.py").is_file()
+    finally:
+        unnest(folder, "d")
+
+
+def unnest(folder: Path, name: str) -> None:
+    """Removes a chain of folders `name`/`name`/... too deep for shutil.rmtree's recursion."""
+    fds = [os.open(folder, os.O_RDONLY | os.O_DIRECTORY)]
+    while True:
+        try:
+            fds.append(os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fds[-1]))
+        except FileNotFoundError:
+            break
+    os.close(fds.pop())
+    while fds:
+        os.rmdir(name, dir_fd=fds[-1])
+        os.close(fds.pop())
+
+
+def test_a_folder_with_too_many_entries_is_refused(tmp_path):
+    """Millions of empty files cost collect time and inodes, never bytes."""
+    folder = handed_in(tmp_path / "inbound")
+    (folder / "many").mkdir()
+    for index in range(60):
+        (folder / "many" / f"{index}.py").touch()
+    give(folder, STUDENT)
+    with pytest.raises(Refused, match="more than 50"):
+        copy_submission(read(folder), tmp_path / "out", CopyRules(max_entries=50))
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_subfolder_the_instructor_cannot_read_is_left_out_not_a_crash():
+    """collect runs as the instructor's account; a 0700 folder inside the student's 0777 one."""
+    tmp_path = Path(tempfile.mkdtemp(dir="/var/tmp"))    # pytest's own tmp_path is root's only
+    os.chmod(tmp_path, 0o711)
+    folder = handed_in(tmp_path / "inbound")
+    (folder / "private").mkdir()
+    (folder / "private" / "x.py").write_text("x = 1\n")
+    give(folder, STUDENT)
+    os.chmod(folder, 0o777)
+    os.chmod(folder / "private", 0o700)
+    out = tmp_path / "collector"
+    out.mkdir()
+    give(out, OTHER)
+    sub = read(folder, collector_uid=uid(OTHER))
+    pid = os.fork()
+    if pid == 0:     # the instructor's account
+        code = 3
+        try:
+            os.setresgid(uid(OTHER), uid(OTHER), uid(OTHER))
+            os.setresuid(uid(OTHER), uid(OTHER), uid(OTHER))
+            flags = copy_submission(sub, out / "sub", CopyRules())
+            code = 0 if [f.file for f in flags] == ["private"] and (out / "sub" / "codesign.py").is_file() else 1
+        except BaseException:
+            code = 2
+        finally:
+            os._exit(code)
+    try:
+        assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+    finally:
+        shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+def test_a_huge_sparse_file_is_left_out_unread(tmp_path):
+    """10 GiB that take no disk: its size alone leaves it out (and the folder's cap stops a file
+    that grows after the check)."""
+    folder = handed_in(tmp_path / "inbound")
+    with open(folder / "weights.npy", "wb") as handle:
+        handle.truncate(10 * 1024**3)
+    give(folder, STUDENT)
+    flags = copy_submission(read(folder), tmp_path / "out", CopyRules())
+    assert [(f.file, f.outcome) for f in flags] == [("weights.npy", FILE_LEFT_OUT)]
+    assert not (tmp_path / "out" / "weights.npy").exists()

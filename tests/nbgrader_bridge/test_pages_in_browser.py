@@ -6,12 +6,15 @@ headless Chromium."""
 from __future__ import annotations
 
 import copy
+import shutil
+import subprocess
+import sys
 
 from pathlib import Path
 
 import nbformat
 import pytest
-from browser import PAYLOAD, assert_inert, dump_dom
+from browser import FLAGS, PAYLOAD, assert_inert, dump_dom
 from process_state import process_state_restored
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
@@ -127,3 +130,53 @@ def test_the_feedback_keeps_its_formatting(config, tmp_path):
     assert "<p>" not in text and "<strong>" not in text and "**" not in text and "|---|" not in text
     assert [h for h in soup.find_all("h2") if "题目" in h.get_text()]
     assert soup.find("strong", string="粗体") and soup.find("code", string="代码") and soup.find("table")
+
+
+@pytest.fixture
+def beacon_server():
+    """A web server a student runs: it records every request an instructor's page makes to it."""
+    import http.server
+    import threading
+
+    hits = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):      # noqa: N802 (the http.server API)
+            hits.append(self.path)
+            self.send_response(404)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", hits
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.parametrize("page", ["feedback", "formgrade"])
+def test_opening_the_page_requests_nothing_from_a_students_server(config, page, tmp_path, beacon_server, monkeypatch):
+    """Images and CSS from a host the student names would tell them when a TA opened their work and
+    from where (and a relative URL would send a GET with the instructor's cookies to the hub)."""
+    base, hits = beacon_server
+    payload = (f'<img src="{base}/html-img"> ![beacon]({base}/md-img) '
+               f'<div style="background:url({base}/css-bg); cursor:url({base}/css-cursor), auto; width:99px">x</div>'
+               f'<img src="/hub/logout"> <img src="../../../logout">')
+    monkeypatch.setattr(sys.modules[__name__], "PAYLOAD", payload)
+    html = (_feedback_html if page == "feedback" else _formgrade_html)(config)
+    path = tmp_path / f"{page}.html"
+    path.write_text(html, encoding="utf-8")
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        pytest.skip("chromium is not installed")
+    flags = [flag for flag in FLAGS if not flag.startswith("--host-resolver-rules")]
+    subprocess.run([browser, *flags, "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+                    f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", path.as_uri()],
+                   capture_output=True, text=True, timeout=120, check=True, start_new_session=True)
+    assert hits == []
+    from bs4 import BeautifulSoup
+    sources = [img.get("src", "") for img in BeautifulSoup(html, "html.parser").find_all("img")]
+    assert not [src for src in sources if src and not src.startswith("data:image/")], sources

@@ -149,3 +149,53 @@ def test_student_code_cannot_reach_the_graders_keyring_or_the_kernels_extras(san
 @needs_rlimits
 def test_the_rlimits_fallback_cannot_reach_the_graders_keyring_or_the_kernels_extras(sandbox, grader_keyring):
     _assert_held(sandbox(_submission(grader_keyring[0]), isolation="rlimits"), grader_keyring)
+
+
+# A second round: calls that reach the grader, other processes, other CPUs or the machine's clock,
+# and the same refused calls by the other doors of x86_64 (x32 numbers, the i386 `int 0x80`).
+OTHER_DOORS = """
+import ctypes, mmap, os
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+
+def _call(nr, *args):
+    ctypes.set_errno(0)
+    return [int(libc.syscall(nr, *args)), ctypes.get_errno()]
+
+def other_surface():
+    parent = os.getppid()
+    param = ctypes.c_int(1)
+    when = (ctypes.c_long * 2)(0, 0)
+    return {
+        "ptrace_attach_parent": _call(101, 16, parent, 0, 0),
+        "kcmp_parent": _call(312, os.getpid(), parent, 0, 0, 0),
+        "fanotify_init": _call(300, 0x200, 0),                  # FAN_REPORT_FID, as unprivileged users may
+        "sched_setscheduler_fifo": _call(144, 0, 1, ctypes.byref(param)),
+        "setpriority_raise": _call(141, 0, 0, -5),
+        "ioprio_set_realtime": _call(251, 1, 0, 1 << 13),
+        "setns": _call(308, 0, 0),
+        "mount": _call(165, b"none", b"/tmp", b"tmpfs", 0, None),
+        "clock_settime": _call(227, 0, ctypes.byref(when)),
+        "x32_keyctl": _call(250 | 0x40000000, 0, -3, 0),
+        "x32_io_uring_setup": _call(425 | 0x40000000, 4, None),
+    }
+
+def int80_keyctl():
+    # mov eax, 288 (i386 keyctl); xor ebx, ebx; int 0x80; ret
+    code = bytes.fromhex("b820010000" "31db" "cd80" "c3")
+    page = mmap.mmap(-1, mmap.PAGESIZE, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+    page.write(code)
+    address = ctypes.addressof(ctypes.c_char.from_buffer(page))
+    return ctypes.CFUNCTYPE(ctypes.c_int)(address)()
+"""
+
+
+@needs_bwrap
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="x86_64 numbers and machine code")
+def test_other_doors_to_the_kernel_stay_closed(sandbox):
+    box = sandbox({"codesign.py": OTHER_DOORS})
+    found = box.call("codesign", "other_surface").value
+    assert all(result == -1 and err in (errno.EPERM, errno.EACCES, errno.EINVAL) for result, err in found.values()), found
+    assert found["x32_keyctl"][1] == found["x32_io_uring_setup"][1] == errno.EPERM
+    # An i386 call is not this filter's architecture: the worker is killed, never answered.
+    assert box.call("codesign", "int80_keyctl").status != "ok"

@@ -53,3 +53,19 @@ def test_a_missing_folder_is_nothing_to_remove_and_root_is_refused(tmp_path):
     assert leftovers.remove_all_of(UID, folders=(str(tmp_path / "absent"),)) == []
     with pytest.raises(ValueError):
         leftovers.remove_all_of(0)
+
+
+def test_folders_nested_past_the_recursion_limit_go_too(tmp_path):
+    shared = tmp_path / "tmp"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)
+    fd = os.open(shared, os.O_RDONLY | os.O_DIRECTORY)
+    for _ in range(1500):
+        os.mkdir("d", dir_fd=fd)
+        os.chown("d", UID, UID, dir_fd=fd)
+        inner = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd = inner
+    os.close(fd)
+    assert leftovers.remove_all_of(UID, (str(shared),)) == []
+    assert list(shared.iterdir()) == []

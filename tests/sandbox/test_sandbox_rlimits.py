@@ -7,6 +7,7 @@ tests/rlimits_machine.py makes (test_sandbox_isolation_rlimits.py starts them th
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import os
 import shutil
@@ -330,6 +331,48 @@ LEAVER = {"codesign.py": """
     def device(folder):
         return os.stat(folder).st_dev
 
+    def mqueue(name, text):
+        # A POSIX message queue holding a message: it lives in the kernel, not in a folder, and
+        # /dev/mqueue (where it could be seen) is not mounted on every machine.
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.mq_open.restype = ctypes.c_int
+        fd = libc.mq_open(name.encode(), os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600, None)
+        if fd < 0:
+            return -ctypes.get_errno()
+        data = text.encode()
+        return libc.mq_send(fd, data, len(data), 0)
+
+    def busy(folder):
+        # A process that left the worker (setsid, double fork) and keeps writing into `folder`.
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                index = 0
+                while True:
+                    index += 1
+                    try:
+                        os.mkdir(os.path.join(folder, f"busy-{index}"))
+                    except OSError:
+                        pass
+            os._exit(0)
+        os.wait()
+        return os.path.abspath(folder)
+
+    def nest(folder, depth):
+        # A chain of folders deeper than the grader's recursion limit, one level at a time.
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        os.mkdir("nest", dir_fd=fd)
+        inner = os.open("nest", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd = inner
+        for _ in range(depth):
+            os.mkdir("d", dir_fd=fd)
+            inner = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        os.close(fd)
+        return os.getcwd()
+
     def ok(x):
         return x
 
@@ -390,3 +433,55 @@ def test_where_the_platform_allows_the_fallbacks_scratch_folders_are_private_and
         written, err = box.call("codesign", "fill", (folder, 4, 400 * 1024)).value
         assert err == errno.ENOSPC and written * 400 * 1024 <= limits.file_bytes, (folder, written, err)
     assert box.call("codesign", "ok", (1,)).status == "ok"   # its own folder is still there
+
+
+@needs_root
+@needs_rlimits
+def test_fallback_closes_after_student_code_nests_folders_past_the_recursion_limit(sandbox, scratch):
+    """shutil.rmtree recurses once per level: 1500 nested folders in the sandbox's own folder and
+    in /tmp ended the grader's close with RecursionError, before the uid's processes were ended
+    and its files swept. Now both go and the sandbox closes."""
+    box = sandbox(LEAVER, **RL)
+    workdir = box.call("codesign", "nest", (".", 1500)).value
+    box.call("codesign", "nest", ("/tmp", 1500))
+    uid = box.call("codesign", "read", ([],)).value[0]
+    box.close()
+    assert not os.path.lexists(workdir)
+    assert [entry for entry in os.scandir("/tmp") if entry.stat(follow_symlinks=False).st_uid == uid] == []
+
+
+def _mqueue_message(name: str) -> str | None:
+    """What the queue `name` holds (read as root), or None when there is no such queue."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = libc.mq_open(name.encode(), os.O_RDONLY | os.O_NONBLOCK)
+    if fd < 0:
+        assert ctypes.get_errno() == errno.ENOENT, os.strerror(ctypes.get_errno())
+        return None
+    buffer = ctypes.create_string_buffer(1 << 16)
+    size = libc.mq_receive(fd, buffer, len(buffer), None)
+    os.close(fd)
+    libc.mq_unlink(name.encode())
+    return buffer.raw[:max(size, 0)].decode()
+
+
+@needs_root
+@needs_rlimits
+def test_the_next_student_under_rlimits_finds_no_message_queue_the_previous_left(sandbox, scratch):
+    """A POSIX message queue outlives the sandbox in the host's IPC namespace (kernel memory, and
+    the uid's next holder could read it); it must go with the sandbox, /dev/mqueue mounted or not."""
+    name = f"/left-{os.urandom(4).hex()}"
+    box = sandbox(LEAVER, **RL)
+    assert box.call("codesign", "mqueue", (name, "alice's answers")).value == 0
+    box.close()
+    assert _mqueue_message(name) is None
+
+
+@needs_root
+@needs_rlimits
+def test_fallback_removes_the_sandbox_folder_while_a_left_process_writes_into_it(sandbox, scratch):
+    """A process that left the worker's session (setsid, double fork) and keeps adding entries to
+    the sandbox's own folder: the folder still goes when the sandbox closes."""
+    box = sandbox(LEAVER, **RL)
+    workdir = box.call("codesign", "busy", (".",)).value
+    box.close()
+    assert not os.path.lexists(workdir)

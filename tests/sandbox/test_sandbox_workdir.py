@@ -67,3 +67,25 @@ def test_remove_tree_copes_with_permissions_taken_away(tmp_path):
     os.chmod(root / "a", 0)
     remove_tree(root)
     assert not root.exists()
+
+
+def _chain(folder, depth: int, name: str = "d") -> None:
+    """`depth` nested folders below `folder`, made one level at a time (deeper than PATH_MAX)."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    for _ in range(depth):
+        os.mkdir(name, dir_fd=fd)
+        inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd = inner
+    with open(os.open("f", os.O_WRONLY | os.O_CREAT, 0o600, dir_fd=fd), "w") as handle:
+        handle.write("x")
+    os.close(fd)
+
+
+def test_remove_tree_removes_folders_nested_past_the_recursion_limit(tmp_path):
+    """Student code's mkdir/chdir loop: shutil.rmtree ended with RecursionError."""
+    root = tmp_path / "box"
+    root.mkdir()
+    _chain(root, 1500)
+    remove_tree(root)
+    assert not root.exists()
