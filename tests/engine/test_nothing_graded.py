@@ -9,6 +9,7 @@ import pytest
 
 from autograder.engine.batch import BatchReport
 from autograder.engine.console_view import print_summary
+from autograder.engine.gradebook_rows import GradebookRow
 from autograder.engine.grader import grade_submission
 from autograder.engine.registry import load_config
 
@@ -26,7 +27,7 @@ def graded(tmp_path_factory):
     (root / "dave" / "handout.ipynb").write_text("{not json")   # his functions count, his answers cannot
     results = {s: grade_submission("lec01_codesign", root / s) for s in ("alice", "bob", "dave", "frank")}
     out = io.StringIO()
-    report = BatchReport("lec01_codesign", tuple(results[s] for s in sorted(results)), tuple(sorted(results)), (), (),
+    report = BatchReport("lec01_codesign", tuple(GradebookRow.of(results[s]) for s in sorted(results)), tuple(sorted(results)), (), (),
                          "bubblewrap", 1.0)
     print_summary(report, "OUT", stream=out, width=200)
     return results, out.getvalue()
