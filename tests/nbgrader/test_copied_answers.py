@@ -47,6 +47,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 MODULE = "codesign.py"
 ID_LINE = re.compile(r'^STUDENT_ID = ""', flags=re.M)
+TOKEN_LINE = re.compile(r'^VARIANT_TOKEN = ""', flags=re.M)
 
 
 def ok(done) -> str:
@@ -70,10 +71,12 @@ def cast(keys: dict[str, dict]) -> SimpleNamespace:
     pytest.fail(f"the seed drew variants too alike for the roster {ROSTER}")
 
 
-def with_id(notebook: Path, student: str) -> nbformat.NotebookNode:
+def with_id(notebook: Path, student: str, token: str) -> nbformat.NotebookNode:
+    """The notebook with `student`'s id and personal variant token typed in, as its owner would."""
     nb = nbformat.read(notebook, as_version=4)
     cell = next(c for c in nb.cells if c.cell_type == "code" and ID_LINE.search(c.source))
     cell.source = ID_LINE.sub(f"STUDENT_ID = {student!r}", cell.source, count=1)
+    cell.source = TOKEN_LINE.sub(f"VARIANT_TOKEN = {token!r}", cell.source, count=1)
     return nb
 
 
@@ -111,13 +114,16 @@ def course(tmp_path_factory):
     exchange = base / "exchange"
     ok(run(root, "-m", "nbgrader", "generate_assignment", NAME, "--force"))
     ok(run(root, "-m", "nbgrader", "release_assignment", NAME, "--force", f"--Exchange.root={exchange}"))
-    answered = with_numbers(with_id(reference, who.source), keys[who.source])
+    tokens = evaluate(root, f"{{s: variant_token({NAME!r}, s) for s in {list(ROSTER)!r}}}",
+                      "from autograder.engine.variants import variant_token")
+    answered = with_numbers(with_id(reference, who.source, tokens[who.source]), keys[who.source])
     notebooks = {
-        who.honest: with_id(reference, who.honest),
+        who.honest: with_id(reference, who.honest, tokens[who.honest]),
         who.source: answered,
-        who.own_id: with_numbers(with_id(reference, who.own_id), keys[who.source]),
+        who.own_id: with_numbers(with_id(reference, who.own_id, tokens[who.own_id]), keys[who.source]),
         who.other_id: answered,
-        who.computing: with_id(reference, who.source),
+        # the source's notebook as it is: their id and token typed, so it computes their numbers
+        who.computing: with_id(reference, who.source, tokens[who.source]),
     }
     uploads = {s: submit(root, exchange, base / "home" / s, s, base / "reference" / MODULE, nb)
                for s, nb in notebooks.items()}
