@@ -29,6 +29,7 @@ import pytest
 
 import process_groups
 from autograder.engine.registry import load_config
+from autograder.engine.variants import variant_token
 from autograder.sandbox import launcher
 from clone_run import ROOT, Shell, clone_checkout, make_shell
 from readme_text import readme_commands, student_readme_commands
@@ -319,8 +320,11 @@ def test_the_student_readme_runs_in_the_released_folder(readme_run):
     # The same folder, answered: the public tests pass and the hand-in zip holds exactly the two files.
     for name in CONFIG.student_files:
         shutil.copyfile(readme_run.shell.base / "tmp" / "ref" / "alice" / name, released / name)
-    notebook = released / CONFIG.notebook  # alice fills in her id (she is on the roster), as the first cell asks
-    notebook.write_text(notebook.read_text("utf-8").replace('STUDENT_ID = \\"\\"', 'STUDENT_ID = \\"alice\\"', 1), "utf-8")
+    # alice fills in her id (she is on the roster) and the personal token she was given, as the first cell asks
+    notebook = released / CONFIG.notebook
+    token = variant_token(ASSIGNMENT, "alice")
+    notebook.write_text(notebook.read_text("utf-8").replace('STUDENT_ID = \\"\\"', 'STUDENT_ID = \\"alice\\"', 1)
+                        .replace('VARIANT_TOKEN = \\"\\"', f'VARIANT_TOKEN = \\"{token}\\"', 1), "utf-8")
     for command in ("pytest", "python selfcheck.py", "python selfcheck.py --zip"):
         assert command in commands
         done = readme_run.shell.run(f"{activate} && {command}", cwd=released)
