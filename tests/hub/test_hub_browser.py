@@ -24,7 +24,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-import browser as B
+import hub_clicks as B
 from autograder.engine.lateness import load_policy, penalty_points, submission_time
 from autograder.engine.outputs import read_result, results_path
 from autograder.engine.registry import load_config
