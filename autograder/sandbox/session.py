@@ -87,12 +87,15 @@ class _Resources:
         if self.cgroup is not None:
             self.cgroup.remove()
             self.cgroup = None
+        if self.uid is not None and self.sweep_uid:
+            # No pid namespace ended with the worker: a process of its uid that left it would
+            # still write into the folder while it goes (and could keep removal from ending).
+            reaper.kill_uid(self.uid)
         remove_tree(self.root)
         if self.uid is not None:
             if self.sweep_uid:
-                # No pid, mount or IPC namespace ended with the worker: what its uid left in the
+                # No mount or IPC namespace ended with the worker: what its uid left in the
                 # host's shared folders is removed before the uid is ever given out again.
-                reaper.kill_uid(self.uid)   # nothing of it may still be writing
                 left = leftovers.remove_all_of(self.uid)
                 if left:
                     print(f"WARNING: sandbox uid {self.uid} is retired: could not remove what it left "
