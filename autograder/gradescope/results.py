@@ -62,11 +62,10 @@ def final_results(engine: dict, *, visibility: str, missing: tuple[str, ...] = (
     }
 
 
-def failure_results(reason: str, *, max_score: float) -> dict:
+def failure_results(reason: str, *, max_score: float, message: str = FAILED_MESSAGE) -> dict:
     """No credit, visible at once, so the student asks for a regrade instead of waiting. The
-    student sees one short line; `reason` (for the course staff: what failed, how to fix the
-    machine) goes only to extra_data, which Gradescope does not show students."""
-    message = FAILED_MESSAGE
+    student sees one short line (`message`: what to do); `reason` (for the course staff: what
+    failed, how to fix the machine) goes only to extra_data, which Gradescope does not show students."""
     return {
         "extra_data": {"grading_failed": reason[-2000:]},
         "score": 0.0,

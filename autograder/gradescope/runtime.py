@@ -23,7 +23,7 @@ from autograder.engine.variants import has_variants
 from autograder.gradescope.lateness import submission_times, write_timestamp
 from autograder.gradescope.results import FALLBACK_LOG, failure_results, fallback_note, final_results
 from autograder.gradescope.schema import VISIBILITIES, check_results
-from autograder.gradescope.submission import collect_submission, submission_student
+from autograder.gradescope.submission import UploadTooLarge, collect_submission, submission_student
 
 SOURCE_ROOT = Path(__file__).resolve().parents[2]
 STUDENT = "submission"
@@ -176,6 +176,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         results = grade_upload(args.assignment, args.root, args.visibility, args.timeout, args.isolation)
         check_results(results)
+    except UploadTooLarge as err:
+        print(f"grading failed: {err}", file=sys.stderr, flush=True)
+        results, status = failure_results(str(err), max_score=_auto_points(args.assignment),
+                                          message=err.student_message), 1
     except GradingRefused as err:
         print(f"grading refused: {err}", file=sys.stderr, flush=True)
         results, status = failure_results(str(err), max_score=_auto_points(args.assignment)), 2

@@ -9,7 +9,9 @@ folder must not change while it is graded.
 
 import shutil
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
+
+from autograder.sandbox.workdir import MAX_DEPTH, MAX_ENTRIES, SubmissionTooLarge, bounded_walk
 
 # Folders an upload may carry that never hold the student's work.
 IGNORED_DIRS = {"__MACOSX", "__pycache__", ".ipynb_checkpoints", ".git"}
@@ -21,26 +23,50 @@ class CollectedFiles:
     missing: tuple[str, ...]
 
 
-def _candidates(upload: Path, name: str) -> list[Path]:
-    matches = [p for p in upload.rglob(name)
-               if p.is_file() and not p.is_symlink()
-               and not any(part in IGNORED_DIRS for part in p.relative_to(upload).parts)]
-    return sorted(matches, key=lambda p: (len(p.relative_to(upload).parts), p.as_posix()))
+TOO_LARGE_MESSAGE = (
+    "这次上传的文件太多或文件夹嵌套太深（最多 {entries} 个文件和文件夹、{depth} 层文件夹），没有评分，"
+    "暂不计分。请只上传作业要求的文件（{files}）后重新提交。"
+)
+
+
+class UploadTooLarge(ValueError):
+    """The upload is beyond what the grader walks; `student_message` says so to the student."""
+
+    def __init__(self, reason: str, student_message: str):
+        super().__init__(reason)
+        self.student_message = student_message
+
+
+def _files_by_name(upload: Path, student_files: tuple[str, ...]) -> dict[str, list[PurePosixPath]]:
+    """Where each of `student_files` is in the upload, regular files only, in one bounded walk."""
+    wanted = set(student_files)
+    found: dict[str, list[PurePosixPath]] = {name: [] for name in student_files}
+    try:
+        for rel, entry in bounded_walk(upload, frozenset(IGNORED_DIRS)):
+            if entry.name in wanted and not any(part in IGNORED_DIRS for part in rel.parts[:-1]) \
+                    and entry.is_file(follow_symlinks=False):
+                found[entry.name].append(rel)
+    except SubmissionTooLarge as err:
+        raise UploadTooLarge(f"upload refused: {err}", TOO_LARGE_MESSAGE.format(
+            entries=MAX_ENTRIES, depth=MAX_DEPTH, files="、".join(student_files))) from None
+    return found
 
 
 def collect_submission(upload: Path, student_files: tuple[str, ...], dest: Path) -> CollectedFiles:
-    """Copy each of `student_files` found in `upload` into `dest` (created)."""
+    """Copy each of `student_files` found in `upload` into `dest` (created). UploadTooLarge for
+    an upload of more than MAX_ENTRIES files and folders, or folders nested past MAX_DEPTH."""
     if not upload.is_dir():
         raise ValueError(f"submission folder {upload} does not exist")
+    where = _files_by_name(upload, student_files)
     dest.mkdir(parents=True, exist_ok=False)
     found, missing = {}, []
     for name in student_files:
-        matches = _candidates(upload, name)
+        matches = sorted(where[name], key=lambda rel: (len(rel.parts), rel.as_posix()))
         if not matches:
             missing.append(name)
             continue
-        shutil.copyfile(matches[0], dest / name)
-        found[name] = matches[0].relative_to(upload).as_posix()
+        shutil.copyfile(upload / matches[0], dest / name, follow_symlinks=False)
+        found[name] = matches[0].as_posix()
     return CollectedFiles(found, tuple(missing))
 
 

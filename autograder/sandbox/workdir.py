@@ -12,6 +12,9 @@ from typing import Mapping
 # Compiled code would run instead of the .py source the instructor can read; never copy it.
 SKIPPED_DIRS = frozenset({"__pycache__", ".ipynb_checkpoints", ".git"})
 SKIPPED_SUFFIXES = (".pyc", ".pyo", ".so", ".pyd", ".dylib")
+# As the exchange's collect bounds a submission (nbgrader_bridge/inbound.py): no assignment needs more.
+MAX_ENTRIES = 10_000    # files and folders in one submission
+MAX_DEPTH = 16          # nested folders below it
 
 
 def check_overlay(overlay: Mapping[str, Path]) -> dict[str, Path]:
@@ -28,32 +31,54 @@ def check_overlay(overlay: Mapping[str, Path]) -> dict[str, Path]:
     return checked
 
 
+class SubmissionTooLarge(ValueError):
+    """A submission folder with more files and folders, or deeper folders, than any assignment
+    needs: refused whole, before anything in it is graded."""
+
+
+def bounded_walk(top: Path, skip_dirs: frozenset[str] = frozenset()):
+    """(relative path, DirEntry) of every entry below `top`, folders before their contents, links
+    not followed. SubmissionTooLarge past MAX_ENTRIES entries or MAX_DEPTH nested folders: a
+    student's upload of 100,000 empty files or 1,000 nested folders costs the grader a bounded
+    walk (no recursion: os.walk and Path.rglob recurse), never a stall or a RecursionError."""
+    seen = 0
+    stack = [(top, PurePosixPath(), 0)]
+    while stack:
+        folder, rel, depth = stack.pop()
+        with os.scandir(folder) as entries:
+            for entry in sorted(entries, key=lambda e: e.name):
+                seen += 1
+                if seen > MAX_ENTRIES:
+                    raise SubmissionTooLarge(f"{top} holds more than {MAX_ENTRIES} files and folders")
+                path = rel / entry.name
+                yield path, entry
+                if entry.is_dir(follow_symlinks=False) and entry.name not in skip_dirs:
+                    if depth + 1 > MAX_DEPTH:
+                        raise SubmissionTooLarge(f"{top} nests folders more than {MAX_DEPTH} levels deep ({path})")
+                    stack.append((Path(entry.path), path, depth + 1))
+
+
 def copy_submission(submission: Path, dest: Path) -> list[str]:
     """Copies regular files and directories of `submission` into `dest` (which must not exist).
 
     Symbolic links are not followed (one could point at solutions/), special files and compiled
     code are left out. Returns the relative paths that were skipped, for the record.
+    SubmissionTooLarge (naming the bound) for a folder beyond MAX_ENTRIES or MAX_DEPTH.
     """
     skipped = []
     dest.mkdir(mode=0o755)
-    for root, dirs, files in os.walk(submission, followlinks=False):
-        here = Path(root)
-        target = dest / here.relative_to(submission)
-        for name in list(dirs):
-            path = here / name
-            if name in SKIPPED_DIRS or path.is_symlink():
-                dirs.remove(name)
-                skipped.append(str(path.relative_to(submission)))
+    for rel, entry in bounded_walk(submission, SKIPPED_DIRS):
+        mode = entry.stat(follow_symlinks=False).st_mode
+        if stat.S_ISDIR(mode):
+            if entry.name in SKIPPED_DIRS:
+                skipped.append(str(rel))
             else:
-                (target / name).mkdir(mode=0o755)
-        for name in files:
-            path = here / name
-            mode = path.lstat().st_mode
-            if not stat.S_ISREG(mode) or name.endswith(SKIPPED_SUFFIXES):
-                skipped.append(str(path.relative_to(submission)))
-                continue
-            shutil.copyfile(path, target / name, follow_symlinks=False)
-            os.chmod(target / name, 0o644)
+                (dest / rel).mkdir(mode=0o755)
+        elif not stat.S_ISREG(mode) or entry.name.endswith(SKIPPED_SUFFIXES):
+            skipped.append(str(rel))
+        else:
+            shutil.copyfile(entry.path, dest / rel, follow_symlinks=False)
+            os.chmod(dest / rel, 0o644)
     return skipped
 
 

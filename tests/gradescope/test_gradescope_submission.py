@@ -1,11 +1,15 @@
 """Are a student's files found wherever Gradescope put the upload, and copied rather than linked?"""
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
-from autograder.gradescope.submission import collect_submission, submission_student
+from autograder.gradescope import runtime
+from autograder.gradescope.schema import check_results
+from autograder.gradescope.submission import UploadTooLarge, collect_submission, submission_student
+from autograder.sandbox.workdir import MAX_DEPTH, MAX_ENTRIES
 
 FILES = ("codesign.py", "handout.ipynb")
 
@@ -77,3 +81,55 @@ def test_without_a_submitter_in_the_metadata_a_variant_assignment_is_not_graded(
     results = json.loads((tmp_path / "results" / "results.json").read_text(encoding="utf-8"))
     assert results["score"] == 0
     assert "submission_metadata.json names no submitter" in capsys.readouterr().err
+
+
+def _nest(folder: Path, depth: int) -> None:
+    """`depth` folders inside each other, made one level at a time (no path too long to name)."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    for _ in range(depth):
+        os.mkdir("d", dir_fd=fd)
+        inner = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd = inner
+    os.close(fd)
+
+
+def test_an_upload_of_a_thousand_nested_folders_is_refused_with_a_message(tmp_path):
+    """Before: Path.rglob recursed into them and the grader died with RecursionError (no
+    results.json at all); now the upload is refused, the student told why, the result valid."""
+    root = tmp_path / "autograder"
+    upload = root / "submission"
+    upload.mkdir(parents=True)
+    (upload / "codesign.py").write_text("x = 1\n")
+    _nest(upload, 1000)
+    with pytest.raises(UploadTooLarge, match=f"more than {MAX_DEPTH} levels"):
+        collect_submission(upload, FILES, tmp_path / "dest")
+    assert runtime.main(["lec01_codesign", "--root", str(root)]) == 1
+    results = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
+    check_results(results)
+    assert results["score"] == 0 and "嵌套太深" in results["output"] and "codesign.py" in results["output"]
+    assert "levels deep" in results["extra_data"]["grading_failed"]
+
+
+def test_an_upload_of_more_files_than_the_bound_is_refused(tmp_path):
+    upload = tmp_path / "upload"
+    many = upload / "node_modules"
+    many.mkdir(parents=True)
+    for index in range(MAX_ENTRIES):
+        (many / f"{index}.js").touch()
+    (upload / "codesign.py").write_text("x = 1\n")
+    with pytest.raises(UploadTooLarge, match=f"more than {MAX_ENTRIES} files and folders"):
+        collect_submission(upload, FILES, tmp_path / "dest")
+    assert not (tmp_path / "dest").exists()
+
+
+def test_an_upload_at_the_bounds_is_collected(tmp_path):
+    upload = tmp_path / "upload"
+    upload.mkdir()
+    _nest(upload, MAX_DEPTH)
+    deepest = upload.joinpath(*["d"] * MAX_DEPTH)
+    (deepest / "codesign.py").write_text("deep\n")
+    for index in range(MAX_ENTRIES - MAX_DEPTH - 1):
+        (upload / f"{index}.txt").touch()
+    got = collect_submission(upload, FILES, tmp_path / "dest")
+    assert got.found == {"codesign.py": "/".join(["d"] * MAX_DEPTH + ["codesign.py"])}

@@ -6,7 +6,8 @@ import os
 
 import pytest
 
-from autograder.sandbox.workdir import check_overlay, copy_submission, lay_overlay, remove_tree
+from autograder.sandbox.workdir import (MAX_DEPTH, MAX_ENTRIES, SubmissionTooLarge, check_overlay, copy_submission,
+                                         lay_overlay, remove_tree)
 
 
 def test_copy_skips_symlinks_compiled_code_and_caches(tmp_path):
@@ -89,3 +90,40 @@ def test_remove_tree_removes_folders_nested_past_the_recursion_limit(tmp_path):
     _chain(root, 1500)
     remove_tree(root)
     assert not root.exists()
+
+
+def _nest(folder, depth):
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    for _ in range(depth):
+        os.mkdir("d", dir_fd=fd)
+        inner = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd = inner
+    os.close(fd)
+
+
+def test_copy_refuses_folders_nested_a_thousand_deep(tmp_path):
+    """Before: os.walk recursed and the grader died with RecursionError; now a clear refusal."""
+    src = tmp_path / "sub"
+    src.mkdir()
+    _nest(src, 1000)
+    with pytest.raises(SubmissionTooLarge, match=f"more than {MAX_DEPTH} levels deep"):
+        copy_submission(src, tmp_path / "dest")
+
+
+def test_copy_refuses_more_files_than_the_bound(tmp_path):
+    src = tmp_path / "sub"
+    src.mkdir()
+    for index in range(MAX_ENTRIES + 1):
+        (src / f"{index}").touch()
+    with pytest.raises(SubmissionTooLarge, match=f"more than {MAX_ENTRIES} files and folders"):
+        copy_submission(src, tmp_path / "dest")
+
+
+def test_copy_keeps_a_submission_at_the_bounds(tmp_path):
+    src = tmp_path / "sub"
+    src.mkdir()
+    _nest(src, MAX_DEPTH)
+    src.joinpath(*["d"] * MAX_DEPTH, "codesign.py").write_text("deep\n")
+    assert copy_submission(src, tmp_path / "dest") == []
+    assert (tmp_path / "dest").joinpath(*["d"] * MAX_DEPTH, "codesign.py").read_text() == "deep\n"
