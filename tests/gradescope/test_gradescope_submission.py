@@ -9,7 +9,7 @@ import pytest
 from autograder.gradescope import runtime
 from autograder.gradescope.schema import check_results
 from autograder.gradescope.submission import UploadTooLarge, collect_submission, submission_student
-from autograder.sandbox.workdir import MAX_DEPTH, MAX_ENTRIES
+from autograder.sandbox.workdir import MAX_DEPTH, MAX_ENTRIES, remove_tree
 
 FILES = ("codesign.py", "handout.ipynb")
 
@@ -102,9 +102,12 @@ def test_an_upload_of_a_thousand_nested_folders_is_refused_with_a_message(tmp_pa
     upload.mkdir(parents=True)
     (upload / "codesign.py").write_text("x = 1\n")
     _nest(upload, 1000)
-    with pytest.raises(UploadTooLarge, match=f"more than {MAX_DEPTH} levels"):
-        collect_submission(upload, FILES, tmp_path / "dest")
-    assert runtime.main(["lec01_codesign", "--root", str(root)]) == 1
+    try:
+        with pytest.raises(UploadTooLarge, match=f"more than {MAX_DEPTH} levels"):
+            collect_submission(upload, FILES, tmp_path / "dest")
+        assert runtime.main(["lec01_codesign", "--root", str(root)]) == 1
+    finally:
+        remove_tree(upload / "d")   # deeper than pytest's own clean-up of tmp_path reaches
     results = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
     check_results(results)
     assert results["score"] == 0 and "嵌套太深" in results["output"] and "codesign.py" in results["output"]

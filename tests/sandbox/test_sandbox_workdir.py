@@ -107,8 +107,12 @@ def test_copy_refuses_folders_nested_a_thousand_deep(tmp_path):
     src = tmp_path / "sub"
     src.mkdir()
     _nest(src, 1000)
-    with pytest.raises(SubmissionTooLarge, match=f"more than {MAX_DEPTH} levels deep"):
-        copy_submission(src, tmp_path / "dest")
+    try:
+        with pytest.raises(SubmissionTooLarge, match=f"more than {MAX_DEPTH} levels deep"):
+            copy_submission(src, tmp_path / "dest")
+    finally:
+        remove_tree(src)   # deeper than pytest's own clean-up of tmp_path reaches
+        remove_tree(tmp_path / "dest")
 
 
 def test_copy_refuses_more_files_than_the_bound(tmp_path):
