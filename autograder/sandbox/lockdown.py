@@ -30,9 +30,11 @@ fallback's plain start), it applies the same `Lockdown`, in this order:
    calls (keyctl, add_key, request_key: every uid's own keyrings outlive its processes, so a
    sandbox's uid would carry keys to the next student it is given to); io_uring (an SQPOLL ring's
    kernel thread runs on any CPU it names, outside the sandbox's affinity), userfaultfd,
-   perf_event_open, bpf and fanotify (open to unprivileged users since Linux 5.13; its marks sit
-   on the host's inodes, under every mount namespace): kernel attack surface the grader never
-   needs, all EPERM; and
+   perf_event_open, bpf, fanotify (open to unprivileged users since Linux 5.13) and inotify (the
+   marks and watches of both sit on the host's inodes, under every mount namespace: a watch on a
+   file every sandbox reads read-only, the standard library, would tell one student when another
+   student's code opens and reads it): kernel attack surface the grader never needs (nothing the
+   worker runs watches files), all EPERM; and
    sched_setaffinity, so nothing in the sandbox leaves its CPUs.
 
 Any step that does not take effect ends the worker (fail closed), but for the two a platform
@@ -65,16 +67,18 @@ _ARCHES = {
     "x86_64": (0xC000003E, {"clone": 56, "unshare": 272, "clone3": 435, "sched_setaffinity": 203,
                             "add_key": 248, "request_key": 249, "keyctl": 250, "io_uring_setup": 425,
                             "io_uring_enter": 426, "io_uring_register": 427, "userfaultfd": 323,
-                            "perf_event_open": 298, "bpf": 321, "fanotify_init": 300, "fanotify_mark": 301}),
+                            "perf_event_open": 298, "bpf": 321, "fanotify_init": 300, "fanotify_mark": 301,
+                            "inotify_init": 253, "inotify_init1": 294, "inotify_add_watch": 254}),
     "aarch64": (0xC00000B7, {"clone": 220, "unshare": 97, "clone3": 435, "sched_setaffinity": 122,
                              "add_key": 217, "request_key": 218, "keyctl": 219, "io_uring_setup": 425,
                              "io_uring_enter": 426, "io_uring_register": 427, "userfaultfd": 282,
-                             "perf_event_open": 241, "bpf": 280, "fanotify_init": 262, "fanotify_mark": 263}),
+                             "perf_event_open": 241, "bpf": 280, "fanotify_init": 262, "fanotify_mark": 263,
+                             "inotify_init1": 26, "inotify_add_watch": 27}),   # no inotify_init here
 }
 # Refused outright (EPERM): see step 8 above.
 REFUSED_CALLS = ("sched_setaffinity", "keyctl", "add_key", "request_key", "io_uring_setup",
                  "io_uring_enter", "io_uring_register", "userfaultfd", "perf_event_open", "bpf",
-                 "fanotify_init", "fanotify_mark")
+                 "fanotify_init", "fanotify_mark", "inotify_init", "inotify_init1", "inotify_add_watch")
 _KEYCTL_JOIN_SESSION_KEYRING = 1
 _X32_BIT = 0x40000000   # x86_64's x32 syscall numbers: another way to reach the same calls
 
@@ -286,7 +290,7 @@ def _filter_program(arch: int, numbers: dict[str, int]) -> bytes:
         (ld_w_abs, None, None, 0),                      # the syscall number
         (jge, "eperm", None, _X32_BIT),
         (jeq, "enosys", None, numbers["clone3"]),
-        *((jeq, "eperm", None, numbers[name]) for name in REFUSED_CALLS),
+        *((jeq, "eperm", None, numbers[name]) for name in REFUSED_CALLS if name in numbers),
         (jeq, "flags", None, numbers["unshare"]),
         (jeq, "flags", None, numbers["clone"]),
         (ret, None, None, allow),

@@ -203,3 +203,65 @@ def test_other_doors_to_the_kernel_stay_closed(sandbox):
     assert found["x32_keyctl"][1] == found["x32_io_uring_setup"][1] == errno.EPERM
     # An i386 call is not this filter's architecture: the worker is killed, never answered.
     assert box.call("codesign", "int80_keyctl").status != "ok"
+
+
+# inotify on a file every sandbox reads through its read-only view of the machine (the standard
+# library here): a watch sits on the host's inode, under every mount namespace, so one student's
+# sandbox would learn when and how often another student's code opens or reads it.
+INOTIFY_NR = {"x86_64": dict(inotify_init=253, inotify_init1=294, inotify_add_watch=254),
+              "aarch64": dict(inotify_init1=26, inotify_add_watch=27)}.get(platform.machine(), {})
+WATCHER = f"""
+import ctypes, os, numbers
+NR = {INOTIFY_NR!r}
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+_fd = []
+
+def _call(name, *args):
+    ctypes.set_errno(0)
+    return [int(libc.syscall(NR[name], *args)), ctypes.get_errno()]
+
+def watch():
+    found = {{}}
+    if "inotify_init" in NR:
+        found["inotify_init"] = _call("inotify_init")
+    found["inotify_init1"] = _call("inotify_init1", 0o4000)            # IN_NONBLOCK
+    fd = found["inotify_init1"][0]
+    if fd >= 0:
+        _fd.append(fd)
+        path = numbers.__file__.encode()
+        found["inotify_add_watch"] = _call("inotify_add_watch", fd, path, 0x1 | 0x20)   # IN_ACCESS | IN_OPEN
+    return found
+
+def seen():
+    if not _fd:
+        return 0
+    try:
+        return len(os.read(_fd[0], 65536))
+    except BlockingIOError:
+        return 0
+"""
+READER = """
+import numbers
+
+def read_shared():
+    with open(numbers.__file__, "rb") as handle:
+        return len(handle.read())
+"""
+
+
+@needs_bwrap
+def test_one_sandbox_cannot_watch_a_shared_file_for_another_students_reads(sandbox):
+    """Before: inotify_init1 and inotify_add_watch succeeded and the watcher saw the other
+    sandbox open and read the file; now both calls are refused and nothing is seen."""
+    watcher = sandbox({"codesign.py": WATCHER})
+    found = watcher.call("codesign", "watch").value
+    reader = sandbox({"codesign.py": READER})
+    assert reader.call("codesign", "read_shared").value > 0
+    assert watcher.call("codesign", "seen").value == 0
+    _assert_refused(found)
+
+
+@needs_rlimits
+def test_the_rlimits_fallback_refuses_inotify_too(sandbox):
+    _assert_refused(sandbox({"codesign.py": WATCHER}, isolation="rlimits").call("codesign", "watch").value)
