@@ -42,7 +42,7 @@ def _graded_notebook() -> nbformat.NotebookNode:
     choice = assignment.config.items_of("choice")[0]
     notebook = NotebookOutcome(status="ok", variables={choice.id: PAYLOAD}, cell_errors=(), output="", message="")
     explanation = grade_report([choice], assignment.answer_key, notebook, "handout.ipynb")[0].feedback_md
-    assert PAYLOAD.split(">")[0] in explanation or "onerror" in explanation   # the answer is quoted
+    assert PAYLOAD.split(">")[0] in explanation or "onerror" in explanation or "javascript:" in explanation   # quoted
 
     def meta(grade_id, solution, grade, points=1.0):
         return {"nbgrader": {"grade_id": grade_id, "solution": solution, "grade": grade, "locked": not solution,
@@ -180,3 +180,65 @@ def test_opening_the_page_requests_nothing_from_a_students_server(config, page, 
     from bs4 import BeautifulSoup
     sources = [img.get("src", "") for img in BeautifulSoup(html, "html.parser").find_all("img")]
     assert not [src for src in sources if src and not src.startswith("data:image/")], sources
+
+
+# MathJax typesets the page in the TA's browser after every cleaning: TeX a student wrote in a
+# free-text answer or printed as Markdown becomes elements there. Its TeX extensions can set links
+# (\href, \url), CSS (\style, \bbox), classes and ids (\class, \cssId), fonts (\unicode) and load
+# more extensions (\require).
+_TEX = ("$\\href{{javascript:{run}}}{{tex link}}$ $\\url{{javascript:{run}}}$ "
+        "$\\style{{cursor:url({base}/tex-cursor),auto; background:url({base}/tex-bg)}}{{styled}}$ "
+        "$\\bbox[border:1px solid red; background:url({base}/tex-bbox)]{{boxed}}$ "
+        "$\\class{{MJX-x}}{{\\cssId{{top}}{{classed}}}}$ $\\unicode[serif]{{x41}}$ $\\require{{HTML}}$ "
+        "$$\\frac{{a}}{{b}}$$")
+
+
+def _local_mathjax(html: str) -> str:
+    """The page as a browser offline would run it: its MathJax 2 (as the page asks for it, with
+    the page's config) from the copy jupyter_server_mathjax ships (2.7.9; the pages ask cdnjs for
+    2.7.7, whose combined config TeX-AMS_CHTML-full this copy lacks: TeX-AMS-MML_HTMLorMML-full
+    has the same TeX input)."""
+    import re
+
+    mathjax = pytest.importorskip("jupyter_server_mathjax")
+    local = (Path(mathjax.__file__).parent / "static" / "MathJax.js").as_uri()
+    found = re.findall(r'src="https://cdnjs\.cloudflare\.com/ajax/libs/mathjax/2\.7\.7/latest\.js\?config=([^"]*)"', html)
+    assert len(found) == 1, "the page loads MathJax 2.7.7 from cdnjs once"
+    config = found[0].replace("TeX-AMS_CHTML-full", "TeX-AMS-MML_HTMLorMML-full")
+    return html.replace(f'https://cdnjs.cloudflare.com/ajax/libs/mathjax/2.7.7/latest.js?config={found[0]}',
+                        f"{local}?config={config}")
+
+
+@pytest.mark.parametrize("page", ["feedback", "formgrade"])
+def test_tex_a_student_wrote_sets_no_link_style_or_class_when_mathjax_typesets_it(config, page, tmp_path,
+                                                                                  beacon_server, monkeypatch):
+    """Before: MathJax's Safe defaults kept \\style{cursor:url(...)} (a request to the student's
+    server whenever a TA's pointer crossed the formula) and file: links; now the pages' MathJax
+    sets no URL, style, class or id from TeX at all, and still typesets the formulas."""
+    from bs4 import BeautifulSoup
+
+    base, hits = beacon_server
+    run = "document.documentElement.setAttribute('data-pwned','tex')"
+    monkeypatch.setattr(sys.modules[__name__], "PAYLOAD", _TEX.format(run=run, base=base))
+    html = _local_mathjax((_feedback_html if page == "feedback" else _formgrade_html)(config))
+    path = tmp_path / f"{page}.html"
+    path.write_text(html, encoding="utf-8")
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        pytest.skip("chromium is not installed")
+    flags = [flag for flag in FLAGS if not flag.startswith(("--host-resolver-rules", "--virtual-time-budget"))]
+    done = subprocess.run([browser, *flags, "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+                           "--allow-file-access-from-files", "--virtual-time-budget=15000",
+                           f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", path.as_uri()],
+                          capture_output=True, text=True, timeout=180, check=True, start_new_session=True)
+    dom = done.stdout
+    soup = BeautifulSoup(dom, "html.parser")
+    typeset = soup.select(".MathJax_CHTML, .MathJax, .MathJax_Display, .mjx-chtml")
+    assert len(typeset) >= 8, "MathJax did not typeset the formulas: the test would prove nothing"
+    assert_inert(dom, page_handlers=FORMGRADE_HANDLERS if page == "formgrade" else ())
+    for element in typeset:
+        for inner in [element, *element.find_all(True)]:
+            assert "url(" not in inner.get("style", ""), inner
+            assert not inner.get("href"), inner   # no link at all from TeX: javascript:, file:, http:
+            assert inner.get("id") != "top" and "MJX-x" not in inner.get("class", []), inner
+    assert hits == []
