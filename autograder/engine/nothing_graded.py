@@ -45,6 +45,8 @@ def _unreadable(files: StudentFiles, name: str) -> str:
         if path.stat().st_size > READ_LIMIT:
             return ""
         data = json.loads(path.read_bytes())
+    except RecursionError:   # a student's JSON nested deeper than the parser recurses
+        return "not JSON: nested too deeply"
     except (OSError, ValueError) as err:
         return f"not JSON: {type(err).__name__}"
     if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
