@@ -52,7 +52,7 @@ def show_controls(text) -> str:
     """`text` for a terminal or a log: each control character (ESC sequences, BEL, line breaks) as
     a visible \\xNN escape. A student's folder name or message is text on the instructor's screen,
     never a command to their terminal (OSC 52 writes the clipboard) and never a forged line."""
-    return _TERMINAL_CONTROLS.sub(lambda match: f"\\x{ord(match.group()):02x}", str(text))
+    return _TERMINAL_CONTROLS.sub(lambda match: f"\\x{ord(match.group()):02x}", utf8_text(str(text)))
 
 
 def _plain(value):
@@ -66,9 +66,24 @@ def _plain(value):
     return value
 
 
+def utf8_text(text: str) -> str:
+    """`text` as valid UTF-8 text: a file name's bytes that are no UTF-8 (Python holds them as lone
+    surrogates, which no UTF-8 file can store) shown as \\xNN escapes."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogateescape" if _only_escaped_bytes(text) else "backslashreplace") \
+                   .decode("utf-8", "backslashreplace")
+
+
+def _only_escaped_bytes(text: str) -> bool:
+    return all(not 0xD800 <= ord(c) <= 0xDFFF or 0xDC80 <= ord(c) <= 0xDCFF for c in text)
+
+
 def csv_cell(value) -> str:
     """A grades.csv cell a spreadsheet shows as text: a leading formula character gets a `'`."""
-    text = strip_control_chars(str(value))   # first: a control character must not hide a formula
+    text = strip_control_chars(utf8_text(str(value)))   # first: a control character must not hide a formula
     return f"'{text}" if text.startswith(_FORMULA_STARTS) else text
 
 

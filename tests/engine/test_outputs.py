@@ -3,6 +3,7 @@
 import csv
 import io
 import json
+import os
 from dataclasses import replace
 
 import pytest
@@ -145,3 +146,14 @@ def test_streamed_grades_csv_skips_other_assignments_and_unreadable_files_and_se
     expected = grades_csv(config, [r for r in read_results(tmp_path) if r.assignment == config.assignment])
     assert (tmp_path / "grades.csv").read_text("utf-8") == expected
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []   # no spool or temporary left
+
+
+def test_a_name_with_bytes_that_are_no_utf8_is_a_readable_cell_and_line():
+    """A folder or file name's non-UTF-8 bytes (lone surrogates in Python) could not be written to a
+    UTF-8 CSV at all: they are shown as \\xNN escapes, in the CSV and on the terminal."""
+    from autograder.engine.outputs import csv_cell, show_controls
+
+    name = os.fsdecode(b"=caf\xe9\xff")
+    assert csv_cell(name) == "'=caf\\xe9\\xff"
+    assert show_controls(name + "\x1b[2J") == "=caf\\xe9\\xff\\x1b[2J"
+    assert csv_cell("lone \ud800 surrogate").encode("utf-8")

@@ -285,3 +285,21 @@ def test_a_huge_sparse_file_is_left_out_unread(tmp_path):
     flags = copy_submission(read(folder), tmp_path / "out", CopyRules())
     assert [(f.file, f.outcome) for f in flags] == [("weights.npy", FILE_LEFT_OUT)]
     assert not (tmp_path / "out" / "weights.npy").exists()
+
+
+def test_file_names_that_are_not_utf8_are_listed_not_a_crash(tmp_path):
+    """A student's folder holds a link named with bytes that are no UTF-8 (any bytes but '/' make a
+    file name): before, writing the instructor's list stopped with UnicodeEncodeError, and the
+    collect of everyone with it; now the row names the file with the bytes escaped."""
+    from autograder.nbgrader_bridge.flagged import read_rows, write_collect_flags
+
+    folder = handed_in(tmp_path / "inbound")
+    odd = os.fsdecode(b"caf\xe9\xff.py")
+    (folder / odd).symlink_to(tmp_path)
+    give(folder, STUDENT)
+    flags = copy_submission(read(folder), tmp_path / "out", CopyRules())
+    assert [f.file for f in flags] == [odd]
+    listed = tmp_path / "collect_flagged" / f"{ASSIGNMENT}.csv"
+    write_collect_flags(listed, flags)
+    (row,) = read_rows(listed)
+    assert row["file"] == "caf\\xe9\\xff.py" and row["outcome"] == FILE_LEFT_OUT
