@@ -6,6 +6,10 @@ On a shared machine any test that grades may meet that refusal. Such a test is r
 skipped, with the grader's own message as the reason, whether the refusal was raised in the
 test's process or printed by a command the test ran (and shown in the assertion's message).
 Nothing is retried here: the same fixtures may not allow a second run; run the test again.
+
+A test that exists to check the grader does NOT call something an overload is marked
+`overload_is_a_failure`: the refusal is then its failure, never a skip (a skip would pass it
+exactly when the grader is wrong); such a test retries a busy machine's refusals itself.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 import pytest
 
 MARK = "machine overloaded"
+NOT_A_SKIP = "overload_is_a_failure"
 
 
 def overloaded_reason(text: str) -> str | None:
@@ -29,6 +34,8 @@ def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
     if call.when != "call" or not report.failed or call.excinfo is None:
+        return
+    if item.get_closest_marker(NOT_A_SKIP) is not None:
         return
     from autograder.sandbox import MachineOverloaded
 

@@ -6,7 +6,9 @@ A hidden-test package `autograder/<name>/` provides two functions:
 answer depends on the student's machine may have a MeasuredKey or DerivedKey, see
 autograder.engine.answer_checks); an assignment with per-student variants
 (solutions/<name>/variants.py, see autograder.engine.variants) has `answer_key(params=None)`,
-the keys of one variant (None: the lecture's own), and optionally
+the keys of one variant (None: the lecture's own), optionally `key_checks()`: the keys that are
+checks rather than values (MeasuredKey, DerivedKey), the same in every variant, so that the other
+keys can be computed once and stored for every process (autograder.engine.key_cache), and optionally
 `sandbox_factories() -> ("module:Class.method", ...)`: the only callables the sandbox may use
 to rebuild an argument that is not plain data (see autograder.sandbox.codec.Rebuilt).
 Adding an assignment is one more such package; the engine does not change.
@@ -85,7 +87,7 @@ def load_assignment(name: str) -> Assignment:
     if config.student_module is None and function_items:
         raise ConfigError(f"{name}: function items need a .py file in student_files")
 
-    key = _checked_key(config, package.answer_key() if config.items_of(*KEYED_KINDS) else {})
+    key = _checked_key(config, _stored_key(name, package, None) if config.items_of(*KEYED_KINDS) else {})
     if answered_without_notebook(config):
         raise ConfigError(f"{name}: report items need a .ipynb file in student_files")
     factories = tuple(getattr(package, "sandbox_factories", tuple)())
@@ -110,7 +112,20 @@ def _variant_key(name: str, params_json: str) -> Mapping[str, Any]:
     package, config = _package(name), load_assignment(name).config
     if not config.items_of(*KEYED_KINDS):
         return {}
-    return _checked_key(config, package.answer_key(json.loads(params_json)))
+    return _checked_key(config, _stored_key(name, package, params_json))
+
+
+def _stored_key(name: str, package, params_json: str | None) -> Mapping[str, Any]:
+    """The package's key for these parameters (None: its default), computed once for every process
+    (key_cache.py); `key_checks()`, where the package has it, gives the keys that are checks."""
+    import json
+
+    from autograder.engine.key_cache import cached_key
+
+    def compute():
+        return package.answer_key() if params_json is None else package.answer_key(json.loads(params_json))
+
+    return cached_key(name, params_json, compute, getattr(package, "key_checks", None))
 
 
 def _checked_key(config: GradingConfig, raw: Mapping[str, Any]) -> dict[str, Any]:

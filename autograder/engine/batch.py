@@ -48,6 +48,7 @@ class BatchReport:
     seconds: float
     quotas: str = ""  # how this run bounded each sandbox's memory, processes and CPU (cgroups.py)
     placement: str = ""  # why sandboxes were not placed on CPUs of their own ("" where they were)
+    missing_quotas: str = ""  # what a run without a cgroup per sandbox lacked, and how to get it (cgroups.py)
 
 
 def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1, force: bool = False,
@@ -122,13 +123,14 @@ def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1,
         _grade_in_workers(assignment, pending, limits, isolation, jobs, on_start, len(skipped), finish, ids)
 
     rows = gradebook(out, config)
-    from autograder.sandbox.cgroups import backend as quota_backend   # (lazily: see forkserver_client.py)
+    from autograder.sandbox.cgroups import backend as quota_backend, missing_quotas   # (lazily: see forkserver_client.py)
     from autograder.sandbox import placement   # (lazily, as above)
     return BatchReport(config.assignment, rows, tuple(sorted(graded)), tuple(skipped),
                        tuple(sorted(failed)), isolation, round(time.perf_counter() - started, 3),
                        quota_backend().name,
                        # a cluster's workers place on their own machines
-                       placement=(placement.problem(limits.cpu_share) or "") if scheduler is None and pending else "")
+                       placement=(placement.problem(limits.cpu_share) or "") if scheduler is None and pending else "",
+                       missing_quotas=(missing_quotas() or "") if scheduler is None and pending else "")
 
 
 def gradebook(out: Path, config: GradingConfig) -> tuple[GradebookRow, ...]:

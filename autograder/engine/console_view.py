@@ -181,6 +181,8 @@ def print_summary(report: BatchReport, out_dir, stream: TextIO = sys.stdout, wid
                   "(grades.csv, feedback/, results/)")
     if report.placement:
         console.print(escape(f"CPU placement off (sandboxes may crowd each other's CPUs): {report.placement}"))
+    if report.missing_quotas:
+        console.print(escape(report.missing_quotas), soft_wrap=True)   # one line, to grep or copy
     if report.isolation != "bubblewrap":
         Console(file=sys.stderr).print(f"[bold red]{escape(NOT_ISOLATED_WARNING)}[/bold red]")
 

@@ -4,6 +4,7 @@ The engine (autograder.engine) loads this package by the assignment's name and a
 - `function_suites()`: item id -> Suite (cases + hypothesis properties) for every function item;
 - `answer_key(params=None)`: item id -> key for every number / choice item of the report, for one
   student's parameters (solutions/lec01_codesign/variants.py; None = the lecture's own);
+- `key_checks()`: the keys among those that are checks of the student's own measurements;
 - `sandbox_factories()`: the factories that rebuild its non-plain arguments in the sandbox.
 Expected values are computed here, in the trusted process, by `solutions.lec01_codesign`.
 """
@@ -36,10 +37,16 @@ def function_suites() -> Mapping[str, Suite]:
 def answer_key(params: Mapping | None = None) -> Mapping[str, object]:
     """The reference's keys for `params` (cached per parameter set by the reference), and the keys of
     the measurement items (checks, not numbers: the same in every variant)."""
-    from autograder.lec01_codesign.measurement import measurement_keys
     from solutions.lec01_codesign.answers import answer_key as key
 
-    return {**key(params), **measurement_keys()}
+    return {**key(params), **key_checks()}
+
+
+def key_checks() -> Mapping[str, object]:
+    """The measurement items' keys: checks of the student's own timings, not stored numbers."""
+    from autograder.lec01_codesign.measurement import measurement_keys
+
+    return measurement_keys()
 
 
 def sandbox_factories() -> tuple[str, ...]:

@@ -4,10 +4,50 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import fallback_in_machine
 import pytest
 from sandbox_helpers import BWRAP_MISSING, FAST, wait_for_fork_server, write_files
 
-from autograder.sandbox import Limits, Sandbox
+from autograder.sandbox import Limits, Sandbox, rlimits_problem
+
+
+# The rlimits fallback's tests run where it works: here, or in the machine (fallback_in_machine.py).
+# Planned once the selection is final (after -k, -m and deselection), so only selected tests run.
+def pytest_collection_finish(session):
+    where = fallback_in_machine.where_to_run()
+    if where == "machine":
+        session.config.fallback_machine_runs = fallback_in_machine.MachineRuns(session.config)
+        session.config.fallback_machine_runs.plan(session.items)
+    elif where is None:
+        for item in session.items:
+            if fallback_in_machine.marked(item):
+                item.add_marker(pytest.mark.skip(reason=fallback_in_machine.skip_reason()))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item, nextitem):
+    runs = getattr(item.config, "fallback_machine_runs", None)
+    if runs is not None and fallback_in_machine.marked(item):
+        return runs.run_protocol(item, nextitem)
+    return None
+
+
+def pytest_runtest_setup(item):
+    if fallback_in_machine.inside_machine() and fallback_in_machine.marked(item) and rlimits_problem():
+        pytest.fail(f"the fallback refuses even in the machine made for it: {rlimits_problem()}")
+
+
+def pytest_runtest_logreport(report):
+    if fallback_in_machine.inside_machine():
+        fallback_in_machine.record(_config, report)
+
+
+def pytest_configure(config):
+    global _config
+    _config = config
+
+
+_config = None
 
 
 @pytest.fixture

@@ -17,10 +17,10 @@ from autograder.sandbox import Limits, rlimits_problem
 BWRAP_MISSING = shutil.which("bwrap") is None
 needs_bwrap = pytest.mark.skipif(BWRAP_MISSING, reason="bubblewrap (bwrap) is not installed")
 # The explicit rlimits fallback refuses where it cannot keep the project private (here: Python
-# under a 0700 /root); its tests then run inside tests/rlimits_machine.py's machine instead
-# (test_sandbox_isolation_rlimits.py).
+# under a 0700 /root); the tests marked so then run inside tests/rlimits_machine.py's machine and
+# report here (fallback_in_machine.py).
 RLIMITS_PROBLEM = rlimits_problem()
-needs_rlimits = pytest.mark.skipif(RLIMITS_PROBLEM is not None, reason=f"the fallback refuses here: {RLIMITS_PROBLEM}")
+needs_rlimits = pytest.mark.needs_rlimits_fallback
 # Short limits keep the hostile cases fast; the defaults are exercised by the happy paths.
 FAST = Limits(call_timeout=2.0, import_timeout=3.0, cell_timeout=1.0, notebook_timeout=6.0,
               max_processes=24)

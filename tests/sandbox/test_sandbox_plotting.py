@@ -8,10 +8,9 @@ import hashlib
 from dataclasses import replace
 
 import pytest
-from sandbox_helpers import FAST, notebook_json
+from sandbox_helpers import FAST, needs_rlimits, notebook_json
 
 from autograder.sandbox import forkserver_client, plotting
-from autograder.sandbox.launcher import rlimits_problem
 
 CODESIGN = {"codesign.py": "calls = 0\n\ndef bump():\n    global calls\n    calls += 1\n    return calls\n"}
 PROBE = (
@@ -45,12 +44,10 @@ def _digest(path):
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-@pytest.mark.parametrize("isolation", ["bubblewrap", "rlimits"])
+@pytest.mark.parametrize("isolation", ["bubblewrap", pytest.param("rlimits", marks=needs_rlimits)])
 def test_the_notebook_reads_the_shared_font_list_and_cannot_change_it(sandbox, enabled, worker_start, isolation):
     """Does the sandbox's matplotlib find the grader's font list (no rebuild), and does a
     submission that overwrites it leave the shared file (the next student's) unchanged?"""
-    if isolation == "rlimits" and rlimits_problem() is not None:
-        pytest.skip(f"the rlimits fallback refuses here: {rlimits_problem()}")
     if isolation == "rlimits" and worker_start == "forked":
         pytest.skip("only bubblewrap's workers are forked from the fork server")
     plotting.ENABLED = True

@@ -2,8 +2,8 @@
 of its own, still safe for the grader and unable to read the project.
 
 Where the fallback refuses on this machine (an interpreter under a 0700 /root, a world-readable
-project), the tests that need a working fallback skip here and run inside the machine
-tests/rlimits_machine.py makes (test_sandbox_isolation_rlimits.py starts them there)."""
+project), the tests that need a working fallback run inside the machine tests/rlimits_machine.py
+makes and report here (fallback_in_machine.py)."""
 
 from __future__ import annotations
 
