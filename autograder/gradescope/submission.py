@@ -7,10 +7,12 @@ shallowest match wins) and copied, never linked: the engine ignores symlinks, an
 folder must not change while it is graded.
 """
 
+import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from autograder.engine.locate import MAX_STUDENT_FILE_BYTES
 from autograder.sandbox.workdir import MAX_DEPTH, MAX_ENTRIES, SubmissionTooLarge, bounded_walk
 
 # Folders an upload may carry that never hold the student's work.
@@ -52,6 +54,17 @@ def _files_by_name(upload: Path, student_files: tuple[str, ...]) -> dict[str, li
     return found
 
 
+def _copy_unless_oversized(source: Path, target: Path) -> None:
+    """A copy; a file beyond what the engine reads is laid out by its size only (sparse, never
+    read): a sparse upload of terabytes would otherwise fill the disk and the grading time."""
+    size = os.lstat(source).st_size
+    if size > MAX_STUDENT_FILE_BYTES:
+        with open(target, "wb") as handle:
+            handle.truncate(size)   # the engine says it is too large, from its size
+    else:
+        shutil.copyfile(source, target, follow_symlinks=False)
+
+
 def collect_submission(upload: Path, student_files: tuple[str, ...], dest: Path) -> CollectedFiles:
     """Copy each of `student_files` found in `upload` into `dest` (created). UploadTooLarge for
     an upload of more than MAX_ENTRIES files and folders, or folders nested past MAX_DEPTH."""
@@ -65,7 +78,7 @@ def collect_submission(upload: Path, student_files: tuple[str, ...], dest: Path)
         if not matches:
             missing.append(name)
             continue
-        shutil.copyfile(upload / matches[0], dest / name, follow_symlinks=False)
+        _copy_unless_oversized(upload / matches[0], dest / name)
         found[name] = matches[0].as_posix()
     return CollectedFiles(found, tuple(missing))
 

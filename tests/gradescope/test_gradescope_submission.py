@@ -136,3 +136,20 @@ def test_an_upload_at_the_bounds_is_collected(tmp_path):
         (upload / f"{index}.txt").touch()
     got = collect_submission(upload, FILES, tmp_path / "dest")
     assert got.found == {"codesign.py": "/".join(["d"] * MAX_DEPTH + ["codesign.py"])}
+
+
+def test_an_oversized_file_in_the_upload_is_not_read_or_copied(tmp_path):
+    """A sparse codesign.py of terabytes costs the student nothing to upload: before, collect copied
+    it byte by byte (filling the container's disk, or the grading time); now an oversized file is
+    laid out by its size only (sparse, nothing read) and the engine says it is too large, as it
+    does for any folder."""
+    from autograder.engine.locate import MAX_STUDENT_FILE_BYTES
+
+    upload = tmp_path / "upload"
+    upload.mkdir()
+    with open(upload / "codesign.py", "wb") as handle:
+        handle.truncate(MAX_STUDENT_FILE_BYTES + 1)
+    got = collect_submission(upload, FILES, tmp_path / "dest")
+    copied = (tmp_path / "dest" / "codesign.py").stat()
+    assert got.found == {"codesign.py": "codesign.py"}
+    assert copied.st_size == MAX_STUDENT_FILE_BYTES + 1 and copied.st_blocks == 0
