@@ -26,6 +26,8 @@ TEST_ROOT = Path("/srv/cs349e-hub-test")  # readable by every user (unlike pytes
 ENV = Path("/opt/cs349e-hub/test-env")
 ASSIGNMENT = "lec01_codesign"
 
+from browser import CHROMIUM  # noqa: E402
+
 sys.path.insert(0, str(DEPLOY))
 from hub_courses import Hub, load_hub  # noqa: E402
 
@@ -34,7 +36,9 @@ def missing_requirements() -> str | None:
     """Why this machine cannot run the hub test (None: it can)."""
     if os.geteuid() != 0:
         return "needs root (creates system users and runs the hub as root, as on a course server)"
-    for tool in ("/usr/bin/chromium", "/usr/bin/python3", "/usr/sbin/useradd"):
+    if CHROMIUM is None:
+        return "chromium is not installed (apt-get install -y chromium; .ci/run installs it)"
+    for tool in ("/usr/bin/python3", "/usr/sbin/useradd"):
         if not Path(tool).exists():
             return f"{tool} is not installed"
     if shutil.which("configurable-http-proxy") is None:

@@ -186,7 +186,7 @@ def test_a_course_on_the_hub_in_a_browser(hub, tmp_path):
     hub.as_grader(COURSE, "nbgrader", "release_assignment", ASSIGNMENT, "--force")
 
     with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=B.CHROMIUM, args=B.CHROMIUM_ARGS)
+        chromium = p.chromium.launch(executable_path=B.CHROMIUM, args=list(B.CHROMIUM_FLAGS))
         try:
             pages = {}
             for user in ("alice", "bob"):
