@@ -10,8 +10,12 @@ from pathlib import Path
 
 import pytest
 
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+# Debian's Chromium (the tests that drive it through Playwright pass it as executable_path), and
+# the flags every test starts it with: as root in a container, nothing fetched in the background.
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMIUM_FLAGS = ("--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync")
+FLAGS = ("--headless", *CHROMIUM_FLAGS, "--disable-quic",
          "--host-resolver-rules=MAP * ~NOTFOUND",  # offline: a page's CDN scripts never load
          "--virtual-time-budget=3000")   # let onerror/onload handlers and timers fire before the dump
 
@@ -29,10 +33,9 @@ NAME_PAYLOAD = f"<img src=x onerror={_RUN.format('name').replace(' ', '')}>"
 
 def dump_dom(page: Path, profile: Path) -> str:
     """The page's DOM after it loaded and its scripts ran (file:// URL, offline)."""
-    browser = shutil.which("chromium") or shutil.which("chromium-browser")
-    if browser is None:
+    if CHROMIUM is None:
         pytest.skip("chromium is not installed (apt-get install -y chromium; .ci/run installs it)")
-    done = subprocess.run([browser, *FLAGS, f"--user-data-dir={profile}", "--dump-dom", page.as_uri()],
+    done = subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--dump-dom", page.as_uri()],
                           capture_output=True, text=True, timeout=120, check=True, start_new_session=True)
     return done.stdout
 

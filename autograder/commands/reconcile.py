@@ -63,7 +63,8 @@ def run(args) -> int:
             unpinned[student] = str(err).removeprefix(f"{student}: ")
     auto_items = [item.id for item in config.items_of(*AUTOMATIC_KINDS)]
     comparable = {student: cells for student, cells in nbgrader.items() if student not in unpinned}
-    lines = [d.line() for d in disagreements(comparable, pinned, auto_items)]
+    missing = {student: entry.get("missing", ()) for student, entry in store.manifest.items()}
+    lines = [d.line() for d in disagreements(comparable, pinned, auto_items, missing)]
     lines += [f"{student}: no trusted pinned result: {reason}" for student, reason in unpinned.items()]
     for line in sorted(lines):
         print(line)

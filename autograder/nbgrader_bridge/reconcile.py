@@ -48,9 +48,11 @@ class StudentDisagreement:
 
 
 def disagreements(nbgrader: Mapping[str, Mapping[str, CellScore]], trusted: Mapping[str, SubmissionResult],
-                  auto_items: Iterable[str]) -> list[StudentDisagreement]:
-    """Every student (of either side) whose automatic item scores differ, sorted by student."""
+                  auto_items: Iterable[str], missing: Mapping[str, Iterable[str]] | None = None) -> list[StudentDisagreement]:
+    """Every student (of either side) whose automatic item scores differ, sorted by student;
+    `missing`: student -> the graded files their pinned snapshot lacks."""
     auto_items = tuple(auto_items)
+    missing = missing or {}
     found = []
     for student in sorted(set(nbgrader) | set(trusted)):
         cells = nbgrader.get(student, {})
@@ -64,8 +66,15 @@ def disagreements(nbgrader: Mapping[str, Mapping[str, CellScore]], trusted: Mapp
         trusted_scores = {item.id: item.score for item in result.items}
         trusted_total = math.fsum(trusted_scores.get(item, 0.0) for item in auto_items)
         if all(score is None for score in nb_scores.values()):
-            note = ("not in nbgrader's gradebook (not autograded yet?)" if not cells
-                    else "nbgrader has no automatic score for any item (its autograde failed?)")
+            notebooks = sorted(name for name in missing.get(student, ()) if name.endswith(".ipynb"))
+            if cells:
+                note = "nbgrader has no automatic score for any item (its autograde failed?)"
+            elif notebooks:
+                # nbgrader autograde stops at "No notebooks were matched" and records nothing.
+                note = (f"not in nbgrader's gradebook: handed in without {', '.join(notebooks)}, which nbgrader "
+                        "autograde needs to grade a submission at all")
+            else:
+                note = "not in nbgrader's gradebook (not autograded yet?)"
             found.append(StudentDisagreement(student, nb_total, trusted_total, (), note))
             continue
         items = tuple(ItemDisagreement(item, nb_scores[item], trusted_scores.get(item))

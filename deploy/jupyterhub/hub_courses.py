@@ -28,6 +28,8 @@ class Course:
     instructors: tuple[str, ...]
     tas: tuple[str, ...]
     students: tuple[str, ...]
+    # student -> (first name, last name), as formgrader and the gradebook show them
+    names: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     @property
     def home(self) -> Path:
@@ -74,6 +76,28 @@ def _names(table: dict, key: str, where: str) -> tuple[str, ...]:
     return tuple(_name(v, f"{where}.{key}") for v in values)
 
 
+def _person(value, what: str) -> str:
+    if not isinstance(value, str) or not value.strip() or len(value) > 64 or not value.isprintable():
+        raise CoursesError(f"{what}: {value!r} is not a name (printable text, at most 64 characters)")
+    return value.strip()
+
+
+def _student_names(table: dict, students: tuple[str, ...], where: str) -> dict[str, tuple[str, str]]:
+    """[course.names]: `alice = { first = "晓雯", last = "李" }` for each student who has one."""
+    names = table.get("names", {})
+    if not isinstance(names, dict):
+        raise CoursesError(f"{where}: names must be a table of student = {{ first = ..., last = ... }}")
+    out = {}
+    for student, name in names.items():
+        if student not in students:
+            raise CoursesError(f"{where}.names: {student!r} is not one of the course's students")
+        if not isinstance(name, dict) or set(name) != {"first", "last"}:
+            raise CoursesError(f"{where}.names.{student}: give {{ first = ..., last = ... }}")
+        out[student] = (_person(name["first"], f"{where}.names.{student}.first"),
+                        _person(name["last"], f"{where}.names.{student}.last"))
+    return out
+
+
 def load_hub(path: str | Path) -> Hub:
     path = Path(path)
     try:
@@ -86,9 +110,11 @@ def load_hub(path: str | Path) -> Hub:
         port = table.get("port")
         if not isinstance(port, int) or not 1024 <= port <= 65535:
             raise CoursesError(f"{where}: port must be a number from 1024 to 65535, not {port!r}")
+        students = _names(table, "students", where)
         courses.append(Course(id=_name(table.get("id"), f"{where}.id"), grader=_name(table.get("grader"), f"{where}.grader"),
                               port=port, instructors=_names(table, "instructors", where),
-                              tas=_names(table, "tas", where), students=_names(table, "students", where)))
+                              tas=_names(table, "tas", where), students=students,
+                              names=_student_names(table, students, where)))
     if not courses:
         raise CoursesError(f"{path}: no [[course]] table")
     for key in ("id", "grader", "port"):

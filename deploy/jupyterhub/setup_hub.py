@@ -10,11 +10,14 @@ deploy/jupyterhub/courses.toml` from the kit's folder (docs/jupyterhub.md). Safe
 4. Each course folder: a copy of the kit owned by the grader user in a home nobody else can enter
    (solutions/ and autograder/ stay closed to students), with the hub's settings appended to its
    nbgrader_config.py. An existing course folder is left as it is (it holds the gradebook).
+5. Each course's students in its gradebook, with the names courses.toml gives (formgrader lists
+   them by name), through nbgrader's own `nbgrader db student import` of the course's students.csv.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import hashlib
 import os
 import pwd
@@ -27,11 +30,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hub_courses import CoursesError, Hub, load_hub  # noqa: E402
 
 KIT = Path(__file__).resolve().parents[2]
-# What a course folder does not need from the kit's folder.
-_NOT_COPIED = shutil.ignore_patterns(".git", ".venv", "venv", "tests", "benchmarks", "__pycache__", "*.pyc",
-                                     ".pytest_cache", ".hypothesis", "release", "submitted", "autograded",
-                                     "feedback", "gradebook.db", ".pinned_results", "released_solutions",
-                                     "downloaded", "node_modules")
+# What a course folder does not need from the kit's folder: anywhere in it, caches and
+# environments; at its top, the tests and a course's own data (nbgrader's folders, the gradebook).
+# Only at the top: the kit keeps a `feedback` template among its own modules.
+_NOT_COPIED_ANYWHERE = shutil.ignore_patterns(".git", ".venv", "venv", "__pycache__", "*.pyc", ".pytest_cache",
+                                              ".hypothesis", "node_modules")
+_NOT_COPIED_AT_TOP = {"tests", "benchmarks", "release", "submitted", "autograded", "feedback", "gradebook.db",
+                      ".pinned_results", "released_solutions", "downloaded", "artifacts"}
+
+
+def not_copied(folder: str, names: list[str]) -> set[str]:
+    """shutil.copytree's `ignore`: the names in `folder` the course folder does not get."""
+    ignored = set(_NOT_COPIED_ANYWHERE(folder, names))
+    if Path(folder).resolve() == KIT:
+        ignored |= _NOT_COPIED_AT_TOP & set(names)
+    return ignored
 
 GLOBAL_NBGRADER_CONFIG = '''\
 # nbgrader's settings for every user of this hub (written by deploy/jupyterhub/setup_hub.py).
@@ -41,6 +54,9 @@ c.Exchange.root = {exchange!r}
 # fetch from, submit to or collect from which.
 c.Exchange.path_includes_course = True
 c.Authenticator.plugin_class = "nbgrader.auth.JupyterHubAuthPlugin"
+# A submission without one of the released notebooks (deleted or renamed) is refused with
+# nbgrader's message naming it, instead of reaching the instructor without its answers.
+c.ExchangeSubmit.strict = True
 '''
 
 COURSE_HUB_SETTINGS = '''
@@ -54,6 +70,8 @@ c.Authenticator.plugin_class = "nbgrader.auth.JupyterHubAuthPlugin"
 # formgrader's "autograde" button pregrades a student first (the kit's autograde requires it).
 c.LoadPinnedResult.pregrade_missing = True
 '''
+
+STUDENTS_CSV = "students.csv"
 
 
 def env_key() -> str:
@@ -133,11 +151,40 @@ def make_course(hub: Hub) -> None:
         if course.root.exists():
             print(f"course {course.id}: {course.root} exists, left as it is")
             continue
-        shutil.copytree(KIT, course.root, ignore=_NOT_COPIED, symlinks=False)
+        shutil.copytree(KIT, course.root, ignore=not_copied, symlinks=False)
         with open(course.root / "nbgrader_config.py", "a", encoding="utf-8") as config:
             config.write(COURSE_HUB_SETTINGS.format(course_id=course.id, exchange=str(hub.exchange)))
         subprocess.run(["chown", "-R", f"{owner.pw_uid}:{owner.pw_gid}", str(course.home)], check=True)
         print(f"course {course.id}: {course.root} (owner {course.grader})")
+
+
+def as_grader(hub: Hub, course, *command: str) -> None:
+    """A command in the course folder as its grader user, from the shared environment."""
+    env = {"PATH": f"{hub.hub_env / 'bin'}:/usr/bin:/bin", "HOME": str(course.home), "LANG": "C.UTF-8"}
+    runuser = shutil.which("runuser") or "/usr/sbin/runuser"   # util-linux's, found before PATH changes
+    subprocess.run([runuser, "-u", course.grader, "--", *command], cwd=course.root, env=env, check=True,
+                   stdout=subprocess.DEVNULL)
+
+
+def add_students(hub: Hub) -> None:
+    """The course's students in its gradebook with the names courses.toml gives (it is the roster:
+    a student it names without one has no name in the gradebook either)."""
+    for course in hub.courses:
+        path = course.root / STUDENTS_CSV
+        with open(path, "w", newline="", encoding="utf-8") as f:
+            writer = csv.writer(f)
+            writer.writerow(["id", "first_name", "last_name"])
+            for student in course.students:
+                writer.writerow([student, *course.names.get(student, ("", ""))])
+        owner = pwd.getpwnam(course.grader)
+        os.chown(path, owner.pw_uid, owner.pw_gid)
+        # The hub need not run yet: its groups come from courses.toml (jupyterhub_config.py), so
+        # nbgrader's JupyterHub plugin, which would add each student to the group through the hub's
+        # API, is not used for the import.
+        as_grader(hub, course, "nbgrader", "db", "student", "import", STUDENTS_CSV,
+                  "--Authenticator.plugin_class=nbgrader.auth.NoAuthPlugin")
+        print(f"course {course.id}: {len(course.students)} student(s) in the gradebook, "
+              f"{len(course.names)} with a name")
 
 
 def main(argv=None) -> int:
@@ -157,6 +204,7 @@ def main(argv=None) -> int:
         write_global_config(hub)
         make_exchange(hub)
         make_course(hub)
+        add_students(hub)
     except (CoursesError, subprocess.CalledProcessError, OSError) as err:
         print(f"setup_hub: {err}", file=sys.stderr)
         return 1

@@ -7,9 +7,8 @@ import re
 import time
 from pathlib import Path
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
+from browser import CHROMIUM, CHROMIUM_FLAGS  # noqa: F401  (the one place they are set)
+
 SLOW = 180_000  # ms: a JupyterLab starting or nbgrader validating on a busy 2-core machine
 
 

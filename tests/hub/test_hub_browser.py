@@ -2,9 +2,10 @@
 127.0.0.1 set up by deploy/jupyterhub/setup_hub.py, system users logged in with PAM, each user's
 JupyterLab running as that user, the course's formgrader as a hub service of its grader user.
 
+The hub is set up, started and lecture 1 released with docs/jupyterhub.md's commands as written.
 Students fetch lecture 1 in JupyterLab's Assignments panel, leave STUDENT_ID empty, type one
-function and one report answer, upload the rest, validate and submit (alice twice, bob after the
-due date). The instructor collects and clicks "autograde" in formgrader (which pregrades first);
+function and one report answer, upload the rest, validate and submit (alice twice, after a submit
+without the notebook is refused; bob after the due date). formgrader lists them by their names. The instructor collects and clicks "autograde" in formgrader (which pregrades first);
 the TA scores q20 in manual grading; feedback is generated and released from formgrader and the
 students fetch it. `nbgrader export` must equal the trusted grader's automatic points plus the
 TA's points, with the late penalty on bob. Screenshots of every step: artifacts/hub/.
@@ -29,7 +30,7 @@ from autograder.engine.lateness import load_policy, penalty_points, submission_t
 from autograder.engine.outputs import read_result, results_path
 from autograder.engine.registry import load_config
 from autograder.engine.vocabulary import AUTOMATIC_KINDS
-from hub_machine import ASSIGNMENT, ENV, KIT
+from hub_machine import ASSIGNMENT, DOCUMENTED_ENV, KIT, NAMES
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
@@ -132,6 +133,19 @@ def validate(page, shots, user) -> str:
     return text
 
 
+def submit_refused(page, shots, user) -> str:
+    """Submit, which nbgrader refuses: the text of the dialog that says why."""
+    panel = B.open_assignments(page)
+    panel.locator(f"#fetched_assignments_list .list_item:has-text('{ASSIGNMENT}') button:has-text('Submit')").first.click()
+    dialog = page.locator(".jp-Dialog:has-text('not submitted')")
+    dialog.wait_for()
+    text = dialog.inner_text()
+    shots(page, f"{user} refused submit without the notebook")
+    dialog.locator("button").last.click()
+    dialog.wait_for(state="detached")
+    return text
+
+
 def submit(page, shots, user, n: int) -> None:
     panel = B.open_assignments(page)
     panel.locator(f"#fetched_assignments_list .list_item:has-text('{ASSIGNMENT}') button:has-text('Submit')").first.click()
@@ -180,13 +194,12 @@ def test_a_course_on_the_hub_in_a_browser(hub, tmp_path):
     files = [shutil.copy(f, staged / f.name) for f in typed["files"]]
     files = [Path(f) for f in files]
 
-    # The instructor releases lecture 1 (docs/jupyterhub.md, "Release").
-    hub.as_grader(COURSE, "nbgrader", "generate_assignment", ASSIGNMENT, "--force")
-    hub.as_grader(COURSE, "nbgrader", "db", "assignment", "add", ASSIGNMENT, "--duedate=2099-01-31T23:59:00+08:00")
-    hub.as_grader(COURSE, "nbgrader", "release_assignment", ASSIGNMENT, "--force")
+    # The instructor releases lecture 1: docs/jupyterhub.md's "Release", as written.
+    hub.run_doc_step("Release", DOCUMENTED_ENV)
+    assert (hub.hub.exchange / COURSE / "outbound" / ASSIGNMENT / "handout.ipynb").is_file()
 
     with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=B.CHROMIUM, args=B.CHROMIUM_ARGS)
+        chromium = p.chromium.launch(executable_path=B.CHROMIUM, args=list(B.CHROMIUM_FLAGS))
         try:
             pages = {}
             for user in ("alice", "bob"):
@@ -206,6 +219,14 @@ def test_a_course_on_the_hub_in_a_browser(hub, tmp_path):
 
             verdict = validate(pages["alice"], shots, "alice")
             assert "Success" in verdict or "passed" in verdict.lower(), verdict
+            # Submitting without the notebook (renamed, as JupyterLab's file browser does) is refused,
+            # naming it; nothing reaches the exchange and the files stay.
+            renamed = home / "handout-Copy1.ipynb"
+            (home / "handout.ipynb").rename(renamed)
+            refused = submit_refused(pages["alice"], shots, "alice")
+            assert "not submitted" in refused and "handout.ipynb: MISSING" in refused, refused
+            assert not list((hub.hub.exchange / COURSE / "inbound").glob(f"alice+{ASSIGNMENT}+*"))
+            renamed.rename(home / "handout.ipynb")
             submit(pages["alice"], shots, "alice", 1)
             time.sleep(1.1)  # nbgrader's submissions are told apart by their second
             submit(pages["alice"], shots, "alice", 2)
@@ -232,6 +253,12 @@ def test_a_course_on_the_hub_in_a_browser(hub, tmp_path):
             teacher.goto(formgrader(hub.url, f"/manage_submissions/{ASSIGNMENT}"))
             teacher.wait_for_selector("tr:has-text('bob') td.autograde")
             shots(teacher, "formgrader submissions autograded")
+            # Each student by the name on the course's roster (courses.toml), not "None, None".
+            table = teacher.inner_text("table")
+            for user in ("alice", "bob"):
+                first, last = NAMES[user]
+                assert f"{last}, {first}" in teacher.inner_text(f"tr:has-text('{user}')"), (user, table)
+            assert "None" not in table and "null" not in table, table
 
             # The TA grades q20 by hand: the rubric above the answer; too many points are not kept.
             ta_scores = ta_grades(chromium, hub, shots)
@@ -328,8 +355,11 @@ def check_feedback(page, hub, shots, user, ta_score: float) -> None:
     assert html.is_file()
     for item in (TYPED_FUNCTION, TYPED_ANSWER, TA_ITEM):
         assert item in text, (user, item)
+    # The kit's page (as `nbgrader generate_feedback` writes it), not nbgrader's English one.
+    assert '<html lang="zh-CN">' in html.read_text(encoding="utf-8"), user
+    assert "Score:" not in text and "Test cell" not in text, user
     points = next(item.points for item in CONFIG.items if item.id == TA_ITEM)
-    assert f"Score: {ta_score:.1f} / {points:.1f}" in text, user  # the TA's points reached the student
+    assert f"得分：{ta_score:.1f} / {points:.1f}" in text, user  # the TA's points reached the student
 
 
 def outsiders(chromium, hub, shots, student_page) -> None:

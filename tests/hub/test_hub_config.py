@@ -32,6 +32,13 @@ def test_one_course(monkeypatch):
     assert config.JupyterHub.load_groups["nbgrader-cs349e"]["users"] == ["alice", "bob"]
 
 
+def test_the_students_names_are_read_for_their_course():
+    hub = load_hub(DEPLOY / "courses-two.toml")
+    names = {course.id: course.names for course in hub.courses}
+    assert set(names["cs349e"]) == {"alice", "bob"} and set(names["cs349f"]) == {"carol"}
+    assert all(first and last for course in names.values() for first, last in course.values())
+
+
 def test_two_courses_keep_their_students_and_formgraders_apart(monkeypatch):
     config = hub_config(monkeypatch, DEPLOY / "courses-two.toml")
     groups = config.JupyterHub.load_groups
@@ -57,9 +64,35 @@ def test_two_courses_keep_their_students_and_formgraders_apart(monkeypatch):
     (lambda t: t.replace("port = 9998", "port = 9999"), "two courses share a port"),
     (lambda t: t.replace('students = ["carol"]', 'students = ["Carol; rm"]'), "is not a valid name"),
     (lambda t: t.replace("port = 9998", 'port = "x"'), "port must be a number"),
+    (lambda t: t.replace('carol = {', 'dave = {'), "'dave' is not one of the course's students"),
+    (lambda t: t.replace('first = "子涵"', 'first = "子涵\\u001b[2J"'), "is not a name"),
+    (lambda t: t.replace('first = "子涵", ', ''), "give { first = ..., last = ... }"),
 ])
 def test_a_wrong_courses_file_is_named(tmp_path, edit, message):
     courses = tmp_path / "courses.toml"
     courses.write_text(edit((DEPLOY / "courses-two.toml").read_text()))
     with pytest.raises(CoursesError, match=message):
         load_hub(courses)
+
+
+def test_the_course_folder_gets_every_file_of_the_kit_but_its_tests_and_a_courses_data():
+    """setup_hub.py copies the kit into each course folder: every tracked file the course reads
+    (the feedback page's template among them) is copied."""
+    import subprocess
+
+    import setup_hub
+
+    kit = setup_hub.KIT
+    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=kit, capture_output=True, text=True, check=True).stdout
+    left_out = []
+    for name in filter(None, tracked.split("\0")):
+        path = kit / name
+        for folder in [kit, *reversed(path.relative_to(kit).parents[:-1])]:
+            folder = kit / folder if folder != kit else kit
+            child = path.relative_to(folder).parts[0]
+            if child in setup_hub.not_copied(str(folder), [child]):
+                left_out.append(name)
+                break
+    expected = {name for name in left_out if name.split("/")[0] in {"tests", "benchmarks", "artifacts"}}
+    assert set(left_out) == expected, sorted(set(left_out) - expected)
+    assert "autograder/nbgrader_bridge/templates/feedback/index.html.j2" not in left_out

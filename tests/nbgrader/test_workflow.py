@@ -805,15 +805,13 @@ def test_feedback_renders_the_explanations_as_html_with_relative_paths(course):
     assert re.search(r"File codesign\.py:\d+", _visible_text(_feedback_html(course, "broken")))
 
 
-CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync")
-
-
 def _chromium(page: Path, profile: Path, *args: str) -> subprocess.CompletedProcess:
-    browser = shutil.which("chromium") or shutil.which("chromium-browser")
-    if browser is None:
+    from browser import CHROMIUM, CHROMIUM_FLAGS
+
+    if CHROMIUM is None:
         pytest.skip("chromium is not installed (apt-get install -y chromium; .ci/run installs it)")
-    return subprocess.run([browser, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args, page.as_uri()],
+    return subprocess.run([CHROMIUM, "--headless", *CHROMIUM_FLAGS, "--disable-quic", f"--user-data-dir={profile}",
+                           *args, page.as_uri()],
                           capture_output=True, text=True, timeout=120, check=True)
 
 

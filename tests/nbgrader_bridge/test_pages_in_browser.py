@@ -6,7 +6,6 @@ headless Chromium."""
 from __future__ import annotations
 
 import copy
-import shutil
 import subprocess
 import sys
 
@@ -14,7 +13,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from browser import FLAGS, PAYLOAD, assert_inert, dump_dom
+from browser import CHROMIUM, FLAGS, PAYLOAD, assert_inert, dump_dom
 from process_state import process_state_restored
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
@@ -169,11 +168,10 @@ def test_opening_the_page_requests_nothing_from_a_students_server(config, page, 
     html = (_feedback_html if page == "feedback" else _formgrade_html)(config)
     path = tmp_path / f"{page}.html"
     path.write_text(html, encoding="utf-8")
-    browser = shutil.which("chromium") or shutil.which("chromium-browser")
-    if browser is None:
+    if CHROMIUM is None:
         pytest.skip("chromium is not installed")
     flags = [flag for flag in FLAGS if not flag.startswith("--host-resolver-rules")]
-    subprocess.run([browser, *flags, "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+    subprocess.run([CHROMIUM, *flags, "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
                     f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", path.as_uri()],
                    capture_output=True, text=True, timeout=120, check=True, start_new_session=True)
     assert hits == []

@@ -59,3 +59,13 @@ def test_a_missing_grade_cell_is_named():
     del nb["q01"]  # the student deleted the grade cell
     [found] = disagreements({"ivy": nb}, {"ivy": trusted("ivy", 10.0, 2.0)}, AUTO)
     assert "q01 (nbgrader none, trusted 2)" in found.line()
+
+
+def test_a_submission_without_its_notebook_is_named_as_such():
+    """nbgrader autograde stops at "No notebooks were matched" for a submission without its
+    notebook and records nothing; the snapshot pregrade pinned knows the notebook is missing."""
+    [found] = disagreements({}, {"jo": trusted("jo", 10.0, 0.0)}, AUTO, missing={"jo": ["handout.ipynb"]})
+    assert "handed in without handout.ipynb" in found.line() and "trusted 10" in found.line()
+    assert "not autograded yet" not in found.line()
+    [other] = disagreements({}, {"jo": trusted("jo", 10.0, 0.0)}, AUTO, missing={"jo": ["codesign.py"]})
+    assert "not autograded yet" in other.line()
