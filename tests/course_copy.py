@@ -10,8 +10,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 COURSE_FILES = ("pyproject.toml", "nbgrader_config.py", "hw_specs.py", "console.py", "plot_fonts.py",
                 "assignments", "authoring", "autograder", "solutions")
+# Caches and what a checkout's own grading left (pinned results): a course copy starts clean.
 IGNORED = shutil.ignore_patterns("__pycache__", ".pytest_cache", ".ipynb_checkpoints", ".hypothesis",
-                                 ".grading_cache")
+                                 ".grading_cache", ".pinned_results")
 
 
 def copy_course(dest: Path, source: Path = ROOT) -> Path:

@@ -5,7 +5,8 @@ sandbox had used less CPU time than its budget (`MachineOverloaded`: "machine ov
 On a shared machine any test that grades may meet that refusal. Such a test is reported as
 skipped, with the grader's own message as the reason, whether the refusal was raised in the
 test's process or printed by a command the test ran (and shown in the assertion's message).
-Nothing is retried here: the same fixtures may not allow a second run; run the test again.
+Nothing is retried by the hook: the same fixtures may not allow a second run; run the test again.
+A fixture that grades a whole class retries as an instructor would (`grade_until_recorded`).
 
 A test that exists to check the grader does NOT call something an overload is marked
 `overload_is_a_failure`: the refusal is then its failure, never a skip (a skip would pass it
@@ -13,6 +14,9 @@ exactly when the grader is wrong); such a test retries a busy machine's refusals
 """
 
 from __future__ import annotations
+
+import dataclasses
+from typing import Callable
 
 import pytest
 
@@ -27,6 +31,20 @@ def overloaded_reason(text: str) -> str | None:
         if at >= 0:
             return line[at:].strip()[:300]
     return None
+
+
+def grade_until_recorded(grade: Callable, tries: int = 3):
+    """`grade()` (a grade_batch into one out folder: a fixture's whole class), run again as the
+    grader tells an instructor to when a busy machine made it refuse to record a student ("machine
+    overloaded"): each re-run grades only those. The last run's report is returned, its `graded`
+    every student graded in any run; other grader errors are kept."""
+    graded: list[str] = []
+    for _ in range(tries):
+        report = grade()
+        graded += report.graded
+        if not any(overloaded_reason(error) for _, error in report.failed):
+            break
+    return dataclasses.replace(report, graded=tuple(sorted(graded)))
 
 
 @pytest.hookimpl(hookwrapper=True)

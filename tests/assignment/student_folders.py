@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from student_id_cell import type_student_id as typed_into_notebook
+
 ROOT = Path(__file__).resolve().parents[2]
 ASSIGNMENT = ROOT / "assignments" / "lec01_codesign"
 CORPUS = ROOT / "tests" / "corpus" / "lec01_codesign"
@@ -35,15 +37,6 @@ def run_in_folder(folder: Path, *args: str, plugins: bool = True) -> subprocess.
 
 
 def type_student_id(folder: Path, sid: str = "alice", token: str | None = None) -> None:
-    """Fill in the notebook's STUDENT_ID and VARIANT_TOKEN as a student does (lecture 1 has
-    per-student variants; alice is on the course roster, so the released parameter table has her
-    entry, which her own token opens). token=None: the token the instructor gave her."""
-    from autograder.engine.variants import variant_token
-
-    notebook = Path(folder) / "handout.ipynb"
-    text = notebook.read_text(encoding="utf-8")
-    empty, empty_token = 'STUDENT_ID = \\"\\"', 'VARIANT_TOKEN = \\"\\"'
-    assert empty in text and empty_token in text, "the notebook has no empty STUDENT_ID / VARIANT_TOKEN to fill in"
-    token = variant_token("lec01_codesign", sid) if token is None else token
-    text = text.replace(empty, f'STUDENT_ID = \\"{sid}\\"', 1).replace(empty_token, f'VARIANT_TOKEN = \\"{token}\\"', 1)
-    notebook.write_text(text, encoding="utf-8")
+    """Fill in the notebook's STUDENT_ID and VARIANT_TOKEN as a student does (alice is on the
+    course roster: her own token opens her entry). token=None: the token the instructor gave her."""
+    typed_into_notebook(Path(folder) / "handout.ipynb", sid, token)

@@ -19,6 +19,7 @@ import pytest
 
 from autograder.sandbox import bubblewrap_problem
 from course_copy import ROOT, copy_course, run, snapshot
+from student_id_cell import type_student_id
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -76,14 +77,6 @@ def course(tmp_path_factory) -> SimpleNamespace:
     ok(run(root, "-m", "nbgrader", "export", "--to", "nbgrader_grades.csv"))
     ok(run(root, "-m", "autograder", "gradescope", NAME, "--out", "bundle.zip"))
     return w
-
-
-def type_student_id(notebook: Path, sid: str, token: str = "") -> None:
-    nb = json.loads(notebook.read_text(encoding="utf-8"))
-    cell = next(c for c in nb["cells"] if c.get("id") == "student_id")
-    cell["source"] = "".join(cell["source"]).replace('STUDENT_ID = ""', f"STUDENT_ID = {sid!r}", 1)
-    cell["source"] = cell["source"].replace('VARIANT_TOKEN = ""', f"VARIANT_TOKEN = {token!r}", 1)
-    notebook.write_text(json.dumps(nb, ensure_ascii=False, indent=1), encoding="utf-8")
 
 
 def _rows(path: Path) -> dict[str, dict]:

@@ -3,7 +3,6 @@ graded together with -j 2 (hostile students next to honest ones), once per test 
 
 from __future__ import annotations
 
-import dataclasses
 import shutil
 import uuid
 from dataclasses import dataclass
@@ -15,7 +14,7 @@ from autograder.engine import BatchReport, grade_batch, read_result
 from autograder.engine.outputs import results_path
 from autograder.sandbox import Limits, bubblewrap_problem
 from engine.corpus import ASSIGNMENT, CONFIG, EXAMPLES_DIR, CorpusCase, corpus_cases, materialize, write_reference
-from overload import overloaded_reason
+from overload import grade_until_recorded, overloaded_reason
 
 # Short timeouts (and a 45 s ceiling per submission) keep the hostile cases cheap; the slowest
 # honest case (pure-Python loops) still finishes every call in well under a second.
@@ -85,17 +84,6 @@ def graded_batch(tmp_path_factory) -> GradedBatch:
     for example in sorted(EXAMPLES_DIR.iterdir()):
         shutil.copytree(example, submissions / f"{EXAMPLE_PREFIX}{example.name}")
     out = root / "out"
-    return GradedBatch(_grade_until_recorded(submissions, out), out, submissions, reference, {c.name: c for c in cases})
-
-
-def _grade_until_recorded(submissions: Path, out: Path, tries: int = 3) -> BatchReport:
-    """grade_batch, re-run as the grader tells an instructor to when a busy machine made it refuse
-    to record a student ("machine overloaded"): the re-run grades only those. `graded` of the
-    report returned is every student graded in any run; other grader errors are kept."""
-    graded: list[str] = []
-    for _ in range(tries):
-        report = grade_batch(ASSIGNMENT, submissions, out, jobs=2, limits=TEST_LIMITS, isolation="bubblewrap")
-        graded += report.graded
-        if not any(overloaded_reason(error) for _, error in report.failed):
-            break
-    return dataclasses.replace(report, graded=tuple(sorted(graded)))
+    report = grade_until_recorded(lambda: grade_batch(ASSIGNMENT, submissions, out, jobs=2, limits=TEST_LIMITS,
+                                                      isolation="bubblewrap"))
+    return GradedBatch(report, out, submissions, reference, {c.name: c for c in cases})

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from overload import grade_until_recorded
 
 from autograder.engine import grade_batch, load_config
 from autograder.engine.lateness import (DAY, LatePolicy, assess, load_policy, parse_time, penalty_points, stamp,
@@ -112,7 +113,7 @@ def late_class(tmp_path_factory):
         if offset is not None:
             (folder / "timestamp.txt").write_text(f"{(DUE + offset).replace(tzinfo=None)} UTC\n")
     out = tmp_path_factory.mktemp("late-out")
-    report = grade_batch(ASSIGNMENT, submissions, out, jobs=2, due=DUE)
+    report = grade_until_recorded(lambda: grade_batch(ASSIGNMENT, submissions, out, jobs=2, due=DUE))
     return submissions, out, report
 
 

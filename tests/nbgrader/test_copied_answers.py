@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import csv
 import json
-import re
 import shutil
 import subprocess
 import sys
@@ -37,6 +36,7 @@ from autograder.engine.registry import load_config
 from autograder.engine.report_items import accepts_choice, accepts_number
 from autograder.sandbox import bubblewrap_problem
 from course_copy import clean_env, copy_course, run
+from student_id_cell import typed_in
 from variant_course import evaluate
 
 NAME = "lec01_codesign"
@@ -46,8 +46,6 @@ MIN_ITEMS = 3   # the copy report's default
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 MODULE = "codesign.py"
-ID_LINE = re.compile(r'^STUDENT_ID = ""', flags=re.M)
-TOKEN_LINE = re.compile(r'^VARIANT_TOKEN = ""', flags=re.M)
 
 
 def ok(done) -> str:
@@ -73,11 +71,7 @@ def cast(keys: dict[str, dict]) -> SimpleNamespace:
 
 def with_id(notebook: Path, student: str, token: str) -> nbformat.NotebookNode:
     """The notebook with `student`'s id and personal variant token typed in, as its owner would."""
-    nb = nbformat.read(notebook, as_version=4)
-    cell = next(c for c in nb.cells if c.cell_type == "code" and ID_LINE.search(c.source))
-    cell.source = ID_LINE.sub(f"STUDENT_ID = {student!r}", cell.source, count=1)
-    cell.source = TOKEN_LINE.sub(f"VARIANT_TOKEN = {token!r}", cell.source, count=1)
-    return nb
+    return typed_in(nbformat.read(notebook, as_version=4), student, token)
 
 
 def with_numbers(nb: nbformat.NotebookNode, answers: dict) -> nbformat.NotebookNode:

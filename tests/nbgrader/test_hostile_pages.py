@@ -14,16 +14,14 @@ from pathlib import Path
 import nbformat
 import pytest
 from browser import PAYLOAD, assert_inert, dump_dom
+from course_copy import copy_course
 
 from autograder.engine.registry import load_config
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
-ROOT = Path(__file__).resolve().parents[2]
 ASSIGNMENT = "lec01_codesign"
 CONFIG = load_config(ASSIGNMENT)
-COURSE_FILES = ("nbgrader_config.py", "assignments", "authoring", "autograder", "solutions", "hw_specs.py", "console.py",
-                "plot_fonts.py")
 STUDENT = "mallory"
 
 
@@ -53,11 +51,7 @@ def _answer_with_payload(notebook: Path) -> None:
 
 @pytest.fixture(scope="module")
 def feedback(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("course")
-    ignore = shutil.ignore_patterns("__pycache__", ".pytest_cache", ".ipynb_checkpoints", ".pinned_results")
-    for name in COURSE_FILES:
-        source = ROOT / name
-        (shutil.copytree(source, root / name, ignore=ignore) if source.is_dir() else shutil.copyfile(source, root / name))
+    root = copy_course(tmp_path_factory.mktemp("course"))
     run(root, "-m", "nbgrader", "generate_assignment", ASSIGNMENT, "--force")
     submitted = root / "submitted" / STUDENT / ASSIGNMENT
     shutil.copytree(root / "release" / ASSIGNMENT, submitted)

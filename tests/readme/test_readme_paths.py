@@ -33,6 +33,7 @@ from autograder.engine.variants import variant_token
 from autograder.sandbox import launcher
 from clone_run import ROOT, Shell, clone_checkout, make_shell
 from readme_text import readme_commands, student_readme_commands
+from student_id_cell import type_student_id
 from wheelhouse import offline_pip_env, wheelhouse
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
@@ -321,10 +322,7 @@ def test_the_student_readme_runs_in_the_released_folder(readme_run):
     for name in CONFIG.student_files:
         shutil.copyfile(readme_run.shell.base / "tmp" / "ref" / "alice" / name, released / name)
     # alice fills in her id (she is on the roster) and the personal token she was given, as the first cell asks
-    notebook = released / CONFIG.notebook
-    token = variant_token(ASSIGNMENT, "alice")
-    notebook.write_text(notebook.read_text("utf-8").replace('STUDENT_ID = \\"\\"', 'STUDENT_ID = \\"alice\\"', 1)
-                        .replace('VARIANT_TOKEN = \\"\\"', f'VARIANT_TOKEN = \\"{token}\\"', 1), "utf-8")
+    type_student_id(released / CONFIG.notebook, "alice", variant_token(ASSIGNMENT, "alice"))
     for command in ("pytest", "python selfcheck.py", "python selfcheck.py --zip"):
         assert command in commands
         done = readme_run.shell.run(f"{activate} && {command}", cwd=released)

@@ -8,21 +8,15 @@ and a packed copy of one of them still are."""
 
 from __future__ import annotations
 
-import csv
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from class_similarity import answered_reference, similarity_of
 from disguise import disguise
 from packing import zlib_base64
 
-from autograder.build import write_reference_submission
 from autograder.commands.similarity import DEFAULT_THRESHOLD
 
-ROOT = Path(__file__).resolve().parents[2]
-ASSIGNMENT = "lec01_codesign"
 HONEST_DIR = Path(__file__).resolve().parent / "honest"
 HONEST = ("follower", "loops", "tables", "halfeven", "terse")
 REFERENCE_LIKE = "alice"                  # the reference's own code, as a student who followed every hint
@@ -31,23 +25,12 @@ COPIES = {"mallory": "tables", "packer": "loops"}
 
 @pytest.fixture(scope="module")
 def checked(tmp_path_factory):
-    submissions = tmp_path_factory.mktemp("class")
-    answered = tmp_path_factory.mktemp("answered")
-    write_reference_submission(ASSIGNMENT, answered)
+    answered = answered_reference(tmp_path_factory)
     codes = {name: (HONEST_DIR / name / "codesign.py").read_text("utf-8") for name in HONEST}
     codes[REFERENCE_LIKE] = (answered / "codesign.py").read_text("utf-8")
     codes["mallory"] = disguise(codes["tables"], seed=5)
     codes["packer"] = zlib_base64(codes["loops"])
-    for name, code in codes.items():
-        (submissions / name).mkdir()
-        (submissions / name / "codesign.py").write_text(code, encoding="utf-8")
-        shutil.copyfile(answered / "handout.ipynb", submissions / name / "handout.ipynb")
-    out = tmp_path_factory.mktemp("similarity")
-    done = subprocess.run([sys.executable, "-m", "autograder", "similarity", ASSIGNMENT, str(submissions),
-                           "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    with open(out / "pairs.csv", encoding="utf-8") as handle:
-        rows = {frozenset((row["student_a"], row["student_b"])): row for row in csv.DictReader(handle)}
+    done, _, rows = similarity_of(codes, answered, tmp_path_factory)
     return rows, done.stdout
 
 

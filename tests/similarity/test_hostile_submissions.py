@@ -4,20 +4,14 @@ not make the run read, decode or tokenize more than a bounded amount of it."""
 
 from __future__ import annotations
 
-import csv
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from browser import NAME_PAYLOAD, assert_inert, dump_dom
+from class_similarity import answered_reference, similarity_of
 
-from autograder.build import write_reference_submission
 from autograder.similarity.sources import MAX_COMPARED_CHARS
 
-ROOT = Path(__file__).resolve().parents[2]
-ASSIGNMENT = "lec01_codesign"
 HONEST_DIR = Path(__file__).resolve().parent / "honest"
 HUGE = "huge"
 ESCAPES = "esc\x1b]8;;x\x1b\\name\x1b[2J"     # a terminal link and a screen wipe
@@ -31,25 +25,13 @@ def run(tmp_path_factory):
     """Three students: honest code under a folder named with an HTML payload, its copy under a
     plain name (so the payload is in a pair, the matrix and the matched code), and a student
     whose codesign.py is one line of 3 MB."""
-    submissions = tmp_path_factory.mktemp("class")
-    answered = tmp_path_factory.mktemp("answered")
-    write_reference_submission(ASSIGNMENT, answered)
     code = (HONEST_DIR / "tables" / "codesign.py").read_text("utf-8")
     other = (HONEST_DIR / "loops" / "codesign.py").read_text("utf-8")
-    codes = {NAME_PAYLOAD: code + f"\n# {NAME_PAYLOAD}\n", "copier": code, "other": other, ESCAPES: other}
-    for name, text in codes.items():
-        (submissions / name).mkdir()
-        (submissions / name / "codesign.py").write_text(text, encoding="utf-8")
-        shutil.copyfile(answered / "handout.ipynb", submissions / name / "handout.ipynb")
-    (submissions / HUGE).mkdir()
-    (submissions / HUGE / "codesign.py").write_text(HUGE_LINE, encoding="utf-8")
-    out = tmp_path_factory.mktemp("similarity")
-    done = subprocess.run([sys.executable, "-m", "autograder", "similarity", ASSIGNMENT, str(submissions),
-                           "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr
-    with open(out / "pairs.csv", encoding="utf-8") as handle:
-        pairs = list(csv.DictReader(handle))
-    return done, out, pairs
+    codes = {NAME_PAYLOAD: code + f"\n# {NAME_PAYLOAD}\n", "copier": code, "other": other, ESCAPES: other,
+             HUGE: HUGE_LINE}
+    done, out, pairs = similarity_of(codes, answered_reference(tmp_path_factory), tmp_path_factory,
+                                     without_notebook=(HUGE,), timeout=600)
+    return done, out, list(pairs.values())
 
 
 def test_a_folder_named_with_html_is_text_in_the_report(run, tmp_path):

@@ -4,14 +4,11 @@ be read back is flagged as undecodable; an honest class has no packed flags."""
 
 from __future__ import annotations
 
-import csv
-import shutil
-import subprocess
-import sys
 import tracemalloc
 from pathlib import Path
 
 import pytest
+from class_similarity import answered_reference, similarity_of
 from packing import DECODABLE, UNDECODABLE, marshalled, zlib_base64
 
 from autograder.build import write_reference_submission
@@ -83,23 +80,10 @@ def test_honest_code_has_no_packed_code(tmp_path):
 def checked(tmp_path_factory):
     """Four independent correct solutions with the answered notebook, a student who runs
     the victim's code from a zlib+base64 string, one who runs a classmate's from marshal bytes."""
-    submissions = tmp_path_factory.mktemp("class")
-    answered = tmp_path_factory.mktemp("answered")
-    write_reference_submission(ASSIGNMENT, answered)
     codes = {name: (CORPUS / name / "codesign.py").read_text("utf-8") for name in HONEST}
     codes[PACKER] = zlib_base64(codes[VICTIM])
     codes[MARSHALLER] = marshalled(codes[MARSHALLED_FROM])
-    for name, code in codes.items():
-        (submissions / name).mkdir()
-        (submissions / name / "codesign.py").write_text(code, encoding="utf-8")
-        shutil.copyfile(answered / "handout.ipynb", submissions / name / "handout.ipynb")
-    out = tmp_path_factory.mktemp("similarity")
-    done = subprocess.run([sys.executable, "-m", "autograder", "similarity", ASSIGNMENT, str(submissions),
-                           "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    with open(out / "pairs.csv", encoding="utf-8") as handle:
-        pairs = {frozenset((row["student_a"], row["student_b"])): row for row in csv.DictReader(handle)}
-    return done, out, pairs
+    return similarity_of(codes, answered_reference(tmp_path_factory), tmp_path_factory)
 
 
 def test_the_packed_copy_scores_high_against_its_victim_and_is_marked(checked):
