@@ -4,7 +4,8 @@ The engine (autograder.engine) loads this package by the assignment's name and a
 - `function_suites()`: item id -> Suite (cases + hypothesis properties) for every function item;
 - `answer_key(params=None)`: item id -> key for every number / choice item of the report, for one
   student's parameters (solutions/lec01_codesign/variants.py; None = the lecture's own);
-- `sandbox_factories()`: the factories that rebuild its non-plain arguments in the sandbox.
+- `sandbox_factories()`: the factories that rebuild its non-plain arguments in the sandbox;
+- `sandbox_reference()`: the trusted measurement of the grading machine the timing items compare with.
 Expected values are computed here, in the trusted process, by `solutions.lec01_codesign`.
 """
 
@@ -46,3 +47,9 @@ def sandbox_factories() -> tuple[str, ...]:
     from autograder.lec01_codesign.chips import CHIP_FACTORY
 
     return (CHIP_FACTORY,)
+
+
+def sandbox_reference() -> str:
+    from autograder.lec01_codesign.measurement import SANDBOX_REFERENCE
+
+    return SANDBOX_REFERENCE

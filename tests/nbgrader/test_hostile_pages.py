@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 ASSIGNMENT = "lec01_codesign"
 CONFIG = load_config(ASSIGNMENT)
 COURSE_FILES = ("nbgrader_config.py", "assignments", "authoring", "autograder", "solutions", "hw_specs.py", "console.py",
-                "plot_fonts.py")
+                "plot_fonts.py", "cpu_timing.py")
 STUDENT = "mallory"
 
 
