@@ -66,6 +66,16 @@ def median_seconds(f, repeats: int = REPEATS, warmup: int = 1) -> float:
     return float(np.median(times))
 
 
+def show_measured(headers: list[str], rows: list[list]) -> None:
+    """把测量结果打印成表格；评分机运行 notebook 时（CS349E_TRUSTED_GRADING=1）不打印：
+    每次量出的数都不同，而评分结果（包括 notebook 的输出）只能由你提交的文件决定。"""
+    if os.environ.get("CS349E_TRUSTED_GRADING") == "1":
+        return
+    from console import print_table
+
+    print_table(headers, rows)
+
+
 def exp_seconds(n: int = EXP_N) -> float:
     """`np.exp(x, out=y)` 处理 n 个 float32 数一次的耗时（秒，中位数）；y 预先分配。"""
     x = np.random.default_rng(0).standard_normal(n, dtype=np.float32)

@@ -746,7 +746,9 @@ CELLS = (
         """),
     Code("""
         from cpu_timing import (AGREEMENT_FACTOR, EXP_N, GEMM_SIZES, PINNED_BY, TRIAD_N, exp_seconds, gemm_seconds,
-                                median_seconds, triad_seconds)
+                                median_seconds, show_measured, triad_seconds)
+
+        # show_measured 打印测量结果；评分时不打印（每次量出的数都不同，评分结果只能由你的文件决定）
 
         print(f"BLAS 线程数已固定为 1（{PINNED_BY}）")
         """),
@@ -761,8 +763,8 @@ CELLS = (
         **屋顶之二：算力。** `gemm_seconds(m)` 是 m × m 的 float32 矩阵乘法 `np.matmul(a, b, out=c)` 跑一次的时间。对 `GEMM_SIZES`
         里的每个 m 算出 GFLOP/s，你的 CPU 单线程的算力屋顶取其中最大的一个。
         """, """
-        gemm_sweep = {m: 2 * m**3 / gemm_seconds(m) / 1e9 for m in GEMM_SIZES}
-        print_table(["m", "GFLOP/s"], [[m, f"{v:.1f}"] for m, v in gemm_sweep.items()])
+        gemm_sweep = {edge: 2 * edge**3 / gemm_seconds(edge) / 1e9 for edge in GEMM_SIZES}
+        show_measured(["m", "GFLOP/s"], [[edge, f"{rate:.1f}"] for edge, rate in gemm_sweep.items()])
         q29_matmul_gflops = max(gemm_sweep.values())
         """),
     Question("q29b_cpu_ridge", """
@@ -795,11 +797,11 @@ CELLS = (
         # 把你的 quantize 也放到屋顶下：它每个数读一个 float64、写一个 float64（16 字节），能用到多少带宽？
         quantize_x = np.random.default_rng(2).standard_normal(1 << 18)
         quantize_ns = median_seconds(lambda: quantize(quantize_x, "nvfp4"), repeats=3) / quantize_x.size * 1e9
-        print_table(["运算", "每个数的时间", "用到的带宽", "占 triad 带宽"],
-                    [["np.exp (float32)", f"{q28_exp_ns_per_value:.2f} ns", f"{8 / q28_exp_ns_per_value:.1f} GB/s",
-                      f"{8 / q28_exp_ns_per_value / q28a_triad_gb_per_s:.0%}"],
-                     ["你的 quantize (nvfp4, float64)", f"{quantize_ns:.2f} ns", f"{16 / quantize_ns:.1f} GB/s",
-                      f"{16 / quantize_ns / q28a_triad_gb_per_s:.0%}"]])
+        show_measured(["运算", "每个数的时间", "用到的带宽", "占 triad 带宽"],
+                      [["np.exp (float32)", f"{q28_exp_ns_per_value:.2f} ns", f"{8 / q28_exp_ns_per_value:.1f} GB/s",
+                        f"{8 / q28_exp_ns_per_value / q28a_triad_gb_per_s:.0%}"],
+                       ["你的 quantize (nvfp4, float64)", f"{quantize_ns:.2f} ns", f"{16 / quantize_ns:.1f} GB/s",
+                        f"{16 / quantize_ns / q28a_triad_gb_per_s:.0%}"]])
         """),
     Question("q30_my_ratio_64", """
         回到演示 3：用 q28、q29 和你的 `flops_per_exp`，你的 CPU 上 d_head = 64 时 t_exp / t_mma 是百分之多少？
