@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-COURSE_FILES = ("pyproject.toml", "nbgrader_config.py", "hw_specs.py", "console.py", "plot_fonts.py",
+COURSE_FILES = ("pyproject.toml", "nbgrader_config.py", "hw_specs.py", "console.py", "plot_fonts.py", "cpu_timing.py",
                 "assignments", "authoring", "autograder", "solutions")
 # Caches and what a checkout's own grading left (pinned results): a course copy starts clean.
 IGNORED = shutil.ignore_patterns("__pycache__", ".pytest_cache", ".ipynb_checkpoints", ".hypothesis",

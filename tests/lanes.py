@@ -11,7 +11,8 @@ SLOW_FILES = {
     "engine/test_examples.py", "engine/test_item_grading.py", "engine/test_lateness.py",
     "engine/test_linked_submissions.py", "engine/test_machine_load.py", "engine/test_oversized_submissions.py",
     "engine/test_same_scores_everywhere.py", "engine/test_time_budget.py", "engine/test_unreadable_notebook.py",
-    "lec01_codesign/test_answer_keys_hidden.py", "nbgrader_bridge/test_solutions_bundle.py",
+    "lec01_codesign/test_answer_keys_hidden.py", "lec01_codesign/test_measured_roofline.py",
+    "nbgrader_bridge/test_solutions_bundle.py",
     "nbgrader_bridge/test_zip_collect_uploads.py", "similarity/test_packed_code.py",
     "similarity/test_similarity_command.py", "solutions/test_plot_labels.py", "suite/test_process_groups.py",
     # in-process, but tens of seconds each: classes of drawn variants, an nbgrader database

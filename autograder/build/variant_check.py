@@ -14,7 +14,7 @@ import math
 import tomllib
 from dataclasses import dataclass, field
 
-from autograder.engine.answer_checks import DerivedKey, MeasuredKey
+from autograder.engine.answer_checks import DerivedKey, MeasuredKey, ReferenceKey
 from autograder.engine.assignment import load_assignment
 from autograder.engine.checks import is_real_number
 from autograder.engine.variants import samples, variants_module
@@ -58,6 +58,9 @@ def summarize_variants(name: str, n: int = KEY_SAMPLES) -> VariantSummary:
     summary.problems += [f"variants.py DEPENDENT names {item}, not a number or choice item" for item in unknown]
     for item in config.items_of(*KEYED_KINDS):
         values = [(label, key[item.id]) for label, key in keys]
+        if any(isinstance(v, ReferenceKey) for _, v in values):
+            summary.rows.append(f"{item.id:<28} measured: checked against the grading machine's own run in the sandbox")
+            continue
         if any(isinstance(v, (MeasuredKey, DerivedKey)) for _, v in values):
             summary.rows.append(f"{item.id:<28} measured or derived: checked against the student's own run")
             continue

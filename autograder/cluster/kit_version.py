@@ -20,7 +20,7 @@ from autograder.engine.registry import REPO_ROOT
 
 # What decides a score: folders walked whole, and single files of the repository root.
 KIT_FOLDERS = ("autograder", "solutions", "assignments", "authoring")
-KIT_FILES = ("pyproject.toml", "hw_specs.py", "console.py")
+KIT_FILES = ("pyproject.toml", "hw_specs.py", "console.py", "cpu_timing.py")  # cpu_timing: the reference timings
 # Libraries whose version can change what a submission's code computes or how it is tested.
 RUNTIME_PACKAGES = ("numpy", "hypothesis", "matplotlib", "nbformat")
 _SKIPPED_PARTS = {"__pycache__", ".pytest_cache", ".ipynb_checkpoints", ".hypothesis", ".grading_cache"}

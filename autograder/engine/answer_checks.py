@@ -23,6 +23,7 @@ from autograder.engine.checks import is_real_number
 class MeasuredKey:
     low: float
     high: float
+    rule: str = ""  # the criterion as feedback states it, when the range itself varies per run
 
     def __post_init__(self):
         if not (math.isfinite(self.low) and math.isfinite(self.high) and self.low < self.high):
@@ -49,3 +50,68 @@ class DerivedKey:
         if not math.isfinite(key):
             return None, f"由你的 {'、'.join(f'`{n}`' for n in self.needs)} 算出的值不是有限的数。"
         return key, ""
+
+
+@dataclass(frozen=True)
+class ReferenceKey:
+    figure: Callable[[Mapping[str, object]], float]  # this run's reference figure, from the measurement's result
+    factor: float   # measured / reference must lie in [1/factor, factor]
+
+    def __post_init__(self):
+        if not (math.isfinite(self.factor) and self.factor > 1):
+            raise ValueError(f"ReferenceKey needs a finite factor > 1, got {self.factor}")
+
+    def resolved(self, references: Mapping[str, object]) -> MeasuredKey:
+        """The range around this run's reference figure (ValueError if it cannot be computed or is
+        not a positive number)."""
+        try:
+            value = float(self.figure(references))
+        except (KeyError, TypeError, ArithmeticError) as err:
+            raise ValueError(f"the reference measurement {dict(references)!r} gives no figure: {err!r}") from None
+        if not (math.isfinite(value) and value > 0):
+            raise ValueError(f"the reference figure is {value!r}, not a positive number")
+        return MeasuredKey(value / self.factor, value * self.factor,
+                           f"与评分机在同一沙箱、同一次评分中用同样的方法量出的参照值相差不超过 {self.factor:g} 倍")
+
+
+@dataclass(frozen=True)
+class GroundedKey(DerivedKey):
+    """A DerivedKey whose inputs rest on measurements checked against a reference: it holds only
+    when each of those measurements (`grounds`, item id -> this run's range) agrees, so arithmetic
+    on typed-in figures earns nothing."""
+
+    grounds: tuple[tuple[str, MeasuredKey], ...] = ()
+
+    def key_from(self, answers: Mapping[str, object]) -> tuple[float | None, str]:
+        for item, measured in self.grounds:
+            value = answers.get(item)
+            if not (is_real_number(value) and measured.low <= float(value) <= measured.high):
+                return None, f"它由你的 `{item}` 算出，而 `{item}` 与评分机的参照测量不一致。"
+        return super().key_from(answers)
+
+
+def with_references(key: Mapping[str, object], measure: Callable[[], Mapping[str, object]]) -> dict[str, object]:
+    """`key` with every ReferenceKey resolved against `measure()` (called once, only if there is
+    one), and every DerivedKey that rests on one of them, directly or through other derived items,
+    grounded on it."""
+    if not any(isinstance(value, ReferenceKey) for value in key.values()):
+        return dict(key)
+    references = measure()
+    resolved = {item: value.resolved(references) if isinstance(value, ReferenceKey) else value
+                for item, value in key.items()}
+
+    def grounds(item: str, seen: frozenset = frozenset()) -> dict[str, MeasuredKey]:
+        value = key.get(item)
+        if isinstance(value, ReferenceKey):
+            return {item: resolved[item]}
+        if not isinstance(value, DerivedKey) or item in seen:
+            return {}
+        found: dict[str, MeasuredKey] = {}
+        for need in value.needs:
+            found.update(grounds(need, seen | {item}))
+        return found
+
+    for item, value in key.items():
+        if isinstance(value, DerivedKey) and grounds(item):
+            resolved[item] = GroundedKey(value.needs, value.compute, tuple(sorted(grounds(item).items())))
+    return resolved

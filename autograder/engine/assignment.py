@@ -10,7 +10,9 @@ the keys of one variant (None: the lecture's own), optionally `key_checks()`: th
 checks rather than values (MeasuredKey, DerivedKey), the same in every variant, so that the other
 keys can be computed once and stored for every process (autograder.engine.key_cache), and optionally
 `sandbox_factories() -> ("module:Class.method", ...)`: the only callables the sandbox may use
-to rebuild an argument that is not plain data (see autograder.sandbox.codec.Rebuilt).
+to rebuild an argument that is not plain data (see autograder.sandbox.codec.Rebuilt), and
+`sandbox_reference() -> "module:function"`: a function of a trusted file of the assignment folder
+that measures the grading machine in the sandbox (plain data by name) for its ReferenceKeys.
 Adding an assignment is one more such package; the engine does not change.
 """
 
@@ -22,7 +24,7 @@ from functools import lru_cache
 from typing import Any, Mapping
 
 from autograder.engine import property_examples
-from autograder.engine.answer_checks import DerivedKey, MeasuredKey
+from autograder.engine.answer_checks import DerivedKey, MeasuredKey, ReferenceKey
 from autograder.engine.case_digest import case_set_digest
 from autograder.engine.cases import Suite
 from autograder.engine.checks import is_real_number
@@ -39,6 +41,7 @@ class Assignment:
     case_set: str = ""  # digest of every case and property example (case_digest.py)
     factories: tuple[str, ...] = ()  # sandbox_factories() of the hidden-test package
     variants: bool = False  # solutions/<name>/variants.py exists: keys differ per student
+    reference: str = ""  # sandbox_reference(): "module:function" measuring the machine for ReferenceKeys
 
     def key_for(self, params: Mapping[str, Any] | None) -> Mapping[str, Any]:
         """The keys of one variant's parameters (None: `answer_key`, the lecture's own)."""
@@ -96,9 +99,17 @@ def load_assignment(name: str) -> Assignment:
             check_factory_name(factory)
         except ValueError as exc:
             raise ConfigError(f"autograder/{name}: sandbox_factories(): {exc}") from None
+    reference = str(getattr(package, "sandbox_reference", str)())
+    if reference:
+        try:
+            check_factory_name(reference)
+        except ValueError as exc:
+            raise ConfigError(f"autograder/{name}: sandbox_reference(): {exc}") from None
+    if any(isinstance(v, ReferenceKey) for v in key.values()) and not reference:
+        raise ConfigError(f"autograder/{name}: ReferenceKeys need sandbox_reference(), the measurement they compare with")
     from autograder.engine.variants import has_variants
 
-    return Assignment(config, suites, key, case_set_digest(suites), factories, has_variants(name))
+    return Assignment(config, suites, key, case_set_digest(suites), factories, has_variants(name), reference)
 
 
 def answered_without_notebook(config: GradingConfig) -> bool:
@@ -141,7 +152,7 @@ def _checked_key(config: GradingConfig, raw: Mapping[str, Any]) -> dict[str, Any
         value = key[item.id]
         if isinstance(value, DerivedKey) and not set(value.needs) <= {i.id for i in config.items_of(ItemKind.NUMBER)}:
             raise ConfigError(f"{name}: the key of {item.id} is derived from {value.needs}, not all number items")
-        if item.kind is ItemKind.NUMBER and not (is_real_number(value) or isinstance(value, (MeasuredKey, DerivedKey))):
+        if item.kind is ItemKind.NUMBER and not (is_real_number(value) or isinstance(value, (MeasuredKey, DerivedKey, ReferenceKey))):
             raise ConfigError(f"{name}: the key of number item {item.id} is {value!r}, not a number")
         if item.kind is ItemKind.CHOICE and value not in item.choices:
             raise ConfigError(f"{name}: the key of choice item {item.id} is {value!r}, not one of {item.choices}")

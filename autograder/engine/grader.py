@@ -10,10 +10,11 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping
 
+from autograder.engine.answer_checks import with_references
 from autograder.engine.assignment import Assignment, load_assignment
 from autograder.engine.executed_notebook import executed_notebook
 from autograder.engine.function_items import grade_function
@@ -28,7 +29,7 @@ from autograder.engine.results import ItemResult, SubmissionResult
 from autograder.engine.variants import (StudentIdError, canonical_json, normalize_id, params_for, plain,
                                         variant_digest)
 from autograder.engine.vocabulary import REPORT_KINDS, ItemKind
-from autograder.sandbox import Limits, Sandbox
+from autograder.sandbox import Limits, MachineOverloaded, Sandbox
 from autograder.sandbox.nbrunner import NotebookUnreadable, load_code_cells
 
 # What code in the sandbox is told: the notebook's check() helper stays quiet while the trusted
@@ -142,8 +143,11 @@ def _grade_items(assignment: Assignment, files: StudentFiles, box: Sandbox, limi
     config = assignment.config
     deadline = time.monotonic() + CALL_TIMEOUTS_PER_SUBMISSION * limits.call_timeout
     code = StudentCode(box, config.student_module or "", deadline=deadline)
-    items = _grade_functions(assignment, files, code) if config.items_of(ItemKind.FUNCTION) else []
     report = config.items_of(*REPORT_KINDS)
+    if report and config.notebook in files.present:
+        # first, before any of the student's code has run in this sandbox
+        who = replace(who, key=with_references(who.key, lambda: _reference(assignment, box)))
+    items = _grade_functions(assignment, files, code) if config.items_of(ItemKind.FUNCTION) else []
     notebook = None
     if report:
         sources = None
@@ -161,6 +165,19 @@ def _grade_items(assignment: Assignment, files: StudentFiles, box: Sandbox, limi
                               _missing_text(config.notebook, files), cell_sources=sources)
     declared = _declared_id(notebook) if who.params is not None else ""
     return items, executed_notebook(config.notebook, notebook), declared
+
+
+def _reference(assignment: Assignment, box: Sandbox) -> Mapping[str, Any]:
+    """The assignment's reference measurement of the grading machine, run in `box` (trusted code
+    from the assignment's own files). A failure is the grader's, retried on the next run."""
+    module, _, function = assignment.reference.partition(":")
+    outcome = box.call(module, function)
+    if outcome.status == "timeout" and outcome.timeout_cause == "load":
+        raise MachineOverloaded(f"machine overloaded: the reference measurement {assignment.reference}; run it again")
+    if not outcome.ok or not isinstance(outcome.value, dict):
+        raise RuntimeError(f"the reference measurement {assignment.reference} failed in the sandbox: "
+                           f"{outcome.status} {outcome.exc_type or ''} {outcome.exc_message or ''}".strip())
+    return outcome.value
 
 
 def _code_cells(path: Path) -> dict[int, str] | None:

@@ -16,7 +16,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from autograder.engine.answer_checks import DerivedKey, MeasuredKey
+from autograder.engine.answer_checks import DerivedKey, MeasuredKey, ReferenceKey
 from autograder.engine.cases import render_number
 from autograder.engine.checks import is_real_number
 from autograder.engine.feedback import code, inline_text, truncate_output
@@ -91,7 +91,7 @@ def grade_report(items: Sequence[Item], key: Mapping[str, Any], notebook: Notebo
         judged = guarded(item, lambda: _judge_answer(item, notebook, key[item.id], note, output))
         # a measured (or derived-from-measured) number is the grading machine's if the notebook times
         # itself: recorded by kind only, so a result stays a pure function of the files
-        answer = ({"state": "measured"} if isinstance(key.get(item.id), (MeasuredKey, DerivedKey))
+        answer = ({"state": "measured"} if isinstance(key.get(item.id), (MeasuredKey, DerivedKey, ReferenceKey))
                   else recorded_answer(notebook.variables.get(item.id, _ABSENT)))
         results.append(replace(judged, answer=answer))
     return results
@@ -143,6 +143,10 @@ def _number(item: Item, value: Any, key: float) -> tuple[bool, str]:
         return False, f"`{item.id}` = {answer!r} 不是有限的数。"
     unit = f" {item.unit}" if item.unit else ""
     if isinstance(key, MeasuredKey):  # the value itself is not repeated: the next run measures another
+        if key.rule:  # a range around this run's reference: neither it nor the value belongs in the feedback
+            if key.low <= answer <= key.high:
+                return True, f"通过：测量值与参照测量一致（判定标准：{key.rule}）。"
+            return False, f"与参照测量不一致（判定标准：{key.rule}）。测量值要由代码在评分时量出，不要手抄数字。"
         rule = f"测量值，在 {key.low:g}–{key.high:g}{unit} 之间即可"
         if key.low <= answer <= key.high:
             return True, f"通过：测量值在合理范围内（判定标准：{rule}）。"

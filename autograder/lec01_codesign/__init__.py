@@ -5,7 +5,8 @@ The engine (autograder.engine) loads this package by the assignment's name and a
 - `answer_key(params=None)`: item id -> key for every number / choice item of the report, for one
   student's parameters (solutions/lec01_codesign/variants.py; None = the lecture's own);
 - `key_checks()`: the keys among those that are checks of the student's own measurements;
-- `sandbox_factories()`: the factories that rebuild its non-plain arguments in the sandbox.
+- `sandbox_factories()`: the factories that rebuild its non-plain arguments in the sandbox;
+- `sandbox_reference()`: the trusted measurement of the grading machine the timing items compare with.
 Expected values are computed here, in the trusted process, by `solutions.lec01_codesign`.
 """
 
@@ -53,3 +54,9 @@ def sandbox_factories() -> tuple[str, ...]:
     from autograder.lec01_codesign.chips import CHIP_FACTORY
 
     return (CHIP_FACTORY,)
+
+
+def sandbox_reference() -> str:
+    from autograder.lec01_codesign.measurement import SANDBOX_REFERENCE
+
+    return SANDBOX_REFERENCE

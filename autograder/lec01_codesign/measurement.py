@@ -1,13 +1,43 @@
-"""Keys of the measurement items (q28–q32): the student times np.exp and a matmul on their own
-machine. Raw timings are checked against a wide plausibility range; everything derived from them
-must follow from the student's own timings (autograder.engine.answer_checks)."""
+"""Keys of the measured CPU roofline (q28a–q32): the student measures a STREAM-like triad, a
+single-thread matmul sweep and np.exp in the notebook, which the grader runs in its sandbox.
+
+The raw timings are checked against the grading machine's own measurement of the same operations,
+taken by `cpu_timing.reference_measurements` (a trusted shared module; it returns seconds, the
+figures are computed here) in the same sandbox just before the submission's code runs there:
+within cpu_timing.AGREEMENT_FACTOR either way (docs/measurement.md says why that factor). Typed-in constants fail unless they happen to match the
+grading machine. Everything derived from the timings must follow from the student's own timings
+(DerivedKey): no key presumes which of CPU and GPU has the larger ratio.
+"""
 
 from __future__ import annotations
 
-from autograder.engine.answer_checks import DerivedKey, MeasuredKey
+from autograder.engine.answer_checks import DerivedKey, ReferenceKey
+
+# the trusted measurement the grader runs in the sandbox (a shared module of the assignment folder)
+SANDBOX_REFERENCE = "cpu_timing:reference_measurements"
+EXP_BYTES_PER_VALUE = 2 * 4
+
+
+def triad_gb_per_s(reference) -> float:
+    from cpu_timing import TRIAD_BYTES_PER_ELEMENT, TRIAD_N
+
+    return TRIAD_BYTES_PER_ELEMENT * TRIAD_N / reference["triad_seconds"] / 1e9
+
+
+def gemm_peak_gflops(reference) -> float:
+    from cpu_timing import GEMM_SIZES
+
+    return max(2 * m**3 / reference[f"gemm_seconds_{m}"] / 1e9 for m in GEMM_SIZES)
+
+
+def exp_ns_per_value(reference) -> float:
+    from cpu_timing import EXP_N
+
+    return reference["exp_seconds"] / EXP_N * 1e9
 
 
 def measurement_keys() -> dict[str, object]:
+    from cpu_timing import AGREEMENT_FACTOR
     from hw_specs import B300
     from solutions.lec01_codesign.codesign import exp_ratio, flops_per_exp
 
@@ -16,11 +46,18 @@ def measurement_keys() -> dict[str, object]:
         return lambda exp_ns, matmul_gflops: 100 * exp_ns / (flops_per_exp(d, d) / matmul_gflops)
 
     b300_percent = 100 * exp_ratio(B300, "fp8", 128, 128)
+    exp, gemm, triad = "q28_exp_ns_per_value", "q29_matmul_gflops", "q28a_triad_gb_per_s"
     return {
-        # ns per np.exp of one float32 value: a phone to a workstation, interpreted or not
-        "q28_exp_ns_per_value": MeasuredKey(0.01, 1000.0),
-        # GFLOP/s of a float32 matmul: from an old laptop's single core to a many-core BLAS
-        "q29_matmul_gflops": MeasuredKey(0.1, 100000.0),
+        triad: ReferenceKey(triad_gb_per_s, AGREEMENT_FACTOR),
+        gemm: ReferenceKey(gemm_peak_gflops, AGREEMENT_FACTOR),
+        exp: ReferenceKey(exp_ns_per_value, AGREEMENT_FACTOR),
+        # FLOP/s ÷ B/s; both in 10^9
+        "q29b_cpu_ridge": DerivedKey((gemm, triad), lambda gflops, gbs: gflops / gbs),
+        # np.exp(x, out=y) on float32 moves 4 B in and 4 B out; GB/s = bytes per ns
+        "q28p_exp_if_memory_bound": DerivedKey((triad,), lambda gbs: EXP_BYTES_PER_VALUE / gbs),
+        "q28g_exp_vs_memory": DerivedKey((exp, "q28p_exp_if_memory_bound"), lambda ns, predicted: ns / predicted),
+        # one FMA = 2 FLOP: the GEMM does gflops / 2 FMAs per ns
+        "q28f_fmas_per_exp": DerivedKey((exp, gemm), lambda ns, gflops: ns * gflops / 2),
         "q30_my_ratio_64": DerivedKey(("q28_exp_ns_per_value", "q29_matmul_gflops"), ratio_percent(64)),
         "q31_my_ratio_128": DerivedKey(("q28_exp_ns_per_value", "q29_matmul_gflops"), ratio_percent(128)),
         "q32_vs_b300": DerivedKey(("q31_my_ratio_128",), lambda mine: mine / b300_percent),

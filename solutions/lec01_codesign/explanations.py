@@ -159,13 +159,14 @@ RUBRICS: dict[str, tuple[Criterion, ...]] = {
     ),
     "q33_explain_measurement": (
         Criterion(1, "计时的方法和理由",
-                  "热身一次（第一次要分配内存、载入代码），重复多次取中位数（不受偶尔的干扰影响），数据足够大（一次运行远长于计时器精度）；"
-                  "评分机的沙箱里 BLAS 只用一个线程，数字会和自己的电脑不同。"),
-        Criterion(1, "和规格表模型的比较（引用你的 q31、q32）",
-                  f"按自己量出的 q32 说比 B300 FP8 的 {exp_ratio(B300, 'fp8', _D, _D):.0%} 大还是小：方向取决于机器（BLAS 的线程数、"
-                  "np.exp 写进新数组还是预先分配的缓冲区、缓存），两个方向都可以是对的。要点是结构：CPU 没有单独的 exp 单元，"
-                  "exp 和矩阵乘法在同一组核心的向量单元上轮流算；GPU 上 exp 在 SFU、矩阵乘法在 Tensor Core，两个单元各自的吞吐"
-                  "决定比值，硬件可以只加速其中一个（Blackwell Ultra 把 SFU 翻倍）。"),
+                  "BLAS 固定为一个线程、预先分配、数组大过最后一级缓存、热身一次、重复多次取中位数，并说出各自防的是什么"
+                  "（线程数和分配会让数字差好几倍；第一次运行要载入代码、触碰内存；中位数不受偶尔的干扰影响）。"),
+        Criterion(1, "预测和测量的差距、FMA 的个数、quantize 的位置，以及和 GPU 的结构区别（引用 q28p、q28g、q28f、q32）",
+                  "按自己量出的 q28g 说 exp 受计算还是受内存限制（哪个方向都可以是对的，要和自己的数一致）；一次 exp 约等于 q28f 次 FMA，"
+                  "因为 CPU 没有单独的 exp 单元，exp 和矩阵乘法在同一组向量单元上轮流算；quantize 离带宽屋顶多远、为什么"
+                  "（很多遍 numpy 小运算，每遍读写整个数组）；GPU 上 exp 在 SFU、矩阵乘法在 Tensor Core，两个单元各自的吞吐决定比值，"
+                  f"硬件可以只加速其中一个（Blackwell Ultra 把 SFU 翻倍）。q32 比 1 大还是小（B300 FP8 是 {exp_ratio(B300, 'fp8', _D, _D):.0%}）"
+                  "取决于机器，不预设方向。"),
     ),
     "q27_explain_format": (
         Criterion(1, "你选的配置在前沿上的位置（引用量出的误差和比特数）",
@@ -368,11 +369,29 @@ EXPLANATIONS = {
         for letter in BUDGET_OPTIONS) + f"""（讲义的参数：整个 X 和 W）。预算 {BIT_BUDGET:g} bit 内误差最小的是
         {_KEY["q26_budget_choice"]}；你的那一块按自己量出的误差选。
         """,
-    "q28_exp_ns_per_value": """
-        在评分机的沙箱里重新测量：只要在很宽的合理范围内就算对——它检查的是单位和方法，不是某一台机器的数字。
+    "q28a_triad_gb_per_s": """
+        24 字节 × 元素个数 ÷ 中位数耗时 ÷ 10^9。评分机在同一个沙箱里、同一次评分中用 `cpu_timing` 量同样的 triad，
+        两者相差不超过 `AGREEMENT_FACTOR` 倍就算对。
         """,
     "q29_matmul_gflops": """
-        2·256³ FLOP ÷ 中位数耗时 ÷ 10^9。同样只检查合理范围。
+        每个边长 2·m³ FLOP ÷ 中位数耗时 ÷ 10^9，取最大的一个；和评分机同一次的参照测量比，相差不超过 `AGREEMENT_FACTOR` 倍。
+        小矩阵开销占比大，大矩阵放不进缓存，峰值常在中间的边长。
+        """,
+    "q29b_cpu_ridge": """
+        ridge point = 算力屋顶 ÷ 带宽屋顶 = q29 × 10^9 FLOP/s ÷ (q28a × 10^9 B/s) = q29 / q28a FLOP/B；按你同一次运行的 q28a、q29 重算。
+        """,
+    "q28p_exp_if_memory_bound": """
+        每个数读 4 字节、写 4 字节：8 B ÷ (q28a GB/s) = 8 / q28a 纳秒（GB/s 就是字节每纳秒）。按你同一次运行的 q28a 重算。
+        """,
+    "q28_exp_ns_per_value": """
+        中位数耗时 ÷ 个数 × 10^9；和评分机同一次的参照测量比，相差不超过 `AGREEMENT_FACTOR` 倍。
+        """,
+    "q28g_exp_vs_memory": """
+        q28 ÷ q28p，按你同一次运行的数重算。明显大于 1：exp 受计算限制；接近 1：受内存限制。哪一种取决于机器（向量宽度、内存），两种都可能。
+        """,
+    "q28f_fmas_per_exp": """
+        一次 FMA 是 2 FLOP：矩阵乘法每纳秒做 q29 / 2 次 FMA，一次 exp 要 q28 纳秒，所以约 q28 × q29 / 2 次 FMA。
+        CPU 上 exp 和矩阵乘法共用向量单元，这个数就是"算一次 exp 少做多少次乘加"；GPU 的 exp 在单独的 SFU 上，不占 Tensor Core。
         """,
     "q30_my_ratio_64": """
         t_exp = q28 纳秒，t_mma = `flops_per_exp(64, 64)` FLOP ÷ q29 GFLOP/s = 256 / q29 纳秒：比值 = q28 × q29 / 256 × 100%。

@@ -12,6 +12,7 @@ import inspect
 import textwrap
 
 from authoring.cells import Code, FunctionCheck, Markdown, Question
+from cpu_timing import AGREEMENT_FACTOR, STREAM_BYTES, TRIAD_N
 from hw_specs import B300, BYTES_PER_ELEM, LABELLED_FIGURES
 from solutions.lec01_codesign import handout_data
 from solutions.lec01_codesign.explanations import rubric_markdown
@@ -721,53 +722,89 @@ CELLS = (
         q26_budget_choice = min(within, key=budget_errors.get)
         """),
 
-    # ------------------------------------------------------------------ one measurement
-    Markdown("""
-        ## 测一测：你的电脑上，exp 和矩阵乘法谁快？
+    # ------------------------------------------------------------------ a measured CPU roofline
+    Markdown(f"""
+        ## 测一测：你的 CPU 的 roofline
 
-        【问题】演示 3 的比值来自规格表。换成你自己的电脑：用 `np.exp` 代替 SFU、用 numpy 的矩阵乘法（BLAS）代替 Tensor Core，
-        t_exp / t_mma 是多少？
+        【问题】演示 3 的比值来自规格表。换成你自己的 CPU：它的"屋顶"——内存带宽和矩阵乘法的算力——各是多少？
+        `np.exp` 和你的 `quantize` 落在屋顶下的什么位置？一次 exp 相当于多少次 FMA？
 
-        【做法】计时要可靠：先跑一次**热身**（分配内存、载入代码），再重复几次取**中位数**（不受偶尔的干扰影响）；
-        数据要足够大，让一次运行远长于计时器的精度。下面的 `median_seconds` 就是这么做的。
-        - exp：对 2^20 个 float32 数做 `np.exp`，折算成每个数多少纳秒（ns）。
-        - 矩阵乘法：两个 256 × 256 的 float32 矩阵相乘，2·256³ FLOP，折算成 GFLOP/s。
-        - 再用**你的** `flops_per_exp` 算出你的电脑在 d_head = 64 和 128 时的 t_exp / t_mma。
+        【做法】计时要可靠。`cpu_timing.py` 里的 `triad_seconds`、`gemm_seconds`、`exp_seconds` 各返回一种运算一次的耗时（秒），
+        评分机用的是同一份代码（打开读一读）：
+        - **线程数固定为 1**：BLAS 默认用上所有核心，线程数一变 GFLOP/s 能差好几倍；导入 `cpu_timing` 时就固定了；
+        - **预先分配**输入和输出（`out=`）：计时里不包含分配内存的开销；
+        - 数组**大过最后一级缓存**（每个 {STREAM_BYTES // 1024**2} MiB）：测的是内存，不是缓存；
+        - 先**热身**一次，再重复几次取**中位数**（`median_seconds`）；
+        - 计的是这个线程用掉的 **CPU 时间**，不是墙上时间：别的程序抢走 CPU 的那段时间不算进来。
 
-        【评分】评分时整个 notebook 在评分机的沙箱里重新运行，量出来的数字和你电脑上的不同，这没关系：
-        测量值只要在很宽的合理范围里就算对；由测量值推出来的数，必须和**同一次运行**的测量值对得上。
-        所以答案要由代码算出来，不要手抄数字。
+        要你做的是把耗时换算成屋顶：每种运算搬了多少字节、做了多少 FLOP。
+
+        【评分】评分时整个 notebook 在评分机的沙箱里重新运行；评分机在同一个沙箱里、同一次评分中，先用 `cpu_timing`
+        把同样的运算量一遍。你的测量值和它的参照值相差不超过 {AGREEMENT_FACTOR:g} 倍就算对——机器忙的时候两者一起变慢，
+        比值不变；手抄的数字只有碰巧和评分机一致才能通过。由测量值推出来的数，必须和**同一次运行**的测量值对得上。
+        所以答案要由代码算出来，不要手抄数字。比 GPU 大还是小，哪个方向都可能是对的：按你量出的数说。
         """),
     Code("""
-        import time
+        from cpu_timing import (AGREEMENT_FACTOR, EXP_N, GEMM_SIZES, PINNED_BY, TRIAD_N, exp_seconds, gemm_seconds,
+                                median_seconds, show_measured, triad_seconds)
 
+        # show_measured 打印测量结果；评分时不打印（每次量出的数都不同，评分结果只能由你的文件决定）
 
-        def median_seconds(f, repeats=7):
-            \"\"\"先热身一次，再运行 repeats 次，返回耗时的中位数（秒）。\"\"\"
-            f()
-            times = []
-            for _ in range(repeats):
-                start = time.perf_counter()
-                f()
-                times.append(time.perf_counter() - start)
-            return float(np.median(times))
+        print(f"BLAS 线程数已固定为 1（{PINNED_BY}）")
         """),
-    Question("q28_exp_ns_per_value", """
-        你的电脑上，`np.exp` 平均每个 float32 数要多少纳秒？
+    Question("q28a_triad_gb_per_s", f"""
+        **屋顶之一：带宽。** `triad_seconds()` 是 STREAM 的 triad `a = b + 3·c` 在 `TRIAD_N` = {TRIAD_N:,} 个 float64 上跑一次的时间。
+        按 STREAM 的约定（每个元素读 b、读 c、写 a 各一次），你的内存带宽是多少 GB/s（10^9 字节每秒）？
+        （numpy 分两步算：先 `np.multiply(c, 3, out=a)`，再 `np.add(a, b, out=a)`，实际搬运得更多，量出的是 numpy 能用到的带宽。）
         """, """
-        N = 1 << 20
-        values = np.random.default_rng(0).standard_normal(N).astype(np.float32)
-        q28_exp_ns_per_value = median_seconds(lambda: np.exp(values)) / N * 1e9
+        q28a_triad_gb_per_s = 3 * 8 * TRIAD_N / triad_seconds() / 1e9
         """),
     Question("q29_matmul_gflops", """
-        你的电脑上，256 × 256 的 float32 矩阵乘法每秒做多少 GFLOP（10^9 次浮点运算）？
+        **屋顶之二：算力。** `gemm_seconds(m)` 是 m × m 的 float32 矩阵乘法 `np.matmul(a, b, out=c)` 跑一次的时间。对 `GEMM_SIZES`
+        里的每个 m 算出 GFLOP/s，你的 CPU 单线程的算力屋顶取其中最大的一个。
         """, """
-        M = 256
-        A = np.random.default_rng(1).standard_normal((M, M)).astype(np.float32)
-        q29_matmul_gflops = 2 * M * M * M / median_seconds(lambda: A @ A) / 1e9
+        gemm_sweep = {edge: 2 * edge**3 / gemm_seconds(edge) / 1e9 for edge in GEMM_SIZES}
+        show_measured(["m", "GFLOP/s"], [[edge, f"{rate:.1f}"] for edge, rate in gemm_sweep.items()])
+        q29_matmul_gflops = max(gemm_sweep.values())
+        """),
+    Question("q29b_cpu_ridge", """
+        你的 CPU 的 ridge point 是多少 FLOP/B（演示 1 里 H100 是 591）？
+        """, """
+        q29b_cpu_ridge = q29_matmul_gflops / q28a_triad_gb_per_s
+        """),
+    Question("q28p_exp_if_memory_bound", """
+        **先预测，再测量。** 在运行下一题的测量之前写下你的预测：`np.exp(x, out=y)` 读一个 float32、写一个 float32。
+        如果 exp 只受内存带宽限制（算 exp 本身不花时间），按你的 q28a，每个数要多少纳秒？
+        """, """
+        q28p_exp_if_memory_bound = 2 * 4 / q28a_triad_gb_per_s
+        """),
+    Question("q28_exp_ns_per_value", """
+        现在量：`exp_seconds()` 是 `np.exp(x, out=y)` 在 `EXP_N` 个 float32 数上跑一次的时间。每个数平均要多少纳秒？
+        """, """
+        q28_exp_ns_per_value = exp_seconds() / EXP_N * 1e9
+        """),
+    Question("q28g_exp_vs_memory", """
+        测量值是你预测的多少倍（q28 ÷ q28p）？（它说明了什么，在最后的文字题里回答。）
+        """, """
+        q28g_exp_vs_memory = q28_exp_ns_per_value / q28p_exp_if_memory_bound
+        """),
+    Question("q28f_fmas_per_exp", """
+        CPU 没有单独的 exp 单元：exp 和矩阵乘法用的是同一组向量单元。按你量出的数，一次 exp 的时间够你的 CPU 在矩阵乘法里做多少次 FMA？
+        """, """
+        q28f_fmas_per_exp = q28_exp_ns_per_value * q29_matmul_gflops / 2
+        """),
+    Code("""
+        # 把你的 quantize 也放到屋顶下：它每个数读一个 float64、写一个 float64（16 字节），能用到多少带宽？
+        quantize_x = np.random.default_rng(2).standard_normal(1 << 18)
+        quantize_ns = median_seconds(lambda: quantize(quantize_x, "nvfp4"), repeats=3) / quantize_x.size * 1e9
+        show_measured(["运算", "每个数的时间", "用到的带宽", "占 triad 带宽"],
+                      [["np.exp (float32)", f"{q28_exp_ns_per_value:.2f} ns", f"{8 / q28_exp_ns_per_value:.1f} GB/s",
+                        f"{8 / q28_exp_ns_per_value / q28a_triad_gb_per_s:.0%}"],
+                       ["你的 quantize (nvfp4, float64)", f"{quantize_ns:.2f} ns", f"{16 / quantize_ns:.1f} GB/s",
+                        f"{16 / quantize_ns / q28a_triad_gb_per_s:.0%}"]])
         """),
     Question("q30_my_ratio_64", """
-        用 q28、q29 和你的 `flops_per_exp`：你的电脑上 d_head = 64 时 t_exp / t_mma 是百分之多少？
+        回到演示 3：用 q28、q29 和你的 `flops_per_exp`，你的 CPU 上 d_head = 64 时 t_exp / t_mma 是百分之多少？
         """, """
         q30_my_ratio_64 = q28_exp_ns_per_value / (flops_per_exp(64, 64) / q29_matmul_gflops) * 100
         """),
@@ -843,15 +880,21 @@ CELLS = (
         这正是 NVIDIA 的 NVFP4 训练方案用 16 × 16 随机 Hadamard 变换的原因。
         """),
     Question("q33_explain_measurement", _text_question_prompt("q33_explain_measurement", """
-        你是怎么计时的，为什么这样计时？你的电脑的 t_exp / t_mma 和规格表模型里的 GPU 比，差在哪里，为什么？
+        你是怎么计时的，为什么这样计时？你预测的 exp 时间（q28p）和测量值（q28）差多少，这个差距说明 exp 在你的 CPU 上受什么限制？
+        一次 exp 相当于多少次 FMA（q28f），你的 `quantize` 离带宽屋顶有多远？和规格表模型里的 GPU 比，结构上差在哪里？
         """), """
-        我先热身一次，再重复 7 次取中位数：第一次运行要分配内存、载入代码，会偏慢；中位数不受偶尔的系统干扰影响。
-        数据取 2^20 个数和 256 × 256 的矩阵，一次运行远长于计时器的精度。
+        我把 BLAS 固定为一个线程、预先分配输入输出、数组大过最后一级缓存，先热身一次，再重复几次取中位数：线程数和内存分配都会让
+        数字差好几倍，第一次运行要载入代码、触碰内存，中位数不受偶尔的系统干扰影响。
 
-        我的比值和 B300 的比（q32）是大是小，取决于机器：BLAS 用几个线程、np.exp 的结果写进新分配的数组还是预先分配的缓冲区，
-        都会让 q28、q29 差好几倍，所以我按自己量出的数说，不预设方向。结构上的区别才是要点：CPU 没有单独的 exp 单元，
-        exp 和矩阵乘法在同一组核心的向量单元上轮流算；GPU 上 exp 在 SFU、矩阵乘法在 Tensor Core，是两个独立的单元。
-        Tensor Core 的算力涨得比 SFU 快，才让 exp 成了瓶颈——所以 Blackwell Ultra 可以只把 SFU 翻倍。
+        只按内存带宽预测，exp 每个数只要 q28p 纳秒；测量值是它的 q28g 倍，这个倍数就是判断的依据：接近 1，exp 受内存带宽限制
+        （向量化的 exp 算得和内存送数据一样快）；明显大于 1，受计算限制。哪一种取决于 CPU 的向量宽度和内存，我按自己的 q28g 说。
+        一次 exp 的时间够矩阵乘法做约 q28f 次 FMA：CPU 没有单独的 exp 单元，exp 是在同一组向量单元上用一串乘加和查表算出来的，
+        算 exp 的时间就是少做的矩阵乘法。我的 `quantize` 每个数用的时间是搬运 16 字节所需的几十倍，只用到 triad 带宽的百分之几：
+        它是一串 numpy 的小运算，每一步都把整个数组读写一遍。
+
+        我的比值和 B300 的比（q32）是大是小，取决于机器，我按自己量出的数说，不预设方向。结构上的区别才是要点：GPU 上 exp 在 SFU、
+        矩阵乘法在 Tensor Core，是两个独立的单元，可以同时工作；Tensor Core 的算力涨得比 SFU 快，才让 exp 成了瓶颈——
+        所以 Blackwell Ultra 可以只把 SFU 翻倍。
         """),
     Markdown("""
         ## 提交之前

@@ -39,8 +39,8 @@ def test_the_generated_set_is_what_students_need(name):
                                           *variant_files, *lecture}
 
 
-def test_lecture_1_shares_the_chip_table_the_console_and_the_plot_fonts():
-    assert load_config("lec01_codesign").shared_modules == ("hw_specs.py", "console.py", "plot_fonts.py")
+def test_lecture_1_shares_the_chip_table_the_console_the_plot_fonts_and_the_timing_code():
+    assert load_config("lec01_codesign").shared_modules == ("hw_specs.py", "console.py", "plot_fonts.py", "cpu_timing.py")
 
 
 @ASSIGNMENTS

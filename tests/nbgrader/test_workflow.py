@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[2]
 ASSIGNMENT = "lec01_codesign"
 CONFIG = load_config(ASSIGNMENT)
 COURSE_FILES = ("nbgrader_config.py", "assignments", "authoring", "autograder", "solutions", "hw_specs.py", "console.py",
-                "plot_fonts.py")
+                "plot_fonts.py", "cpu_timing.py")
 AUTO_ITEMS = [item.id for item in CONFIG.items if item.kind != "text"]
 TEXT_ITEMS = [item for item in CONFIG.items if item.kind == "text"]
 # Students nbgrader cannot autograde (flagged by reconcile): an unreadable notebook, and one

@@ -1,0 +1,116 @@
+# 自动生成：这是课程仓库根目录 cpu_timing.py 的副本（python -m autograder build 生成），请勿修改——评分时它会被换回原样。
+"""在 CPU 上可靠地计时：第 1 讲的 CPU roofline 实验和评分机的参照测量用的是同一份代码。
+
+【做法】可靠的计时要做到六件事：
+- 线程数固定为 1（`pin_threads`）：BLAS 默认用上所有核心，线程数一变，GFLOP/s 能差好几倍；
+- 预先分配好输入和输出（`out=`）：计时里不包含分配内存、缺页这些和运算无关的开销；
+- 数组大过最后一级缓存（`STREAM_BYTES`）：测的是内存带宽，而不是缓存带宽；
+- 先热身（第一次运行载入代码、触碰每一页内存），再重复几次取**中位数**：中位数不受偶尔的干扰影响；
+- 计的是这个线程用掉的 CPU 时间（`CLOCK`），不是墙上时间：机器上别的程序占用 CPU 的时间不算进来；
+- 一次运行远长于计时器的精度（几毫秒以上）。
+
+【边界】评分时，评分机在同一个沙箱里、紧挨着你的 notebook 用这里的函数量一遍同样的运算，
+你的测量值和它的参照值相差在 `AGREEMENT_FACTOR` 倍以内就算对：计的是 CPU 时间，机器忙不忙，两者都量得差不多。
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+# 在 numpy 载入之前设置才有效；numpy 已经载入时由 threadpoolctl 在运行时限制（pin_threads）
+if "numpy" not in sys.modules:
+    for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
+                      "VECLIB_MAXIMUM_THREADS"):
+        os.environ[_variable] = "1"
+
+import numpy as np
+
+THREADS = 1
+# 每个数组 32 MiB：三个数组共 96 MiB，大过笔记本和服务器常见的最后一级缓存（几 MiB 到几十 MiB）
+STREAM_BYTES = 32 * 1024**2
+EXP_N = STREAM_BYTES // 4          # float32 个数
+TRIAD_N = STREAM_BYTES // 8        # float64 个数
+TRIAD_BYTES_PER_ELEMENT = 3 * 8    # STREAM 的约定：读 b、读 c、写 a
+GEMM_SIZES = (64, 128, 256, 512)   # float32 方阵的边长
+REPEATS = 5
+# 计时用这个线程自己用掉的 CPU 时间：别的程序抢走 CPU 的那段时间不算进来，机器忙不忙都量得一样。
+# Windows 的线程 CPU 时间按 15.6 ms 的时钟节拍累加，量不了几毫秒的运行：那里退回到墙上时间 perf_counter。
+CLOCK = time.perf_counter if sys.platform == "win32" else time.thread_time
+# 你的测量值 / 评分机的参照值 落在 [1/AGREEMENT_FACTOR, AGREEMENT_FACTOR] 内算一致（为什么是 3：课程仓库的 docs/measurement.md）
+AGREEMENT_FACTOR = 3.0
+
+
+def pin_threads(threads: int = THREADS) -> str:
+    """把 BLAS/OpenMP 的线程数限制为 `threads`，返回做法（"threadpoolctl" 或 "environment"）。"""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # 没装 threadpoolctl：只有 numpy 载入前设置的环境变量起作用
+        return "environment"
+    threadpool_limits(limits=threads)
+    return "threadpoolctl"
+
+
+PINNED_BY = pin_threads()
+
+
+def median_seconds(f, repeats: int = REPEATS, warmup: int = 1) -> float:
+    """先运行 `warmup` 次热身，再运行 `repeats` 次，返回耗时（`CLOCK`，秒）的中位数。"""
+    for _ in range(warmup):
+        f()
+    times = []
+    for _ in range(repeats):
+        start = CLOCK()
+        f()
+        times.append(CLOCK() - start)
+    return float(np.median(times))
+
+
+def show_measured(headers: list[str], rows: list[list]) -> None:
+    """把测量结果打印成表格；评分机运行 notebook 时（CS349E_TRUSTED_GRADING=1）不打印：
+    每次量出的数都不同，而评分结果（包括 notebook 的输出）只能由你提交的文件决定。"""
+    if os.environ.get("CS349E_TRUSTED_GRADING") == "1":
+        return
+    from console import print_table
+
+    print_table(headers, rows)
+
+
+def exp_seconds(n: int = EXP_N) -> float:
+    """`np.exp(x, out=y)` 处理 n 个 float32 数一次的耗时（秒，中位数）；y 预先分配。"""
+    x = np.random.default_rng(0).standard_normal(n, dtype=np.float32)
+    y = np.empty_like(x)
+    return median_seconds(lambda: np.exp(x, out=y))
+
+
+def triad_seconds(n: int = TRIAD_N) -> float:
+    """STREAM 式 triad `a = b + 3·c`（n 个 float64）一次的耗时（秒，中位数）。
+
+    numpy 分两步算（先 a = 3·c，再 a += b），实际搬运的字节比 STREAM 约定的每个元素 24 字节多。"""
+    b = np.full(n, 1.0)
+    c = np.full(n, 2.0)
+    a = np.empty_like(b)
+
+    def run():
+        np.multiply(c, 3.0, out=a)
+        np.add(a, b, out=a)
+
+    return median_seconds(run)
+
+
+def gemm_seconds(m: int) -> float:
+    """m × m 的 float32 矩阵乘法 `np.matmul(a, b, out=c)` 一次的耗时（秒，中位数）；c 预先分配。"""
+    rng = np.random.default_rng(m)
+    a = rng.standard_normal((m, m), dtype=np.float32)
+    b = rng.standard_normal((m, m), dtype=np.float32)
+    c = np.empty((m, m), dtype=np.float32)
+    return median_seconds(lambda: np.matmul(a, b, out=c))
+
+
+def reference_measurements() -> dict[str, object]:
+    """评分机的参照测量：和 notebook 里同样的运算、同样的做法，只给耗时（秒）；
+    换算成 GB/s、GFLOP/s 和纳秒是你在 notebook 里要做的事。"""
+    return {"exp_seconds": exp_seconds(), "triad_seconds": triad_seconds(),
+            **{f"gemm_seconds_{m}": gemm_seconds(m) for m in GEMM_SIZES}, "pinned_by": PINNED_BY}
+
