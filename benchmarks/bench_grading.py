@@ -24,7 +24,10 @@
    of the whole process tree (the grader, its fork server, sandboxes, notebook runs: read from a
    cgroup v1 cpuacct group the `grade` process starts in, below which the grader makes every
    sandbox's group; where there is none, RUSAGE_CHILDREN, which misses the sandboxes, and says
-   so), per submission, and the ratios this tree / REV (target <= 1.1x of CPU).
+   so), per submission, and the ratios this tree / REV (target <= 1.1x of CPU). This tree's answer
+   keys and variants are computed once per variant and stored (autograder/engine/key_cache.py): from
+   the second round on they are read back, as in any regrading of a class; with --cold-keys the store
+   is emptied before each of this tree's gradings, so every round pays them as a first grading does.
 Memory: not measured; no target is about memory.
 """
 
@@ -49,6 +52,7 @@ sys.path.insert(0, str(ROOT))
 from autograder.build import write_reference_submission  # noqa: E402
 from autograder.engine import grade_batch, grade_submission  # noqa: E402
 from autograder.engine.assignment import warm  # noqa: E402
+from autograder.engine.key_cache import FOLDER as KEY_STORE  # noqa: E402
 from autograder.sandbox import forkserver_client, plotting, resolve_isolation, session  # noqa: E402
 
 ASSIGNMENT = "lec01_codesign"
@@ -258,8 +262,9 @@ def full_marks(out: Path) -> str:
     return f"{sum(float(r['score']) == float(rows[0]['score']) for r in rows)} / {len(rows)} scored alike ({rows[0]['score']})"
 
 
-def against(rev: str, students: int, jobs_list: list[int], rounds: int) -> int:
-    print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+def against(rev: str, students: int, jobs_list: list[int], rounds: int, cold_keys: bool = False) -> int:
+    print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; this tree's key store "
+          f"{'emptied before each grading (--cold-keys)' if cold_keys else 'kept between gradings'}")
     with tempfile.TemporaryDirectory(prefix="bench-grading-against-") as tmp:
         tmp = Path(tmp)
         trees = {"this tree": ROOT}
@@ -274,6 +279,8 @@ def against(rev: str, students: int, jobs_list: list[int], rounds: int) -> int:
                     order = list(trees) if r % 2 == 0 else list(trees)[::-1]   # alternate who goes first
                     for k, name in enumerate(order):
                         out = tmp / f"out-{r}-{jobs}-{k}"
+                        if cold_keys and name == "this tree":
+                            shutil.rmtree(ROOT / KEY_STORE, ignore_errors=True)
                         wall, cpu, source = graded_class(trees[name], classes[name], out, jobs)
                         walls[name, jobs].append(wall / students)
                         cpus[name, jobs].append(cpu / students)
@@ -281,6 +288,7 @@ def against(rev: str, students: int, jobs_list: list[int], rounds: int) -> int:
                         shutil.rmtree(out)
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", str(tmp / "rev")], cwd=ROOT, capture_output=True)
+    print(f"load average after: {os.getloadavg()[0]:.1f}")
     print(f"a class of {students} distinct students (each tree's reference submission), {rounds} alternating "
           f"round(s), per submission, medians; CPU of the whole process tree from the {source}:")
     for name in trees:
@@ -306,9 +314,11 @@ def main() -> int:
     parser.add_argument("--students", type=int, default=4, help="with --against: distinct students in the class")
     parser.add_argument("--jobs", type=int, nargs="+", default=[1, 2], help="with --against: -j values to run")
     parser.add_argument("--rounds", type=int, default=2, help="with --against: alternating rounds (medians)")
+    parser.add_argument("--cold-keys", action="store_true",
+                        help="with --against: empty this tree's key store before each of its gradings")
     args = parser.parse_args()
     if args.against:
-        return against(args.against, args.students, args.jobs, args.rounds)
+        return against(args.against, args.students, args.jobs, args.rounds, args.cold_keys)
     isolation = resolve_isolation("auto")
     print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     with tempfile.TemporaryDirectory(prefix="bench-grading-") as tmp:

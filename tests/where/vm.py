@@ -35,7 +35,7 @@ MEMORY_MIB = 8192
 CLOCK = "tsc=reliable clocksource=tsc"
 JOB_DISK_SIZE = "2G"  # sparse: the checkout copy, the command's output, room for what it writes
 LEFT_BEHIND = shutil.ignore_patterns(".git", ".venv", "__pycache__", ".pytest_cache", ".hypothesis", ".grading_cache",
-                                     ".ipynb_checkpoints")
+                                     ".key_cache", ".ipynb_checkpoints")
 
 
 def machine_problem() -> str | None:
