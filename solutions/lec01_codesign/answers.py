@@ -212,6 +212,18 @@ def kv_equal_weights_context(params=None) -> float:
     return p["model_params_b"] * 1e9 * BYTES_PER_ELEM["nvfp4"] / (p["kv_batch"] * kv_bytes_per_token(p))
 
 
+def growth_step(params=None) -> dict:
+    """q03: the trend row of the student's generation step (the new chip at NVFP4 over the base)."""
+    base, new = _params(params)["growth_pair"]
+    return trend_row(CHIPS[new], "nvfp4", base=CHIPS[base])
+
+
+def bottleneck_ratio(params=None) -> float:
+    """q13: t_exp / t_mma of the student's chip, precision and head shape."""
+    chip, precision, d_qk, d_v = _params(params)["bottleneck_case"]
+    return exp_ratio(CHIPS[chip], precision, d_qk, d_v)
+
+
 def usable_hbm() -> float:
     """The bytes of the serving B300's HBM weights and KV cache may fill (the rest: runtime, activations)."""
     return USABLE_HBM * B300.mem_cap
@@ -362,20 +374,20 @@ def number_keys(params=None) -> dict[str, float]:
 def _choice_keys(canonical_params: str) -> dict[str, str]:
     p = json.loads(canonical_params)
     error_growth = size_growth(p)
-    mla, mha = exp_ratio(B300, "fp8", 192, 128), exp_ratio(B300, "fp8", 128, 128)
+    mla, mha = exp_ratio(B300, "fp8", *p["mla_shape"]), exp_ratio(B300, "fp8", 128, 128)
     mla_effect = "same" if math.isclose(mla, mha) else ("worse" if mla > mha else "better")
     real = real_tensor_errors(p)
     numbers = _number_keys(canonical_params)
     return {
         "q03_least_grown": _letter(LEAST_GROWN_OPTIONS,
-                                   min((name for name, _ in LEAST_GROWN_OPTIONS.values()), key=trend_row(B300, "nvfp4").get)),
+                                   min((name for name, _ in LEAST_GROWN_OPTIONS.values()), key=growth_step(p).get)),
         # a kernel's wall is the ridge it must reach over the intensity it has: an FP8 kernel on both chips
         # meets the same-precision ratio; one that keeps its FP8 bytes but computes in NVFP4 on B300
         # meets the mixed ratio (its FLOP/B is unchanged, the ridge it must reach is NVFP4's)
         "q06_memory_wall": _letter(WALL_OPTIONS, {"fp8": "same_precision", "nvfp4_on_chip": "mixed_precision"}[p["wall_kernel"]]),
         "q09g_decode_precision": _letter(DECODE_DESIGN_OPTIONS, decode_design(p)),
         "q10_size_sensitive": _letter(SIZE_OPTIONS, max(error_growth, key=error_growth.get)),
-        "q13_bottleneck": _letter(BOTTLENECK_OPTIONS, "exp" if exp_ratio(B200, "fp8", 128, 128) > 1 else "mma"),
+        "q13_bottleneck": _letter(BOTTLENECK_OPTIONS, "exp" if bottleneck_ratio(p) > 1 else "mma"),
         "q14_mla_effect": _letter(MLA_OPTIONS, mla_effect),
         "q18c_measured_position": _letter(POSITION_OPTIONS, measured_position()),
         "q25_rotation_nvfp4": _letter(ROTATION_OPTIONS,

@@ -197,8 +197,9 @@ EXPLANATIONS = {
         而不是同精度下算得更快。读任何代际对比之前，先问一句：两边比的是不是同一种精度？
         """,
     "q03_least_grown": """
-        把 `trend_row(B300, "nvfp4")` 里算力、带宽、容量、NVLink 四个倍数放在一起取最小值。
-        算力涨得最快、数据搬运涨得最慢——越来越多的程序会被数据搬运而不是算力限制。
+        `trend_row(CHIPS[新], "nvfp4", base=CHIPS[旧])` 里算力、带宽、容量、NVLink 四个倍数放在一起取最小值
+        （讲义的 H100 → B300 是 NVLink；往 Rubin 的几步是 HBM 容量）。
+        算力涨得最快、数据搬运和存放涨得最慢——越来越多的程序会被数据搬运而不是算力限制。
         """,
     "q04_ridge_same_precision": f"""
         `ridge_point(B300_RUN, "fp8") / ridge_point(H100_RUN, "fp8")`：同一种精度的屋脊点之比。按规格表（讲义的参数，
@@ -313,12 +314,14 @@ EXPLANATIONS = {
         """,
     "q13_bottleneck": """
         演示 3 的模型只比较 exp 和矩阵乘法：长序列的 prefill / 训练里，FlashAttention 把分块留在片上，HBM 和 NVLink
-        不在这个比较里。`exp_ratio(B200, "fp8", 128, 128)` 大于 1：做完一个分数的 exp 比做完它配套的矩阵乘法还慢，
-        所以限制速度的是 SFU 的 exp。（decode 的注意力则受 HBM 带宽限制，那是另一个问题。）
+        不在这个比较里。`exp_ratio(芯片, 精度, d_qk, d_v)` 大于 1：做完一个分数的 exp 比做完它配套的矩阵乘法还慢，
+        限制速度的是 SFU 的 exp；小于 1 则是 Tensor Core（讲义的 B200、FP8、d_head = 128 是前者）。
+        （decode 的注意力则受 HBM 带宽限制，那是另一个问题。）
         """,
     "q14_mla_effect": """
-        比较 `exp_ratio(B300, "fp8", 192, 128)` 和 `exp_ratio(B300, "fp8", 128, 128)`。MLA 式形状的 d_qk 更大，
-        每次 exp 配更多矩阵乘法，t_mma 变长而 t_exp 不变，比值变小：模型结构的选择也能缓解 exp 瓶颈。
+        比较 `exp_ratio(B300, "fp8", *MLA_SHAPE)` 和 `exp_ratio(B300, "fp8", 128, 128)`。t_exp 不变，t_mma 和 d_qk + d_v 成正比：
+        d_qk + d_v 比 256 大，每次 exp 配更多矩阵乘法，比值变小（讲义的 MLA 形状 192 / 128 就是这样）；比 256 小则变大。
+        模型结构的选择也能缓解（或加重）exp 瓶颈。
         """,
     "q15_h100_tensor_basis": f"""
         形状 (d_qk, d_v) 时比值 = 989.4 TFLOPS ÷ (2·d_qk + 2·d_v) ÷ 同一口径的 exp 吞吐；下面的数字是讲义的 d_head = {_D}。

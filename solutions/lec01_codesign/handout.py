@@ -269,10 +269,16 @@ CELLS = (
         """, """
         q02_format_gain = run["compute"] / run["fp8"]
         """),
+    Code("""
+        GROWTH_PAIR = VARIANT["growth_pair"]  # q03：你的一次换代 [从, 到]
+        print(f"q03：{GROWTH_PAIR[0]} → {GROWTH_PAIR[1]}")
+        """, locked=True),
     Question("q03_least_grown", _with_options("""
-        按规格表，从 H100 到 B300，下面四项里哪一项涨得**最少**（按上面表里 `trend_row(B300, "nvfp4")` 的倍数）？
+        按规格表，从 `GROWTH_PAIR[0]` 到 `GROWTH_PAIR[1]`（你的一次换代，`VARIANT["growth_pair"]`；后者按 NVFP4），
+        下面四项里哪一项涨得**最少**？（上面的表都相对 H100；不从 H100 出发时，用 `trend_row` 的 `base` 自己算。）
         """, LEAST_GROWN_OPTIONS), f"""
-        growth = {{letter: trend["B300"][key] for letter, key in {_letters(LEAST_GROWN_OPTIONS)}.items()}}
+        step = trend_row(CHIPS[GROWTH_PAIR[1]], "nvfp4", base=CHIPS[GROWTH_PAIR[0]])
+        growth = {{letter: step[key] for letter, key in {_letters(LEAST_GROWN_OPTIONS)}.items()}}
         q03_least_grown = min(growth, key=growth.get)
         """),
     Markdown("""
@@ -593,23 +599,33 @@ CELLS = (
         ax.legend()
         plt.show()
         """),
+    Code("""
+        BOTTLENECK_CASE = VARIANT["bottleneck_case"]  # q13：[芯片, 精度, d_qk, d_v]
+        MLA_SHAPE = VARIANT["mla_shape"]  # q14：[d_qk, d_v]
+        print(f"q13：{BOTTLENECK_CASE}；q14：{MLA_SHAPE}")
+        """, locked=True),
     Question("q13_bottleneck", _with_options("""
-        长序列的 prefill 或训练（FlashAttention 式分块，分数留在片上）：在 B200 上、d_head = 128、FP8 注意力时，
+        长序列的 prefill 或训练（FlashAttention 式分块，分数留在片上）：在芯片 `BOTTLENECK_CASE[0]` 上、用
+        `BOTTLENECK_CASE[1]` 做注意力、形状 d_qk = `BOTTLENECK_CASE[2]`、d_v = `BOTTLENECK_CASE[3]` 时，
         按演示 3 的模型——只比较 exp 和矩阵乘法——哪个资源限制了注意力的速度？
         """, BOTTLENECK_OPTIONS), """
-        q13_bottleneck = "B" if exp_ratio(B200, "fp8", 128, 128) > 1 else "A"
+        chip_name, precision, d_qk, d_v = BOTTLENECK_CASE
+        q13_bottleneck = "B" if exp_ratio(CHIPS[chip_name], precision, d_qk, d_v) > 1 else "A"
         """),
     Question("q14_mla_effect", _with_options("""
-        在 B300 上做 FP8 注意力，把 d_head = 128 的普通注意力换成 MLA 式形状（d_qk = 192，d_v = 128），
+        在 B300 上做 FP8 注意力，把 d_head = 128 的普通注意力换成形状 `MLA_SHAPE`（d_qk, d_v），
         t_exp / t_mma 会怎样？
         """, MLA_OPTIONS), """
-        q14_mla_effect = "A" if exp_ratio(B300, "fp8", 192, 128) > exp_ratio(B300, "fp8", 128, 128) else "B"
+        q14_mla_effect = "A" if exp_ratio(B300, "fp8", *MLA_SHAPE) > exp_ratio(B300, "fp8", 128, 128) else "B"
         """),
     Markdown("""
         【口径】表里 H100 的 exp 吞吐与完整的 GH100 芯片相符（这是本课程的推算，NVIDIA 没有给出口径，也没有哪款 H100 产品
         开了这么多 SM）：`hw_specs.GH100_FULL_SMS` 个 SM × 每个 SM 每个时钟 `hw_specs.EX2_PER_SM_PER_CLK["Hopper"]` 次 ex2
         × `hw_specs.GH100_FULL_CLOCK_HZ`。可它要对比的 989.4 TFLOPS 是 H100 SXM5 这个产品的：`hw_specs.H100_SXM5_SMS` 个 SM、
-        `hw_specs.H100_SXM5_BOOST_HZ`。B200 / B300 的 exp 吞吐同样只是 NVIDIA 图表上的数，没有公布 SM 数和时钟。
+        `hw_specs.H100_SXM5_BOOST_HZ`。B200 / B300 的 exp 吞吐同样只是 NVIDIA 图表上的数，没有公布它按哪个时钟算：
+        B300 的 `B300.exp_per_s` 除以 `hw_specs.B300_SMS` 个 SM × 每个 SM 每个时钟 `hw_specs.EX2_PER_SM_PER_CLK["Blackwell Ultra FP32"]`
+        次 ex2，得到它隐含的时钟；它的 FP8 峰值对应的时钟若比这个低，同一口径下 SFU 就更慢，演示 3 里 B300 的比值会更接近 100%。
+        本练习按表里的数算（和 H100 一样，口径没有统一），比较两代芯片时记住这一点。
         （`python hw_specs.py` 打印每个数字的口径和出处。）
         """),
     Code("""

@@ -33,7 +33,7 @@ def _real(p: dict) -> dict[str, float]:
 
 
 def _least_grown_lead(p: dict, k: dict) -> float:
-    growth = sorted(trend_row(B300, "nvfp4")[name] for name, _ in LEAST_GROWN_OPTIONS.values())
+    growth = sorted(answers.growth_step(p)[name] for name, _ in LEAST_GROWN_OPTIONS.values())
     return growth[1] / growth[0] - 1
 
 
@@ -132,17 +132,18 @@ LESSONS: tuple[Lesson, ...] = (
            lambda p, k: k["q22_real_fp4_tensor_error"] - k["q24_rotated_fp4_tensor_error"],
            low=variants.LESSON_MARGINS["q24_rotated_fp4_tensor_error"], reads=TILE),
     # --- choices: the key leads the runner-up
-    margin("q03_least_grown", "relative: the smallest growth under the next", _least_grown_lead, MARGINS["q03_least_grown"]),
+    margin("q03_least_grown", "relative: the smallest growth under the next", _least_grown_lead, MARGINS["q03_least_grown"],
+           reads=("growth_pair",)),
     margin("q06_memory_wall", "relative: the mixed ratio over the same-precision one (the two kernels' walls differ)",
            lambda p, k: k["q05_ridge_mixed_precision"] / k["q04_ridge_same_precision"] - 1, MARGINS["q06_memory_wall"],
            reads=TREND),
     margin("q10_size_sensitive", "pp of error growth, 2^12 -> 2^18 values", _size_lead, MARGINS["q10_size_sensitive"],
            reads=DEMO2),
     margin("q13_bottleneck", "relative distance of B200's t_exp / t_mma from 1",
-           lambda p, k: abs(exp_ratio(B200, "fp8", 128, 128) - 1), MARGINS["q13_bottleneck"]),
+           lambda p, k: abs(answers.bottleneck_ratio(p) - 1), MARGINS["q13_bottleneck"], reads=("bottleneck_case",)),
     margin("q14_mla_effect", "relative change of the ratio with the MLA shape",
-           lambda p, k: abs(exp_ratio(B300, "fp8", 192, 128) / exp_ratio(B300, "fp8", 128, 128) - 1),
-           MARGINS["q14_mla_effect"]),
+           lambda p, k: abs(exp_ratio(B300, "fp8", *p["mla_shape"]) / exp_ratio(B300, "fp8", 128, 128) - 1),
+           MARGINS["q14_mla_effect"], reads=("mla_shape",)),
     margin("q18c_measured_position", "relative distance of the measurement from the nearer bound", _position_lead,
            MARGINS["q18c_measured_position"]),
     margin("q25_rotation_nvfp4", "pp of Y's NVFP4 error, rotated vs not", lambda p, k: _real(p)["q25_rotation_nvfp4"],

@@ -73,6 +73,11 @@ LECTURE = {
     # q09e–q09g: the context (tokens per sequence) the service must hold; the lecture's lies between the
     # contexts up to which W4A4 (681) and W4A8 (2,044) can reach their ridge within the HBM
     "service_context": 1024,
+    # q03: the generation step whose growth is compared ([base, new]); q13: [chip, precision, d_qk, d_v] of
+    # the attention whose bottleneck is asked; q14: the MLA-style shape compared with d_head = 128
+    "growth_pair": ["H100", "B300"],
+    "bottleneck_case": ["B200", "fp8", 128, 128],
+    "mla_shape": [192, 128],
     # demo 2
     "demo2_seed": 0,
     "demo2_df": 5.0,
@@ -229,10 +234,37 @@ def variant(rng: np.random.Generator) -> dict:
     # drawn after everything else, so the draws above are those of the kit's earlier releases
     params["wall_kernel"] = WALL_KERNELS[int(rng.integers(len(WALL_KERNELS)))]
     params["service_context"] = _service_context(rng, params)
+    params["growth_pair"] = list(GROWTH_PAIRS[int(rng.integers(len(GROWTH_PAIRS)))])
+    params["bottleneck_case"] = _bottleneck_case(rng)
+    params["mla_shape"] = _mla_shape(rng)
     return {key: params[key] for key in LECTURE}  # LECTURE's order
 
 
 WALL_KERNELS = ("fp8", "nvfp4_on_chip")
+# q03: generation steps of the trend table; on each the least-grown resource leads the next by >= 10 %
+# (NVLink from H100 to Blackwell, HBM capacity towards Rubin): B200 -> B300 ties bandwidth and NVLink
+GROWTH_PAIRS = (("H100", "B200"), ("H100", "B300"), ("H100", "Rubin"), ("B200", "Rubin"), ("B300", "Rubin"))
+BOTTLENECK_CHIPS = ("H100", "B200", "B300")
+
+
+def _bottleneck_case(rng: np.random.Generator) -> list:
+    """q13: a chip, a precision and a head shape whose t_exp / t_mma lies >= MARGINS away from 1."""
+    from hw_specs import CHIPS
+    from solutions.lec01_codesign.codesign import exp_ratio
+
+    while True:
+        chip, precision = BOTTLENECK_CHIPS[int(rng.integers(3))], ("bf16", "fp8")[int(rng.integers(2))]
+        d_qk, d_v = _shape(rng, 128, 512)
+        if abs(exp_ratio(CHIPS[chip], precision, d_qk, d_v) - 1) >= MARGINS["q13_bottleneck"]:
+            return [chip, precision, d_qk, d_v]
+
+
+def _mla_shape(rng: np.random.Generator) -> list[int]:
+    """q14: a shape whose ratio differs from d_head = 128's by >= MARGINS (it scales as 1 / (d_qk + d_v))."""
+    while True:
+        d_qk, d_v = _shape(rng, 128, 512)
+        if abs(256 / (d_qk + d_v) - 1) >= MARGINS["q14_mla_effect"] and d_qk != d_v:
+            return [d_qk, d_v]
 SERVICE_CONTEXT = (128, 32768)  # q09e–q09g: the contexts a service is drawn to need
 
 

@@ -144,7 +144,7 @@ def test_every_variant_keeps_the_claims_the_explanations_make(seed):
     assert key["q07_decode_intensity"] < ridge_point(answers.serve_chip(p), "nvfp4")
     assert key["q09b_decode_batch_w4a8"] < key["q09_decode_batch"]
     assert SIZE_OPTIONS[key["q10_size_sensitive"]][0] == "fp4_tensor"
-    assert BOTTLENECK_OPTIONS[key["q13_bottleneck"]][0] == "exp"
+    assert BOTTLENECK_OPTIONS[key["q13_bottleneck"]][0] == ("exp" if answers.bottleneck_ratio(p) > 1 else "mma")
     assert POSITION_OPTIONS[key["q18c_measured_position"]][0] == "below"
     assert 0 < key["q16_software_exp_share"] < 100  # some exp must move, not all
     assert key["q17_backward_ratio"] < 100  # "the backward pass barely cares about exp"
@@ -166,6 +166,8 @@ def test_the_choice_keys_that_follow_the_data_are_not_degenerate():
     assert {k["q25_rotation_nvfp4"] for k in keys} == {"A", "B"}
     assert {k["q06_memory_wall"] for k in keys} == {"A", "B"}
     assert {k["q09g_decode_precision"] for k in keys} == {"A", "B", "C"}
+    for item in ("q03_least_grown", "q13_bottleneck", "q14_mla_effect"):  # same for everyone before (issue 27, item 12)
+        assert len({k[item] for k in keys}) >= 2, item
 
 
 def test_a_variant_key_is_computed_once_per_parameter_set():
