@@ -286,6 +286,7 @@ EX2_PER_SM_PER_CLK = MappingProxyType({"Hopper": 16, "Blackwell": 16,
 GH100_FULL_SMS, GH100_FULL_CLOCK_HZ = 144, 1.98e9  # the full GH100 die at its top clock
 H100_SXM5_SMS, H100_SXM5_BOOST_HZ = 132, 1.83e9  # the product whose tensor peaks the table lists
 RUBIN_SMS = 224
+B300_SMS = 160  # Blackwell Ultra: 160 SMs over its two dies (the Blackwell Ultra blog); its clocks are unpublished
 
 H100 = Chip(
     name="H100",

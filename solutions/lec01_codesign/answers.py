@@ -26,6 +26,7 @@ from solutions.lec01_codesign.handout_data import (
     BOTTLENECK_OPTIONS,
     BUDGET_OPTIONS,
     DECODE_PRECISIONS,
+    DECODE_DESIGN_OPTIONS,
     FLOP_PER_PARAM_PER_TOKEN,
     KV_PRECISION,
     LEAST_GROWN_OPTIONS,
@@ -47,8 +48,9 @@ from solutions.lec01_codesign.handout_data import (
     real_slice,
     relative_error,
     sustained_chip,
+    zero_fraction,
 )
-from solutions.lec01_codesign.variants import LECTURE
+from solutions.lec01_codesign.variants import LECTURE, USABLE_HBM
 from solutions.lec01_codesign.codesign import to_e2m1
 
 # The real tensors ship in the student folder; the key reads the repository's copy of that file.
@@ -131,12 +133,12 @@ def sweep_growth(seed: int, df: float, scale: float, scheme: str) -> float:
 
 def tile_margins(real: dict[str, float]) -> dict[str, float]:
     """The leads (percentage points of Y's error) of what is read off a tile: the rotation's rescue of
-    per-tensor FP4 (q22 − q24), its effect on NVFP4 (q25), and q26's best configuration within the bit
-    budget over the second."""
+    per-tensor FP4 (q22 − q24), its effect on NVFP4 (q25), and the bit-budget lab's best configuration
+    within the budget over the second (q27 discusses it)."""
     within = sorted(real[letter] for letter, ((block, _), _) in BUDGET_OPTIONS.items() if format_bits(block) <= BIT_BUDGET)
     return {"q24_rotated_fp4_tensor_error": 100 * (real["fp4_tensor"] - real["fp4_tensor rotated"]),  # q24 < q22
             "q25_rotation_nvfp4": 100 * abs(real["nvfp4 rotated"] - real["nvfp4"]),
-            "q26_budget_choice": 100 * (within[1] - within[0])}
+            "budget_lab": 100 * (within[1] - within[0])}
 
 
 def ablation_errors(x, blocks=ABLATION_BLOCKS) -> dict[tuple[int, str], float]:
@@ -208,6 +210,61 @@ def kv_equal_weights_context(params=None) -> float:
     weight bytes (the weights are read once per step for the whole batch, the KV once per sequence)."""
     p = _params(params)
     return p["model_params_b"] * 1e9 * BYTES_PER_ELEM["nvfp4"] / (p["kv_batch"] * kv_bytes_per_token(p))
+
+
+def growth_step(params=None) -> dict:
+    """q03: the trend row of the student's generation step (the new chip at NVFP4 over the base)."""
+    base, new = _params(params)["growth_pair"]
+    return trend_row(CHIPS[new], "nvfp4", base=CHIPS[base])
+
+
+def bottleneck_ratio(params=None) -> float:
+    """q13: t_exp / t_mma of the student's chip, precision and head shape."""
+    chip, precision, d_qk, d_v = _params(params)["bottleneck_case"]
+    return exp_ratio(CHIPS[chip], precision, d_qk, d_v)
+
+
+def usable_hbm() -> float:
+    """The bytes of the serving B300's HBM weights and KV cache may fill (the rest: runtime, activations)."""
+    return USABLE_HBM * B300.mem_cap
+
+
+def decode_context_limit(activations: str, params=None) -> float:
+    """The longest context per sequence at which decode (weights and KV cache read every step) can reach
+    the serving B300's ridge for W4A4 or W4A8 with the weights and the whole batch's KV in the usable
+    HBM. Per step: 2P·B FLOP over W + B·L·k bytes; reaching the ridge R needs B >= R·W / (2P − R·L·k),
+    and at that batch W + B·L·k <= C holds up to L = 2P·(1 − W/C) / (R·k)."""
+    p = _params(params)
+    params_count = p["model_params_b"] * 1e9
+    weights = params_count * BYTES_PER_ELEM["nvfp4"]
+    ridge = ridge_point(serve_chip(p), DECODE_PRECISIONS[activations])
+    flop_per_token = FLOP_PER_PARAM_PER_TOKEN * params_count
+    return flop_per_token * (1 - weights / usable_hbm()) / (ridge * kv_bytes_per_token(p))
+
+
+def ridge_share_with_kv(params=None) -> float:
+    """q09e: the share of the NVFP4 ridge W4A4 decode reaches at q09's batch (found from the weights
+    alone) once each sequence reads its KV cache of the service's context: at that batch 2P·B = R·W,
+    so the intensity over the ridge is W / (W + B·L·k)."""
+    p = _params(params)
+    weights = p["model_params_b"] * 1e9 * BYTES_PER_ELEM["nvfp4"]
+    kv = decode_batch_at_ridge("W4A4", p) * p["service_context"] * kv_bytes_per_token(p)
+    return weights / (weights + kv)
+
+
+def decode_design(params=None) -> str:
+    """q09g: at the service's context, which precision reaches its ridge within the HBM (the option's name)."""
+    p = _params(params)
+    context = p["service_context"]
+    if context <= decode_context_limit("W4A4", p):
+        return "W4A4"
+    return "W4A8" if context <= decode_context_limit("W4A8", p) else "neither"
+
+
+def fp4_zero_share(params=None) -> float:
+    """q10a: the share of the student's demo-2 values per-tensor FP4 turns into 0 (the quantizer's own count)."""
+    x = demo2_prefix(params)
+    return zero_fraction(quantize(x, "fp4_tensor"), x)
 
 
 def e8m0_blocks_that_clip(x, block: int = ABLATION_BLOCKS[-1]) -> float:
@@ -317,24 +374,24 @@ def number_keys(params=None) -> dict[str, float]:
 def _choice_keys(canonical_params: str) -> dict[str, str]:
     p = json.loads(canonical_params)
     error_growth = size_growth(p)
-    mla, mha = exp_ratio(B300, "fp8", 192, 128), exp_ratio(B300, "fp8", 128, 128)
+    mla, mha = exp_ratio(B300, "fp8", *p["mla_shape"]), exp_ratio(B300, "fp8", 128, 128)
     mla_effect = "same" if math.isclose(mla, mha) else ("worse" if mla > mha else "better")
     real = real_tensor_errors(p)
     numbers = _number_keys(canonical_params)
-    same, mixed = numbers["q04_ridge_same_precision"], numbers["q05_ridge_mixed_precision"]
     return {
         "q03_least_grown": _letter(LEAST_GROWN_OPTIONS,
-                                   min((name for name, _ in LEAST_GROWN_OPTIONS.values()), key=trend_row(B300, "nvfp4").get)),
-        # the wall is bandwidth falling behind the *same* work: only the same-precision ratio measures
-        # it; the mixed one is that ratio times q02's format gain
-        "q06_memory_wall": _letter(WALL_OPTIONS, "same_precision" if same < mixed else "mixed_precision"),
+                                   min((name for name, _ in LEAST_GROWN_OPTIONS.values()), key=growth_step(p).get)),
+        # a kernel's wall is the ridge it must reach over the intensity it has: an FP8 kernel on both chips
+        # meets the same-precision ratio; one that keeps its FP8 bytes but computes in NVFP4 on B300
+        # meets the mixed ratio (its FLOP/B is unchanged, the ridge it must reach is NVFP4's)
+        "q06_memory_wall": _letter(WALL_OPTIONS, {"fp8": "same_precision", "nvfp4_on_chip": "mixed_precision"}[p["wall_kernel"]]),
+        "q09g_decode_precision": _letter(DECODE_DESIGN_OPTIONS, decode_design(p)),
         "q10_size_sensitive": _letter(SIZE_OPTIONS, max(error_growth, key=error_growth.get)),
-        "q13_bottleneck": _letter(BOTTLENECK_OPTIONS, "exp" if exp_ratio(B200, "fp8", 128, 128) > 1 else "mma"),
+        "q13_bottleneck": _letter(BOTTLENECK_OPTIONS, "exp" if bottleneck_ratio(p) > 1 else "mma"),
         "q14_mla_effect": _letter(MLA_OPTIONS, mla_effect),
         "q18c_measured_position": _letter(POSITION_OPTIONS, measured_position()),
         "q25_rotation_nvfp4": _letter(ROTATION_OPTIONS,
                                       "smaller" if real["nvfp4 rotated"] < real["nvfp4"] else "larger"),
-        "q26_budget_choice": budget_choice(p),
     }
 
 
@@ -369,6 +426,9 @@ def _number_keys(canonical_params: str) -> dict[str, float]:
         "q09b_decode_batch_w4a8": decode_batch_at_ridge("W4A8", p),
         "q09c_kv_bytes_per_token": kv_bytes_per_token(p),
         "q09d_kv_equal_weights_context": kv_equal_weights_context(p),
+        "q09e_ridge_share_with_kv": 100 * ridge_share_with_kv(p),
+        "q09f_w4a4_context_limit": decode_context_limit("W4A4", p),
+        "q10a_fp4_zero_share": 100 * fp4_zero_share(p),
         "q11_scale_format_gain": 100 * (ablation[little, "e8m0"] - ablation[little, "e4m3"]),
         "q12_block_size_gain": 100 * (ablation[big, "e4m3"] - ablation[little, "e4m3"]),
         "q12b_e8m0_clipped_blocks": 100 * e8m0_blocks_that_clip(x, little),

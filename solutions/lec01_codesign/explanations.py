@@ -24,7 +24,9 @@ from solutions.lec01_codesign import variants
 from solutions.lec01_codesign.answers import (
     _real_tensors,
     ablation_errors,
+    budget_choice,
     budget_frontier,
+    decode_context_limit,
     real_tensor_errors,
     answer_key,
     attention_time_per_score,
@@ -171,7 +173,7 @@ RUBRICS: dict[str, tuple[Criterion, ...]] = {
     "q27_explain_format": (
         Criterion(1, "你选的配置在前沿上的位置（引用量出的误差和比特数）",
                   f"前沿上的配置：{_FRONTIER}；预算 {BIT_BUDGET:g} bit 内误差最小的是 "
-                  f"{BUDGET_OPTIONS[_KEY['q26_budget_choice']][1]}。"),
+                  f"{BUDGET_OPTIONS[budget_choice()][1]}。"),
         Criterion(1, "三种块缩放因子各输在哪里",
                   "E8M0 FLOOR 会截断块内最大值（缩放后落在 (6, 8) 的块）；RCEIL 不截断，但最大值缩放后只落在 (3, 6]，网格更粗；"
                   "E4M3 加张量级因子几乎把每块的最大值放到 6。"),
@@ -196,8 +198,9 @@ EXPLANATIONS = {
         而不是同精度下算得更快。读任何代际对比之前，先问一句：两边比的是不是同一种精度？
         """,
     "q03_least_grown": """
-        把 `trend_row(B300, "nvfp4")` 里算力、带宽、容量、NVLink 四个倍数放在一起取最小值。
-        算力涨得最快、数据搬运涨得最慢——越来越多的程序会被数据搬运而不是算力限制。
+        `trend_row(CHIPS[新], "nvfp4", base=CHIPS[旧])` 里算力、带宽、容量、NVLink 四个倍数放在一起取最小值
+        （讲义的 H100 → B300 是 NVLink；往 Rubin 的几步是 HBM 容量）。
+        算力涨得最快、数据搬运和存放涨得最慢——越来越多的程序会被数据搬运而不是算力限制。
         """,
     "q04_ridge_same_precision": f"""
         `ridge_point(B300_RUN, "fp8") / ridge_point(H100_RUN, "fp8")`：同一种精度的屋脊点之比。按规格表（讲义的参数，
@@ -210,10 +213,13 @@ EXPLANATIONS = {
         不是带宽落后于同一种运算。
         """,
     "q06_memory_wall": f"""
-        内存墙说的是：做**同样的运算**，算力比带宽涨得快。只有同精度的比值（q04）衡量这件事；混合精度的比值（q05）
-        把 q02 的格式收益（FP8 → NVFP4 的算力 ×{_KEY["q02_format_gain"]:g}）算进了屋脊点。但换成 NVFP4 的程序每个数只搬
-        {BYTES_PER_ELEM["nvfp4"]:g} 字节而不是 {BYTES_PER_ELEM["fp8"]:g} 字节，它自己的算术强度也涨了
-        {_OVERSTATEMENT:.2f} 倍：见 q06b。
+        一个内核碰到的墙 = 它要到达的屋脊点 ÷ 它自己的算术强度（FLOP/B）。先看你的内核（`VARIANT["wall_kernel"]`）两样各变了什么：
+        - 两块芯片上都用 FP8：屋脊点按 FP8 对 FP8 涨（q04），每个数的字节没变、强度没变：它的墙涨 q04 倍——这就是"同样的运算，
+          带宽跟不上算力"的内存墙。
+        - 数据仍按 FP8 读写、到 B300 上在片上量化成 NVFP4 再算：要到达的是 NVFP4 的屋脊点（q05 对 H100 的 FP8），
+          而它从 HBM 搬的字节没变、强度没变：它的墙涨 q05 倍。q05 = q04 × q02：多出来的 q02 倍（讲义的参数 ×{_KEY["q02_format_gain"]:g}）
+          来自更快的格式，不是带宽变慢——但对这个内核来说，这堵墙是真的。
+        数据也换成 NVFP4 的内核，每个数只搬 {BYTES_PER_ELEM["nvfp4"]:g} 字节，强度也涨了 {_OVERSTATEMENT:.2f} 倍：见 q06b。
         """,
     "q06b_wall_for_nvfp4_kernel": f"""
         一个内核把数据从 FP8 换成 NVFP4：要到达的屋脊点涨了 q05 倍（讲义的参数：{_KEY["q05_ridge_mixed_precision"]:.2f}），它自己的 FLOP/B 涨了
@@ -260,6 +266,31 @@ EXPLANATIONS = {
         交叉点上 KV cache 和权重一样大，HBM 要装下两倍的权重：讲义的参数是 2 × {MODEL_PARAMS * BYTES_PER_ELEM["nvfp4"] / 1e9:g} GB
         ≤ {variants.USABLE_HBM:.0%} × {B300.mem_cap / 1e9:g} GB（留一成给运行时和激活）；每位同学的模型都满足这一点，交叉点才存在。
         """,
+    "q09e_ridge_share_with_kv": f"""
+        q09 的 batch 是只算权重时的预测：那时 2P·B = R·W（P 个参数，W 是权重字节，R 是屋脊点）。加上 KV cache，一步读的字节变成
+        W + B·L·k（k 是 q09c，L 是服务要的上下文 `SERVICE_CONTEXT`），强度 = 2P·B / (W + B·L·k)，与屋脊点之比 = W / (W + B·L·k)。
+        讲义的参数：B ≈ {_KEY["q09_decode_batch"]:.0f}、L = {variants.LECTURE["service_context"]:,}，只到屋脊点的 {_KEY["q09e_ridge_share_with_kv"]:.1f}%。
+        差距说明：只算权重的 roofline 在长上下文下高估了 decode 的强度——KV 的字节随 batch 一起涨，加大 batch 追不回来。
+        """,
+    "q09f_w4a4_context_limit": f"""
+        两个限制一起写：到达屋脊点要 2P·B ≥ R·(W + B·L·k)，即 B ≥ R·W / (2P − R·L·k)（只有 R·L·k < 2P 时才有解）；
+        装进 HBM 要 W + B·L·k ≤ C（C = {variants.USABLE_HBM:.0%} × {B300.mem_cap / 1e9:g} GB）。batch 取最小的那个，代入内存的限制：
+        W·2P / (2P − R·L·k) ≤ C，得 L ≤ 2P·(1 − W/C) / (R·k)。讲义的参数（R 是 B300 的 NVFP4 屋脊点）：L ≈ {_KEY["q09f_w4a4_context_limit"]:,.0f} 个 token；
+        在这条边界上 batch = R·C / (2P) ≈ {ridge_point(B300, "nvfp4") * variants.USABLE_HBM * B300.mem_cap / (2 * MODEL_PARAMS):,.0f} 个序列。
+        上下文再长，W4A4 的 decode 在装得下的任何 batch 上都到不了屋脊点。
+        """,
+    "q09g_decode_precision": f"""
+        W4A8 的屋脊点是 FP8 的（q09b），小 NVFP4 / FP8 的算力之比倍，边界 L 同样按 q09f 的式子算，长这么多倍（讲义的参数：
+        W4A4 {_KEY["q09f_w4a4_context_limit"]:,.0f}、W4A8 {decode_context_limit("W4A8"):,.0f} 个 token）。服务要的上下文
+        （讲义的 {variants.LECTURE["service_context"]:,}）落在哪一段就选哪个：比 W4A4 的边界短，W4A4 能到达它（更高的）屋脊点；
+        在两条边界之间，只有 W4A8 能；比 W4A8 的还长，两者都始终受带宽限制——这时该省的是 KV 的字节（更少的 KV 头、更低精度的 KV、MLA），
+        而不是换更快的矩阵乘法格式。
+        """,
+    "q10a_fp4_zero_share": """
+        整张量 FP4 的缩放因子 s = amax / 6，x 量化成 to_e2m1(x / s)·s；E2M1 最小的非零值是 0.5，|x| / s ≤ 0.25 的数舍入成 0
+        （恰好 0.25 时平局取偶数，也是 0）。所以变成 0 的就是 |x| ≤ amax / 24 的非零数：`np.mean((np.abs(x) <= np.abs(x).max() / 24) & (x != 0))`。
+        模型和下面表里 `quantize` 量出来的完全一致：这一列不是"误差的后果"，而是缩放因子由最大值决定的直接结果。
+        """,
     "q10_size_sensitive": """
         比较每种方案在 2^18 和 2^12 个数上的误差之差，取增加最多的那个。只有整张量的缩放因子依赖"全体数据的最大值"：
         数据越多，重尾分布里出现的最大值越大，缩放因子越大，小数越容易被舍入成 0；块缩放方案只看 16 或 32 个数，几乎不受数据量影响。
@@ -284,12 +315,14 @@ EXPLANATIONS = {
         """,
     "q13_bottleneck": """
         演示 3 的模型只比较 exp 和矩阵乘法：长序列的 prefill / 训练里，FlashAttention 把分块留在片上，HBM 和 NVLink
-        不在这个比较里。`exp_ratio(B200, "fp8", 128, 128)` 大于 1：做完一个分数的 exp 比做完它配套的矩阵乘法还慢，
-        所以限制速度的是 SFU 的 exp。（decode 的注意力则受 HBM 带宽限制，那是另一个问题。）
+        不在这个比较里。`exp_ratio(芯片, 精度, d_qk, d_v)` 大于 1：做完一个分数的 exp 比做完它配套的矩阵乘法还慢，
+        限制速度的是 SFU 的 exp；小于 1 则是 Tensor Core（讲义的 B200、FP8、d_head = 128 是前者）。
+        （decode 的注意力则受 HBM 带宽限制，那是另一个问题。）
         """,
     "q14_mla_effect": """
-        比较 `exp_ratio(B300, "fp8", 192, 128)` 和 `exp_ratio(B300, "fp8", 128, 128)`。MLA 式形状的 d_qk 更大，
-        每次 exp 配更多矩阵乘法，t_mma 变长而 t_exp 不变，比值变小：模型结构的选择也能缓解 exp 瓶颈。
+        比较 `exp_ratio(B300, "fp8", *MLA_SHAPE)` 和 `exp_ratio(B300, "fp8", 128, 128)`。t_exp 不变，t_mma 和 d_qk + d_v 成正比：
+        d_qk + d_v 比 256 大，每次 exp 配更多矩阵乘法，比值变小（讲义的 MLA 形状 192 / 128 就是这样）；比 256 小则变大。
+        模型结构的选择也能缓解（或加重）exp 瓶颈。
         """,
     "q15_h100_tensor_basis": f"""
         形状 (d_qk, d_v) 时比值 = 989.4 TFLOPS ÷ (2·d_qk + 2·d_v) ÷ 同一口径的 exp 吞吐；下面的数字是讲义的 d_head = {_D}。
@@ -362,12 +395,6 @@ EXPLANATIONS = {
         两种作用谁大取决于数据和旋转块的大小——你的那一块按自己量出的两个数作答（每位同学的那一块上，两个数至少差
         {variants.MARGINS["q25_rotation_nvfp4"]:g} 个百分点）。旋转不只是给粗粒度缩放准备的：NVIDIA 的 NVFP4 训练方案（arXiv 2509.25149）
         用 16 × 16 的随机 Hadamard 变换限制块内的离群值——16 阶旋转只在一个 NVFP4 块里混合，更大的旋转块会跨块混合。
-        """,
-    "q26_budget_choice": f"""
-        九种配置的误差（Y 的相对误差）：""" + "；".join(
-        f"{letter} {BUDGET_OPTIONS[letter][1]}：{format_bits(BUDGET_OPTIONS[letter][0][0]):g} bit，{100 * _REAL[letter]:.2f}%"
-        for letter in BUDGET_OPTIONS) + f"""（讲义的参数：整个 X 和 W）。预算 {BIT_BUDGET:g} bit 内误差最小的是
-        {_KEY["q26_budget_choice"]}；你的那一块按自己量出的误差选。
         """,
     "q28a_triad_gb_per_s": """
         24 字节 × 元素个数 ÷ 中位数耗时 ÷ 10^9。评分机在同一个沙箱里、同一次评分中用 `cpu_timing` 量同样的 triad，

@@ -14,6 +14,7 @@ import textwrap
 from authoring.cells import Code, FunctionCheck, Markdown, Question
 from cpu_timing import AGREEMENT_FACTOR, STREAM_BYTES, TRIAD_N
 from hw_specs import B300, BYTES_PER_ELEM, LABELLED_FIGURES
+from solutions.lec01_codesign.variants import USABLE_HBM
 from solutions.lec01_codesign import handout_data
 from solutions.lec01_codesign.explanations import rubric_markdown
 from solutions.lec01_codesign import real_tensors as extract
@@ -39,7 +40,9 @@ from solutions.lec01_codesign.handout_data import (
     BUDGET_SCALES,
     SIZE_OPTIONS,
     SIZE_SWEEP,
+    WALL_KERNELS,
     WALL_OPTIONS,
+    DECODE_DESIGN_OPTIONS,
 )
 
 
@@ -84,7 +87,7 @@ _REAL_TENSORS_HELPERS = (
     'ROTATION_SIZE = VARIANT["rotation_size"]  # 你的旋转块大小\n'
     'REAL_TOKENS, REAL_OUTPUTS = VARIANT["real_tokens"], VARIANT["real_outputs"]  # 你的那一块：[起点, 个数]\n'
     f"BIT_BUDGET = {BIT_BUDGET:g}  # 每个数最多几比特\n"
-    "# q26 的九种配置：字母 -> (块大小, 块缩放因子)\n"
+    "# 比特预算实验的九种配置：字母 -> (块大小, 块缩放因子)\n"
     f"BUDGET_CONFIGS = {dict((letter, config) for letter, (config, _) in BUDGET_OPTIONS.items())!r}\n\n\n"
     + "\n\n".join(inspect.getsource(f) for f in (handout_data.format_bits, handout_data.load_real_tensors,
                                                    handout_data.real_slice, handout_data.quantize_matrix,
@@ -104,7 +107,7 @@ def _peak_over_rms(a) -> float:
 
 def _reference_facts() -> dict[str, float]:
     """The figures the reference's written answers quote, computed (never typed in)."""
-    from solutions.lec01_codesign.answers import REAL_TENSORS, answer_key, real_tensor_errors
+    from solutions.lec01_codesign.answers import REAL_TENSORS, answer_key, budget_choice, real_tensor_errors
     from solutions.lec01_codesign.handout_data import load_real_tensors
     from solutions.lec01_codesign.codesign import exp_ratio, quantize
     from solutions.lec01_codesign.handout_data import demo_weights, relative_error, zero_fraction
@@ -123,7 +126,7 @@ def _reference_facts() -> dict[str, float]:
         "speedup": key["q18_model_speedup"], "serial": key["q18b_serial_speedup"], "mma": key["q19_mma_efficiency"],
         "real_fp4": key["q22_real_fp4_tensor_error"], "real_nvfp4": key["q23_real_nvfp4_error"],
         "rotated_fp4": key["q24_rotated_fp4_tensor_error"], "rotated_nvfp4": 100 * real["nvfp4 rotated"],
-        "budget_best": 100 * real[key["q26_budget_choice"]],
+        "budget_best": 100 * real[budget_choice()],
         "peak_real": _peak_over_rms(load_real_tensors(REAL_TENSORS)[0]), "peak_student_t": _peak_over_rms(x),
         "budget_32": 100 * real[next(k for k, ((b, sc), _) in BUDGET_OPTIONS.items() if (b, sc) == (32, "e4m3"))],
     }
@@ -267,15 +270,21 @@ CELLS = (
         """, """
         q02_format_gain = run["compute"] / run["fp8"]
         """),
+    Code("""
+        GROWTH_PAIR = VARIANT["growth_pair"]  # q03：你的一次换代 [从, 到]
+        print(f"q03：{GROWTH_PAIR[0]} → {GROWTH_PAIR[1]}")
+        """, locked=True),
     Question("q03_least_grown", _with_options("""
-        按规格表，从 H100 到 B300，下面四项里哪一项涨得**最少**（按上面表里 `trend_row(B300, "nvfp4")` 的倍数）？
+        按规格表，从 `GROWTH_PAIR[0]` 到 `GROWTH_PAIR[1]`（你的一次换代，`VARIANT["growth_pair"]`；后者按 NVFP4），
+        下面四项里哪一项涨得**最少**？（上面的表都相对 H100；不从 H100 出发时，用 `trend_row` 的 `base` 自己算。）
         """, LEAST_GROWN_OPTIONS), f"""
-        growth = {{letter: trend["B300"][key] for letter, key in {_letters(LEAST_GROWN_OPTIONS)}.items()}}
+        step = trend_row(CHIPS[GROWTH_PAIR[1]], "nvfp4", base=CHIPS[GROWTH_PAIR[0]])
+        growth = {{letter: step[key] for letter, key in {_letters(LEAST_GROWN_OPTIONS)}.items()}}
         q03_least_grown = min(growth, key=growth.get)
         """),
     Markdown("""
-        【屋脊点和内存墙】屋脊点 = 峰值算力 / HBM 带宽。"内存墙"说的是：做**同样的运算**，算力比带宽涨得快，
-        程序越来越容易被带宽卡住。下面两个比值都能从表里算出来，但只有一个在衡量这件事。
+        【屋脊点和内存墙】屋脊点 = 峰值算力 / HBM 带宽。一个内核自己的算术强度（FLOP/B）低于它所用精度的屋脊点，就受带宽限制。
+        下面两个比值都能从表里算出来；q06 问：对一个具体的内核，哪一个才是它碰到的墙。
         """),
     Question("q04_ridge_same_precision", """
         同一种精度：B300_RUN 的 FP8 屋脊点是 H100_RUN 的 FP8 屋脊点的多少倍？（用 `ridge_point`。）
@@ -287,17 +296,22 @@ CELLS = (
         """, """
         q05_ridge_mixed_precision = ridge_point(B300_RUN, "nvfp4") / ridge_point(H100_RUN, "fp8")
         """),
+    Code(f"""
+        WALL_KERNEL = VARIANT["wall_kernel"]  # 你的内核
+        print({WALL_KERNELS!r}[WALL_KERNEL])
+        """, locked=True),
     Question("q06_memory_wall", _with_options("""
-        哪个比值衡量的是内存墙（带宽跟不上同样的运算）？另一个比值里还混进了什么？（想想 q02。）
+        你的团队有一个受带宽限制的内核，从 H100_RUN 搬到 B300_RUN；它怎样用精度，上面的格子打印了（`WALL_KERNEL`）。
+        它要到达的屋脊点和它自己的算术强度各变了没有？这个内核还差的强度（屋脊点 ÷ 它的 FLOP/B）涨了多少倍，
+        由哪个比值给出？
         """, WALL_OPTIONS), """
-        # 混合精度的比值 = 同精度的比值 × q02 的格式收益：被格式放大的那个不是内存墙
-        ratios = {"A": q04_ridge_same_precision, "B": q05_ridge_mixed_precision}
-        q06_memory_wall = min(ratios, key=ratios.get)
+        # 墙 = 要到达的屋脊点 ÷ 内核自己的 FLOP/B。两种内核从 HBM 搬的都是 FP8 的字节：强度不变；
+        # 按 FP8 计算的要到达 FP8 的屋脊点（q04），在片上换成 NVFP4 计算的要到达 NVFP4 的屋脊点（q05）
+        q06_memory_wall = {"fp8": "A", "nvfp4_on_chip": "B"}[WALL_KERNEL]
         """),
     Question("q06b_wall_for_nvfp4_kernel", """
         一个内核把它的数据从 FP8 换成 NVFP4（权重和激活都换，从 H100_RUN 搬到 B300_RUN）。它要到达的屋脊点涨了 q05 倍，
         可它每个数搬的字节也变少了（`BYTES_PER_ELEM`）。它**自己的**算术强度和屋脊点之间的差距涨了多少倍？
-        （差距 = 屋脊点 ÷ 内核的 FLOP/B。）
         """, """
         # 屋脊点涨 q05 倍；内核每个数的字节从 FP8 的变成 NVFP4 的，FLOP/B 涨 bytes(fp8) / bytes(nvfp4) 倍
         q06b_wall_for_nvfp4_kernel = q05_ridge_mixed_precision * BYTES_PER_ELEM["nvfp4"] / BYTES_PER_ELEM["fp8"]
@@ -319,8 +333,9 @@ CELLS = (
         DECODE_BATCH = VARIANT["decode_batch"]  # q07：一起 decode 的序列数
         KV_LAYERS, KV_HEADS, KV_HEAD_DIM = VARIANT["kv_layers"], VARIANT["kv_heads"], VARIANT["kv_head_dim"]  # q09c
         KV_BATCH = VARIANT["kv_batch"]  # q09d：一起 decode 的序列数
+        SERVICE_CONTEXT = VARIANT["service_context"]  # q09e–q09g：服务要给每个序列留的上下文（token）
         print(f"模型 {MODEL_PARAMS / 1e9:g}B 参数；q07 的 batch = {DECODE_BATCH}；KV cache：{KV_LAYERS} 层 × {KV_HEADS} 个 KV 头 "
-              f"× {KV_HEAD_DIM} 维；q09d 的 batch = {KV_BATCH}")
+              f"× {KV_HEAD_DIM} 维；q09d 的 batch = {KV_BATCH}；服务的上下文 {SERVICE_CONTEXT} 个 token")
         print(f"NVFP4 的权重占 {MODEL_PARAMS * BYTES_PER_ELEM['nvfp4'] / 1e9:g} GB，B300 有 {B300.mem_cap / 1e9:g} GB HBM")
         """, locked=True),
     Question("q07_decode_intensity", """
@@ -363,6 +378,50 @@ CELLS = (
         q09d_kv_equal_weights_context = weight_bytes / (KV_BATCH * q09c_kv_bytes_per_token)
         """),
 
+    Markdown(f"""
+        【设计题：两个限制一起看】q09 的 batch 只算了权重。真实的服务里，每个序列都带着 `SERVICE_CONTEXT` 个 token 的上下文，
+        每一步 decode 都要把它的 KV cache 读一遍；而且权重和**整个 batch** 的 KV cache 都得放进 HBM：最多
+        `USABLE_HBM` = {USABLE_HBM:.0%} × {B300.mem_cap / 1e9:g} GB（其余留给运行时和激活）。运算仍只算权重的（注意力本身的运算忽略），
+        KV cache 用 FP8 存（q09c）。下面三题没有现成的公式：先写出一步 decode 的 FLOP 和字节，再把两个限制放在一起。
+        """),
+    Code(f"""
+        USABLE_HBM = {USABLE_HBM} * B300.mem_cap  # 字节：权重 + 整个 batch 的 KV cache 最多占这么多
+        """, locked=True),
+    Question("q09e_ridge_share_with_kv", """
+        q09 是只看权重的预测。现在验证它：batch 取 q09 的值，每个序列的上下文是 `SERVICE_CONTEXT` 个 token，算上 KV cache 的读取，
+        W4A4 的 decode 的算术强度只有 B300_SERVE 的 NVFP4 屋脊点的百分之多少？这个差距说明了什么？
+        """, f"""
+        weight_bytes = MODEL_PARAMS * BYTES_PER_ELEM["nvfp4"]
+        kv_bytes = q09_decode_batch * SERVICE_CONTEXT * q09c_kv_bytes_per_token
+        intensity = q09_decode_batch * {FLOP_PER_PARAM_PER_TOKEN} * MODEL_PARAMS / (weight_bytes + kv_bytes)
+        q09e_ridge_share_with_kv = intensity / ridge_point(B300_SERVE, "nvfp4") * 100
+        """),
+    Question("q09f_w4a4_context_limit", """
+        W4A4 的 decode 要**同时**满足两件事：算术强度到达 B300_SERVE 的 NVFP4 屋脊点，权重和整个 batch 的 KV cache 装进 `USABLE_HBM`。
+        batch 可以随便选。每个序列的上下文最长是多少个 token，这两件事还能同时做到？单位：token（不必取整）。
+        """, f"""
+        # 一步：FLOP = 2P·B，字节 = W + B·L·k。到达屋脊点 R：B ≥ R·W / (2P − R·L·k)；装得下：W + B·L·k ≤ C。
+        # batch 取到达屋脊点的最小值，代入内存的限制：W·2P / (2P − R·L·k) ≤ C，即 L ≤ 2P·(1 − W/C) / (R·k)
+        flop_per_token = {FLOP_PER_PARAM_PER_TOKEN} * MODEL_PARAMS
+        weight_bytes = MODEL_PARAMS * BYTES_PER_ELEM["nvfp4"]
+
+
+        def context_limit(precision):
+            ridge = ridge_point(B300_SERVE, precision)
+            return flop_per_token * (1 - weight_bytes / USABLE_HBM) / (ridge * q09c_kv_bytes_per_token)
+
+
+        q09f_w4a4_context_limit = context_limit("nvfp4")
+        """),
+    Question("q09g_decode_precision", _with_options("""
+        你的服务要给每个序列留 `SERVICE_CONTEXT` 个 token 的上下文。权重都是 NVFP4，激活选 NVFP4（W4A4）还是 FP8（W4A8）：
+        在这个上下文下，哪一种能让 decode 到达它自己的屋脊点、同时装得进 HBM？
+        """, DECODE_DESIGN_OPTIONS), """
+        # 上下文比 W4A4 的边界短：W4A4；在两条边界之间：只有 W4A8；比 W4A8 的边界还长：两种都不行
+        limits = {"A": q09f_w4a4_context_limit, "B": context_limit("fp8"), "C": float("inf")}
+        q09g_decode_precision = next(letter for letter, limit in limits.items() if SERVICE_CONTEXT <= limit)
+        """),
+
     # ------------------------------------------------------------------ demo 2
     Markdown("""
         ## 演示 2：NVFP4 的两级缩放
@@ -392,6 +451,16 @@ CELLS = (
         下面的格子给出数据和两个误差指标的定义（评分用的是同样的定义）。
         """),
     Code(_DEMO2_DATA, locked=True),
+    Question("q10a_fp4_zero_share", """
+        **先预测，再运行下面的表。** 整张量 FP4 只有一个缩放因子，由 `x` 里绝对值最大的数决定。不调用 `quantize`：
+        从 E2M1 的网格和这个缩放因子出发，写出哪些数会被量化成 0，算出你的数据 `x = demo_weights(DEMO2_N)` 里
+        原本不是 0、会变成 0 的数占全部数的百分之多少。下面的表（"被量化成 0 的比例"一列）会用你的 `quantize` 验证你的模型。
+        """, """
+        mine = demo_weights(DEMO2_N)
+        # 缩放因子 s = amax / 6；E2M1 最小的非零值 0.5，|x| / s ≤ 0.25 舍入成 0（恰好 0.25 平局取偶，也是 0）
+        flushed = np.abs(mine) <= np.abs(mine).max() / 24
+        q10a_fp4_zero_share = np.mean(flushed & (mine != 0)) * 100
+        """),
     Code("""
         # 每个数平均几比特：MXFP4 = 4 + 8/32，NVFP4 = 4 + 8/16（张量级 FP32 因子可忽略）
         BITS_PER_VALUE = {"fp8_tensor": 8 * BYTES_PER_ELEM["fp8"], "fp4_tensor": 4.0,
@@ -531,23 +600,33 @@ CELLS = (
         ax.legend()
         plt.show()
         """),
+    Code("""
+        BOTTLENECK_CASE = VARIANT["bottleneck_case"]  # q13：[芯片, 精度, d_qk, d_v]
+        MLA_SHAPE = VARIANT["mla_shape"]  # q14：[d_qk, d_v]
+        print(f"q13：{BOTTLENECK_CASE}；q14：{MLA_SHAPE}")
+        """, locked=True),
     Question("q13_bottleneck", _with_options("""
-        长序列的 prefill 或训练（FlashAttention 式分块，分数留在片上）：在 B200 上、d_head = 128、FP8 注意力时，
+        长序列的 prefill 或训练（FlashAttention 式分块，分数留在片上）：在芯片 `BOTTLENECK_CASE[0]` 上、用
+        `BOTTLENECK_CASE[1]` 做注意力、形状 d_qk = `BOTTLENECK_CASE[2]`、d_v = `BOTTLENECK_CASE[3]` 时，
         按演示 3 的模型——只比较 exp 和矩阵乘法——哪个资源限制了注意力的速度？
         """, BOTTLENECK_OPTIONS), """
-        q13_bottleneck = "B" if exp_ratio(B200, "fp8", 128, 128) > 1 else "A"
+        chip_name, precision, d_qk, d_v = BOTTLENECK_CASE
+        q13_bottleneck = "B" if exp_ratio(CHIPS[chip_name], precision, d_qk, d_v) > 1 else "A"
         """),
     Question("q14_mla_effect", _with_options("""
-        在 B300 上做 FP8 注意力，把 d_head = 128 的普通注意力换成 MLA 式形状（d_qk = 192，d_v = 128），
+        在 B300 上做 FP8 注意力，把 d_head = 128 的普通注意力换成形状 `MLA_SHAPE`（d_qk, d_v），
         t_exp / t_mma 会怎样？
         """, MLA_OPTIONS), """
-        q14_mla_effect = "A" if exp_ratio(B300, "fp8", 192, 128) > exp_ratio(B300, "fp8", 128, 128) else "B"
+        q14_mla_effect = "A" if exp_ratio(B300, "fp8", *MLA_SHAPE) > exp_ratio(B300, "fp8", 128, 128) else "B"
         """),
     Markdown("""
         【口径】表里 H100 的 exp 吞吐与完整的 GH100 芯片相符（这是本课程的推算，NVIDIA 没有给出口径，也没有哪款 H100 产品
         开了这么多 SM）：`hw_specs.GH100_FULL_SMS` 个 SM × 每个 SM 每个时钟 `hw_specs.EX2_PER_SM_PER_CLK["Hopper"]` 次 ex2
         × `hw_specs.GH100_FULL_CLOCK_HZ`。可它要对比的 989.4 TFLOPS 是 H100 SXM5 这个产品的：`hw_specs.H100_SXM5_SMS` 个 SM、
-        `hw_specs.H100_SXM5_BOOST_HZ`。B200 / B300 的 exp 吞吐同样只是 NVIDIA 图表上的数，没有公布 SM 数和时钟。
+        `hw_specs.H100_SXM5_BOOST_HZ`。B200 / B300 的 exp 吞吐同样只是 NVIDIA 图表上的数，没有公布它按哪个时钟算：
+        B300 的 `B300.exp_per_s` 除以 `hw_specs.B300_SMS` 个 SM × 每个 SM 每个时钟 `hw_specs.EX2_PER_SM_PER_CLK["Blackwell Ultra FP32"]`
+        次 ex2，得到它隐含的时钟；它的 FP8 峰值对应的时钟若比这个低，同一口径下 SFU 就更慢，演示 3 里 B300 的比值会更接近 100%。
+        本练习按表里的数算（和 H100 一样，口径没有统一），比较两代芯片时记住这一点。
         （`python hw_specs.py` 打印每个数字的口径和出处。）
         """),
     Code("""
@@ -575,7 +654,7 @@ CELLS = (
         """),
     Question("q17_backward_ratio", f"""
         反向传播每个分数仍然只有一次 exp（重算 P），但有 5 次矩阵乘法：重算 S = QKᵀ、dV = Pᵀ·dO、dP = dO·Vᵀ、
-        dQ = dS·K、dK = dSᵀ·Q，合计 {BACKWARD_FLOPS_PER_EXP["d_qk"]}·d_qk + {BACKWARD_FLOPS_PER_EXP["d_v"]}·d_v FLOP。
+        dQ = dS·K、dK = dSᵀ·Q。先自己数一数：每个分数，这 5 次乘法各有几次乘加、沿着 d_qk 还是 d_v 那一维？
         B200、FP8（假设反向的矩阵乘法也用 FP8）、形状 `BACKWARD_SHAPE` 的反向传播，t_exp / t_mma 是百分之多少？反向为什么不太在乎 exp？
         """, f"""
         d_qk, d_v = BACKWARD_SHAPE
@@ -583,8 +662,8 @@ CELLS = (
         q17_backward_ratio = B200.peak_flops("fp8") / backward_flops / B200.exp_per_s * 100
         """),
     Markdown(f"""
-        【模型和实测】一个分数的时间有两个极端的模型：exp 和矩阵乘法**完全重叠**，时间 = max(t_exp, t_mma)（瓶颈模型，演示 3 的表就是它）；
-        两者**完全串行**，时间 = t_exp + t_mma。真实的内核介于两者之间。q18–q18b 先在你的形状 `SPEEDUP_SHAPE`、
+        【模型和实测】一个分数的时间有两个极端：exp 和矩阵乘法**完全重叠**（两个单元同时忙，演示 3 的表判断谁是瓶颈用的就是它），
+        或者**完全串行**（一个做完另一个才开始）。真实的内核介于两者之间。两个模型的式子由你自己写出来。q18–q18b 先在你的形状 `SPEEDUP_SHAPE`、
         你的一次换代 `OLD_CHIP` → `NEW_CHIP` 上、按 FP8 算这两个模型。
 
         实测只有一个：{MEASURED_DOCUMENT} 报告，GB300（Blackwell Ultra）上 FP8 注意力前向（端到端）比 GB200（Blackwell）快约
@@ -592,7 +671,7 @@ CELLS = (
         q18c–q19 和它比，所以要换回**实测的形状**和 B200 → B300。
         """),
     Question("q18_model_speedup", """
-        完全重叠的模型：形状 `SPEEDUP_SHAPE`、FP8，从 `OLD_CHIP` 换到 `NEW_CHIP` 快多少倍（旧芯片的时间 ÷ 新芯片的时间）？
+        完全重叠的模型：形状 `SPEEDUP_SHAPE`、FP8，从 `OLD_CHIP` 换到 `NEW_CHIP` 快多少倍（旧芯片上一个分数的时间 ÷ 新芯片上的）？
         t_exp 用表里的 `chip.exp_per_s`（两块芯片都按表里的数，不换成 q15 的口径：q15 说明了 H100 的表值偏乐观）。
         """, """
         def attention_time(chip, overlap, d_qk, d_v):
@@ -696,12 +775,12 @@ CELLS = (
         【在比特预算内设计格式】元素都是 4 bit 的 E2M1，每块一个 8 bit 的缩放因子：每个数平均 `format_bits(块大小)` = 4 + 8 / 块大小 bit
         （E4M3 方案的张量级 FP32 因子摊到每个数上可以忽略）。块缩放因子有三种：
         {"；".join(BUDGET_SCALES.values())}。RCEIL 让块内最大值缩放后不超过 6（不截断），代价是网格更粗。
-        `quantize` 能做 FLOOR 和 E4M3 两种（`block_size`、`scale_format`）；RCEIL 要你自己写（提示：ceil(log2(·)) 也用 `np.frexp` 精确地求）。
-        在你的那一块 X、W 上把 `BUDGET_CONFIGS` 的九种配置都量一遍，画出"误差—比特数"的图，看哪些配置在前沿上。
+        `quantize` 能做 FLOOR 和 E4M3 两种（`block_size`、`scale_format`）；RCEIL 在下面的格子里（ceil(log2(·)) 用 `np.frexp` 精确地求）。
+        格子在你的那一块 X、W 上把 `BUDGET_CONFIGS` 的九种配置都量一遍；画出"误差—比特数"的图，看哪些配置在前沿上（q27 要用）。
         """),
-    Question("q26_budget_choice", _with_options(f"""
-        每个数最多 {BIT_BUDGET:g} bit：选哪种配置（Y 的相对误差最小）？
-        """, {letter: (name, label) for letter, (name, label) in BUDGET_OPTIONS.items()}), """
+    Code("""
+        # 比特预算的实验（不计分，q27 要用）：RCEIL 和九种配置；改一改、画一画"误差—比特数"的图
+
         def rceil_quantize(a, block):
             blocks = np.asarray(a, dtype=np.float64).reshape(-1, block)
             amax = np.abs(blocks).max(axis=1, keepdims=True)
@@ -719,7 +798,11 @@ CELLS = (
         budget_errors = {letter: matmul_error(configured(X_TILE, block, scale), configured(W_TILE, block, scale), X_TILE, W_TILE)
                          for letter, (block, scale) in BUDGET_CONFIGS.items()}
         within = [letter for letter, (block, _) in BUDGET_CONFIGS.items() if format_bits(block) <= BIT_BUDGET]
-        q26_budget_choice = min(within, key=budget_errors.get)
+        best = min(within, key=budget_errors.get)
+        print_table(["配置", "块大小", "缩放因子", "比特/数", "Y 的相对误差"],
+                    [[letter, str(block), scale, f"{format_bits(block):g}", f"{budget_errors[letter] * 100:.2f}%"]
+                     for letter, (block, scale) in BUDGET_CONFIGS.items()])
+        print(f"预算 {BIT_BUDGET:g} bit 内误差最小：{best}")
         """),
 
     # ------------------------------------------------------------------ a measured CPU roofline
@@ -862,7 +945,7 @@ CELLS = (
         瓶颈会随另一个单元变快而转移，软硬件要一起设计。
         """),
     Question("q27_explain_format", _text_question_prompt("q27_explain_format", f"""
-        你在 q26 选了哪种格式？用你量出的"误差—比特数"前沿说明理由：缩放因子的三种取法各输在哪里，
+        每个数最多 {BIT_BUDGET:g} bit，你选哪种格式？用你在上面的实验里量出的"误差—比特数"前沿说明理由：缩放因子的三种取法各输在哪里，
         真实张量和演示 2 的随机数有什么不同，旋转对整张量 FP4 和对 NVFP4 各起什么作用（引用你的 q24、q25）？
         （NVIDIA 的 NVFP4 训练方案，arXiv 2509.25149，对 NVFP4 也用 16 × 16 的随机 Hadamard 变换。）
         """), f"""

@@ -71,6 +71,13 @@ LEAST_GROWN_OPTIONS = {"A": ("compute", "算力（各代最低精度的稠密算
                        "C": ("capacity", "HBM 容量"), "D": ("nvlink", "每 GPU 的 NVLink 带宽")}
 WALL_OPTIONS = {"A": ("same_precision", "q04：同一种精度（FP8 对 FP8）的屋脊点之比"),
                 "B": ("mixed_precision", "q05：各取最低精度（B300 的 NVFP4 对 H100 的 FP8）的屋脊点之比")}
+# q06: the kernel a student's question is about (variants.WALL_KERNELS), as the prompt describes it
+WALL_KERNELS = {"fp8": "在两块芯片上都用 FP8 计算，数据也按 FP8 从 HBM 读写",
+                "nvfp4_on_chip": "在 H100 上用 FP8；到了 B300 上，数据仍按 FP8 从 HBM 读写，在片上量化成 NVFP4 再按 NVFP4 的速率计算"}
+# q09g: which precision lets decode at the service's context reach its ridge with everything in HBM
+DECODE_DESIGN_OPTIONS = {"A": ("W4A4", "W4A4 就能到达它的屋脊点（W4A8 也能）"),
+                         "B": ("W4A8", "W4A4 到不了，W4A8 能到达它的屋脊点"),
+                         "C": ("neither", "两种都到不了：这个上下文下 decode 始终受带宽限制")}
 SIZE_OPTIONS = {"A": ("fp8_tensor", "FP8 per-tensor"), "B": ("fp4_tensor", "FP4 per-tensor"),
                 "C": ("mxfp4", "MXFP4"), "D": ("nvfp4", "NVFP4")}
 BOTTLENECK_OPTIONS = {"A": ("mma", "Tensor Core 的矩阵乘法"), "B": ("exp", "SFU 的 exp"),
@@ -84,7 +91,7 @@ MLA_OPTIONS = {"A": ("worse", "比值变大：更容易被 exp 卡住"), "B": ("
 
 # q22–q27: real tensors (assignments/lec01_codesign/real_tensors.npz, made by tools/extract_real_tensors.py from real_tensors/__init__.py).
 REAL_TENSORS_FILE = "real_tensors.npz"
-BIT_BUDGET = 4.5  # q26: bits per value a format may spend (4-bit elements + one 8-bit scale per block)
+BIT_BUDGET = 4.5  # the bit-budget lab (q27): bits per value a format may spend (4-bit elements + one 8-bit scale per block)
 BUDGET_BLOCKS = (8, 16, 32)
 BUDGET_SCALES = {"floor": "E8M0 FLOOR（2^(floor(log2 amax) − 2)，即 MXFP4 的）",
                  "rceil": "E8M0 RCEIL（2^ceil(log2(amax / 6))）",

@@ -33,7 +33,7 @@ def _real(p: dict) -> dict[str, float]:
 
 
 def _least_grown_lead(p: dict, k: dict) -> float:
-    growth = sorted(trend_row(B300, "nvfp4")[name] for name, _ in LEAST_GROWN_OPTIONS.values())
+    growth = sorted(answers.growth_step(p)[name] for name, _ in LEAST_GROWN_OPTIONS.values())
     return growth[1] / growth[0] - 1
 
 
@@ -45,6 +45,11 @@ def _size_lead(p: dict, k: dict) -> float:
 def _position_lead(p: dict, k: dict) -> float:
     bounds = [answers.model_speedup(overlap=overlap) for overlap in (True, False)]
     return min(abs(MEASURED_FP8_FORWARD_GAIN - b) for b in bounds) / MEASURED_FP8_FORWARD_GAIN
+
+
+def _service_lead(p: dict, k: dict) -> float:
+    bounds = [answers.decode_context_limit(activations, p) for activations in ("W4A4", "W4A8")]
+    return min(abs(p["service_context"] / bound - 1) for bound in bounds)
 
 
 def _weights(p: dict) -> float:
@@ -98,6 +103,15 @@ LESSONS: tuple[Lesson, ...] = (
            / (variants.USABLE_HBM * B300.mem_cap), high=1.0, reads=MODEL),
     Lesson("q09d_kv_equal_weights_context", "the crossover is a context a model serves",
            lambda p, k: k["q09d_kv_equal_weights_context"], *variants.CONTEXT, reads=MODEL),
+    Lesson("q09e_ridge_share_with_kv", "with the KV cache read, q09's weights-only batch falls short of the ridge",
+           lambda p, k: k["q09e_ridge_share_with_kv"], 1e-9, 100 - 1e-9, reads=MODEL + SERVE + ("service_context",)),
+    Lesson("q09f_w4a4_context_limit", "W4A4 reaches its ridge within the HBM up to a context of at least 64 tokens",
+           lambda p, k: k["q09f_w4a4_context_limit"], low=64.0, reads=MODEL + SERVE),
+    Lesson("q09f_w4a4_context_limit", "the batch on the boundary, R·C / 2P, is one a server runs (at most 100k sequences)",
+           lambda p, k: ridge_point(answers.serve_chip(p), "nvfp4") * answers.usable_hbm() / (2e9 * p["model_params_b"]),
+           high=1e5, reads=MODEL + SERVE),
+    Lesson("q10a_fp4_zero_share", "per-tensor FP4 turns a real share of the data into 0, not all of it",
+           lambda p, k: k["q10a_fp4_zero_share"], 5.0, 99.9, reads=DEMO2 + ("demo2_n",)),
     Lesson("q12b_e8m0_clipped_blocks", "about four in ten blocks clip (three to over five)",
            lambda p, k: k["q12b_e8m0_clipped_blocks"], 28.0, 56.0, reads=DEMO2 + ("demo2_n", "ablation_blocks")),
     Lesson("q16_software_exp_share", "some exp must move to the FMA units, not all",
@@ -118,21 +132,25 @@ LESSONS: tuple[Lesson, ...] = (
            lambda p, k: k["q22_real_fp4_tensor_error"] - k["q24_rotated_fp4_tensor_error"],
            low=variants.LESSON_MARGINS["q24_rotated_fp4_tensor_error"], reads=TILE),
     # --- choices: the key leads the runner-up
-    margin("q03_least_grown", "relative: the smallest growth under the next", _least_grown_lead, MARGINS["q03_least_grown"]),
-    margin("q06_memory_wall", "relative: the mixed ratio over the same-precision one",
+    margin("q03_least_grown", "relative: the smallest growth under the next", _least_grown_lead, MARGINS["q03_least_grown"],
+           reads=("growth_pair",)),
+    margin("q06_memory_wall", "relative: the mixed ratio over the same-precision one (the two kernels' walls differ)",
            lambda p, k: k["q05_ridge_mixed_precision"] / k["q04_ridge_same_precision"] - 1, MARGINS["q06_memory_wall"],
            reads=TREND),
     margin("q10_size_sensitive", "pp of error growth, 2^12 -> 2^18 values", _size_lead, MARGINS["q10_size_sensitive"],
            reads=DEMO2),
     margin("q13_bottleneck", "relative distance of B200's t_exp / t_mma from 1",
-           lambda p, k: abs(exp_ratio(B200, "fp8", 128, 128) - 1), MARGINS["q13_bottleneck"]),
+           lambda p, k: abs(answers.bottleneck_ratio(p) - 1), MARGINS["q13_bottleneck"], reads=("bottleneck_case",)),
     margin("q14_mla_effect", "relative change of the ratio with the MLA shape",
-           lambda p, k: abs(exp_ratio(B300, "fp8", 192, 128) / exp_ratio(B300, "fp8", 128, 128) - 1),
-           MARGINS["q14_mla_effect"]),
+           lambda p, k: abs(exp_ratio(B300, "fp8", *p["mla_shape"]) / exp_ratio(B300, "fp8", 128, 128) - 1),
+           MARGINS["q14_mla_effect"], reads=("mla_shape",)),
     margin("q18c_measured_position", "relative distance of the measurement from the nearer bound", _position_lead,
            MARGINS["q18c_measured_position"]),
     margin("q25_rotation_nvfp4", "pp of Y's NVFP4 error, rotated vs not", lambda p, k: _real(p)["q25_rotation_nvfp4"],
            MARGINS["q25_rotation_nvfp4"], reads=TILE),
-    margin("q26_budget_choice", "pp of Y's error, best within the budget vs second",
-           lambda p, k: _real(p)["q26_budget_choice"], MARGINS["q26_budget_choice"], reads=TILE),
+    margin("q09g_decode_precision", "relative distance of the service's context from the nearer boundary",
+           _service_lead, MARGINS["q09g_decode_precision"], reads=MODEL + SERVE + ("service_context",)),
+    # --- the bit-budget lab q27 discusses has one best configuration on every tile
+    Lesson("q27_explain_format", "the lab's best configuration within the budget leads the second (pp of Y's error)",
+           lambda p, k: _real(p)["budget_lab"], low=variants.LESSON_MARGINS["budget_lab"], reads=TILE),
 )

@@ -29,10 +29,14 @@ What varies, and why the questions stay the same questions:
   q18c and q19 stay on the shape NVIDIA measured (a measurement cannot be moved); q19 assumes the
   SFU reaches a share of its peak (1 in the lecture): B200 stays exp-bound and B300 matmul-bound
   for every share drawn, so the question is the same one.
-- real tensors (q22–q26): one tile of Y = X·Wᵀ (a few tokens × a few output channels, all of K),
+- q06: the kernel whose memory wall is asked about (stays FP8, or quantizes the same FP8 data to
+  NVFP4 on chip): which ridge ratio measures its wall is the question, not a definition to look up.
+- decode design (q09e–q09g): the context the service must hold, log-uniform, at least 15 % away
+  from the contexts up to which W4A4 and W4A8 can reach their ridge within the HBM.
+- real tensors (q22–q25, and the bit-budget lab q27 discusses): one tile of Y = X·Wᵀ (a few tokens × a few output channels, all of K),
   and the rotation's block size (16, aligned with NVFP4's blocks as in NVIDIA's NVFP4 training
   recipe, or 32–128). A tile on which the rotation moves NVFP4's error by less than q25's margin, or
-  whose two best configurations within the bit budget lie closer than q26's, is drawn again: each
+  whose two best configurations within the bit budget lie closer than the lab's margin, is drawn again: each
   choice's key leads the runner-up by MARGINS (`check` verifies it over many variants).
 """
 
@@ -51,6 +55,9 @@ LECTURE = {
     "b300_fp8_share": 1.0,
     "b300_nvfp4_share": 1.0,
     "b300_bw_share": 1.0,
+    # q06: the kernel whose wall is asked about: "fp8" stays FP8 on both chips; "nvfp4_on_chip" reads
+    # the same FP8 data on B300 and quantizes it to NVFP4 on chip (its bytes stay, its rate is NVFP4's)
+    "wall_kernel": "fp8",
     # decode: the serving B300's sustained shares
     "serve_fp8_share": 1.0,
     "serve_nvfp4_share": 1.0,
@@ -63,6 +70,14 @@ LECTURE = {
     "kv_heads": 8,
     "kv_head_dim": 128,
     "kv_batch": 64,
+    # q09e–q09g: the context (tokens per sequence) the service must hold; the lecture's lies between the
+    # contexts up to which W4A4 (681) and W4A8 (2,044) can reach their ridge within the HBM
+    "service_context": 1024,
+    # q03: the generation step whose growth is compared ([base, new]); q13: [chip, precision, d_qk, d_v] of
+    # the attention whose bottleneck is asked; q14: the MLA-style shape compared with d_head = 128
+    "growth_pair": ["H100", "B300"],
+    "bottleneck_case": ["B200", "fp8", 128, 128],
+    "mla_shape": [192, 128],
     # demo 2
     "demo2_seed": 0,
     "demo2_df": 5.0,
@@ -102,7 +117,7 @@ MODEL_PARAMS_B = (20, 230)  # 2 × 230e9 × 0.5625 B = 258.75 GB <= 0.9 × 288 G
 D_MODEL = (2048, 16384)
 CONTEXT = (1024, 262144)  # q09d's crossover: a context a model serves
 # Each choice item's key leads the runner-up by at least this (percentage points of the compared
-# error for q10, q25, q26; relative for the others). `check` fails naming the item and the variant
+# error for q10 and q25; relative for the others). `check` fails naming the item and the variant
 # when a sampled variant's lead is smaller; the draws below redraw what would make it so.
 MARGINS = {
     "q03_least_grown": 0.10,  # relative: the smallest growth is 10 % below the next
@@ -112,10 +127,11 @@ MARGINS = {
     "q14_mla_effect": 0.10,  # relative change of the ratio
     "q18c_measured_position": 0.05,  # relative distance of the measurement from the nearer bound
     "q25_rotation_nvfp4": 0.20,  # pp of Y's error between NVFP4 plain and rotated
-    "q26_budget_choice": 0.10,  # pp of Y's error between the best and the second configuration in budget
+    "q09g_decode_precision": 0.15,  # relative: the service context lies 15 % away from either boundary
 }
 # The lesson a number teaches, by a margin (pp): the rotation lowers per-tensor FP4's error (q24 < q22)
-LESSON_MARGINS = {"q24_rotated_fp4_tensor_error": 1.0}
+# and the bit-budget lab q27 discusses has one best configuration (pp of Y's error over the second)
+LESSON_MARGINS = {"q24_rotated_fp4_tensor_error": 1.0, "budget_lab": 0.10}
 Q10_FP4_GROWTH = 2.5  # pp: a seed whose per-tensor FP4 error grows less than this from 2^12 to 2^18 is redrawn
 
 
@@ -215,7 +231,64 @@ def variant(rng: np.random.Generator) -> dict:
         **_real_tile(rng),
         **_serve_shares(rng),
     })
+    # drawn after everything else, so the draws above are those of the kit's earlier releases
+    params["wall_kernel"] = WALL_KERNELS[int(rng.integers(len(WALL_KERNELS)))]
+    params["service_context"] = _service_context(rng, params)
+    params["growth_pair"] = list(GROWTH_PAIRS[int(rng.integers(len(GROWTH_PAIRS)))])
+    params["bottleneck_case"] = _bottleneck_case(rng)
+    params["mla_shape"] = _mla_shape(rng)
     return {key: params[key] for key in LECTURE}  # LECTURE's order
+
+
+WALL_KERNELS = ("fp8", "nvfp4_on_chip")
+# q03: generation steps of the trend table; on each the least-grown resource leads the next by >= 10 %
+# (NVLink from H100 to Blackwell, HBM capacity towards Rubin): B200 -> B300 ties bandwidth and NVLink
+GROWTH_PAIRS = (("H100", "B200"), ("H100", "B300"), ("H100", "Rubin"), ("B200", "Rubin"), ("B300", "Rubin"))
+BOTTLENECK_CHIPS = ("H100", "B200", "B300")
+
+
+def _bottleneck_case(rng: np.random.Generator) -> list:
+    """q13: a chip, a precision and a head shape whose t_exp / t_mma lies >= MARGINS away from 1."""
+    from hw_specs import CHIPS
+    from solutions.lec01_codesign.codesign import exp_ratio
+
+    while True:
+        chip, precision = BOTTLENECK_CHIPS[int(rng.integers(3))], ("bf16", "fp8")[int(rng.integers(2))]
+        d_qk, d_v = _shape(rng, 128, 512)
+        if abs(exp_ratio(CHIPS[chip], precision, d_qk, d_v) - 1) >= MARGINS["q13_bottleneck"]:
+            return [chip, precision, d_qk, d_v]
+
+
+def _mla_shape(rng: np.random.Generator) -> list[int]:
+    """q14: a shape whose ratio differs from d_head = 128's by >= MARGINS (it scales as 1 / (d_qk + d_v))."""
+    while True:
+        d_qk, d_v = _shape(rng, 128, 512)
+        if abs(256 / (d_qk + d_v) - 1) >= MARGINS["q14_mla_effect"] and d_qk != d_v:
+            return [d_qk, d_v]
+SERVICE_CONTEXT = (128, 32768)  # q09e–q09g: the contexts a service is drawn to need
+
+
+def decode_context_limit(p: dict, precision: str) -> float:
+    """q09f/q09g from the parameters alone: the longest context at which weight-and-KV decode on the
+    serving B300 can reach `precision`'s ridge with weights and the batch's KV cache in the usable HBM.
+    Intensity 2P·B / (W + B·L·k) >= R needs B >= R·W / (2P − R·L·k); memory W + B·L·k <= C at that
+    batch gives L <= 2P·(1 − W/C) / (R·k) (answers.decode_context_limit is the key)."""
+    share = p[f"serve_{precision}_share"]
+    ridge = B300.peak_flops(precision) * share / (B300.mem_bw * p["serve_bw_share"])
+    params = p["model_params_b"] * 1e9
+    weights = params * BYTES_PER_ELEM["nvfp4"]
+    kv = 2 * p["kv_layers"] * p["kv_heads"] * p["kv_head_dim"] * BYTES_PER_ELEM["fp8"]
+    return 2 * params * (1 - weights / (USABLE_HBM * B300.mem_cap)) / (ridge * kv)
+
+
+def _service_context(rng: np.random.Generator, p: dict) -> int:
+    """A context log-uniform over what services need, at least MARGINS away from both boundaries."""
+    bounds = [decode_context_limit(p, precision) for precision in ("nvfp4", "fp8")]
+    lead = MARGINS["q09g_decode_precision"]
+    while True:
+        context = _log_int(rng, *SERVICE_CONTEXT)
+        if all(abs(context / bound - 1) >= lead for bound in bounds):
+            return context
 
 
 def _serve_shares(rng: np.random.Generator) -> dict:
@@ -228,11 +301,12 @@ def _serve_shares(rng: np.random.Generator) -> dict:
 
 # Items whose key must move with the parameters (`check` fails if one has the same key in every sample):
 # every number item with a key. The choice items' keys follow from the parameters too, but most
-# of them are conceptual (the same letter for every student); q25 and q26 move with the tile.
+# of them are conceptual (the same letter for every student); q06, q09g and q25 move with the parameters.
 DEPENDENT = (
     "q01_compute_headline", "q02_format_gain", "q04_ridge_same_precision", "q05_ridge_mixed_precision",
     "q06b_wall_for_nvfp4_kernel", "q07_decode_intensity", "q08_decode_tokens_per_s", "q09_decode_batch",
     "q09b_decode_batch_w4a8", "q09c_kv_bytes_per_token", "q09d_kv_equal_weights_context",
+    "q09e_ridge_share_with_kv", "q09f_w4a4_context_limit", "q10a_fp4_zero_share",
     "q11_scale_format_gain", "q12_block_size_gain", "q12b_e8m0_clipped_blocks", "q15_h100_tensor_basis",
     "q16_software_exp_share", "q17_backward_ratio", "q18_model_speedup", "q18b_serial_speedup",
     "q19_mma_efficiency", "q22_real_fp4_tensor_error", "q23_real_nvfp4_error", "q24_rotated_fp4_tensor_error",

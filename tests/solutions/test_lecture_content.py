@@ -137,10 +137,10 @@ def test_every_item_declares_its_demand_and_the_readme_table_shows_it():
     assert table in (CONFIG.folder / "README.md").read_text(encoding="utf-8")
 
 
-def test_at_least_60_percent_of_automatic_report_points_need_reasoning():
+def test_at_least_half_of_automatic_report_points_need_reasoning():
     keyed = CONFIG.items_of(*KEYED_KINDS)
     share = sum(i.points for i in keyed if i.demand == Demand.REASONING) / sum(i.points for i in keyed)
-    assert share >= 0.6, f"{share:.0%} of the automatic report points need reasoning"
+    assert share >= 0.5, f"{share:.0%} of the automatic report points need reasoning (docs/authoring.md: What an item demands)"
 
 
 def test_a_reasoning_key_is_not_printed_by_the_answered_notebook():

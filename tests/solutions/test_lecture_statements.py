@@ -104,3 +104,18 @@ def test_q18_states_which_exp_basis_the_speed_up_uses():
     3.865 T on an H100 → B200 step would miss q18b by ≈ 6.5 % (tolerance 0.5 %): the prompt says which."""
     prompt = next(cell.prompt for cell in handout.CELLS if getattr(cell, "id", None) == "q18_model_speedup")
     assert "chip.exp_per_s" in prompt and "q15" in prompt
+
+
+def test_b300s_exp_basis_is_stated_with_the_clock_it_implies():
+    """B300's 10.7 T exp/s over its 160 SMs × 32 ex2 per clock implies ≈ 2.09 GHz, above what its tensor
+    peak suggests (≈ 1.9 GHz: the SFU would give ≈ 9.8 T and the ratio ≈ 100 %, not 91 %): the notebook
+    names the figures that give the implied clock and says which way the ratio moves."""
+    import hw_specs
+    from hw_specs import B300
+    from solutions.lec01_codesign import handout
+
+    markdown = "\n".join(cell.source for cell in handout.CELLS if type(cell).__name__ == "Markdown")
+    assert "`hw_specs.B300_SMS`" in markdown and 'EX2_PER_SM_PER_CLK["Blackwell Ultra FP32"]' in markdown
+    assert "B300 的比值会更接近 100%" in markdown
+    implied = B300.exp_per_s / (hw_specs.B300_SMS * hw_specs.EX2_PER_SM_PER_CLK["Blackwell Ultra FP32"])
+    assert 2.0e9 < implied < 2.2e9

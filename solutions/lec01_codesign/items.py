@@ -1,0 +1,115 @@
+"""What each report item of lecture 1 teaches, and why the ones declared `demand = "reasoning"` are.
+
+The definition (docs/authoring.md, *What an item demands*): an item is reasoning when neither its
+prompt nor the cells above it give the expression that yields the key, and the student has to
+- MODEL: choose or set up the model themselves (which quantities enter, how they relate);
+- DECISION: decide under a stated constraint, with a computation the notebook does not print; or
+- PREDICTION: commit a prediction in an answer cell before the cell that computes or measures it runs.
+Everything else with a key is read-off (a printed value, or a stated formula or definition filled in)
+or measure. `REASONS` holds each reasoning item's kind and the expression the prompt must not give
+away (tests/solutions/test_item_demands.py holds the notebook to it); docs/lec01_items.md is
+generated from this module, grading.toml and lessons.py (`python tools/item_table.py`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Why(StrEnum):
+    MODEL = "model"  # sets up the model: no formula given
+    DECISION = "decision"  # decides under a constraint
+    PREDICTION = "prediction"  # commits a prediction before the cell that verifies it runs
+
+
+@dataclass(frozen=True)
+class Reason:
+    why: Why
+    hidden: tuple[str, ...]  # the expression (fragments) the prompt and the cells above it must not state
+    verified_by: str = ""  # PREDICTION: code in a later cell that computes or measures what was predicted
+
+
+REASONS: dict[str, Reason] = {
+    "q06_memory_wall": Reason(Why.MODEL, ("墙 = 要到达的屋脊点 ÷",)),
+    "q06b_wall_for_nvfp4_kernel": Reason(Why.MODEL, ('BYTES_PER_ELEM["nvfp4"] / BYTES_PER_ELEM["fp8"]', "q05 ×")),
+    "q09c_kv_bytes_per_token": Reason(Why.MODEL, ("2 × 层数", "2 * KV_LAYERS")),
+    "q09d_kv_equal_weights_context": Reason(Why.MODEL, ("KV_BATCH × L ×", "weight_bytes / (KV_BATCH")),
+    "q09e_ridge_share_with_kv": Reason(Why.MODEL, ("W / (W + B·L·k)", "W + B·L·k")),
+    "q09f_w4a4_context_limit": Reason(Why.DECISION, ("2P·(1 − W/C)", "R·W / (2P − R·L·k)")),
+    "q09g_decode_precision": Reason(Why.DECISION, ("SERVICE_CONTEXT <= q09f",)),
+    "q10a_fp4_zero_share": Reason(Why.PREDICTION, ("amax / 24", "≤ 0.25"), verified_by="zeros[scheme] = relative_error(q, x), zero_fraction(q, x)"),
+    "q28p_exp_if_memory_bound": Reason(Why.PREDICTION, ("2 * 4 / q28a", "8 / q28a"),
+                                       verified_by="q28_exp_ns_per_value = exp_seconds() / EXP_N * 1e9"),
+    "q28f_fmas_per_exp": Reason(Why.MODEL, ("q28 × q29 / 2", "* q29_matmul_gflops / 2")),
+    "q16_software_exp_share": Reason(Why.MODEL, ("1 - 1 /", "1 − 1 /")),
+    "q17_backward_ratio": Reason(Why.MODEL, ("6·d_qk + 4·d_v", "·d_qk + 4·d_v")),
+    "q18_model_speedup": Reason(Why.MODEL, ("max(t_exp, t_mma)",)),
+    "q18b_serial_speedup": Reason(Why.MODEL, ("t_exp + t_mma",)),
+    "q19_mma_efficiency": Reason(Why.MODEL, ("t_b300 =", "(a × ")),
+}
+
+# One line per item: what answering it teaches (English: the instructors' table, docs/lec01_items.md).
+TEACHES: dict[str, str] = {
+    "round_e4m3": "FP8 E4M3 rounding as the hardware does it: ties to even, saturation at 448",
+    "to_e2m1": "FP4 E2M1 rounding: ties to even (the lecture's argmin is wrong there), saturation at 6",
+    "quantize": "per-tensor, MXFP4 and NVFP4 scaling, exactly as specified",
+    "flops_per_exp": "how much matmul work one softmax exp comes with (2·d_qk + 2·d_v)",
+    "exp_ratio": "the exp-vs-matmul time ratio of attention on a chip",
+    "ridge_point": "the roofline's ridge: peak FLOP/s over HBM bandwidth",
+    "trend_row": "one chip's generation ratios to a base chip",
+    "q01_compute_headline": "the vendor headline compares different precisions",
+    "q02_format_gain": "how much of the headline is the format change, not the chip",
+    "q03_least_grown": "which resource fell behind on the student's generation step (NVLink, or HBM capacity towards Rubin)",
+    "q04_ridge_same_precision": "the memory wall: the same-precision ridge grows",
+    "q05_ridge_mixed_precision": "the mixed ratio is q04 times the format gain",
+    "q06_memory_wall": "a kernel's wall is the ridge it must reach over the intensity it has: pick the ratio for your kernel",
+    "q06b_wall_for_nvfp4_kernel": "a kernel that moves its data to NVFP4 also gains intensity: its wall grows less",
+    "q07_decode_intensity": "decode's arithmetic intensity is tiny: memory-bound",
+    "q08_decode_tokens_per_s": "bandwidth bounds batch-1 decode: bytes per token over bandwidth",
+    "q09_decode_batch": "batching raises decode's intensity: the batch that reaches the W4A4 ridge (weights only)",
+    "q09b_decode_batch_w4a8": "the slower operand's rate sets the ridge: W4A8 runs at FP8",
+    "q09c_kv_bytes_per_token": "the KV cache's bytes per token from the GQA shape",
+    "q09d_kv_equal_weights_context": "beyond some context decode reads more KV than weights",
+    "q09e_ridge_share_with_kv": "verifies q09: with the KV cache read, the weights-only batch falls short of the ridge",
+    "q09f_w4a4_context_limit": "decode under two limits (ridge and HBM): the longest context W4A4 can be compute-bound",
+    "q09g_decode_precision": "a design decision: the precision that stays compute-bound at the service's context, or none",
+    "q10a_fp4_zero_share": "predict, then verify: per-tensor FP4 flushes |x| <= amax/24 to zero",
+    "q10_size_sensitive": "per-tensor scaling depends on the sample's maximum: error grows with n",
+    "q11_scale_format_gain": "the ablation: the scale format's share of NVFP4's gain",
+    "q12_block_size_gain": "the ablation: the block size's share, and that the two interact",
+    "q12b_e8m0_clipped_blocks": "E8M0 FLOOR clips the block maximum in about four blocks of ten",
+    "q13_bottleneck": "which unit bounds attention for the student's chip, precision and head shape",
+    "q14_mla_effect": "the ratio scales as 1 / (d_qk + d_v): a wider head gives each exp more matmul",
+    "q15_h100_tensor_basis": "compare figures on one basis: H100's exp rate on its tensor peak's SMs and clock",
+    "q16_software_exp_share": "moving exp to FMA polynomials: the share that balances SFU and tensor cores",
+    "q17_backward_ratio": "count the backward pass's matmul work per exp: it barely cares about exp",
+    "q18_model_speedup": "the overlap (bottleneck) model of a generation step's attention speed-up",
+    "q18b_serial_speedup": "the serial model: speeding up one part only (Amdahl's shape)",
+    "q18c_measured_position": "the one published measurement lies below both models",
+    "q19_mma_efficiency": "invert the model: the matmul efficiency that explains the measurement",
+    "q22_real_fp4_tensor_error": "per-tensor FP4 on real, channel-structured activations",
+    "q23_real_nvfp4_error": "NVFP4 on the same tile",
+    "q24_rotated_fp4_tensor_error": "a Hadamard rotation spreads outlier channels: per-tensor FP4 recovers",
+    "q25_rotation_nvfp4": "the same rotation's effect on NVFP4 depends on the tile",
+    "q28a_triad_gb_per_s": "measuring the CPU's bandwidth roof: a triad beyond the last-level cache, warmed up, median",
+    "q29b_cpu_ridge": "the CPU's own ridge point from its two measured roofs",
+    "q28p_exp_if_memory_bound": "predict, then verify: the exp time the bandwidth roof alone allows",
+    "q28_exp_ns_per_value": "measuring: warm up, repeat, take the median",
+    "q28g_exp_vs_memory": "the gap between prediction and measurement tells which roof exp sits under",
+    "q28f_fmas_per_exp": "on a CPU exp shares the vector units with the FMAs: its cost in FMAs (no SFU)",
+    "q29_matmul_gflops": "measuring a matmul's FLOP rate",
+    "q30_my_ratio_64": "demo 3's ratio on the student's own CPU (d = 64)",
+    "q31_my_ratio_128": "the same at d = 128",
+    "q32_vs_b300": "the CPU's ratio against B300's",
+    "q20_explain_scaling": "explain: scale granularity and format",
+    "q21_explain_codesign": "explain: why a small unit became the bottleneck",
+    "q27_explain_format": "explain: a format chosen within a bit budget, from the measured frontier",
+    "q33_explain_measurement": "explain: how to time, and why the CPU differs from the spec-sheet model",
+}
+
+# Why an item's key is the same for every student, where it cannot move with the parameters.
+SAME_FOR_EVERYONE: dict[str, str] = {
+    "q18c_measured_position": "NVIDIA published one measurement, on one shape and one chip pair: a measurement "
+                              "cannot be moved, so the item stays at 1 point",
+}

@@ -1,0 +1,82 @@
+"""Is lecture 1's `demand` declared by the written definition (docs/authoring.md, *What an item
+demands*), do at least half of the automatic report points need reasoning by it, and does the
+per-item table in docs/lec01_items.md say what grading.toml declares?"""
+
+import subprocess
+import sys
+
+from autograder.engine.registry import REPO_ROOT, load_config
+from autograder.engine.vocabulary import KEYED_KINDS, Demand
+from solutions.lec01_codesign import handout
+from solutions.lec01_codesign.items import REASONS, TEACHES, Why
+
+CONFIG = load_config("lec01_codesign")
+KEYED = CONFIG.items_of(*KEYED_KINDS)
+CELLS = list(handout.CELLS)
+
+
+def _question_index(item: str) -> int:
+    return next(i for i, cell in enumerate(CELLS) if getattr(cell, "id", None) == item)
+
+
+def _shown_up_to(item: str) -> str:
+    """What a student reads before answering: every Markdown and Code cell above the question (not the
+    answer cells: they are the reference's), and its prompt."""
+    index = _question_index(item)
+    above = [cell.source for cell in CELLS[:index] if type(cell).__name__ in ("Markdown", "Code")]
+    return "\n".join(above + [CELLS[index].prompt])
+
+
+def reasoning_share(items) -> float:
+    """The share of automatic report points whose item is declared reasoning."""
+    return sum(i.points for i in items if i.demand == Demand.REASONING) / sum(i.points for i in items)
+
+
+def test_at_least_half_of_the_automatic_report_points_need_reasoning_by_the_definition():
+    share = reasoning_share(KEYED)
+    assert share >= 0.5, f"{share:.1%} of the automatic report points are declared reasoning"
+
+
+def test_the_share_is_computed_from_the_declarations():
+    """A planted re-declaration moves it: the figure is read from grading.toml, not typed in."""
+    from dataclasses import replace
+
+    demoted = [replace(i, demand=Demand.READ_OFF) if i.id == "q09f_w4a4_context_limit" else i for i in KEYED]
+    assert reasoning_share(demoted) < reasoning_share(KEYED)
+
+
+def test_an_item_is_declared_reasoning_exactly_when_it_has_a_written_reason():
+    declared = {i.id for i in KEYED if i.demand == Demand.REASONING}
+    assert declared == set(REASONS), (sorted(declared - set(REASONS)), sorted(set(REASONS) - declared))
+
+
+def test_no_reasoning_item_is_given_its_formula_above_or_in_its_prompt():
+    """Model set-up and decisions: the expression that yields the key is the student's to write."""
+    for item, reason in REASONS.items():
+        shown = _shown_up_to(item)
+        leaked = [fragment for fragment in reason.hidden if fragment in shown]
+        assert not leaked, f"{item} ({reason.why}): the notebook states {leaked} before the answer"
+
+
+def test_a_prediction_is_answered_before_the_cell_that_verifies_it():
+    for item, reason in REASONS.items():
+        if reason.why != Why.PREDICTION:
+            continue
+        # A code cell, or a later question's answer cell that measures it (q28 times the exp q28p predicts).
+        verifying = [i for i, cell in enumerate(CELLS)
+                     if reason.verified_by in (cell.source if type(cell).__name__ == "Code" else getattr(cell, "answer", ""))]
+        assert verifying, f"{item}: no cell computes {reason.verified_by!r}"
+        assert _question_index(item) < min(verifying), f"{item}: the verifying cell runs before the prediction"
+
+
+def test_every_item_says_what_it_teaches():
+    assert set(TEACHES) == {i.id for i in CONFIG.items}
+
+
+def test_the_item_table_in_the_docs_is_what_the_declarations_give():
+    result = subprocess.run([sys.executable, "tools/item_table.py", "--check"], cwd=REPO_ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    page = (REPO_ROOT / "docs" / "lec01_items.md").read_text(encoding="utf-8")
+    for item in CONFIG.items:
+        assert f"| `{item.id}` | {item.points:g} | {item.demand.value}" in page, item.id
+    assert "docs/lec01_items.md" in (REPO_ROOT / "README.md").read_text(encoding="utf-8")
