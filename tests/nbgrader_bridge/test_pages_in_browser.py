@@ -221,11 +221,10 @@ def test_tex_a_student_wrote_sets_no_link_style_or_class_when_mathjax_typesets_i
     html = _local_mathjax((_feedback_html if page == "feedback" else _formgrade_html)(config))
     path = tmp_path / f"{page}.html"
     path.write_text(html, encoding="utf-8")
-    browser = shutil.which("chromium") or shutil.which("chromium-browser")
-    if browser is None:
-        pytest.skip("chromium is not installed")
+    if CHROMIUM is None:
+        pytest.skip("chromium is not installed (apt-get install -y chromium; .ci/run installs it)")
     flags = [flag for flag in FLAGS if not flag.startswith(("--host-resolver-rules", "--virtual-time-budget"))]
-    done = subprocess.run([browser, *flags, "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+    done = subprocess.run([CHROMIUM, *flags, "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
                            "--allow-file-access-from-files", "--virtual-time-budget=15000",
                            f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", path.as_uri()],
                           capture_output=True, text=True, timeout=180, check=True, start_new_session=True)
