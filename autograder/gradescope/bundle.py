@@ -10,9 +10,10 @@ from pathlib import Path
 
 from autograder.gradescope.contents import BundleSourceError, bundle_sources
 from autograder.gradescope.requirements import grading_distributions, pinned_requirements
-from autograder.gradescope.runtime import BEST, BUNDLE_ISOLATIONS
+from autograder.gradescope.runtime import BEST
 from autograder.gradescope.schema import VISIBILITIES
 from autograder.gradescope.scripts import readme, run_autograder, setup_sh
+from autograder.sandbox.confinement import container_policy
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # A fixed timestamp makes the zip byte-for-byte reproducible from the same sources.
@@ -43,8 +44,10 @@ def build_bundle(assignment: str, out: Path, *, root: Path = REPO_ROOT, visibili
     to grade in a container where bubblewrap cannot run; "rlimits" lowers it explicitly."""
     if visibility not in VISIBILITIES:
         raise BundleSourceError(f"visibility must be one of {list(VISIBILITIES)}, got {visibility!r}")
-    if isolation not in BUNDLE_ISOLATIONS:
-        raise BundleSourceError(f"isolation must be one of {list(BUNDLE_ISOLATIONS)}, got {isolation!r}")
+    try:
+        container_policy(isolation)
+    except ValueError as err:
+        raise BundleSourceError(str(err)) from None
     sources = bundle_sources(root, assignment)
     requirements = pinned_requirements(grading_distributions(root / "pyproject.toml"))
     out = Path(out)

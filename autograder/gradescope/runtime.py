@@ -24,11 +24,14 @@ from autograder.gradescope.lateness import submission_times, write_timestamp
 from autograder.gradescope.results import FALLBACK_LOG, failure_results, fallback_note, final_results
 from autograder.gradescope.schema import VISIBILITIES, check_results
 from autograder.gradescope.submission import collect_submission, submission_student
+from autograder.sandbox import confinement
 
 SOURCE_ROOT = Path(__file__).resolve().parents[2]
 STUDENT = "submission"
-BEST = "best"   # bubblewrap where the container allows it, else the uid fallback (container_isolation)
-BUNDLE_ISOLATIONS = (BEST, "bubblewrap", "rlimits")
+# What a bundle may bake in (confinement.ContainerPolicy); the default: bubblewrap where the
+# container allows it, else the uid fallback (container_isolation).
+BEST = confinement.BEST.name
+BUNDLE_ISOLATIONS = confinement.CONTAINER_CHOICES
 # Gradescope kills the container at its own timeout; ours is a backstop inside it.
 DEFAULT_TIMEOUT = 1800.0
 
@@ -95,18 +98,11 @@ def container_isolation(requested: str) -> tuple[str, str | None]:
     fallback, which is safe here because a Gradescope container grades one submission and holds
     nothing else of the class; where neither can run, grading is refused. "bubblewrap" and
     "rlimits" are taken as asked (resolved, and refused if unavailable, by the grader)."""
-    from autograder.sandbox import bubblewrap_problem, rlimits_problem
-
-    if requested != BEST:
-        return requested, None
-    problem = bubblewrap_problem()
-    if problem is None:
-        return "bubblewrap", None
-    refused = rlimits_problem()   # after protect_secrets: the source must be closed by now
-    if refused is not None:
-        raise GradingRefused(f"bubblewrap cannot run in this container ({problem}), and the uid "
-                             f"fallback is refused too: {refused}")
-    return "rlimits", problem
+    try:
+        chosen, problem = confinement.container_policy(requested).choose()
+    except confinement.SandboxUnavailable as err:
+        raise GradingRefused(str(err)) from None
+    return chosen.name, problem
 
 
 def grade_upload(assignment: str, root: Path, visibility: str, timeout: float, isolation: str = BEST) -> dict:
