@@ -19,6 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from autograder.atomic import atomic_write_text
 from autograder.engine.variants import has_variants
 from autograder.gradescope.lateness import submission_times, write_timestamp
 from autograder.gradescope.results import FALLBACK_LOG, failure_results, fallback_note, final_results
@@ -149,13 +150,6 @@ def grade_upload(assignment: str, root: Path, visibility: str, timeout: float, i
     return results
 
 
-def _write_atomically(path: Path, results: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(results, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    tmp.replace(path)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m autograder.gradescope",
                                      description="Grade /autograder/submission/ inside a Gradescope container.")
@@ -179,6 +173,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"grading failed: {err}", file=sys.stderr, flush=True)
         results, status = failure_results(str(err), max_score=_auto_points(args.assignment)), 1
     results["execution_time"] = round(time.perf_counter() - started, 2)
-    _write_atomically(args.root / "results" / "results.json", results)
+    # Gradescope's harness reads it after this process ends: on disk, whole, readable
+    atomic_write_text(args.root / "results" / "results.json",
+                      json.dumps(results, ensure_ascii=False, indent=1) + "\n", permissions=0o644)
     print(f"wrote {args.root / 'results' / 'results.json'}: score {results['score']}", flush=True)
     return status
