@@ -319,7 +319,7 @@ def main() -> int:
     args = parser.parse_args()
     if args.against:
         return against(args.against, args.students, args.jobs, args.rounds, args.cold_keys)
-    isolation = resolve_isolation("auto")
+    isolation = resolve_isolation()
     print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     with tempfile.TemporaryDirectory(prefix="bench-grading-") as tmp:
         workdir = Path(tmp)

@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from autograder.build import write_reference_submission  # noqa: E402
 from autograder.engine import grade_batch  # noqa: E402
 from autograder.engine.assignment import warm  # noqa: E402
-from autograder.sandbox import Limits  # noqa: E402
+from autograder.sandbox import Limits, confinement  # noqa: E402
 from process_tree import TreeSampler  # noqa: E402
 
 ASSIGNMENT = "lec01_codesign"
@@ -62,7 +62,7 @@ def _grade(submissions: Path, out: Path, jobs: int, limits: Limits):
     with TreeSampler(os.getpid(), interval=0.05) as sampler:
         started = time.perf_counter()
         report = grade_batch(ASSIGNMENT, submissions, out, jobs=jobs, force=True, limits=limits,
-                             isolation="bubblewrap")
+                             isolation=confinement.DEFAULT.name)
         wall = time.perf_counter() - started
     return report, wall, sampler.stats
 

@@ -22,7 +22,7 @@ from rich.table import Table
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT)]
 
-from autograder.sandbox import Call, Limits, Sandbox, bubblewrap_problem, rlimits_problem  # noqa: E402
+from autograder.sandbox import Call, Limits, Sandbox, bubblewrap_problem, confinement  # noqa: E402
 from autograder.sandbox import placement  # noqa: E402
 from autograder.sandbox.launcher import _base_env, launch_plan  # noqa: E402
 from timing import median_seconds  # noqa: E402  (benchmarks/ is the script folder)
@@ -128,7 +128,7 @@ def neighbour_rows(isolation, folder, repeats):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=10)
-    parser.add_argument("--isolation", nargs="+", default=["bubblewrap", "rlimits"])
+    parser.add_argument("--isolation", nargs="+", default=list(confinement.CHOICES))
     args = parser.parse_args()
     console = Console(width=120)
     probe = median_seconds(bubblewrap_problem, 5)
@@ -138,7 +138,7 @@ def main():
         (folder / "codesign.py").write_text(STUDENT)
         (folder / "handout.ipynb").write_text(NOTEBOOK)
         for isolation in args.isolation:
-            problem = bubblewrap_problem() if isolation == "bubblewrap" else rlimits_problem()
+            problem = confinement.asked(isolation).problem()
             if problem:
                 console.print(f"{isolation} skipped: {problem}")
                 continue

@@ -33,6 +33,7 @@ from autograder.build.variant_check import lessons_module
 from autograder.engine.variants import has_variants, keys_for
 from autograder.engine.vocabulary import ItemKind
 from autograder.errors import InstructorError
+from autograder.sandbox import confinement
 
 SELFCHECK_TIMEOUT = 120  # seconds for `python selfcheck.py` on the reference
 DEMO_TIMEOUT = 120  # seconds for `python demo.py` in the released solutions
@@ -73,7 +74,7 @@ def step_lines(step: Step) -> list[str]:
     return out
 
 
-def check_assignment(name: str, *, frozen: bool = False, isolation: str = "bubblewrap",
+def check_assignment(name: str, *, frozen: bool = False, isolation: str = confinement.DEFAULT.name,
                      on_step: Callable[[Step], None] | None = None, variants: int | None = None,
                      lesson_variants: int | None = None) -> CheckReport:
     """Run every step; `frozen` checks the generated files for drift instead of rewriting them."""

@@ -35,7 +35,9 @@ Finish = Callable[[str, object, "str | None"], None]
 def connect(address: str, isolation: str, *, timeout: float = CONNECT_TIMEOUT):
     """A distributed.Client to `address` whose every worker runs this kit and can isolate student
     code under `isolation`; raises ClusterRefused with one line otherwise."""
-    if isolation != "bubblewrap" and not address.startswith("tls://"):
+    from autograder.sandbox import confinement
+
+    if not confinement.asked(isolation).own_network and not address.startswith("tls://"):
         raise ClusterRefused(
             f"--scheduler with --isolation {isolation} needs a TLS cluster (tls://…) whose credentials student "
             f"code cannot read: under {isolation} student code shares the worker's network, and a plain scheduler "

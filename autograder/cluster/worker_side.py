@@ -69,14 +69,15 @@ def _prepare(assignment: str, isolation: str) -> None:
 
 
 def isolation_problem(isolation: str, address: str, tls_key: str | None) -> str | None:
-    """Why this worker must not grade under `isolation`, or None."""
-    from autograder.sandbox import SandboxUnavailable, resolve_isolation
+    """Why this worker must not grade under `isolation`, or None: it cannot isolate that way
+    here, or the isolation shares this machine's network and the cluster's port is open to it."""
+    from autograder.sandbox import SandboxUnavailable, confinement
 
     try:
-        isolation = resolve_isolation(isolation)
+        chosen = confinement.choose(isolation)
     except SandboxUnavailable as err:
         return str(err)
-    return None if isolation == "bubblewrap" else rlimits_problem(address, tls_key)
+    return None if chosen.own_network else rlimits_problem(address, tls_key)
 
 
 def rlimits_problem(address: str, tls_key: str | None) -> str | None:

@@ -34,7 +34,9 @@ def add_jobs_option(parser: argparse.ArgumentParser) -> None:
 
 def add_isolation_option(parser: argparse.ArgumentParser) -> None:
     """`--isolation`, shared by every verb that grades: bubblewrap or an explicit refusal, unless lowered."""
-    parser.add_argument("--isolation", choices=("bubblewrap", "rlimits"), default="bubblewrap",
+    from autograder.sandbox import confinement
+
+    parser.add_argument("--isolation", choices=confinement.CHOICES, default=confinement.DEFAULT.name,
                         help="how student code is isolated (default bubblewrap: without a working bwrap the verb "
                              "refuses with exit status 2; rlimits: explicitly lowered, and only where the grader "
                              "can still keep solutions/ and the hidden tests private, else refused too)")
@@ -60,10 +62,10 @@ def scheduler_refused(verb: str, args) -> bool:
 def isolation_refused(verb: str, isolation: str) -> bool:
     """Fail closed before any other work: prints one line (why, and how to install bubblewrap or
     lower isolation) and returns True when `isolation` cannot be had on this machine."""
-    from autograder.sandbox import SandboxUnavailable, resolve_isolation
+    from autograder.sandbox import SandboxUnavailable, confinement
 
     try:
-        resolve_isolation(isolation)
+        confinement.choose(isolation)
     except SandboxUnavailable as err:
         print(f"{verb}: {err}", file=sys.stderr)
         return True

@@ -9,6 +9,8 @@ VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 
 
 def add_parser(subparsers) -> None:
+    from autograder.sandbox import confinement
+
     parser = subparsers.add_parser(
         "gradescope", help="build a Gradescope autograder zip (setup.sh, run_autograder, the trusted grader)",
         description="Build a zip following Gradescope's autograder specification. Upload it as the "
@@ -20,7 +22,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--visibility", choices=VISIBILITIES, default="after_published",
                         help="when students see the per-item results and feedback (default: after_published, "
                              "so hidden-test feedback cannot be mined by resubmitting)")
-    parser.add_argument("--isolation", choices=("best", "bubblewrap", "rlimits"), default="best",
+    parser.add_argument("--isolation", choices=confinement.CONTAINER_CHOICES, default=confinement.BEST.name,
                         help="baked into the bundle (default best: bubblewrap where the container allows it, else "
                              "the uid fallback, safe there because a container grades one submission; every result "
                              "says which. bubblewrap: a container where bwrap cannot run refuses every submission "

@@ -24,7 +24,9 @@ def add_parser(subparsers) -> None:
                     "trusted grader and pin the results; `nbgrader autograde` writes these scores into the gradebook.")
     parser.add_argument("assignment", help="assignment name, e.g. lec01_codesign")
     grade.add_jobs_option(parser)
-    parser.add_argument("--isolation", choices=("bubblewrap", "rlimits"), default=None,
+    from autograder.sandbox import confinement
+
+    parser.add_argument("--isolation", choices=confinement.CHOICES, default=None,
                         help="how student code is isolated (default: CS349E_ISOLATION, else bubblewrap; without a "
                              "working bwrap pregrade refuses with exit status 2)")
     parser.add_argument("--force", action="store_true", help="regrade students whose pinned result is current")

@@ -31,7 +31,7 @@ from autograder.engine.locate import locate, student_folders
 from autograder.engine.outputs import read_result, results_path, write_grades_csv, write_result
 from autograder.engine.registry import ConfigError, GradingConfig
 from autograder.engine.results import SubmissionResult
-from autograder.sandbox import Limits, resolve_isolation
+from autograder.sandbox import Limits, confinement
 
 OnStart = Callable[[int, int], None]  # (students to grade now, students skipped)
 OnResult = Callable[[str, "SubmissionResult | None", "str | None"], None]  # (student, result, error)
@@ -46,13 +46,16 @@ class BatchReport:
     failed: tuple[tuple[str, str], ...]  # (student, internal error): nothing written for them
     isolation: str  # how this run isolated student code
     seconds: float
-    quotas: str = ""  # how this run bounded each sandbox's memory, processes and CPU (cgroups.py)
-    placement: str = ""  # why sandboxes were not placed on CPUs of their own ("" where they were)
+    # How this run's sandboxes had their memory, processes and CPU bounded, as the results graded
+    # in it record (on a cluster: its workers'), and why sandboxes were not placed on CPUs of
+    # their own ("" where they were).
+    quotas: str = ""
+    placement: str = ""
     missing_quotas: str = ""  # what a run without a cgroup per sandbox lacked, and how to get it (cgroups.py)
 
 
 def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1, force: bool = False,
-                limits: Limits | None = None, isolation: str = "bubblewrap",
+                limits: Limits | None = None, isolation: str = confinement.DEFAULT.name,
                 on_start: OnStart | None = None, on_result: OnResult | None = None,
                 due: datetime | None = None, scheduler: str | None = None,
                 student_ids: Mapping[str, tuple[str, str]] | None = None) -> BatchReport:
@@ -67,8 +70,8 @@ def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1,
     if not submissions.is_dir():
         raise ConfigError(f"submissions folder {submissions} does not exist")
     config = load_assignment(assignment).config
-    # probe bubblewrap once, not once per student (on a cluster every worker probes its own)
-    isolation = resolve_isolation(isolation) if scheduler is None else {"auto": "bubblewrap"}.get(isolation, isolation)
+    # probed once, not once per student (on a cluster every worker probes its own)
+    isolation = (confinement.choose(isolation) if scheduler is None else confinement.asked(isolation)).name
     limits = limits or Limits()
 
     pending, skipped = [], []
@@ -98,12 +101,15 @@ def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1,
             # worker alike, instead of starting the first few as fresh interpreters.
             forkserver_client.prepare(isolation, wait=30)
     graded, failed = [], []
+    confined: list[tuple[str, bool | None]] = []   # (quotas, placed) of each result graded now
 
     def finish(student: str, result: SubmissionResult | None, error: str | None) -> None:
         if result is not None:
             result = stamp(result, folders[student], due, policy)
             write_result(out, result)
             graded.append(student)
+            if result.quotas:
+                confined.append((result.quotas, result.placed))
         else:
             failed.append((student, error or "unknown error"))
         if on_result:
@@ -123,14 +129,31 @@ def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1,
         _grade_in_workers(assignment, pending, limits, isolation, jobs, on_start, len(skipped), finish, ids)
 
     rows = gradebook(out, config)
-    from autograder.sandbox.cgroups import backend as quota_backend, missing_quotas   # (lazily: see forkserver_client.py)
-    from autograder.sandbox import placement   # (lazily, as above)
+    quotas, placement = _confinement_of(confined, limits, local=scheduler is None, pending=bool(pending))
     return BatchReport(config.assignment, rows, tuple(sorted(graded)), tuple(skipped),
                        tuple(sorted(failed)), isolation, round(time.perf_counter() - started, 3),
-                       quota_backend().name,
-                       # a cluster's workers place on their own machines
-                       placement=(placement.problem(limits.cpu_share) or "") if scheduler is None and pending else "",
-                       missing_quotas=(missing_quotas() or "") if scheduler is None and pending else "")
+                       quotas, placement,
+                       missing_quotas=_missing_quotas() if scheduler is None and pending else "")
+
+
+def _missing_quotas() -> str:
+    from autograder.sandbox.cgroups import missing_quotas   # (lazily: see forkserver_client.py)
+
+    return missing_quotas() or ""
+
+
+def _confinement_of(confined: list[tuple[str, bool | None]], limits: Limits, *, local: bool,
+                    pending: bool) -> tuple[str, str]:
+    """(quotas, why not placed) of a run: what its results record where it graded any (on a
+    cluster the workers' own), else what this machine would use."""
+    quotas = " / ".join(sorted({q for q, _ in confined}))
+    unplaced = sum(placed is False for _, placed in confined)
+    if local:
+        from autograder.sandbox import placement   # (lazily: see forkserver_client.py)
+        return quotas or confinement.quotas().name, (placement.problem(limits.cpu_share) or "") if pending else ""
+    if unplaced:
+        return quotas, f"{unplaced} of {len(confined)} sandbox(es) ran unplaced on the cluster's workers"
+    return quotas, ""
 
 
 def gradebook(out: Path, config: GradingConfig) -> tuple[GradebookRow, ...]:

@@ -17,6 +17,7 @@ from autograder.engine.feedback import points
 from autograder.engine.outputs import show_controls
 from autograder.engine.results import SubmissionResult
 from autograder.sandbox import NOT_ISOLATED_WARNING
+from autograder.sandbox.confinement import isolation_named
 
 ROSTER_FILE = "roster.txt"   # the course roster (autograder/build/variants_table.py reads it)
 
@@ -183,6 +184,6 @@ def print_summary(report: BatchReport, out_dir, stream: TextIO = sys.stdout, wid
         console.print(escape(f"CPU placement off (sandboxes may crowd each other's CPUs): {report.placement}"))
     if report.missing_quotas:
         console.print(escape(report.missing_quotas), soft_wrap=True)   # one line, to grep or copy
-    if report.isolation != "bubblewrap":
+    if isolation_named(report.isolation).lowered:
         Console(file=sys.stderr).print(f"[bold red]{escape(NOT_ISOLATED_WARNING)}[/bold red]")
 

@@ -10,6 +10,7 @@ import re
 from typing import TYPE_CHECKING, Sequence
 
 from autograder.engine.cases import Standard, Suite, TestRecord
+from autograder.sandbox import confinement
 
 if TYPE_CHECKING:
     from autograder.engine.results import ItemResult, SubmissionResult
@@ -103,28 +104,17 @@ def item_heading(item: ItemResult) -> str:
     return f"{item_name(item)}（{points(item.score)} / {points(item.max_score)} 分，{STATUS_WORDS[item.status]}）"
 
 
-ISOLATION_WORDS = {
-    "bubblewrap": "你的代码在 bubblewrap 沙箱里运行（隔离方式：bubblewrap）。",
-    "rlimits": ("你的代码以独立的非特权用户、在带资源限制的子进程里运行，没有 bubblewrap 沙箱"
-                "（隔离方式：rlimits）。"),
-    "none": "没有运行你的代码（隔离方式：none）。",
-}
-
-
-QUOTA_WORDS = {
-    "cgroup v1": "整个沙箱共用一份内存、进程数和 CPU 上限（资源限制：cgroup v1）。",
-    "cgroup v2": "整个沙箱共用一份内存、进程数和 CPU 上限（资源限制：cgroup v2）。",
-    "cgroup v2 (delegated)": "整个沙箱共用一份内存、进程数和 CPU 上限（资源限制：cgroup v2，委派给教师账户）。",
-    "rlimits": "内存和 CPU 时间按进程限制（资源限制：rlimits）。",
-}
+# Each isolation's and quota backend's sentence (confinement.py), by the name results record.
+ISOLATION_WORDS = {i.name: i.words for i in (*confinement.ISOLATIONS, confinement.NOT_RUN)}
+QUOTA_WORDS = {kind.name: kind.words for kind in confinement.QUOTA_KINDS}
 
 
 def isolation_line(isolation: str, quotas: str = "") -> str:
     """One line saying how the student's code was isolated (and its resources bounded) while it
     was graded."""
-    line = "**评分环境：** " + ISOLATION_WORDS.get(isolation, f"隔离方式：{isolation}（未知，请联系助教核对）。")
+    line = "**评分环境：** " + confinement.isolation_named(isolation).words
     if quotas:
-        line += QUOTA_WORDS.get(quotas, f"资源限制：{quotas}（未知，请联系助教核对）。")
+        line += confinement.quota_named(quotas).words
     return line
 
 

@@ -29,7 +29,7 @@ from autograder.engine.results import ItemResult, SubmissionResult
 from autograder.engine.variants import (StudentIdError, canonical_json, normalize_id, params_for, plain,
                                         variant_digest)
 from autograder.engine.vocabulary import REPORT_KINDS, ItemKind
-from autograder.sandbox import Limits, MachineOverloaded, Sandbox
+from autograder.sandbox import Limits, MachineOverloaded, Sandbox, confinement
 from autograder.sandbox.nbrunner import NotebookUnreadable, load_code_cells
 
 # What code in the sandbox is told: the notebook's check() helper stays quiet while the trusted
@@ -76,7 +76,7 @@ def graded_as(assignment: Assignment, student_id: str, source: str, params: Mapp
 
 
 def grade_submission(assignment_name: str, submission_dir: Path, *, limits: Limits | None = None,
-                     isolation: str = "bubblewrap", student_id: str | None = None,
+                     isolation: str = confinement.DEFAULT.name, student_id: str | None = None,
                      id_source: str = FOLDER, variant_params: Mapping | None = None) -> SubmissionResult:
     """Grade the submission in `submission_dir` (its files directly inside, or in a subfolder
     named after the assignment, as nbgrader collects them). With per-student variants it is graded
@@ -95,22 +95,23 @@ def grade_submission(assignment_name: str, submission_dir: Path, *, limits: Limi
     executed, declared = executed_notebook(config.notebook, None), ""
     if not files.present:
         items = _nothing_submitted(assignment, files, who)
-        used, quotas = "none", ""
+        used, quotas, scratch, placed = confinement.NOT_RUN.name, "", None, None
     else:
         with tempfile.TemporaryDirectory(prefix="cs349e-stage-") as staging:
             for name in files.present:
                 shutil.copyfile(files.path(name), Path(staging) / name)
             with Sandbox(Path(staging), overlay=config.trusted_files(), limits=limits,
                          isolation=isolation, env=env, factories=assignment.factories) as box:
-                used, quotas = box.isolation, box.quotas
                 items, executed, declared = _grade_items(assignment, files, box, limits, who)
+                # what confined it, read at the end: a restarted worker may have added scratch
+                used, quotas, scratch, placed = box.isolation, box.quotas, box.private_scratch, bool(box.cpus)
 
     order = {item.id: i for i, item in enumerate(config.items)}
     items = sorted(items, key=lambda item: order[item.id])
     score = round(sum(item.score for item in items), 2)
     return SubmissionResult(
         student=files.student, score=score, max_score=config.total_points, items=tuple(items),
-        isolation=used, seconds=round(time.perf_counter() - started, 3), assignment=config.assignment,
+        isolation=used, private_scratch=scratch, placed=placed, seconds=round(time.perf_counter() - started, 3), assignment=config.assignment,
         fingerprint=files.fingerprint(config), case_set=assignment.case_set, quotas=quotas, executed=executed,
         student_id=who.student_id, student_id_source=who.source, variant=who.variant, declared_id=declared,
         flags=_id_flags(who, declared) + why_nothing(config, files, items))

@@ -32,11 +32,11 @@ import os
 import shutil
 import stat
 import sys
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from autograder.atomic import atomic_write_text
 from autograder.engine.registry import REPO_ROOT, load_config
 
 ENABLED = True   # off: every key computed afresh (to measure its cost, or to compare with the store)
@@ -165,16 +165,6 @@ def _write(path: Path, value: dict) -> None:
         text = json.dumps(value, sort_keys=True, allow_nan=False)
     except (TypeError, ValueError):
         return
-    try:
-        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")   # 0600
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
-            os.replace(temporary, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-            raise
-    except OSError:
-        pass
+    with contextlib.suppress(OSError):
+        atomic_write_text(path, text)   # 0600, as the store requires
 

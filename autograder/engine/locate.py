@@ -9,6 +9,7 @@ from pathlib import Path
 
 from autograder.engine.registry import GradingConfig
 from autograder.engine.results import SubmissionResult
+from autograder.sandbox.confinement import asked, isolation_named
 
 # The largest student file the grader reads (the sandbox reads no larger notebook either):
 # beyond it a file is not graded, so a sparse file of gigabytes never reaches memory or disk.
@@ -39,9 +40,10 @@ class StudentFiles:
 
     def graded_by(self, result: SubmissionResult | None, config: GradingConfig, isolation: str) -> bool:
         """Is `result` (e.g. read back from a cache) the grade of exactly these files under this config,
-        isolated at least as well as `isolation` asks? The one test of whether a stored result is
-        current, for every command that reuses one (a result graded with lower isolation is not)."""
-        return (result is not None and result.isolation in (isolation, "none")
+        isolated as `isolation` asks (confinement.Isolation.stands_for: the same isolation, or
+        nothing of the student's ran)? The one test of whether a stored result is current, for
+        every command that reuses one (a result graded with other isolation is not)."""
+        return (result is not None and isolation_named(result.isolation).stands_for(asked(isolation))
                 and result.fingerprint == self.fingerprint(config))
 
 

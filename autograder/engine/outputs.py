@@ -1,4 +1,4 @@
-"""The grader's outputs, each written atomically (temporary file + os.replace), so a batch killed
+"""The grader's outputs, each written atomically (autograder/atomic.py), so a batch killed
 at any moment leaves every file either complete or absent:
 
     OUT/results/<student>.json   Gradescope results.json; `extra_data.submission` holds the full
@@ -16,16 +16,15 @@ spreadsheet would run as a formula (a student id like `=HYPERLINK(...)`) is esca
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import io
 import json
-import os
 import re
 import tempfile
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, TextIO
+from typing import Callable, Iterable
 
+from autograder.atomic import atomic_file, atomic_write_text  # noqa: F401 - atomic_write_text: used by importers too
 from autograder.engine.feedback import isolation_line, item_name, points, submission_markdown
 from autograder.engine.registry import GradingConfig
 from autograder.engine.results import SubmissionResult
@@ -85,27 +84,6 @@ def csv_cell(value) -> str:
     """A grades.csv cell a spreadsheet shows as text: a leading formula character gets a `'`."""
     text = strip_control_chars(utf8_text(str(value)))   # first: a control character must not hide a formula
     return f"'{text}" if text.startswith(_FORMULA_STARTS) else text
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    with atomic_text_file(path) as f:
-        f.write(text)
-
-
-@contextlib.contextmanager
-def atomic_text_file(path: Path) -> Iterator[TextIO]:
-    """A text file to write `path` through: it replaces `path` only once complete."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            yield f
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def gradescope_results(result: SubmissionResult, *, visibility: str = "visible") -> dict:
@@ -249,7 +227,7 @@ def write_grades_csv(out: Path, config: GradingConfig,
 def _write_spooled(path: Path, header: list[str], spooled: Iterable[list[str]], variants: bool) -> None:
     """grades.csv from the spooled rows, atomically, the variant columns dropped without variants."""
     at = len(GRADES_HEAD)
-    with atomic_text_file(path) as f:
+    with atomic_file(path) as f:
         writer = csv.writer(f, lineterminator="\n")
         writer.writerow(header)
         for row in spooled:

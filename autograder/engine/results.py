@@ -49,7 +49,7 @@ class SubmissionResult:
     score: float
     max_score: float
     items: tuple[ItemResult, ...]
-    isolation: str  # "bubblewrap" | "rlimits" | "none" (nothing of the student's ever ran)
+    isolation: str  # confinement.py's name: bubblewrap, rlimits, or none (nothing of the student's ever ran)
     seconds: float
     assignment: str = ""
     fingerprint: str = ""  # hash of the graded files + grading config: a re-run skips unchanged work
@@ -71,6 +71,12 @@ class SubmissionResult:
     # The executed notebook (executed_notebook.py): each code cell's outputs from the grader's one
     # run of it. Kept beside the result (outputs.py), not in it: it is for the feedback, not a grade.
     executed: dict | None = field(default=None, compare=False, repr=False)
+    # The rest of the confinement that graded it, on whichever machine that was (a cluster's
+    # worker): whether the sandbox's /tmp and /dev/shm were its own, and whether it ran on CPUs
+    # of its own (placement.py). None when nothing of the student's ran, or an older result.
+    # Not part of the grade: equal results may come from differently placed sandboxes.
+    private_scratch: bool | None = field(default=None, compare=False)
+    placed: bool | None = field(default=None, compare=False)
 
     @property
     def auto_max_score(self) -> float:

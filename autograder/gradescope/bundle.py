@@ -2,17 +2,17 @@
 images, the isolation baked in) at the root, the pinned requirements, and the sources the
 trusted grader needs (see contents.py)."""
 
-import os
-import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograder.atomic import atomic_file
 from autograder.gradescope.contents import BundleSourceError, bundle_sources
 from autograder.gradescope.requirements import grading_distributions, pinned_requirements
-from autograder.gradescope.runtime import BEST, BUNDLE_ISOLATIONS
+from autograder.gradescope.runtime import BEST
 from autograder.gradescope.schema import VISIBILITIES
 from autograder.gradescope.scripts import readme, run_autograder, setup_sh
+from autograder.sandbox.confinement import container_policy
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # A fixed timestamp makes the zip byte-for-byte reproducible from the same sources.
@@ -43,24 +43,18 @@ def build_bundle(assignment: str, out: Path, *, root: Path = REPO_ROOT, visibili
     to grade in a container where bubblewrap cannot run; "rlimits" lowers it explicitly."""
     if visibility not in VISIBILITIES:
         raise BundleSourceError(f"visibility must be one of {list(VISIBILITIES)}, got {visibility!r}")
-    if isolation not in BUNDLE_ISOLATIONS:
-        raise BundleSourceError(f"isolation must be one of {list(BUNDLE_ISOLATIONS)}, got {isolation!r}")
+    try:
+        container_policy(isolation)
+    except ValueError as err:
+        raise BundleSourceError(str(err)) from None
     sources = bundle_sources(root, assignment)
     requirements = pinned_requirements(grading_distributions(root / "pyproject.toml"))
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
-    os.close(fd)
-    try:
-        with zipfile.ZipFile(tmp, "w") as zf:
-            _add(zf, "setup.sh", setup_sh(assignment).encode(), 0o755)
-            _add(zf, "run_autograder", run_autograder(assignment, visibility, isolation).encode(), 0o755)
-            _add(zf, "README.md", readme(assignment, isolation).encode(), 0o644)
-            _add(zf, "requirements.txt", ("\n".join(requirements) + "\n").encode(), 0o644)
-            for rel in sources:
-                _add(zf, rel, (root / rel).read_bytes(), 0o644)
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_file(out, "wb") as handle, zipfile.ZipFile(handle, "w") as zf:
+        _add(zf, "setup.sh", setup_sh(assignment).encode(), 0o755)
+        _add(zf, "run_autograder", run_autograder(assignment, visibility, isolation).encode(), 0o755)
+        _add(zf, "README.md", readme(assignment, isolation).encode(), 0o644)
+        _add(zf, "requirements.txt", ("\n".join(requirements) + "\n").encode(), 0o644)
+        for rel in sources:
+            _add(zf, rel, (root / rel).read_bytes(), 0o644)
     return Bundle(path=out, sources=sources, requirements=requirements, isolation=isolation)

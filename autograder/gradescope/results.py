@@ -8,6 +8,7 @@ failed, a result that gives no credit and says why.
 """
 
 from autograder.engine.outputs import GRADESCOPE_OUTPUT_FORMAT
+from autograder.sandbox.confinement import isolation_named
 
 FALLBACK_NOTE = (
     "⚠️ 注意：这次评分按课程的设置没有使用 bubblewrap 沙箱（isolation 'rlimits'）：学生代码以独立的"
@@ -25,10 +26,9 @@ FALLBACK_LOG = ("NOTE: this bundle was built with --isolation rlimits: student c
 
 def fallback_note(isolation: str | None) -> str | None:
     """The notice results.json must carry for this isolation, or None when none is needed."""
-    if isolation in ("bubblewrap", "none"):  # "none": nothing of the student's ever ran
-        return None
-    if isolation == "rlimits":
-        return FALLBACK_NOTE
+    named = isolation_named(isolation) if isinstance(isolation, str) else None
+    if named is not None and named.known:   # bubblewrap, or nothing of the student's ever ran
+        return FALLBACK_NOTE if named.lowered else None
     return f"⚠️ 注意：评分器报告了未知的隔离方式 {isolation!r}，请联系助教核对。"
 
 
@@ -44,7 +44,8 @@ def final_results(engine: dict, *, visibility: str, missing: tuple[str, ...] = (
     why bubblewrap could not run in this container, when the bundle's "best" isolation fell back
     to the uid fallback (the student is told that it did; the reason stays in extra_data)."""
     isolation = engine.get("extra_data", {}).get("submission", {}).get("isolation")
-    note = AUTOMATIC_FALLBACK_NOTE if automatic_fallback and isolation == "rlimits" else fallback_note(isolation)
+    lowered = isinstance(isolation, str) and isolation_named(isolation).lowered
+    note = AUTOMATIC_FALLBACK_NOTE if automatic_fallback and lowered else fallback_note(isolation)
     notes = [note for note in (note, missing_files_note(missing)) if note]
     tests = [{**test, "visibility": visibility, "output_format": GRADESCOPE_OUTPUT_FORMAT} for test in engine["tests"]]
     extra = dict(engine.get("extra_data", {}))

@@ -19,16 +19,20 @@ import tempfile
 import time
 from pathlib import Path
 
+from autograder.atomic import atomic_write_text
 from autograder.engine.variants import has_variants
 from autograder.gradescope.lateness import submission_times, write_timestamp
 from autograder.gradescope.results import FALLBACK_LOG, failure_results, fallback_note, final_results
 from autograder.gradescope.schema import VISIBILITIES, check_results
 from autograder.gradescope.submission import UploadTooLarge, collect_submission, submission_student
+from autograder.sandbox import confinement
 
 SOURCE_ROOT = Path(__file__).resolve().parents[2]
 STUDENT = "submission"
-BEST = "best"   # bubblewrap where the container allows it, else the uid fallback (container_isolation)
-BUNDLE_ISOLATIONS = (BEST, "bubblewrap", "rlimits")
+# What a bundle may bake in (confinement.ContainerPolicy); the default: bubblewrap where the
+# container allows it, else the uid fallback (container_isolation).
+BEST = confinement.BEST.name
+BUNDLE_ISOLATIONS = confinement.CONTAINER_CHOICES
 # Gradescope kills the container at its own timeout; ours is a backstop inside it.
 DEFAULT_TIMEOUT = 1800.0
 
@@ -95,18 +99,11 @@ def container_isolation(requested: str) -> tuple[str, str | None]:
     fallback, which is safe here because a Gradescope container grades one submission and holds
     nothing else of the class; where neither can run, grading is refused. "bubblewrap" and
     "rlimits" are taken as asked (resolved, and refused if unavailable, by the grader)."""
-    from autograder.sandbox import bubblewrap_problem, rlimits_problem
-
-    if requested != BEST:
-        return requested, None
-    problem = bubblewrap_problem()
-    if problem is None:
-        return "bubblewrap", None
-    refused = rlimits_problem()   # after protect_secrets: the source must be closed by now
-    if refused is not None:
-        raise GradingRefused(f"bubblewrap cannot run in this container ({problem}), and the uid "
-                             f"fallback is refused too: {refused}")
-    return "rlimits", problem
+    try:
+        chosen, problem = confinement.container_policy(requested).choose()
+    except confinement.SandboxUnavailable as err:
+        raise GradingRefused(str(err)) from None
+    return chosen.name, problem
 
 
 def grade_upload(assignment: str, root: Path, visibility: str, timeout: float, isolation: str = BEST) -> dict:
@@ -153,13 +150,6 @@ def grade_upload(assignment: str, root: Path, visibility: str, timeout: float, i
     return results
 
 
-def _write_atomically(path: Path, results: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(results, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    tmp.replace(path)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m autograder.gradescope",
                                      description="Grade /autograder/submission/ inside a Gradescope container.")
@@ -187,6 +177,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"grading failed: {err}", file=sys.stderr, flush=True)
         results, status = failure_results(str(err), max_score=_auto_points(args.assignment)), 1
     results["execution_time"] = round(time.perf_counter() - started, 2)
-    _write_atomically(args.root / "results" / "results.json", results)
+    # Gradescope's harness reads it after this process ends: on disk, whole, readable
+    atomic_write_text(args.root / "results" / "results.json",
+                      json.dumps(results, ensure_ascii=False, indent=1) + "\n", permissions=0o644)
     print(f"wrote {args.root / 'results' / 'results.json'}: score {results['score']}", flush=True)
     return status

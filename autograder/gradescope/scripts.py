@@ -9,6 +9,8 @@ registry (apt) and PyPI (pip, pinned in requirements.txt); nothing else is fetch
 
 import shlex
 
+from autograder.sandbox import confinement
+
 # Where setup.sh puts the grading virtualenv; run_autograder's default interpreter.
 VENV_DIR = "/autograder/venv"
 # run_autograder uses this interpreter instead when the variable is set (tests point it at the
@@ -83,30 +85,11 @@ Give the container at least 3 GB of memory: student code may use 2 GiB.
 {isolation_text}
 """
 
-ISOLATION_TEXT = {
-    "best": ("Student code runs in a bubblewrap sandbox where the container allows it. Where it does not "
-             "(Docker's and Kubernetes' default seccomp profile refuses the namespaces bubblewrap needs), the "
-             "submission is graded with the uid fallback instead, automatically: student code runs with resource "
-             "limits as an unprivileged uid of its own, /autograder/source (solutions/, the hidden tests) is closed "
-             "to it, and the container holds no other submission. The result says which was used (extra_data."
-             "submission.isolation, and a note to the student); the log says why. Where neither can run, every "
-             "submission is refused with no credit and exit status 2."),
-    "bubblewrap": ("Student code runs in a bubblewrap sandbox. Where bubblewrap cannot run in the container "
-                   "(it needs user namespaces or root with CAP_SYS_ADMIN), every submission is refused: it gets "
-                   "a result with no credit that says so, and run_autograder exits with status 2. Rebuild the "
-                   "zip with `python -m autograder gradescope {assignment} --isolation rlimits` to lower it."),
-    "rlimits": ("Built with `--isolation rlimits`: student code runs with resource limits as an unprivileged uid "
-                "of its own, without bubblewrap; /autograder/source (solutions/, the hidden tests) is closed to it. "
-                "Where that uid cannot run the grading Python, submissions are refused instead of graded. "
-                "Every result says it was graded under rlimits."),
-}
-
-
 def setup_sh(assignment: str) -> str:
     return SETUP_SH.format(assignment=assignment, venv=VENV_DIR)
 
 
-def run_autograder(assignment: str, visibility: str, isolation: str = "best") -> str:
+def run_autograder(assignment: str, visibility: str, isolation: str = confinement.BEST.name) -> str:
     return RUN_AUTOGRADER.format(
         python_var=PYTHON_ENV_VAR,
         venv=VENV_DIR,
@@ -118,5 +101,5 @@ def run_autograder(assignment: str, visibility: str, isolation: str = "best") ->
 
 
 def readme(assignment: str, isolation: str) -> str:
-    text = ISOLATION_TEXT[isolation].format(assignment=assignment)
+    text = confinement.container_policy(isolation).note.format(assignment=assignment)
     return README.format(assignment=assignment, isolation=isolation, isolation_text=text)

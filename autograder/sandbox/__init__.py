@@ -4,12 +4,14 @@
                  factories=["shapes:Box.from_dict"]) as box:
         outcome = box.call("student", "volume", (Rebuilt("shapes:Box.from_dict", {"w": 2}),))
 
-Modules: limits (Limits), outcomes (CallOutcome, NotebookOutcome), codec (the safe wire
-format), launcher (the isolation backends: bubblewrap / rlimits command lines), lockdown (the
+Modules: confinement (one value per grader process: the isolation backend, the quota backend
+and the placement policy, each a class; every decision by isolation or quotas asks it),
+limits (Limits), outcomes (CallOutcome, NotebookOutcome), codec (the safe wire
+format), launcher (the bubblewrap / uid fallback command lines and their probes), lockdown (the
 confinement every worker applies to itself), uids (a host uid per sandbox), placement (CPUs of
 its own per open sandbox), reaper (ends a uid's
-processes), leftovers (removes the files a uid left in the host's shared folders), workdir (the private copy), output (per-call output capture), cgroups (the quota
-backends: per-sandbox cgroups or rlimits),
+processes), leftovers (removes the files a uid left in the host's shared folders), workdir (the private copy), output (per-call output capture), cgroups (per-sandbox
+cgroups: the layout probe and each sandbox's group),
 clock (CPU-time budgets), process (one worker process), session (Sandbox), plotting (the shared
 font list), forkserver_client (workers forked from a process that imported numpy and matplotlib
 once); worker.py, nbrunner.py and warm_notebook.py run inside the sandbox, forkserver.py beside it.

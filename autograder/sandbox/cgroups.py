@@ -7,9 +7,11 @@ may use at once; its CPU time is read from the group, so a call's timeout counts
 own CPU time (clock.py). Workers enter the group before they exec (`prefix`), so no child can be
 started outside it.
 
-How sandboxes are bounded is chosen once per grader process (`backend()`): a `QuotaBackend`
-named "cgroup v1", "cgroup v2", "cgroup v2 (delegated)" (a non-root grader in a subtree it owns,
-e.g. under `systemd-run --user --scope -p Delegate=yes`) or "rlimits". On cgroup v2 a group may
+How sandboxes are bounded is chosen once per grader process (`confinement.quotas()`, from the
+layout `probe_layout` finds): cgroup v1, cgroup v2, cgroup v2 delegated (a non-root grader in a
+subtree it owns, e.g. under `systemd-run --user --scope -p Delegate=yes`) or per-process rlimits
+(`NoQuota`, whose sandboxes get the empty `NO_GROUP`). The two hierarchies' files differ
+(`_V1Files`, `_V2Files`); what a sandbox's group does is the same. On cgroup v2 a group may
 hand controllers to its children only while it holds no process itself; under systemd or in a
 container the grader's own group holds the grader, so the grader first moves every process of
 its group into a leaf child (`cs349e-graders`), then enables the controllers (the "leaf
@@ -29,7 +31,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .clock import schedstat
+from . import confinement
+from .clock import schedstat, tree_meter
 from .limits import Limits
 
 _V1_CONTROLLERS = ("cpu", "cpuacct", "memory", "pids")
@@ -41,14 +44,67 @@ _OVERHEAD_TASKS = 4
 _ENTER = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
 
 
+class _V2Files:
+    """The unified hierarchy: one group holds every controller."""
+
+    unified = True
+    threads = "cgroup.threads"
+    peak = "memory.peak"
+
+    @staticmethod
+    def configure(dirs: dict[str, Path], limits: Limits, quota: str, pids: str) -> None:
+        group = dirs["memory"]
+        _write(group / "memory.max", str(limits.memory_bytes))
+        _write(group / "memory.swap.max", "0", optional=True)
+        _write(group / "pids.max", pids)
+        _write(group / "cpu.max", f"{quota} {_CFS_PERIOD_US}")
+
+    @staticmethod
+    def cpu_seconds(dirs: dict[str, Path]) -> float | None:
+        for line in (dirs["cpu"] / "cpu.stat").read_text().splitlines():
+            if line.startswith("usage_usec "):
+                return int(line.split()[1]) / 1e6
+        return None
+
+    @staticmethod
+    def kill_at_once(dirs: dict[str, Path]) -> bool:
+        return _write(dirs["memory"] / "cgroup.kill", "1", optional=True)
+
+
+class _V1Files:
+    """One hierarchy per controller (cpu, cpuacct, memory, pids)."""
+
+    unified = False
+    threads = "tasks"
+    peak = "memory.max_usage_in_bytes"
+
+    @staticmethod
+    def configure(dirs: dict[str, Path], limits: Limits, quota: str, pids: str) -> None:
+        _write(dirs["memory"] / "memory.limit_in_bytes", str(limits.memory_bytes))
+        _write(dirs["memory"] / "memory.memsw.limit_in_bytes", str(limits.memory_bytes), optional=True)
+        _write(dirs["pids"] / "pids.max", pids)
+        _write(dirs["cpu"] / "cpu.cfs_period_us", str(_CFS_PERIOD_US))
+        _write(dirs["cpu"] / "cpu.cfs_quota_us", quota)
+
+    @staticmethod
+    def cpu_seconds(dirs: dict[str, Path]) -> float | None:
+        return int((dirs["cpuacct"] / "cpuacct.usage").read_text()) / 1e9
+
+    @staticmethod
+    def kill_at_once(dirs: dict[str, Path]) -> bool:
+        return False   # no cgroup.kill: every process is killed by pid
+
+
 @dataclass(frozen=True)
 class _Layout:
-    version: int
+    files: type   # _V1Files or _V2Files
     bases: dict[str, Path]   # controller -> the grader's own group in its hierarchy
 
 
 class SandboxCgroup:
     """One sandbox's group: created with the sandbox's limits, removed with it."""
+
+    bounded = True
 
     def __init__(self, layout: _Layout, limits: Limits):
         self._layout = layout
@@ -68,18 +124,7 @@ class SandboxCgroup:
     def _configure(self, limits: Limits) -> None:
         quota = str(max(1000, int(limits.cpu_share * _CFS_PERIOD_US)))
         pids = str(limits.max_processes + _OVERHEAD_TASKS)
-        if self._layout.version == 2:
-            group = self.dirs["memory"]
-            _write(group / "memory.max", str(limits.memory_bytes))
-            _write(group / "memory.swap.max", "0", optional=True)
-            _write(group / "pids.max", pids)
-            _write(group / "cpu.max", f"{quota} {_CFS_PERIOD_US}")
-            return
-        _write(self.dirs["memory"] / "memory.limit_in_bytes", str(limits.memory_bytes))
-        _write(self.dirs["memory"] / "memory.memsw.limit_in_bytes", str(limits.memory_bytes), optional=True)
-        _write(self.dirs["pids"] / "pids.max", pids)
-        _write(self.dirs["cpu"] / "cpu.cfs_period_us", str(_CFS_PERIOD_US))
-        _write(self.dirs["cpu"] / "cpu.cfs_quota_us", quota)
+        self._layout.files.configure(self.dirs, limits, quota, pids)
 
     def prefix(self) -> tuple[str, ...]:
         """Command-line prefix: the started process joins the group, then execs the command."""
@@ -92,24 +137,19 @@ class SandboxCgroup:
     def cpu_seconds(self) -> float | None:
         """CPU time of every process the sandbox ever ran (dead ones included)."""
         try:
-            if self._layout.version == 2:
-                for line in (self.dirs["cpu"] / "cpu.stat").read_text().splitlines():
-                    if line.startswith("usage_usec "):
-                        return int(line.split()[1]) / 1e6
-                return None
-            return int((self.dirs["cpuacct"] / "cpuacct.usage").read_text()) / 1e9
+            return self._layout.files.cpu_seconds(self.dirs)
         except (OSError, ValueError):
             return None
 
     def tasks(self) -> list[int]:
-        name = "cgroup.threads" if self._layout.version == 2 else "tasks"
         try:
-            return [int(t) for t in (self.dirs["cpu"] / name).read_text().split()]
+            return [int(t) for t in (self.dirs["cpu"] / self._layout.files.threads).read_text().split()]
         except (OSError, ValueError):
             return []
 
-    def meter(self):
-        """(CPU seconds, run-queue wait seconds) of the sandbox, for clock.Budget."""
+    def meter(self, pid: int | None = None):
+        """(CPU seconds, run-queue wait seconds) of the sandbox, for clock.Budget (every process
+        of the group, whichever is the worker `pid`)."""
         def sample():
             cpu = self.cpu_seconds()
             if cpu is None:
@@ -118,15 +158,14 @@ class SandboxCgroup:
         return sample
 
     def peak_memory_bytes(self) -> int | None:
-        name = "memory.peak" if self._layout.version == 2 else "memory.max_usage_in_bytes"
         try:
-            return int((self.dirs["memory"] / name).read_text())
+            return int((self.dirs["memory"] / self._layout.files.peak).read_text())
         except (OSError, ValueError):
             return None
 
     def kill(self) -> None:
         """SIGKILL every process in the group (also those that left the worker's session)."""
-        if self._layout.version == 2 and _write(self.dirs["memory"] / "cgroup.kill", "1", optional=True):
+        if self._layout.files.kill_at_once(self.dirs):
             return
         for _ in range(50):
             pids = set()
@@ -161,52 +200,59 @@ class SandboxCgroup:
         self.dirs = {}
 
 
-class QuotaBackend:
-    """How this grader process bounds each sandbox's memory, processes and CPU."""
+class _NoGroup:
+    """The group of a sandbox without one (NoQuota): rlimits cap each process instead, and the
+    worker's process tree is all that can be measured."""
 
-    def __init__(self, name: str, layout: _Layout | None = None, problem: str | None = None):
-        self.name = name          # recorded with every result: "cgroup v2", "rlimits", ...
-        self.problem = problem    # why there is no cgroup (rlimits only)
-        self._layout = layout
+    bounded = False
+    dirs: dict[str, Path] = {}
 
-    def create(self, limits: Limits) -> SandboxCgroup | None:
-        """A group for one sandbox, or None (rlimits only, or this group could not be made)."""
-        if self._layout is None:
-            return None
-        try:
-            return SandboxCgroup(self._layout, limits)
-        except OSError:
-            return None
+    def prefix(self) -> tuple[str, ...]:
+        return ()
+
+    def procs_files(self) -> list[str]:
+        return []
+
+    def cpu_seconds(self) -> float | None:
+        return None
+
+    def tasks(self) -> list[int]:
+        return []
+
+    def meter(self, pid: int | None = None):
+        return tree_meter(pid)
+
+    def peak_memory_bytes(self) -> int | None:
+        return None
+
+    def kill(self) -> None:
+        pass
+
+    def remove(self) -> None:
+        pass
 
 
-RLIMITS = "rlimits"
+NO_GROUP = _NoGroup()
 
 
-@functools.cache
-def backend() -> QuotaBackend:
-    """Chosen once per grader process (the machine does not change between students)."""
-    layout = _layout()
-    if isinstance(layout, str):
-        return QuotaBackend(RLIMITS, problem=layout)
-    name = f"cgroup v{layout.version}"
-    if layout.version == 2 and os.geteuid() != 0:
-        name += " (delegated)"
-    return QuotaBackend(name, layout)
+def backend() -> confinement.Quota:
+    """This grader process's quota backend (confinement.quotas)."""
+    return confinement.quotas()
 
 
 def create(limits: Limits) -> SandboxCgroup | None:
     """A group for one sandbox, or None where cgroups cannot be used (see `support`)."""
-    return backend().create(limits)
+    return confinement.quotas().create(limits)
 
 
 def support() -> str | None:
     """None when sandboxes get a cgroup each, else why not (one line)."""
-    return backend().problem
+    return confinement.quotas().problem
 
 
 def describe() -> str:
     """How sandboxes are bounded here, for logs and results."""
-    return backend().name
+    return confinement.quotas().name
 
 
 @functools.cache
@@ -229,6 +275,9 @@ def _layout() -> _Layout | str:
     return layout
 
 
+probe_layout = _layout
+
+
 SCOPE_ENV = "CS349E_DELEGATED_SCOPE"   # set once the grader runs in the scope below (no second try)
 
 
@@ -236,7 +285,7 @@ def delegated_scope_argv(command: list[str]) -> list[str] | None:
     """`command` run in a systemd user scope whose cgroup the instructor owns (Delegate=yes), for a
     non-root grader on cgroup v2 that has no group of its own to write; None where the grader has
     one already, or no such scope can be made here (no systemd user manager, cgroup v1)."""
-    if os.geteuid() == 0 or os.environ.get(SCOPE_ENV) or backend().name != RLIMITS:
+    if os.geteuid() == 0 or os.environ.get(SCOPE_ENV) or confinement.quotas().per_sandbox:
         return None
     if not _cgroup2_mounted():
         return None
@@ -285,7 +334,7 @@ def missing_quotas() -> str | None:
     """For a grader without a cgroup per sandbox: what it lacks, why, and how to get it on this
     machine (one line for the console); None where sandboxes get a cgroup each."""
     quota = backend()
-    if quota.name != RLIMITS:
+    if quota.per_sandbox:
         return None
     lost = (f"no cgroup per sandbox ({quota.problem}): memory is capped per process, not for the whole "
             f"sandbox; its CPU share is not held; CPU time is counted per process, not for its process tree")
@@ -375,7 +424,7 @@ def _v2_layout(mounts, own) -> _Layout | None:
             _enable_v2_controllers(base)
         except OSError:
             continue
-        return _Layout(2, {c: base for c in _V2_CONTROLLERS})
+        return _Layout(_V2Files, {c: base for c in _V2_CONTROLLERS})
     return None
 
 
@@ -424,7 +473,7 @@ def _v1_layout(mounts, own) -> _Layout | None:
                     break
         if controller not in bases:
             return None
-    return _Layout(1, bases)
+    return _Layout(_V1Files, bases)
 
 
 def _write(path: Path, value: str, optional: bool = False) -> bool:

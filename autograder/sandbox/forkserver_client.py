@@ -127,7 +127,7 @@ _RESTARTS = 3   # a server that keeps dying is not started again in this process
 def server_for(plan, cgroup) -> ForkServer | None:
     """The fork server if one was started (`prepare`) and a worker for `plan` may be forked from
     it now, else None."""
-    if not ENABLED or _server is None or not plan.backend.forkable(plan) or cgroup is None:
+    if not ENABLED or _server is None or not plan.backend.forkable(plan) or not cgroup.bounded:
         return None
     if _server.dead:
         _restart()   # for later sandboxes
@@ -151,9 +151,8 @@ def prepare(isolation: str, wait: float = 0.0) -> str:
     up to `wait` seconds for its imports; returns `status()`. Worth it when several submissions
     are graded (a batch): its imports cost what one worker's do. Processes forked afterwards (a
     batch's graders) share it: each request is one message on a socket they all inherit."""
-    from .cgroups import support
-    from .launcher import isolation_backend
-    if ENABLED and isolation_backend(isolation).forks_here() and support() is None:
+    from . import confinement
+    if ENABLED and confinement.isolation_named(isolation).forks_here() and confinement.quotas().per_sandbox:
         if _server is None:
             _start()
         elif _server.dead:

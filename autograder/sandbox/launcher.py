@@ -29,8 +29,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Mapping
 
-from autograder.errors import InstructorError
-
+from . import confinement
+from .confinement import INSTALL_HINT, ISOLATION_ENV_VAR, SandboxUnavailable  # noqa: F401 - their old home
 from .limits import Limits
 from .lockdown import Lockdown, userns_filter_problem
 from .workdir import hand_over
@@ -53,26 +53,16 @@ _NAMESPACES = ("--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts
 NOT_ISOLATED_WARNING = ("WARNING: sandbox without bubblewrap (isolation 'rlimits', asked explicitly): "
                         "student code shares the grader's network and every world-readable file; "
                         "the project (solutions/, hidden tests) is closed to it.")
-ISOLATIONS = ("bubblewrap", "rlimits")
-# How the nbgrader path (pregrade) lowers isolation: the CLI verbs take
-# --isolation, the Gradescope bundle a build flag.
-ISOLATION_ENV_VAR = "CS349E_ISOLATION"
-INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install "
-                "bubblewrap; Arch: pacman -S bubblewrap) or lower isolation explicitly "
-                "(--isolation rlimits; CS349E_ISOLATION=rlimits for nbgrader)")
+ISOLATIONS = confinement.CHOICES
 # Linux capability bits (linux/capability.h) the root grader needs to hand the worker to its uid.
 _DROP_CAPABILITIES = {"CAP_CHOWN": 0, "CAP_SETGID": 6, "CAP_SETUID": 7}
-
-
-class SandboxUnavailable(InstructorError, RuntimeError):
-    """The requested isolation cannot be provided on this machine."""
 
 
 @dataclass(frozen=True)
 class LaunchPlan:
     """Everything needed to start one worker, except the per-start config (fds, nonce)."""
 
-    isolation: str               # "bubblewrap" or "rlimits"
+    isolation: str               # the isolation's name, as results record it
     prefix: tuple[str, ...]      # bwrap and its options, or empty
     worker_path: str             # worker.py as the worker process sees it
     cwd: str                     # host directory to start in
@@ -81,7 +71,7 @@ class LaunchPlan:
     max_processes: int | None         # RLIMIT_NPROC headroom, None where it cannot apply (root)
     counted_uid: int | None           # RLIMIT_NPROC counts this uid's processes machine-wide
     worker_cwd: str = ""              # the worker's folder as it sees it (bubblewrap: set by bwrap)
-    backend: "IsolationBackend | None" = None   # what made it (launch_plan always sets it)
+    backend: "confinement.Isolation | None" = None   # what made it (launch_plan always sets it)
     cpus: tuple[int, ...] | None = None         # the CPUs the worker pins itself to (placement.py)
     scratch: dict | None = None                 # private scratch folders (Lockdown.scratch)
 
@@ -116,37 +106,16 @@ class LaunchPlan:
         return already + self.max_processes
 
 
-def resolve_isolation(requested: str = "bubblewrap") -> str:
-    """"bubblewrap" or "rlimits" for a requested "bubblewrap" / "rlimits" ("auto" is an old
-    name of "bubblewrap": nothing falls back on its own).
-
-    Raises SandboxUnavailable, with one line saying why and how to install bubblewrap, when
-    bubblewrap cannot work here; for "rlimits", when the fallback cannot keep the project
-    private on this machine. Both machine probes run once per process.
-    """
-    if requested not in ("auto", *ISOLATIONS):
-        raise ValueError(f"isolation must be 'bubblewrap' or 'rlimits', got {requested!r}")
-    if requested == "rlimits":
-        problem = rlimits_problem()
-        if problem is not None:
-            raise SandboxUnavailable(f"isolation 'rlimits' refused: {problem}")
-        return "rlimits"
-    problem = bubblewrap_problem()
-    if problem is not None:
-        raise SandboxUnavailable(f"bubblewrap cannot sandbox student code here ({problem}); "
-                                 f"to grade, {INSTALL_HINT}")
-    return "bubblewrap"
+def resolve_isolation(requested: str = confinement.DEFAULT.name) -> str:
+    """The name of the isolation `requested` gets here (confinement.choose: ValueError for an
+    unknown name, SandboxUnavailable, with one line saying why and what to do, where it cannot
+    work). Both machine probes run once per process."""
+    return confinement.choose(requested).name
 
 
 def isolation_from_env(environ: Mapping[str, str] | None = None) -> str:
-    """The isolation the nbgrader path asks for: CS349E_ISOLATION=rlimits lowers it, unset
-    (or "bubblewrap") keeps bubblewrap; anything else is refused."""
-    value = (os.environ if environ is None else environ).get(ISOLATION_ENV_VAR, "").strip()
-    if value in ("", "bubblewrap"):
-        return "bubblewrap"
-    if value == "rlimits":
-        return "rlimits"
-    raise SandboxUnavailable(f"{ISOLATION_ENV_VAR} must be 'bubblewrap' or 'rlimits', got {value!r}")
+    """The isolation the nbgrader path asks for (confinement.from_env), by name."""
+    return confinement.from_env(environ).name
 
 
 @dataclass(frozen=True)
@@ -232,7 +201,7 @@ def rlimits_problem() -> str | None:
     return None
 
 
-def launch_plan(isolation: str, workdir: Path, private_dir: Path, limits: Limits, *,
+def launch_plan(isolation: "str | confinement.Isolation", workdir: Path, private_dir: Path, limits: Limits, *,
                 uid: int = SANDBOX_UID, env: Mapping[str, str] | None = None,
                 cpus: tuple[int, ...] | None = None) -> LaunchPlan:
     """The plan for a worker in `workdir` (the submission copy) with `private_dir` (a host
@@ -244,108 +213,61 @@ def launch_plan(isolation: str, workdir: Path, private_dir: Path, limits: Limits
     refuses (SandboxUnavailable) where `rlimits_problem()` says it cannot keep the project
     private; otherwise `private_dir` is handed over to `uid` and closed to every other uid.
     `cpus` (placement.claim) are the only CPUs the worker and all it starts may run on."""
-    plan = isolation_backend(isolation).plan(workdir, private_dir, limits, uid=uid, env=_checked_env(env or {}))
+    plan = confinement.asked(isolation).plan(workdir, private_dir, limits, uid=uid, env=_checked_env(env or {}))
     return replace(plan, cpus=tuple(cpus)) if cpus else plan
 
 
-class IsolationBackend:
-    """One way of isolating a worker: how its plan is made and what the rest of the sandbox may
-    rely on (instead of comparing isolation names)."""
-
-    name: str
-    pid_namespace: bool      # its own pid namespace: ending its pid 1 ends the whole sandbox, and
-    #                          bwrap reports a worker killed by signal N as exit status 128 + N
-    dies_with_grader: bool   # the start itself ends the sandbox with the grader (--die-with-parent)
-    reaps_by_uid: bool       # what the worker leaves running is found by the sandbox's uid
-
-    def plan(self, workdir: Path, private_dir: Path, limits: Limits, *, uid: int,
-             env: dict[str, str]) -> LaunchPlan:
-        raise NotImplementedError
-
-    def forkable(self, plan: LaunchPlan) -> bool:
-        """Whether a worker forked from the fork server ends up as this plan's started one would."""
-        return False
-
-    def forks_here(self) -> bool:
-        """Whether this grader's workers may come from the fork server at all (forkserver_client)."""
-        return False
+def bubblewrap_plan(backend, workdir, private_dir, limits, *, uid, env) -> LaunchPlan:
+    """confinement.Bubblewrap's plan: the worker starts inside bwrap."""
+    as_root = os.geteuid() == 0
+    return LaunchPlan(
+        isolation=backend.name,
+        prefix=tuple(_bwrap_prefix(workdir, limits)),
+        worker_path=f"{INSIDE_WORKER_DIR}/worker.py",
+        cwd=str(workdir),
+        env={**_base_env("/tmp"), **env},
+        drop_to=(uid, uid) if as_root else None,
+        # As root the worker becomes host uid `uid`, whose processes are counted machine-wide
+        # (only this sandbox's when the uid is its own); in a user namespace the count is per
+        # sandbox.
+        max_processes=limits.max_processes,
+        counted_uid=uid if as_root else None,
+        worker_cwd=SCRATCH_WORKDIR,
+        backend=backend,
+    )
 
 
-class Bubblewrap(IsolationBackend):
-    name, pid_namespace, dies_with_grader, reaps_by_uid = "bubblewrap", True, True, False
-
-    def plan(self, workdir, private_dir, limits, *, uid, env):
-        as_root = os.geteuid() == 0
-        return LaunchPlan(
-            isolation=self.name,
-            prefix=tuple(_bwrap_prefix(workdir, limits)),
-            worker_path=f"{INSIDE_WORKER_DIR}/worker.py",
-            cwd=str(workdir),
-            env={**_base_env("/tmp"), **env},
-            drop_to=(uid, uid) if as_root else None,
-            # As root the worker becomes host uid `uid`, whose processes are counted machine-wide
-            # (only this sandbox's when the uid is its own); in a user namespace the count is per
-            # sandbox.
-            max_processes=limits.max_processes,
-            counted_uid=uid if as_root else None,
-            worker_cwd=SCRATCH_WORKDIR,
-            backend=self,
-        )
-
-    def forks_here(self):
-        return os.geteuid() == 0
-
-    def forkable(self, plan):
-        # As root only: the forked worker switches to its sandbox's uid like a started one; in a
-        # user namespace the fork server could not enter the sandbox's namespaces.
-        return plan.drop_to is not None
-
-
-class UidRlimits(IsolationBackend):
-    """The explicit fallback: an unprivileged uid of the sandbox's own, rlimits, no namespaces."""
-
-    name, pid_namespace, dies_with_grader, reaps_by_uid = "rlimits", False, False, True
-
-    def plan(self, workdir, private_dir, limits, *, uid, env):
-        from .uids import SHARED_UID
-        problem = rlimits_problem() or _closed_ancestor(private_dir)
-        if uid in (SHARED_UID, 0):
-            # Its processes are found and ended by uid (reaper.py): the uid must be this sandbox's.
-            problem = problem or f"no uid of its own for this sandbox (got {uid})"
-        if problem is not None:
-            raise SandboxUnavailable(f"isolation 'rlimits' refused: {problem}")
-        home = private_dir / "home"
-        home.mkdir(exist_ok=True)
-        from .plotting import install_font_cache   # (imported here: see plotting.py)
-        install_font_cache(home / "matplotlib")   # before hand_over: the worker's uid owns it
-        warn_not_isolated("Student code runs as an unprivileged uid of its own.")
-        # The worker's only writable places: its submission copy and HOME, both in private_dir.
-        # Unlike under bubblewrap the copy stays writable (the worker's cwd is on the host disk,
-        # only RLIMIT_FSIZE caps each file).
-        hand_over(private_dir, uid, uid)
-        worker_dir = _private_worker_copy(private_dir)
-        return LaunchPlan(
-            isolation=self.name,
-            prefix=(),
-            worker_path=str(worker_dir / "worker.py"),
-            cwd=str(workdir),
-            env={**_base_env(str(home)), **env},
-            drop_to=(uid, uid),
-            max_processes=limits.max_processes,   # RLIMIT_NPROC counts the uid machine-wide
-            counted_uid=uid,
-            backend=self,
-            scratch=_private_scratch(private_dir, limits) if PRIVATE_SCRATCH else None,
-        )
-
-
-BACKENDS = {backend.name: backend for backend in (Bubblewrap(), UidRlimits())}
-
-
-def isolation_backend(isolation: str) -> IsolationBackend:
-    try:
-        return BACKENDS[isolation]
-    except KeyError:
-        raise ValueError(f"isolation must be 'bubblewrap' or 'rlimits', got {isolation!r}") from None
+def fallback_plan(backend, workdir, private_dir, limits, *, uid, env) -> LaunchPlan:
+    """confinement.UidFallback's plan: a plain child that switches to the sandbox's own uid."""
+    from .uids import SHARED_UID
+    problem = rlimits_problem() or _closed_ancestor(private_dir)
+    if uid in (SHARED_UID, 0):
+        # Its processes are found and ended by uid (reaper.py): the uid must be this sandbox's.
+        problem = problem or f"no uid of its own for this sandbox (got {uid})"
+    if problem is not None:
+        raise SandboxUnavailable(backend.refusal(problem))
+    home = private_dir / "home"
+    home.mkdir(exist_ok=True)
+    from .plotting import install_font_cache   # (imported here: see plotting.py)
+    install_font_cache(home / "matplotlib")   # before hand_over: the worker's uid owns it
+    warn_not_isolated("Student code runs as an unprivileged uid of its own.")
+    # The worker's only writable places: its submission copy and HOME, both in private_dir.
+    # Unlike under bubblewrap the copy stays writable (the worker's cwd is on the host disk,
+    # only RLIMIT_FSIZE caps each file).
+    hand_over(private_dir, uid, uid)
+    worker_dir = _private_worker_copy(private_dir)
+    return LaunchPlan(
+        isolation=backend.name,
+        prefix=(),
+        worker_path=str(worker_dir / "worker.py"),
+        cwd=str(workdir),
+        env={**_base_env(str(home)), **env},
+        drop_to=(uid, uid),
+        max_processes=limits.max_processes,   # RLIMIT_NPROC counts the uid machine-wide
+        counted_uid=uid,
+        backend=backend,
+        scratch=_private_scratch(private_dir, limits) if PRIVATE_SCRATCH else None,
+    )
 
 
 # The host folders every uid may write to; the uid fallback's worker covers them with a private

@@ -117,14 +117,16 @@ def userns_filter_problem() -> str | None:
 _libc = None
 
 
-def apply(spec: dict) -> None:
-    """Confines this process as `spec` (Lockdown.to_config) says; exits if any step fails."""
+def apply(spec: dict) -> dict:
+    """Confines this process as `spec` (Lockdown.to_config) says; exits if any step fails.
+    Returns what the platform decided: {"private_scratch": whether the shared scratch folders
+    were covered with tmpfs of its own}."""
     global _libc
     _libc = ctypes.CDLL(None, use_errno=True)
     try:
         _fresh_signal_state()
         _rlimits(spec)
-        _private_scratch(spec.get("scratch"))
+        private_scratch = _private_scratch(spec.get("scratch"))
         _prctl(_PR_SET_NO_NEW_PRIVS, 1)
         _empty_bounding_set(spec.get("drop_to") is not None)
         _switch_ids(spec.get("drop_to"))
@@ -140,6 +142,7 @@ def apply(spec: dict) -> None:
             _install_filter()
     except OSError as exc:
         sys.exit(f"sandbox worker: lockdown failed: {exc}")
+    return {"private_scratch": private_scratch}
 
 
 def _fresh_signal_state() -> None:
@@ -155,14 +158,15 @@ def _fresh_signal_state() -> None:
     signal.signal(signal.SIGPIPE, signal.SIG_IGN)
 
 
-def _private_scratch(scratch: dict | None) -> None:
-    """Private tmpfs over the shared scratch folders (needs CAP_SYS_ADMIN: before the switch)."""
+def _private_scratch(scratch: dict | None) -> bool:
+    """Private tmpfs over the shared scratch folders (needs CAP_SYS_ADMIN: before the switch);
+    whether they were covered."""
     if not scratch:
-        return
+        return False
     if _libc.unshare(_CLONE_NEWNS) != 0:
         err = ctypes.get_errno()
         if err in (errno.EPERM, errno.EINVAL, errno.ENOSYS):
-            return   # no mount namespace here: the grader removes what the uid leaves instead
+            return False   # no mount namespace here: the grader removes what the uid leaves instead
         raise OSError(err, "unshare(CLONE_NEWNS)")
     _mount(None, "/", None, _MS_REC | _MS_PRIVATE)   # nothing mounted here reaches the host
     cwd = os.getcwd()
@@ -175,6 +179,7 @@ def _private_scratch(scratch: dict | None) -> None:
         _mount(f"/proc/self/fd/{fd}", path, None, _MS_BIND | _MS_REC)
         os.close(fd)
     os.chdir(cwd)   # through the folder bound back
+    return True
 
 
 def _mount(source, target, fstype, flags, data=None) -> None:

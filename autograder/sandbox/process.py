@@ -19,8 +19,8 @@ import subprocess
 import time
 
 from . import reaper
-from .cgroups import SandboxCgroup
-from .clock import Budget, Meter, tree_meter
+from .cgroups import NO_GROUP, SandboxCgroup
+from .clock import Budget, Meter
 from .codec import PREFIX, WireError, parse_header, parse_prefix
 from .launcher import LaunchPlan
 from .limits import Limits
@@ -48,11 +48,12 @@ class WorkerProcess:
     with whatever the caller does meanwhile."""
 
     def __init__(self, plan: LaunchPlan, limits: Limits, *, factories: tuple[str, ...] = (),
-                 cgroup: SandboxCgroup | None = None, fork_server: bool = True):
+                 cgroup: SandboxCgroup = NO_GROUP, fork_server: bool = True):
         self.plan = plan
         self._cgroup = cgroup
         self.imported: set[str] = set()
         self.ready = False
+        self.private_scratch = False
         self._next_id = 1
         self._max_reply = self._default_max_reply = limits.result_bytes + _HEADROOM
         nonce = secrets.token_hex(8)
@@ -81,7 +82,7 @@ class WorkerProcess:
         # tears the whole pid namespace down before we reap bwrap.
         info_read, info_write = os.pipe() if plan.backend.pid_namespace else (None, None)
         self._status = None   # the fork server's report of how the worker ended
-        prefix = cgroup.prefix() if cgroup else ()
+        prefix = cgroup.prefix()
         try:
             forked = (self._fork_from_server(plan, cgroup, env, limits, theirs, out_write, config)
                       if fork_server else None)
@@ -178,6 +179,9 @@ class WorkerProcess:
         if header.get("id") != 0 or header.get("status") != "ready":
             raise WireError("the worker's first message is not its hello")
         self.output.discard()
+        # What the worker's lockdown could do on this platform (a started fallback worker's
+        # mount namespace); a bubblewrap sandbox's scratch is its own whatever this says.
+        self.private_scratch = header.get("private_scratch") is True
         self.ready = True
 
     def send(self, data: bytes, budget: Budget) -> None:
@@ -236,8 +240,7 @@ class WorkerProcess:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
-        if self._cgroup is not None:
-            self._cgroup.kill()   # every process of the sandbox, wherever it went
+        self._cgroup.kill()   # every process of the sandbox, wherever it went (a cgroup's)
         if self._reaped_uid is not None:
             reaper.kill_uid(self._reaped_uid)   # no pid namespace: every process of its uid
             reaper.unwatch(self._reaped_uid)
@@ -254,7 +257,7 @@ class WorkerProcess:
     def meter(self) -> Meter:
         """The sandbox's (CPU, run-queue wait) seconds: from its cgroup, else from the worker's
         process tree."""
-        return self._cgroup.meter() if self._cgroup is not None else tree_meter(self.proc.pid)
+        return self._cgroup.meter(self.proc.pid)
 
     @property
     def alive(self) -> bool:

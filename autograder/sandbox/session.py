@@ -7,7 +7,6 @@ Not thread-safe: use one Sandbox per thread or process.
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 import tempfile
@@ -15,12 +14,12 @@ import time
 import weakref
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
-from typing import Iterable, Literal, Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
-from . import cgroups, leftovers, placement, reaper
+from . import cgroups, confinement, leftovers, placement, reaper
 from .clock import ACTIVE_SHARE, Budget
 from .codec import Decoder, Encoder, WireError, check_factory_name
-from .launcher import launch_plan, resolve_isolation
+from .launcher import launch_plan
 from .limits import Limits
 from .outcomes import CallOutcome, NotebookOutcome
 from .process import WorkerDied, WorkerProcess, WorkerTimeout
@@ -74,7 +73,7 @@ class _Resources:
         self.worker: WorkerProcess | None = None
         self.uid: int | None = None   # claimed host uid, given back once the worker is dead
         self.sweep_uid = False        # its files are removed first (a backend without namespaces)
-        self.cgroup: cgroups.SandboxCgroup | None = None
+        self.cgroup = cgroups.NO_GROUP   # its own group where the quota backend gives one
         self.cpus: placement.CpuClaim | None = None   # given back once the worker is dead
 
     def stop_worker(self) -> None:
@@ -84,9 +83,8 @@ class _Resources:
 
     def release(self) -> None:
         self.stop_worker()
-        if self.cgroup is not None:
-            self.cgroup.remove()
-            self.cgroup = None
+        self.cgroup.remove()
+        self.cgroup = cgroups.NO_GROUP
         if self.uid is not None and self.sweep_uid:
             # No pid namespace ended with the worker: a process of its uid that left it would
             # still write into the folder while it goes (and could keep removal from ending).
@@ -119,15 +117,16 @@ class Sandbox:
     `factories` ("module:qualified.name", e.g. an assignment's `mylib:Thing.from_dict`) are the
     only callables a `Rebuilt` argument may name; the worker resolves them in its trusted
     overlay files. The whole sandbox lives at most `limits.submission_timeout` seconds of wall
-    time: past that every request is a timeout and the worker is killed. `quotas` says how its
-    memory, processes and CPU are bounded ("cgroup v1", "cgroup v2", "cgroup v2 (delegated)" or
-    "rlimits"), `confinement` both, as results record them ("bubblewrap + cgroup v2"); `cpus`
-    the CPUs every process of it runs on (placement.py; () where it was not placed).
+    time: past that every request is a timeout and the worker is killed. `isolation` names how
+    it is isolated and `quotas` how its memory, processes and CPU are bounded (confinement.py),
+    `confinement` both, as results record them ("bubblewrap + cgroup v2"); `cpus` the CPUs every
+    process of it runs on (placement.py; () where it was not placed); `private_scratch` whether
+    its /tmp and /dev/shm were its own.
     """
 
     def __init__(self, workdir_files: Path, *, overlay: Mapping[str, Path] = {},
                  limits: Limits = Limits(),
-                 isolation: Literal["auto", "bubblewrap", "rlimits"] = "bubblewrap",
+                 isolation: "str | confinement.Isolation" = confinement.DEFAULT,
                  env: Mapping[str, str] | None = None, factories: Iterable[str] = ()):
         submission = Path(workdir_files)
         if not submission.is_dir():
@@ -138,12 +137,14 @@ class Sandbox:
         self.factories = tuple(check_factory_name(name) for name in factories)
         self.limits = limits
         self.ceiling = time.monotonic() + limits.submission_timeout
-        self.isolation = resolve_isolation(isolation)
+        chosen = confinement.choose(isolation)
+        self.isolation = chosen.name
         self._failed_imports: dict[str, CallOutcome] = {}
         self._stopped_by_load = False
         self._usage = Usage(0.0, 0.0, 0.0)   # summed over requests: see starved()
         self._started_once = False   # a worker got ready: student code may have run since
-        self.quotas = "rlimits"
+        self.quotas = confinement.NO_QUOTA.name
+        self.private_scratch = chosen.private_scratch   # a started fallback worker may add it
         self.cpus: tuple[int, ...] = ()   # the CPUs its processes run on; () where not placed
         root = Path(tempfile.mkdtemp(prefix="cs349e-sandbox-"))
         self._resources = _Resources(root)
@@ -155,16 +156,17 @@ class Sandbox:
             # CPUs of its own while the machine has enough (placement.py), kept by restarted workers.
             self._resources.cpus = placement.claim(limits.cpu_share)
             self.cpus = self._resources.cpus.cpus if self._resources.cpus else ()
-            if os.geteuid() == 0:
+            if chosen.claims_uid():
                 # A uid of its own for this Sandbox's whole life (restarted workers keep it).
                 self._resources.uid = claim_uid()
-                self._plan = launch_plan(self.isolation, self.workdir, root, limits,
+                self._plan = launch_plan(chosen, self.workdir, root, limits,
                                          uid=self._resources.uid, env=env, cpus=self.cpus)
                 self._resources.sweep_uid = self._plan.backend.reaps_by_uid
             else:
-                self._plan = launch_plan(self.isolation, self.workdir, root, limits, env=env, cpus=self.cpus)
-            self._resources.cgroup = cgroups.create(limits)   # by the backend chosen once per process
-            self.quotas = cgroups.describe() if self._resources.cgroup else cgroups.RLIMITS
+                self._plan = launch_plan(chosen, self.workdir, root, limits, env=env, cpus=self.cpus)
+            # by the quota backend chosen once per process (NoQuota where no group could be made)
+            quota, self._resources.cgroup = confinement.sandbox_group(limits)
+            self.quotas = quota.name
             self._resources.worker = self._start_worker()
         except BaseException:
             self.close()
@@ -322,6 +324,7 @@ class Sandbox:
             raise SandboxError(f"the sandbox worker did not start ({self.isolation}): "
                                f"{exc or 'no reply in time'}\n{output}") from None
         self._started_once = True
+        self.private_scratch = self.private_scratch or worker.private_scratch
         return worker
 
     def _start_worker(self, fork_server: bool = True) -> WorkerProcess:
@@ -329,8 +332,7 @@ class Sandbox:
                              cgroup=self._resources.cgroup, fork_server=fork_server)
 
     def _sandbox_cpu(self) -> float | None:
-        group = self._resources.cgroup
-        return group.cpu_seconds() if group is not None else None
+        return self._resources.cgroup.cpu_seconds()
 
     def _starved(self, used_before: float | None, seconds: float) -> bool:
         """Did the sandbox get well under its CPU share over the last `seconds` of wall time?

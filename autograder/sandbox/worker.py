@@ -36,7 +36,7 @@ def main(config: dict) -> None:
     # Imported here, as the other modules below: multiprocessing's spawn re-runs this file's top
     # level in children, which do not have this folder on their path.
     import lockdown
-    lockdown.apply(config["lockdown"])   # the same confinement however this worker was started
+    applied = lockdown.apply(config["lockdown"])   # the same confinement however this worker was started
     marker_fd = os.dup(1)  # private copy of the output pipe: survives a student closing fd 1
     channel = socket.socket(fileno=config["channel_fd"])
     channel.set_inheritable(False)
@@ -56,7 +56,8 @@ def main(config: dict) -> None:
 
     server = Server(channel, marker_fd, config, codec, nbrunner)
     server.warm = warm_notebook.WarmChild.start(server.notebook_reply)  # pyplot imported ahead
-    server.send({"id": 0, "status": "ready", "pid": os.getpid(), "uid": os.getuid()})
+    server.send({"id": 0, "status": "ready", "pid": os.getpid(), "uid": os.getuid(),
+                 "private_scratch": applied["private_scratch"]})
     server.serve()
 
 

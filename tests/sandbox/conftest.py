@@ -73,7 +73,7 @@ def sandbox(submission, request):
         box = Sandbox(submission(files, name=f"student{len(opened)}"), overlay=overlay or {},
                       limits=limits, isolation=isolation, env=env, factories=factories)
         opened.append(box)
-        if box.isolation == "bubblewrap" and box._resources.cgroup is not None:
+        if box.isolation == "bubblewrap" and box._resources.cgroup.bounded:
             kinds.append("forked" if box._resources.worker.forked else "started")
         return box
 

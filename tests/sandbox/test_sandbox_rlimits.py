@@ -485,3 +485,13 @@ def test_fallback_removes_the_sandbox_folder_while_a_left_process_writes_into_it
     workdir = box.call("codesign", "busy", (".",)).value
     box.close()
     assert not os.path.lexists(workdir)
+
+
+@needs_root
+@needs_rlimits
+def test_the_fallback_records_whether_its_scratch_folders_were_its_own(sandbox, scratch):
+    """What a result says about /tmp and /dev/shm is what the worker's lockdown could do on the
+    platform: a tmpfs of its own with a mount namespace, the shared folders without one."""
+    box = sandbox(LEAVER, **RL)
+    assert box.call("codesign", "ok", (1,)).status == "ok"
+    assert box.private_scratch is (scratch == "private scratch")
