@@ -10,6 +10,7 @@ from autograder.gradescope import runtime
 from autograder.gradescope.schema import check_results
 from autograder.gradescope.submission import UploadTooLarge, collect_submission, submission_student
 from autograder.sandbox.workdir import MAX_DEPTH, MAX_ENTRIES, remove_tree
+from nested_folders import nest_folders
 
 FILES = ("codesign.py", "handout.ipynb")
 
@@ -83,17 +84,6 @@ def test_without_a_submitter_in_the_metadata_a_variant_assignment_is_not_graded(
     assert "submission_metadata.json names no submitter" in capsys.readouterr().err
 
 
-def _nest(folder: Path, depth: int) -> None:
-    """`depth` folders inside each other, made one level at a time (no path too long to name)."""
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    for _ in range(depth):
-        os.mkdir("d", dir_fd=fd)
-        inner = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
-        os.close(fd)
-        fd = inner
-    os.close(fd)
-
-
 def test_an_upload_of_a_thousand_nested_folders_is_refused_with_a_message(tmp_path):
     """Before: Path.rglob recursed into them and the grader died with RecursionError (no
     results.json at all); now the upload is refused, the student told why, the result valid."""
@@ -101,7 +91,7 @@ def test_an_upload_of_a_thousand_nested_folders_is_refused_with_a_message(tmp_pa
     upload = root / "submission"
     upload.mkdir(parents=True)
     (upload / "codesign.py").write_text("x = 1\n")
-    _nest(upload, 1000)
+    nest_folders(upload, 1000)
     try:
         with pytest.raises(UploadTooLarge, match=f"more than {MAX_DEPTH} levels"):
             collect_submission(upload, FILES, tmp_path / "dest")
@@ -129,7 +119,7 @@ def test_an_upload_of_more_files_than_the_bound_is_refused(tmp_path):
 def test_an_upload_at_the_bounds_is_collected(tmp_path):
     upload = tmp_path / "upload"
     upload.mkdir()
-    _nest(upload, MAX_DEPTH)
+    nest_folders(upload, MAX_DEPTH)
     deepest = upload.joinpath(*["d"] * MAX_DEPTH)
     (deepest / "codesign.py").write_text("deep\n")
     for index in range(MAX_ENTRIES - MAX_DEPTH - 1):

@@ -6,6 +6,8 @@ import os
 
 import pytest
 
+from nested_folders import nest_folders
+
 from autograder.sandbox.workdir import (MAX_DEPTH, MAX_ENTRIES, SubmissionTooLarge, check_overlay, copy_submission,
                                          lay_overlay, remove_tree)
 
@@ -70,43 +72,20 @@ def test_remove_tree_copes_with_permissions_taken_away(tmp_path):
     assert not root.exists()
 
 
-def _chain(folder, depth: int, name: str = "d") -> None:
-    """`depth` nested folders below `folder`, made one level at a time (deeper than PATH_MAX)."""
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    for _ in range(depth):
-        os.mkdir(name, dir_fd=fd)
-        inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
-        os.close(fd)
-        fd = inner
-    with open(os.open("f", os.O_WRONLY | os.O_CREAT, 0o600, dir_fd=fd), "w") as handle:
-        handle.write("x")
-    os.close(fd)
-
-
 def test_remove_tree_removes_folders_nested_past_the_recursion_limit(tmp_path):
     """Student code's mkdir/chdir loop: shutil.rmtree ended with RecursionError."""
     root = tmp_path / "box"
     root.mkdir()
-    _chain(root, 1500)
+    nest_folders(root, 1500, leaf_file=True)
     remove_tree(root)
     assert not root.exists()
-
-
-def _nest(folder, depth):
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    for _ in range(depth):
-        os.mkdir("d", dir_fd=fd)
-        inner = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
-        os.close(fd)
-        fd = inner
-    os.close(fd)
 
 
 def test_copy_refuses_folders_nested_a_thousand_deep(tmp_path):
     """Before: os.walk recursed and the grader died with RecursionError; now a clear refusal."""
     src = tmp_path / "sub"
     src.mkdir()
-    _nest(src, 1000)
+    nest_folders(src, 1000)
     try:
         with pytest.raises(SubmissionTooLarge, match=f"more than {MAX_DEPTH} levels deep"):
             copy_submission(src, tmp_path / "dest")
@@ -127,7 +106,7 @@ def test_copy_refuses_more_files_than_the_bound(tmp_path):
 def test_copy_keeps_a_submission_at_the_bounds(tmp_path):
     src = tmp_path / "sub"
     src.mkdir()
-    _nest(src, MAX_DEPTH)
+    nest_folders(src, MAX_DEPTH)
     src.joinpath(*["d"] * MAX_DEPTH, "codesign.py").write_text("deep\n")
     assert copy_submission(src, tmp_path / "dest") == []
     assert (tmp_path / "dest").joinpath(*["d"] * MAX_DEPTH, "codesign.py").read_text() == "deep\n"
