@@ -1,7 +1,6 @@
 """Are a student's files found wherever Gradescope put the upload, and copied rather than linked?"""
 
 import json
-import os
 from pathlib import Path
 
 import pytest
