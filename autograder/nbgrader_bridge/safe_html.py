@@ -16,6 +16,7 @@ relative one is a GET to the hub with the TA's cookies.
 from __future__ import annotations
 
 import bleach
+from pygments.token import STANDARD_TYPES
 from bleach.css_sanitizer import ALLOWED_CSS_PROPERTIES, CSSSanitizer
 from jinja2 import pass_context
 
@@ -24,7 +25,13 @@ TAGS = frozenset({
     "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "img", "kbd", "li", "ol", "p", "pre", "s", "samp", "span",
     "strong", "sub", "summary", "sup", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "u", "ul",
 })
-_COMMON = {"class", "id", "title", "style", "align"}
+_COMMON = {"id", "title", "style", "align"}
+# A class is kept only when every name in it is one the renderers themselves write (code
+# highlighting, heading anchors, pandas tables): the pages carry Bootstrap's stylesheet, whose
+# classes (.modal-backdrop, .dropdown-backdrop, .navbar-fixed-top) would pin a student's element
+# over the TA's whole page.
+_RENDERER_CLASSES = frozenset(STANDARD_TYPES.values()) | {"highlight", "anchor-link", "dataframe"}
+_RENDERER_CLASS_PREFIXES = ("hl-", "language-")
 _CELL = _COMMON | {"colspan", "rowspan"}
 PROTOCOLS = frozenset({"http", "https", "mailto", "data"})   # data: only for images, see _allowed
 INLINE_IMAGES = ("data:image/png", "data:image/jpeg", "data:image/gif")
@@ -32,6 +39,8 @@ _CSS = CSSSanitizer(allowed_css_properties=ALLOWED_CSS_PROPERTIES - {"cursor"}) 
 
 
 def _allowed(tag: str, name: str, value: str) -> bool:
+    if name == "class":
+        return all(c in _RENDERER_CLASSES or c.startswith(_RENDERER_CLASS_PREFIXES) for c in value.split())
     if name in (_CELL if tag in ("td", "th") else _COMMON):
         return True
     data = value.strip().lower().startswith("data:")

@@ -239,3 +239,41 @@ def test_tex_a_student_wrote_sets_no_link_style_or_class_when_mathjax_typesets_i
             assert not inner.get("href"), inner   # no link at all from TeX: javascript:, file:, http:
             assert inner.get("id") != "top" and "MJX-x" not in inner.get("class", []), inner
     assert hits == []
+
+
+# The pages carry Bootstrap's stylesheet, whose classes pin an element over the whole window
+# (.dropdown-backdrop, .modal-backdrop, .navbar-fixed-top): a student's answer wearing one is a
+# white sheet over the TA's page, with its own text ("score 114/114", a "log in again" link).
+OVERLAY = ('<div class="dropdown-backdrop" style="background-color: white">graded: 114/114</div>'
+           '<div class="modal-backdrop navbar-fixed-top">log in again</div>')
+
+
+def _pinned_classes(html: str) -> set[str]:
+    """The classes the page's own stylesheet takes out of the flow (position fixed/absolute/sticky)."""
+    import re
+
+    from bs4 import BeautifulSoup
+    css = " ".join(style.get_text() for style in BeautifulSoup(html, "html.parser").find_all("style"))
+    return {name for selector, body in re.findall(r"([^{}]+)\{([^{}]*)\}", css)
+            if re.search(r"position\s*:\s*(fixed|absolute|sticky)", body)
+            for name in re.findall(r"\.([A-Za-z_][\w-]*)", selector)}
+
+
+@pytest.mark.parametrize("page", ["feedback", "formgrade"])
+def test_a_students_answer_cannot_wear_the_pages_classes_to_cover_it(config, page, tmp_path, monkeypatch):
+    from bs4 import BeautifulSoup
+    pinned = _pinned_classes(_feedback_html(config))     # Bootstrap 3's, as formgrader loads it too
+    assert {"dropdown-backdrop", "modal-backdrop", "navbar-fixed-top"} <= pinned
+    notebook = _graded_notebook()
+    notebook.cells[1].source = OVERLAY
+    notebook.cells[2].outputs = [nbformat.v4.new_output("display_data", data={"text/html": OVERLAY,
+                                                                              "text/plain": "x"})]
+    monkeypatch.setattr(sys.modules[__name__], "_graded_notebook", lambda: notebook)
+    path = tmp_path / f"{page}.html"
+    path.write_text((_feedback_html if page == "feedback" else _formgrade_html)(config), encoding="utf-8")
+    soup = BeautifulSoup(dump_dom(path, tmp_path / "profile"), "html.parser")
+    students = soup.select(".text_cell_render, .output_subarea")    # the cells' content, not the page's chrome
+    assert len(students) >= 2
+    worn = [(e.name, e["class"]) for area in students for e in area.find_all(class_=True) if pinned & set(e["class"])]
+    assert not worn, worn
+    assert "graded: 114/114" in soup.get_text() and "log in again" in soup.get_text()   # still shown, as text
