@@ -25,7 +25,9 @@ TAGS = frozenset({
     "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "img", "kbd", "li", "ol", "p", "pre", "s", "samp", "span",
     "strong", "sub", "summary", "sup", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "u", "ul",
 })
-_COMMON = {"id", "title", "style", "align"}
+# No id: formgrader binds each score box by the first element with its grade id, and an answer's
+# element (or its heading's anchor) with a later cell's grade id would take that score.
+_COMMON = {"title", "style", "align"}
 # A class is kept only when every name in it is one the renderers themselves write (code
 # highlighting, heading anchors, pandas tables): the pages carry Bootstrap's stylesheet, whose
 # classes (.modal-backdrop, .dropdown-backdrop, .navbar-fixed-top) would pin a student's element

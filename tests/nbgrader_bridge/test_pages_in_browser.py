@@ -277,3 +277,22 @@ def test_a_students_answer_cannot_wear_the_pages_classes_to_cover_it(config, pag
     worn = [(e.name, e["class"]) for area in students for e in area.find_all(class_=True) if pinned & set(e["class"])]
     assert not worn, worn
     assert "graded: 114/114" in soup.get_text() and "log in again" in soup.get_text()   # still shown, as text
+
+
+def test_a_students_answer_cannot_take_the_id_formgrader_binds_a_score_box_by(config, monkeypatch):
+    """formgrade.js binds each grade's score box by `$("#" + grade_id).parents(".nbgrader_cell")`:
+    the first element with that id in the page. An answer (or its heading's anchor) holding a later
+    cell's grade id would bind that grade to the answer's own panel, so what the TA types for one
+    item is saved as another's score."""
+    from bs4 import BeautifulSoup
+    notebook = _graded_notebook()
+    later = notebook.cells[3].metadata["nbgrader"]["grade_id"]          # a grade cell's score box
+    comment = f'{notebook.cells[2].metadata["nbgrader"]["grade_id"]}-comment'   # a solution cell's comment box
+    notebook.cells[1].source = (f'## {later}\n\n<span id="{later}">x</span> <span id="{comment}">y</span> '
+                                f'<span id="statusmessage">z</span>')
+    monkeypatch.setattr(sys.modules[__name__], "_graded_notebook", lambda: notebook)
+    soup = BeautifulSoup(_formgrade_html(config), "html.parser")
+    assert notebook.cells[1].metadata["nbgrader"]["grade_id"] != later
+    assert soup.find(id=later).name == "input" and "score" in soup.find(id=later)["class"]
+    assert soup.find(id=comment).name == "textarea"
+    assert soup.find(id="statusmessage").get_text() != "z"
