@@ -296,3 +296,20 @@ def test_a_students_answer_cannot_take_the_id_formgrader_binds_a_score_box_by(co
     assert soup.find(id=later).name == "input" and "score" in soup.find(id=later)["class"]
     assert soup.find(id=comment).name == "textarea"
     assert soup.find(id="statusmessage").get_text() != "z"
+
+
+@pytest.mark.parametrize("page", ["feedback", "formgrade"])
+def test_no_link_a_student_wrote_is_live_in_the_page(config, page, tmp_path, monkeypatch):
+    """A link in an answer opens the student's site from the TA's session (and names the
+    submission's formgrader address to it): the text stays, the link does not."""
+    from bs4 import BeautifulSoup
+    notebook = _graded_notebook()
+    notebook.cells[1].source = ("[log in again](https://example.invalid/login) <a href='http://example.invalid/a'>a</a> "
+                                "<a href='//example.invalid/b'>b</a> <https://example.invalid/c> mailto <a href='mailto:x@example.invalid'>m</a>")
+    monkeypatch.setattr(sys.modules[__name__], "_graded_notebook", lambda: notebook)
+    html = (_feedback_html if page == "feedback" else _formgrade_html)(config)
+    soup = BeautifulSoup(html, "html.parser")
+    live = [a["href"] for area in soup.select(".text_cell_render, .output_subarea")
+            for a in area.find_all(href=True) if not a["href"].startswith("#")]
+    assert not live, live
+    assert "log in again" in soup.get_text()
