@@ -6,7 +6,7 @@ markdown answer cells, their cells' HTML/Markdown outputs, and the grade cells' 
 so short that headings, paragraphs and tables turn into visible tags; and nbgrader's feedback and
 formgrade templates render markdown cells with no cleaning at all. nbgrader_config.py replaces
 both filters with these two: every piece of markdown and HTML is cleaned the same way, keeping
-the formatting and dropping scripts, event handlers, `javascript:` links, forms and frames.
+the formatting and dropping scripts, event handlers, links (but a heading's own anchor), forms and frames.
 Nothing in it loads from anywhere when the page opens: an image is kept only inline (a `data:`
 PNG, JPEG or GIF, as notebook attachments and plots are), and no CSS property that takes a URL is
 kept. A remote image or cursor would tell its author when a TA opened the page and from where; a
@@ -16,6 +16,7 @@ relative one is a GET to the hub with the TA's cookies.
 from __future__ import annotations
 
 import bleach
+from pygments.token import STANDARD_TYPES
 from bleach.css_sanitizer import ALLOWED_CSS_PROPERTIES, CSSSanitizer
 from jinja2 import pass_context
 
@@ -24,7 +25,15 @@ TAGS = frozenset({
     "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "img", "kbd", "li", "ol", "p", "pre", "s", "samp", "span",
     "strong", "sub", "summary", "sup", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "u", "ul",
 })
-_COMMON = {"class", "id", "title", "style", "align"}
+# No id: formgrader binds each score box by the first element with its grade id, and an answer's
+# element (or its heading's anchor) with a later cell's grade id would take that score.
+_COMMON = {"title", "style", "align"}
+# A class is kept only when every name in it is one the renderers themselves write (code
+# highlighting, heading anchors, pandas tables): the pages carry Bootstrap's stylesheet, whose
+# classes (.modal-backdrop, .dropdown-backdrop, .navbar-fixed-top) would pin a student's element
+# over the TA's whole page.
+_RENDERER_CLASSES = frozenset(STANDARD_TYPES.values()) | {"highlight", "anchor-link", "dataframe"}
+_RENDERER_CLASS_PREFIXES = ("hl-", "language-")
 _CELL = _COMMON | {"colspan", "rowspan"}
 PROTOCOLS = frozenset({"http", "https", "mailto", "data"})   # data: only for images, see _allowed
 INLINE_IMAGES = ("data:image/png", "data:image/jpeg", "data:image/gif")
@@ -32,18 +41,21 @@ _CSS = CSSSanitizer(allowed_css_properties=ALLOWED_CSS_PROPERTIES - {"cursor"}) 
 
 
 def _allowed(tag: str, name: str, value: str) -> bool:
+    if name == "class":
+        return all(c in _RENDERER_CLASSES or c.startswith(_RENDERER_CLASS_PREFIXES) for c in value.split())
     if name in (_CELL if tag in ("td", "th") else _COMMON):
         return True
-    data = value.strip().lower().startswith("data:")
     if tag == "a" and name == "href":
-        return not data                                  # a data: link opens a page of its own
+        # Only a heading's own anchor: a student's link would open their site from the TA's
+        # session (and name the page's address to it); the link's text stays.
+        return value.strip().startswith("#")
     if tag == "img" and name == "src":
         return value.strip().lower().startswith(INLINE_IMAGES)
     return tag == "img" and name in ("alt", "width", "height")
 
 
 def clean_html(element) -> str:
-    """HTML with only formatting left: the allowlisted tags and attributes, http(s)/mailto links."""
+    """HTML with only formatting left: the allowlisted tags and attributes; a link keeps its text only."""
     text = element.decode() if isinstance(element, bytes) else str(element)
     return bleach.clean(text, tags=TAGS, attributes=_allowed, protocols=PROTOCOLS, css_sanitizer=_CSS,
                         strip=False, strip_comments=True)

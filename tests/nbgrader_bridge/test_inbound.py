@@ -303,3 +303,32 @@ def test_file_names_that_are_not_utf8_are_listed_not_a_crash(tmp_path):
     write_collect_flags(listed, flags)
     (row,) = read_rows(listed)
     assert row["file"] == "caf\\xe9\\xff.py" and row["outcome"] == FILE_LEFT_OUT
+
+
+EDGE_TIMES = ("0001-01-01 00:00:00 +0100", "9999-12-31 23:59:59 -0100", "9" * 400,
+              "2020-01-01 00:00:00 +99999999999", "99999999999999999999-01-01", "nan", "\x00")
+
+
+@pytest.mark.parametrize("parse", ["nbgrader", "lateness"])
+@pytest.mark.parametrize("edge", EDGE_TIMES)
+def test_a_time_at_the_edge_of_the_calendar_is_refused_or_flagged_not_a_crash(tmp_path, parse, edge):
+    """A name or timestamp.txt whose time falls off the calendar once taken to UTC would stop collect
+    for the whole class if it raised anything but a refusal."""
+    from nbgrader.utils import parse_utc
+    parse_time_of = parse_utc if parse == "nbgrader" else parse_time
+    folder = handed_in(tmp_path / "a")
+    (folder / "timestamp.txt").write_text(edge)
+    sub = read_submission(folder, parse_time_of, collector_uid=0, tolerance=TOLERANCE)
+    assert [f.file for f in sub.flags] == ["timestamp.txt"]
+    named = handed_in(tmp_path / "b")
+    renamed = named.with_name(f"{STUDENT}+{ASSIGNMENT}+{edge.replace('/', '')}+rAnD0m")
+    try:
+        named.rename(renamed)
+    except (ValueError, OSError):
+        return                                    # a name no file system takes
+    try:
+        taken = read_submission(renamed, parse_time_of, collector_uid=0, tolerance=TOLERANCE)
+    except Refused as refused:
+        assert refused.args[0].outcome == NOT_COLLECTED
+    else:
+        assert any(f.outcome == TIME_TAKEN for f in taken.flags), taken

@@ -239,3 +239,77 @@ def test_tex_a_student_wrote_sets_no_link_style_or_class_when_mathjax_typesets_i
             assert not inner.get("href"), inner   # no link at all from TeX: javascript:, file:, http:
             assert inner.get("id") != "top" and "MJX-x" not in inner.get("class", []), inner
     assert hits == []
+
+
+# The pages carry Bootstrap's stylesheet, whose classes pin an element over the whole window
+# (.dropdown-backdrop, .modal-backdrop, .navbar-fixed-top): a student's answer wearing one is a
+# white sheet over the TA's page, with its own text ("score 114/114", a "log in again" link).
+OVERLAY = ('<div class="dropdown-backdrop" style="background-color: white">graded: 114/114</div>'
+           '<div class="modal-backdrop navbar-fixed-top">log in again</div>')
+
+
+def _pinned_classes(html: str) -> set[str]:
+    """The classes the page's own stylesheet takes out of the flow (position fixed/absolute/sticky)."""
+    import re
+
+    from bs4 import BeautifulSoup
+    css = " ".join(style.get_text() for style in BeautifulSoup(html, "html.parser").find_all("style"))
+    return {name for selector, body in re.findall(r"([^{}]+)\{([^{}]*)\}", css)
+            if re.search(r"position\s*:\s*(fixed|absolute|sticky)", body)
+            for name in re.findall(r"\.([A-Za-z_][\w-]*)", selector)}
+
+
+@pytest.mark.parametrize("page", ["feedback", "formgrade"])
+def test_a_students_answer_cannot_wear_the_pages_classes_to_cover_it(config, page, tmp_path, monkeypatch):
+    from bs4 import BeautifulSoup
+    pinned = _pinned_classes(_feedback_html(config))     # Bootstrap 3's, as formgrader loads it too
+    assert {"dropdown-backdrop", "modal-backdrop", "navbar-fixed-top"} <= pinned
+    notebook = _graded_notebook()
+    notebook.cells[1].source = OVERLAY
+    notebook.cells[2].outputs = [nbformat.v4.new_output("display_data", data={"text/html": OVERLAY,
+                                                                              "text/plain": "x"})]
+    monkeypatch.setattr(sys.modules[__name__], "_graded_notebook", lambda: notebook)
+    path = tmp_path / f"{page}.html"
+    path.write_text((_feedback_html if page == "feedback" else _formgrade_html)(config), encoding="utf-8")
+    soup = BeautifulSoup(dump_dom(path, tmp_path / "profile"), "html.parser")
+    students = soup.select(".text_cell_render, .output_subarea")    # the cells' content, not the page's chrome
+    assert len(students) >= 2
+    worn = [(e.name, e["class"]) for area in students for e in area.find_all(class_=True) if pinned & set(e["class"])]
+    assert not worn, worn
+    assert "graded: 114/114" in soup.get_text() and "log in again" in soup.get_text()   # still shown, as text
+
+
+def test_a_students_answer_cannot_take_the_id_formgrader_binds_a_score_box_by(config, monkeypatch):
+    """formgrade.js binds each grade's score box by `$("#" + grade_id).parents(".nbgrader_cell")`:
+    the first element with that id in the page. An answer (or its heading's anchor) holding a later
+    cell's grade id would bind that grade to the answer's own panel, so what the TA types for one
+    item is saved as another's score."""
+    from bs4 import BeautifulSoup
+    notebook = _graded_notebook()
+    later = notebook.cells[3].metadata["nbgrader"]["grade_id"]          # a grade cell's score box
+    comment = f'{notebook.cells[2].metadata["nbgrader"]["grade_id"]}-comment'   # a solution cell's comment box
+    notebook.cells[1].source = (f'## {later}\n\n<span id="{later}">x</span> <span id="{comment}">y</span> '
+                                f'<span id="statusmessage">z</span>')
+    monkeypatch.setattr(sys.modules[__name__], "_graded_notebook", lambda: notebook)
+    soup = BeautifulSoup(_formgrade_html(config), "html.parser")
+    assert notebook.cells[1].metadata["nbgrader"]["grade_id"] != later
+    assert soup.find(id=later).name == "input" and "score" in soup.find(id=later)["class"]
+    assert soup.find(id=comment).name == "textarea"
+    assert soup.find(id="statusmessage").get_text() != "z"
+
+
+@pytest.mark.parametrize("page", ["feedback", "formgrade"])
+def test_no_link_a_student_wrote_is_live_in_the_page(config, page, tmp_path, monkeypatch):
+    """A link in an answer opens the student's site from the TA's session (and names the
+    submission's formgrader address to it): the text stays, the link does not."""
+    from bs4 import BeautifulSoup
+    notebook = _graded_notebook()
+    notebook.cells[1].source = ("[log in again](https://example.invalid/login) <a href='http://example.invalid/a'>a</a> "
+                                "<a href='//example.invalid/b'>b</a> <https://example.invalid/c> mailto <a href='mailto:x@example.invalid'>m</a>")
+    monkeypatch.setattr(sys.modules[__name__], "_graded_notebook", lambda: notebook)
+    html = (_feedback_html if page == "feedback" else _formgrade_html)(config)
+    soup = BeautifulSoup(html, "html.parser")
+    live = [a["href"] for area in soup.select(".text_cell_render, .output_subarea")
+            for a in area.find_all(href=True) if not a["href"].startswith("#")]
+    assert not live, live
+    assert "log in again" in soup.get_text()

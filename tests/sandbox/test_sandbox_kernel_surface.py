@@ -265,3 +265,45 @@ def test_one_sandbox_cannot_watch_a_shared_file_for_another_students_reads(sandb
 @needs_rlimits
 def test_the_rlimits_fallback_refuses_inotify_too(sandbox):
     _assert_refused(sandbox({"codesign.py": WATCHER}, isolation="rlimits").call("codesign", "watch").value)
+
+
+# Doors beside the filter's list: the new mount API (a fresh tmpfs or a detached copy of the root
+# would be a way around the read-only view), userfaultfd through its device rather than its call,
+# the kernel log, another process's memory placement, sysrq and the cgroup tree (moving oneself
+# out of the sandbox's CPU and memory bounds).
+SIDE_DOORS = """
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+
+def _call(nr, *args):
+    ctypes.set_errno(0)
+    return [int(libc.syscall(nr, *args)), ctypes.get_errno()]
+
+def _open(path, flags):
+    try:
+        os.close(os.open(path, flags))
+        return [0, 0]
+    except OSError as exc:
+        return [-1, exc.errno]
+
+def side_doors():
+    log = ctypes.create_string_buffer(4096)
+    return {
+        "fsopen_tmpfs": _call(430, b"tmpfs", 0),
+        "open_tree_root": _call(428, -100, b"/", 1),                 # OPEN_TREE_CLONE
+        "syslog_read_all": _call(103, 3, log, 4096),
+        "move_pages_init": _call(279, 1, 0, None, None, None, 0),
+        "dev_userfaultfd": _open("/dev/userfaultfd", os.O_RDWR),
+        "sysrq_trigger": _open("/proc/sysrq-trigger", os.O_WRONLY),
+        "cgroup_procs": _open("/sys/fs/cgroup/cgroup.procs", os.O_WRONLY),
+    }
+"""
+
+
+@needs_bwrap
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="x86_64 numbers")
+def test_doors_beside_the_filters_list_stay_closed(sandbox):
+    found = sandbox({"codesign.py": SIDE_DOORS}).call("codesign", "side_doors").value
+    closed = (errno.EPERM, errno.EACCES, errno.ENOENT, errno.EROFS)
+    assert all(result == -1 and err in closed for result, err in found.values()), found
