@@ -40,6 +40,10 @@ def run(root: Path, *args: str, timeout: float = 600) -> subprocess.CompletedPro
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
-    """Every file of the copy (caches left out) -> its bytes."""
+    """Every file of the copy (caches left out: Python's, pytest's, hypothesis's, the answer keys'
+    store) -> its bytes."""
+    from autograder.engine.key_cache import FOLDER as KEY_CACHE
+
+    caches = {"__pycache__", ".pytest_cache", ".hypothesis", KEY_CACHE}
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file() and not {"__pycache__", ".pytest_cache", ".hypothesis"} & set(p.parts)}
+            if p.is_file() and not caches & set(p.parts)}
