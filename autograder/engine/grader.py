@@ -168,11 +168,16 @@ def _grade_items(assignment: Assignment, files: StudentFiles, box: Sandbox, limi
     return items, executed_notebook(config.notebook, notebook), declared
 
 
+# The reference measurement's own CPU budget: ~0.25 s on a laptop-class core, tens of seconds on an
+# emulated one (a VM without hardware acceleration); a student's call keeps Limits.call_timeout.
+REFERENCE_CPU_SECONDS = 120.0
+
+
 def _reference(assignment: Assignment, box: Sandbox) -> Mapping[str, Any]:
     """The assignment's reference measurement of the grading machine, run in `box` (trusted code
     from the assignment's own files). A failure is the grader's, retried on the next run."""
     module, _, function = assignment.reference.partition(":")
-    outcome = box.call(module, function)
+    outcome = box.call(module, function, timeout=REFERENCE_CPU_SECONDS)
     if outcome.status == "timeout" and outcome.timeout_cause == "load":
         raise MachineOverloaded(f"machine overloaded: the reference measurement {assignment.reference}; run it again")
     if not outcome.ok or not isinstance(outcome.value, dict):
