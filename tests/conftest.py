@@ -11,6 +11,12 @@ settings.load_profile("kit")
 # A test that meets the grader's "machine overloaded" refusal is a skip with the reason (tests/overload.py).
 from overload import pytest_runtest_makereport  # noqa: E402,F401  (a hook: pytest finds it by name)
 
+# However the run ends (stopped, hung up, interrupted, or done with something still running),
+# nothing a test started outlives it (tests/process_groups.py).
+from process_groups import end_all_on_exit  # noqa: E402
+
+end_all_on_exit()
+
 
 # The fast lane, `pytest -m "not slow"`: the areas and files tests/lanes.py names are slow.
 import pytest  # noqa: E402

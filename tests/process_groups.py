@@ -2,12 +2,16 @@
 ended with that whole group however the run ends.
 
 - The test's own code ends it (`end`), as before.
-- pytest is interrupted (Ctrl-C) or told to stop (SIGTERM, SIGHUP: a CI timeout, a closed
-  terminal): the handlers installed by `end_all_on_exit` end every group still registered, then
-  the run stops as it would have.
+- pytest is interrupted (Ctrl-C, SIGINT) or told to stop (SIGTERM, SIGHUP: a CI timeout, a
+  closed terminal): the handlers installed by `end_all_on_exit` end every group still registered,
+  then the run stops as it would have.
 - pytest is killed outright (SIGKILL): the kernel sends the group's leader SIGTERM
   (PR_SET_PDEATHSIG), and the leader ends what it started (jupyter-lab its kernels, a dask worker
   its sandboxes).
+- Whatever else the run started (most tests run the kit's commands with a plain
+  `subprocess.run`): when pytest is stopped, or exits with something still running, every
+  process still below it in the process tree is ended too. tests/conftest.py installs this for
+  the whole suite; a pytest outside it gets it with `-p process_groups`.
 A group of its own is what keeps a terminal's Ctrl-C from reaching the process directly, hence
 the handlers.
 """
@@ -20,6 +24,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 
 _PR_SET_PDEATHSIG = 1
 _STARTED: dict[int, subprocess.Popen] = {}
@@ -61,6 +66,60 @@ def end(proc: subprocess.Popen, sig: int = signal.SIGTERM, grace: float = 15.0) 
 def end_all() -> None:
     for proc in list(_STARTED.values()):
         end(proc, grace=5.0)
+    end_descendants()
+
+
+def _descendants() -> list[int]:
+    """Every process below this one in the process tree, parents before their children."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as stat:
+                parent = int(stat.read().rsplit(b")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue   # ended while we looked
+        children.setdefault(parent, []).append(int(entry))
+    found, todo = [], [os.getpid()]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def end_descendants(grace: float = 5.0) -> None:
+    """SIGTERM to every process below this one (one at a time: a plain child shares pytest's own
+    process group), then SIGKILL to those still there after `grace` seconds."""
+    pids = _descendants()
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except (ProcessLookupError, PermissionError):
+                pass
+        deadline = time.monotonic() + grace
+        while sig == signal.SIGTERM and time.monotonic() < deadline:
+            pids = [pid for pid in pids if _running(pid)]
+            if not pids:
+                return
+            time.sleep(0.1)
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except OSError:
+        return False
+
+
+def _on_interrupt(signum, frame):
+    # Before pytest unwinds: a plain subprocess.run kills only its direct child on the way out,
+    # and that child's own children would leave the tree (to init) before the exit handler looks.
+    end_all()
+    raise KeyboardInterrupt
 
 
 def _on_signal(signum, frame):
@@ -79,4 +138,10 @@ def end_all_on_exit() -> None:
     for signum in (signal.SIGTERM, signal.SIGHUP):
         if signal.getsignal(signum) in (signal.SIG_DFL, None):
             signal.signal(signum, _on_signal)
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _on_interrupt)
+
+
+def pytest_configure(config):   # as a plugin (`-p process_groups`) the handlers are there from the start
+    end_all_on_exit()
 

@@ -28,6 +28,17 @@ TEST = textwrap.dedent('''
 HELPER = "from process_groups import start"
 PLAIN = "start = lambda args, **kw: subprocess.Popen(args, start_new_session=True, **kw)"
 
+# A test that runs a command the plain way (subprocess.run, as most tests run the kit's commands)
+# which itself starts a child, and is stopped while the command runs.
+BLOCKING = textwrap.dedent('''
+    import subprocess, sys
+
+    def test_runs_a_command():
+        code = ("import os, subprocess, time; c = subprocess.Popen(['sleep', '600']); "
+                "open({pids!r}, 'w').write(str(os.getpid()) + ' ' + str(c.pid)); time.sleep(600)")
+        subprocess.run([sys.executable, "-c", code], timeout=900)
+''')
+
 
 def _alive(pid: int) -> bool:
     try:
@@ -37,14 +48,17 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def _run_and_stop(tmp_path, start_line: str, sig: int) -> list[bool]:
-    """Runs the test above under pytest, stops pytest with `sig` once both pids are written, and
-    says which of (process, its child) are still alive a few moments later."""
+def _run_and_stop(tmp_path, start_line: str, sig: int, *, test: str = TEST,
+                   plugins: tuple[str, ...] = ()) -> list[bool]:
+    """Runs `test` under pytest (with `plugins`), stops pytest with `sig` once both pids are
+    written, and says which of (process, its child) are still alive a few moments later."""
     pids = tmp_path / "pids"
-    (tmp_path / "test_server.py").write_text(TEST.format(start=start_line, pids=str(pids)))
-    pytest_run = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+    (tmp_path / "test_server.py").write_text(test.format(start=start_line, pids=str(pids)))
+    loaded = [arg for plugin in plugins for arg in ("-p", plugin)]
+    pytest_run = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *loaded,
                                    "-o", f"pythonpath={REPO} {REPO / 'tests'}", "test_server.py"],
-                                  cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                  cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                  start_new_session=True)   # never this run's own group, which the cleanup below kills
     try:
         for _ in range(600):
             if pids.exists() and len(pids.read_text().split()) == 2:
@@ -79,3 +93,16 @@ def test_the_helper_leaves_nothing_behind(tmp_path, sig):
 def test_a_plain_new_session_outlives_an_interrupted_run(tmp_path):
     """What the helper is for: started the old way, the process outlives pytest."""
     assert _run_and_stop(tmp_path, PLAIN, signal.SIGTERM) == [True, True]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP],
+                         ids=["interrupted", "terminated", "hung-up"])
+def test_a_command_run_the_plain_way_ends_with_the_run(tmp_path, sig):
+    """The suite's own plugin (tests/conftest.py loads it) ends whatever the run started, however
+    it was started: a `subprocess.run` still going when pytest is stopped, and its child."""
+    assert _run_and_stop(tmp_path, "", sig, test=BLOCKING, plugins=("process_groups",)) == [False, False]
+
+
+def test_the_suite_loads_the_plugin():
+    conftest = (REPO / "tests" / "conftest.py").read_text()
+    assert "end_all_on_exit()" in conftest
