@@ -6,7 +6,8 @@ Without bubblewrap the worker shares the host's /tmp, /var/tmp, /dev/shm (memory
 sandbox, and whoever is given its uid next could read it. Once every process of the uid has been
 ended (reaper.kill_uid), `remove_all_of(uid)` deletes each such entry the uid owns, in those
 folders and in every world-writable folder below them (the only other folders an unprivileged uid
-without groups can write into there), the SysV segments, semaphores and queues it owns, and its
+without groups can write into there), the SysV segments, semaphores and queues it owns or created
+(their owner is the one thing about them it may change), and its
 POSIX message queues: those live in the kernel whether or not /dev/mqueue is mounted, so where it
 is not, a child of the grader mounts the IPC namespace's queue folder privately to find them. What
 it could not remove is returned: the uid is then never given out again (uids.retire).
@@ -125,7 +126,7 @@ def _sweep(dir_fd: int, where: str, uid: int, problems: list[str], depth: int) -
 
 
 def _remove_sysv(uid: int) -> list[str]:
-    """Removes the uid's SysV shared-memory segments, semaphore sets and message queues."""
+    """Removes the SysV shared-memory segments, semaphore sets and message queues the uid owns or made."""
     problems = []
     libc = ctypes.CDLL(None, use_errno=True)
     for table, (id_name, call) in _SYSV.items():
@@ -137,10 +138,11 @@ def _remove_sysv(uid: int) -> list[str]:
         if not lines:
             continue
         columns = lines[0].split()
-        id_column, uid_column = columns.index(id_name), columns.index("uid")
+        # By owner or creator: IPC_SET lets the owner name any uid as the new owner, the creator stays.
+        id_column, owner_columns = columns.index(id_name), (columns.index("uid"), columns.index("cuid"))
         for line in lines[1:]:
             row = line.split()
-            if len(row) <= max(id_column, uid_column) or int(row[uid_column]) != uid:
+            if len(row) <= max(id_column, *owner_columns) or uid not in (int(row[c]) for c in owner_columns):
                 continue
             ident = int(row[id_column])
             args = (ident, 0, _IPC_RMID, None) if table == "sem" else (ident, _IPC_RMID, None)
