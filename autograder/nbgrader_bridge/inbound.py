@@ -94,6 +94,10 @@ def read_submission(path: Path, parse_time, *, collector_uid: int, tolerance: fl
     parts = name.rsplit("+", 3)
     if len(parts) < 3:
         raise refuse("its name is not <student>+<assignment>+<time>[+<random>] as nbgrader submit writes it")
+    if student in ("", ".", ".."):
+        # collect would write submitted/<student>/<assignment>: outside submitted/, or as a student
+        # named after the assignment
+        raise refuse(f"{student!r} is not a student id but a step in a path")
     try:
         info = os.lstat(path)
     except OSError as exc:
