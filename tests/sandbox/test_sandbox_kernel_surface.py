@@ -368,3 +368,33 @@ def test_a_notebook_cell_gets_the_same_socket_families(sandbox):
     box = sandbox({"handout.ipynb": notebook_json(cell)})
     outcome = box.run_notebook("handout.ipynb", ["found"])
     _assert_only_confined_families(outcome.variables["found"])
+
+
+# Two sandboxes open at once (grade -j 2): a worker holds no descriptor but its own (the output
+# pipe, its channel, /dev/null), none of the other sandbox's pipes or sockets, nor any file of the
+# grader's (gradebook, answer-key store) inherited across the start or the fork.
+DESCRIPTORS = """
+import os
+
+def descriptors():
+    listed = os.listdir("/proc/self/fd")
+    found = {}
+    for fd in listed:
+        try:
+            found[int(fd)] = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            pass   # the listing's own descriptor, closed by now
+    return found
+"""
+
+
+@needs_bwrap
+def test_two_open_sandboxes_hold_only_their_own_descriptors(sandbox, worker_start):
+    boxes = [sandbox({"codesign.py": DESCRIPTORS}) for _ in range(2)]
+    held = [box.call("codesign", "descriptors").value for box in boxes]
+    for found in held:
+        assert {0, 1, 2} <= set(found) and len(found) <= 5, found
+        assert found[0] == "/dev/null", found
+        assert all(target == "/dev/null" or target.startswith(("pipe:[", "socket:[")) for target in found.values()), found
+    first, second = ({t for t in found.values() if t != "/dev/null"} for found in held)
+    assert first and second and not first & second, held
