@@ -1,8 +1,9 @@
 """Removes what a sandbox's uid left on the host: how the uid fallback keeps one student's files
 from the next.
 
-Without bubblewrap the worker shares the host's /tmp, /var/tmp, /dev/shm (memory), /run/lock and
-/dev/mqueue, and the IPC namespace: a mode-0600 file or a shared-memory segment outlives the
+Without bubblewrap the worker shares the host's /tmp, /var/tmp, /dev/shm (memory), /run/lock,
+/dev/mqueue and any other world-writable folder of the system (Ubuntu's /var/crash), and the IPC
+namespace: a mode-0600 file or a shared-memory segment outlives the
 sandbox, and whoever is given its uid next could read it. Once every process of the uid has been
 ended (reaper.kill_uid), `remove_all_of(uid)` deletes each such entry the uid owns, in those
 folders and in every world-writable folder below them (the only other folders an unprivileged uid
@@ -26,6 +27,9 @@ from .launcher import SHARED_SCRATCH
 from .workdir import remove_entry
 
 SHARED_FOLDERS = (*SHARED_SCRATCH, "/dev/mqueue")
+# Where a system keeps other folders every uid may write into (Ubuntu's /var/crash is 1777): each
+# world-writable folder directly in one of these is swept too.
+_OPEN_FOLDER_PARENTS = ("/", "/var", "/var/lib", "/var/spool", "/var/cache", "/run", "/dev", "/opt", "/srv")
 _DEPTH = 8          # world-writable folders below a shared one that are searched
 _IPC_RMID = 0
 _MQUEUE = "/dev/mqueue"
@@ -34,11 +38,33 @@ _CLONE_NEWNS, _MS_REC, _MS_PRIVATE = 0x00020000, 0x4000, 1 << 18
 _SYSV = {"shm": ("shmid", "shmctl"), "sem": ("semid", "semctl"), "msg": ("msqid", "msgctl")}
 
 
-def remove_all_of(uid: int, folders: tuple[str, ...] = SHARED_FOLDERS) -> list[str]:
+def world_writable_folders() -> tuple[str, ...]:
+    """The machine's other folders every uid may write into (SHARED_FOLDERS aside), looked for one
+    level below _OPEN_FOLDER_PARENTS; looked for at each sweep, as a package may make one."""
+    found = []
+    for parent in _OPEN_FOLDER_PARENTS:
+        try:
+            entries = list(os.scandir(parent))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISDIR(info.st_mode) and info.st_mode & stat.S_IWOTH and entry.path not in SHARED_FOLDERS:
+                found.append(entry.path)
+    return tuple(sorted(found))
+
+
+def remove_all_of(uid: int, folders: tuple[str, ...] | None = None) -> list[str]:
     """Deletes every file, folder and SysV object `uid` owns in `folders` (and the world-writable
-    folders below them); returns what could not be removed (empty when all is gone)."""
+    folders below them); by default SHARED_FOLDERS and every other world-writable folder of the
+    system (world_writable_folders). Returns what could not be removed (empty when all is gone)."""
     if uid <= 0:
         raise ValueError(f"refusing to remove the files of uid {uid}")
+    if folders is None:
+        folders = (*SHARED_FOLDERS, *world_writable_folders())
     problems: list[str] = []
     for folder in folders:
         try:

@@ -467,6 +467,32 @@ def test_a_sysv_object_given_to_another_uid_still_goes_with_the_sandbox(sandbox,
     assert _sysv_left_by(uid) == {"shm": [], "sem": [], "msg": []}
 
 
+@pytest.fixture
+def open_system_folder():
+    """A world-writable sticky folder of the system outside /tmp and its kind, as Ubuntu's
+    /var/crash (1777) is: made for the test, removed after it."""
+    folder = Path("/run") / f"cs349e-open-{os.urandom(4).hex()}"
+    folder.mkdir()
+    os.chmod(folder, 0o1777)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@needs_root
+@needs_rlimits
+def test_a_file_left_in_any_world_writable_system_folder_goes_with_the_sandbox(sandbox, scratch, open_system_folder):
+    """Only /tmp, /var/tmp, /dev/shm, /run/lock and /dev/mqueue were swept: a mode-0600 file the
+    student left in another folder every uid may write into (Ubuntu's /var/crash) outlived the
+    sandbox, and the student given its uid next (the 65th after it, or the next grader run with
+    the same pid) could read it."""
+    box = sandbox(LEAVER, **RL)
+    path = open_system_folder / "left"
+    uid, found = box.call("codesign", "read", ([],)).value
+    assert tuple(box.call("codesign", "fill", (str(open_system_folder), 1, 16)).value) == (1, 0)
+    box.close()
+    assert [p.name for p in open_system_folder.iterdir()] == [], f"{path.parent} still holds uid {uid}'s files"
+
+
 @needs_root
 @needs_rlimits
 def test_where_the_platform_allows_the_fallbacks_scratch_folders_are_private_and_bounded(sandbox, monkeypatch):
