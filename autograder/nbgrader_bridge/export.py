@@ -1,42 +1,62 @@
-"""`nbgrader export` with scores as the gradebook means them: rounded to 0.01.
+"""`nbgrader export` with scores as the gradebook means them, and every cell a spreadsheet shows as text.
 
-nbgrader's CSV export writes the database's float sums as Python prints them, so 60 + 8.49 of
-item scores comes out as 68.49000000000001. The kit's scores are kept to 0.01 (the trusted
-grader rounds every item and total there); this exporter writes nbgrader's own CSV, then rounds
-its four score columns. Configured in nbgrader_config.py (`c.ExportApp.plugin_class`).
+nbgrader 0.9.6's CSV export writes the database's float sums as Python prints them (60 + 8.49 of
+item scores comes out as 68.49000000000001) and joins its fields with bare commas: a name with a
+comma shifts the columns, one with a line break forges a row, and one a student chose in the LMS
+(`=HYPERLINK("http:…")`, imported with `nbgrader db student import`) or a student id of a hub
+whose students share a uid is a live formula in the instructor's spreadsheet. This exporter
+writes nbgrader's rows, columns and scores (rounded to 0.01, as the trusted grader keeps them)
+with csv quoting, each text cell through engine.outputs.csv_cell. Configured in
+nbgrader_config.py (`c.ExportApp.plugin_class`).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+import csv
 
+from nbgrader.api import MissingEntry
 from nbgrader.plugins.export import CsvExportPlugin
 
-SCORE_COLUMNS = ("raw_score", "late_submission_penalty", "score", "max_score")  # nbgrader's last four
+from autograder.engine.outputs import csv_cell
+
+COLUMNS = ("assignment", "duedate", "timestamp", "student_id", "last_name", "first_name", "email",
+           "raw_score", "late_submission_penalty", "score", "max_score")   # nbgrader's, in its order
+SCORE_COLUMNS = COLUMNS[-4:]
 DECIMALS = 2
 
 
-def rounded(value: str) -> str:
-    try:
-        return str(round(float(value), DECIMALS))
-    except ValueError:
-        return value
+def rounded(value) -> str:
+    return str(round(float(value), DECIMALS))
 
 
 class RoundedCsvExportPlugin(CsvExportPlugin):
-    """nbgrader's CSV export with the score columns rounded to 0.01."""
+    """nbgrader's CSV export (same rows, columns and filters), quoted, scores rounded to 0.01."""
 
     def export(self, gradebook) -> None:
-        super().export(gradebook)
-        path = Path(self.to or "grades.csv")
-        lines = path.read_text().splitlines()
-        header = lines[0].split(",")
-        if tuple(header[-len(SCORE_COLUMNS):]) != SCORE_COLUMNS:   # another nbgrader's layout: leave it
-            self.log.warning("%s: unexpected columns %s, scores left unrounded", path, header)
-            return
-        out = [lines[0]]
-        for line in lines[1:]:
-            # Names may hold commas (nbgrader does not quote them): the scores are the last four fields.
-            head, *scores = line.rsplit(",", len(SCORE_COLUMNS))
-            out.append(",".join([head, *map(rounded, scores)]))
-        path.write_text("\n".join(out) + "\n")
+        dest = self.to or "grades.csv"
+        students = {str(s) for s in self.student}
+        assignments = {str(a) for a in self.assignment}
+        self.log.info("Exporting grades to %s", dest)
+        with open(dest, "w", encoding="utf-8", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(COLUMNS)
+            for assignment in gradebook.assignments:
+                if assignments and assignment.name not in assignments:
+                    continue
+                for student in gradebook.students:
+                    if students and student.id not in students:
+                        continue
+                    writer.writerow(self._row(gradebook, assignment, student))
+
+    @staticmethod
+    def _row(gradebook, assignment, student) -> list[str]:
+        try:
+            submission = gradebook.find_submission(assignment.name, student.id)
+        except MissingEntry:   # nothing handed in: zero, as nbgrader writes it
+            timestamp, raw, penalty = "", 0.0, 0.0
+        else:
+            timestamp, raw, penalty = submission.timestamp, submission.score, submission.late_submission_penalty
+        text = [assignment.name, assignment.duedate, timestamp, student.id, student.last_name, student.first_name,
+                student.email]
+        scores = [raw, penalty, max(0.0, raw - penalty), assignment.max_score]
+        return [csv_cell("" if value is None else value) for value in text] + [rounded(s) for s in scores]

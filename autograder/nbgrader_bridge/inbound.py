@@ -26,6 +26,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import pwd
+import re
 import shutil
 import stat
 from dataclasses import dataclass
@@ -39,6 +40,7 @@ TIMESTAMP_FILE = "timestamp.txt"
 # Written by the collector from the trusted time, never copied from the student.
 NOT_COPIED = (TIMESTAMP_FILE,)
 CHUNK = 1 << 16
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")   # and bytes that are no UTF-8 (surrogates)
 MAX_DEPTH = 16          # nested folders below the submission's; deeper ones are left out
 MAX_ENTRIES = 10_000    # files and folders in one submission; more refuses it
 
@@ -94,6 +96,13 @@ def read_submission(path: Path, parse_time, *, collector_uid: int, tolerance: fl
     parts = name.rsplit("+", 3)
     if len(parts) < 3:
         raise refuse("its name is not <student>+<assignment>+<time>[+<random>] as nbgrader submit writes it")
+    if student in ("", ".", ".."):
+        # collect would write submitted/<student>/<assignment>: outside submitted/, or as a student
+        # named after the assignment
+        raise refuse(f"{student!r} is not a student id but a step in a path")
+    if _CONTROLS.search(student):
+        # no account name holds one; the id would reach terminals and reports raw (pregrade, nbgrader)
+        raise refuse(f"the student id {student.encode('utf-8', 'backslashreplace')!r} holds a control character")
     try:
         info = os.lstat(path)
     except OSError as exc:

@@ -10,11 +10,13 @@ No nbgrader import: the checks are plain zipfile/tarfile work.
 
 from __future__ import annotations
 
+import lzma
 import os
 import re
 import shutil
 import tarfile
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -127,7 +129,10 @@ def _entries(archive, limits: Limits, collect_folder: str):
     return _tar_entries(archive, limits, collect_folder)
 
 
-UNREADABLE = (OSError, EOFError, ValueError, RuntimeError, zipfile.BadZipFile, tarfile.TarError)
+# The decompressors' own errors too: a zip whose index is sound but whose deflate or LZMA data is
+# not raises zlib.error or LZMAError, neither an OSError (bz2 raises OSError).
+UNREADABLE = (OSError, EOFError, ValueError, RuntimeError, zipfile.BadZipFile, tarfile.TarError, zlib.error,
+              lzma.LZMAError)
 
 
 def _too_big(limits: Limits) -> UploadRefused:

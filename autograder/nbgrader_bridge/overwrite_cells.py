@@ -6,7 +6,10 @@ with nbgrader metadata (one query for the source cell, one more for a grade cell
 notebook has ~155 such cells, so ~200 queries a student, the largest part of autograde's time
 once no kernel runs. `OverwriteCellsReadOnce` reads the notebook's source, grade and task cells
 in three queries and answers those lookups from them; every check, change and warning is
-nbgrader's own code, unchanged.
+nbgrader's own code, unchanged, but one: a cell whose grade_id the release does not have (pasted
+from another assignment's notebook) loses all its nbgrader metadata, not just the grade_id, and
+becomes an ordinary cell. nbgrader leaves it a grade, solution or locked cell without a grade_id,
+which CheckCellMetadata then refuses: the student's whole notebook went unautograded.
 """
 
 from __future__ import annotations
@@ -79,4 +82,11 @@ class OverwriteCellsReadOnce(OverwriteCells):
                 nb, resources = self.add_missing_grade_cells(nb, resources)
                 nb, resources = self.add_missing_task_cells(nb, resources)
         return nb, resources
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        had_id = "grade_id" in cell.metadata.get("nbgrader", {})
+        cell, resources = super().preprocess_cell(cell, resources, cell_index)
+        if had_id and "grade_id" not in cell.metadata.nbgrader:   # not in the release (nbgrader warned)
+            del cell.metadata["nbgrader"]
+        return cell, resources
 

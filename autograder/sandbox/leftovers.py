@@ -1,12 +1,14 @@
 """Removes what a sandbox's uid left on the host: how the uid fallback keeps one student's files
 from the next.
 
-Without bubblewrap the worker shares the host's /tmp, /var/tmp, /dev/shm (memory), /run/lock and
-/dev/mqueue, and the IPC namespace: a mode-0600 file or a shared-memory segment outlives the
+Without bubblewrap the worker shares the host's /tmp, /var/tmp, /dev/shm (memory), /run/lock,
+/dev/mqueue and any other world-writable folder of the system (Ubuntu's /var/crash), and the IPC
+namespace: a mode-0600 file or a shared-memory segment outlives the
 sandbox, and whoever is given its uid next could read it. Once every process of the uid has been
 ended (reaper.kill_uid), `remove_all_of(uid)` deletes each such entry the uid owns, in those
 folders and in every world-writable folder below them (the only other folders an unprivileged uid
-without groups can write into there), the SysV segments, semaphores and queues it owns, and its
+without groups can write into there), the SysV segments, semaphores and queues it owns or created
+(their owner is the one thing about them it may change), and its
 POSIX message queues: those live in the kernel whether or not /dev/mqueue is mounted, so where it
 is not, a child of the grader mounts the IPC namespace's queue folder privately to find them. What
 it could not remove is returned: the uid is then never given out again (uids.retire).
@@ -25,6 +27,9 @@ from .launcher import SHARED_SCRATCH
 from .workdir import remove_entry
 
 SHARED_FOLDERS = (*SHARED_SCRATCH, "/dev/mqueue")
+# Where a system keeps other folders every uid may write into (Ubuntu's /var/crash is 1777): each
+# world-writable folder directly in one of these is swept too.
+_OPEN_FOLDER_PARENTS = ("/", "/var", "/var/lib", "/var/spool", "/var/cache", "/run", "/dev", "/opt", "/srv")
 _DEPTH = 8          # world-writable folders below a shared one that are searched
 _IPC_RMID = 0
 _MQUEUE = "/dev/mqueue"
@@ -33,11 +38,33 @@ _CLONE_NEWNS, _MS_REC, _MS_PRIVATE = 0x00020000, 0x4000, 1 << 18
 _SYSV = {"shm": ("shmid", "shmctl"), "sem": ("semid", "semctl"), "msg": ("msqid", "msgctl")}
 
 
-def remove_all_of(uid: int, folders: tuple[str, ...] = SHARED_FOLDERS) -> list[str]:
+def world_writable_folders() -> tuple[str, ...]:
+    """The machine's other folders every uid may write into (SHARED_FOLDERS aside), looked for one
+    level below _OPEN_FOLDER_PARENTS; looked for at each sweep, as a package may make one."""
+    found = []
+    for parent in _OPEN_FOLDER_PARENTS:
+        try:
+            entries = list(os.scandir(parent))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISDIR(info.st_mode) and info.st_mode & stat.S_IWOTH and entry.path not in SHARED_FOLDERS:
+                found.append(entry.path)
+    return tuple(sorted(found))
+
+
+def remove_all_of(uid: int, folders: tuple[str, ...] | None = None) -> list[str]:
     """Deletes every file, folder and SysV object `uid` owns in `folders` (and the world-writable
-    folders below them); returns what could not be removed (empty when all is gone)."""
+    folders below them); by default SHARED_FOLDERS and every other world-writable folder of the
+    system (world_writable_folders). Returns what could not be removed (empty when all is gone)."""
     if uid <= 0:
         raise ValueError(f"refusing to remove the files of uid {uid}")
+    if folders is None:
+        folders = (*SHARED_FOLDERS, *world_writable_folders())
     problems: list[str] = []
     for folder in folders:
         try:
@@ -125,7 +152,7 @@ def _sweep(dir_fd: int, where: str, uid: int, problems: list[str], depth: int) -
 
 
 def _remove_sysv(uid: int) -> list[str]:
-    """Removes the uid's SysV shared-memory segments, semaphore sets and message queues."""
+    """Removes the SysV shared-memory segments, semaphore sets and message queues the uid owns or made."""
     problems = []
     libc = ctypes.CDLL(None, use_errno=True)
     for table, (id_name, call) in _SYSV.items():
@@ -137,10 +164,11 @@ def _remove_sysv(uid: int) -> list[str]:
         if not lines:
             continue
         columns = lines[0].split()
-        id_column, uid_column = columns.index(id_name), columns.index("uid")
+        # By owner or creator: IPC_SET lets the owner name any uid as the new owner, the creator stays.
+        id_column, owner_columns = columns.index(id_name), (columns.index("uid"), columns.index("cuid"))
         for line in lines[1:]:
             row = line.split()
-            if len(row) <= max(id_column, uid_column) or int(row[uid_column]) != uid:
+            if len(row) <= max(id_column, *owner_columns) or uid not in (int(row[c]) for c in owner_columns):
                 continue
             ident = int(row[id_column])
             args = (ident, 0, _IPC_RMID, None) if table == "sem" else (ident, _IPC_RMID, None)

@@ -35,7 +35,10 @@ fallback's plain start), it applies the same `Lockdown`, in this order:
    file every sandbox reads read-only, the standard library, would tell one student when another
    student's code opens and reads it): kernel attack surface the grader never needs (nothing the
    worker runs watches files), all EPERM; and
-   sched_setaffinity, so nothing in the sandbox leaves its CPUs.
+   sched_setaffinity, so nothing in the sandbox leaves its CPUs; and socket() of any family but
+   Unix, IPv4/6 and netlink (EAFNOSUPPORT): the network namespace confines those, not AF_VSOCK,
+   which reaches the hypervisor and the host's VM sockets from any namespace, nor the rarely used
+   families (AF_ALG, AF_TIPC, AF_RDS...) whose kernel code nothing here needs.
 
 Any step that does not take effect ends the worker (fail closed), but for the two a platform
 may not offer, as said in 1 and 7. The parent builds the spec
@@ -64,12 +67,12 @@ _LAST_CAPABILITY = 63
 CLONE_NEWUSER = 0x10000000
 # (audit arch, syscall numbers) of the architectures the filter is written for.
 _ARCHES = {
-    "x86_64": (0xC000003E, {"clone": 56, "unshare": 272, "clone3": 435, "sched_setaffinity": 203,
+    "x86_64": (0xC000003E, {"clone": 56, "unshare": 272, "clone3": 435, "sched_setaffinity": 203, "socket": 41,
                             "add_key": 248, "request_key": 249, "keyctl": 250, "io_uring_setup": 425,
                             "io_uring_enter": 426, "io_uring_register": 427, "userfaultfd": 323,
                             "perf_event_open": 298, "bpf": 321, "fanotify_init": 300, "fanotify_mark": 301,
                             "inotify_init": 253, "inotify_init1": 294, "inotify_add_watch": 254}),
-    "aarch64": (0xC00000B7, {"clone": 220, "unshare": 97, "clone3": 435, "sched_setaffinity": 122,
+    "aarch64": (0xC00000B7, {"clone": 220, "unshare": 97, "clone3": 435, "sched_setaffinity": 122, "socket": 198,
                              "add_key": 217, "request_key": 218, "keyctl": 219, "io_uring_setup": 425,
                              "io_uring_enter": 426, "io_uring_register": 427, "userfaultfd": 282,
                              "perf_event_open": 241, "bpf": 280, "fanotify_init": 262, "fanotify_mark": 263,
@@ -79,6 +82,9 @@ _ARCHES = {
 REFUSED_CALLS = ("sched_setaffinity", "keyctl", "add_key", "request_key", "io_uring_setup",
                  "io_uring_enter", "io_uring_register", "userfaultfd", "perf_event_open", "bpf",
                  "fanotify_init", "fanotify_mark", "inotify_init", "inotify_init1", "inotify_add_watch")
+# socket() families the sandbox's network namespace confines, the only ones libraries here use
+# (AF_UNIX, AF_INET, AF_INET6, AF_NETLINK); any other is EAFNOSUPPORT, see step 8 above.
+SOCKET_FAMILIES = (1, 2, 10, 16)
 _KEYCTL_JOIN_SESSION_KEYRING = 1
 _X32_BIT = 0x40000000   # x86_64's x32 syscall numbers: another way to reach the same calls
 
@@ -285,10 +291,11 @@ def _install_filter() -> None:
 def _filter_program(arch: int, numbers: dict[str, int]) -> bytes:
     """The classic-BPF program: wrong architecture (i386 via int 0x80) -> killed; x32 -> EPERM;
     clone3 -> ENOSYS; REFUSED_CALLS -> EPERM; unshare/clone whose flags (first argument) hold
-    CLONE_NEWUSER -> EPERM; all else allowed. Jumps name labels, resolved below."""
+    CLONE_NEWUSER -> EPERM; socket of a family not in SOCKET_FAMILIES -> EAFNOSUPPORT; all else allowed. Jumps name labels, resolved below."""
     ld_w_abs, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
     allow, kill = 0x7FFF0000, 0x80000000
     eperm, enosys = 0x00050000 | errno.EPERM, 0x00050000 | errno.ENOSYS
+    eafnosupport = 0x00050000 | errno.EAFNOSUPPORT
     code = [
         (ld_w_abs, None, None, 4),                      # the architecture
         (jeq, None, "kill", arch),
@@ -298,10 +305,15 @@ def _filter_program(arch: int, numbers: dict[str, int]) -> bytes:
         *((jeq, "eperm", None, numbers[name]) for name in REFUSED_CALLS if name in numbers),
         (jeq, "flags", None, numbers["unshare"]),
         (jeq, "flags", None, numbers["clone"]),
+        (jeq, "family", None, numbers["socket"]),
         (ret, None, None, allow),
         "flags", (ld_w_abs, None, None, 16),            # args[0], low 32 bits
         (jset, "eperm", None, CLONE_NEWUSER),
         (ret, None, None, allow),
+        "family", (ld_w_abs, None, None, 16),           # args[0]: the int domain
+        *((jeq, "allow", None, family) for family in SOCKET_FAMILIES),
+        (ret, None, None, eafnosupport),
+        "allow", (ret, None, None, allow),
         "eperm", (ret, None, None, eperm),
         "enosys", (ret, None, None, enosys),
         "kill", (ret, None, None, kill),

@@ -78,6 +78,48 @@ def test_typed_in_timings_earn_none_of_the_roofline(tmp_path):
     assert result.score > 0
 
 
+# A module a student adds under the name of one the grader's reference measurement imports first
+# (cpu_timing imports threadpoolctl; numpy.random imports secrets, bisect, hashlib...): imported
+# from the submission, it would run before the reference is taken and could rig it.
+RIGGED = """
+import numpy as np
+
+_median = np.median
+
+
+def _slower(times, *args, **kwargs):
+    return _median(times, *args, **kwargs) * {factor!r}
+
+
+np.median = _slower
+
+
+def threadpool_limits(limits=None):
+    return None
+"""
+
+
+def test_a_module_in_the_submission_cannot_rig_the_graders_reference_measurement(tmp_path):
+    """Timings typed from a machine ten times slower, and modules named like ones the reference
+    measurement imports first, which slow every timing taken after them by the same factor: were
+    they imported from the submission (it leads the worker's import path), the reference would
+    agree with the typed figures and every roofline item would score. Only the assignment's
+    student files reach the sandbox, so they never are."""
+    import cpu_timing
+
+    here = cpu_timing.reference_measurements()
+    slow = {key: value * OTHER_MACHINE if "_seconds" in key else value for key, value in here.items()}
+    student = _typed_in(tmp_path / "mallory", {item: figure(slow) for item, figure in MEASURED.items()})
+    rigged = RIGGED.format(factor=OTHER_MACHINE)
+    (student / "threadpoolctl.py").write_text(rigged)
+    # the standard library's secrets, imported by numpy.random: everything it needs passed on
+    (student / "secrets.py").write_text(rigged + "\nfrom hmac import compare_digest\nimport os as _os\n\n\n"
+                                        "def token_bytes(n=32):\n    return _os.urandom(n)\n")
+    scores = _scores(grade_submission(ASSIGNMENT, student, limits=LIMITS, student_id="mallory"))
+    assert {item: scores[item] for item in ROOFLINE} == {item: 0.0 for item in ROOFLINE}
+    assert scores["round_e4m3"] > 0   # the rest is graded as usual
+
+
 def _hogs(count: int) -> list[subprocess.Popen]:
     return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
 

@@ -56,3 +56,25 @@ def test_the_course_configuration_uses_it():
     with process_state_restored():
         config = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT)).load_config()
     assert config.ExportApp.plugin_class == "autograder.nbgrader_bridge.export.RoundedCsvExportPlugin"
+
+
+# What students choose in an LMS reaches the roster (`nbgrader db student import`), and on a hub
+# whose students share a uid a student id is any inbound folder name.
+HOSTILE_NAMES = {"student_id": '=HYPERLINK("http:evil.example")', "last_name": "Doe\n=1+1,x,x,x,x,x,x,x,x,x,x",
+                 "first_name": "@SUM(1+1)", "email": "+cmd|x!A0"}
+
+
+def test_nothing_a_student_named_is_a_formula_or_moves_a_column_in_grades_csv(tmp_path, monkeypatch):
+    """Before: nbgrader's rows joined with bare commas: the id was a live HYPERLINK, the name's line
+    break forged a row of its own, its commas moved the scores."""
+    url = _gradebook(tmp_path, monkeypatch)
+    with Gradebook(url) as gb:
+        gb.add_student(HOSTILE_NAMES["student_id"], **{k: v for k, v in HOSTILE_NAMES.items() if k != "student_id"})
+        gb.add_submission("lec01_codesign", HOSTILE_NAMES["student_id"])
+    text = _export(RoundedCsvExportPlugin, url, tmp_path / "grades.csv")
+    rows = list(csv.reader(text.splitlines(keepends=True)))
+    assert len(rows) == 3 and all(len(row) == 11 for row in rows), rows
+    assert not [cell for row in rows for cell in row if cell[:1] in ("=", "+", "-", "@")], rows
+    hostile = next(row for row in rows if "HYPERLINK" in row[3])
+    assert hostile[-4:] == ["0.0", "0.0", "0.0", "68.49"]
+    assert next(row for row in rows if row[3] == "alice")[-4:] == ["68.49", "0.0", "68.49", "68.49"]

@@ -151,3 +151,29 @@ def test_save_trusted_grades_writes_nbgraders_grades_and_the_pinned_scores_in_fe
     assert len(nbgrader_queries) > 80   # a query and a commit per grade or answer cell
     assert len(queries) <= MOST_QUERIES
     assert not deleted or all(grades[_meta(c)["grade_id"]][0] is not None for c in deleted)
+
+
+@pytest.mark.parametrize("kind", ["grade", "solution", "locked"])
+def test_a_cell_pasted_from_another_notebook_costs_that_cell_not_the_students_autograde(db_url, kind):
+    """A student pastes a cell from another assignment's notebook (or writes its metadata by hand):
+    valid nbgrader metadata with a grade_id this release does not have. nbgrader's OverwriteCells
+    drops only its grade_id, and CheckCellMetadata then refused the whole notebook, so the
+    student was never autograded (the export said 0 or nothing while the trusted grader had a
+    score). The pasted cell becomes an ordinary cell; every release cell keeps its metadata."""
+    from nbgrader.preprocessors import CheckCellMetadata
+
+    from autograder.nbgrader_bridge.sanitize_metadata import DropInvalidCellMetadata
+
+    meta = {"grade": kind == "grade", "solution": kind == "solution", "locked": kind != "solution",
+            "grade_id": "q99_last_terms", "schema_version": 3, "task": False}
+    if kind == "grade":
+        meta["points"] = 100.0
+    pasted = nbformat.v4.new_code_cell("answer = 42", metadata={"nbgrader": meta})
+    nb = copy.deepcopy(SOURCE)
+    nb.cells.insert(3, pasted)
+    resources = _resources(db_url)
+    for step in (DropInvalidCellMetadata(), OverwriteCellsReadOnce(), CheckCellMetadata()):
+        nb, resources = step.preprocess(nb, resources)
+    assert "nbgrader" not in nb.cells[3].metadata and nb.cells[3].source == "answer = 42"
+    release = [(c.source, _meta(c).get("grade_id")) for c in SOURCE.cells]
+    assert [(c.source, _meta(c).get("grade_id")) for i, c in enumerate(nb.cells) if i != 3] == release

@@ -83,6 +83,29 @@ def test_a_name_with_no_account_is_refused_unless_the_instructor_says_students_s
     assert sub.student == "nobody-here" and sub.uid == uid(OTHER)
 
 
+@pytest.mark.parametrize("named", ["..", ".", ""])
+def test_a_name_that_is_a_path_step_is_refused_even_where_students_share_one_uid(tmp_path, named):
+    """Where students share a uid, any name is taken: `..+lec01_codesign+...` was collected as
+    student "..", into submitted/../lec01_codesign, i.e. outside submitted/ (and "" or "." into
+    submitted/lec01_codesign, a student named after the assignment)."""
+    folder = handed_in(tmp_path, owner=OTHER, named=named)
+    with pytest.raises(Refused, match="is not a student id"):
+        read_submission(folder, parse_time, collector_uid=0, tolerance=TOLERANCE, shared_uid=uid(OTHER))
+    with pytest.raises(Refused, match="is not a student id"):
+        read(folder, collector_uid=uid(OTHER))   # nor when the collecting account made it
+
+
+@pytest.mark.parametrize("named", ["\x1b]52;c;aGk=\x07alice", "bob\nalice: collected", "carol\x9b2J"])
+def test_a_name_with_control_characters_is_refused_even_where_students_share_one_uid(tmp_path, named):
+    """No account name holds a control character, but where students share a uid any folder name
+    was collected, and became the student id that pregrade, reconcile and nbgrader print raw on
+    the instructor's terminal (OSC 52 writes their clipboard) and write into every report."""
+    folder = handed_in(tmp_path, owner=OTHER, named=named)
+    with pytest.raises(Refused, match="control character") as refused:
+        read_submission(folder, parse_time, collector_uid=0, tolerance=TOLERANCE, shared_uid=uid(OTHER))
+    assert "\x1b" not in refused.value.args[0].reason and "\n" not in refused.value.args[0].reason
+
+
 def test_a_folder_the_collecting_account_made_is_taken(tmp_path):
     """An instructor who submitted for a student (`nbgrader submit --student`)."""
     assert read(handed_in(tmp_path, owner=OTHER), collector_uid=uid(OTHER)).student == STUDENT

@@ -182,6 +182,19 @@ def symlink_tar() -> bytes:
     return buf.getvalue()
 
 
+def corrupt_zip(student: str, method: int) -> bytes:
+    """A zip whose index is sound but whose compressed data is not (a download cut short, or made
+    so): deflate and LZMA say so with their own exceptions, not zipfile's."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", method) as zf:
+        zf.writestr(FOLDER + "codesign.py", own_code(student) * 500)
+    raw = bytearray(buf.getvalue())
+    start = 30 + len(FOLDER + "codesign.py") + 10    # past the local header, inside the data
+    for i in range(start, start + 40):
+        raw[i] ^= 0x5A
+    return bytes(raw)
+
+
 HOSTILE = {   # student -> (LMS file name, content, what the flag must say)
     "nina": ("nina_1_1_lec01.zip", lambda: student_zip("nina", (FOLDER + "old.zip", zip_bytes([("codesign.py", "x")]))),
              "nested archive"),
@@ -193,6 +206,8 @@ HOSTILE = {   # student -> (LMS file name, content, what the flag must say)
     "bo": ("bo_1_1_lec01.zip", bomb_zip, "MiB"),
     "dana": ("dana_1_1_lec01.zip", lambda: student_zip("dana", ("old/codesign.py", FORGED)), "codesign.py twice"),
     "cora": ("cora_1_1_lec01.zip", lambda: b"PK\x03\x04 this is no zip", "not a readable"),
+    "dora": ("dora_1_1_lec01.zip", lambda: corrupt_zip("dora", zipfile.ZIP_DEFLATED), "could not be unpacked"),
+    "lena": ("lena_1_1_lec01.zip", lambda: corrupt_zip("lena", zipfile.ZIP_LZMA), "could not be unpacked"),
 }
 
 

@@ -307,3 +307,94 @@ def test_doors_beside_the_filters_list_stay_closed(sandbox):
     found = sandbox({"codesign.py": SIDE_DOORS}).call("codesign", "side_doors").value
     closed = (errno.EPERM, errno.EACCES, errno.ENOENT, errno.EROFS)
     assert all(result == -1 and err in closed for result, err in found.values()), found
+
+
+# Socket families the sandbox's network namespace does not confine. AF_VSOCK reaches the
+# hypervisor and every VM socket of the host (CID 2) whatever the namespace: on a course server or
+# grading container that is a VM, a way out of `--unshare-net`. Others (AF_ALG, AF_TIPC, AF_RDS,
+# AF_PACKET...) are kernel code the grader never needs. Only creating a socket is tried here;
+# nothing is connected to. The families libraries do use (Unix, IPv4/6 inside the namespace,
+# netlink for getaddrinfo) keep working.
+SOCKETS = """
+import socket
+
+def families():
+    found = {}
+    for name, family, kind in (("vsock", 40, socket.SOCK_STREAM), ("alg", 38, socket.SOCK_SEQPACKET),
+                               ("tipc", 30, socket.SOCK_RDM), ("rds", 21, socket.SOCK_SEQPACKET),
+                               ("packet", 17, socket.SOCK_DGRAM), ("bluetooth", 31, socket.SOCK_STREAM),
+                               ("can", 29, socket.SOCK_RAW), ("xdp", 44, socket.SOCK_RAW),
+                               ("unix", 1, socket.SOCK_STREAM), ("inet", 2, socket.SOCK_DGRAM),
+                               ("inet6", 10, socket.SOCK_DGRAM), ("netlink", 16, socket.SOCK_RAW)):
+        try:
+            socket.socket(family, kind).close()
+            found[name] = 0
+        except OSError as exc:
+            found[name] = exc.errno
+    try:
+        left, right = socket.socketpair()
+        left.close(), right.close()
+        found["socketpair"] = 0
+    except OSError as exc:
+        found["socketpair"] = exc.errno
+    return found
+"""
+CONFINED_FAMILIES = {"unix", "inet", "inet6", "netlink", "socketpair"}
+
+
+def _assert_only_confined_families(found: dict) -> None:
+    assert {name for name, err in found.items() if err == 0} == CONFINED_FAMILIES, found
+    refused = (errno.EAFNOSUPPORT, errno.EPERM, errno.EACCES, errno.EPROTONOSUPPORT, errno.ESOCKTNOSUPPORT)
+    assert all(err in refused for name, err in found.items() if name not in CONFINED_FAMILIES), found
+
+
+@needs_bwrap
+def test_no_socket_family_the_network_namespace_does_not_confine(sandbox, worker_start):
+    """Before: socket(AF_VSOCK) succeeded inside the sandbox (its network namespace does not
+    cover VM sockets), forked or started."""
+    box = sandbox({"codesign.py": SOCKETS})
+    _assert_only_confined_families(box.call("codesign", "families").value)
+
+
+@needs_rlimits
+def test_the_rlimits_fallback_refuses_the_same_socket_families(sandbox):
+    box = sandbox({"codesign.py": SOCKETS}, isolation="rlimits")
+    _assert_only_confined_families(box.call("codesign", "families").value)
+
+
+@needs_bwrap
+def test_a_notebook_cell_gets_the_same_socket_families(sandbox):
+    cell = SOCKETS + "\nfound = families()\n"
+    box = sandbox({"handout.ipynb": notebook_json(cell)})
+    outcome = box.run_notebook("handout.ipynb", ["found"])
+    _assert_only_confined_families(outcome.variables["found"])
+
+
+# Two sandboxes open at once (grade -j 2): a worker holds no descriptor but its own (the output
+# pipe, its channel, /dev/null), none of the other sandbox's pipes or sockets, nor any file of the
+# grader's (gradebook, answer-key store) inherited across the start or the fork.
+DESCRIPTORS = """
+import os
+
+def descriptors():
+    listed = os.listdir("/proc/self/fd")
+    found = {}
+    for fd in listed:
+        try:
+            found[int(fd)] = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            pass   # the listing's own descriptor, closed by now
+    return found
+"""
+
+
+@needs_bwrap
+def test_two_open_sandboxes_hold_only_their_own_descriptors(sandbox, worker_start):
+    boxes = [sandbox({"codesign.py": DESCRIPTORS}) for _ in range(2)]
+    held = [box.call("codesign", "descriptors").value for box in boxes]
+    for found in held:
+        assert {0, 1, 2} <= set(found) and len(found) <= 5, found
+        assert found[0] == "/dev/null", found
+        assert all(target == "/dev/null" or target.startswith(("pipe:[", "socket:[")) for target in found.values()), found
+    first, second = ({t for t in found.values() if t != "/dev/null"} for found in held)
+    assert first and second and not first & second, held

@@ -373,6 +373,27 @@ LEAVER = {"codesign.py": """
         os.close(fd)
         return os.getcwd()
 
+    def give_away(to_uid):
+        # SysV objects whose owner the student changed (IPC_SET lets the owner name any uid as
+        # the new owner; only the creator's uid, cuid, stays): a shared-memory segment, a
+        # semaphore set and a message queue, each readable by everyone. Returns their ids.
+        libc = ctypes.CDLL(None, use_errno=True)
+        made = {"shm": libc.shmget(0, 4096, 0o1000 | 0o666), "sem": libc.semget(0, 1, 0o1000 | 0o666),
+                "msg": libc.msgget(0, 0o1000 | 0o666)}
+        for table, ident in made.items():
+            buffer = ctypes.create_string_buffer(512)       # struct {shm,sem,msq}id_ds: ipc_perm first
+            if table == "sem":
+                stat_ok = libc.semctl(ident, 0, 2, buffer)  # IPC_STAT
+            else:
+                stat_ok = getattr(libc, f"{table}ctl")(ident, 2, buffer)
+            ctypes.c_uint32.from_buffer(buffer, 4).value = to_uid   # ipc_perm.uid (after __key)
+            if table == "sem":
+                done = libc.semctl(ident, 0, 1, buffer)     # IPC_SET
+            else:
+                done = getattr(libc, f"{table}ctl")(ident, 1, buffer)
+            made[table] = [ident, stat_ok, done, ctypes.get_errno()]
+        return os.getuid(), made
+
     def ok(x):
         return x
 
@@ -418,6 +439,58 @@ def test_the_next_student_under_rlimits_finds_nothing_the_previous_left(sandbox,
     second = sandbox(LEAVER, **RL)
     next_uid, _ = second.call("codesign", "read", ([],)).value
     assert next_uid != uid
+
+
+def _sysv_left_by(uid: int) -> dict[str, list[int]]:
+    """The SysV objects (shm, sem, msg) whose owner or creator is `uid`, by table."""
+    found = {}
+    for table, id_name in (("shm", "shmid"), ("sem", "semid"), ("msg", "msqid")):
+        with open(f"/proc/sysvipc/{table}") as handle:
+            lines = handle.read().splitlines()
+        columns = lines[0].split()
+        rows = [dict(zip(columns, line.split())) for line in lines[1:]]
+        found[table] = [int(row[id_name]) for row in rows if uid in (int(row["uid"]), int(row["cuid"]))]
+    return found
+
+
+@needs_root
+@needs_rlimits
+def test_a_sysv_object_given_to_another_uid_still_goes_with_the_sandbox(sandbox, scratch):
+    """IPC_SET lets a segment's owner hand it to any uid (here nobody's, 65534): the grader
+    removed the uid's SysV objects by their owner only, so a segment given away outlived the
+    sandbox, readable by whoever came next and holding memory until the machine restarts. The
+    creator (cuid) cannot be changed: it must go by that too."""
+    box = sandbox(LEAVER, **RL)
+    uid, made = box.call("codesign", "give_away", (65534,)).value
+    assert all(ident >= 0 and stat_ok == 0 and done == 0 for ident, stat_ok, done, _ in made.values()), made
+    box.close()
+    assert _sysv_left_by(uid) == {"shm": [], "sem": [], "msg": []}
+
+
+@pytest.fixture
+def open_system_folder():
+    """A world-writable sticky folder of the system outside /tmp and its kind, as Ubuntu's
+    /var/crash (1777) is: made for the test, removed after it."""
+    folder = Path("/run") / f"cs349e-open-{os.urandom(4).hex()}"
+    folder.mkdir()
+    os.chmod(folder, 0o1777)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@needs_root
+@needs_rlimits
+def test_a_file_left_in_any_world_writable_system_folder_goes_with_the_sandbox(sandbox, scratch, open_system_folder):
+    """Only /tmp, /var/tmp, /dev/shm, /run/lock and /dev/mqueue were swept: a mode-0600 file the
+    student left in another folder every uid may write into (Ubuntu's /var/crash) outlived the
+    sandbox, and the student given its uid next (the 65th after it, or the next grader run with
+    the same pid) could read it."""
+    box = sandbox(LEAVER, **RL)
+    path = open_system_folder / "left"
+    uid, found = box.call("codesign", "read", ([],)).value
+    assert tuple(box.call("codesign", "fill", (str(open_system_folder), 1, 16)).value) == (1, 0)
+    box.close()
+    assert [p.name for p in open_system_folder.iterdir()] == [], f"{path.parent} still holds uid {uid}'s files"
 
 
 @needs_root
