@@ -130,11 +130,12 @@ def check_lessons(name: str, n: int = LESSON_SAMPLES) -> LessonSummary | None:
     broken: list[list[str]] = [[] for _ in lessons]
     for label, params in _drawn_one_by_one(name, n):
         key = dict(assignment.key_for(params))
+        stored = _lesson_values(name, lessons, params, key)
         for i, lesson in enumerate(lessons):
             if not lesson.applies(params):
                 continue
             try:
-                value = float(lesson.value(params, key))
+                value = stored[str(i)] if str(i) in stored else float(lesson.value(params, key))
             except Exception as err:  # noqa: BLE001 - the author's lesson failed for these parameters
                 value = math.nan
                 broken[i].append(f"variant {label}: the lesson's value fails: {type(err).__name__}: {err}")
@@ -152,6 +153,35 @@ def check_lessons(name: str, n: int = LESSON_SAMPLES) -> LessonSummary | None:
                                     + "; ".join(bad[:SHOWN_PER_LESSON]) + more
                                     + ": redraw such variants, widen the margin, or accept both answers within it")
     return summary
+
+
+def _lesson_values(name: str, lessons: tuple, params: dict, key: dict) -> dict[str, float]:
+    """Each applicable lesson's value for one variant, by the lesson's index; stored beside the variant's
+    keys (autograder/engine/key_cache.py), so `check` and the tests that sample the same variants compute
+    them once. A pure function of the sources the store's digest covers (the lessons live in
+    solutions/<name>/) and of the Lesson type, whose source names the entry. A value that fails or is not
+    finite is left out (and not stored): the caller computes it again and reports it."""
+    import hashlib
+    import inspect
+
+    from authoring import lessons as lesson_type
+    from autograder.engine.key_cache import cached_key
+    from autograder.engine.variants import canonical_json
+
+    def compute() -> dict[str, float]:
+        values = {}
+        for i, lesson in enumerate(lessons):
+            if lesson.applies(params):
+                try:
+                    value = float(lesson.value(params, key))
+                except Exception:  # noqa: BLE001 - reported by the caller, which computes it again
+                    continue
+                if math.isfinite(value):
+                    values[str(i)] = value
+        return values
+
+    version = hashlib.sha256(inspect.getsource(lesson_type).encode()).hexdigest()[:16]
+    return cached_key(name, f"lessons {version} {len(lessons)}\0{canonical_json(params)}", compute)
 
 
 def _drawn_one_by_one(name: str, n: int):

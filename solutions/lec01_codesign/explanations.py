@@ -93,6 +93,11 @@ _BACKWARD_FACTORS = [(BACKWARD_FLOPS_PER_EXP["d_qk"] * q + BACKWARD_FLOPS_PER_EX
 _BACKWARD_RANGE = f"{math.floor(min(_BACKWARD_FACTORS) * 10) / 10:g}–{math.ceil(max(_BACKWARD_FACTORS) * 10) / 10:g}"
 
 
+# q28g: the triad is counted as STREAM's 3 × 8 B per element; numpy's two passes (a = 3·c; a += b) move 5 × 8 B.
+# With write-allocate both the triad (48 B) and exp (12 B for 8 counted) move more: 24/48 × 12/8 = 1.25 × 24/40.
+_TRIAD_COUNTED, _TRIAD_MOVED = 3 * 8, 5 * 8
+
+
 def _peak_over_rms(a) -> float:
     a = np.asarray(a, dtype=np.float64)
     return float(np.abs(a).max() / np.sqrt(np.mean(np.square(a))))
@@ -127,10 +132,12 @@ RUBRICS: dict[str, tuple[Criterion, ...]] = {
         Criterion(1, "哪种方案的误差随数据量变化最明显，为什么（引用数据量扫描的结果）",
                   "整张量 FP4：数据越多，重尾分布里出现的最大值越大，缩放因子越大，更多的数被舍入成 0；块缩放只看块内的最大值。"),
         Criterion(1, "NVFP4 赢过 MXFP4 主要靠什么：块大小还是缩放因子的格式（引用你的 2 × 2 消融的数字：你的两个块大小上同样的两个因素）",
-                  f"E4M3 块因子（加 FP32 张量级因子）比 2 的幂因子准得多：块大小从 32 减到 16 只省下约 "
+                  f"按自己的消融比较 q11 和 q12，哪个大就说哪个（两种结论都可以是对的，要和自己的数一致）。讲义的参数（32 和 16）上"
+                  f"是缩放格式：块大小从 32 减到 16 只省下约 "
                   f"{_KEY['q12_block_size_gain']:.1f} 个百分点，缩放格式从 E8M0 换成 E4M3 省下约 "
                   f"{_KEY['q11_scale_format_gain']:.1f} 个百分点（两项之和大于两者同时改变的 {_GAP:.2f} 个百分点：两个因素"
-                  f"相互影响，E8M0 因子下块大小只值 {_BLOCK_WITH_E8M0:.2f} 个百分点）；2 的幂因子向下取整，块内最大值缩放后"
+                  f"相互影响，E8M0 因子下块大小只值 {_BLOCK_WITH_E8M0:.2f} 个百分点）；块大小相差 4 倍（128 和 32）时，块大小可能更重要。"
+                  f"缩放格式为什么重要：2 的幂因子向下取整，块内最大值缩放后"
                   f"落在 [4, 8)：落在 (6, 8) 的块（约 {_KEY['q12b_e8m0_clipped_blocks']:.0f}%）网格更细、代价是截断，"
                   "落在 [4, 6] 的块网格更粗。"),
         Criterion(1, "代价是什么",
@@ -178,8 +185,9 @@ RUBRICS: dict[str, tuple[Criterion, ...]] = {
                   "E8M0 FLOOR 会截断块内最大值（缩放后落在 (6, 8) 的块）；RCEIL 不截断，但最大值缩放后只落在 (3, 6]，网格更粗；"
                   "E4M3 加张量级因子几乎把每块的最大值放到 6。"),
         Criterion(1, "真实张量和随机数的不同，旋转对整张量 FP4 和对 NVFP4 各起什么作用（引用你的 q24、q25）",
-                  f"真实激活比 Student-t 数据更受离群值支配，而且离群值集中在少数通道（讲义的参数：X 的 max/rms ≈ "
-                  f"{_PEAK_REAL:.1f}，演示 2 的数据 ≈ {_PEAK_STUDENT_T:.1f}）；Hadamard 旋转把离群通道摊开，整张量 FP4 的误差从 "
+                  f"真实激活的离群值集中在少数几个通道里，每个 token 都是那几个通道大：独立同分布的随机数没有这种结构"
+                  f"（讲义的参数：整个 X 的 max/rms ≈ {_PEAK_REAL:.1f}，演示 2 的数据 ≈ {_PEAK_STUDENT_T:.1f}；你的那一块只有几个 token，"
+                  f"它和你的数据谁的 max/rms 大取决于你的参数，按自己的数说）；Hadamard 旋转把离群通道摊开，整张量 FP4 的误差从 "
                   f"{100 * _REAL['fp4_tensor']:.0f}% 降到 {100 * _REAL['fp4_tensor rotated']:.0f}%（{ROTATION_SIZE} 阶）。对 NVFP4，旋转有两种"
                   "相反的作用：把一个块的离群值摊进同一旋转块里的其他小块，也让每个小块里的分布更均匀、块内最大值相对其他值变小；"
                   "谁大取决于数据和旋转块的大小（16 阶只在一个 NVFP4 块里混合：NVIDIA 的 NVFP4 训练方案，arXiv 2509.25149，"
@@ -376,8 +384,9 @@ EXPLANATIONS = {
         两个操作数各自的误差都传到 Y 里。讲义的参数（整个 X 和 W）下约 {100 * _REAL["fp4_tensor"]:.0f}%。
         别直接拿它和演示 2 的整张量 FP4 误差比大小：那是一个张量自己的元素误差，这里是两个操作数都量化后 Y 的误差；样本大小也不同，
         而 q10 刚说过整张量方案的误差随数据量变。两个数不是同一种量，谁大谁小因人而异。
-        用同一种量比：真实的 X **更**受离群值支配（讲义的参数：max/rms ≈ {_PEAK_REAL:.1f}，演示 2 的 {DEMO2_N} 个数 ≈ {_PEAK_STUDENT_T:.1f}；
-        整张量 FP4 把 X 里 {_ZEROS_REAL:.0%} 的数量化成 0，演示 2 的数据是 {_ZEROS_STUDENT_T:.0%}），而且离群值集中在少数几个通道——
+        用同一种量比，讲义的参数下整个 X 比演示 2 的数据更偏（max/rms ≈ {_PEAK_REAL:.1f}，演示 2 的 {DEMO2_N} 个数 ≈ {_PEAK_STUDENT_T:.1f}；
+        整张量 FP4 把 X 里 {_ZEROS_REAL:.0%} 的数量化成 0，演示 2 的数据是 {_ZEROS_STUDENT_T:.0%}）；你的那一块只有几个 token，
+        它和你的数据谁的 max/rms 大取决于你的参数。不变的是结构：X 的离群值集中在少数几个通道里——
         独立同分布的样本模拟不出这种结构，旋转（q24）利用的正是它。
         你的那一块只含几个 token 和几个输出通道，整张量的缩放因子由这一块里的最大值决定。
         """,
@@ -413,8 +422,12 @@ EXPLANATIONS = {
     "q28_exp_ns_per_value": """
         中位数耗时 ÷ 个数 × 10^9；和评分机同一次的参照测量比，相差不超过 `AGREEMENT_FACTOR` 倍。
         """,
-    "q28g_exp_vs_memory": """
-        q28 ÷ q28p，按你同一次运行的数重算。明显大于 1：exp 受计算限制；接近 1：受内存限制。哪一种取决于机器（向量宽度、内存），两种都可能。
+    "q28g_exp_vs_memory": f"""
+        q28 ÷ q28p，按你同一次运行的数重算。读它之前先校准：q28a 按 STREAM 的约定每个元素记 {_TRIAD_COUNTED} 字节，可 numpy 分两步算
+        （先 a = 3·c，再 a += b），实际搬了 {_TRIAD_MOVED} 字节，所以 q28a 只有 numpy 实际用到的带宽的 {_TRIAD_COUNTED}/{_TRIAD_MOVED}
+        ≈ {_TRIAD_COUNTED / _TRIAD_MOVED:.1f}，q28p 把受内存限制的 exp 的耗时高估了同样的倍数：真正受内存限制的 exp，q28g 约
+        {_TRIAD_COUNTED / _TRIAD_MOVED:.1f}（写入前先把缓存行读进来的机器上约 {_TRIAD_COUNTED / _TRIAD_MOVED * 1.25:.2f}），而不是 1；
+        明显大于这个数，exp 受计算限制。哪一种取决于机器（向量宽度、内存），两种都可能。
         """,
     "q28f_fmas_per_exp": """
         一次 FMA 是 2 FLOP：矩阵乘法每纳秒做 q29 / 2 次 FMA，一次 exp 要 q28 纳秒，所以约 q28 × q29 / 2 次 FMA。

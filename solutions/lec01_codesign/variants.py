@@ -32,7 +32,8 @@ What varies, and why the questions stay the same questions:
 - q06: the kernel whose memory wall is asked about (stays FP8, or quantizes the same FP8 data to
   NVFP4 on chip): which ridge ratio measures its wall is the question, not a definition to look up.
 - decode design (q09e–q09g): the context the service must hold, log-uniform, at least 15 % away
-  from the contexts up to which W4A4 and W4A8 can reach their ridge within the HBM.
+  from the contexts up to which W4A4 and W4A8 can reach their ridge within the HBM; a model whose KV
+  cache leaves W4A4 less than MIN_W4A4_CONTEXT tokens is drawn again.
 - real tensors (q22–q25, and the bit-budget lab q27 discusses): one tile of Y = X·Wᵀ (a few tokens × a few output channels, all of K),
   and the rotation's block size (16, aligned with NVFP4's blocks as in NVIDIA's NVFP4 training
   recipe, or 32–128). A tile on which the rotation moves NVFP4's error by less than q25's margin, or
@@ -233,6 +234,10 @@ def variant(rng: np.random.Generator) -> dict:
     })
     # drawn after everything else, so the draws above are those of the kit's earlier releases
     params["wall_kernel"] = WALL_KERNELS[int(rng.integers(len(WALL_KERNELS)))]
+    # a KV cache so large per token that W4A4 reaches its ridge only at a few dozen tokens (q09f) makes the
+    # decode design a question without an answer: such a model is drawn again (no other student's draw moves)
+    while decode_context_limit(params, "nvfp4") < MIN_W4A4_CONTEXT:
+        params.update(_model(rng))
     params["service_context"] = _service_context(rng, params)
     params["growth_pair"] = list(GROWTH_PAIRS[int(rng.integers(len(GROWTH_PAIRS)))])
     params["bottleneck_case"] = _bottleneck_case(rng)
@@ -266,6 +271,7 @@ def _mla_shape(rng: np.random.Generator) -> list[int]:
         if abs(256 / (d_qk + d_v) - 1) >= MARGINS["q14_mla_effect"] and d_qk != d_v:
             return [d_qk, d_v]
 SERVICE_CONTEXT = (128, 32768)  # q09e–q09g: the contexts a service is drawn to need
+MIN_W4A4_CONTEXT = 64  # q09f: a model (and serving B300) on which W4A4 reaches its ridge only below this is drawn again
 
 
 def decode_context_limit(p: dict, precision: str) -> float:

@@ -80,3 +80,28 @@ def test_lecture_1_keeps_every_lesson_in_1000_variants():
     summary = variant_check.check_lessons("lec01_codesign", variant_check.LESSON_SAMPLES)
     assert summary.samples >= 1000
     assert summary.problems == []
+
+
+def test_a_second_check_reads_each_variants_lesson_values_instead_of_computing_them(monkeypatch, tmp_path):
+    """`check` and this file's 1000-variant test draw the same variants (check-1, …): what one computed
+    (parameters, keys, and the lessons' values: q10's size sweep, the tile's errors) the other reads."""
+    from autograder.engine import key_cache
+
+    monkeypatch.setattr(key_cache, "store_root", lambda: tmp_path / "store")
+    first = variant_check.check_lessons("lec01_codesign", 3)
+    calls = []
+
+    def counted(name):  # what the lessons' values compute with
+        original = getattr(answers, name)
+
+        def wrapper(*args, **kwargs):
+            calls.append(name)
+            return original(*args, **kwargs)
+        monkeypatch.setattr(answers, name, wrapper)
+
+    for name in ("size_growth", "real_tensor_errors", "decode_context_limit", "growth_step", "model_speedup"):
+        counted(name)
+    answers._answer_key.cache_clear()
+    second = variant_check.check_lessons("lec01_codesign", 3)
+    assert second.rows == first.rows and second.problems == first.problems
+    assert calls == []

@@ -21,6 +21,7 @@ autograder.build.write_reference_submission, "skeleton" files are the assignment
 
 from __future__ import annotations
 
+import ast
 import shutil
 import tomllib
 from dataclasses import dataclass
@@ -96,17 +97,18 @@ def write_reference(dest: Path) -> Path:
 
 def items_answered_without_the_student_module(assignment: str = ASSIGNMENT) -> frozenset[str]:
     """Report items whose reference answer uses none of the student's functions, directly or through
-    a name an earlier statement of the notebook computed with them (static, statement by statement).
+    a name an earlier statement of the notebook computed with them (static, statement by statement,
+    in the order the cells run: a name assigned again from clean values is clean again, and the loop
+    variables of a comprehension or the locals of a function never leave it).
 
     A submission whose functions are broken or hostile can still answer these honestly (a byte count,
     a context length from the chip table), so "low" is judged on the other items."""
-    import ast
-
     from autograder.build.assignment import notebook_cells
 
     config = load_config(assignment)
     tainted = {config.student_module, *(item.id for item in config.items_of("function"))}
     prose = {item.id for item in config.items_of("text")}
+    modules: set[str] = set()  # a call on a module (np.mean) does not change it
     for cell in notebook_cells(assignment, config.notebook):
         if getattr(cell, "id", None) in prose:
             continue
@@ -114,17 +116,74 @@ def items_answered_without_the_student_module(assignment: str = ASSIGNMENT) -> f
         if not code:
             continue
         for statement in ast.parse(code).body:
-            nodes = list(ast.walk(statement))
-            loads = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+            loads = _free_loads(statement)
             if isinstance(statement, ast.ImportFrom) and statement.module in tainted:
                 loads.add(statement.module)
-            stores = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-            stores |= {n.name for n in nodes if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
-            stores |= {(a.asname or a.name).split(".")[0] for n in nodes if isinstance(n, (ast.Import, ast.ImportFrom))
-                       for a in n.names}
+            stores = _bound_names(statement)
+            if isinstance(statement, (ast.Import, ast.ImportFrom)):
+                modules |= stores
             if loads & tainted:
-                tainted |= stores
+                tainted |= stores | (_mutated(statement) - modules)
+            elif isinstance(statement, (ast.Assign, ast.AnnAssign)):
+                tainted -= stores  # rebound from clean values only
     return frozenset(item.id for item in config.items_of("number", "choice") if item.id not in tainted)
+
+
+_SCOPES = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _names(node, ctx) -> set[str]:
+    """Names of context `ctx` in `node`, not descending into nested scopes."""
+    found = {node.id} if isinstance(node, ast.Name) and isinstance(node.ctx, ctx) else set()
+    for child in ast.iter_child_nodes(node):
+        if not isinstance(child, _SCOPES):
+            found |= _names(child, ctx)
+    return found
+
+
+def _scope_locals(scope) -> set[str]:
+    if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        args = scope.args
+        params = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+        params |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
+        body = scope.body if isinstance(scope.body, list) else [scope.body]
+        return params | set().union(*(_names(b, ast.Store) for b in body))
+    return set().union(*(_names(g.target, ast.Store) for g in scope.generators))
+
+
+def _free_loads(node) -> set[str]:
+    """Names `node` reads from the notebook's globals: a nested scope's own locals are not among them."""
+    if isinstance(node, ast.Name):
+        return {node.id} if isinstance(node.ctx, ast.Load) else set()
+    loads = set().union(*(_free_loads(child) for child in ast.iter_child_nodes(node)))
+    return loads - _scope_locals(node) if isinstance(node, _SCOPES) else loads
+
+
+def _mutated(statement) -> set[str]:
+    """Names whose object a statement may change in place: `sweep[k].append(v)`, `d[k] = v`, `o.x = v`."""
+    def base(node):
+        while isinstance(node, (ast.Attribute, ast.Subscript)):
+            node = node.value
+        return {node.id} if isinstance(node, ast.Name) else set()
+
+    names = set()
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            names |= base(node.func.value)
+        elif isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, ast.Store):
+            names |= base(node.value)
+    return names
+
+
+def _bound_names(statement) -> set[str]:
+    """The notebook-level names a statement binds (not a comprehension's loop variables, not a function's locals)."""
+    names = _names(statement, ast.Store)
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        names = {statement.name}
+    for node in ast.walk(statement):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    return names
 
 
 def score_outside(result, independent: frozenset[str]) -> tuple[float, float]:

@@ -38,13 +38,27 @@ def test_dave_learns_about_ties_to_even_from_a_shrunk_counterexample(graded_batc
 
 
 def test_eve_the_cheater_gets_almost_nothing(graded_batch):
-    """Almost nothing on what needs her functions; the few report answers that need none of them
-    (a byte count, a context length from the chip table) she may answer like anyone."""
+    """Her functions borrow the reference or return zeros. What she may still earn, item by item:
+    - any answer that needs none of her functions (a byte count, the CPU timings), like anyone: those are
+      exempt (which they are is checked statically below);
+    - no number item that needs her functions;
+    - on a function item only the cases whose right answer is all zeros (at most a tenth of its points);
+    - a choice item whose key happens to be the letter her zeros make every comparison pick (exp_ratio
+      0: "matmul-bound", both rotations' errors equal: "larger", ...): this, varying with her variant,
+      is where the rest of her points come from, and all of it stays under LOW_FRACTION."""
+    from autograder.engine.registry import load_config
+
+    config = load_config("lec01_codesign")
+    numbers = {item.id for item in config.items_of("number")}
+    functions = {item.id for item in config.items_of("function")}
     eve = result(graded_batch, "eve")
     independent = items_answered_without_the_student_module()
+    items = {i.id: i for i in eve.items if i.status != "manual"}
+    assert {i for i in numbers - independent if items[i].score > 0} == set()
+    assert {i for i in functions if items[i].score > 0.1 * items[i].max_score} == set()
     score, maximum = score_outside(eve, independent)
     assert score <= LOW_FRACTION * maximum
-    assert maximum >= 0.85 * eve.auto_max_score  # the exemption stays small
+    assert maximum >= 0.75 * eve.auto_max_score  # the exemption (byte counts, the CPU timings) stays small
 
 
 @pytest.mark.parametrize("name", ["alice", "bob", "carol", "dave", "eve"])
@@ -76,3 +90,11 @@ def test_the_exemption_follows_each_answers_dependencies():
     independent = items_answered_without_the_student_module()
     assert {"q09c_kv_bytes_per_token", "q09d_kv_equal_weights_context"} <= independent
     assert not {"q15_h100_tensor_basis", "q18c_measured_position", "q25_rotation_nvfp4", "q01_compute_headline"} & independent
+
+
+def test_a_name_reassigned_from_clean_values_or_local_to_a_comprehension_is_not_tainted():
+    """q17 reuses d_qk (an earlier comprehension's loop variable over exp_ratio) and q08 reads B300_SERVE,
+    built by sustained_chip whose parameter is called chip (the trend table's loop variable): neither
+    answer calls a student function, so neither counts against a broken submission."""
+    independent = items_answered_without_the_student_module()
+    assert {"q08_decode_tokens_per_s", "q17_backward_ratio"} <= independent

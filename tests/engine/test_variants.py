@@ -117,3 +117,16 @@ def test_grade_student_ids_file_is_read_or_refused_by_name(tmp_path):
         bad.write_text(text, encoding="utf-8")
         with pytest.raises(ValueError, match=r"--student-ids .*bad\.json"):
             read_student_ids(bad)
+
+
+def test_a_seed_given_in_process_draws_its_own_class_not_the_stored_one(monkeypatch):
+    """The variant store names an entry by the student id; a seed other than the seed file's (the
+    tests' class seeds, an instructor trying a seed) must not be answered with the stored variant
+    of the same id drawn from another seed."""
+    from autograder.engine import variants as engine_variants
+
+    drawn = []
+    for seed in ("11" * 32, "22" * 32):
+        monkeypatch.setattr(engine_variants, "read_seed", lambda name, root=None, s=seed: bytes.fromhex(s))
+        drawn.append(engine_variants.params_for("lec01_codesign", "seed-store-probe"))
+    assert drawn[0] != drawn[1]

@@ -119,3 +119,60 @@ def test_b300s_exp_basis_is_stated_with_the_clock_it_implies():
     assert "B300 的比值会更接近 100%" in markdown
     implied = B300.exp_per_s / (hw_specs.B300_SMS * hw_specs.EX2_PER_SM_PER_CLK["Blackwell Ultra FP32"])
     assert 2.0e9 < implied < 2.2e9
+
+
+def test_the_exp_gap_is_read_against_the_bytes_numpys_triad_really_moves():
+    """cpu_timing's triad is counted as STREAM's 24 B per element, but numpy runs it in two passes
+    (a = 3·c, then a += b): 40 B. q28a understates the bandwidth numpy used by 24/40, so q28p overstates a
+    memory-bound exp's time and such an exp gives q28g ≈ 0.6, not 1: no released text may read "close to
+    1" as memory-bound, and the q28g explanation states the calibration."""
+    import inspect
+
+    import cpu_timing
+
+    source = inspect.getsource(cpu_timing.triad_seconds)
+    assert "np.multiply(c, 3.0, out=a)" in source and "np.add(a, b, out=a)" in source  # two passes: 5 × 8 B
+    calibration = cpu_timing.TRIAD_BYTES_PER_ELEMENT / (5 * 8)
+    explanation = EXPLANATIONS["q28g_exp_vs_memory"]
+    assert f"{calibration:.1f}" in explanation and "40 字节" in explanation
+    for text in (explanation, REFERENCE_ANSWERS["q33_explain_measurement"]):
+        assert not re.search(r"接近 1[^。；]*受内存", text), text
+    prompt = next(cell.prompt for cell in handout.CELLS if getattr(cell, "id", None) == "q28a_triad_gb_per_s")
+    assert "能用到的带宽" not in prompt
+
+
+def _peak_over_rms(a) -> float:
+    a = np.asarray(a, dtype=np.float64)
+    return float(np.abs(a).max() / np.sqrt(np.mean(a * a)))
+
+
+def test_q20s_rubric_lets_the_students_own_ablation_decide_which_factor_wins():
+    """On the lecture's (32, 16) the scale format wins; a student whose pair is (128, 32) often finds the
+    block size worth more (a 4× change of block): the rubric may not mark that honest reading wrong."""
+    from solutions.lec01_codesign.handout_data import demo_weights
+
+    flips = []
+    for seed in range(1, 60):
+        x = demo_weights(1 << 14, seed, 4.0, 0.02)
+        ablation = answers.ablation_errors(x, (128, 32))
+        if ablation[128, "e4m3"] - ablation[32, "e4m3"] > ablation[32, "e8m0"] - ablation[32, "e4m3"]:
+            flips.append(seed)
+    assert flips, "no (128, 32) ablation where the block size wins"
+    criterion = next(c for c in RUBRICS["q20_explain_scaling"] if "NVFP4 赢过 MXFP4" in c.asks)
+    assert "准得多" not in criterion.expects and "自己的" in criterion.expects
+
+
+def test_q22_and_q27_claim_no_outlier_dominance_a_students_tile_and_data_can_reverse():
+    """The whole X is more outlier-dominated than the lecture's Student-t sample (max/rms 15.6 vs 9.6), but
+    a student's tile (4–24 tokens) against their own data (df 2.5–10): in an independent review over 400
+    ids the tile had the larger max/rms for fewer than a third. The texts name the lecture's numbers as the
+    lecture's and claim the structure (a few channels), not the direction."""
+    reversed_ = 0
+    for seed in range(12):
+        p = variants.variant(np.random.default_rng(seed))
+        tile, _ = answers.real_tensors(p)
+        reversed_ += _peak_over_rms(tile) < _peak_over_rms(answers.demo2_data(p))
+    assert reversed_ > 0
+    for text in (EXPLANATIONS["q22_real_fp4_tensor_error"], _criteria("q27_explain_format")):
+        assert "更受离群值支配" not in text, text
+        assert "通道" in text and "讲义的参数" in text

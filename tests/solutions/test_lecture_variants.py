@@ -49,8 +49,8 @@ def _differing_share(mine: dict, theirs: dict) -> float:
 
 
 @pytest.mark.parametrize("seed_hex", TEST_SEEDS)
-def test_any_two_students_of_a_class_of_50_differ_in_15_of_the_23_numeric_items(monkeypatch, seed_hex):
-    """Copying a classmate's numbers loses at least 15 of the 23 numeric items, for every ordered pair."""
+def test_any_two_students_of_a_class_of_50_differ_in_65_percent_of_the_numeric_items(monkeypatch, seed_hex):
+    """Copying a classmate's numbers loses at least MIN_DIFFERING (15/23, 65 %) of the numeric items, for every ordered pair."""
     keys = _class_keys(monkeypatch, seed_hex)
     shares = [_differing_share(keys[a], keys[b]) for a, b in itertools.permutations(range(len(CLASS)), 2)]
     assert len(NUMBER_ITEMS) >= 20
@@ -58,19 +58,20 @@ def test_any_two_students_of_a_class_of_50_differ_in_15_of_the_23_numeric_items(
     assert statistics.median(shares) >= 0.90
 
 
-# Real chips sustain 0.55-0.9 of their GEMM peak and 0.8-0.95 of their HBM rating, a lower precision no
+# Real chips sustain 0.6-0.9 of their GEMM peak and 0.8-0.95 of their HBM rating, a lower precision no
 # larger a share than a higher one: the trend's five numbers (q05 and q06b are one number times a
-# constant) rest on narrow ranges, so a pair of students may share up to eight of the 23 (measured: at
-# most 7 in 19 of 22 classes of 50, 8 in the others).
+# constant) rest on narrow ranges, so a pair of students may share several of them. The bound is a
+# share of the numeric items (set when there were 23, 15 of them; the new items keep it a share).
 MIN_DIFFERING = 15 / 23
 
 # Many classes, each under its own seed: the bound must hold for any instructor's seed, not for two.
 MANY_CLASS_SEEDS = [hashlib.sha256(f"cs349e variants class {n}".encode()).hexdigest() for n in range(20)]
 
 
-@pytest.mark.slow  # about 35 s: 1000 students' number keys
-def test_the_15_of_23_bound_holds_in_every_one_of_20_classes(monkeypatch):
-    """Every ordered pair of every class of 50 (20 seeds) differs in >= 15 of the 23 numeric items. The
+@pytest.mark.slow  # 1000 students drawn and keyed: about 80 s idle (once 35 s, when the variant store
+@pytest.mark.timeout(1800)  # answered every class with the seed file's draw), several minutes on a loaded machine
+def test_the_65_percent_bound_holds_in_every_one_of_20_classes(monkeypatch):
+    """Every ordered pair of every class of 50 (20 seeds) differs in at least MIN_DIFFERING of the numeric items. The
     trend and decode numbers once hung on the same five measured shares, so two students close on those
     shared seven numbers (30 % of the items) in about one class in twenty."""
     worst = {}
@@ -197,3 +198,16 @@ def test_the_reference_notebook_earns_every_key_in_a_students_variant(tmp_path, 
         assert _accepted(item, result.answers[item.id], key[item.id]), item.id
     for item in CONFIG.items_of("choice"):
         assert result.answers[item.id].upper() == key[item.id], item.id
+
+
+def test_a_model_that_leaves_w4a4_no_context_is_drawn_again(monkeypatch):
+    """q09f's lesson: W4A4 reaches its ridge within the HBM up to a context of at least 64 tokens. The draw
+    did not hold it: in an independent review over 400 ids, one (24B parameters, 111 layers × 16 KV heads
+    × 128) got 57.7 tokens, so `check` passed or failed with the instructor's seed."""
+    from autograder.engine import key_cache
+
+    monkeypatch.setattr(key_cache, "ENABLED", False)
+    monkeypatch.setattr(engine_variants, "read_seed",
+                        lambda name, root=None: bytes.fromhex(hashlib.sha256(b"cs349e independent review seed").hexdigest()))
+    p = engine_variants.params_for("lec01_codesign", "review-312")
+    assert answers.decode_context_limit("W4A4", p) >= variants.MIN_W4A4_CONTEXT
