@@ -6,7 +6,7 @@
 
 Modules: confinement (one value per grader process: the isolation backend, the quota backend
 and the placement policy, each a class; every decision by isolation or quotas asks it),
-limits (Limits), outcomes (CallOutcome, NotebookOutcome), codec (the safe wire
+limits (Limits), outcomes (CallOutcome, NotebookOutcome, TimeoutCause, the one overload error), codec (the safe wire
 format), launcher (the bubblewrap / uid fallback command lines and their probes), lockdown (the
 confinement every worker applies to itself), uids (a host uid per sandbox), placement (CPUs of
 its own per open sandbox), reaper (ends a uid's
@@ -21,12 +21,12 @@ from .codec import Rebuilt, Unsupported, WireError
 from .launcher import (INSTALL_HINT, ISOLATION_ENV_VAR, ISOLATIONS, NOT_ISOLATED_WARNING, SandboxUnavailable,
                        bubblewrap_problem, isolation_from_env, resolve_isolation, rlimits_problem)
 from .limits import Limits
-from .outcomes import CallOutcome, NotebookOutcome
-from .session import Call, MachineOverloaded, Sandbox, SandboxError
+from .outcomes import CallOutcome, MachineOverloaded, NotebookOutcome, SandboxError, TimeoutCause, refuse_overload
+from .session import Call, Sandbox
 
 __all__ = [
     "Call", "CallOutcome", "INSTALL_HINT", "ISOLATIONS", "ISOLATION_ENV_VAR", "Limits", "MachineOverloaded",
     "NOT_ISOLATED_WARNING", "NotebookOutcome", "Rebuilt", "Sandbox", "SandboxError", "SandboxUnavailable",
     "Unsupported", "WireError", "bubblewrap_problem", "isolation_from_env", "resolve_isolation",
-    "rlimits_problem",
+    "TimeoutCause", "refuse_overload", "rlimits_problem",
 ]

@@ -21,7 +21,7 @@ from .clock import ACTIVE_SHARE, Budget
 from .codec import Decoder, Encoder, WireError, check_factory_name
 from .launcher import launch_plan
 from .limits import Limits
-from .outcomes import CallOutcome, NotebookOutcome
+from .outcomes import CallOutcome, MachineOverloaded, NotebookOutcome, SandboxError, TimeoutCause
 from .process import WorkerDied, WorkerProcess, WorkerTimeout
 from .uids import claim_uid, release_uid, retire_uid
 from .workdir import check_overlay, copy_submission, lay_overlay, remove_tree
@@ -32,16 +32,7 @@ _REQUEST_BYTES = 1 << 34     # arguments come from the trusted parent: no practi
 LOAD_RETRIES = 1             # fresh starts of a request that only load kept from finishing
 
 
-class SandboxError(RuntimeError):
-    """The sandbox itself failed (the worker could not start): a configuration problem, never
-    something a submission caused."""
-
-
-class MachineOverloaded(SandboxError):
-    """Honest work was stopped by a wall-clock guard while its sandbox had used less CPU time than
-    its budget: the machine was too busy, not the code too slow. The grader's error, never a
-    student's timeout: the submission gets no result this run (`grade` exits 1 and its next run
-    grades it again)."""
+__all__ = ["Call", "MachineOverloaded", "Sandbox", "SandboxError", "Usage"]
 
 
 @dataclass(frozen=True)
@@ -141,7 +132,7 @@ class Sandbox:
         self.isolation = chosen.name
         self._failed_imports: dict[str, CallOutcome] = {}
         self._stopped_by_load = False
-        self._usage = Usage(0.0, 0.0, 0.0)   # summed over requests: see starved()
+        self._usage = Usage(0.0, 0.0, 0.0)   # summed over requests: see deadline_cause()
         self._started_once = False   # a worker got ready: student code may have run since
         self.quotas = confinement.NO_QUOTA.name
         self.private_scratch = chosen.private_scratch   # a started fallback worker may add it
@@ -264,7 +255,7 @@ class Sandbox:
         if self._out_of_time():
             self._resources.stop_worker()
             return NotebookOutcome("timeout", {}, (), "", self._ceiling_text(), 0.0,
-                                   overloaded=self.starved(Usage(0.0, 0.0, 0.0)))
+                                   timeout_cause=self.deadline_cause())
         worker = self._ready_worker()
         request_id = worker.new_id()
         request = Encoder(_REQUEST_BYTES).frame({
@@ -283,15 +274,16 @@ class Sandbox:
             outcome = self._notebook_outcome(header, body, request_id, variables,
                                              worker.take_output(request_id), time.monotonic() - start)
             if outcome.overloaded and not self._starved(used_before, outcome.seconds):
-                outcome = replace(outcome, overloaded=False)   # it used its CPU share: its own time
+                # it used its CPU share: its own time
+                outcome = replace(outcome, timeout_cause=TimeoutCause.NONE)
             return outcome
         except WorkerTimeout as exc:
             output = self._stop_worker(worker, request_id)
-            message = (self._ceiling_text() if exc.cause == "deadline" else
+            message = (self._ceiling_text() if exc.cause is TimeoutCause.DEADLINE else
                        f"the notebook did not finish within {self.limits.notebook_timeout:g} s")
+            cause = self.deadline_cause() if exc.cause is TimeoutCause.DEADLINE else exc.cause
             return NotebookOutcome("timeout", {}, (), output, message, time.monotonic() - start,
-                                   overloaded=exc.cause == "load" or (exc.cause == "deadline"
-                                                                      and self.starved(Usage(0.0, 0.0, 0.0))))
+                                   timeout_cause=cause)
         except WorkerDied as exc:
             output = self._stop_worker(worker, request_id)
             return NotebookOutcome("crashed", {}, (), output, str(exc), time.monotonic() - start)
@@ -353,11 +345,11 @@ class Sandbox:
 
     def _deadline_outcome(self, what: str) -> CallOutcome:
         self._resources.stop_worker()
-        if self.starved(Usage(0.0, 0.0, 0.0)):
-            return CallOutcome("timeout", timeout_cause="load", exc_message=(
+        if self.deadline_cause() is TimeoutCause.LOAD:
+            return CallOutcome("timeout", timeout_cause=TimeoutCause.LOAD, exc_message=(
                 f"{what} was not run: {self._ceiling_text()} while the machine starved the sandbox"))
         return CallOutcome("timeout", exc_message=f"{what} was not run: {self._ceiling_text()}",
-                           timeout_cause="deadline")
+                           timeout_cause=TimeoutCause.DEADLINE)
 
     def _stop_worker(self, worker: WorkerProcess, request_id: int) -> str:
         """Kills the worker (the next request starts a fresh one); returns the request's output."""
@@ -436,10 +428,10 @@ class Sandbox:
             self._count(first, meter(), time.monotonic() - start)   # before its tasks are gone
             request_id = ids[len(outcomes)]
             output = self._stop_worker(worker, request_id)
-            if exc.cause == "load" and retry_load:
+            if exc.cause is TimeoutCause.LOAD and retry_load:
                 self._stopped_by_load = True
                 return outcomes
-            cause = "load" if exc.cause == "deadline" and self.starved(Usage(0.0, 0.0, 0.0)) else exc.cause
+            cause = self.deadline_cause() if exc.cause is TimeoutCause.DEADLINE else exc.cause
             outcomes.append(CallOutcome(
                 "timeout", exc_message=self._timeout_text(describe(len(outcomes)), timeout, cause),
                 output=output, seconds=time.monotonic() - budget.start, timeout_cause=cause))
@@ -468,23 +460,25 @@ class Sandbox:
         """Wall, CPU and CPU-or-waiting-for-one seconds of this sandbox's requests so far."""
         return self._usage
 
-    def starved(self, since: "Usage") -> bool:
-        """Since `since` (an earlier `usage()`), were its requests runnable at least half their
-        wall time (computing or waiting for a CPU, not sleeping) yet given less than half the
-        CPU time its share allows? Then a wall-clock budget that ran out was the machine's
-        doing. A submission that keeps its own share busy (spinning processes) is not starved."""
+    def deadline_cause(self, since: "Usage" = Usage(0.0, 0.0, 0.0)) -> TimeoutCause:
+        """Why a wall-clock deadline that passed since `since` (an earlier `usage()`) passed:
+        LOAD when its requests were runnable at least half their wall time (computing or waiting
+        for a CPU, not sleeping) yet given less than half the CPU time its share allows (the
+        machine's doing), else DEADLINE. A submission that keeps its own share busy (spinning
+        processes) is not starved."""
         wall = self._usage.wall - since.wall
         cpu = self._usage.cpu - since.cpu
         active = self._usage.active - since.active
-        return (wall > 0 and active >= ACTIVE_SHARE * wall
-                and cpu < ACTIVE_SHARE * self.limits.cpu_share * wall)
+        starved = (wall > 0 and active >= ACTIVE_SHARE * wall
+                   and cpu < ACTIVE_SHARE * self.limits.cpu_share * wall)
+        return TimeoutCause.LOAD if starved else TimeoutCause.DEADLINE
 
-    def _timeout_text(self, what: str, timeout: float, cause: str) -> str:
-        if cause == "deadline":
+    def _timeout_text(self, what: str, timeout: float, cause: TimeoutCause) -> str:
+        if cause is TimeoutCause.DEADLINE:
             return f"{what} was stopped: {self._ceiling_text()}"
-        if cause == "blocked":
+        if cause is TimeoutCause.BLOCKED:
             return f"{what} did not finish within {timeout:g} s (it was sleeping or blocked, not computing)"
-        if cause == "load":
+        if cause is TimeoutCause.LOAD:
             return f"{what} did not finish within {timeout:g} s of CPU time under heavy machine load"
         return f"{what} did not finish within {timeout:g} s of CPU time"
 
@@ -511,7 +505,8 @@ class Sandbox:
         if not isinstance(cells, list):
             raise WireError("notebook reply's cells are not a list")
         return NotebookOutcome(status, variables, tuple(cell_errors), output, message[:2000], seconds,
-                               tuple(cells), overloaded=header.get("overloaded") is True)
+                               tuple(cells), timeout_cause=(TimeoutCause.LOAD if header.get("overloaded") is True
+                                                            else TimeoutCause.NONE))
 
 
 def _notebook_backstop(notebook_timeout: float) -> float:
