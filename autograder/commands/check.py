@@ -33,7 +33,7 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    from autograder.build.author_check import check_assignment, step_lines
+    from autograder.api.author_check import check_assignment, step_lines
     from autograder.engine.registry import load_config
     from autograder.errors import InstructorError
 

@@ -155,10 +155,14 @@ def run(args) -> int:
     try:
         due = due_date(args.assignment, getattr(args, "due", None))
         ids = read_student_ids(getattr(args, "student_ids", None))
+        executor = None
+        if scheduler is not None:
+            from autograder.cluster.client_side import DaskExecutor
+            executor = DaskExecutor(scheduler)
         with BatchProgress() as progress:
             report = grade_batch(args.assignment, args.submissions, args.out, jobs=args.jobs, force=args.force,
                                  isolation=args.isolation, on_start=progress.on_start,
-                                 on_result=progress.on_result, due=due, scheduler=scheduler, student_ids=ids)
+                                 on_result=progress.on_result, due=due, executor=executor, student_ids=ids)
     except (InstructorError, ValueError) as err:
         print(f"grade: {err}", file=sys.stderr)
         return 2
