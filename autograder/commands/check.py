@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from autograder.commands.grade import add_isolation_option, isolation_refused
+from autograder.commands import add_isolation_option, isolation_refused
 
 
 def add_parser(subparsers) -> None:
