@@ -59,7 +59,7 @@ def _into_delegated_scope() -> None:
     run as `python -m autograder grade …`, the grader starts itself again inside one (once)."""
     import os
 
-    from autograder.sandbox.cgroups import SCOPE_ENV, delegated_scope_argv
+    from autograder.sandbox.cgroup_scope import SCOPE_ENV, delegated_scope_argv
 
     if not (sys.argv[0].endswith(os.path.join("autograder", "__main__.py")) and sys.argv[1:2] == ["grade"]):
         return   # called in-process: the command line is not ours to repeat

@@ -48,7 +48,7 @@ class BatchReport:
     # their own ("" where they were).
     quotas: str = ""
     placement: str = ""
-    missing_quotas: str = ""  # what a run without a cgroup per sandbox lacked, and how to get it (cgroups.py)
+    missing_quotas: str = ""  # what a run without a cgroup per sandbox lacked, and how to get it (cgroup_scope.py)
 
 
 def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1, force: bool = False,
@@ -118,7 +118,7 @@ def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1,
 
 
 def _missing_quotas() -> str:
-    from autograder.sandbox.cgroups import missing_quotas   # (lazily: see forkserver_client.py)
+    from autograder.sandbox.cgroup_scope import missing_quotas   # (lazily: see forkserver_client.py)
 
     return missing_quotas() or ""
 

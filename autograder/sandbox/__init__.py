@@ -7,12 +7,15 @@
 Modules: confinement (one value per grader process: the isolation backend, the quota backend
 and the placement policy, each a class; every decision by isolation or quotas asks it),
 limits (Limits), outcomes (CallOutcome, NotebookOutcome, TimeoutCause, the one overload error), codec (the safe wire
-format), launcher (the bubblewrap / uid fallback command lines and their probes), lockdown (the
+format), messages (a request's names and a reply's outcome as checked data), launcher (picks the
+plan: bwrap.py the bubblewrap command line and its probe, uid_fallback.py the explicit fallback and
+its probes, worker_plan.py what every worker gets), lockdown (the
 confinement every worker applies to itself), uids (a host uid per sandbox), placement (CPUs of
 its own per open sandbox), reaper (ends a uid's
 processes), leftovers (removes the files a uid left in the host's shared folders), workdir (the private copy), output (per-call output capture), cgroups (per-sandbox
-cgroups: the layout probe and each sandbox's group),
-clock (CPU-time budgets), process (one worker process), session (Sandbox), plotting (the shared
+cgroups: the layout probe and each sandbox's group), cgroup_scope (a delegated scope, or what a
+grader without cgroups lacks),
+clock (CPU-time budgets), process (one worker process), session (Sandbox), resources (what a Sandbox must release), plotting (the shared
 font list), forkserver_client (workers forked from a process that imported numpy and matplotlib
 once); worker.py, nbrunner.py and warm_notebook.py run inside the sandbox, forkserver.py beside it.
 """

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Literal
 
+from autograder.errors import InstructorError
+
 CallStatus = Literal["ok", "raised", "timeout", "crashed", "protocol_error", "too_large"]
 NotebookStatus = Literal["ok", "timeout", "crashed", "unreadable"]
 
@@ -23,6 +25,10 @@ class TimeoutCause(str, Enum):
 
     def __str__(self) -> str:
         return self.value
+
+
+class SandboxUnavailable(InstructorError, RuntimeError):
+    """The requested isolation cannot be provided on this machine."""
 
 
 class SandboxError(RuntimeError):

@@ -29,8 +29,6 @@ KNOWN_CYCLES = {
                "autograder.engine.variants"}):
         "property examples draw (needs the hidden suites and example_key) and load (needed by the assignment); "
         "keys_for lives in variants but needs the assignment: the draw/load split is still open",
-    frozenset({"autograder.sandbox.cgroups", "autograder.sandbox.confinement", "autograder.sandbox.launcher"}):
-        "the quota and isolation backends call their probes, which ask confinement back",
 }
 
 
