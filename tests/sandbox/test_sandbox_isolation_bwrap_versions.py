@@ -45,7 +45,7 @@ def fresh_probe():
 @pytest.fixture
 def bwrap_06(tmp_path, monkeypatch, fresh_probe):
     folder = write_bwrap_06(tmp_path / "bwrap-0.6")
-    monkeypatch.setenv("PATH", f"{folder}:{launcher.os.environ['PATH']}")
+    monkeypatch.setenv("PATH", f"{folder}:{bwrap.os.environ['PATH']}")
     return folder / "bwrap"
 
 

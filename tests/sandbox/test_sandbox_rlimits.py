@@ -202,7 +202,7 @@ def test_root_fallback_refuses_when_its_private_folder_is_out_of_reach(monkeypat
 
 def test_fallback_refuses_a_grader_that_is_not_root(monkeypatch, fresh_probes):
     """As an ordinary uid the student's code would run as that uid and read the project."""
-    monkeypatch.setattr(launcher.os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(uid_fallback.os, "geteuid", lambda: 1000)
     with pytest.raises(SandboxUnavailable, match="not root") as refused:
         launcher.resolve_isolation("rlimits")
     assert "bubblewrap" in str(refused.value) and "\n" not in str(refused.value)
