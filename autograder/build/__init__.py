@@ -4,9 +4,8 @@ assignments/<name>/ is exactly what students see and nbgrader's source folder; t
 generated files (skeleton, notebook, copies of shared modules, README) in step with the sources,
 and `build_assignment(name, check=True)` reports drift without writing.
 
-The names below are imported when first used: the grader reads the roster from
-`autograder.build.variants_table` after every batch, and importing the notebook builder (nbformat,
-jsonschema) would cost it ~2 s of CPU for nothing.
+The names below are imported when first used: importing the notebook builder (nbformat,
+jsonschema) would cost a verb that needs one of the small modules here ~2 s of CPU for nothing.
 """
 
 import importlib

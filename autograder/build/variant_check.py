@@ -5,7 +5,7 @@ every key is defined and of the item's kind, every number key lies inside the it
 range of grading.toml (the range selfcheck.py shows every student), and an item the author marks
 as depending on the parameters (`DEPENDENT` in solutions/<name>/variants.py) does not have the same
 key in every sample (a choice whose answer is always "A" is no question for anyone). The
-reference's full marks in each of a few of them is graded by the caller (author_check.py).
+reference's full marks in each of a few of them is graded by the caller (autograder/api/author_check.py).
 """
 
 from __future__ import annotations

@@ -18,39 +18,8 @@ from pathlib import Path
 
 from autograder.engine.grader import STUDENT_ID_ENV, VARIANT_ENV
 from autograder.engine.registry import REPO_ROOT
-from autograder.engine.variants import (HELPER_FILE, TABLE_FILE, TOKEN_ENV, StudentIdError, normalize_id,
-                                        params_for, table_key, variant_token)
-from autograder.errors import InstructorError
-
-ROSTER_FILE = "roster.txt"
-
-
-class RosterError(InstructorError):
-    """The course roster cannot be read (a malformed line names itself)."""
-
-
-def roster_path(root: Path = REPO_ROOT) -> Path:
-    return root / ROSTER_FILE
-
-
-def read_roster(path: Path) -> list[str]:
-    """The student ids of the roster, in order, each once; blank lines and `#` comments skipped.
-    A missing roster is an empty class (the build warns)."""
-    if not path.is_file():
-        return []
-    ids, seen = [], set()
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        text = line.split("#", 1)[0].strip()
-        if not text:
-            continue
-        try:
-            sid = normalize_id(text)
-        except StudentIdError as err:
-            raise RosterError(f"{path}:{number}: {err}") from None
-        if sid not in seen:
-            seen.add(sid)
-            ids.append(sid)
-    return ids
+from autograder.engine.roster import ROSTER_FILE, RosterError, read_roster, roster_path  # noqa: F401 - its home before
+from autograder.engine.variants import HELPER_FILE, TABLE_FILE, TOKEN_ENV, params_for, table_key, variant_token
 
 
 def variants_table(name: str, root: Path = REPO_ROOT) -> str:
@@ -65,8 +34,7 @@ def variants_table(name: str, root: Path = REPO_ROOT) -> str:
 
 
 def variant_helper(name: str) -> str:
-    # imported here: the grader reads the roster from this module after every batch, and the
-    # templates' module imports the notebook builder (nbformat: ~2 s of CPU)
+    # imported here: the templates' module imports the notebook builder (nbformat: ~2 s of CPU)
     from autograder.build.student_files import render_template
 
     return render_template(f"{HELPER_FILE}.tmpl", {"ASSIGNMENT": name, "TABLE_FILE": TABLE_FILE,

@@ -1,9 +1,9 @@
 """What runs on a Dask worker: the connect-time probe and the grading task.
 
-A worker grades with the engine a local batch uses (`grade_submission` through batch.py's
-`_grade_safely`), in the same sandbox: in each worker process the fork server is started once
-and the assignment is loaded once (as a local batch does before forking its graders), then
-every submission is written into a private folder and graded there.
+A worker grades with the engine a local batch uses (engine/executors.grade_one), in the same
+sandbox: in each worker process the fork server is started once and the assignment is loaded
+once (executors.prepare_process, as a local batch does before forking its graders), then every
+submission is written into a private folder and graded there.
 
 Student code must never reach the cluster: a scheduler or worker port is remote code execution
 as the worker's user. Under bubblewrap the sandbox has a network namespace of its own, so no
@@ -24,7 +24,7 @@ from pathlib import Path
 from autograder.cluster.errors import ClusterRefused
 from autograder.cluster.kit_version import kit_version, mismatch
 from autograder.cluster.parcel import Parcel
-from autograder.sandbox import Limits
+from autograder.engine.executors import Job, Outcome, Submission, grade_one, prepare_process
 
 _lock = threading.Lock()
 _prepared: set[tuple[str, str]] = set()
@@ -35,37 +35,30 @@ def probe(isolation: str, dask_worker=None) -> dict:
     return {"kit": kit_version(), "problem": isolation_problem(isolation, _address(dask_worker), _tls_key(dask_worker))}
 
 
-def grade_parcel(parcel: Parcel, assignment: str, limits: Limits, isolation: str, expected: dict,
-                 student: tuple[str, str] | None = None):
+def grade_parcel(parcel: Parcel, job: Job, expected: dict, student: tuple[str, str] | None = None) -> Outcome:
     """(SubmissionResult, None), or (None, error text) when the grader failed on this student, as
-    `_grade_safely` returns them. Raises ClusterRefused where this worker must not grade."""
+    executors.grade_one returns them. Raises ClusterRefused where this worker must not grade."""
     from distributed import get_worker
-    from autograder.engine.batch import _grade_safely
 
     worker = get_worker()
     line = mismatch(f"worker {worker.address}", expected, kit_version())
     if line:
         raise ClusterRefused(line)
-    problem = isolation_problem(isolation, worker.address, _tls_key(worker))
+    problem = isolation_problem(job.isolation, worker.address, _tls_key(worker))
     if problem:
         raise ClusterRefused(f"worker {worker.address} cannot isolate student code: {problem}")
-    _prepare(assignment, isolation)
+    _prepare(job)
     with tempfile.TemporaryDirectory(prefix="cs349e-parcel-") as root:
-        return _grade_safely(assignment, parcel.materialize(Path(root)), limits, isolation, student)
+        return grade_one(job, Submission(parcel.materialize(Path(root)), student))
 
 
-def _prepare(assignment: str, isolation: str) -> None:
+def _prepare(job: Job) -> None:
     """Once per worker process: the fork server (where it applies) and the loaded assignment."""
     with _lock:
-        if (assignment, isolation) in _prepared:
+        if (job.assignment, job.isolation) in _prepared:
             return
-        from autograder.engine.assignment import warm
-        from autograder.sandbox import forkserver_client
-
-        forkserver_client.prepare(isolation)   # it imports while warm() runs
-        warm(assignment)
-        forkserver_client.prepare(isolation, wait=30)
-        _prepared.add((assignment, isolation))
+        prepare_process(job, fork_server=True)
+        _prepared.add((job.assignment, job.isolation))
 
 
 def isolation_problem(isolation: str, address: str, tls_key: str | None) -> str | None:

@@ -14,7 +14,7 @@ import sys
 from itertools import groupby
 from pathlib import Path
 
-from .grade import positive_int
+from . import positive_int
 
 SHOWN_SOURCES = 3  # best-matching sources named on the console (ties); the --out file has every pair
 DEFAULT_MIN_ITEMS = 3  # one or two matching numbers happen by chance (a variant shares a parameter)

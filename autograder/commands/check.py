@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from autograder.commands.grade import add_isolation_option, isolation_refused
+from autograder.commands import add_isolation_option, isolation_refused
 
 
 def add_parser(subparsers) -> None:
@@ -33,7 +33,7 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    from autograder.build.author_check import check_assignment, step_lines
+    from autograder.api.author_check import check_assignment, step_lines
     from autograder.engine.registry import load_config
     from autograder.errors import InstructorError
 

@@ -9,67 +9,12 @@ requested isolation cannot be had here (no working bubblewrap: one line says how
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
-
-def positive_int(flag: str):
-    """An argparse type for `flag`: a whole number ≥ 1, else a one-line error naming the flag."""
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{flag} needs a whole number, got {text!r}") from None
-        if value < 1:
-            raise argparse.ArgumentTypeError(f"{flag} needs at least 1, got {value}")
-        return value
-    return parse
-
-
-def add_jobs_option(parser: argparse.ArgumentParser) -> None:
-    """`-j N`, shared by every verb that grades a batch."""
-    parser.add_argument("-j", "--jobs", type=positive_int("-j"), default=1, help="grade N submissions in parallel (default 1)")
-
-
-def add_isolation_option(parser: argparse.ArgumentParser) -> None:
-    """`--isolation`, shared by every verb that grades: bubblewrap or an explicit refusal, unless lowered."""
-    from autograder.sandbox import confinement
-
-    parser.add_argument("--isolation", choices=confinement.CHOICES, default=confinement.DEFAULT.name,
-                        help="how student code is isolated (default bubblewrap: without a working bwrap the verb "
-                             "refuses with exit status 2; rlimits: explicitly lowered, and only where the grader "
-                             "can still keep solutions/ and the hidden tests private, else refused too)")
-
-
-def add_scheduler_option(parser: argparse.ArgumentParser) -> None:
-    """`--scheduler ADDRESS`, shared by every verb that grades a batch (autograder/cluster/)."""
-    parser.add_argument("--scheduler", metavar="ADDRESS",
-                        help="grade on the workers of this dask.distributed scheduler (e.g. tcp://head:8786; "
-                             "needs pip install '.[cluster]'); every worker must run this kit and isolate student "
-                             "code, else refused with exit status 2; outputs are written here as by a local run")
-
-
-def scheduler_refused(verb: str, args) -> bool:
-    """-j sizes local workers; on a cluster its workers do: one line and True when both are given."""
-    if getattr(args, "scheduler", None) and args.jobs > 1:
-        print(f"{verb}: -j and --scheduler do not combine: the cluster's workers set how many submissions "
-              f"are graded at once", file=sys.stderr)
-        return True
-    return False
-
-
-def isolation_refused(verb: str, isolation: str) -> bool:
-    """Fail closed before any other work: prints one line (why, and how to install bubblewrap or
-    lower isolation) and returns True when `isolation` cannot be had on this machine."""
-    from autograder.sandbox import SandboxUnavailable, confinement
-
-    try:
-        confinement.choose(isolation)
-    except SandboxUnavailable as err:
-        print(f"{verb}: {err}", file=sys.stderr)
-        return True
-    return False
+from autograder.commands import (add_assignment_argument, add_batch_options, add_isolation_option,  # noqa: F401
+                                 add_jobs_option, add_scheduler_option, isolation_refused, positive_int, refused,
+                                 report_batch)
 
 
 def add_parser(subparsers) -> None:
@@ -78,13 +23,10 @@ def add_parser(subparsers) -> None:
         description="Grade every student folder in SUBMISSIONS (files directly in SUBMISSIONS/<student>/, or "
                     "nbgrader's SUBMISSIONS/<student>/<assignment>/) in a sandbox, against the hidden tests. "
                     "Students already graded with unchanged files are skipped unless --force.")
-    parser.add_argument("assignment", help="assignment name, e.g. lec01_codesign")
+    add_assignment_argument(parser)
     parser.add_argument("submissions", type=Path, help="folder with one subfolder per student")
     parser.add_argument("--out", type=Path, required=True, help="output folder (created if needed)")
-    add_jobs_option(parser)
-    parser.add_argument("--force", action="store_true", help="regrade students that are already graded")
-    add_isolation_option(parser)
-    add_scheduler_option(parser)
+    add_batch_options(parser, force_help="regrade students that are already graded")
     parser.add_argument("--due", metavar="TIME",
                         help="due date for the late policy of grading.toml, ISO 8601 with its offset "
                              "(e.g. 2030-01-31T23:59:00+08:00); default: the one recorded in nbgrader's "
@@ -112,22 +54,12 @@ def read_student_ids(path: Path | None) -> dict[str, tuple[str, str]]:
     return {folder: (v["id"], v["source"]) for folder, v in data.items()}
 
 
-def due_date(assignment: str, given: str | None):
-    """--due, else the due date in the course's nbgrader gradebook (repository root), else None."""
-    from autograder.engine.lateness import gradebook_due_date, parse_time
-    from autograder.engine.registry import ASSIGNMENTS_DIR
-
-    if given:
-        return parse_time(given, "--due")
-    return gradebook_due_date(ASSIGNMENTS_DIR.parent, assignment)
-
-
 def _into_delegated_scope() -> None:
     """A non-root instructor on cgroup v2 gets per-sandbox quotas from a delegated systemd scope:
     run as `python -m autograder grade …`, the grader starts itself again inside one (once)."""
     import os
 
-    from autograder.sandbox.cgroups import SCOPE_ENV, delegated_scope_argv
+    from autograder.sandbox.cgroup_scope import SCOPE_ENV, delegated_scope_argv
 
     if not (sys.argv[0].endswith(os.path.join("autograder", "__main__.py")) and sys.argv[1:2] == ["grade"]):
         return   # called in-process: the command line is not ours to repeat
@@ -141,30 +73,24 @@ def _into_delegated_scope() -> None:
 
 
 def run(args) -> int:
-    from autograder.engine.batch import grade_batch
-    from autograder.engine.console_view import BatchProgress, print_summary
-    from autograder.errors import InstructorError
+    from autograder.api.grading import Refused, check_isolation, check_placement, grade
+    from autograder.engine.console_view import BatchProgress
+    from autograder.engine.lateness import parse_time
 
-    scheduler = getattr(args, "scheduler", None)
-    if scheduler_refused("grade", args) or (scheduler is None and isolation_refused("grade", args.isolation)):
-        return 2
-    _into_delegated_scope()
-    if not args.submissions.is_dir():
-        print(f"grade: submissions folder {args.submissions} does not exist", file=sys.stderr)
-        return 2
     try:
-        due = due_date(args.assignment, getattr(args, "due", None))
-        ids = read_student_ids(getattr(args, "student_ids", None))
+        check_placement(args.jobs, args.scheduler)
+        if args.scheduler is None:
+            check_isolation(args.isolation)
+    except Refused as err:
+        return refused("grade", err)
+    _into_delegated_scope()
+    try:
+        due = parse_time(args.due, "--due") if args.due else None
+        ids = read_student_ids(args.student_ids)
         with BatchProgress() as progress:
-            report = grade_batch(args.assignment, args.submissions, args.out, jobs=args.jobs, force=args.force,
-                                 isolation=args.isolation, on_start=progress.on_start,
-                                 on_result=progress.on_result, due=due, scheduler=scheduler, student_ids=ids)
-    except (InstructorError, ValueError) as err:
-        print(f"grade: {err}", file=sys.stderr)
-        return 2
-    print_summary(report, args.out)
-    if report.failed:
-        print(f"grade: the grader failed on {len(report.failed)} student(s): "
-              f"{', '.join(s for s, _ in report.failed)}; re-run to retry them", file=sys.stderr)
-        return 1
-    return 0
+            report = grade(assignment=args.assignment, submissions=args.submissions, out=args.out, jobs=args.jobs,
+                           force=args.force, isolation=args.isolation, scheduler=args.scheduler, due=due,
+                           student_ids=ids, on_start=progress.on_start, on_result=progress.on_result)
+    except (Refused, ValueError) as err:
+        return refused("grade", err)
+    return report_batch("grade", report, args.out)

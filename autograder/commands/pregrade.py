@@ -11,10 +11,9 @@ manifest that ties each result to the files it graded. A student whose files and
 
 from __future__ import annotations
 
-import argparse
 import sys
 
-from autograder.commands import grade
+from autograder.commands import add_assignment_argument, add_batch_options, refused, report_batch
 
 
 def add_parser(subparsers) -> None:
@@ -22,50 +21,23 @@ def add_parser(subparsers) -> None:
         "pregrade", help="pin the trusted grader's results for nbgrader's submitted/ (required before autograde)",
         description="Snapshot every submitted/<student>/<assignment> of the nbgrader course, grade it with the "
                     "trusted grader and pin the results; `nbgrader autograde` writes these scores into the gradebook.")
-    parser.add_argument("assignment", help="assignment name, e.g. lec01_codesign")
-    grade.add_jobs_option(parser)
-    from autograder.sandbox import confinement
-
-    parser.add_argument("--isolation", choices=confinement.CHOICES, default=None,
-                        help="how student code is isolated (default: CS349E_ISOLATION, else bubblewrap; without a "
-                             "working bwrap pregrade refuses with exit status 2)")
-    parser.add_argument("--force", action="store_true", help="regrade students whose pinned result is current")
-    grade.add_scheduler_option(parser)
+    add_assignment_argument(parser)
+    add_batch_options(parser, force_help="regrade students whose pinned result is current", isolation_from_env=True)
 
 
 def run(args) -> int:
-    from autograder.engine.registry import REPO_ROOT, ConfigError
-    from autograder.nbgrader_bridge.course import CourseError, load_course
-    from autograder.nbgrader_bridge.pinned import (drop_results_without_executed, pinned_folder, snapshot_class,
-                                                   write_manifest)
-    from autograder.sandbox import SandboxUnavailable, isolation_from_env
+    from autograder.api.grading import Refused, pregrade
+    from autograder.engine.console_view import BatchProgress
 
-    try:  # fails closed first
-        isolation = args.isolation or isolation_from_env()
-    except SandboxUnavailable as err:
-        print(f"pregrade: {err}", file=sys.stderr)
-        return 2
-    if grade.scheduler_refused("pregrade", args) or (
-            args.scheduler is None and grade.isolation_refused("pregrade", isolation)):
-        return 2
     try:
-        course = load_course(REPO_ROOT)
-        if not course.submitted_folder.is_dir():
-            raise CourseError(f"{course.submitted_folder} does not exist: collect the submissions first")
-        snapshots = snapshot_class(course, args.assignment)  # before anything of the students' runs
-        drop_results_without_executed(course, args.assignment)  # a store of an older grader: grade again
-    except (CourseError, ConfigError) as err:
-        print(f"pregrade: {err}", file=sys.stderr)
-        return 2
-    status = grade.run(argparse.Namespace(
-        assignment=args.assignment, submissions=course.submitted_folder,
-        out=pinned_folder(course, args.assignment), jobs=args.jobs, force=args.force,
-        isolation=isolation, scheduler=args.scheduler))
-    if status == 2:
-        return status
-    unpinned = write_manifest(course, args.assignment, snapshots)
-    for student, reason in sorted(unpinned.items()):
+        with BatchProgress() as progress:
+            done = pregrade(assignment=args.assignment, jobs=args.jobs, force=args.force, isolation=args.isolation,
+                            scheduler=args.scheduler, on_start=progress.on_start, on_result=progress.on_result)
+    except Refused as err:
+        return refused("pregrade", err)
+    status = report_batch("grade", done.report, done.out)
+    for student, reason in sorted(done.unpinned.items()):
         print(f"pregrade: {student} not pinned: {reason}", file=sys.stderr)
-    print(f"pregrade {args.assignment}: {len(snapshots) - len(unpinned)} of {len(snapshots)} student(s) pinned "
-          f"in {pinned_folder(course, args.assignment)}", file=sys.stderr)
-    return 1 if unpinned else status
+    print(f"pregrade {args.assignment}: {done.students - len(done.unpinned)} of {done.students} student(s) pinned "
+          f"in {done.out}", file=sys.stderr)
+    return 1 if done.unpinned else status

@@ -2,6 +2,7 @@
 
     grade_submission(name, folder)   one submission -> SubmissionResult
     grade_batch(name, submissions, out, jobs=N, force=False)   a class -> OUT/{grades.csv,feedback/,results/,executed/}
+    grade_batch(..., executor=...)   graded elsewhere (engine.executors; a cluster's: autograder/cluster/)
 
 Hidden tests live in `autograder/<name>/` (see engine.assignment); the item registry is the
 repository's `assignments/<name>/grading.toml` (engine.registry). Student code only ever runs in

@@ -3,11 +3,11 @@
 - A student whose results file exists and whose graded files and grading config are unchanged
   (same fingerprint) is skipped unless `force`: re-running a killed batch loses nothing and
   grades nobody twice.
-- `jobs > 1` grades in forked worker processes (forked after the hidden tests and their
-  hypothesis examples are prepared, so workers start warm); the trusted parent alone writes
-  the outputs, atomically, as results arrive.
-- `scheduler` (a dask.distributed address) grades on a cluster's workers instead, with the same
-  sandbox and engine (autograder/cluster/); this process still writes every output itself.
+- An executor (executors.py) grades the rest: in this process, in `jobs` forked worker
+  processes (forked after the hidden tests and their hypothesis examples are prepared, so
+  workers start warm), or on a cluster's workers (autograder/cluster/client_side.DaskExecutor),
+  with the same sandbox and engine; the trusted parent alone writes the outputs, atomically, as
+  results arrive.
 - grades.csv is rebuilt from results/ at the end, complete and sorted, one result read at a
   time; the report keeps a gradebook row per student (gradebook_rows.py), never the results, so
   the instructor's memory stays flat in the class's size.
@@ -15,18 +15,15 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import time
-import traceback
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Callable, Mapping
 
-from autograder.engine.assignment import load_assignment, warm
+from autograder.engine.assignment import load_assignment
+from autograder.engine.executors import Executor, Job, local_executor, submissions_of
 from autograder.engine.gradebook_rows import GradebookRow
-from autograder.engine.grader import grade_submission
 from autograder.engine.locate import locate, student_folders
 from autograder.engine.outputs import read_result, results_path, write_grades_csv, write_result
 from autograder.engine.registry import ConfigError, GradingConfig
@@ -51,15 +48,16 @@ class BatchReport:
     # their own ("" where they were).
     quotas: str = ""
     placement: str = ""
-    missing_quotas: str = ""  # what a run without a cgroup per sandbox lacked, and how to get it (cgroups.py)
+    missing_quotas: str = ""  # what a run without a cgroup per sandbox lacked, and how to get it (cgroup_scope.py)
 
 
 def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1, force: bool = False,
                 limits: Limits | None = None, isolation: str = confinement.DEFAULT.name,
                 on_start: OnStart | None = None, on_result: OnResult | None = None,
-                due: datetime | None = None, scheduler: str | None = None,
+                due: datetime | None = None, executor: Executor | None = None,
                 student_ids: Mapping[str, tuple[str, str]] | None = None) -> BatchReport:
-    """`student_ids` (folder name -> (student id, where it came from)) names the student of a
+    """`executor` grades the submissions that need it (default: this machine's, `jobs` at a
+    time). `student_ids` (folder name -> (student id, where it came from)) names the student of a
     folder whose name is not their id (the Gradescope runner's one folder); others are their
     folder's name. It decides the variant of an assignment with per-student variants."""
     started = time.perf_counter()
@@ -70,8 +68,8 @@ def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1,
     if not submissions.is_dir():
         raise ConfigError(f"submissions folder {submissions} does not exist")
     config = load_assignment(assignment).config
-    # probed once, not once per student (on a cluster every worker probes its own)
-    isolation = (confinement.choose(isolation) if scheduler is None else confinement.asked(isolation)).name
+    executor = executor or local_executor(jobs)
+    isolation = executor.isolation(isolation)
     limits = limits or Limits()
 
     pending, skipped = [], []
@@ -90,16 +88,6 @@ def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1,
         else:
             pending.append(folder)
 
-    if pending and scheduler is None:
-        many = len(pending) > 1
-        if many:
-            from autograder.sandbox import forkserver_client   # (imported here: see forkserver_client.py)
-            forkserver_client.prepare(isolation)   # it imports while warm() runs
-        warm(assignment)  # before forking: workers inherit the prepared hidden tests
-        if many:
-            # Forked graders share the server; waiting for it (~0.4 s) forks every student's
-            # worker alike, instead of starting the first few as fresh interpreters.
-            forkserver_client.prepare(isolation, wait=30)
     graded, failed = [], []
     confined: list[tuple[str, bool | None]] = []   # (quotas, placed) of each result graded now
 
@@ -115,29 +103,22 @@ def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1,
         if on_result:
             on_result(student, result, error)
 
-    if scheduler is not None:
-        from autograder.cluster.client_side import grade_on_scheduler
-        grade_on_scheduler(scheduler, assignment, config, pending, limits, isolation, on_start, len(skipped), finish,
-                           ids)
-    elif jobs == 1 or len(pending) <= 1:
+    def begun() -> None:
         if on_start:
             on_start(len(pending), len(skipped))
-        for folder in pending:
-            result, error = _grade_safely(assignment, folder, limits, isolation, ids.get(folder.name))
-            finish(folder.name, result, error)
-    else:
-        _grade_in_workers(assignment, pending, limits, isolation, jobs, on_start, len(skipped), finish, ids)
+
+    executor.grade_all(Job(assignment, limits, isolation), submissions_of(pending, ids), finish, begun)
 
     rows = gradebook(out, config)
-    quotas, placement = _confinement_of(confined, limits, local=scheduler is None, pending=bool(pending))
+    quotas, placement = _confinement_of(confined, limits, local=executor.local, pending=bool(pending))
     return BatchReport(config.assignment, rows, tuple(sorted(graded)), tuple(skipped),
                        tuple(sorted(failed)), isolation, round(time.perf_counter() - started, 3),
                        quotas, placement,
-                       missing_quotas=_missing_quotas() if scheduler is None and pending else "")
+                       missing_quotas=_missing_quotas() if executor.local and pending else "")
 
 
 def _missing_quotas() -> str:
-    from autograder.sandbox.cgroups import missing_quotas   # (lazily: see forkserver_client.py)
+    from autograder.sandbox.cgroup_scope import missing_quotas   # (lazily: see forkserver_client.py)
 
     return missing_quotas() or ""
 
@@ -162,34 +143,3 @@ def gradebook(out: Path, config: GradingConfig) -> tuple[GradebookRow, ...]:
     shared: dict = {}
     write_grades_csv(out, config, each=lambda result: rows.append(GradebookRow.of(result, shared)))
     return tuple(rows)
-
-
-def _grade_in_workers(assignment, pending, limits, isolation, jobs, on_start, n_skipped, finish, ids) -> None:
-    context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
-    executor = ProcessPoolExecutor(max_workers=min(jobs, len(pending)), mp_context=context)
-    try:
-        # Submitting starts the workers; the caller's progress display (a thread) starts after.
-        futures: dict[Future, str] = {
-            executor.submit(_grade_safely, assignment, folder, limits, isolation, ids.get(folder.name)): folder.name
-            for folder in pending}
-        if on_start:
-            on_start(len(pending), n_skipped)
-        for future in as_completed(futures):
-            try:
-                result, error = future.result()
-            except Exception as exc:  # noqa: BLE001 - a worker died: report, keep going
-                result, error = None, f"worker process failed: {exc!r}"
-            finish(futures[future], result, error)
-    finally:
-        executor.shutdown(wait=True, cancel_futures=True)
-
-
-def _grade_safely(assignment: str, folder: Path, limits: Limits, isolation: str,
-                  student: tuple[str, str] | None = None):
-    """(result, None), or (None, error text) when the grader itself failed on this student."""
-    try:
-        sid, source = student if student else (None, "folder")
-        return grade_submission(assignment, folder, limits=limits, isolation=isolation, student_id=sid,
-                                id_source=source), None
-    except Exception:  # noqa: BLE001 - one student's grading problem must not stop the batch
-        return None, traceback.format_exc(limit=8)

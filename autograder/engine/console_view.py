@@ -16,10 +16,9 @@ from autograder.engine.batch import BatchReport
 from autograder.engine.feedback import points
 from autograder.engine.outputs import show_controls
 from autograder.engine.results import SubmissionResult
+from autograder.engine.roster import ROSTER_FILE
 from autograder.sandbox import NOT_ISOLATED_WARNING
 from autograder.sandbox.confinement import isolation_named
-
-ROSTER_FILE = "roster.txt"   # the course roster (autograder/build/variants_table.py reads it)
 
 
 class BatchProgress:
@@ -68,7 +67,7 @@ class BatchProgress:
 
 def off_roster(report: BatchReport) -> list[str]:
     """Students graded whose id is not on the course roster (none when the course keeps no roster)."""
-    from autograder.build.variants_table import read_roster, roster_path
+    from autograder.engine.roster import read_roster, roster_path
 
     roster = set(read_roster(roster_path()))
     if not roster:

@@ -29,7 +29,7 @@ from autograder.engine.results import ItemResult, SubmissionResult
 from autograder.engine.variants import (StudentIdError, canonical_json, normalize_id, params_for, plain,
                                         variant_digest)
 from autograder.engine.vocabulary import REPORT_KINDS, ItemKind
-from autograder.sandbox import Limits, MachineOverloaded, Sandbox, confinement
+from autograder.sandbox import Limits, Sandbox, confinement, refuse_overload
 from autograder.sandbox.nbrunner import NotebookUnreadable, load_code_cells
 
 # What code in the sandbox is told: the notebook's check() helper stays quiet while the trusted
@@ -178,8 +178,7 @@ def _reference(assignment: Assignment, box: Sandbox) -> Mapping[str, Any]:
     from the assignment's own files). A failure is the grader's, retried on the next run."""
     module, _, function = assignment.reference.partition(":")
     outcome = box.call(module, function, timeout=REFERENCE_CPU_SECONDS)
-    if outcome.status == "timeout" and outcome.timeout_cause == "load":
-        raise MachineOverloaded(f"machine overloaded: the reference measurement {assignment.reference}; run it again")
+    refuse_overload(outcome.timeout_cause, f"the reference measurement {assignment.reference}")
     if not outcome.ok or not isinstance(outcome.value, dict):
         raise RuntimeError(f"the reference measurement {assignment.reference} failed in the sandbox: "
                            f"{outcome.status} {outcome.exc_type or ''} {outcome.exc_message or ''}".strip())

@@ -22,7 +22,7 @@ from autograder.engine.cases import Call, Expectation, Raises, Returns, Verdict,
 from autograder.engine.checks import describe_type
 from autograder.engine.feedback import fenced_text, inline_text
 from autograder.sandbox import Call as SandboxCall
-from autograder.sandbox import MachineOverloaded
+from autograder.sandbox import TimeoutCause, refuse_overload
 from autograder.sandbox.codec import wire_size
 from autograder.sandbox.outcomes import CallOutcome, NotebookOutcome
 
@@ -81,9 +81,7 @@ class StudentCode:
         """Execute the student's notebook (in a fresh child of the sandbox); the answers come back
         as plain data. Report items judge the outcome (engine.report_items)."""
         outcome = self._sandbox.run_notebook(name, list(variables))
-        if outcome.overloaded:
-            raise MachineOverloaded(f"machine overloaded: notebook {name}: {outcome.message}; "
-                                    f"{_OVERLOADED_ADVICE}")
+        refuse_overload(outcome.timeout_cause, f"notebook {name}: {outcome.message}")
         return outcome
 
     # -- calling -------------------------------------------------------------------------
@@ -141,10 +139,9 @@ class StudentCode:
         if function in self._hung:
             return self._hung[function]
         if time.monotonic() > self._deadline:
-            if self._sandbox.starved(self._usage):
-                raise MachineOverloaded(
-                    "machine overloaded: the submission's time for its calls passed while the machine "
-                    f"gave its sandbox less than half its CPU share; {_OVERLOADED_ADVICE}")
+            refuse_overload(self._sandbox.deadline_cause(self._usage),
+                            "the submission's time for its calls passed while the machine "
+                            "gave its sandbox less than half its CPU share")
             return "未运行：这份作业的评分总时间已用完（前面的调用太慢或卡住了）。"
         return ""
 
@@ -158,15 +155,10 @@ class StudentCode:
                                         "后续用例不再调用它。")
 
 
-_OVERLOADED_ADVICE = ("it had used less CPU time than its budget, so this is not the student's timeout; "
-                      "no result was recorded: grade again when the machine is less loaded")
-
-
 def _not_overloaded(outcome: CallOutcome) -> CallOutcome:
-    """A call that only a starved machine stopped (the sandbox's "load" timeout, after its
+    """A call that only a starved machine stopped (the sandbox's LOAD timeout, after its
     retries) is the grader's error, never a lower score."""
-    if outcome.status == "timeout" and outcome.timeout_cause == "load":
-        raise MachineOverloaded(f"machine overloaded: {outcome.exc_message}; {_OVERLOADED_ADVICE}")
+    refuse_overload(outcome.timeout_cause, outcome.exc_message or "")
     return outcome
 
 
@@ -212,9 +204,9 @@ def failure_text(outcome: CallOutcome, what: str) -> str:
         where = f"\n\n```\n{fenced_text(outcome.traceback.strip()[-1200:])}\n```" if outcome.traceback.strip() else ""
         return f"`{what}` 抛出了 {_exception(outcome)}{where}"
     if status == "timeout":
-        if outcome.timeout_cause == "deadline":
+        if outcome.timeout_cause is TimeoutCause.DEADLINE:
             return f"`{what}` 被停止：这份作业的评分总时间已用完（前面的调用太慢或卡住了）。"
-        if outcome.timeout_cause == "blocked":
+        if outcome.timeout_cause is TimeoutCause.BLOCKED:
             return f"`{what}` 超过了每次调用的时间限制：它在等待或休眠（sleep、读输入），而不是在计算。"
         return f"`{what}` 超过了每次调用的时间限制：死循环，或者实现太慢。"
     if status == "too_large":

@@ -9,7 +9,7 @@ from pathlib import Path
 from autograder.atomic import atomic_file
 from autograder.gradescope.contents import BundleSourceError, bundle_sources
 from autograder.gradescope.requirements import grading_distributions, pinned_requirements
-from autograder.gradescope.runtime import BEST
+from autograder.gradescope.container import BEST
 from autograder.gradescope.schema import VISIBILITIES
 from autograder.gradescope.scripts import readme, run_autograder, setup_sh
 from autograder.sandbox.confinement import container_policy

@@ -19,6 +19,8 @@ import os
 import time
 from typing import Callable, Iterable
 
+from .outcomes import TimeoutCause
+
 GUARD_FACTOR = 10.0   # a machine 10× oversubscribed still finishes honest work
 ACTIVE_SHARE = 0.5   # below this share of wall time on (or queued for) a CPU, the code is blocked
 BASE_DELAY = 0.05    # seconds into a request before the meter is first read
@@ -48,25 +50,25 @@ class Budget:
     def wake_at(self) -> float:
         return self._wake
 
-    def check(self, now: float) -> str | None:
+    def check(self, now: float) -> TimeoutCause | None:
         """None (and a later wake-up time) while the request may go on, else why it must stop."""
         if now >= self.ceiling:
-            return "deadline"
+            return TimeoutCause.DEADLINE
         elapsed = now - self.start
         sample = self._meter() if self._meter else None
         if sample is None:   # nothing to tell load from slowness: wall time counts
-            return "cpu" if elapsed >= self.seconds else self._later(self.start + self.seconds)
+            return TimeoutCause.CPU if elapsed >= self.seconds else self._later(self.start + self.seconds)
         if self._base is None:
             self._base, self._head = sample, elapsed
             return self._later(self.start + self.seconds)
         cpu = sample[0] - self._base[0] + self._head
         waited = sample[1] - self._base[1]
         if cpu >= self.seconds:
-            return "cpu"
+            return TimeoutCause.CPU
         if (cpu - self._head) + waited < ACTIVE_SHARE * (elapsed - self._head) and not sample[2]:
-            return "blocked"
+            return TimeoutCause.BLOCKED
         if now >= self.guard:
-            return "load"
+            return TimeoutCause.LOAD
         return self._later(now + max(self.seconds - cpu, 0.05))
 
     def _later(self, when: float) -> None:

@@ -8,8 +8,8 @@ only; results, logs and the command line carry them as data, and `isolation_name
 `quota_named` turn a recorded name back into its class (an unknown one into `Unknown…`, which
 says so wherever it is shown).
 
-The machine probes themselves live beside the mechanics they test (launcher.py: bubblewrap and
-the uid fallback; cgroups.py: the cgroup layout; placement.py: CPU claims); each runs once per
+The machine probes themselves live beside the mechanics they test (bwrap.py: bubblewrap;
+uid_fallback.py: the uid fallback; cgroups.py: the cgroup layout; placement.py: CPU claims); each runs once per
 process.
 """
 
@@ -20,7 +20,7 @@ import os
 from dataclasses import dataclass
 from typing import Mapping
 
-from autograder.errors import InstructorError
+from .outcomes import SandboxUnavailable  # noqa: F401 - raised here, and its old home
 
 # How the nbgrader path (pregrade) lowers isolation: the CLI verbs take --isolation, the
 # Gradescope bundle a build flag.
@@ -28,10 +28,6 @@ ISOLATION_ENV_VAR = "CS349E_ISOLATION"
 INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install "
                 "bubblewrap; Arch: pacman -S bubblewrap) or lower isolation explicitly "
                 "(--isolation rlimits; CS349E_ISOLATION=rlimits for nbgrader)")
-
-
-class SandboxUnavailable(InstructorError, RuntimeError):
-    """The requested isolation cannot be provided on this machine."""
 
 
 # -- isolation ------------------------------------------------------------------------------------
@@ -96,15 +92,15 @@ class Bubblewrap(Isolation):
     words = "你的代码在 bubblewrap 沙箱里运行（隔离方式：bubblewrap）。"
 
     def problem(self):
-        from . import launcher
-        return launcher.bubblewrap_problem()
+        from . import bwrap
+        return bwrap.bubblewrap_problem()
 
     def refusal(self, problem):
         return f"bubblewrap cannot sandbox student code here ({problem}); to grade, {INSTALL_HINT}"
 
     def plan(self, workdir, private_dir, limits, *, uid, env):
-        from . import launcher
-        return launcher.bubblewrap_plan(self, workdir, private_dir, limits, uid=uid, env=env)
+        from . import bwrap
+        return bwrap.bubblewrap_plan(self, workdir, private_dir, limits, uid=uid, env=env)
 
     def forks_here(self):
         return os.geteuid() == 0
@@ -123,15 +119,15 @@ class UidFallback(Isolation):
              "（隔离方式：rlimits）。")
 
     def problem(self):
-        from . import launcher
-        return launcher.rlimits_problem()
+        from . import uid_fallback
+        return uid_fallback.rlimits_problem()
 
     def refusal(self, problem):
         return f"isolation 'rlimits' refused: {problem}"
 
     def plan(self, workdir, private_dir, limits, *, uid, env):
-        from . import launcher
-        return launcher.fallback_plan(self, workdir, private_dir, limits, uid=uid, env=env)
+        from . import uid_fallback
+        return uid_fallback.fallback_plan(self, workdir, private_dir, limits, uid=uid, env=env)
 
 
 class NotRun(Isolation):

@@ -284,7 +284,7 @@ def _private_tmp(font_list: str) -> None:
         if _libc.mount(f"/proc/self/fd/{fd}".encode(), path.encode(), None, _MS_BIND | _MS_REC, None) != 0:
             raise OSError(ctypes.get_errno(), f"bind {path}")
         os.close(fd)
-    config = os.environ["MPLCONFIGDIR"]   # the sandbox's (launcher._base_env)
+    config = os.environ["MPLCONFIGDIR"]   # the sandbox's (worker_plan._base_env)
     os.makedirs(config, exist_ok=True)
     if fonts is not None:
         with open(os.path.join(config, os.path.basename(font_list)), "wb") as copy:

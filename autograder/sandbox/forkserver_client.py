@@ -50,7 +50,7 @@ class ForkServer:
     """One fork server process and the socket to it."""
 
     def __init__(self):
-        from .launcher import _base_env
+        from .worker_plan import _base_env
         from .plotting import shared_font_list
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         fonts = shared_font_list()

@@ -23,7 +23,7 @@ import ctypes
 import os
 import stat
 
-from .launcher import SHARED_SCRATCH
+from .uid_fallback import SHARED_SCRATCH
 from .workdir import remove_entry
 
 SHARED_FOLDERS = (*SHARED_SCRATCH, "/dev/mqueue")

@@ -43,7 +43,7 @@ fallback's plain start), it applies the same `Lockdown`, in this order:
 Any step that does not take effect ends the worker (fail closed), but for the two a platform
 may not offer, as said in 1 and 7. The parent builds the spec
 (`Lockdown.to_config`); `apply` runs in the worker, so this file uses the standard library only
-and is one of the worker's files (launcher.WORKER_FILES).
+and is one of the worker's files (worker_plan.WORKER_FILES).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ matplotlib reads it, and nothing a submission does can change it for the next on
 `sandbox_env()` also asks the worker to import pyplot in a notebook child forked before any
 student code runs (see warm_notebook.py), so the import overlaps the function tests.
 
-launcher.py imports this module inside its functions: a hidden-test draw imports the sandbox
+worker_plan.py, bwrap.py and uid_fallback.py import this module inside their functions: a hidden-test draw imports the sandbox
 package, and hypothesis draws from the literal constants of every local module it finds imported.
 """
 

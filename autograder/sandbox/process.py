@@ -24,6 +24,7 @@ from .clock import Budget, Meter
 from .codec import PREFIX, WireError, parse_header, parse_prefix
 from .launcher import LaunchPlan
 from .limits import Limits
+from .outcomes import TimeoutCause
 from .output import OutputCollector
 
 _READ_CHUNK = 1 << 20
@@ -34,8 +35,8 @@ _HEADROOM = 64 * 1024   # reply bytes allowed on top of a value's bound (control
 class WorkerTimeout(Exception):
     """The worker did not answer in time; `cause` says why (clock.Budget.check)."""
 
-    def __init__(self, cause: str = "cpu"):
-        super().__init__(cause)
+    def __init__(self, cause: TimeoutCause = TimeoutCause.CPU):
+        super().__init__(str(cause))
         self.cause = cause
 
 

@@ -7,8 +7,6 @@ Not thread-safe: use one Sandbox per thread or process.
 
 from __future__ import annotations
 
-import re
-import sys
 import tempfile
 import time
 import weakref
@@ -16,32 +14,25 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Iterable, Mapping, Sequence
 
-from . import cgroups, confinement, leftovers, placement, reaper
+from . import confinement, placement
 from .clock import ACTIVE_SHARE, Budget
-from .codec import Decoder, Encoder, WireError, check_factory_name
+from .codec import Encoder, WireError, check_factory_name
 from .launcher import launch_plan
 from .limits import Limits
-from .outcomes import CallOutcome, NotebookOutcome
+from .messages import IDENTIFIER, Call, call_outcome, check_call, notebook_outcome
+from .outcomes import CallOutcome, MachineOverloaded, NotebookOutcome, SandboxError, TimeoutCause
 from .process import WorkerDied, WorkerProcess, WorkerTimeout
-from .uids import claim_uid, release_uid, retire_uid
-from .workdir import check_overlay, copy_submission, lay_overlay, remove_tree
+from .resources import SandboxResources
+from .uids import claim_uid
+from .workdir import check_overlay, copy_submission, lay_overlay
 
-_MODULE_NAME = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
-_IDENTIFIER = re.compile(r"^[A-Za-z_]\w*$")
+_Resources = SandboxResources   # its name before resources.py
+
 _REQUEST_BYTES = 1 << 34     # arguments come from the trusted parent: no practical cap
 LOAD_RETRIES = 1             # fresh starts of a request that only load kept from finishing
 
 
-class SandboxError(RuntimeError):
-    """The sandbox itself failed (the worker could not start): a configuration problem, never
-    something a submission caused."""
-
-
-class MachineOverloaded(SandboxError):
-    """Honest work was stopped by a wall-clock guard while its sandbox had used less CPU time than
-    its budget: the machine was too busy, not the code too slow. The grader's error, never a
-    student's timeout: the submission gets no result this run (`grade` exits 1 and its next run
-    grades it again)."""
+__all__ = ["Call", "MachineOverloaded", "Sandbox", "SandboxError", "Usage"]   # Call: messages.py
 
 
 @dataclass(frozen=True)
@@ -49,61 +40,6 @@ class Usage:
     wall: float     # seconds requests took
     cpu: float      # CPU seconds the sandbox used meanwhile
     active: float   # CPU seconds plus seconds its tasks waited for a CPU
-
-
-@dataclass(frozen=True)
-class Call:
-    """One function call for `Sandbox.call_many`."""
-
-    module: str
-    function: str
-    args: tuple = ()
-    kwargs: Mapping[str, object] | None = None
-    # Largest reply accepted for this call, in wire bytes of the value (None: Limits.result_bytes).
-    # A larger value is refused by the worker, or from the frame's prefix before the parent
-    # reads it: the outcome is "too_large", and nothing of the value is ever allocated here.
-    reply_bytes: int | None = None
-
-
-class _Resources:
-    """What must be released even if the Sandbox is never closed (see weakref.finalize)."""
-
-    def __init__(self, root: Path):
-        self.root = root
-        self.worker: WorkerProcess | None = None
-        self.uid: int | None = None   # claimed host uid, given back once the worker is dead
-        self.sweep_uid = False        # its files are removed first (a backend without namespaces)
-        self.cgroup = cgroups.NO_GROUP   # its own group where the quota backend gives one
-        self.cpus: placement.CpuClaim | None = None   # given back once the worker is dead
-
-    def stop_worker(self) -> None:
-        if self.worker is not None:
-            self.worker.kill()
-            self.worker = None
-
-    def release(self) -> None:
-        self.stop_worker()
-        self.cgroup.remove()
-        self.cgroup = cgroups.NO_GROUP
-        if self.uid is not None and self.sweep_uid:
-            # No pid namespace ended with the worker: a process of its uid that left it would
-            # still write into the folder while it goes (and could keep removal from ending).
-            reaper.kill_uid(self.uid)
-        remove_tree(self.root)
-        if self.uid is not None:
-            if self.sweep_uid:
-                # No mount or IPC namespace ended with the worker: what its uid left in the
-                # host's shared folders is removed before the uid is ever given out again.
-                left = leftovers.remove_all_of(self.uid)
-                if left:
-                    print(f"WARNING: sandbox uid {self.uid} is retired: could not remove what it left "
-                          f"({'; '.join(left[:5])})", file=sys.stderr, flush=True)
-                    retire_uid(self.uid)
-            release_uid(self.uid)
-            self.uid = None
-        if self.cpus is not None:
-            self.cpus.release()
-            self.cpus = None
 
 
 class Sandbox:
@@ -141,13 +77,13 @@ class Sandbox:
         self.isolation = chosen.name
         self._failed_imports: dict[str, CallOutcome] = {}
         self._stopped_by_load = False
-        self._usage = Usage(0.0, 0.0, 0.0)   # summed over requests: see starved()
+        self._usage = Usage(0.0, 0.0, 0.0)   # summed over requests: see deadline_cause()
         self._started_once = False   # a worker got ready: student code may have run since
         self.quotas = confinement.NO_QUOTA.name
         self.private_scratch = chosen.private_scratch   # a started fallback worker may add it
         self.cpus: tuple[int, ...] = ()   # the CPUs its processes run on; () where not placed
         root = Path(tempfile.mkdtemp(prefix="cs349e-sandbox-"))
-        self._resources = _Resources(root)
+        self._resources = SandboxResources(root)
         self._finalizer = weakref.finalize(self, self._resources.release)
         try:
             self.workdir = root / "submission"
@@ -208,7 +144,7 @@ class Sandbox:
         fresh worker."""
         calls = list(calls)
         for call in calls:
-            _check_call(call)
+            check_call(call)
         timeout = self.limits.call_timeout if timeout is None else timeout
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
             raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
@@ -242,7 +178,7 @@ class Sandbox:
 
     def import_check(self, module: str) -> CallOutcome:
         """Imports `module`; value = sorted names of its public callables."""
-        _check_call(Call(module, "_"))
+        check_call(Call(module, "_"))
         if module in self._failed_imports:
             return self._failed_imports[module]
         if self._out_of_time():
@@ -258,13 +194,13 @@ class Sandbox:
             raise ValueError(f"notebook name {name!r} must be a relative path inside the submission")
         variables = list(variables)
         for var in variables:
-            if not isinstance(var, str) or not _IDENTIFIER.match(var):
+            if not isinstance(var, str) or not IDENTIFIER.match(var):
                 raise ValueError(f"variable name {var!r} is not a Python identifier")
         start = time.monotonic()
         if self._out_of_time():
             self._resources.stop_worker()
             return NotebookOutcome("timeout", {}, (), "", self._ceiling_text(), 0.0,
-                                   overloaded=self.starved(Usage(0.0, 0.0, 0.0)))
+                                   timeout_cause=self.deadline_cause())
         worker = self._ready_worker()
         request_id = worker.new_id()
         request = Encoder(_REQUEST_BYTES).frame({
@@ -280,18 +216,19 @@ class Sandbox:
         try:
             worker.send(request, budget)
             header, body = worker.receive(budget)
-            outcome = self._notebook_outcome(header, body, request_id, variables,
+            outcome = notebook_outcome(header, body, request_id, variables,
                                              worker.take_output(request_id), time.monotonic() - start)
             if outcome.overloaded and not self._starved(used_before, outcome.seconds):
-                outcome = replace(outcome, overloaded=False)   # it used its CPU share: its own time
+                # it used its CPU share: its own time
+                outcome = replace(outcome, timeout_cause=TimeoutCause.NONE)
             return outcome
         except WorkerTimeout as exc:
             output = self._stop_worker(worker, request_id)
-            message = (self._ceiling_text() if exc.cause == "deadline" else
+            message = (self._ceiling_text() if exc.cause is TimeoutCause.DEADLINE else
                        f"the notebook did not finish within {self.limits.notebook_timeout:g} s")
+            cause = self.deadline_cause() if exc.cause is TimeoutCause.DEADLINE else exc.cause
             return NotebookOutcome("timeout", {}, (), output, message, time.monotonic() - start,
-                                   overloaded=exc.cause == "load" or (exc.cause == "deadline"
-                                                                      and self.starved(Usage(0.0, 0.0, 0.0))))
+                                   timeout_cause=cause)
         except WorkerDied as exc:
             output = self._stop_worker(worker, request_id)
             return NotebookOutcome("crashed", {}, (), output, str(exc), time.monotonic() - start)
@@ -353,11 +290,11 @@ class Sandbox:
 
     def _deadline_outcome(self, what: str) -> CallOutcome:
         self._resources.stop_worker()
-        if self.starved(Usage(0.0, 0.0, 0.0)):
-            return CallOutcome("timeout", timeout_cause="load", exc_message=(
+        if self.deadline_cause() is TimeoutCause.LOAD:
+            return CallOutcome("timeout", timeout_cause=TimeoutCause.LOAD, exc_message=(
                 f"{what} was not run: {self._ceiling_text()} while the machine starved the sandbox"))
         return CallOutcome("timeout", exc_message=f"{what} was not run: {self._ceiling_text()}",
-                           timeout_cause="deadline")
+                           timeout_cause=TimeoutCause.DEADLINE)
 
     def _stop_worker(self, worker: WorkerProcess, request_id: int) -> str:
         """Kills the worker (the next request starts a fresh one); returns the request's output."""
@@ -428,7 +365,7 @@ class Sandbox:
                 if header.get("id") != request_id:
                     raise WireError(f"reply for request {str(header.get('id'))[:20]} while waiting "
                                     f"for {request_id}")
-                outcomes.append(_call_outcome(header, body, worker.take_output(request_id),
+                outcomes.append(call_outcome(header, body, worker.take_output(request_id),
                                               time.monotonic() - budget.start))
                 del header, body   # a reply is judged by the caller; nothing of it stays here
                 budget = Budget(timeout, meter, self.ceiling)
@@ -436,10 +373,10 @@ class Sandbox:
             self._count(first, meter(), time.monotonic() - start)   # before its tasks are gone
             request_id = ids[len(outcomes)]
             output = self._stop_worker(worker, request_id)
-            if exc.cause == "load" and retry_load:
+            if exc.cause is TimeoutCause.LOAD and retry_load:
                 self._stopped_by_load = True
                 return outcomes
-            cause = "load" if exc.cause == "deadline" and self.starved(Usage(0.0, 0.0, 0.0)) else exc.cause
+            cause = self.deadline_cause() if exc.cause is TimeoutCause.DEADLINE else exc.cause
             outcomes.append(CallOutcome(
                 "timeout", exc_message=self._timeout_text(describe(len(outcomes)), timeout, cause),
                 output=output, seconds=time.monotonic() - budget.start, timeout_cause=cause))
@@ -468,94 +405,29 @@ class Sandbox:
         """Wall, CPU and CPU-or-waiting-for-one seconds of this sandbox's requests so far."""
         return self._usage
 
-    def starved(self, since: "Usage") -> bool:
-        """Since `since` (an earlier `usage()`), were its requests runnable at least half their
-        wall time (computing or waiting for a CPU, not sleeping) yet given less than half the
-        CPU time its share allows? Then a wall-clock budget that ran out was the machine's
-        doing. A submission that keeps its own share busy (spinning processes) is not starved."""
+    def deadline_cause(self, since: "Usage" = Usage(0.0, 0.0, 0.0)) -> TimeoutCause:
+        """Why a wall-clock deadline that passed since `since` (an earlier `usage()`) passed:
+        LOAD when its requests were runnable at least half their wall time (computing or waiting
+        for a CPU, not sleeping) yet given less than half the CPU time its share allows (the
+        machine's doing), else DEADLINE. A submission that keeps its own share busy (spinning
+        processes) is not starved."""
         wall = self._usage.wall - since.wall
         cpu = self._usage.cpu - since.cpu
         active = self._usage.active - since.active
-        return (wall > 0 and active >= ACTIVE_SHARE * wall
-                and cpu < ACTIVE_SHARE * self.limits.cpu_share * wall)
+        starved = (wall > 0 and active >= ACTIVE_SHARE * wall
+                   and cpu < ACTIVE_SHARE * self.limits.cpu_share * wall)
+        return TimeoutCause.LOAD if starved else TimeoutCause.DEADLINE
 
-    def _timeout_text(self, what: str, timeout: float, cause: str) -> str:
-        if cause == "deadline":
+    def _timeout_text(self, what: str, timeout: float, cause: TimeoutCause) -> str:
+        if cause is TimeoutCause.DEADLINE:
             return f"{what} was stopped: {self._ceiling_text()}"
-        if cause == "blocked":
+        if cause is TimeoutCause.BLOCKED:
             return f"{what} did not finish within {timeout:g} s (it was sleeping or blocked, not computing)"
-        if cause == "load":
+        if cause is TimeoutCause.LOAD:
             return f"{what} did not finish within {timeout:g} s of CPU time under heavy machine load"
         return f"{what} did not finish within {timeout:g} s of CPU time"
-
-    @staticmethod
-    def _notebook_outcome(header: dict, body, request_id: int, requested: list[str], output: str,
-                          seconds: float) -> NotebookOutcome:
-        status = header.get("status")
-        if header.get("id") != request_id or status not in ("ok", "timeout", "crashed", "unreadable"):
-            raise WireError("notebook reply has the wrong id or status")
-        nodes = header.get("variables")
-        errors = header.get("cell_errors")
-        message = header.get("message")
-        if not isinstance(nodes, dict) or not isinstance(errors, list) or not isinstance(message, str):
-            raise WireError("notebook reply is missing fields")
-        decoder = Decoder(body)
-        variables = {name: decoder.value(nodes[name]) for name in requested if name in nodes}
-        cell_errors = []
-        for error in errors[:10_000]:
-            if not (isinstance(error, list) and len(error) == 3 and type(error[0]) is int
-                    and isinstance(error[1], str) and isinstance(error[2], str)):
-                raise WireError("malformed cell error")
-            cell_errors.append((error[0], error[1][:200], error[2][:2000]))
-        cells = header.get("cells", [])
-        if not isinstance(cells, list):
-            raise WireError("notebook reply's cells are not a list")
-        return NotebookOutcome(status, variables, tuple(cell_errors), output, message[:2000], seconds,
-                               tuple(cells), overloaded=header.get("overloaded") is True)
-
 
 def _notebook_backstop(notebook_timeout: float) -> float:
     """The parent's hard deadline: the worker's own deadline (checked between cells) fires
     first; this only ends a notebook that stopped yielding to its cell timer."""
     return notebook_timeout * 1.02 + 1.0
-
-
-def _check_call(call: Call) -> None:
-    if not isinstance(call, Call):
-        raise ValueError(f"call_many takes Call objects, got {type(call).__name__}")
-    if not isinstance(call.module, str) or not _MODULE_NAME.match(call.module):
-        raise ValueError(f"module name {call.module!r} is not a dotted Python name")
-    if not isinstance(call.function, str) or not _IDENTIFIER.match(call.function):
-        raise ValueError(f"function name {call.function!r} is not a Python identifier")
-    if call.kwargs is not None and not (isinstance(call.kwargs, Mapping)
-                                        and all(isinstance(k, str) for k in call.kwargs)):
-        raise ValueError(f"kwargs of {call.function} must be a mapping with str keys")
-
-
-def _call_outcome(header: dict, body: bytes, output: str, seconds: float) -> CallOutcome:
-    """A CallOutcome from an untrusted reply; a malformed value becomes protocol_error."""
-    status = header.get("status")
-    try:
-        if status == "ok":
-            return CallOutcome("ok", value=Decoder(body).value(header.get("value")), output=output,
-                               seconds=seconds)
-        if status == "too_large":
-            return CallOutcome("too_large", exc_message=_text(header.get("exc_message"), 2000),
-                               output=output, seconds=seconds)
-        if status == "raised":
-            mro = header.get("exc_mro", [])
-            return CallOutcome(
-                "raised", exc_type=_text(header.get("exc_type"), 200) or "?",
-                exc_message=_text(header.get("exc_message"), 2000), output=output, seconds=seconds,
-                exc_mro=tuple(_text(n, 200) for n in mro[:50]) if isinstance(mro, list) else (),
-                traceback=_text(header.get("traceback"), 4000),
-                during_import=header.get("during_import") is True)
-    except WireError as exc:
-        return CallOutcome("protocol_error", exc_message=f"malformed value: {exc}", output=output,
-                           seconds=seconds)
-    return CallOutcome("protocol_error", exc_message=f"unknown reply status {str(status)[:40]!r}",
-                       output=output, seconds=seconds)
-
-
-def _text(value: object, limit: int) -> str:
-    return value[:limit] if isinstance(value, str) else ""

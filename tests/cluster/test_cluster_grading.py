@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from autograder.cluster.client_side import DaskExecutor
 from autograder.cluster.kit_version import kit_version, version_text
 from autograder.engine import grade_batch
 from autograder.engine.registry import ASSIGNMENTS_DIR, REPO_ROOT
@@ -137,7 +138,7 @@ def test_a_worker_killed_mid_batch_loses_nobody_and_grades_nobody_twice(cluster,
 
     def grade():
         try:
-            outcome["report"] = grade_batch(ASSIGNMENT, submissions, out, scheduler=cluster.address,
+            outcome["report"] = grade_batch(ASSIGNMENT, submissions, out, executor=DaskExecutor(cluster.address),
                                             on_result=lambda student, result, error: reported.append(student),
                                             student_ids=copies_of)
         except BaseException as exc:  # noqa: BLE001 - re-raised in the test's thread
@@ -198,7 +199,7 @@ def test_student_code_on_a_worker_cannot_reach_the_cluster(cluster, tmp_path):
     assert outside.stdout.count("REACHED") == len(ports), outside.stdout + outside.stderr
 
     since = time.time()
-    report = grade_batch(ASSIGNMENT, tmp_path / "subs", tmp_path / "out", scheduler=cluster.address)
+    report = grade_batch(ASSIGNMENT, tmp_path / "subs", tmp_path / "out", executor=DaskExecutor(cluster.address))
     assert report.graded == ("mallory",) and report.isolation == "bubblewrap"
     assert list(graded_on(cluster.client, since).values())[0] in info   # on a worker
     feedback = (tmp_path / "out" / "feedback" / "mallory.md").read_text("utf-8")

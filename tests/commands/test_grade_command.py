@@ -9,7 +9,7 @@ import sys
 
 from autograder.engine.feedback import QUOTA_WORDS
 from autograder.engine.registry import REPO_ROOT
-from autograder.sandbox import cgroups
+from autograder.sandbox import confinement
 from engine.corpus import ASSIGNMENT, CORPUS_DIR
 
 
@@ -33,7 +33,7 @@ def test_grade_writes_gradebook_feedback_and_results(tmp_path):
     assert "语法错误" in (out / "feedback" / "ben.md").read_text()
     assert "gradebook" in run.stdout and "ann" in run.stdout
     # Every output says how the class was isolated and how its sandboxes' resources were bounded.
-    quotas = cgroups.backend().name   # the grader chose the same way
+    quotas = confinement.quotas().name   # the grader chose the same way
     assert {(r["isolation"], r["quotas"]) for r in rows} == {("bubblewrap", quotas)}
     ann = json.loads((out / "results" / "ann.json").read_text())
     assert ann["extra_data"]["submission"]["quotas"] == quotas and QUOTA_WORDS[quotas] in ann["output"]

@@ -12,7 +12,7 @@ import pytest
 from bwrap_standin import REJECTED_PERMS, write_bwrap_06
 from sandbox_helpers import FAST, needs_bwrap
 
-from autograder.sandbox import Sandbox, launcher
+from autograder.sandbox import Sandbox, bwrap, launcher
 
 PROBE = {"codesign.py": """
     import os, stat
@@ -45,7 +45,7 @@ def fresh_probe():
 @pytest.fixture
 def bwrap_06(tmp_path, monkeypatch, fresh_probe):
     folder = write_bwrap_06(tmp_path / "bwrap-0.6")
-    monkeypatch.setenv("PATH", f"{folder}:{launcher.os.environ['PATH']}")
+    monkeypatch.setenv("PATH", f"{folder}:{bwrap.os.environ['PATH']}")
     return folder / "bwrap"
 
 
@@ -93,7 +93,7 @@ def test_a_newer_bwrap_gets_a_size_capped_tmp(fresh_probe, sandbox):
 
 @needs_bwrap
 def test_a_bwrap_too_old_for_either_way_is_refused(monkeypatch, fresh_probe):
-    monkeypatch.setattr(launcher, "bwrap_features", lambda: launcher.BwrapFeatures(
+    monkeypatch.setattr(bwrap, "bwrap_features", lambda: launcher.BwrapFeatures(
         "/usr/bin/bwrap", "bubblewrap 0.4.1", tmpfs_options=False, chmod=False))
     problem = launcher.bubblewrap_problem()
     assert problem is not None and "0.4.1" in problem and "too old" in problem

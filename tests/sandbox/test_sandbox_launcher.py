@@ -10,7 +10,7 @@ import pytest
 from sandbox_helpers import FAST, needs_bwrap, needs_rlimits
 
 from autograder.sandbox import SandboxUnavailable, isolation_from_env, resolve_isolation
-from autograder.sandbox import launcher
+from autograder.sandbox import bwrap, launcher
 from autograder.sandbox.launcher import INSIDE_WORKDIR, PROJECT_ROOT, WORKER_FILES, launch_plan
 
 
@@ -66,7 +66,7 @@ def fresh_bubblewrap_probe():
 
 
 def test_without_bwrap_every_request_but_rlimits_refuses_naming_bubblewrap(monkeypatch, fresh_bubblewrap_probe):
-    monkeypatch.setattr(launcher.shutil, "which", lambda _name: None)
+    monkeypatch.setattr(bwrap.shutil, "which", lambda _name: None)
     for requested in ("bubblewrap", "auto"):   # "auto" no longer falls back on its own
         with pytest.raises(SandboxUnavailable) as refused:
             resolve_isolation(requested)
@@ -78,7 +78,7 @@ def test_without_bwrap_every_request_but_rlimits_refuses_naming_bubblewrap(monke
 
 def test_bubblewrap_is_probed_once_per_process(monkeypatch, fresh_bubblewrap_probe):
     looked_up = []
-    monkeypatch.setattr(launcher.shutil, "which", lambda name: looked_up.append(name))
+    monkeypatch.setattr(bwrap.shutil, "which", lambda name: looked_up.append(name))
     for _ in range(3):
         with pytest.raises(SandboxUnavailable):
             resolve_isolation("bubblewrap")

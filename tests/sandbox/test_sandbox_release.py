@@ -1,5 +1,5 @@
 """Closing a uid-fallback sandbox: every process of its uid is ended before its folder is removed,
-so nothing still running as that uid can refill the folder while it goes (session.release)."""
+so nothing still running as that uid can refill the folder while it goes (resources.release)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.sandbox import session
+from autograder.sandbox import resources as sandbox_resources
 from autograder.sandbox.session import _Resources
 from autograder.sandbox.workdir import remove_tree as real_remove_tree
 from autograder.sandbox.uids import claim_uid, release_uid
@@ -71,7 +71,7 @@ def test_release_ends_the_uids_processes_before_it_removes_the_folder(monkeypatc
             os.kill(writer, signal.SIGKILL)
         real_remove_tree(path)
 
-    monkeypatch.setattr(session, "remove_tree", remove_tree)
+    monkeypatch.setattr(sandbox_resources, "remove_tree", remove_tree)
     root = Path(tempfile.mkdtemp(prefix="cs349e-sandbox-"))   # the grader's, mode 0700
     uid = claim_uid()
     workdir = root / "submission"

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from sandbox_helpers import FAST, needs_rlimits, write_files
 
-from autograder.sandbox import SandboxUnavailable, launcher
+from autograder.sandbox import SandboxUnavailable, launcher, uid_fallback
 from autograder.sandbox.launcher import PROJECT_ROOT, launch_plan
 from autograder.sandbox.uids import FIRST_UID, claim_uid, release_uid
 from autograder.sandbox.workdir import copy_submission, remove_tree
@@ -149,7 +149,7 @@ def test_root_fallback_drops_to_its_uid_and_hands_it_only_the_private_folder(
     student, private = private_box
     uid = claim_uid()
     try:
-        monkeypatch.setattr(launcher, "rlimits_problem", lambda: None)
+        monkeypatch.setattr(uid_fallback, "rlimits_problem", lambda: None)
         plan = launch_plan("rlimits", private / "submission", private, FAST, uid=uid)
         assert plan.isolation == "rlimits" and plan.drop_to == (uid, uid)
         assert (plan.counted_uid, plan.max_processes) == (uid, FAST.max_processes)
@@ -170,7 +170,7 @@ def test_root_fallback_drops_to_its_uid_and_hands_it_only_the_private_folder(
 def test_root_fallback_refuses_where_65534_cannot_run_python(monkeypatch, fresh_probes, private_box):
     _, private = private_box
     problem = "/opt/python is mode 0700: others cannot enter it"
-    monkeypatch.setattr(launcher, "sandbox_uid_problem", lambda: problem)
+    monkeypatch.setattr(uid_fallback, "sandbox_uid_problem", lambda: problem)
     with pytest.raises(SandboxUnavailable, match="unprivileged uid") as refused:
         launch_plan("rlimits", private / "submission", private, FAST)
     assert problem in str(refused.value) and "bubblewrap" in str(refused.value)
@@ -182,9 +182,9 @@ def test_root_fallback_refuses_where_the_project_is_open_to_others(monkeypatch, 
     project = tmp_path / "kit"
     (project / "solutions").mkdir(parents=True)
     project.chmod(0o755)
-    monkeypatch.setattr(launcher, "sandbox_uid_problem", lambda: None)
-    monkeypatch.setattr(launcher, "_closed_ancestor", lambda path: None)   # every folder open
-    monkeypatch.setattr(launcher, "PROJECT_ROOT", project)
+    monkeypatch.setattr(uid_fallback, "sandbox_uid_problem", lambda: None)
+    monkeypatch.setattr(uid_fallback, "_closed_ancestor", lambda path: None)   # every folder open
+    monkeypatch.setattr(uid_fallback, "PROJECT_ROOT", project)
     with pytest.raises(SandboxUnavailable, match=f"chmod 700 {project}"):
         launcher.resolve_isolation("rlimits")
 
@@ -194,7 +194,7 @@ def test_root_fallback_refuses_when_its_private_folder_is_out_of_reach(monkeypat
     closed = tmp_path / "closed"
     closed.mkdir(mode=0o700)
     (closed / "box").mkdir()
-    monkeypatch.setattr(launcher, "rlimits_problem", lambda: None)
+    monkeypatch.setattr(uid_fallback, "rlimits_problem", lambda: None)
     with pytest.raises(SandboxUnavailable, match="others cannot enter it"):
         launch_plan("rlimits", closed / "box", closed / "box", FAST)
     assert owners(closed) == {0}
@@ -202,7 +202,7 @@ def test_root_fallback_refuses_when_its_private_folder_is_out_of_reach(monkeypat
 
 def test_fallback_refuses_a_grader_that_is_not_root(monkeypatch, fresh_probes):
     """As an ordinary uid the student's code would run as that uid and read the project."""
-    monkeypatch.setattr(launcher.os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(uid_fallback.os, "geteuid", lambda: 1000)
     with pytest.raises(SandboxUnavailable, match="not root") as refused:
         launcher.resolve_isolation("rlimits")
     assert "bubblewrap" in str(refused.value) and "\n" not in str(refused.value)
@@ -212,8 +212,8 @@ def test_uid_problem_names_the_directory_that_shuts_65534_out(monkeypatch, fresh
     inside = tmp_path / "install" / "lib"
     inside.mkdir(parents=True)
     (tmp_path / "install").chmod(0o700)
-    monkeypatch.setattr(launcher, "_missing_capabilities", lambda: [])
-    monkeypatch.setattr(launcher, "_paths_the_worker_reads", lambda: [inside])
+    monkeypatch.setattr(uid_fallback, "_missing_capabilities", lambda: [])
+    monkeypatch.setattr(uid_fallback, "_paths_the_worker_reads", lambda: [inside])
     problem = launcher.sandbox_uid_problem()
     assert problem is not None and "others cannot enter it" in problem
     blocked = problem.split(" is mode ")[0]
@@ -237,7 +237,7 @@ def test_uid_problem_names_a_file_others_cannot_read(monkeypatch, fresh_probes):
 
 
 def test_uid_problem_names_missing_capabilities(monkeypatch, fresh_probes):
-    monkeypatch.setattr(launcher, "_missing_capabilities", lambda: ["CAP_SETUID", "CAP_CHOWN"])
+    monkeypatch.setattr(uid_fallback, "_missing_capabilities", lambda: ["CAP_SETUID", "CAP_CHOWN"])
     assert "lacks CAP_SETUID, CAP_CHOWN" in launcher.sandbox_uid_problem()
 
 
@@ -419,7 +419,7 @@ def _sysv_segments_of(uid: int) -> list[str]:
 def scratch(request, monkeypatch):
     """The fallback where the platform allows the worker a mount namespace (private tmpfs over
     the shared folders), and where it does not (a container's default profile)."""
-    monkeypatch.setattr(launcher, "PRIVATE_SCRATCH", request.param == "private scratch")
+    monkeypatch.setattr(uid_fallback, "PRIVATE_SCRATCH", request.param == "private scratch")
     return request.param
 
 
@@ -498,7 +498,7 @@ def test_a_file_left_in_any_world_writable_system_folder_goes_with_the_sandbox(s
 def test_where_the_platform_allows_the_fallbacks_scratch_folders_are_private_and_bounded(sandbox, monkeypatch):
     """A student cannot fill the host's /dev/shm (its memory) or /tmp: each is a tmpfs of the
     sandbox's own, as large as one file may be."""
-    monkeypatch.setattr(launcher, "PRIVATE_SCRATCH", True)
+    monkeypatch.setattr(uid_fallback, "PRIVATE_SCRATCH", True)
     limits = replace(FAST, file_bytes=1024**2)
     box = sandbox(LEAVER, limits=limits, **RL)
     for folder in ("/dev/shm", "/tmp"):

@@ -1,0 +1,55 @@
+"""What one Sandbox holds that must be released even if it is never closed (weakref.finalize in
+session.py): its worker, its cgroup, its host uid (with what that uid left behind), its CPUs and
+its private folder.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from . import cgroups, leftovers, placement, reaper
+from .uids import release_uid, retire_uid
+from .process import WorkerProcess
+from .workdir import remove_tree
+
+
+class SandboxResources:
+    """What must be released even if the Sandbox is never closed (see weakref.finalize)."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.worker: WorkerProcess | None = None
+        self.uid: int | None = None   # claimed host uid, given back once the worker is dead
+        self.sweep_uid = False        # its files are removed first (a backend without namespaces)
+        self.cgroup = cgroups.NO_GROUP   # its own group where the quota backend gives one
+        self.cpus: placement.CpuClaim | None = None   # given back once the worker is dead
+
+    def stop_worker(self) -> None:
+        if self.worker is not None:
+            self.worker.kill()
+            self.worker = None
+
+    def release(self) -> None:
+        self.stop_worker()
+        self.cgroup.remove()
+        self.cgroup = cgroups.NO_GROUP
+        if self.uid is not None and self.sweep_uid:
+            # No pid namespace ended with the worker: a process of its uid that left it would
+            # still write into the folder while it goes (and could keep removal from ending).
+            reaper.kill_uid(self.uid)
+        remove_tree(self.root)
+        if self.uid is not None:
+            if self.sweep_uid:
+                # No mount or IPC namespace ended with the worker: what its uid left in the
+                # host's shared folders is removed before the uid is ever given out again.
+                left = leftovers.remove_all_of(self.uid)
+                if left:
+                    print(f"WARNING: sandbox uid {self.uid} is retired: could not remove what it left "
+                          f"({'; '.join(left[:5])})", file=sys.stderr, flush=True)
+                    retire_uid(self.uid)
+            release_uid(self.uid)
+            self.uid = None
+        if self.cpus is not None:
+            self.cpus.release()
+            self.cpus = None
