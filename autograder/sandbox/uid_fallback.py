@@ -48,13 +48,24 @@ def rlimits_problem() -> str | None:
     problem = sandbox_uid_problem()
     if problem is not None:
         return (f"student code cannot run as an unprivileged uid here because {problem}; install "
-                f"bubblewrap, or use a Python install every user can read (e.g. a virtualenv "
-                f"under /opt) outside the project")
+                f"bubblewrap, or {_readable_python_hint()}")
     if _closed_ancestor(PROJECT_ROOT / "solutions") is None:
         return (f"the project {PROJECT_ROOT} is readable by other users, so student code could "
                 f"read solutions/ and the hidden tests; close it (chmod 700 {PROJECT_ROOT}, with "
                 f"the Python install outside it) or install bubblewrap")
     return None
+
+
+def _readable_python_hint() -> str:
+    """What to do when uid 65534 cannot run this Python. A virtualenv keeps running the interpreter
+    it was made from, so where that install itself is closed (pyenv under a 0700 /root) a new
+    virtualenv made from it would not help."""
+    base = Path(os.path.realpath(sys.base_prefix))
+    if _unreachable(base) is not None:
+        return (f"make the virtualenv from a Python every user can read: this one's install {base} "
+                f"is closed to others, and a virtualenv made from it keeps using it (e.g. "
+                f"`/usr/bin/python3 -m venv /opt/cs349e-venv`, outside the project)")
+    return "use a virtualenv every user can read (e.g. under /opt) outside the project"
 
 
 def fallback_plan(backend, workdir, private_dir, limits, *, uid, env) -> LaunchPlan:

@@ -178,6 +178,20 @@ def test_root_fallback_refuses_where_65534_cannot_run_python(monkeypatch, fresh_
 
 
 @needs_root
+def test_the_refusal_says_a_virtualenv_keeps_an_interpreter_others_cannot_reach(monkeypatch, fresh_probes, tmp_path):
+    """pyenv under a 0700 /root: a virtualenv made from that Python still runs /root's interpreter,
+    so "use a virtualenv under /opt" would not help; the hint names the interpreter's install."""
+    home = tmp_path / "root"
+    (home / "python").mkdir(parents=True)
+    home.chmod(0o700)
+    monkeypatch.setattr(uid_fallback.sys, "base_prefix", str(home / "python"))
+    monkeypatch.setattr(uid_fallback, "sandbox_uid_problem", lambda: f"{home} is mode 0700: others cannot enter it")
+    problem = uid_fallback.rlimits_problem()
+    assert f"{home / 'python'}" in problem and "keeps" in problem
+    assert "/usr/bin/python3 -m venv" in problem
+
+
+@needs_root
 def test_root_fallback_refuses_where_the_project_is_open_to_others(monkeypatch, fresh_probes, tmp_path):
     project = tmp_path / "kit"
     (project / "solutions").mkdir(parents=True)
