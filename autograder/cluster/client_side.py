@@ -92,7 +92,7 @@ def check_workers(client, isolation: str, *, timeout: float = CONNECT_TIMEOUT) -
 
 def grade_on_scheduler(address: str, assignment: str, config: GradingConfig, pending: list[Path], limits: Limits,
                        isolation: str, on_start, n_skipped: int, finish: Finish,
-                       student_ids: Mapping[str, tuple[str, str]] | None = None) -> None:
+                       student_ids: Mapping[str, tuple[str, str]] | None = None, figures: bool = False) -> None:
     """batch.py's cluster path: connect (refused with one line before anything is graded), grade
     `pending` there, close."""
     if not pending:
@@ -103,13 +103,14 @@ def grade_on_scheduler(address: str, assignment: str, config: GradingConfig, pen
     try:
         if on_start:
             on_start(len(pending), n_skipped)
-        grade_on_cluster(client, assignment, config, pending, limits, isolation, finish, student_ids)
+        grade_on_cluster(client, assignment, config, pending, limits, isolation, finish, student_ids, figures)
     finally:
         client.close()
 
 
 def grade_on_cluster(client, assignment: str, config: GradingConfig, pending: list[Path], limits: Limits,
-                     isolation: str, finish: Finish, student_ids: Mapping[str, tuple[str, str]] | None = None) -> None:
+                     isolation: str, finish: Finish, student_ids: Mapping[str, tuple[str, str]] | None = None,
+                     figures: bool = False) -> None:
     """Grades every folder of `pending` on the cluster; `finish(student, result, error)` is called
     once per student, in this process, as results arrive. `student_ids` (folder -> (id, source))
     travels with each parcel, as batch.py passes it to a local grading."""
@@ -132,7 +133,7 @@ def grade_on_cluster(client, assignment: str, config: GradingConfig, pending: li
                 finish(folder.name, None, traceback.format_exc(limit=4))
                 continue
             future = client.submit(grade_parcel, parcel, assignment, limits, isolation, expected,
-                                   (student_ids or {}).get(folder.name), key=f"grade-{assignment}-{folder.name}-{batch}", pure=False)
+                                   (student_ids or {}).get(folder.name), figures, key=f"grade-{assignment}-{folder.name}-{batch}", pure=False)
             in_flight[future] = folder.name
 
     def give_up(reason: str) -> None:

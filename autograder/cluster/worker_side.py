@@ -36,7 +36,7 @@ def probe(isolation: str, dask_worker=None) -> dict:
 
 
 def grade_parcel(parcel: Parcel, assignment: str, limits: Limits, isolation: str, expected: dict,
-                 student: tuple[str, str] | None = None):
+                 student: tuple[str, str] | None = None, figures: bool = False):
     """(SubmissionResult, None), or (None, error text) when the grader failed on this student, as
     `_grade_safely` returns them. Raises ClusterRefused where this worker must not grade."""
     from distributed import get_worker
@@ -51,7 +51,7 @@ def grade_parcel(parcel: Parcel, assignment: str, limits: Limits, isolation: str
         raise ClusterRefused(f"worker {worker.address} cannot isolate student code: {problem}")
     _prepare(assignment, isolation)
     with tempfile.TemporaryDirectory(prefix="cs349e-parcel-") as root:
-        return _grade_safely(assignment, parcel.materialize(Path(root)), limits, isolation, student)
+        return _grade_safely(assignment, parcel.materialize(Path(root)), limits, isolation, student, figures)
 
 
 def _prepare(assignment: str, isolation: str) -> None:

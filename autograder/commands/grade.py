@@ -158,7 +158,8 @@ def run(args) -> int:
         with BatchProgress() as progress:
             report = grade_batch(args.assignment, args.submissions, args.out, jobs=args.jobs, force=args.force,
                                  isolation=args.isolation, on_start=progress.on_start,
-                                 on_result=progress.on_result, due=due, scheduler=scheduler, student_ids=ids)
+                                 on_result=progress.on_result, due=due, scheduler=scheduler, student_ids=ids,
+                                 figures=getattr(args, "figures", False))
     except (InstructorError, ValueError) as err:
         print(f"grade: {err}", file=sys.stderr)
         return 2

@@ -60,7 +60,7 @@ def run(args) -> int:
     status = grade.run(argparse.Namespace(
         assignment=args.assignment, submissions=course.submitted_folder,
         out=pinned_folder(course, args.assignment), jobs=args.jobs, force=args.force,
-        isolation=isolation, scheduler=args.scheduler))
+        isolation=isolation, scheduler=args.scheduler, figures=True))   # its figures reach the feedback pages
     if status == 2:
         return status
     unpinned = write_manifest(course, args.assignment, snapshots)

@@ -26,9 +26,10 @@ from typing import Callable, Mapping
 
 from autograder.engine.assignment import load_assignment, warm
 from autograder.engine.gradebook_rows import GradebookRow
-from autograder.engine.grader import grade_submission
+from autograder.engine.grader import SANDBOX_ENV, grade_submission
 from autograder.engine.locate import locate, student_folders
 from autograder.engine.outputs import read_result, results_path, write_grades_csv, write_result
+from autograder.engine.reference_measurement import take_for_batch
 from autograder.engine.registry import ConfigError, GradingConfig
 from autograder.engine.results import SubmissionResult
 from autograder.sandbox import Limits, confinement
@@ -58,10 +59,11 @@ def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1,
                 limits: Limits | None = None, isolation: str = confinement.DEFAULT.name,
                 on_start: OnStart | None = None, on_result: OnResult | None = None,
                 due: datetime | None = None, scheduler: str | None = None,
-                student_ids: Mapping[str, tuple[str, str]] | None = None) -> BatchReport:
+                student_ids: Mapping[str, tuple[str, str]] | None = None, figures: bool = False) -> BatchReport:
     """`student_ids` (folder name -> (student id, where it came from)) names the student of a
     folder whose name is not their id (the Gradescope runner's one folder); others are their
-    folder's name. It decides the variant of an assignment with per-student variants."""
+    folder's name. It decides the variant of an assignment with per-student variants.
+    `figures`: draw the notebooks' figures (grader.grade_submission), for `pregrade`'s pages."""
     started = time.perf_counter()
     ids = dict(student_ids or {})
     submissions, out = Path(submissions), Path(out)
@@ -96,6 +98,8 @@ def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1,
             from autograder.sandbox import forkserver_client   # (imported here: see forkserver_client.py)
             forkserver_client.prepare(isolation)   # it imports while warm() runs
         warm(assignment)  # before forking: workers inherit the prepared hidden tests
+        if many:   # ... and the machine's reference measurement (reference_measurement.py)
+            take_for_batch(load_assignment(assignment), isolation, limits, SANDBOX_ENV)
         if many:
             # Forked graders share the server; waiting for it (~0.4 s) forks every student's
             # worker alike, instead of starting the first few as fresh interpreters.
@@ -118,15 +122,15 @@ def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1,
     if scheduler is not None:
         from autograder.cluster.client_side import grade_on_scheduler
         grade_on_scheduler(scheduler, assignment, config, pending, limits, isolation, on_start, len(skipped), finish,
-                           ids)
+                           ids, figures)
     elif jobs == 1 or len(pending) <= 1:
         if on_start:
             on_start(len(pending), len(skipped))
         for folder in pending:
-            result, error = _grade_safely(assignment, folder, limits, isolation, ids.get(folder.name))
+            result, error = _grade_safely(assignment, folder, limits, isolation, ids.get(folder.name), figures)
             finish(folder.name, result, error)
     else:
-        _grade_in_workers(assignment, pending, limits, isolation, jobs, on_start, len(skipped), finish, ids)
+        _grade_in_workers(assignment, pending, limits, isolation, jobs, on_start, len(skipped), finish, ids, figures)
 
     rows = gradebook(out, config)
     quotas, placement = _confinement_of(confined, limits, local=scheduler is None, pending=bool(pending))
@@ -164,13 +168,13 @@ def gradebook(out: Path, config: GradingConfig) -> tuple[GradebookRow, ...]:
     return tuple(rows)
 
 
-def _grade_in_workers(assignment, pending, limits, isolation, jobs, on_start, n_skipped, finish, ids) -> None:
+def _grade_in_workers(assignment, pending, limits, isolation, jobs, on_start, n_skipped, finish, ids, figures) -> None:
     context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
     executor = ProcessPoolExecutor(max_workers=min(jobs, len(pending)), mp_context=context)
     try:
         # Submitting starts the workers; the caller's progress display (a thread) starts after.
         futures: dict[Future, str] = {
-            executor.submit(_grade_safely, assignment, folder, limits, isolation, ids.get(folder.name)): folder.name
+            executor.submit(_grade_safely, assignment, folder, limits, isolation, ids.get(folder.name), figures): folder.name
             for folder in pending}
         if on_start:
             on_start(len(pending), n_skipped)
@@ -185,11 +189,11 @@ def _grade_in_workers(assignment, pending, limits, isolation, jobs, on_start, n_
 
 
 def _grade_safely(assignment: str, folder: Path, limits: Limits, isolation: str,
-                  student: tuple[str, str] | None = None):
+                  student: tuple[str, str] | None = None, figures: bool = False):
     """(result, None), or (None, error text) when the grader itself failed on this student."""
     try:
         sid, source = student if student else (None, "folder")
         return grade_submission(assignment, folder, limits=limits, isolation=isolation, student_id=sid,
-                                id_source=source), None
+                                id_source=source, figures=figures), None
     except Exception:  # noqa: BLE001 - one student's grading problem must not stop the batch
         return None, traceback.format_exc(limit=8)
