@@ -8,9 +8,10 @@
   the outputs, atomically, as results arrive.
 - `scheduler` (a dask.distributed address) grades on a cluster's workers instead, with the same
   sandbox and engine (autograder/cluster/); this process still writes every output itself.
-- grades.csv is rebuilt from results/ at the end, complete and sorted, one result read at a
-  time; the report keeps a gradebook row per student (gradebook_rows.py), never the results, so
-  the instructor's memory stays flat in the class's size.
+- grades.csv is built from each result as the batch has it (graded now, or read by the skip
+  check), complete and sorted, and the report keeps a gradebook row per student
+  (grades_sheet.py, gradebook_rows.py), never the results: the instructor's memory stays flat in
+  the class's size and no result is read back at the end.
 """
 
 from __future__ import annotations
@@ -26,11 +27,12 @@ from typing import Callable, Mapping
 
 from autograder.engine.assignment import load_assignment, warm
 from autograder.engine.gradebook_rows import GradebookRow
+from autograder.engine.grades_sheet import GradesSheet
 from autograder.engine.grader import SANDBOX_ENV, grade_submission
 from autograder.engine.locate import locate, student_folders
-from autograder.engine.outputs import read_result, results_path, write_grades_csv, write_result
+from autograder.engine.outputs import read_result, results_path, write_result
 from autograder.engine.reference_measurement import take_for_batch
-from autograder.engine.registry import ConfigError, GradingConfig
+from autograder.engine.registry import ConfigError
 from autograder.engine.results import SubmissionResult
 from autograder.sandbox import Limits, confinement
 
@@ -81,6 +83,8 @@ def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1,
 
     policy = load_policy(config)   # lateness is re-judged every run: a changed due date needs no regrade
     folders = {folder.name: folder for folder in student_folders(submissions)}
+    out.mkdir(parents=True, exist_ok=True)
+    sheet = GradesSheet(out, config)   # every result in hand becomes its rows, then is dropped
     for folder in folders.values():
         previous = None if force else read_result(results_path(out, folder.name))
         same_student = folder.name not in ids or (previous is not None and previous.student_id == ids[folder.name][0])
@@ -89,6 +93,7 @@ def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1,
             judged = stamp(previous, folder, due, policy)
             if judged != previous:
                 write_result(out, judged)
+            sheet.add(judged)
         else:
             pending.append(folder)
 
@@ -111,6 +116,7 @@ def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1,
         if result is not None:
             result = stamp(result, folders[student], due, policy)
             write_result(out, result)
+            sheet.add(result)
             graded.append(student)
             if result.quotas:
                 confined.append((result.quotas, result.placed))
@@ -132,7 +138,7 @@ def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1,
     else:
         _grade_in_workers(assignment, pending, limits, isolation, jobs, on_start, len(skipped), finish, ids, figures)
 
-    rows = gradebook(out, config)
+    rows = sheet.close()
     quotas, placement = _confinement_of(confined, limits, local=scheduler is None, pending=bool(pending))
     return BatchReport(config.assignment, rows, tuple(sorted(graded)), tuple(skipped),
                        tuple(sorted(failed)), isolation, round(time.perf_counter() - started, 3),
@@ -158,14 +164,6 @@ def _confinement_of(confined: list[tuple[str, bool | None]], limits: Limits, *, 
     if unplaced:
         return quotas, f"{unplaced} of {len(confined)} sandbox(es) ran unplaced on the cluster's workers"
     return quotas, ""
-
-
-def gradebook(out: Path, config: GradingConfig) -> tuple[GradebookRow, ...]:
-    """grades.csv rebuilt from results/, and the console's row of each student in it."""
-    rows: list[GradebookRow] = []
-    shared: dict = {}
-    write_grades_csv(out, config, each=lambda result: rows.append(GradebookRow.of(result, shared)))
-    return tuple(rows)
 
 
 def _grade_in_workers(assignment, pending, limits, isolation, jobs, on_start, n_skipped, finish, ids, figures) -> None:
