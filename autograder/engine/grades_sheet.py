@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 import tempfile
 from pathlib import Path
 
@@ -30,7 +31,8 @@ class GradesSheet:
     def __init__(self, out: Path, config: GradingConfig):
         self.out, self.config = Path(out), config
         self._spool = tempfile.TemporaryFile("w+b", dir=self.out if self.out.is_dir() else None)
-        self._lines: dict[str, tuple[int, int]] = {}   # student -> (offset, length) of their row in the spool
+        # student -> their row's place in the spool, offset << 32 | length: one int, not a tuple of two
+        self._lines: dict[str, int] = {}
         self._rows: dict[str, GradebookRow] = {}
         self._shared: dict = {}
         self._variants = False
@@ -43,7 +45,7 @@ class GradesSheet:
         csv.writer(buffer, lineterminator="\n").writerow(grades_row(self.config, result, variants=True))
         data = buffer.getvalue().encode("utf-8", "surrogateescape")
         self._spool.seek(0, io.SEEK_END)
-        self._lines[result.student] = (self._spool.tell(), len(data))
+        self._lines[result.student] = self._spool.tell() << 32 | len(data)
         self._spool.write(data)
         self._rows[result.student] = GradebookRow.of(result, self._shared)
         self._variants = self._variants or bool(result.variant)
@@ -53,9 +55,12 @@ class GradesSheet:
         return the summary's rows in the same order."""
         try:
             folder = self.out / RESULTS_DIR
-            for path in sorted(folder.glob("*.json")) if folder.is_dir() else ():
-                if path.stem not in self._lines:
-                    result = read_result(path)
+            # names, not Path objects: 10,000 of those would be most of what a large class holds here
+            names = sorted(e.name for e in os.scandir(folder) if e.name.endswith(".json") and not e.name.startswith(".")) \
+                if folder.is_dir() else []
+            for name in names:
+                if name[:-len(".json")] not in self._lines:
+                    result = read_result(folder / name)
                     if result is not None:
                         self.add(result)
             students = sorted(self._lines)
@@ -64,7 +69,7 @@ class GradesSheet:
                 writer = csv.writer(f, lineterminator="\n")
                 writer.writerow(grades_header(self.config, self._variants))
                 for student in students:
-                    offset, length = self._lines[student]
+                    offset, length = self._lines[student] >> 32, self._lines[student] & 0xFFFFFFFF
                     self._spool.seek(offset)
                     (row,) = csv.reader(io.StringIO(self._spool.read(length).decode("utf-8", "surrogateescape")))
                     writer.writerow(row if self._variants else row[:at] + row[at + len(VARIANT_COLUMNS):])
