@@ -83,7 +83,6 @@ def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1,
 
     policy = load_policy(config)   # lateness is re-judged every run: a changed due date needs no regrade
     folders = {folder.name: folder for folder in student_folders(submissions)}
-    out.mkdir(parents=True, exist_ok=True)
     sheet = GradesSheet(out, config)   # every result in hand becomes its rows, then is dropped
     for folder in folders.values():
         previous = None if force else read_result(results_path(out, folder.name))
