@@ -2,8 +2,9 @@
 
 Run: python benchmarks/bench_aggregation_memory.py [--sizes 1000 10000] [--against REV] [--result FILE]
 
-One real result (the reference submission graded once, or --result, a results/<student>.json) is
-copied to N students with changed names into a results/ folder, and `python -m autograder grade`
+One real result (the reference submission graded once, by REV's tree with --against: a newer
+grader reads an older result, not always the other way round; or --result, a
+results/<student>.json) is copied to N students with changed names into a results/ folder, and `python -m autograder grade`
 runs on an empty submissions folder with that --out: it grades nobody and does exactly what ends a
 batch of N (loads the assignment, rebuilds grades.csv from results/, builds and prints the
 gradebook summary). The peak resident set of that process (RUSAGE_CHILDREN) is measured for every
@@ -30,12 +31,12 @@ TARGET_RATIO = 1.1
 PLACEHOLDER = "@@student@@"
 
 
-def reference_result(workdir: Path) -> Path:
-    """results/<student>.json of the reference submission, graded once here."""
+def reference_result(workdir: Path, tree: Path = ROOT) -> Path:
+    """results/<student>.json of the reference submission, graded once in `tree`."""
     submissions = workdir / "reference-class"
-    run([sys.executable, "-m", "autograder", "reference", ASSIGNMENT, str(submissions / "alice")], ROOT)
+    run([sys.executable, "-m", "autograder", "reference", ASSIGNMENT, str(submissions / "alice")], tree)
     run([sys.executable, "-m", "autograder", "grade", ASSIGNMENT, str(submissions), "--out", str(workdir / "reference-out")],
-        ROOT)
+        tree)
     return workdir / "reference-out" / "results" / "alice.json"
 
 
@@ -86,14 +87,15 @@ def main() -> int:
     sizes = sorted(set(args.sizes))
     with tempfile.TemporaryDirectory(prefix="cs349e-bench-aggregation-") as tmp:
         tmp = Path(tmp)
-        result = args.result or reference_result(tmp)
-        print(f"one real result ({result.stat().st_size / 1000:.0f} kB) copied to each student")
         empty = tmp / "no-submissions"
         empty.mkdir()
         trees = {"this tree": ROOT}
         try:
             if args.against:
                 trees[args.against] = git_worktree(args.against, tmp / "against")
+            result = args.result or reference_result(tmp, trees[args.against] if args.against else ROOT)
+            print(f"one real result ({result.stat().st_size / 1000:.0f} kB, graded by "
+                  f"{'--result' if args.result else args.against or 'this tree'}) copied to each student")
             peaks: dict[str, dict[int, int]] = {name: {} for name in trees}
             csvs: dict[str, dict[int, bytes]] = {name: {} for name in trees}
             for size in [0, *sizes]:

@@ -14,13 +14,13 @@
 2. Throughput on a class of --class-size submissions (full marks, partial, buggy, skeleton,
    cheater): `-j 1` versus `-j 2`, and their ratio (target >= 1.7x on 2 cores).
 
-    python benchmarks/bench_grading.py --against REV [--students 4] [--jobs 1 2] [--rounds 2]
+    python benchmarks/bench_grading.py --against REV [REV ...] [--students 4] [--jobs 1 2] [--rounds 2]
 
-3. A class against a git revision, instead of 1 and 2: --students distinct students (their own
+3. A class against git revisions, instead of 1 and 2: --students distinct students (their own
    ids, so their own variants), each the reference submission of the tree that grades it, graded
-   by `python -m autograder grade -j N --force` in this tree and in a `git worktree` of REV, side
-   by side: for each round and each -j, the two trees one after the other (which goes first
-   alternates). Per tree and -j: the medians over the rounds of the wall time and of the CPU time
+   by `python -m autograder grade -j N --force` in this tree and in a `git worktree` of each REV,
+   side by side: for each round and each -j, the trees one after the other (who goes first
+   rotates round by round); the cores other processes kept busy are sampled before and after. Per tree and -j: the medians over the rounds of the wall time and of the CPU time
    of the whole process tree (the grader, its fork server, sandboxes, notebook runs: read from a
    cgroup v1 cpuacct group the `grade` process starts in, below which the grader makes every
    sandbox's group; where there is none, RUSAGE_CHILDREN, which misses the sandboxes, and says
@@ -262,21 +262,24 @@ def full_marks(out: Path) -> str:
     return f"{sum(float(r['score']) == float(rows[0]['score']) for r in rows)} / {len(rows)} scored alike ({rows[0]['score']})"
 
 
-def against(rev: str, students: int, jobs_list: list[int], rounds: int, cold_keys: bool = False) -> int:
-    print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; this tree's key store "
+def against(revs: list[str], students: int, jobs_list: list[int], rounds: int, cold_keys: bool = False) -> int:
+    print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs, other processes keep "
+          f"{busy_cores():.1f} cores busy; this tree's key store "
           f"{'emptied before each grading (--cold-keys)' if cold_keys else 'kept between gradings'}")
     with tempfile.TemporaryDirectory(prefix="bench-grading-against-") as tmp:
         tmp = Path(tmp)
         trees = {"this tree": ROOT}
         try:
-            trees[rev] = git_worktree(rev, tmp / "rev")
+            for i, rev in enumerate(revs):
+                trees[rev] = git_worktree(rev, tmp / f"rev{i}")
             classes = {name: distinct_class(tree, tmp / f"class-{i}", students) for i, (name, tree) in enumerate(trees.items())}
             walls = {(name, j): [] for name in trees for j in jobs_list}
             cpus = {(name, j): [] for name in trees for j in jobs_list}
             marks = {}
             for r in range(rounds):
                 for jobs in jobs_list:
-                    order = list(trees) if r % 2 == 0 else list(trees)[::-1]   # alternate who goes first
+                    names = list(trees)
+                    order = names[r % len(names):] + names[:r % len(names)]   # rotate who goes first
                     for k, name in enumerate(order):
                         out = tmp / f"out-{r}-{jobs}-{k}"
                         if cold_keys and name == "this tree":
@@ -287,8 +290,10 @@ def against(rev: str, students: int, jobs_list: list[int], rounds: int, cold_key
                         marks[name] = full_marks(out)
                         shutil.rmtree(out)
         finally:
-            subprocess.run(["git", "worktree", "remove", "--force", str(tmp / "rev")], cwd=ROOT, capture_output=True)
-    print(f"load average after: {os.getloadavg()[0]:.1f}")
+            for i in range(len(revs)):
+                subprocess.run(["git", "worktree", "remove", "--force", str(tmp / f"rev{i}")], cwd=ROOT,
+                               capture_output=True)
+    print(f"load average after: {os.getloadavg()[0]:.1f}, other processes keep {busy_cores():.1f} cores busy")
     print(f"a class of {students} distinct students (each tree's reference submission), {rounds} alternating "
           f"round(s), per submission, medians; CPU of the whole process tree from the {source}:")
     for name in trees:
@@ -298,10 +303,11 @@ def against(rev: str, students: int, jobs_list: list[int], rounds: int, cold_key
             w, c = walls[name, jobs], cpus[name, jobs]
             print(f"  -j {jobs} {name:>12}: wall {statistics.median(w):6.2f} s, CPU {statistics.median(c):6.2f} s "
                   f"(rounds: wall {', '.join(f'{v:.2f}' for v in w)}; CPU {', '.join(f'{v:.2f}' for v in c)})")
-        cpu_ratio = statistics.median(cpus["this tree", jobs]) / statistics.median(cpus[rev, jobs])
-        wall_ratio = statistics.median(walls["this tree", jobs]) / statistics.median(walls[rev, jobs])
-        print(f"  -j {jobs} ratio this tree / {rev}: CPU {cpu_ratio:.2f}x (target <= 1.1x: "
-              f"{'met' if cpu_ratio <= 1.1 else 'NOT met'}), wall {wall_ratio:.2f}x")
+        for rev in revs:
+            cpu_ratio = statistics.median(cpus["this tree", jobs]) / statistics.median(cpus[rev, jobs])
+            wall_ratio = statistics.median(walls["this tree", jobs]) / statistics.median(walls[rev, jobs])
+            print(f"  -j {jobs} ratio this tree / {rev}: CPU {cpu_ratio:.2f}x (target <= 1.1x: "
+                  f"{'met' if cpu_ratio <= 1.1 else 'NOT met'}), wall {wall_ratio:.2f}x")
     return 0
 
 
@@ -310,7 +316,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--class-size", type=int, default=10)
     parser.add_argument("--no-class", action="store_true", help="only the one-submission figures")
-    parser.add_argument("--against", metavar="REV", help="grade a class here and at this git revision, side by side")
+    parser.add_argument("--against", metavar="REV", nargs="+", help="grade a class here and at these git revisions, side by side")
     parser.add_argument("--students", type=int, default=4, help="with --against: distinct students in the class")
     parser.add_argument("--jobs", type=int, nargs="+", default=[1, 2], help="with --against: -j values to run")
     parser.add_argument("--rounds", type=int, default=2, help="with --against: alternating rounds (medians)")

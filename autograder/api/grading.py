@@ -40,13 +40,14 @@ def check_placement(jobs: int, scheduler: str | None) -> None:
 
 def grade(*, assignment: str, submissions: Path, out: Path, jobs: int = 1, force: bool = False,
           isolation: str = confinement.DEFAULT.name, scheduler: str | None = None, due: datetime | None = None,
-          student_ids: Mapping[str, tuple[str, str]] | None = None,
+          student_ids: Mapping[str, tuple[str, str]] | None = None, figures: bool = False,
           on_start: OnStart | None = None, on_result: OnResult | None = None) -> BatchReport:
     """Grades every student folder in `submissions` into `out` (grades.csv, feedback/, results/):
     on this machine, `jobs` at a time, or on the workers of the dask scheduler `scheduler`. `due`
     (default: the one in the course's nbgrader gradebook, if any) feeds grading.toml's late
     policy; `student_ids` (folder -> (id, source)) names the student of a folder not named
-    after them. Students already graded with unchanged files are skipped unless `force`."""
+    after them. Students already graded with unchanged files are skipped unless `force`.
+    `figures`: draw the notebooks' figures (only pages show them: pregrade's feedback)."""
     from autograder.engine.lateness import gradebook_due_date
     from autograder.engine.registry import ASSIGNMENTS_DIR
 
@@ -65,7 +66,7 @@ def grade(*, assignment: str, submissions: Path, out: Path, jobs: int = 1, force
             due = gradebook_due_date(ASSIGNMENTS_DIR.parent, assignment)
         return grade_batch(assignment, submissions, out, jobs=jobs, force=force, isolation=isolation,
                            on_start=on_start, on_result=on_result, due=due, executor=executor,
-                           student_ids=student_ids)
+                           student_ids=student_ids, figures=figures)
     except (InstructorError, ValueError) as err:
         if isinstance(err, Refused):
             raise
@@ -110,6 +111,7 @@ def pregrade(*, assignment: str, jobs: int = 1, force: bool = False, isolation: 
         raise Refused(str(err)) from None
     out = pinned_folder(course, assignment)
     report = grade(assignment=assignment, submissions=course.submitted_folder, out=out, jobs=jobs, force=force,
-                   isolation=isolation, scheduler=scheduler, on_start=on_start, on_result=on_result)
+                   isolation=isolation, scheduler=scheduler, on_start=on_start, on_result=on_result,
+                   figures=True)   # its executed notebooks reach the feedback pages
     unpinned = write_manifest(course, assignment, snapshots)
     return Pregraded(report, out, len(snapshots), dict(unpinned))

@@ -71,7 +71,7 @@ class ReferenceKey:
         if not (math.isfinite(value) and value > 0):
             raise ValueError(f"the reference figure is {value!r}, not a positive number")
         return MeasuredKey(value / self.factor, value * self.factor,
-                           f"与评分机在同一沙箱、同一次评分中用同样的方法量出的参照值相差不超过 {self.factor:g} 倍")
+                           f"与评分机在同样的沙箱里、用同样的方法量出的参照值相差不超过 {self.factor:g} 倍")
 
 
 @dataclass(frozen=True)

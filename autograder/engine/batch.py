@@ -4,13 +4,14 @@
   (same fingerprint) is skipped unless `force`: re-running a killed batch loses nothing and
   grades nobody twice.
 - An executor (executors.py) grades the rest: in this process, in `jobs` forked worker
-  processes (forked after the hidden tests and their hypothesis examples are prepared, so
-  workers start warm), or on a cluster's workers (autograder/cluster/client_side.DaskExecutor),
-  with the same sandbox and engine; the trusted parent alone writes the outputs, atomically, as
-  results arrive.
-- grades.csv is rebuilt from results/ at the end, complete and sorted, one result read at a
-  time; the report keeps a gradebook row per student (gradebook_rows.py), never the results, so
-  the instructor's memory stays flat in the class's size.
+  processes (forked after the hidden tests, their hypothesis examples and the machine's
+  reference measurement are prepared, so workers start warm), or on a cluster's workers
+  (autograder/cluster/client_side.DaskExecutor), with the same sandbox and engine; the trusted
+  parent alone writes the outputs, atomically, as results arrive.
+- grades.csv is built from each result as the batch has it (graded now, or read by the skip
+  check), complete and sorted, and the report keeps a gradebook row per student
+  (grades_sheet.py, gradebook_rows.py), never the results: the instructor's memory stays flat in
+  the class's size and no result is read back at the end.
 """
 
 from __future__ import annotations
@@ -24,9 +25,10 @@ from typing import Callable, Mapping
 from autograder.engine.assignment import load_assignment
 from autograder.engine.executors import Executor, Job, local_executor, submissions_of
 from autograder.engine.gradebook_rows import GradebookRow
+from autograder.engine.grades_sheet import GradesSheet
 from autograder.engine.locate import locate, student_folders
-from autograder.engine.outputs import read_result, results_path, write_grades_csv, write_result
-from autograder.engine.registry import ConfigError, GradingConfig
+from autograder.engine.outputs import read_result, results_path, write_result
+from autograder.engine.registry import ConfigError
 from autograder.engine.results import SubmissionResult
 from autograder.sandbox import Limits, confinement
 
@@ -55,11 +57,12 @@ def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1,
                 limits: Limits | None = None, isolation: str = confinement.DEFAULT.name,
                 on_start: OnStart | None = None, on_result: OnResult | None = None,
                 due: datetime | None = None, executor: Executor | None = None,
-                student_ids: Mapping[str, tuple[str, str]] | None = None) -> BatchReport:
+                student_ids: Mapping[str, tuple[str, str]] | None = None, figures: bool = False) -> BatchReport:
     """`executor` grades the submissions that need it (default: this machine's, `jobs` at a
     time). `student_ids` (folder name -> (student id, where it came from)) names the student of a
     folder whose name is not their id (the Gradescope runner's one folder); others are their
-    folder's name. It decides the variant of an assignment with per-student variants."""
+    folder's name. It decides the variant of an assignment with per-student variants.
+    `figures`: draw the notebooks' figures (grader.grade_submission), for `pregrade`'s pages."""
     started = time.perf_counter()
     ids = dict(student_ids or {})
     submissions, out = Path(submissions), Path(out)
@@ -77,6 +80,7 @@ def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1,
 
     policy = load_policy(config)   # lateness is re-judged every run: a changed due date needs no regrade
     folders = {folder.name: folder for folder in student_folders(submissions)}
+    sheet = GradesSheet(out, config)   # every result in hand becomes its rows, then is dropped
     for folder in folders.values():
         previous = None if force else read_result(results_path(out, folder.name))
         same_student = folder.name not in ids or (previous is not None and previous.student_id == ids[folder.name][0])
@@ -85,6 +89,7 @@ def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1,
             judged = stamp(previous, folder, due, policy)
             if judged != previous:
                 write_result(out, judged)
+            sheet.add(judged)
         else:
             pending.append(folder)
 
@@ -95,6 +100,7 @@ def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1,
         if result is not None:
             result = stamp(result, folders[student], due, policy)
             write_result(out, result)
+            sheet.add(result)
             graded.append(student)
             if result.quotas:
                 confined.append((result.quotas, result.placed))
@@ -107,9 +113,9 @@ def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1,
         if on_start:
             on_start(len(pending), len(skipped))
 
-    executor.grade_all(Job(assignment, limits, isolation), submissions_of(pending, ids), finish, begun)
+    executor.grade_all(Job(assignment, limits, isolation, figures), submissions_of(pending, ids), finish, begun)
 
-    rows = gradebook(out, config)
+    rows = sheet.close()
     quotas, placement = _confinement_of(confined, limits, local=executor.local, pending=bool(pending))
     return BatchReport(config.assignment, rows, tuple(sorted(graded)), tuple(skipped),
                        tuple(sorted(failed)), isolation, round(time.perf_counter() - started, 3),
@@ -137,9 +143,3 @@ def _confinement_of(confined: list[tuple[str, bool | None]], limits: Limits, *, 
     return quotas, ""
 
 
-def gradebook(out: Path, config: GradingConfig) -> tuple[GradebookRow, ...]:
-    """grades.csv rebuilt from results/, and the console's row of each student in it."""
-    rows: list[GradebookRow] = []
-    shared: dict = {}
-    write_grades_csv(out, config, each=lambda result: rows.append(GradebookRow.of(result, shared)))
-    return tuple(rows)

@@ -25,8 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Protocol
 
-from autograder.engine.assignment import warm
-from autograder.engine.grader import grade_submission
+from autograder.engine.assignment import load_assignment, warm
+from autograder.engine.grader import SANDBOX_ENV, grade_submission
+from autograder.engine.reference_measurement import take_for_batch
 from autograder.engine.results import SubmissionResult
 from autograder.sandbox import Limits, confinement
 
@@ -42,6 +43,7 @@ class Job:
     assignment: str
     limits: Limits
     isolation: str   # a name the executor's `isolation` gave
+    figures: bool = False   # draw the notebooks' figures: only where a page shows them (pregrade)
 
 
 @dataclass(frozen=True)
@@ -74,19 +76,21 @@ def grade_one(job: Job, submission: Submission) -> Outcome:
     try:
         sid, source = submission.student if submission.student else (None, "folder")
         return grade_submission(job.assignment, submission.folder, limits=job.limits, isolation=job.isolation,
-                                student_id=sid, id_source=source), None
+                                student_id=sid, id_source=source, figures=job.figures), None
     except Exception:  # noqa: BLE001 - one student's grading problem must not stop the batch
         return None, traceback.format_exc(limit=8)
 
 
 def prepare_process(job: Job, *, fork_server: bool) -> None:
     """This process ready to grade: the assignment loaded (processes forked afterwards inherit it)
-    and, for several submissions, the fork server its sandboxes' workers are forked from."""
+    and, for several submissions, the fork server its sandboxes' workers are forked from and the
+    machine's reference measurement (reference_measurement.py), taken once for all of them."""
     if fork_server:
         from autograder.sandbox import forkserver_client   # (imported here: see forkserver_client.py)
         forkserver_client.prepare(job.isolation)   # it imports while warm() runs
     warm(job.assignment)
     if fork_server:
+        take_for_batch(load_assignment(job.assignment), job.isolation, job.limits, SANDBOX_ENV)
         # Waiting for the server (~0.4 s) forks every student's worker alike, instead of
         # starting the first few as fresh interpreters.
         forkserver_client.prepare(job.isolation, wait=30)

@@ -38,7 +38,8 @@ class GradebookRow:
         same = (lambda value: value) if shared is None else (lambda value: shared.setdefault(value, value))
         functions = [i for i in result.items if i.kind == ItemKind.FUNCTION]
         answers = [i for i in result.items if i.kind in KEYED_KINDS]
-        return cls(result.student, result.student_id, same(float(result.score)), same(float(result.auto_max_score)),
+        student_id = result.student if result.student_id == result.student else result.student_id   # one string, not two
+        return cls(result.student, student_id, same(float(result.score)), same(float(result.auto_max_score)),
                    same(float(result.max_score)),
                    same((float(sum(i.score for i in functions)), float(sum(i.max_score for i in functions)))),
                    same((float(sum(i.score for i in answers)), float(sum(i.max_score for i in answers)))),

@@ -23,14 +23,15 @@ from autograder.engine.guard import guarded
 from autograder.engine.invoke import StudentCode
 from autograder.engine.locate import MAX_STUDENT_FILE_BYTES, StudentFiles, locate
 from autograder.engine.nothing_graded import why_nothing
+from autograder.engine.reference_measurement import Reference, measure_in, reference_for
 from autograder.engine.registry import ConfigError
 from autograder.engine.report_items import grade_report
 from autograder.engine.results import ItemResult, SubmissionResult
 from autograder.engine.variants import (StudentIdError, canonical_json, normalize_id, params_for, plain,
                                         variant_digest)
 from autograder.engine.vocabulary import REPORT_KINDS, ItemKind
-from autograder.sandbox import Limits, Sandbox, confinement, refuse_overload
-from autograder.sandbox.nbrunner import NotebookUnreadable, load_code_cells
+from autograder.sandbox import Limits, Sandbox, confinement
+from autograder.sandbox.nbrunner import FIGURES_ENV, NotebookUnreadable, load_code_cells
 
 # What code in the sandbox is told: the notebook's check() helper stays quiet while the trusted
 # grader runs the notebook (selfcheck.py reads it).
@@ -77,11 +78,13 @@ def graded_as(assignment: Assignment, student_id: str, source: str, params: Mapp
 
 def grade_submission(assignment_name: str, submission_dir: Path, *, limits: Limits | None = None,
                      isolation: str = confinement.DEFAULT.name, student_id: str | None = None,
-                     id_source: str = FOLDER, variant_params: Mapping | None = None) -> SubmissionResult:
+                     id_source: str = FOLDER, variant_params: Mapping | None = None,
+                     figures: bool = False) -> SubmissionResult:
     """Grade the submission in `submission_dir` (its files directly inside, or in a subfolder
     named after the assignment, as nbgrader collects them). With per-student variants it is graded
     against the variant of `student_id` (default: the folder's name; `id_source` says where the id
-    came from)."""
+    came from). `figures`: draw the notebook's figures as PNG in the executed notebook (for pages
+    a student will see; otherwise each is recorded by its text, and the score is the same)."""
     assignment = load_assignment(assignment_name)
     config = assignment.config
     limits = limits or Limits()
@@ -89,10 +92,11 @@ def grade_submission(assignment_name: str, submission_dir: Path, *, limits: Limi
     files = locate(Path(submission_dir), config)
     who = graded_as(assignment, files.student if student_id is None else student_id,
                     FOLDER if student_id is None else id_source, variant_params)
-    env = SANDBOX_ENV if who.params is None else {
-        **SANDBOX_ENV, STUDENT_ID_ENV: who.student_id, VARIANT_ENV: canonical_json(who.params)}
+    env = {**SANDBOX_ENV, FIGURES_ENV: "png" if figures else "none"}
+    if who.params is not None:
+        env.update({STUDENT_ID_ENV: who.student_id, VARIANT_ENV: canonical_json(who.params)})
 
-    executed, declared = executed_notebook(config.notebook, None), ""
+    executed, declared, reference = executed_notebook(config.notebook, None), "", None
     if not files.present:
         items = _nothing_submitted(assignment, files, who)
         used, quotas, scratch, placed = confinement.NOT_RUN.name, "", None, None
@@ -102,7 +106,7 @@ def grade_submission(assignment_name: str, submission_dir: Path, *, limits: Limi
                 shutil.copyfile(files.path(name), Path(staging) / name)
             with Sandbox(Path(staging), overlay=config.trusted_files(), limits=limits,
                          isolation=isolation, env=env, factories=assignment.factories) as box:
-                items, executed, declared = _grade_items(assignment, files, box, limits, who)
+                items, executed, declared, reference = _grade_items(assignment, files, box, limits, who, isolation)
                 # what confined it, read at the end: a restarted worker may have added scratch
                 used, quotas, scratch, placed = box.isolation, box.quotas, box.private_scratch, bool(box.cpus)
 
@@ -114,7 +118,8 @@ def grade_submission(assignment_name: str, submission_dir: Path, *, limits: Limi
         isolation=used, private_scratch=scratch, placed=placed, seconds=round(time.perf_counter() - started, 3), assignment=config.assignment,
         fingerprint=files.fingerprint(config), case_set=assignment.case_set, quotas=quotas, executed=executed,
         student_id=who.student_id, student_id_source=who.source, variant=who.variant, declared_id=declared,
-        flags=_id_flags(who, declared) + why_nothing(config, files, items))
+        flags=_id_flags(who, declared) + why_nothing(config, files, items),
+        reference=reference.record() if reference is not None else None)
 
 
 def _id_flags(who: Graded, declared: str) -> tuple[str, ...]:
@@ -137,17 +142,22 @@ def _declared_id(notebook) -> str:
     return str(value).strip()[:200]
 
 
-def _grade_items(assignment: Assignment, files: StudentFiles, box: Sandbox, limits: Limits, who: Graded
-                 ) -> tuple[list[ItemResult], dict, str]:
-    """Every item's grade, the executed notebook (the outputs of its one run) and the student id
-    the notebook declared."""
+def _grade_items(assignment: Assignment, files: StudentFiles, box: Sandbox, limits: Limits, who: Graded,
+                 isolation: str) -> tuple[list[ItemResult], dict, str, Reference | None]:
+    """Every item's grade, the executed notebook (the outputs of its one run), the student id
+    the notebook declared and the reference measurement graded against (None: none needed)."""
     config = assignment.config
     deadline = time.monotonic() + CALL_TIMEOUTS_PER_SUBMISSION * limits.call_timeout
     code = StudentCode(box, config.student_module or "", deadline=deadline)
     report = config.items_of(*REPORT_KINDS)
+    used: list[Reference] = []
     if report and config.notebook in files.present:
-        # first, before any of the student's code has run in this sandbox
-        who = replace(who, key=with_references(who.key, lambda: _reference(assignment, box)))
+        # this process's reference, or taken first, before any of the student's code runs in this sandbox
+        def measured() -> Mapping[str, Any]:
+            used.append(reference_for(assignment, isolation, lambda: measure_in(assignment, box)))
+            return used[0].values
+
+        who = replace(who, key=with_references(who.key, measured))
     items = _grade_functions(assignment, files, code) if config.items_of(ItemKind.FUNCTION) else []
     notebook = None
     if report:
@@ -165,24 +175,7 @@ def _grade_items(assignment: Assignment, files: StudentFiles, box: Sandbox, limi
         items += grade_report(report, who.key, notebook, config.notebook,
                               _missing_text(config.notebook, files), cell_sources=sources)
     declared = _declared_id(notebook) if who.params is not None else ""
-    return items, executed_notebook(config.notebook, notebook), declared
-
-
-# The reference measurement's own CPU budget: ~0.25 s on a laptop-class core, tens of seconds on an
-# emulated one (a VM without hardware acceleration); a student's call keeps Limits.call_timeout.
-REFERENCE_CPU_SECONDS = 120.0
-
-
-def _reference(assignment: Assignment, box: Sandbox) -> Mapping[str, Any]:
-    """The assignment's reference measurement of the grading machine, run in `box` (trusted code
-    from the assignment's own files). A failure is the grader's, retried on the next run."""
-    module, _, function = assignment.reference.partition(":")
-    outcome = box.call(module, function, timeout=REFERENCE_CPU_SECONDS)
-    refuse_overload(outcome.timeout_cause, f"the reference measurement {assignment.reference}")
-    if not outcome.ok or not isinstance(outcome.value, dict):
-        raise RuntimeError(f"the reference measurement {assignment.reference} failed in the sandbox: "
-                           f"{outcome.status} {outcome.exc_type or ''} {outcome.exc_message or ''}".strip())
-    return outcome.value
+    return items, executed_notebook(config.notebook, notebook), declared, (used[0] if used else None)
 
 
 def _code_cells(path: Path) -> dict[int, str] | None:

@@ -77,6 +77,10 @@ class SubmissionResult:
     # Not part of the grade: equal results may come from differently placed sandboxes.
     private_scratch: bool | None = field(default=None, compare=False)
     placed: bool | None = field(default=None, compare=False)
+    # The grading machine's reference measurement the measured items were judged against
+    # (reference_measurement.py: figures, when, which grader process), shared by every submission
+    # that process graded. Staff-side only: feedback never shows it. None when none was needed.
+    reference: dict | None = field(default=None, compare=False)
 
     @property
     def auto_max_score(self) -> float:

@@ -4,6 +4,7 @@ after a kill, and always rebuilds a complete, sorted grades.csv?"""
 import gc
 import os
 import shutil
+from dataclasses import replace
 
 import pytest
 
@@ -71,6 +72,37 @@ def test_the_report_keeps_a_gradebook_row_per_student_and_no_result(submissions,
     assert [row.student for row in report.results] == ["amy", "kim", "zoe"]
     assert not [o for o in reachable(report) if isinstance(o, (SubmissionResult, ItemResult))]
     assert report.results == tuple(GradebookRow.of(read_result(results_path(out, s))) for s in ("amy", "kim", "zoe"))
+
+
+def test_grades_csv_is_built_from_each_result_as_the_batch_has_it_without_reading_it_back(submissions, tmp_path,
+                                                                                            monkeypatch):
+    """Each stored result is read once (by the skip check), each new one not at all: the end of a
+    batch of 10,000 does not parse 10,000 results again. A results file no folder stands for any
+    more keeps its row, and the file is the one grades_csv makes of every stored result."""
+    from autograder.engine import batch, grades_csv, outputs, write_result
+    from autograder.engine.registry import load_config
+
+    out = tmp_path / "out"
+    grade(submissions, out)
+    shutil.rmtree(submissions / "kim")   # graded before, gone from the folder since
+    write_result(out, replace(read_result(results_path(out, "kim")), student="lea"))
+    shutil.copytree(submissions / "amy", submissions / "bea")   # a new student
+    reads = []
+
+    def counted(path):
+        reads.append(path.stem)
+        return read_result(path)
+
+    monkeypatch.setattr(batch, "read_result", counted)
+    monkeypatch.setattr(outputs, "read_result", counted)
+    from autograder.engine import grades_sheet
+    monkeypatch.setattr(grades_sheet, "read_result", counted)
+    report = grade(submissions, out)
+    assert report.graded == ("bea",) and sorted(report.skipped) == ["amy", "zoe"]
+    assert sorted(reads) == ["amy", "bea", "kim", "lea", "zoe"]   # bea: the skip check finds none
+    assert [row.student for row in report.results] == ["amy", "bea", "kim", "lea", "zoe"]
+    stored = read_results(out)
+    assert (out / "grades.csv").read_text("utf-8") == grades_csv(load_config(ASSIGNMENT), stored)
 
 
 def test_a_killed_batch_loses_nothing_and_grades_nobody_twice(submissions, tmp_path):

@@ -1,0 +1,105 @@
+"""The grading machine's reference measurement (docs/measurement.md), taken once per grader
+process and shared by every submission that process grades.
+
+The reference is a tolerance anchor: a measured item is right within AGREEMENT_FACTOR (3×) of it,
+and the same machine measures the same figure within 0.8–1.2× of itself minutes apart. Taking it
+in every submission's sandbox cost ≈ 0.25 s of CPU each (minutes on an emulated machine) for
+nothing a 3× window can tell apart. So:
+
+- a batch takes it in the trusted parent, in a sandbox holding only the assignment's trusted files,
+  before any student's code runs, and the forked workers inherit it (`take_for_batch`);
+- any other grader process (a cluster's worker, one `grade_submission`) takes it in its first
+  submission's sandbox, before that student's code runs, and keeps it (`reference_for`);
+- a process that lives long takes it again after MAX_AGE_SECONDS (clock speeds and neighbours
+  change over hours); a failed measurement is never kept.
+
+Every result records the reference it was graded against (`Reference.record`, in the result's
+staff-only data, never in feedback), so a score is a pure function of the files, the assignment
+and that recorded reference.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Mapping
+
+from autograder.sandbox import refuse_overload
+
+if TYPE_CHECKING:
+    from autograder.engine.assignment import Assignment
+    from autograder.sandbox import Limits, Sandbox
+
+# The measurement's own CPU budget: ~0.25 s on a laptop-class core, tens of seconds on an emulated
+# one (a VM without hardware acceleration); a student's call keeps Limits.call_timeout.
+REFERENCE_CPU_SECONDS = 120.0
+# A long-lived grader process (a cluster's worker) measures again after this long.
+MAX_AGE_SECONDS = 15 * 60.0
+
+
+@dataclass(frozen=True)
+class Reference:
+    values: Mapping[str, Any]   # what the assignment's sandbox_reference() returned (seconds per operation)
+    taken_at: str               # UTC, ISO 8601
+    taken_by: str               # "<host> pid <pid>": the grader process that took it
+    taken_monotonic: float = field(default=0.0, compare=False)
+
+    def record(self) -> dict[str, Any]:
+        """What a result stores of it: the figures, when and by which process."""
+        return {"taken_at": self.taken_at, "taken_by": self.taken_by, "values": dict(self.values)}
+
+
+_taken: dict[tuple[str, str, str], Reference] = {}
+_lock = threading.Lock()
+
+
+def reference_for(assignment: Assignment, isolation: str, measure: Callable[[], Mapping[str, Any]], *,
+                  now: Callable[[], float] = time.monotonic) -> Reference:
+    """This process's reference for `assignment` under `isolation`, taken with `measure()` when it
+    has none or its one is older than MAX_AGE_SECONDS."""
+    key = (assignment.config.assignment, assignment.reference, isolation)
+    with _lock:
+        kept = _taken.get(key)
+    if kept is not None and now() - kept.taken_monotonic < MAX_AGE_SECONDS:
+        return kept
+    values = measure()   # raises on failure: nothing is kept
+    taken = Reference(dict(values), datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                      f"{socket.gethostname()} pid {os.getpid()}", now())
+    with _lock:
+        _taken[key] = taken
+    return taken
+
+
+def measure_in(assignment: Assignment, box: Sandbox) -> Mapping[str, Any]:
+    """The assignment's reference measurement, run in `box` (trusted code from the assignment's own
+    files) before any student code runs there. A failure is the grader's, retried on the next run."""
+    module, _, function = assignment.reference.partition(":")
+    outcome = box.call(module, function, timeout=REFERENCE_CPU_SECONDS)
+    refuse_overload(outcome.timeout_cause, f"the reference measurement {assignment.reference}")
+    if not outcome.ok or not isinstance(outcome.value, dict):
+        raise RuntimeError(f"the reference measurement {assignment.reference} failed in the sandbox: "
+                           f"{outcome.status} {outcome.exc_type or ''} {outcome.exc_message or ''}".strip())
+    return outcome.value
+
+
+def take_for_batch(assignment: Assignment, isolation: str, limits: Limits, env: Mapping[str, str]) -> Reference | None:
+    """Take the reference now, in a sandbox of the assignment's trusted files alone, so workers
+    forked afterwards share it. None when the assignment measures nothing or the measurement failed
+    here: then each worker takes its own, and reports its failure with its student."""
+    if not assignment.reference:
+        return None
+    from autograder.sandbox import Sandbox
+
+    try:
+        with tempfile.TemporaryDirectory(prefix="cs349e-reference-") as empty:
+            with Sandbox(Path(empty), overlay=assignment.config.trusted_files(), limits=limits, isolation=isolation,
+                         env=dict(env), factories=assignment.factories) as box:
+                return reference_for(assignment, isolation, lambda: measure_in(assignment, box))
+    except Exception:  # noqa: BLE001 - the workers measure again and say why
+        return None
