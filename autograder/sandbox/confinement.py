@@ -116,7 +116,9 @@ class Bubblewrap(Isolation):
 
 
 class UidFallback(Isolation):
-    """The explicit fallback: an unprivileged uid of the sandbox's own, rlimits, no namespaces."""
+    """The explicit fallback: an unprivileged uid of the sandbox's own, rlimits, and the
+    namespaces the platform allows a root grader (a mount namespace for its scratch, a network
+    namespace of its own), none of them by construction."""
 
     name, strength, lowered, reaps_by_uid = "rlimits", 1, True, True
     words = ("你的代码以独立的非特权用户、在带资源限制的子进程里运行，没有 bubblewrap 沙箱"
@@ -128,6 +130,13 @@ class UidFallback(Isolation):
 
     def refusal(self, problem):
         return f"isolation 'rlimits' refused: {problem}"
+
+    @property
+    def own_network(self) -> bool:
+        """Where this machine lets the worker make a network namespace, every worker makes one
+        and ends if it cannot (probed once per process); elsewhere it shares the host's."""
+        from . import launcher
+        return launcher.network_namespace_problem() is None
 
     def plan(self, workdir, private_dir, limits, *, uid, env):
         from . import launcher

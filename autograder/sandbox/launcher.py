@@ -51,8 +51,8 @@ _NAMESPACES = ("--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts
                "--unshare-cgroup-try", "--hostname", "sandbox", "--die-with-parent", "--new-session")
 
 NOT_ISOLATED_WARNING = ("WARNING: sandbox without bubblewrap (isolation 'rlimits', asked explicitly): "
-                        "student code shares the grader's network and every world-readable file; "
-                        "the project (solutions/, hidden tests) is closed to it.")
+                        "student code shares every world-readable file (and the grader's network where "
+                        "it cannot have one of its own); the project (solutions/, hidden tests) is closed to it.")
 ISOLATIONS = confinement.CHOICES
 # Linux capability bits (linux/capability.h) the root grader needs to hand the worker to its uid.
 _DROP_CAPABILITIES = {"CAP_CHOWN": 0, "CAP_SETGID": 6, "CAP_SETUID": 7}
@@ -74,6 +74,7 @@ class LaunchPlan:
     backend: "confinement.Isolation | None" = None   # what made it (launch_plan always sets it)
     cpus: tuple[int, ...] | None = None         # the CPUs the worker pins itself to (placement.py)
     scratch: dict | None = None                 # private scratch folders (Lockdown.scratch)
+    new_network: bool = False                   # the worker makes its own network namespace
 
     def argv(self, config_fd: str, info_fd: int | None = None) -> list[str]:
         """The command line; the worker reads its config from the pipe `config_fd` (never argv:
@@ -95,7 +96,7 @@ class LaunchPlan:
                         # bubblewrap ends the sandbox with the grader (--die-with-parent); the
                         # fallback's worker asks the kernel itself.
                         parent_pid=None if self.backend.dies_with_grader else os.getpid(),
-                        cpus=self.cpus, scratch=self.scratch)
+                        cpus=self.cpus, scratch=self.scratch, own_network=self.new_network)
 
     def nproc_limit(self) -> int | None:
         """RLIMIT_NPROC for a worker starting now: `max_processes` beyond what the counted uid
@@ -201,6 +202,27 @@ def rlimits_problem() -> str | None:
     return None
 
 
+@functools.cache
+def network_namespace_problem() -> str | None:
+    """Why the fallback's worker cannot have a network namespace of its own here, or None.
+
+    Where this is None every fallback worker makes one before giving up root (lockdown.py) and
+    ends if it cannot; elsewhere (not root, a container's default seccomp profile) student code
+    shares this machine's network and the fallback says so. Probed once per process, by one
+    real start that does what the worker does."""
+    if os.geteuid() != 0:
+        return f"the grader runs as uid {os.geteuid()}, not root"
+    code = f"import sys; sys.path.insert(0, {str(_HERE)!r}); import lockdown; lockdown.own_network()"
+    try:
+        probe = subprocess.run([sys.executable, "-S", "-B", "-c", code], stdin=subprocess.DEVNULL,
+                               capture_output=True, timeout=30, env=_base_env("/tmp"))
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"the probe could not start: {exc}"
+    if probe.returncode != 0:
+        return " ".join(probe.stderr.decode("utf-8", "replace").split())[-300:] or f"exit {probe.returncode}"
+    return None
+
+
 def launch_plan(isolation: "str | confinement.Isolation", workdir: Path, private_dir: Path, limits: Limits, *,
                 uid: int = SANDBOX_UID, env: Mapping[str, str] | None = None,
                 cpus: tuple[int, ...] | None = None) -> LaunchPlan:
@@ -250,7 +272,7 @@ def fallback_plan(backend, workdir, private_dir, limits, *, uid, env) -> LaunchP
     home.mkdir(exist_ok=True)
     from .plotting import install_font_cache   # (imported here: see plotting.py)
     install_font_cache(home / "matplotlib")   # before hand_over: the worker's uid owns it
-    warn_not_isolated("Student code runs as an unprivileged uid of its own.")
+    warn_not_isolated("Student code runs as an unprivileged uid of its own.", backend.own_network)
     # The worker's only writable places: its submission copy and HOME, both in private_dir.
     # Unlike under bubblewrap the copy stays writable (the worker's cwd is on the host disk,
     # only RLIMIT_FSIZE caps each file).
@@ -267,6 +289,7 @@ def fallback_plan(backend, workdir, private_dir, limits, *, uid, env) -> LaunchP
         counted_uid=uid,
         backend=backend,
         scratch=_private_scratch(private_dir, limits) if PRIVATE_SCRATCH else None,
+        new_network=backend.own_network,
     )
 
 
@@ -311,10 +334,12 @@ def _checked_env(env: Mapping[str, str]) -> dict[str, str]:
 
 
 @functools.cache
-def warn_not_isolated(who_runs_it: str) -> None:
+def warn_not_isolated(who_runs_it: str, own_network: bool = False) -> None:
     """Printed once per process: the lowered isolation must never go unnoticed."""
     bar = "!" * 78
-    print(f"{bar}\n{NOT_ISOLATED_WARNING}\n{who_runs_it}\n{bar}", file=sys.stderr, flush=True)
+    network = ("It has a network namespace of its own." if own_network else
+               f"It shares the grader's network: no network namespace here ({network_namespace_problem()}).")
+    print(f"{bar}\n{NOT_ISOLATED_WARNING}\n{who_runs_it} {network}\n{bar}", file=sys.stderr, flush=True)
 
 
 @functools.cache
