@@ -463,3 +463,76 @@ def test_no_link_a_student_wrote_is_live_in_the_page(config, page, tmp_path, mon
             for a in area.find_all(href=True) if not a["href"].startswith("#")]
     assert not live, live
     assert "log in again" in soup.get_text()
+
+
+def _png(width: int, height: int) -> str:
+    """A grey PNG of that size as a data: URL (a few hundred bytes, however tall)."""
+    import base64
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    rows = b"".join(b"\x00" + b"\x80" * width for _ in range(height))
+    png = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0))
+           + chunk(b"IDAT", zlib.compress(rows, 9)) + chunk(b"IEND", b""))
+    return "data:image/png;base64," + base64.b64encode(png).decode()
+
+
+# Inline CSS and image sizes a student's answer could use to push the next item's score box away
+# (down, or sideways) on the TA's page; each next to the same text without them.
+LAYOUT_TRICKS = {
+    "tall": ('<div style="height:100000px">tall</div>', "<div>tall</div>"),
+    "floated": ('<div style="display:block; float:left; width:100%; height:20000px">floated</div>', "<div>floated</div>"),
+    "huge font": ('<span style="font-size:5000px; line-height:100000px">big</span>', "<span>big</span>"),
+    "raised": ('<span style="vertical-align:100000px">raised</span> '
+               '<span style="letter-spacing:3000px; text-indent:-9999px; white-space:nowrap">spaced out</span>',
+               "<span>raised</span> <span>spaced out</span>"),
+    "image attributes": (f'<img src="{_png(1, 1)}" width="3000" height="100000">', f'<img src="{_png(1, 1)}">'),
+    "tall image": (f'<img src="{_png(1, 20000)}">', f'<img src="{_png(1, 1)}">'),
+}
+# Where the next item's score is shown: formgrader's score box (its input carries the grade id);
+# the feedback's panel heading after the grade's anchor.
+_MEASURE = """<script>
+window.addEventListener("load", function () {
+    var id = %s, box = document.getElementById(id);
+    if (!box || box.tagName !== "INPUT") { box = document.getElementsByName(id)[0].nextElementSibling; }
+    var rect = box.getBoundingClientRect(), em = parseFloat(getComputedStyle(document.body).fontSize);
+    document.documentElement.setAttribute("data-layout", JSON.stringify(
+        {top: rect.top + window.scrollY, left: rect.left + window.scrollX, em: em}));
+});
+</script></body>"""
+
+
+def _score_box_at(config, page: str, html_in_answer: str, where: str, tmp_path: Path, monkeypatch) -> dict:
+    import json
+
+    from bs4 import BeautifulSoup
+    notebook = _graded_notebook()
+    grade_id = notebook.cells[3].metadata["nbgrader"]["grade_id"]
+    if where == "answer":
+        notebook.cells[1].source = html_in_answer
+    else:
+        notebook.cells[2].outputs = [nbformat.v4.new_output("display_data", data={"text/html": html_in_answer,
+                                                                                  "text/plain": "x"})]
+    monkeypatch.setattr(sys.modules[__name__], "_graded_notebook", lambda: notebook)
+    html = (_feedback_html if page == "feedback" else _formgrade_html)(config)
+    path = tmp_path / f"{page}-{abs(hash(html_in_answer))}.html"
+    path.write_text(html.replace("</body>", _MEASURE % json.dumps(grade_id), 1), encoding="utf-8")
+    dom = dump_dom(path, tmp_path / f"profile-{path.stem}")
+    return json.loads(BeautifulSoup(dom, "html.parser").html["data-layout"])
+
+
+@pytest.mark.parametrize("trick", LAYOUT_TRICKS)
+@pytest.mark.parametrize("where", ["answer", "output"])
+@pytest.mark.parametrize("page", ["feedback", "formgrade"])
+def test_a_students_html_cannot_push_the_next_score_box_away(config, page, where, trick, tmp_path, monkeypatch):
+    """Before: inline height, float, font-size, line-height, vertical-align and image sizes were
+    kept, and the next item's score box moved by up to 100,000 px. Now it moves by at most what an
+    image's bound allows (40 lines), and never sideways."""
+    hostile, plain = LAYOUT_TRICKS[trick]
+    attacked = _score_box_at(config, page, hostile, where, tmp_path, monkeypatch)
+    baseline = _score_box_at(config, page, plain, where, tmp_path, monkeypatch)
+    em = baseline["em"]
+    assert abs(attacked["top"] - baseline["top"]) <= 41 * em, (attacked, baseline)
+    assert abs(attacked["left"] - baseline["left"]) <= em, (attacked, baseline)
