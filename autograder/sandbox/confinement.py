@@ -41,6 +41,10 @@ class Isolation:
     name: str
     strength: int = 0          # higher isolates more (the command line lists the strongest first)
     own_network: bool = False  # a network namespace of its own: no port of the host is reachable
+    # ... by construction, wherever it runs and with nothing of the host's filesystem (bubblewrap):
+    # what a cluster may rely on to take plain TCP (the uid fallback's namespace is this machine's
+    # only, and a readable TLS key there could still leave in a student's output)
+    sealed_network: bool = False
     pid_namespace: bool = False     # ending its pid 1 ends the whole sandbox; bwrap reports a worker
     #                                 killed by signal N as exit status 128 + N
     dies_with_grader: bool = False  # the start itself ends the sandbox with the grader (--die-with-parent)
@@ -91,7 +95,7 @@ class Isolation:
 
 
 class Bubblewrap(Isolation):
-    name, strength, own_network, private_scratch = "bubblewrap", 2, True, True
+    name, strength, own_network, sealed_network, private_scratch = "bubblewrap", 2, True, True, True
     pid_namespace = dies_with_grader = True
     words = "你的代码在 bubblewrap 沙箱里运行（隔离方式：bubblewrap）。"
 

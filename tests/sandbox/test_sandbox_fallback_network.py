@@ -54,7 +54,6 @@ def refused(outcome) -> bool:
 
 
 def test_the_fallback_has_a_network_of_its_own_where_the_platform_allows_one():
-    # Where this holds, the cluster's workers may take plain TCP under rlimits (worker_side).
     assert confinement.UID_FALLBACK.own_network
 
 
@@ -87,11 +86,14 @@ def test_a_sandbox_reaches_no_listener_of_the_host(sandbox):
         assert refused(box.call("codesign", "connect_abstract", (name,)))
 
 
-def test_a_cluster_worker_takes_plain_tcp_under_rlimits_only_where_the_fallback_has_its_own_network(monkeypatch):
+def test_a_cluster_still_takes_rlimits_only_behind_tls_with_a_network_namespace_or_without(monkeypatch):
+    """The namespace is this machine's (another worker's may have none) and the fallback shares the
+    worker's files (a readable TLS key could leave in a student's output): the cluster's rule for
+    rlimits does not depend on it."""
     from autograder.cluster.worker_side import isolation_problem
     from autograder.sandbox import launcher
 
-    assert isolation_problem("rlimits", "tcp://127.0.0.1:40000", None) is None
+    assert "plain TCP" in isolation_problem("rlimits", "tcp://127.0.0.1:40000", None)
     monkeypatch.setattr(launcher, "network_namespace_problem", lambda: "unshare(CLONE_NEWNET): EPERM")
     assert not confinement.UID_FALLBACK.own_network
     assert "plain TCP" in isolation_problem("rlimits", "tcp://127.0.0.1:40000", None)

@@ -75,6 +75,7 @@ def test_isolations_are_ordered_by_strength_and_the_fallback_has_a_network_only_
     assert confinement.CHOICES[0] == confinement.DEFAULT.name
     probed = launcher.network_namespace_problem() is None
     assert [i.own_network for i in confinement.ISOLATIONS] == [True, probed]
+    assert [i.sealed_network for i in confinement.ISOLATIONS] == [True, False]   # what a cluster relies on
     assert [i.lowered for i in confinement.ISOLATIONS] == [False, True]
 
 
