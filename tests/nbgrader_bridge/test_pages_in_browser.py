@@ -523,6 +523,7 @@ def _score_box_at(config, page: str, html_in_answer: str, where: str, tmp_path: 
     return json.loads(BeautifulSoup(dom, "html.parser").html["data-layout"])
 
 
+@pytest.mark.slow   # two Chromium starts per case, 24 cases
 @pytest.mark.parametrize("trick", LAYOUT_TRICKS)
 @pytest.mark.parametrize("where", ["answer", "output"])
 @pytest.mark.parametrize("page", ["feedback", "formgrade"])
