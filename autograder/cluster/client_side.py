@@ -35,7 +35,7 @@ def connect(address: str, isolation: str, *, timeout: float = CONNECT_TIMEOUT):
     code under `isolation`; raises ClusterRefused with one line otherwise."""
     from autograder.sandbox import confinement
 
-    if not confinement.asked(isolation).own_network and not address.startswith("tls://"):
+    if not confinement.asked(isolation).sealed_network and not address.startswith("tls://"):
         raise ClusterRefused(
             f"--scheduler with --isolation {isolation} needs a TLS cluster (tls://…) whose credentials student "
             f"code cannot read: under {isolation} student code shares the worker's network, and a plain scheduler "

@@ -70,7 +70,7 @@ def isolation_problem(isolation: str, address: str, tls_key: str | None) -> str 
         chosen = confinement.choose(isolation)
     except SandboxUnavailable as err:
         return str(err)
-    return None if chosen.own_network else rlimits_problem(address, tls_key)
+    return None if chosen.sealed_network else rlimits_problem(address, tls_key)
 
 
 def rlimits_problem(address: str, tls_key: str | None) -> str | None:

@@ -11,13 +11,19 @@ Nothing in it loads from anywhere when the page opens: an image is kept only inl
 PNG, JPEG or GIF, as notebook attachments and plots are), and no CSS property that takes a URL is
 kept. A remote image or cursor would tell its author when a TA opened the page and from where; a
 relative one is a GET to the hub with the TA's cookies.
+Nor does anything in it change the page's layout beyond its own text: inline CSS keeps colours,
+weights, alignment and decoration only (no size, display, float, spacing or offset: an element
+100,000 px high, or floated out of its cell, would push the next item's score box off the TA's
+screen), and every image is bounded to its cell's width and 40 lines' height.
 """
 
 from __future__ import annotations
 
 import bleach
 from pygments.token import STANDARD_TYPES
-from bleach.css_sanitizer import ALLOWED_CSS_PROPERTIES, CSSSanitizer
+from bleach.css_sanitizer import CSSSanitizer
+from bleach.html5lib_shim import Filter
+from bleach.sanitizer import Cleaner
 from jinja2 import pass_context
 
 TAGS = frozenset({
@@ -37,7 +43,18 @@ _RENDERER_CLASS_PREFIXES = ("hl-", "language-")
 _CELL = _COMMON | {"colspan", "rowspan"}
 PROTOCOLS = frozenset({"http", "https", "mailto", "data"})   # data: only for images, see _allowed
 INLINE_IMAGES = ("data:image/png", "data:image/jpeg", "data:image/gif")
-_CSS = CSSSanitizer(allowed_css_properties=ALLOWED_CSS_PROPERTIES - {"cursor"})   # cursor: url(...) loads
+# No property that takes a URL (cursor: url(...) loads) nor one that sizes, moves or re-flows an
+# element (height, width, display, float, clear, overflow, font-size, line-height, letter-spacing,
+# text-indent, vertical-align, white-space, direction…): what the renderers themselves write inline
+# (a table column's text-align) and the colours a student may use stay.
+CSS_PROPERTIES = frozenset({
+    "color", "background-color", "border-collapse", "border-color", "border-top-color",
+    "border-right-color", "border-bottom-color", "border-left-color", "font-style", "font-weight",
+    "font-family", "text-align", "text-decoration",
+})
+_CSS = CSSSanitizer(allowed_css_properties=CSS_PROPERTIES)
+# Every image, whatever it says of its size (attributes, or a data: PNG 100,000 px high).
+IMAGE_BOUNDS = "max-width: 100%; max-height: 40em; height: auto"
 
 
 def _allowed(tag: str, name: str, value: str) -> bool:
@@ -54,11 +71,25 @@ def _allowed(tag: str, name: str, value: str) -> bool:
     return tag == "img" and name in ("alt", "width", "height")
 
 
+class _BoundedImages(Filter):
+    """Gives every <img> IMAGE_BOUNDS as its only style."""
+
+    def __iter__(self):
+        for token in super().__iter__():
+            if token["type"] in ("StartTag", "EmptyTag") and token["name"] == "img":
+                data = {key: value for key, value in token["data"].items() if key[1] != "style"}
+                token = {**token, "data": {**data, (None, "style"): IMAGE_BOUNDS}}
+            yield token
+
+
+_CLEANER = Cleaner(tags=TAGS, attributes=_allowed, protocols=PROTOCOLS, css_sanitizer=_CSS, strip=False,
+                   strip_comments=True, filters=[_BoundedImages])
+
+
 def clean_html(element) -> str:
     """HTML with only formatting left: the allowlisted tags and attributes; a link keeps its text only."""
     text = element.decode() if isinstance(element, bytes) else str(element)
-    return bleach.clean(text, tags=TAGS, attributes=_allowed, protocols=PROTOCOLS, css_sanitizer=_CSS,
-                        strip=False, strip_comments=True)
+    return _CLEANER.clean(text)
 
 
 @pass_context

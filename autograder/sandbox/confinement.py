@@ -37,6 +37,10 @@ class Isolation:
     name: str
     strength: int = 0          # higher isolates more (the command line lists the strongest first)
     own_network: bool = False  # a network namespace of its own: no port of the host is reachable
+    # ... by construction, wherever it runs and with nothing of the host's filesystem (bubblewrap):
+    # what a cluster may rely on to take plain TCP (the uid fallback's namespace is this machine's
+    # only, and a readable TLS key there could still leave in a student's output)
+    sealed_network: bool = False
     pid_namespace: bool = False     # ending its pid 1 ends the whole sandbox; bwrap reports a worker
     #                                 killed by signal N as exit status 128 + N
     dies_with_grader: bool = False  # the start itself ends the sandbox with the grader (--die-with-parent)
@@ -87,7 +91,7 @@ class Isolation:
 
 
 class Bubblewrap(Isolation):
-    name, strength, own_network, private_scratch = "bubblewrap", 2, True, True
+    name, strength, own_network, sealed_network, private_scratch = "bubblewrap", 2, True, True, True
     pid_namespace = dies_with_grader = True
     words = "你的代码在 bubblewrap 沙箱里运行（隔离方式：bubblewrap）。"
 
@@ -112,7 +116,9 @@ class Bubblewrap(Isolation):
 
 
 class UidFallback(Isolation):
-    """The explicit fallback: an unprivileged uid of the sandbox's own, rlimits, no namespaces."""
+    """The explicit fallback: an unprivileged uid of the sandbox's own, rlimits, and the
+    namespaces the platform allows a root grader (a mount namespace for its scratch, a network
+    namespace of its own), none of them by construction."""
 
     name, strength, lowered, reaps_by_uid = "rlimits", 1, True, True
     words = ("你的代码以独立的非特权用户、在带资源限制的子进程里运行，没有 bubblewrap 沙箱"
@@ -124,6 +130,13 @@ class UidFallback(Isolation):
 
     def refusal(self, problem):
         return f"isolation 'rlimits' refused: {problem}"
+
+    @property
+    def own_network(self) -> bool:
+        """Where this machine lets the worker make a network namespace, every worker makes one
+        and ends if it cannot (probed once per process); elsewhere it shares the host's."""
+        from . import launcher
+        return launcher.network_namespace_problem() is None
 
     def plan(self, workdir, private_dir, limits, *, uid, env):
         from . import uid_fallback

@@ -13,6 +13,10 @@ fallback's plain start), it applies the same `Lockdown`, in this order:
    folders (/tmp, /var/tmp, /dev/shm, /run/lock), the sandbox's own folder bound back: nothing
    written there outlives the sandbox or fills the host's memory. Where no mount namespace can be
    made (a container's default profile), the grader removes what the uid left (leftovers.py);
+   and, where the grader asks (the uid fallback, where the platform allows one: launcher.py
+   probes it), a network namespace of its own with only its loopback up: no port of the host
+   (its loopback services, another sandbox's listener) nor an abstract socket is reachable;
+   asked for, it is required;
 2. no_new_privs: no setuid binary or file capability can ever raise privileges again;
 3. an empty capability bounding set (and no ambient capabilities), while still privileged;
 4. the switch to the sandbox's uid/gid with no supplementary groups, checked, and an empty
@@ -50,10 +54,12 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import fcntl
 import os
 import platform
 import resource
 import signal
+import socket
 import struct
 import sys
 from dataclasses import asdict, dataclass
@@ -61,7 +67,8 @@ from dataclasses import asdict, dataclass
 _PR_SET_PDEATHSIG, _PR_CAPBSET_DROP, _PR_SET_SECCOMP, _PR_SET_NO_NEW_PRIVS = 1, 24, 22, 38
 _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 _SECCOMP_MODE_FILTER = 2
-_CLONE_NEWNS = 0x00020000
+_CLONE_NEWNS, _CLONE_NEWNET = 0x00020000, 0x40000000
+_SIOCGIFFLAGS, _SIOCSIFFLAGS, _IFF_UP = 0x8913, 0x8914, 0x1
 _MS_NOSUID, _MS_NODEV, _MS_BIND, _MS_REC, _MS_PRIVATE = 0x2, 0x4, 0x1000, 0x4000, 1 << 18
 _LAST_CAPABILITY = 63
 CLONE_NEWUSER = 0x10000000
@@ -104,6 +111,7 @@ class Lockdown:
     # {"folders": [...], "keep": [...], "bytes": n}: private tmpfs over `folders` where a mount
     # namespace can be made, `keep` (folders inside them the worker needs) bound back; else None
     scratch: dict | None = None
+    own_network: bool = False          # a network namespace of its own (the uid fallback's)
 
     def to_config(self) -> dict:
         return asdict(self)
@@ -133,6 +141,8 @@ def apply(spec: dict) -> dict:
         _fresh_signal_state()
         _rlimits(spec)
         private_scratch = _private_scratch(spec.get("scratch"))
+        if spec.get("own_network"):
+            own_network()
         _prctl(_PR_SET_NO_NEW_PRIVS, 1)
         _empty_bounding_set(spec.get("drop_to") is not None)
         _switch_ids(spec.get("drop_to"))
@@ -186,6 +196,21 @@ def _private_scratch(scratch: dict | None) -> bool:
         os.close(fd)
     os.chdir(cwd)   # through the folder bound back
     return True
+
+
+def own_network() -> None:
+    """Moves this process into a new network namespace (needs CAP_SYS_ADMIN: before the switch)
+    with its loopback up, so student code may still talk to itself over 127.0.0.1."""
+    global _libc
+    if _libc is None:
+        _libc = ctypes.CDLL(None, use_errno=True)
+    if _libc.unshare(_CLONE_NEWNET) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"unshare(CLONE_NEWNET): {os.strerror(err)}")
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        request = struct.pack("16sH14x", b"lo", 0)
+        flags = struct.unpack("16sH14x", fcntl.ioctl(sock.fileno(), _SIOCGIFFLAGS, request))[1]
+        fcntl.ioctl(sock.fileno(), _SIOCSIFFLAGS, struct.pack("16sH14x", b"lo", flags | _IFF_UP))
 
 
 def _mount(source, target, fstype, flags, data=None) -> None:

@@ -56,6 +56,27 @@ def rlimits_problem() -> str | None:
     return None
 
 
+@functools.cache
+def network_namespace_problem() -> str | None:
+    """Why the fallback's worker cannot have a network namespace of its own here, or None.
+
+    Where this is None every fallback worker makes one before giving up root (lockdown.py) and
+    ends if it cannot; elsewhere (not root, a container's default seccomp profile) student code
+    shares this machine's network and the fallback says so. Probed once per process, by one
+    real start that does what the worker does."""
+    if os.geteuid() != 0:
+        return f"the grader runs as uid {os.geteuid()}, not root"
+    code = f"import sys; sys.path.insert(0, {str(_HERE)!r}); import lockdown; lockdown.own_network()"
+    try:
+        probe = subprocess.run([sys.executable, "-S", "-B", "-c", code], stdin=subprocess.DEVNULL,
+                               capture_output=True, timeout=30, env=_base_env("/tmp"))
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"the probe could not start: {exc}"
+    if probe.returncode != 0:
+        return " ".join(probe.stderr.decode("utf-8", "replace").split())[-300:] or f"exit {probe.returncode}"
+    return None
+
+
 def _readable_python_hint() -> str:
     """What to do when uid 65534 cannot run this Python. A virtualenv keeps running the interpreter
     it was made from, so where that install itself is closed (pyenv under a 0700 /root) a new
@@ -81,7 +102,7 @@ def fallback_plan(backend, workdir, private_dir, limits, *, uid, env) -> LaunchP
     home.mkdir(exist_ok=True)
     from .plotting import install_font_cache   # (imported here: see plotting.py)
     install_font_cache(home / "matplotlib")   # before hand_over: the worker's uid owns it
-    warn_not_isolated("Student code runs as an unprivileged uid of its own.")
+    warn_not_isolated("Student code runs as an unprivileged uid of its own.", backend.own_network)
     # The worker's only writable places: its submission copy and HOME, both in private_dir.
     # Unlike under bubblewrap the copy stays writable (the worker's cwd is on the host disk,
     # only RLIMIT_FSIZE caps each file).
@@ -98,6 +119,7 @@ def fallback_plan(backend, workdir, private_dir, limits, *, uid, env) -> LaunchP
         counted_uid=uid,
         backend=backend,
         scratch=_private_scratch(private_dir, limits) if PRIVATE_SCRATCH else None,
+        new_network=backend.own_network,
     )
 
 

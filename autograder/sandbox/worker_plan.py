@@ -26,8 +26,8 @@ _HERE = Path(__file__).resolve().parent
 PROJECT_ROOT = _HERE.parents[1]
 
 NOT_ISOLATED_WARNING = ("WARNING: sandbox without bubblewrap (isolation 'rlimits', asked explicitly): "
-                        "student code shares the grader's network and every world-readable file; "
-                        "the project (solutions/, hidden tests) is closed to it.")
+                        "student code shares every world-readable file (and the grader's network where "
+                        "it cannot have one of its own); the project (solutions/, hidden tests) is closed to it.")
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,7 @@ class LaunchPlan:
     backend: "confinement.Isolation | None" = None   # what made it (launch_plan always sets it)
     cpus: tuple[int, ...] | None = None         # the CPUs the worker pins itself to (placement.py)
     scratch: dict | None = None                 # private scratch folders (Lockdown.scratch)
+    new_network: bool = False                   # the worker makes its own network namespace
 
     def argv(self, config_fd: str, info_fd: int | None = None) -> list[str]:
         """The command line; the worker reads its config from the pipe `config_fd` (never argv:
@@ -67,7 +68,7 @@ class LaunchPlan:
                         # bubblewrap ends the sandbox with the grader (--die-with-parent); the
                         # fallback's worker asks the kernel itself.
                         parent_pid=None if self.backend.dies_with_grader else os.getpid(),
-                        cpus=self.cpus, scratch=self.scratch)
+                        cpus=self.cpus, scratch=self.scratch, own_network=self.new_network)
 
     def nproc_limit(self) -> int | None:
         """RLIMIT_NPROC for a worker starting now: `max_processes` beyond what the counted uid
@@ -89,10 +90,13 @@ def _checked_env(env: Mapping[str, str]) -> dict[str, str]:
 
 
 @functools.cache
-def warn_not_isolated(who_runs_it: str) -> None:
+def warn_not_isolated(who_runs_it: str, own_network: bool = False) -> None:
     """Printed once per process: the lowered isolation must never go unnoticed."""
+    from . import launcher   # (imported here: launcher imports this module)
     bar = "!" * 78
-    print(f"{bar}\n{NOT_ISOLATED_WARNING}\n{who_runs_it}\n{bar}", file=sys.stderr, flush=True)
+    network = ("It has a network namespace of its own." if own_network else
+               f"It shares the grader's network: no network namespace here ({launcher.network_namespace_problem()}).")
+    print(f"{bar}\n{NOT_ISOLATED_WARNING}\n{who_runs_it} {network}\n{bar}", file=sys.stderr, flush=True)
 
 
 def _base_env(home: str) -> dict[str, str]:

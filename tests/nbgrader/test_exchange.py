@@ -5,7 +5,8 @@ student and `collect` as the instructor. Then what students can do to the exchan
 - alice hands in honestly and is collected;
 - bob hands in a `codesign.py` that is a symbolic link to the course's solutions, and, from his
   own account, a submission in alice's name (`nbgrader submit --student <alice>`), newer than hers;
-- carol's `codesign.py` is a link to alice's collected file in `submitted/`;
+- carol's `codesign.py` is a link to alice's collected file in `submitted/`, and beside it a link
+  whose name is bytes that are no UTF-8 (before, listing it stopped collect for the whole class);
 - dave hands in after the due date, then rewrites his `timestamp.txt` to a time before it;
 - erin hands in after the due date, then renames her folder to a time before it (and its
   `timestamp.txt` to match).
@@ -47,6 +48,7 @@ DUE = datetime.now(timezone.utc).replace(microsecond=0) - timedelta(days=3)
 BEFORE_DUE = DUE - timedelta(days=1)
 FLAGGED = Path("collect_flagged") / f"{ASSIGNMENT}.csv"
 SKELETON_NOTE = "# handed in\n"
+NOT_UTF8 = "caf\\xe9\\xff.py"   # a name of bytes that are no UTF-8, as bash's $'…' makes it and the list shows it
 
 
 def doc_blocks() -> list[tuple[str, list[str]]]:
@@ -189,7 +191,8 @@ def _students_hand_in(w: SimpleNamespace, as_student, reference: dict[str, bytes
     # carol: a link to alice's collected file
     as_student(CAROL, {**reference, "codesign.py": SKELETON_NOTE.encode()})
     machine.run(f"cd {quote(str(w.submits[CAROL]))} && rm codesign.py && "
-                f"ln -s {course}/submitted/{ALICE}/{ASSIGNMENT}/codesign.py codesign.py", user=CAROL)
+                f"ln -s {course}/submitted/{ALICE}/{ASSIGNMENT}/codesign.py codesign.py && "
+                f"ln -s {course}/solutions $'{NOT_UTF8}'", user=CAROL)
     # dave: late, then timestamp.txt set to before the due date
     as_student(DAVE, reference)
     machine.run(f"cd {quote(str(w.submits[DAVE]))} && printf '%s' '{stamp(BEFORE_DUE)}' > timestamp.txt", user=DAVE)
@@ -239,6 +242,14 @@ def test_a_link_to_a_classmates_collected_file_is_not_followed(exchange):
     alice = submitted(exchange, ALICE).joinpath("codesign.py").read_bytes()
     assert not (folder / "codesign.py").exists() or (folder / "codesign.py").read_bytes() != alice
     assert any(r["student"] == CAROL and r["file"] == "codesign.py" for r in flagged(exchange))
+
+
+def test_a_file_name_that_is_not_utf8_is_listed_and_the_class_still_collected(exchange):
+    rows = [r for r in flagged(exchange) if r["student"] == CAROL and r["file"] == NOT_UTF8]
+    assert rows and "link" in rows[0]["reason"], flagged(exchange)
+    assert not any(name.endswith(b".py") and b"\xff" in name for name in os.listdir(os.fsencode(submitted(exchange, CAROL))))
+    for student in (ALICE, DAVE, ERIN):
+        assert submitted(exchange, student).joinpath("handout.ipynb").is_file(), student
 
 
 def test_a_folder_in_a_classmates_name_is_refused_and_she_keeps_her_own(exchange):

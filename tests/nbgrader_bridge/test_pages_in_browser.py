@@ -191,46 +191,196 @@ _TEX = ("$\\href{{javascript:{run}}}{{tex link}}$ $\\url{{javascript:{run}}}$ "
         "$$\\frac{{a}}{{b}}$$")
 
 
-def _local_mathjax(html: str) -> str:
-    """The page as a browser offline would run it: its MathJax 2 (as the page asks for it, with
-    the page's config) from the copy jupyter_server_mathjax ships (2.7.9; the pages ask cdnjs for
-    2.7.7, whose combined config TeX-AMS_CHTML-full this copy lacks: TeX-AMS-MML_HTMLorMML-full
-    has the same TeX input)."""
-    import re
-
-    mathjax = pytest.importorskip("jupyter_server_mathjax")
-    local = (Path(mathjax.__file__).parent / "static" / "MathJax.js").as_uri()
-    found = re.findall(r'src="https://cdnjs\.cloudflare\.com/ajax/libs/mathjax/2\.7\.7/latest\.js\?config=([^"]*)"', html)
-    assert len(found) == 1, "the page loads MathJax 2.7.7 from cdnjs once"
-    config = found[0].replace("TeX-AMS_CHTML-full", "TeX-AMS-MML_HTMLorMML-full")
-    return html.replace(f'https://cdnjs.cloudflare.com/ajax/libs/mathjax/2.7.7/latest.js?config={found[0]}',
-                        f"{local}?config={config}")
+# Where each page is opened, as a Jupyter server lays it out under a hub's base URL: formgrader's
+# view of a submission (it redirects to the trailing slash), and the feedback file opened through
+# the server's /files/ (which jupyter_server serves with `Content-Security-Policy: sandbox
+# allow-scripts`: the page's scripts run in an origin of their own).
+PAGE_PATHS = {"formgrade": "/user/ta/formgrader/submissions/s1/",
+              "feedback": "/user/alice/files/lec01_codesign/feedback/2026-01-05T10:00:00/handout.html"}
+SANDBOXED = {"feedback": "sandbox allow-scripts"}
+MATHJAX_STATIC = "static/jupyter_server_mathjax/"
 
 
-@pytest.mark.parametrize("page", ["feedback", "formgrade"])
-def test_tex_a_student_wrote_sets_no_link_style_or_class_when_mathjax_typesets_it(config, page, tmp_path,
-                                                                                  beacon_server, monkeypatch):
-    """Before: MathJax's Safe defaults kept \\style{cursor:url(...)} (a request to the student's
-    server whenever a TA's pointer crossed the formula) and file: links; now the pages' MathJax
-    sets no URL, style, class or id from TeX at all, and still typesets the formulas."""
-    from bs4 import BeautifulSoup
+@pytest.fixture
+def jupyter_like_server():
+    """A web server laid out as a Jupyter server with jupyter-server-mathjax (the instructor extra):
+    each page at its path, MathJax's real files (2.7.9) at <base>/static/jupyter_server_mathjax/.
+    Records every path asked of it."""
+    import http.server
+    import threading
+    from urllib.parse import unquote, urlsplit
 
-    base, hits = beacon_server
-    run = "document.documentElement.setAttribute('data-pwned','tex')"
-    monkeypatch.setattr(sys.modules[__name__], "PAYLOAD", _TEX.format(run=run, base=base))
-    html = _local_mathjax((_feedback_html if page == "feedback" else _formgrade_html)(config))
-    path = tmp_path / f"{page}.html"
-    path.write_text(html, encoding="utf-8")
+    static = (Path(pytest.importorskip("jupyter_server_mathjax").__file__).parent / "static").resolve()
+    pages, asked = {}, []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):      # noqa: N802 (the http.server API)
+            path = unquote(urlsplit(self.path).path)
+            asked.append(path)
+            body, headers = None, {}
+            for name, (where, html) in pages.items():
+                if path == where:
+                    body, headers["Content-Type"] = html.encode("utf-8"), "text/html; charset=utf-8"
+                    if name in SANDBOXED:
+                        headers["Content-Security-Policy"] = SANDBOXED[name]
+            if body is None and f"/{MATHJAX_STATIC}" in path:
+                file = (static / path.split(f"/{MATHJAX_STATIC}", 1)[1]).resolve()
+                if file.is_relative_to(static) and file.is_file():
+                    body = file.read_bytes()
+                    headers["Content-Type"] = "application/javascript" if file.suffix == ".js" else "application/octet-stream"
+            self.send_response(200 if body is not None else 404)
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(body or b"")
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+
+    def serve(page: str, html: str) -> str:
+        pages[page] = (PAGE_PATHS[page], html)
+        return f"http://127.0.0.1:{server.server_address[1]}{PAGE_PATHS[page]}"
+
+    yield serve, asked
+    server.shutdown()
+    server.server_close()
+
+
+# What Chromium itself asks of the network whatever it opens (measured on about:blank: its
+# updater, its clock, its account check), never a page's request.
+CHROMIUMS_OWN = {"update.googleapis.com", "clients2.google.com", "accounts.google.com",
+                 "content-autofill.googleapis.com"}   # (and its form-filling service, on formgrader's form)
+
+
+@pytest.fixture
+def outside_world():
+    """Every other host, as one proxy Chromium must go through (it bypasses it for 127.0.0.1 only):
+    records each request that would have left this machine (its URL, or host:port for TLS), but
+    Chromium's own."""
+    import http.server
+    import threading
+    from urllib.parse import urlsplit
+
+    left = []
+
+    def record(target: str, host: str) -> None:
+        if host not in CHROMIUMS_OWN:
+            left.append(target)
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):      # noqa: N802
+            record(self.path, urlsplit(self.path).hostname or "")
+            self.send_response(502)
+            self.end_headers()
+
+        do_POST = do_HEAD = do_GET   # noqa: N815
+
+        def do_CONNECT(self):  # noqa: N802
+            record(f"CONNECT {self.path}", self.path.rsplit(":", 1)[0])
+            self.send_response(502)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"127.0.0.1:{server.server_address[1]}", left
+    server.shutdown()
+    server.server_close()
+
+
+def _open_served(url: str, proxy: str, profile: Path) -> str:
+    """The DOM of `url` after MathJax had time to typeset it; every host but 127.0.0.1 through `proxy`."""
     if CHROMIUM is None:
         pytest.skip("chromium is not installed (apt-get install -y chromium; .ci/run installs it)")
     flags = [flag for flag in FLAGS if not flag.startswith(("--host-resolver-rules", "--virtual-time-budget"))]
     done = subprocess.run([CHROMIUM, *flags, "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-                           "--allow-file-access-from-files", "--virtual-time-budget=15000",
-                           f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", path.as_uri()],
+                           f"--proxy-server=http://{proxy}", "--virtual-time-budget=15000",
+                           f"--user-data-dir={profile}", "--dump-dom", url],
                           capture_output=True, text=True, timeout=180, check=True, start_new_session=True)
-    dom = done.stdout
-    soup = BeautifulSoup(dom, "html.parser")
-    typeset = soup.select(".MathJax_CHTML, .MathJax, .MathJax_Display, .mjx-chtml")
+    return done.stdout
+
+
+def _typeset(dom: str):
+    from bs4 import BeautifulSoup
+    return BeautifulSoup(dom, "html.parser").select(".MathJax_CHTML, .MathJax, .MathJax_Display, .mjx-chtml")
+
+
+def _external_references(html: str) -> list[str]:
+    """Every URL in the page a browser would fetch or follow that names a host (http:, https:,
+    protocol-relative), in attributes, inline scripts and CSS url()s, and any mention of a CDN."""
+    import re
+
+    from bs4 import BeautifulSoup
+    soup = BeautifulSoup(html, "html.parser")
+    found = [f"<{e.name} {name}={value}>" for e in soup.find_all(True) for name, value in e.attrs.items()
+             if isinstance(value, str) and re.match(r"\s*(https?:|//)", value, re.I)]
+    for script in soup.find_all("script"):
+        found += re.findall(r"(?:https?:)?//[\w.-]+\.[a-z]{2,}[^\s\"']*", script.get_text(), re.I)
+    for style in [*soup.find_all("style"), *soup.find_all(style=True)]:
+        css = style.get_text() if style.name == "style" else style["style"]
+        css = re.sub(r"/\*.*?\*/", "", css, flags=re.S)   # a licence's link in a comment is never fetched
+        found += re.findall(r"url\(\s*['\"]?\s*(?:https?:)?//[^)]*\)", css, re.I)
+    found += re.findall(r"[\w.-]*(?:cdnjs|jsdelivr|unpkg|googleapis)[\w.-]*", html, re.I)
+    return found
+
+
+FORMULAS = "<b>公式</b> $x^2$ $\\frac{a}{b}$ $\\sqrt{2}$ $$\\sum_i x_i$$"
+
+
+@pytest.mark.parametrize("page", ["feedback", "formgrade"])
+def test_the_page_names_no_host_of_a_third_party(config, page, monkeypatch):
+    """Before: both pages loaded MathJax from cdnjs: a third party's script in the TA's session."""
+    monkeypatch.setattr(sys.modules[__name__], "PAYLOAD", FORMULAS)
+    html = (_feedback_html if page == "feedback" else _formgrade_html)(config)
+    assert _external_references(html) == []
+
+
+@pytest.mark.parametrize("page", ["feedback", "formgrade"])
+def test_mathjax_typesets_from_the_pages_own_jupyter_server_and_nothing_leaves(
+        config, page, tmp_path, jupyter_like_server, outside_world, monkeypatch):
+    serve, asked = jupyter_like_server
+    proxy, left = outside_world
+    monkeypatch.setattr(sys.modules[__name__], "PAYLOAD", FORMULAS)
+    url = serve(page, (_feedback_html if page == "feedback" else _formgrade_html)(config))
+    dom = _open_served(url, proxy, tmp_path / "profile")
+    assert left == []
+    assert len(_typeset(dom)) >= 4, "MathJax did not typeset the formulas"
+    base = PAGE_PATHS[page].split("/formgrader/" if page == "formgrade" else "/files/")[0]
+    mathjax = [path for path in asked if path.startswith(f"{base}/{MATHJAX_STATIC}")]
+    assert f"{base}/{MATHJAX_STATIC}MathJax.js" in mathjax
+
+
+def test_the_feedback_opened_from_disk_loads_nothing(config, tmp_path, outside_world, monkeypatch):
+    """Opened as a file (downloaded, or from the course folder): no server of its own, so no MathJax
+    at all rather than anyone else's; the TeX stays as text."""
+    proxy, left = outside_world
+    monkeypatch.setattr(sys.modules[__name__], "PAYLOAD", FORMULAS)
+    path = tmp_path / "feedback.html"
+    path.write_text(_feedback_html(config), encoding="utf-8")
+    dom = _open_served(path.as_uri(), proxy, tmp_path / "profile")
+    assert left == [] and _typeset(dom) == []
+    assert "\\frac{a}{b}" in dom
+
+
+@pytest.mark.parametrize("page", ["feedback", "formgrade"])
+def test_tex_a_student_wrote_sets_no_link_style_or_class_when_mathjax_typesets_it(
+        config, page, tmp_path, beacon_server, jupyter_like_server, outside_world, monkeypatch):
+    """Before: MathJax's Safe defaults kept \\style{cursor:url(...)} (a request to the student's
+    server whenever a TA's pointer crossed the formula) and file: links; now the pages' MathJax
+    sets no URL, style, class or id from TeX at all, and still typesets the formulas."""
+    base, hits = beacon_server
+    serve, _ = jupyter_like_server
+    proxy, left = outside_world
+    run = "document.documentElement.setAttribute('data-pwned','tex')"
+    monkeypatch.setattr(sys.modules[__name__], "PAYLOAD", _TEX.format(run=run, base=base))
+    url = serve(page, (_feedback_html if page == "feedback" else _formgrade_html)(config))
+    dom = _open_served(url, proxy, tmp_path / "profile")
+    typeset = _typeset(dom)
     assert len(typeset) >= 8, "MathJax did not typeset the formulas: the test would prove nothing"
     assert_inert(dom, page_handlers=FORMGRADE_HANDLERS if page == "formgrade" else ())
     for element in typeset:
@@ -238,7 +388,7 @@ def test_tex_a_student_wrote_sets_no_link_style_or_class_when_mathjax_typesets_i
             assert "url(" not in inner.get("style", ""), inner
             assert not inner.get("href"), inner   # no link at all from TeX: javascript:, file:, http:
             assert inner.get("id") != "top" and "MJX-x" not in inner.get("class", []), inner
-    assert hits == []
+    assert hits == [] and left == []
 
 
 # The pages carry Bootstrap's stylesheet, whose classes pin an element over the whole window
@@ -313,3 +463,77 @@ def test_no_link_a_student_wrote_is_live_in_the_page(config, page, tmp_path, mon
             for a in area.find_all(href=True) if not a["href"].startswith("#")]
     assert not live, live
     assert "log in again" in soup.get_text()
+
+
+def _png(width: int, height: int) -> str:
+    """A grey PNG of that size as a data: URL (a few hundred bytes, however tall)."""
+    import base64
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    rows = b"".join(b"\x00" + b"\x80" * width for _ in range(height))
+    png = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0))
+           + chunk(b"IDAT", zlib.compress(rows, 9)) + chunk(b"IEND", b""))
+    return "data:image/png;base64," + base64.b64encode(png).decode()
+
+
+# Inline CSS and image sizes a student's answer could use to push the next item's score box away
+# (down, or sideways) on the TA's page; each next to the same text without them.
+LAYOUT_TRICKS = {
+    "tall": ('<div style="height:100000px">tall</div>', "<div>tall</div>"),
+    "floated": ('<div style="display:block; float:left; width:100%; height:20000px">floated</div>', "<div>floated</div>"),
+    "huge font": ('<span style="font-size:5000px; line-height:100000px">big</span>', "<span>big</span>"),
+    "raised": ('<span style="vertical-align:100000px">raised</span> '
+               '<span style="letter-spacing:3000px; text-indent:-9999px; white-space:nowrap">spaced out</span>',
+               "<span>raised</span> <span>spaced out</span>"),
+    "image attributes": (f'<img src="{_png(1, 1)}" width="3000" height="100000">', f'<img src="{_png(1, 1)}">'),
+    "tall image": (f'<img src="{_png(1, 20000)}">', f'<img src="{_png(1, 1)}">'),
+}
+# Where the next item's score is shown: formgrader's score box (its input carries the grade id);
+# the feedback's panel heading after the grade's anchor.
+_MEASURE = """<script>
+window.addEventListener("load", function () {
+    var id = %s, box = document.getElementById(id);
+    if (!box || box.tagName !== "INPUT") { box = document.getElementsByName(id)[0].nextElementSibling; }
+    var rect = box.getBoundingClientRect(), em = parseFloat(getComputedStyle(document.body).fontSize);
+    document.documentElement.setAttribute("data-layout", JSON.stringify(
+        {top: rect.top + window.scrollY, left: rect.left + window.scrollX, em: em}));
+});
+</script></body>"""
+
+
+def _score_box_at(config, page: str, html_in_answer: str, where: str, tmp_path: Path, monkeypatch) -> dict:
+    import json
+
+    from bs4 import BeautifulSoup
+    notebook = _graded_notebook()
+    grade_id = notebook.cells[3].metadata["nbgrader"]["grade_id"]
+    if where == "answer":
+        notebook.cells[1].source = html_in_answer
+    else:
+        notebook.cells[2].outputs = [nbformat.v4.new_output("display_data", data={"text/html": html_in_answer,
+                                                                                  "text/plain": "x"})]
+    monkeypatch.setattr(sys.modules[__name__], "_graded_notebook", lambda: notebook)
+    html = (_feedback_html if page == "feedback" else _formgrade_html)(config)
+    path = tmp_path / f"{page}-{abs(hash(html_in_answer))}.html"
+    path.write_text(html.replace("</body>", _MEASURE % json.dumps(grade_id), 1), encoding="utf-8")
+    dom = dump_dom(path, tmp_path / f"profile-{path.stem}")
+    return json.loads(BeautifulSoup(dom, "html.parser").html["data-layout"])
+
+
+@pytest.mark.slow   # two Chromium starts per case, 24 cases
+@pytest.mark.parametrize("trick", LAYOUT_TRICKS)
+@pytest.mark.parametrize("where", ["answer", "output"])
+@pytest.mark.parametrize("page", ["feedback", "formgrade"])
+def test_a_students_html_cannot_push_the_next_score_box_away(config, page, where, trick, tmp_path, monkeypatch):
+    """Before: inline height, float, font-size, line-height, vertical-align and image sizes were
+    kept, and the next item's score box moved by up to 100,000 px. Now it moves by at most what an
+    image's bound allows (40 lines), and never sideways."""
+    hostile, plain = LAYOUT_TRICKS[trick]
+    attacked = _score_box_at(config, page, hostile, where, tmp_path, monkeypatch)
+    baseline = _score_box_at(config, page, plain, where, tmp_path, monkeypatch)
+    em = baseline["em"]
+    assert abs(attacked["top"] - baseline["top"]) <= 41 * em, (attacked, baseline)
+    assert abs(attacked["left"] - baseline["left"]) <= em, (attacked, baseline)

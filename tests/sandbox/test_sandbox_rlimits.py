@@ -120,7 +120,8 @@ def test_fallback_memory_cap(sandbox):
 @pytest.fixture
 def fresh_probes():
     """The machine probes and the warning are once per process; these tests fake the machine."""
-    cached = (launcher.sandbox_uid_problem, launcher.rlimits_problem, launcher.warn_not_isolated)
+    cached = (launcher.sandbox_uid_problem, launcher.rlimits_problem, launcher.warn_not_isolated,
+              launcher.network_namespace_problem)
     for function in cached:
         function.cache_clear()
     yield

@@ -67,13 +67,15 @@ def test_the_check_sees_a_comparison_by_name(tmp_path):
     assert [use.split(":")[1] for use in name_uses(sample)] == ["2", "3", "3", "3", "3"]
 
 
-def test_isolations_are_ordered_by_strength_and_only_bubblewrap_has_a_network_of_its_own():
-    from autograder.sandbox import confinement
+def test_isolations_are_ordered_by_strength_and_the_fallback_has_a_network_only_where_probed():
+    from autograder.sandbox import confinement, launcher
 
     strengths = [i.strength for i in confinement.ISOLATIONS]
     assert strengths == sorted(strengths, reverse=True) and len(set(strengths)) == len(strengths)
     assert confinement.CHOICES[0] == confinement.DEFAULT.name
-    assert [i.own_network for i in confinement.ISOLATIONS] == [True, False]
+    probed = launcher.network_namespace_problem() is None
+    assert [i.own_network for i in confinement.ISOLATIONS] == [True, probed]
+    assert [i.sealed_network for i in confinement.ISOLATIONS] == [True, False]   # what a cluster relies on
     assert [i.lowered for i in confinement.ISOLATIONS] == [False, True]
 
 

@@ -1,0 +1,99 @@
+"""The uid fallback's network: each sandbox a network namespace of its own, so with two students
+graded at once (-j 2 as root) neither reaches the other's listener, the host reaches neither,
+and no sandbox reaches a service of the host's loopback (TCP or an abstract Unix socket, which
+the network namespace scopes too)."""
+
+from __future__ import annotations
+
+import socket
+import uuid
+
+import pytest
+from sandbox_helpers import needs_rlimits
+
+from autograder.sandbox import confinement
+
+pytestmark = needs_rlimits
+
+NET = {
+    "codesign.py": """
+        import socket
+
+        _held = []
+
+        def listen():
+            server = socket.socket()
+            server.bind(("127.0.0.1", 0))
+            server.listen()
+            _held.append(server)
+            return server.getsockname()[1]
+
+        def listen_abstract(name):
+            server = socket.socket(socket.AF_UNIX)
+            server.bind("\\0" + name)
+            server.listen()
+            _held.append(server)
+            return "listening"
+
+        def connect(port):
+            socket.create_connection(("127.0.0.1", port), timeout=2).close()
+            return "connected"
+
+        def connect_abstract(name):
+            with socket.socket(socket.AF_UNIX) as client:
+                client.settimeout(2)
+                client.connect("\\0" + name)
+            return "connected"
+    """,
+}
+REFUSED = ("ConnectionRefusedError", "FileNotFoundError", "OSError", "TimeoutError")
+
+
+def refused(outcome) -> bool:
+    return outcome.status == "raised" and outcome.exc_type in REFUSED
+
+
+def test_the_fallback_has_a_network_of_its_own_where_the_platform_allows_one():
+    assert confinement.UID_FALLBACK.own_network
+
+
+def test_a_listener_in_one_sandbox_is_reached_by_no_other_sandbox_nor_the_host(sandbox):
+    alice = sandbox(NET, isolation="rlimits")
+    bob = sandbox(NET, isolation="rlimits")
+    port = alice.call("codesign", "listen", ()).value
+    assert alice.call("codesign", "connect", (port,)).value == "connected"   # its own loopback works
+    assert refused(bob.call("codesign", "connect", (port,)))
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
+
+    name = f"cs349e-{uuid.uuid4().hex}"
+    assert alice.call("codesign", "listen_abstract", (name,)).value == "listening"
+    assert alice.call("codesign", "connect_abstract", (name,)).value == "connected"
+    assert refused(bob.call("codesign", "connect_abstract", (name,)))
+    with socket.socket(socket.AF_UNIX) as client, pytest.raises(OSError):
+        client.connect("\0" + name)
+
+
+def test_a_sandbox_reaches_no_listener_of_the_host(sandbox):
+    name = f"cs349e-{uuid.uuid4().hex}"
+    with socket.socket() as server, socket.socket(socket.AF_UNIX) as abstract:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        abstract.bind("\0" + name)
+        abstract.listen()
+        box = sandbox(NET, isolation="rlimits")
+        assert refused(box.call("codesign", "connect", (server.getsockname()[1],)))
+        assert refused(box.call("codesign", "connect_abstract", (name,)))
+
+
+def test_a_cluster_still_takes_rlimits_only_behind_tls_with_a_network_namespace_or_without(monkeypatch):
+    """The namespace is this machine's (another worker's may have none) and the fallback shares the
+    worker's files (a readable TLS key could leave in a student's output): the cluster's rule for
+    rlimits does not depend on it."""
+    from autograder.cluster.worker_side import isolation_problem
+    from autograder.sandbox import launcher
+
+    assert "plain TCP" in isolation_problem("rlimits", "tcp://127.0.0.1:40000", None)
+    monkeypatch.setattr(launcher, "network_namespace_problem", lambda: "unshare(CLONE_NEWNET): EPERM")
+    assert not confinement.UID_FALLBACK.own_network
+    assert "plain TCP" in isolation_problem("rlimits", "tcp://127.0.0.1:40000", None)
