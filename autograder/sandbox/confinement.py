@@ -135,8 +135,8 @@ class UidFallback(Isolation):
     def own_network(self) -> bool:
         """Where this machine lets the worker make a network namespace, every worker makes one
         and ends if it cannot (probed once per process); elsewhere it shares the host's."""
-        from . import launcher
-        return launcher.network_namespace_problem() is None
+        from . import uid_fallback
+        return uid_fallback.network_namespace_problem() is None
 
     def plan(self, workdir, private_dir, limits, *, uid, env):
         from . import uid_fallback

@@ -20,10 +20,10 @@ from .confinement import INSTALL_HINT, ISOLATION_ENV_VAR, SandboxUnavailable  # 
 from .limits import Limits
 from .uid_fallback import (PRIVATE_SCRATCH, SHARED_SCRATCH, _closed_ancestor, _missing_capabilities,  # noqa: F401
                            _paths_the_worker_reads, _start_as_sandbox_uid, _unreachable, fallback_plan,
-                           network_namespace_problem, rlimits_problem, sandbox_uid_problem)
+                           network_namespace_problem, rlimits_problem, sandbox_uid_problem, warn_not_isolated)
 from .worker_plan import (INSIDE_WORKDIR, INSIDE_WORKER_DIR, NOT_ISOLATED_WARNING, PROJECT_ROOT,  # noqa: F401
                           SANDBOX_GID, SANDBOX_UID, SCRATCH_WORKDIR, WORKER_FILES, LaunchPlan, _base_env,
-                          _checked_env, processes_of, warn_not_isolated)
+                          _checked_env, processes_of)
 
 ISOLATIONS = confinement.CHOICES
 

@@ -23,8 +23,8 @@ from .limits import Limits
 from .lockdown import userns_filter_problem
 from .outcomes import SandboxUnavailable
 from .workdir import hand_over
-from .worker_plan import (_HERE, PROJECT_ROOT, SANDBOX_GID, SANDBOX_UID, WORKER_FILES, LaunchPlan, _base_env,
-                          warn_not_isolated)
+from .worker_plan import (_HERE, NOT_ISOLATED_WARNING, PROJECT_ROOT, SANDBOX_GID, SANDBOX_UID, WORKER_FILES,
+                          LaunchPlan, _base_env)
 
 # Linux capability bits (linux/capability.h) the root grader needs to hand the worker to its uid.
 _DROP_CAPABILITIES = {"CAP_CHOWN": 0, "CAP_SETGID": 6, "CAP_SETUID": 7}
@@ -75,6 +75,15 @@ def network_namespace_problem() -> str | None:
     if probe.returncode != 0:
         return " ".join(probe.stderr.decode("utf-8", "replace").split())[-300:] or f"exit {probe.returncode}"
     return None
+
+
+@functools.cache
+def warn_not_isolated(who_runs_it: str, own_network: bool = False) -> None:
+    """Printed once per process: the lowered isolation must never go unnoticed."""
+    bar = "!" * 78
+    network = ("It has a network namespace of its own." if own_network else
+               f"It shares the grader's network: no network namespace here ({network_namespace_problem()}).")
+    print(f"{bar}\n{NOT_ISOLATED_WARNING}\n{who_runs_it} {network}\n{bar}", file=sys.stderr, flush=True)
 
 
 def _readable_python_hint() -> str:

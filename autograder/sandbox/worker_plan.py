@@ -6,7 +6,6 @@ grader's confinement.
 
 from __future__ import annotations
 
-import functools
 import os
 import sys
 from dataclasses import dataclass
@@ -87,16 +86,6 @@ def _checked_env(env: Mapping[str, str]) -> dict[str, str]:
         if name in base or name.startswith("CS349E_SANDBOX"):
             raise ValueError(f"sandbox environment variable {name} is set by the launcher")
     return dict(env)
-
-
-@functools.cache
-def warn_not_isolated(who_runs_it: str, own_network: bool = False) -> None:
-    """Printed once per process: the lowered isolation must never go unnoticed."""
-    from . import launcher   # (imported here: launcher imports this module)
-    bar = "!" * 78
-    network = ("It has a network namespace of its own." if own_network else
-               f"It shares the grader's network: no network namespace here ({launcher.network_namespace_problem()}).")
-    print(f"{bar}\n{NOT_ISOLATED_WARNING}\n{who_runs_it} {network}\n{bar}", file=sys.stderr, flush=True)
 
 
 def _base_env(home: str) -> dict[str, str]:

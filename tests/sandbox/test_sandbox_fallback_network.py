@@ -91,9 +91,9 @@ def test_a_cluster_still_takes_rlimits_only_behind_tls_with_a_network_namespace_
     worker's files (a readable TLS key could leave in a student's output): the cluster's rule for
     rlimits does not depend on it."""
     from autograder.cluster.worker_side import isolation_problem
-    from autograder.sandbox import launcher
+    from autograder.sandbox import uid_fallback
 
     assert "plain TCP" in isolation_problem("rlimits", "tcp://127.0.0.1:40000", None)
-    monkeypatch.setattr(launcher, "network_namespace_problem", lambda: "unshare(CLONE_NEWNET): EPERM")
+    monkeypatch.setattr(uid_fallback, "network_namespace_problem", lambda: "unshare(CLONE_NEWNET): EPERM")
     assert not confinement.UID_FALLBACK.own_network
     assert "plain TCP" in isolation_problem("rlimits", "tcp://127.0.0.1:40000", None)
