@@ -44,11 +44,23 @@ from solutions.lec01_codesign.handout_data import (
     demo_weights,
     format_bits,
     load_real_tensors,
+    matmul_error,
     quantize_matrix,
     real_slice,
     relative_error,
     sustained_chip,
     zero_fraction,
+)
+from solutions.lec01_codesign.encoder import (
+    END_FORMATS,
+    ENCODER_FILE,
+    encode,
+    end_deficit,
+    linear_weights,
+    load_encoder,
+    pair_similarities,
+    rank_agreement,
+    rotate16,
 )
 from solutions.lec01_codesign.variants import LECTURE, USABLE_HBM
 from solutions.lec01_codesign.codesign import to_e2m1
@@ -442,4 +454,61 @@ def _number_keys(canonical_params: str) -> dict[str, float]:
         "q22_real_fp4_tensor_error": 100 * real["fp4_tensor"],
         "q23_real_nvfp4_error": 100 * real["nvfp4"],
         "q24_rotated_fp4_tensor_error": 100 * real["fp4_tensor rotated"],
+        **end_to_end_keys(p),
     }
+
+
+# ---------------------------------------------------------------- the end-to-end lab (q34a–q35)
+ENCODER = Path(__file__).resolve().parents[2] / "assignments" / "lec01_codesign" / ENCODER_FILE
+END_UNIT = 1e4  # the prompts ask for 1 − cos in units of 10⁻⁴
+
+
+@lru_cache(maxsize=1)
+def end_to_end() -> dict[str, dict[str, float]]:
+    """The reference forward of every END_FORMATS entry over the shipped sentences: per format, the
+    mean 1 − cos of its sentence embeddings to FP32's and its pairs' rank agreement with FP32's.
+    The same for every student (one model, one set of sentences): computed once per process."""
+    model, _, pairs, _ = load_encoder(ENCODER)
+    embeddings = {name: encode(model, linear_weights(model, scheme, rotate), scheme, rotate)
+                  for name, (scheme, rotate) in END_FORMATS.items()}
+    fp32 = embeddings["fp32"]
+    similarity = pair_similarities(fp32, pairs)
+    return {name: {"deficit": end_deficit(e, fp32), "agreement": rank_agreement(pair_similarities(e, pairs), similarity)}
+            for name, e in embeddings.items()}
+
+
+def end_tile_errors(params=None) -> dict[str, float]:
+    """The student's tile of the real tensors under each quantized END_FORMATS entry (matmul_error)."""
+    x, w = real_tensors(params)
+    errors = {}
+    for name, (scheme, rotate) in END_FORMATS.items():
+        if scheme is not None:
+            xs, ws = (rotate16(x), rotate16(w)) if rotate else (x, w)
+            errors[name] = matmul_error(quantize_matrix(xs, scheme), quantize_matrix(ws, scheme), x, w)
+    return errors
+
+
+def end_prediction(params=None) -> float:
+    """q34p: NVFP4's 1 − cos if the embedding's error were the tile error times one factor for every
+    format (random direction): 1 − cos ≈ r²/2 grows with the square, calibrated on FP8's measurement."""
+    tile = end_tile_errors(params)
+    return end_to_end()["fp8_tensor"]["deficit"] * (tile["nvfp4"] / tile["fp8_tensor"]) ** 2
+
+
+def end_to_end_keys(params=None) -> dict[str, float]:
+    """The number keys of q34a–q35."""
+    measured, predicted = end_to_end(), end_prediction(params)
+    return {
+        "q34a_fp8_end_deficit": END_UNIT * measured["fp8_tensor"]["deficit"],
+        "q34p_nvfp4_end_prediction": END_UNIT * predicted,
+        "q34b_nvfp4_end_deficit": END_UNIT * measured["nvfp4"]["deficit"],
+        "q35_fp4_rank_agreement": 100 * measured["fp4_tensor"]["agreement"],
+        "q35m_nvfp4_weight_mb": nvfp4_weight_mb(),
+    }
+
+
+@lru_cache(maxsize=1)
+def nvfp4_weight_mb() -> float:
+    """q35m: the 36 linear layers' weights in NVFP4 (4-bit elements, one 8-bit scale per 16), in MB."""
+    model = load_encoder(ENCODER)[0]
+    return sum(w.size for w in linear_weights(model).values()) * format_bits(16) / 8 / 1e6

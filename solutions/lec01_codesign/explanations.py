@@ -458,3 +458,64 @@ def rubric_markdown(item: str, *, with_expectations: bool) -> str:
 
 
 EXPLANATIONS.update({item: rubric_markdown(item, with_expectations=True) for item in RUBRICS})
+
+
+def _end_to_end_explanations() -> dict[str, str]:
+    """q34a–q35m: the figures of the whole encoder (the same for everyone) and the lecture's tile."""
+    from solutions.lec01_codesign.answers import END_UNIT, end_prediction, end_tile_errors, end_to_end, nvfp4_weight_mb
+
+    from solutions.lec01_codesign.real_tensors import SENTENCE_PAIRS
+
+    end, tile, predicted = end_to_end(), end_tile_errors(), END_UNIT * end_prediction()
+    _COMPARISONS = len(SENTENCE_PAIRS) * (len(SENTENCE_PAIRS) - 1) // 2  # two pairs compared: which is more similar
+    deficit = {name: END_UNIT * row["deficit"] for name, row in end.items()}
+    return {
+        "q34a_fp8_end_deficit": f"""
+            `end_deficit(end_embeddings["fp8_tensor"], end_embeddings["fp32"])` × 10^4 = {deficit["fp8_tensor"]:.1f}：
+            余弦约 {1 - deficit["fp8_tensor"] / END_UNIT:.4f}。36 个线性层、两个操作数都是 FP8，句向量几乎不动。
+            每位同学的模型和句子相同，这一题的数也相同。
+            """,
+        "q34p_nvfp4_end_prediction": f"""
+            句向量 e 加上一个方向随机的误差 n（高维里几乎和 e 垂直），|n| / |e| = r：cos = 1 / √(1 + r²) ≈ 1 − r²/2。
+            r 和张量误差成正比，所以 1 − cos 和张量误差的**平方**成正比：预测 = q34a × (NVFP4 的张量误差 ÷ FP8 的张量误差)²。
+            讲义的那一块：{deficit["fp8_tensor"]:.1f} × ({tile["nvfp4"]:.2%} ÷ {tile["fp8_tensor"]:.2%})² = {predicted:.0f}。
+            按张量误差本身（不平方）去比，会低估十倍左右。
+            """,
+        "q34b_nvfp4_end_deficit": f"""
+            `end_deficits["nvfp4"]` × 10^4 = {deficit["nvfp4"]:.0f}（每位同学相同）；讲义的那一块预测 {predicted:.0f}：
+            测量是预测的 {deficit["nvfp4"] / predicted:.2f} 倍。
+            在讲义的那一块上，"误差的平方"这个模型只用 FP8 一个点定标，就把 NVFP4 的端到端效果估到了两倍以内：
+            对小的误差，一块 Y 的张量误差是端到端效果的一个不错的代理。差距在两头：整张量 FP4 测出 {deficit["fp4_tensor"]:.0f}，模型给
+            {deficit["fp8_tensor"] * (tile["fp4_tensor"] / tile["fp8_tensor"]) ** 2:.0f}——误差大到句向量的方向都变了，
+            小误差的近似不再成立；先旋转再 NVFP4 测出 {deficit["nvfp4 + H16"]:.0f}，比张量误差（{tile["nvfp4 + H16"]:.2%}，
+            NVFP4 是 {tile["nvfp4"]:.2%}）推出的更差：一块 Y 只代表一层里的一个投影，其他 35 个线性层（FFN 的 1536 维输入、
+            别的层的离群通道）各不相同。你的那一块不同，倍数也不同。
+            """,
+        "q35_fp4_rank_agreement": f"""
+            整张量 FP4 的 1 − cos 约 {deficit["fp4_tensor"] / END_UNIT:.2f}（余弦只剩约 {1 - deficit["fp4_tensor"] / END_UNIT:.2f}），
+            可 {_COMPARISONS} 组"两对比先后"里仍有 {100 * end["fp4_tensor"]["agreement"]:.0f}% 和 FP32 一致：
+            排序只要求相对的先后，所有句向量一起偏向同一个方向时，相似度整体抬高（见上表），先后却大多保留。
+            只在乎排序的任务比句向量本身耐受得多——但这里只有 {len(SENTENCE_PAIRS)} 对句子，一组先后就是 {100 / _COMPARISONS:.1f} 个百分点。
+            """,
+        "q35m_nvfp4_weight_mb": f"""
+            每层 query、key、value、注意力输出各 384 × 384，FFN 的两层各 384 × 1536：6 层一共
+            {nvfp4_weight_mb() * 8 / 4.5 * 1e6:,.0f} 个权重。NVFP4 每个数 4 + 8 / 16 = 4.5 bit：{nvfp4_weight_mb():.2f} MB
+            （FP32 是它的 32 / 4.5 ≈ 7.1 倍）。
+            """,
+    }
+
+
+EXPLANATIONS.update(_end_to_end_explanations())
+
+
+RUBRICS["q36_explain_end_to_end"] = (
+    Criterion(1, "张量误差能不能预测端到端效果（引用 q34a、q34p、q34b 和表里的几种格式）",
+              "说出预测用的模型（误差向量方向随机、长度和张量误差成正比，1 − cos ≈ r²/2，所以按张量误差的平方推算），"
+              "按自己的 q34b ÷ q34p 说 NVFP4 的预测准不准；再看表里的其他格式：误差很大时（整张量 FP4）小误差近似不再成立，"
+              "旋转在一块上的效果不一定代表整个模型。"),
+    Criterion(1, "差距说明了什么（引用 q35）",
+              "一块 Y 只是 36 个线性层里的一个投影的一小块：离群通道、FFN 的宽输入、误差在残差和 LayerNorm 里的传递都不在里面；"
+              "评价量化要看端到端的指标，而且要看任务在乎什么：整张量 FP4 的余弦已经很低，句子对的排序一致率却仍然不低"
+              "（句子太少，一组先后就是好几个百分点）。"),
+)
+EXPLANATIONS["q36_explain_end_to_end"] = rubric_markdown("q36_explain_end_to_end", with_expectations=True)

@@ -15,6 +15,7 @@ from authoring.cells import Code, FunctionCheck, Markdown, Question
 from cpu_timing import AGREEMENT_FACTOR, STREAM_BYTES, TRIAD_N
 from hw_specs import B300, BYTES_PER_ELEM, LABELLED_FIGURES
 from solutions.lec01_codesign.variants import USABLE_HBM
+from solutions.lec01_codesign import encoder as end_to_end
 from solutions.lec01_codesign import handout_data
 from solutions.lec01_codesign.explanations import rubric_markdown
 from solutions.lec01_codesign import real_tensors as extract
@@ -94,6 +95,18 @@ _REAL_TENSORS_HELPERS = (
                                                    handout_data.matmul_error, handout_data.block_hadamard))
 )
 
+_ENCODER_HELPERS = (
+    f"ENCODER_FILE = {end_to_end.ENCODER_FILE!r}\n"
+    f"HEADS, ROTATION_BLOCK = {end_to_end.HEADS}, {end_to_end.ROTATION_BLOCK}\n"
+    f"LINEAR_LAYERS = {end_to_end.LINEAR_LAYERS!r}\n"
+    "# 端到端的几种格式：名字 -> (quantize 的 scheme，None 是 FP32；量化之前要不要先旋转)\n"
+    f"END_FORMATS = {end_to_end.END_FORMATS!r}\n\n\n"
+    + "\n\n".join(inspect.getsource(f) for f in (end_to_end.load_encoder, end_to_end.rotate16, end_to_end.linear_weights,
+                                                   end_to_end.layer_norm, end_to_end.gelu, end_to_end.encode,
+                                                   end_to_end.end_deficit, end_to_end.pair_similarities,
+                                                   end_to_end.rank_agreement))
+)
+
 _RUBIN_FP8_RACK = LABELLED_FIGURES["Rubin"]["fp8 training, per NVL144 rack"].value
 
 
@@ -133,6 +146,18 @@ def _reference_facts() -> dict[str, float]:
 
 
 _FACTS = _reference_facts()
+
+
+def _end_facts() -> dict[str, float]:
+    """The end-to-end lab's figures the reference's written answer quotes (the lecture's tile)."""
+    from solutions.lec01_codesign.answers import END_UNIT, answer_key, end_to_end
+
+    end, key = end_to_end(), answer_key()
+    return {"gap": key["q34b_nvfp4_end_deficit"] / key["q34p_nvfp4_end_prediction"], "fp4": end["fp4_tensor"]["deficit"], "rank": key["q35_fp4_rank_agreement"],
+            "nvfp4": END_UNIT * end["nvfp4"]["deficit"], "h16": END_UNIT * end["nvfp4 + H16"]["deficit"]}
+
+
+_END = _end_facts()
 
 
 def _text_question_prompt(item: str, prompt: str) -> str:
@@ -805,6 +830,101 @@ CELLS = (
         print(f"预算 {BIT_BUDGET:g} bit 内误差最小：{best}")
         """),
 
+    # ------------------------------------------------------------------ end to end: the whole encoder
+    Markdown(f"""
+        ## 端到端：把整个 MiniLM 量化
+
+        【问题】上面的误差都是一个张量、一块 Y = X·Wᵀ 的误差。可模型要的是最后的结果：六层编码器里的**每一个**线性层都量化之后，
+        句向量还剩多少？你在一块上量出的张量误差，能预测整个模型的效果吗？
+
+        【数据】`{end_to_end.ENCODER_FILE}`：同一个模型 {extract.MODEL} 的全部六层，每层六个线性层
+        （{"、".join(end_to_end.LINEAR_LAYERS)}，一共 36 个）。线性层的权重按 float16 存储（文件约 20 MB），读进来是 float32；
+        词表只留下下面这些句子用到的那几行，句子已经用模型自己的分词器切好。这份权重的 FP32 前向就是下面的"FP32"：
+        它和原模型（PyTorch）算出的句向量的余弦不低于 0.999，提取脚本检查过。
+
+        【做法】`encode(model, weights, scheme, rotate)` 是整个前向（代码在下面的格子里，读一读）：每个线性层的两个操作数——
+        权重 W 和输入 x——都用**你的** `quantize`（经过 `quantize_matrix`）量化，再按 FP32 相乘；权重每种格式只量化一次
+        （`linear_weights`），输入在前向里逐层量化（所有句子的 token 合成一个张量）。句向量：每句的 token 取平均再归一化。
+        `"nvfp4 + H16"` 先做 16 阶 Hadamard 旋转（`rotate16`：只在一个 NVFP4 块的 16 个数之内混合，(xH)(WH)ᵀ = xWᵀ）再 NVFP4。
+
+        端到端的效果用两个数衡量：
+        - `end_deficit`：每句的句向量和 FP32 句向量的余弦 cos，1 − cos 的平均（0 表示完全一样）；本节以 10⁻⁴ 为单位；
+        - `rank_agreement`：句子对按相似度排序，和 FP32 排出的先后一致的比例（检索、去重这类用途只在乎排序）。
+        """),
+    Code(_ENCODER_HELPERS, locked=True),
+    Code("""
+        encoder, sentences, pairs, encoder_provenance = load_encoder()
+        end_embeddings = {"fp32": encode(encoder, linear_weights(encoder))}
+        fp32_similarity = pair_similarities(end_embeddings["fp32"], pairs)
+        print_table(["句子对", "FP32 的余弦相似度"],
+                    [[f"{sentences[a]} / {sentences[b]}", f"{s:.3f}"] for (a, b), s in zip(pairs, fp32_similarity)])
+
+        # 你那一块（X_TILE、W_TILE）在每种格式下的张量误差：上面 q22–q24 的算法
+        def tile_error(scheme, rotate):
+            x, w = (rotate16(X_TILE), rotate16(W_TILE)) if rotate else (X_TILE, W_TILE)
+            return matmul_error(quantize_matrix(x, scheme), quantize_matrix(w, scheme), X_TILE, W_TILE)
+
+
+        tile_errors = {name: tile_error(scheme, rotate) for name, (scheme, rotate) in END_FORMATS.items() if scheme}
+        print_table(["格式", "你那一块 Y 的相对误差"], [[name, f"{error:.2%}"] for name, error in tile_errors.items()])
+
+        # 先只量一种：FP8（整张量）量化全部 36 个线性层
+        end_embeddings["fp8_tensor"] = encode(encoder, linear_weights(encoder, "fp8_tensor"), "fp8_tensor")
+        """),
+    Question("q34a_fp8_end_deficit", """
+        FP8（整张量）量化全部 36 个线性层之后，句向量和 FP32 的 1 − cos 平均是多少（以 10⁻⁴ 为单位）？
+        """, """
+        q34a_fp8_end_deficit = end_deficit(end_embeddings["fp8_tensor"], end_embeddings["fp32"]) * 1e4
+        """),
+    Question("q34p_nvfp4_end_prediction", """
+        **先预测，再测量。** 在运行下面的测量之前写下你的预测。假设端到端的效果完全由张量误差决定：每种格式让句向量偏离 FP32 的
+        那个误差向量，长度和这种格式在你那一块上的张量误差（上表）成正比，比例系数对所有格式都一样，方向是随机的
+        （和句向量几乎垂直）。用你量出的 FP8（q34a）定出这个比例，NVFP4 的 1 − cos 应该是多少（以 10⁻⁴ 为单位）？
+        """, """
+        q34p_nvfp4_end_prediction = q34a_fp8_end_deficit * (tile_errors["nvfp4"] / tile_errors["fp8_tensor"]) ** 2
+        """),
+    Code("""
+        # 现在量：其余几种格式各跑一遍整个前向（权重每种格式量化一次）
+        for name, (scheme, rotate) in END_FORMATS.items():
+            if name not in end_embeddings:
+                end_embeddings[name] = encode(encoder, linear_weights(encoder, scheme, rotate), scheme, rotate)
+        end_deficits = {name: end_deficit(e, end_embeddings["fp32"]) for name, e in end_embeddings.items()}
+        agreements = {name: rank_agreement(pair_similarities(e, pairs), fp32_similarity) for name, e in end_embeddings.items()}
+        print_table(["格式", "你那一块的张量误差", "1 − cos（10⁻⁴）", "句子对排序一致率"],
+                    [[name, f"{tile_errors[name]:.2%}" if name in tile_errors else "-", f"{end_deficits[name] * 1e4:.2f}",
+                      f"{agreements[name]:.0%}"] for name in END_FORMATS])
+
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for name in tile_errors:
+            ax.scatter(tile_errors[name], end_deficits[name] * 1e4)
+            ax.annotate(name, (tile_errors[name], end_deficits[name] * 1e4), textcoords="offset points", xytext=(4, 4))
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel(label("你那一块的张量误差", "tensor error on your tile"))
+        ax.set_ylabel(label("端到端 1 − cos（10⁻⁴）", "end to end 1 − cos (1e-4)"))
+        ax.set_title(label("张量误差和端到端效果", "Tensor error and end effect"))
+        plt.show()
+        """),
+    Question("q34b_nvfp4_end_deficit", """
+        NVFP4 量化全部 36 个线性层之后，1 − cos 测出来是多少（以 10⁻⁴ 为单位）？它是你预测的（q34p）多少倍？
+        （这个差距说明了什么，在最后的文字题里回答。）
+        """, """
+        q34b_nvfp4_end_deficit = end_deficits["nvfp4"] * 1e4
+        print(f"测量是预测的 {q34b_nvfp4_end_deficit / q34p_nvfp4_end_prediction:.2f} 倍")
+        """),
+    Question("q35_fp4_rank_agreement", """
+        整张量 FP4 的句向量离 FP32 最远。它的句子对排序和 FP32 的一致率是百分之多少？
+        """, """
+        q35_fp4_rank_agreement = agreements["fp4_tensor"] * 100
+        """),
+    Question("q35m_nvfp4_weight_mb", """
+        量化省下的是存储和带宽。这 36 个线性层的权重按 NVFP4 存（4 bit 的 E2M1 元素，每 16 个数一个 8 bit 的 E4M3 块因子；
+        每个张量一个的 FP32 因子忽略不计）一共是多少 MB（10^6 字节）？每层的形状在 `encoder` 里。
+        """, """
+        # 每层：query、key、value、注意力输出各 384 × 384，FFN 的两层各 384 × 1536（encoder["layer0.ffn_in.w"].shape 等）
+        q35m_nvfp4_weight_mb = 6 * (4 * 384 * 384 + 2 * 384 * 1536) * (4 + 8 / 16) / 8 / 1e6
+        """),
+
     # ------------------------------------------------------------------ a measured CPU roofline
     Markdown(f"""
         ## 测一测：你的 CPU 的 roofline
@@ -906,7 +1026,7 @@ CELLS = (
     Markdown("""
         ## 用自己的话说
 
-        下面四题由助教人工评分：讲清楚道理比堆砌数字重要，但要引用你在上面算出的数字作证据。每题 150–300 字即可。
+        下面五题由助教人工评分：讲清楚道理比堆砌数字重要，但要引用你在上面算出的数字作证据。每题 150–300 字即可。
         """),
     Question("q20_explain_scaling", _text_question_prompt("q20_explain_scaling", """
         为什么整张量 FP4 会把很多数变成 0？四种方案的误差各怎样随数据量变化，为什么？块缩放怎样解决这个问题——
@@ -961,6 +1081,20 @@ CELLS = (
         NVFP4 每 16 个数已经有自己的缩放因子，旋转对它有两种相反的作用：把离群值摊进别的小块，又让每块的分布更均匀；
         我的数据上误差从 {_FACTS["real_nvfp4"]:.1f}% 变成 {_FACTS["rotated_nvfp4"]:.1f}%。16 阶的旋转只在一个 NVFP4 块里混合，
         这正是 NVIDIA 的 NVFP4 训练方案用 16 × 16 随机 Hadamard 变换的原因。
+        """),
+    Question("q36_explain_end_to_end", _text_question_prompt("q36_explain_end_to_end", """
+        一块 Y 的张量误差能预测整个模型的端到端效果吗？你的预测（q34p）和测量（q34b）差多少，表里其他格式（整张量 FP4、
+        先旋转再 NVFP4）又怎样？这个差距说明了什么——评价一种格式时该看什么（引用 q35）？
+        """), f"""
+        我的预测用的模型是：每种格式让句向量偏离的误差向量方向随机，长度和它在我那一块上的张量误差成正比。方向随机时误差几乎和句向量垂直，
+        cos ≈ 1 − r²/2，所以 1 − cos 按张量误差的**平方**增长；用 FP8 定出比例，NVFP4 的测量（q34b）是预测（q34p）的若干倍。讲义的那一块上是
+        {_END["gap"]:.2f} 倍：对小的误差，张量误差是一个不错的代理。
+
+        两头不成立。整张量 FP4 的张量误差大到句向量的方向都变了，1 − cos 约 {_END["fp4"]:.2f}，远超小误差近似能说的范围；
+        先旋转再 NVFP4，一块上的误差只变了一点，端到端却明显更差（{_END["nvfp4"]:.0f} → {_END["h16"]:.0f}，单位 10⁻⁴）：
+        一块 Y 只是第 {extract.LAYER} 层 query 投影的一小块，其他 35 个线性层——FFN 的 1536 维输入、别的层的离群通道——
+        和它不一样，误差还要经过残差和 LayerNorm 传下去。所以评价一种格式要看端到端的指标，而且要看任务在乎什么：
+        整张量 FP4 的余弦只剩约 {1 - _END["fp4"]:.2f}，句子对的排序却仍有约 {_END["rank"]:.0f}% 一致（只有几对句子，这个数很粗）。
         """),
     Question("q33_explain_measurement", _text_question_prompt("q33_explain_measurement", """
         你是怎么计时的，为什么这样计时？你预测的 exp 时间（q28p）和测量值（q28）差多少，这个差距说明 exp 在你的 CPU 上受什么限制？

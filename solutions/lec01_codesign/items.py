@@ -42,6 +42,9 @@ REASONS: dict[str, Reason] = {
     "q28p_exp_if_memory_bound": Reason(Why.PREDICTION, ("2 * 4 / q28a", "8 / q28a"),
                                        verified_by="q28_exp_ns_per_value = exp_seconds() / EXP_N * 1e9"),
     "q28f_fmas_per_exp": Reason(Why.MODEL, ("q28 × q29 / 2", "* q29_matmul_gflops / 2")),
+    "q34p_nvfp4_end_prediction": Reason(Why.PREDICTION, ('/ tile_errors["fp8_tensor"]) ** 2', "1 − cos ≈", "r²/2", "r² / 2", "误差的平方"),
+                                        verified_by='end_deficits = {name: end_deficit(e, end_embeddings["fp32"])'),
+    "q35m_nvfp4_weight_mb": Reason(Why.MODEL, ("(4 + 8 / 16) / 8", "format_bits(16) / 8", "4 * 384 * 384", "4 × 384 × 384")),
     "q16_software_exp_share": Reason(Why.MODEL, ("1 - 1 /", "1 − 1 /")),
     "q17_backward_ratio": Reason(Why.MODEL, ("6·d_qk + 4·d_v", "·d_qk + 4·d_v")),
     "q18_model_speedup": Reason(Why.MODEL, ("max(t_exp, t_mma)",)),
@@ -92,6 +95,11 @@ TEACHES: dict[str, str] = {
     "q23_real_nvfp4_error": "NVFP4 on the same tile",
     "q24_rotated_fp4_tensor_error": "a Hadamard rotation spreads outlier channels: per-tensor FP4 recovers",
     "q25_rotation_nvfp4": "the same rotation's effect on NVFP4 depends on the tile",
+    "q34a_fp8_end_deficit": "end to end: FP8 in all 36 linear layers of a real encoder barely moves its sentence embeddings",
+    "q34p_nvfp4_end_prediction": "predict, then verify: from a tensor error to the end effect (1 − cos grows with the error squared)",
+    "q34b_nvfp4_end_deficit": "verifies q34p: NVFP4's measured end effect, next to the tensor-error model's prediction",
+    "q35_fp4_rank_agreement": "an end task (ranking pairs) survives far more error than the embedding's cosine suggests",
+    "q35m_nvfp4_weight_mb": "count a real model's linear weights from its shapes: what NVFP4 stores",
     "q28a_triad_gb_per_s": "measuring the CPU's bandwidth roof: a triad beyond the last-level cache, warmed up, median",
     "q29b_cpu_ridge": "the CPU's own ridge point from its two measured roofs",
     "q28p_exp_if_memory_bound": "predict, then verify: the exp time the bandwidth roof alone allows",
@@ -105,6 +113,7 @@ TEACHES: dict[str, str] = {
     "q20_explain_scaling": "explain: scale granularity and format",
     "q21_explain_codesign": "explain: why a small unit became the bottleneck",
     "q27_explain_format": "explain: a format chosen within a bit budget, from the measured frontier",
+    "q36_explain_end_to_end": "explain: what the gap between a tensor's error and the whole model's end effect says",
     "q33_explain_measurement": "explain: how to time, and why the CPU differs from the spec-sheet model",
 }
 
@@ -112,4 +121,11 @@ TEACHES: dict[str, str] = {
 SAME_FOR_EVERYONE: dict[str, str] = {
     "q18c_measured_position": "NVIDIA published one measurement, on one shape and one chip pair: a measurement "
                               "cannot be moved, so the item stays at 1 point",
+    "q34a_fp8_end_deficit": "one model and one set of sentences ship with the kit (a 20 MB file; one per student "
+                            "would not fit a student folder): the whole model's end effect is the same for everyone, "
+                            "so the item stays at 1 point; the prediction built on it (q34p) uses the student's own tile",
+    "q34b_nvfp4_end_deficit": "the same model and sentences for everyone (see q34a): 1 point; how far it lies from "
+                              "the student's own prediction (q34p) is the question of q36",
+    "q35_fp4_rank_agreement": "the same model and sentences for everyone (see q34a): 1 point",
+    "q35m_nvfp4_weight_mb": "one model ships with the kit (see q34a): its weights' count is the same for everyone, 1 point",
 }

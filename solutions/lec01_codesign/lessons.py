@@ -132,6 +132,9 @@ LESSONS: tuple[Lesson, ...] = (
     Lesson("q24_rotated_fp4_tensor_error", "the rotation rescues per-tensor FP4 (q22 − q24, pp)",
            lambda p, k: k["q22_real_fp4_tensor_error"] - k["q24_rotated_fp4_tensor_error"],
            low=variants.LESSON_MARGINS["q24_rotated_fp4_tensor_error"], reads=TILE),
+    Lesson("q34p_nvfp4_end_prediction", "the error-squared model, calibrated on FP8, predicts NVFP4's measured end effect "
+           "(q34b / q34p) within 2.5x: the tile is a fair proxy for small errors",
+           lambda p, k: k["q34b_nvfp4_end_deficit"] / k["q34p_nvfp4_end_prediction"], 0.4, 2.5, reads=TILE),
     # --- choices: the key leads the runner-up
     margin("q03_least_grown", "relative: the smallest growth under the next", _least_grown_lead, MARGINS["q03_least_grown"],
            reads=("growth_pair",)),

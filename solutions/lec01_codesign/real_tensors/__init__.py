@@ -10,3 +10,17 @@ TEXT = ("NVIDIA's Blackwell Ultra doubles the throughput of the special function
         "Low-precision formats such as NVFP4 store each value in four bits with a shared scale per block of "
         "sixteen values, and a second scale per tensor. Whether such a format is accurate enough depends on "
         "the data: weights are well behaved, but activations carry a few channels with very large values.")
+
+# The end-to-end lab (assignments/lec01_codesign/minilm_encoder.npz): all six encoder layers of the
+# same model, and the sentence pairs whose embeddings it compares. Short sentences keep the
+# notebook's forward passes cheap; the pairs span similar, related and unrelated meanings.
+SENTENCE_PAIRS = (
+    ("The cat sleeps on the warm sofa.", "A kitten is napping on the couch."),
+    ("Stock prices fell sharply this morning.", "The market dropped at the opening bell."),
+    ("The train to Beijing leaves at noon.", "A fast train departs for the capital at midday."),
+    ("Four-bit formats share one scale per block.", "NVFP4 keeps a scale for every sixteen values."),
+    ("Softmax needs many exponentials.", "Attention waits for the special function units."),
+    ("Memory bandwidth limits decoding speed.", "Children are playing football in the park."),
+    ("She plays the violin in an orchestra.", "He repairs old bicycles in his garage."),
+    ("It is raining heavily in the city.", "The recipe needs two eggs and some flour."),
+)

@@ -1,0 +1,118 @@
+"""The end-to-end lab (q34a–q36): the shipped encoder is the real model, its numpy forward is the
+model's own, and the keys computed from it survive the arithmetic differences of another machine."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from autograder.engine.registry import REPO_ROOT, load_config
+from solutions.lec01_codesign import answers, encoder
+from solutions.lec01_codesign.real_tensors import MODEL, PACKAGE, SENTENCE_PAIRS
+
+CONFIG = load_config("lec01_codesign")
+RTOL = {item.id: item.rtol for item in CONFIG.items}
+END_ITEMS = ("q34a_fp8_end_deficit", "q34p_nvfp4_end_prediction", "q34b_nvfp4_end_deficit", "q35_fp4_rank_agreement")
+MAX_MB = 25  # what a student folder carries for this lab
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    return encoder.load_encoder(answers.ENCODER)
+
+
+def test_the_file_is_the_whole_encoder_stored_compactly(shipped):
+    model, sentences, pairs, provenance = shipped
+    assert answers.ENCODER.stat().st_size < MAX_MB * 1e6
+    assert (provenance["package"], provenance["model"]) == (PACKAGE, MODEL)
+    assert sum(name.endswith(".query.w") for name in model) == 6  # all six layers, every linear layer of each
+    assert all(f"layer{i}.{name}.w" in model for i in range(6) for name in encoder.LINEAR_LAYERS)
+    with np.load(answers.ENCODER) as data:  # the linear weights (the bulk) as float16
+        assert {data[f"layer{i}.{name}.w"].dtype for i in range(6) for name in encoder.LINEAR_LAYERS} == {np.dtype("float16")}
+        assert data["emb.words"].shape[0] == len(np.unique(data["token_ids"]))  # only the rows the sentences use
+    assert sentences == [s for pair in SENTENCE_PAIRS for s in pair]
+    assert pairs.tolist() == [[2 * i, 2 * i + 1] for i in range(len(SENTENCE_PAIRS))]
+
+
+def test_the_numpy_forward_gives_the_models_own_sentence_embeddings(shipped):
+    """The torch model's embeddings (float32 weights) travel in the file: the numpy forward on the
+    stored float16 weights must match them to a cosine of 1 − 1e-3."""
+    model = shipped[0]
+    with np.load(answers.ENCODER) as data:
+        reference = data["torch_embeddings"].astype(np.float64)
+    cosines = np.sum(encoder.encode(model, encoder.linear_weights(model)) * reference, axis=1)
+    assert cosines.min() >= 1 - 1e-3, cosines
+
+
+def test_a_wrong_forward_is_caught_by_that_check(shipped):
+    """The same comparison fails a forward with one layer's LayerNorm dropped: the check can fail."""
+    model = dict(shipped[0])
+    model["layer3.norm2.w"] = np.ones_like(model["layer3.norm2.w"])
+    model["layer3.norm2.b"] = np.zeros_like(model["layer3.norm2.b"])
+    with np.load(answers.ENCODER) as data:
+        reference = data["torch_embeddings"].astype(np.float64)
+    cosines = np.sum(encoder.encode(model, encoder.linear_weights(model)) * reference, axis=1)
+    assert cosines.min() < 1 - 1e-3
+
+
+def test_rotate16_is_the_block_hadamard_rotation():
+    a = np.random.default_rng(0).standard_normal((3, 64))
+    from solutions.lec01_codesign.handout_data import block_hadamard
+
+    np.testing.assert_allclose(encoder.rotate16(a), a @ block_hadamard(64, encoder.ROTATION_BLOCK), rtol=1e-12, atol=1e-12)
+
+
+_KEYS_AT = """
+import json, sys
+from threadpoolctl import threadpool_limits
+with threadpool_limits(int(sys.argv[1])):
+    from solutions.lec01_codesign import answers
+    print(json.dumps(answers.end_to_end_keys()))
+"""
+
+
+def test_the_keys_are_the_same_with_one_and_two_blas_threads():
+    runs = [json.loads(subprocess.run([sys.executable, "-c", _KEYS_AT, str(n)], cwd=REPO_ROOT, check=True,
+                                      capture_output=True, text=True).stdout) for n in (1, 2)]
+    for item in END_ITEMS:
+        rtol = RTOL[item]
+        assert runs[0][item] == pytest.approx(runs[1][item], rel=rtol / 2), item
+
+
+def test_the_keys_survive_float32_rounding_differences(shipped):
+    """Another BLAS sums in another order: emulate it by moving one bias by ~10 float32 ulps. Quantized
+    activations may land on a neighbouring grid point; each key must stay within its tolerance."""
+    model, _, pairs, _ = shipped
+    key = answers.end_to_end_keys()
+    tile = answers.end_tile_errors()
+    for seed in range(2):
+        moved = dict(model)
+        bias = model["emb.norm.b"]
+        moved["emb.norm.b"] = (bias * (1 + 1e-6 * np.random.default_rng(seed).standard_normal(bias.shape))).astype(np.float32)
+        fp32 = encoder.encode(moved, encoder.linear_weights(moved))
+        run = {name: encoder.encode(moved, encoder.linear_weights(moved, *encoder.END_FORMATS[name]), *encoder.END_FORMATS[name])
+               for name in ("fp8_tensor", "fp4_tensor", "nvfp4")}
+        fp8 = answers.END_UNIT * encoder.end_deficit(run["fp8_tensor"], fp32)
+        predicted = fp8 * (tile["nvfp4"] / tile["fp8_tensor"]) ** 2
+        similarity = encoder.pair_similarities(fp32, pairs)
+        moved_keys = {
+            "q34a_fp8_end_deficit": fp8, "q34p_nvfp4_end_prediction": predicted,
+            "q34b_nvfp4_end_deficit": answers.END_UNIT * encoder.end_deficit(run["nvfp4"], fp32),
+            "q35_fp4_rank_agreement": 100 * encoder.rank_agreement(encoder.pair_similarities(run["fp4_tensor"], pairs), similarity),
+        }
+        for item in END_ITEMS:
+            assert moved_keys[item] == pytest.approx(key[item], rel=RTOL[item]), (seed, item)
+
+
+def test_the_prediction_is_the_error_squared_model_not_the_error_itself():
+    """q34p's key: 1 − cos grows with the square of the error. The linear guess misses by far more
+    than the tolerance, so the item tells the two models apart."""
+    key, tile = answers.end_to_end_keys(), answers.end_tile_errors()
+    linear = key["q34a_fp8_end_deficit"] * tile["nvfp4"] / tile["fp8_tensor"]
+    assert abs(linear / key["q34p_nvfp4_end_prediction"] - 1) > 5 * RTOL["q34p_nvfp4_end_prediction"]
+
+
+def test_the_weight_count_is_the_models():
+    assert answers.nvfp4_weight_mb() == pytest.approx(6 * (4 * 384 * 384 + 2 * 384 * 1536) * 4.5 / 8 / 1e6)
