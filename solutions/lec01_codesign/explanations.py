@@ -406,7 +406,7 @@ EXPLANATIONS = {
         用 16 × 16 的随机 Hadamard 变换限制块内的离群值——16 阶旋转只在一个 NVFP4 块里混合，更大的旋转块会跨块混合。
         """,
     "q28a_triad_gb_per_s": """
-        24 字节 × 元素个数 ÷ 中位数耗时 ÷ 10^9。评分机在同一个沙箱里、同一次评分中用 `cpu_timing` 量同样的 triad，
+        24 字节 × 元素个数 ÷ 中位数耗时 ÷ 10^9。评分机在同样的沙箱里、用同样的 `cpu_timing` 量同样的 triad（一批作业量一次），
         两者相差不超过 `AGREEMENT_FACTOR` 倍就算对。
         """,
     "q29_matmul_gflops": """
