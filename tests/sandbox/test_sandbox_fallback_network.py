@@ -39,6 +39,12 @@ NET = {
             socket.create_connection(("127.0.0.1", port), timeout=2).close()
             return "connected"
 
+        def connect_path(path):
+            with socket.socket(socket.AF_UNIX) as client:
+                client.settimeout(2)
+                client.connect(path)
+            return "connected"
+
         def connect_abstract(name):
             with socket.socket(socket.AF_UNIX) as client:
                 client.settimeout(2)
@@ -84,6 +90,26 @@ def test_a_sandbox_reaches_no_listener_of_the_host(sandbox):
         box = sandbox(NET, isolation="rlimits")
         assert refused(box.call("codesign", "connect", (server.getsockname()[1],)))
         assert refused(box.call("codesign", "connect_abstract", (name,)))
+
+
+def test_a_sandbox_reaches_no_world_writable_socket_of_the_host_in_run(sandbox, tmp_path):
+    """A network namespace scopes abstract sockets, not those in the filesystem: the host's
+    services in /run (the system bus, the journal behind /dev/log, nscd, snapd: mode 0666 by
+    design) would still answer student code that shares the grader's files."""
+    import os
+
+    path = f"/run/cs349e-{uuid.uuid4().hex[:12]}.sock"
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(path)
+        try:
+            os.chmod(path, 0o666)
+            server.listen()
+            with socket.socket(socket.AF_UNIX) as host:   # what the sandbox must not do, done by the host
+                host.connect(path)
+            box = sandbox(NET, isolation="rlimits")
+            assert refused(box.call("codesign", "connect_path", (path,)))
+        finally:
+            os.unlink(path)
 
 
 def test_a_cluster_still_takes_rlimits_only_behind_tls_with_a_network_namespace_or_without(monkeypatch):
