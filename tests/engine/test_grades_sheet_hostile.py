@@ -11,7 +11,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from autograder.engine.grades_sheet import GradesSheet
-from autograder.engine.outputs import GRADES_CSV, csv_cell, grades_csv, points
+from autograder.engine.outputs import GRADES_CSV, grades_csv, points
 from autograder.engine.registry import load_config
 from autograder.engine.results import SubmissionResult
 
@@ -49,5 +49,27 @@ def test_a_student_controlled_name_or_flag_stays_in_its_own_row(students):
     ordered = sorted(students)
     assert len(parsed) == 1 + len(ordered) and len(rows) == len(ordered)
     assert all(len(row) == len(parsed[0]) for row in parsed)
+    assert len({row[0] for row in parsed[1:]}) == len(ordered)   # no folder is shown as another's
     for row, name in zip(parsed[1:], ordered):
-        assert row[0] == csv_cell(name) and row[1] == points(students[name][0])
+        assert row[1] == points(students[name][0])
+
+
+LOOKALIKES = [("alice", "alice\x07"), ("alice", "alice\x1b[0m"), ("alice", "\x7falice"),
+              ("=1+1", "'=1+1"), ("b\udcffob", "b\\xffob"), ("alice", "alice\u0085")]
+
+
+def test_a_folder_named_like_a_classmate_plus_a_control_character_is_its_own_row():
+    """A student who can name their own folder (an exchange where students share a uid, an LMS
+    download) names it `alice` plus an invisible character: the cell was cleaned to `alice`, two
+    rows named alice, and a gradebook import by name takes whichever comes last."""
+    for victim, lookalike in LOOKALIKES:
+        results = [result(victim, 114, ""), result(lookalike, 0, "")]
+        with tempfile.TemporaryDirectory() as tmp:
+            sheet = GradesSheet(Path(tmp), CONFIG)
+            for r in results:
+                sheet.add(r)
+            sheet.close()
+            written = (Path(tmp) / GRADES_CSV).read_bytes().decode("utf-8")
+        cells = [row[0] for row in csv.reader(io.StringIO(written, newline=""))][1:]
+        assert len(set(cells)) == 2, (victim, lookalike, cells)
+        assert victim in cells or not victim.isalnum()   # an ordinary name is shown as it is
