@@ -21,6 +21,7 @@ import io
 import json
 import re
 import tempfile
+import unicodedata
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -86,21 +87,26 @@ def csv_cell(value) -> str:
     return f"'{text}" if text.startswith(_FORMULA_STARTS) else text
 
 
+_INVISIBLE = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}
+
+
 def _shown(char: str) -> str:
     code = ord(char)
     if char == "\\":
         return "\\\\"
     if 0xDC80 <= code <= 0xDCFF:   # a byte of a file name that is no UTF-8
         return f"\\x{code - 0xDC00:02x}"
-    if 0xD800 <= code <= 0xDFFF or _CONTROL_CHARS.match(char) or _TERMINAL_CONTROLS.match(char):
-        return f"\\u{code:04x}"
+    # controls, and the invisible ones: zero-width and bidi marks, line separators, unassigned
+    if unicodedata.category(char) in _INVISIBLE or _CONTROL_CHARS.match(char) or _TERMINAL_CONTROLS.match(char):
+        return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
     return char
 
 
 def student_cell(student: str) -> str:
     """A student's folder name as a grades.csv cell that no other folder name gives: csv_cell
     would clean `alice` + BEL to `alice`, a second row named alice that a gradebook import by name
-    may take for her. Control characters, non-UTF-8 bytes and the backslash are shown as escapes
+    may take for her. Control and invisible characters (zero-width, bidi marks), non-UTF-8 bytes
+    and the backslash are shown as escapes
     (one reading back), a leading formula character or quote behind a `'`."""
     text = "".join(_shown(c) for c in student)
     return f"'{text}" if text.startswith((*_FORMULA_STARTS, "'")) else text

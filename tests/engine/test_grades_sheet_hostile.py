@@ -6,6 +6,7 @@ student, in the order of the students, every cell where it belongs."""
 import csv
 import io
 import tempfile
+import unicodedata
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -55,7 +56,8 @@ def test_a_student_controlled_name_or_flag_stays_in_its_own_row(students):
 
 
 LOOKALIKES = [("alice", "alice\x07"), ("alice", "alice\x1b[0m"), ("alice", "\x7falice"),
-              ("=1+1", "'=1+1"), ("b\udcffob", "b\\xffob"), ("alice", "alice\u0085")]
+              ("=1+1", "'=1+1"), ("b\udcffob", "b\\xffob"), ("alice", "alice\u0085"),
+              ("alice", "alice\u200b"), ("alice", "\u202ealice"), ("alice", "alice\u2028")]
 
 
 def test_a_folder_named_like_a_classmate_plus_a_control_character_is_its_own_row():
@@ -72,4 +74,6 @@ def test_a_folder_named_like_a_classmate_plus_a_control_character_is_its_own_row
             written = (Path(tmp) / GRADES_CSV).read_bytes().decode("utf-8")
         cells = [row[0] for row in csv.reader(io.StringIO(written, newline=""))][1:]
         assert len(set(cells)) == 2, (victim, lookalike, cells)
+        # and they look different: nothing invisible (zero-width, bidi marks, separators) is left in
+        assert not [c for cell in cells for c in cell if unicodedata.category(c) in ("Cc", "Cf", "Cs", "Zl", "Zp")]
         assert victim in cells or not victim.isalnum()   # an ordinary name is shown as it is
