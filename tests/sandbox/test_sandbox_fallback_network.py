@@ -97,13 +97,15 @@ def test_a_sandbox_reaches_no_listener_of_the_host(sandbox):
         assert refused(box.call("codesign", "connect_abstract", (name,)))
 
 
-def test_a_sandbox_reaches_no_world_writable_socket_of_the_host_in_run(sandbox, tmp_path):
+@pytest.mark.parametrize("folder", ["/run", "/tmp", "/dev/shm"])
+def test_a_sandbox_reaches_no_world_writable_socket_of_the_host_in_run(sandbox, folder):
     """A network namespace scopes abstract sockets, not those in the filesystem: the host's
     services in /run (the system bus, the journal behind /dev/log, nscd, snapd: mode 0666 by
-    design) would still answer student code that shares the grader's files."""
+    design) would still answer student code that shares the grader's files; so would a desktop's
+    in /tmp (X11's /tmp/.X11-unix)."""
     import os
 
-    path = f"/run/cs349e-{uuid.uuid4().hex[:12]}.sock"
+    path = f"{folder}/cs349e-{uuid.uuid4().hex[:12]}.sock"
     with socket.socket(socket.AF_UNIX) as server:
         server.bind(path)
         try:
