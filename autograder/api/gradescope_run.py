@@ -45,6 +45,15 @@ def _auto_points(assignment: str) -> float:
     return sum(item.points for item in config.items_of(*AUTOMATIC_KINDS)) or 1.0
 
 
+class _Expired(BaseException):
+    """The backstop's time is up. A BaseException, so a grading step that absorbs `Exception` (one
+    item's unexpected error, a hypothesis error) cannot turn it into one lost item and grade on."""
+
+
+# After the first expiry the timer keeps firing this often, in case a step absorbed it anyway.
+_REFIRE_SECONDS = 2.0
+
+
 @contextmanager
 def _backstop(timeout: float):
     """Gradescope kills the container at its own timeout; this ends grading first, as a failure
@@ -52,15 +61,18 @@ def _backstop(timeout: float):
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    armed = [True]
 
     def expired(signum, frame):
-        raise GradingFailed(f"grading did not finish within {timeout:.0f} s")
+        if armed[0]:
+            raise _Expired(f"grading did not finish within {timeout:.0f} s")
 
     previous = signal.signal(signal.SIGALRM, expired)
-    signal.setitimer(signal.ITIMER_REAL, timeout)
+    signal.setitimer(signal.ITIMER_REAL, timeout, _REFIRE_SECONDS)
     try:
         yield
     finally:
+        armed[0] = False
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
 
@@ -77,6 +89,8 @@ def _grade_class(assignment: str, submissions: Path, out: Path, timeout: float, 
                            isolation=isolation, due=due, student_ids=student_ids)
     except Refused as err:
         raise GradingRefused(str(err)) from None
+    except _Expired as err:
+        raise GradingFailed(str(err)) from None
     from autograder.engine.console_view import print_summary
 
     print_summary(report, out)   # for the staff's log

@@ -21,6 +21,7 @@ import io
 import json
 import re
 import tempfile
+import unicodedata
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -84,6 +85,31 @@ def csv_cell(value) -> str:
     """A grades.csv cell a spreadsheet shows as text: a leading formula character gets a `'`."""
     text = strip_control_chars(utf8_text(str(value)))   # first: a control character must not hide a formula
     return f"'{text}" if text.startswith(_FORMULA_STARTS) else text
+
+
+_INVISIBLE = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}
+
+
+def _shown(char: str) -> str:
+    code = ord(char)
+    if char == "\\":
+        return "\\\\"
+    if 0xDC80 <= code <= 0xDCFF:   # a byte of a file name that is no UTF-8
+        return f"\\x{code - 0xDC00:02x}"
+    # controls, and the invisible ones: zero-width and bidi marks, line separators, unassigned
+    if unicodedata.category(char) in _INVISIBLE or _CONTROL_CHARS.match(char) or _TERMINAL_CONTROLS.match(char):
+        return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+    return char
+
+
+def student_cell(student: str) -> str:
+    """A student's folder name as a grades.csv cell that no other folder name gives: csv_cell
+    would clean `alice` + BEL to `alice`, a second row named alice that a gradebook import by name
+    may take for her. Control and invisible characters (zero-width, bidi marks), non-UTF-8 bytes
+    and the backslash are shown as escapes
+    (one reading back), a leading formula character or quote behind a `'`."""
+    text = "".join(_shown(c) for c in student)
+    return f"'{text}" if text.startswith((*_FORMULA_STARTS, "'")) else text
 
 
 def gradescope_results(result: SubmissionResult, *, visibility: str = "visible") -> dict:
@@ -192,7 +218,7 @@ def grades_row(config: GradingConfig, result: SubmissionResult, variants: bool) 
     row = [result.student, points(result.score - result.late_penalty), points(result.max_score),
            result.isolation, late, result.quotas,
            *((result.variant, "; ".join(result.flags)) if variants else ()), *(scores.get(i.id, "") for i in config.items)]
-    return [csv_cell(cell) for cell in row]
+    return [student_cell(result.student), *(csv_cell(cell) for cell in row[1:])]
 
 
 def write_grades_csv(out: Path, config: GradingConfig,

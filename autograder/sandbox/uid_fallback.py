@@ -137,18 +137,24 @@ def fallback_plan(backend, workdir, private_dir, limits, *, uid, env) -> LaunchP
 # removes what its uid left in them in any case (leftovers.py).
 SHARED_SCRATCH = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
 PRIVATE_SCRATCH = True   # tests switch it off to stand for a platform without mount namespaces
+# Host folders covered with an empty tmpfs too, though no uid may write to them: the sockets of the
+# host's services live there (the system bus, the journal behind /dev/log, nscd), many mode 0666,
+# and a network namespace does not scope a socket reached through the filesystem. Covered first,
+# so /run/lock below it is simply absent.
+HIDDEN_HOST_FOLDERS = ("/run",)
 
 
 def _private_scratch(private_dir: Path, limits: Limits) -> dict:
-    """Lockdown.scratch for a fallback worker: the shared folders, each a tmpfs of
+    """Lockdown.scratch for a fallback worker: /run and the shared folders, each a tmpfs of
     `limits.file_bytes`, with the sandbox's folder and the interpreter's install bound back where
     they lie inside one of them (a checkout with its .venv in /tmp)."""
-    covered = [Path(f) for f in SHARED_SCRATCH]
+    folders = [*HIDDEN_HOST_FOLDERS, *SHARED_SCRATCH]
+    covered = [Path(f) for f in folders]
     needed = {Path(os.path.realpath(private_dir))} | {Path(os.path.realpath(p)) for p in
                                                       (sys.prefix, sys.base_prefix, sys.exec_prefix)}
     needed.add(Path(sys.executable).resolve().parent.parent)
     keep = sorted({str(p) for p in needed if any(f in p.parents for f in covered)})
-    return {"folders": list(SHARED_SCRATCH), "keep": keep, "bytes": limits.file_bytes}
+    return {"folders": folders, "keep": keep, "bytes": limits.file_bytes}
 
 
 def _private_worker_copy(private_dir: Path) -> Path:

