@@ -6,6 +6,7 @@ import importlib
 import json
 import math
 import sys
+import tomllib
 
 import numpy as np
 import pytest
@@ -107,6 +108,17 @@ def test_malformed_answers_are_explained(student_folder, load_selfcheck, item_id
     assert verdict.startswith(f"✗ {item_id}：") and message in verdict
 
 
+def _plausible_wrong(item_id: str, right: float) -> float:
+    """A wrong number inside the item's plausible range (a share near 100 % has no room above it)."""
+    low, high = _PLAUSIBLE.get(item_id, (-math.inf, math.inf))
+    return next(v for v in (right * 1.37, right / 1.37) if low <= v <= high)
+
+
+_PLAUSIBLE = {entry["id"]: tuple(entry["plausible"]) for entry in
+              tomllib.loads((CONFIG.folder / "grading.toml").read_text(encoding="utf-8"))["items"]
+              if "plausible" in entry}
+
+
 def test_well_formed_answers_pass_whatever_their_value(student_folder, load_selfcheck):
     selfcheck = load_selfcheck(student_folder)
     key = answer_key()
@@ -114,7 +126,7 @@ def test_well_formed_answers_pass_whatever_their_value(student_folder, load_self
         if item.id not in key:  # a measured item: its key is a check, and any plausible value is right
             continue
         right = key[item.id]
-        wrong = right * 1.37 if item.kind == "number" else next(c for c in item.choices if c != right)
+        wrong = _plausible_wrong(item.id, right) if item.kind == "number" else next(c for c in item.choices if c != right)
         verdicts = [selfcheck.verdict(item.id, {"VARIANT": {}, item.id: v}).replace(repr(v), "<v>") for v in (right, wrong)]
         assert verdicts[0] == verdicts[1], item.id  # the same words for a right and a wrong answer
         assert verdicts[0].startswith(f"✓ {item.id}")
