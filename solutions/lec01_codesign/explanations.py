@@ -319,7 +319,7 @@ EXPLANATIONS = {
         缩放格式都是 E4M3：块大小 `BIG` 的误差减去块大小 `SMALL` 的误差（讲义：`quantize(x, "nvfp4", block_size=32)` 减去
         `quantize(x, "nvfp4")`）。讲义的数据上 q11 + q12 ≈ {_KEY["q11_scale_format_gain"] + _KEY["q12_block_size_gain"]:.2f} 个百分点，
         比两者同时改变（MXFP4 → NVFP4）的 {_GAP:.2f} 个百分点多：两个因素相互影响，不能简单相加——E8M0 因子下把块从 32 减到 16
-        只省 {_BLOCK_WITH_E8M0:.2f} 个百分点；按哪个顺序拆，缩放因子的格式都是大头。你的块大小和数据不同，先从自己的表里读出这几项再下结论。
+        只省 {_BLOCK_WITH_E8M0:.2f} 个百分点；讲义的数据上，按哪个顺序拆，缩放因子的格式都是大头。你的块大小和数据不同，先从自己的表里读出这几项再下结论。
         """,
     "q12b_e8m0_clipped_blocks": """
         E8M0 FLOOR 的因子是 2^(floor(log2 amax) − 2)，块内最大值缩放后 = 8·m，m 是 amax = m·2^e（m ∈ [0.5, 1)）的尾数，

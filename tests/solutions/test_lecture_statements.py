@@ -241,6 +241,7 @@ CLAIMS = [
     ("q18", "总有一边受 exp 限制、另一边受矩阵乘法限制",
      lambda r: sorted(answers.exp_ratio(answers.CHIPS[c], "fp8", *r["p"]["speedup_shape"]) > 1
                       for c in r["p"]["speedup_chips"]) == [False, True], True),
+    ("q19 prompt", "B200 仍受 exp 限制", lambda r: _q19_bounds_hold(r), True),
     ("q25", "两个数至少差",
      lambda r: 100 * abs(r["real"]["nvfp4 rotated"] - r["real"]["nvfp4"]) >= variants.MARGINS["q25_rotation_nvfp4"], True),
     ("q34p", "会低估十倍左右",
@@ -255,7 +256,19 @@ CLAIMS = [
 _TEXTS = {"q36 rubric": lambda: _criteria("q36_explain_end_to_end"),
           "q09d prompt": lambda: _prompt("q09d_kv_equal_weights_context"),
           "q09e prompt": lambda: _prompt("q09e_ridge_share_with_kv"),
-          "q09g prompt": lambda: _prompt("q09g_decode_precision")}
+          "q09g prompt": lambda: _prompt("q09g_decode_precision"),
+          "q19 prompt": lambda: _prompt("q19_mma_efficiency")}
+
+
+def _q19_bounds_hold(row) -> bool:
+    """q19's premise at the id's own answer: with the SFU at `sfu_share` of its peak and the matmul at q19's
+    efficiency, B200 is still exp-bound and B300 matmul-bound on the measured shape."""
+    from hw_specs import B200
+    from solutions.lec01_codesign.handout_data import MEASURED_D_QK, MEASURED_D_V
+
+    sfu, mma = row["p"]["sfu_share"], row["k"]["q19_mma_efficiency"] / 100
+    t_mma = {chip: answers.flops_per_exp(MEASURED_D_QK, MEASURED_D_V) / (mma * chip.peak_flops("fp8")) for chip in (B200, B300)}
+    return 1 / (sfu * B200.exp_per_s) > t_mma[B200] and 1 / (sfu * B300.exp_per_s) < t_mma[B300]
 
 
 def _text(where: str) -> str:
@@ -321,6 +334,11 @@ def test_the_lectures_numbers_in_a_rubric_are_labelled_as_the_lectures(klass):
         text = _criteria(item) if item in RUBRICS else EXPLANATIONS[item]
         clauses = _clause(text, figure)
         assert clauses and all("讲义" in c for c in clauses), (item, figure, clauses)
+    # q12: which factor is the larger share is the student's own ablation's to say (the block size wins for some)
+    block_wins = [r["id"] for r in klass if r["k"]["q12_block_size_gain"] > r["k"]["q11_scale_format_gain"]]
+    assert block_wins
+    clauses = _clause(EXPLANATIONS["q12_block_size_gain"], "缩放因子的格式都是大头")
+    assert all("讲义" in c for c in clauses), clauses
     # q17's factor of the forward (2.5 at d_v = d_qk) and the lab's frontier and best configuration
     factors = {round((6 * q + 4 * v) / (2 * q + 2 * v), 2) for q, v in (r["p"]["backward_shape"] for r in klass)}
     assert len(factors) > 1
@@ -365,3 +383,14 @@ def test_q35s_explanation_points_to_no_table_that_shows_what_it_says():
                for table in re.findall(r"print_table\(\[([^\]]*)\]", cell.source) for h in re.findall(r'"([^"]*)"', table)]
     assert [h for h in headers if "相似度" in h] == ["FP32 的余弦相似度"]
     assert "见上表" not in EXPLANATIONS["q35_fp4_rank_agreement"]
+
+
+def test_the_figures_the_prompts_quote_are_the_kits_own():
+    """q29b quotes H100's ridge from demo 1, q35 calls per-tensor FP4 the farthest from FP32: both the same
+    for every student, both from the kit's own numbers."""
+    from hw_specs import H100
+    from solutions.lec01_codesign.codesign import ridge_point
+
+    assert f"演示 1 里 H100 是 {ridge_point(H100, 'fp8'):.0f}" in _prompt("q29b_cpu_ridge")
+    deficits = {name: row["deficit"] for name, row in answers.end_to_end().items()}
+    assert max(deficits, key=deficits.get) == "fp4_tensor" and "整张量 FP4 的句向量离 FP32 最远" in _prompt("q35_fp4_rank_agreement")
