@@ -394,3 +394,20 @@ def test_the_figures_the_prompts_quote_are_the_kits_own():
     assert f"演示 1 里 H100 是 {ridge_point(H100, 'fp8'):.0f}" in _prompt("q29b_cpu_ridge")
     deficits = {name: row["deficit"] for name, row in answers.end_to_end().items()}
     assert max(deficits, key=deficits.get) == "fp4_tensor" and "整张量 FP4 的句向量离 FP32 最远" in _prompt("q35_fp4_rank_agreement")
+
+
+def test_the_student_readme_defines_each_demand_as_grading_toml_does():
+    """The README's legend of the "要求" column says what grading.toml's header and docs/authoring.md say: a
+    reasoning item gives no expression in its prompt or the cells above (it once said "not printed by the
+    notebook", the definition the items were re-declared away from), and names every demand the table uses."""
+    from pathlib import Path
+
+    from autograder.engine.registry import load_config
+
+    root = Path(__file__).resolve().parents[2]
+    readme = (root / "assignments" / "lec01_codesign" / "README.md").read_text(encoding="utf-8")
+    legend = next(line_block for line_block in readme.split("\n\n") if line_block.startswith('"要求"一列'))
+    assert "不给式子" in legend and "先写下预测" in legend and "notebook 没有打印，要你" not in legend
+    labels = {"implement": "实现", "read-off": "读表/套公式", "reasoning": "推理/建模", "measure": "测量", "explain": "解释"}
+    for demand in {item.demand for item in load_config("lec01_codesign").items}:
+        assert f"**{labels[demand]}**" in legend, demand
