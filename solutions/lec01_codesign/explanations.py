@@ -493,7 +493,7 @@ def _end_to_end_explanations() -> dict[str, str]:
             在讲义的那一块上，"误差的平方"这个模型只用 FP8 一个点定标，就把 NVFP4 的端到端效果估到了两倍以内：
             对小的误差，一块 Y 的张量误差是端到端效果的一个不错的代理。差距在两头：整张量 FP4 测出 {deficit["fp4_tensor"]:.0f}，模型给
             {deficit["fp8_tensor"] * (tile["fp4_tensor"] / tile["fp8_tensor"]) ** 2:.0f}——误差大到句向量的方向都变了，
-            小误差的近似不再成立；先旋转再 NVFP4 测出 {deficit["nvfp4 + H16"]:.0f}，比张量误差（{tile["nvfp4 + H16"]:.2%}，
+            小误差的近似不再成立；先旋转再 NVFP4 测出 {deficit["nvfp4 + H16"]:.0f}，比讲义那一块的张量误差（{tile["nvfp4 + H16"]:.2%}，
             NVFP4 是 {tile["nvfp4"]:.2%}）推出的更差：一块 Y 只代表一层里的一个投影，其他 35 个线性层（FFN 的 1536 维输入、
             别的层的离群通道）各不相同。你的那一块不同，倍数也不同。
             """,
