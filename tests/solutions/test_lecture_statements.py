@@ -417,3 +417,14 @@ def test_the_student_readme_defines_each_demand_as_grading_toml_does():
     labels = {"implement": "实现", "read-off": "读表/套公式", "reasoning": "推理/建模", "measure": "测量", "explain": "解释"}
     for demand in {item.demand for item in load_config("lec01_codesign").items}:
         assert f"**{labels[demand]}**" in legend, demand
+
+
+def test_the_triads_bytes_are_stated_as_a_floor_where_write_allocate_adds_more():
+    """numpy's two-pass triad moves 40 B per element counting its reads and writes; a machine that reads a
+    cache line before writing it moves 48 (the q28g explanation's 1.25): the prompt and the reference answer
+    say "at least 40", and the reference answer gives the memory-bound q28g for both machines."""
+    explanation = EXPLANATIONS["q28g_exp_vs_memory"]
+    assert "写入前先把缓存行读进来" in explanation and "0.75" in explanation
+    assert "至少搬 40 字节" in _prompt("q28a_triad_gb_per_s") and "实际每个元素搬 40 字节" not in _prompt("q28a_triad_gb_per_s")
+    answer = REFERENCE_ANSWERS["q33_explain_measurement"]
+    assert "至少搬 40 字节" in answer and "0.75" in answer
