@@ -33,7 +33,7 @@ from solutions.lec01_codesign.answers import (
     h100_exp_on_tensor_basis,
     kv_bytes_per_token,
 )
-from solutions.lec01_codesign.codesign import exp_ratio, flops_per_exp, ridge_point
+from solutions.lec01_codesign.codesign import exp_ratio, flops_per_exp, ridge_point, trend_row
 from solutions.lec01_codesign.handout_data import (
     BACKWARD_FLOPS_PER_EXP,
     DEMO2_N,
@@ -112,6 +112,8 @@ _ZEROS_STUDENT_T = zero_fraction(quantize_matrix(_X_STUDENT_T, "fp4_tensor"), _X
 # q20: E4M3's range as a block scale: 448 down to the smallest subnormal 2^-9; a block whose maximum lies
 # below amax · 2^-10 / 448 gets the scale 0 (half the smallest subnormal rounds to 0) and becomes zeros
 _E4M3_BINADES = math.log2(448 / 2.0**-9)
+# q03: the one generation step a variant may draw on which HBM bandwidth outgrows compute
+_RUBIN_STEP = trend_row(hw_specs.RUBIN, "nvfp4", base=B300)
 _GH100 = f"{hw_specs.GH100_FULL_SMS} × {hw_specs.EX2_PER_SM_PER_CLK['Hopper']} × {hw_specs.GH100_FULL_CLOCK_HZ / 1e9:g} GHz"
 
 
@@ -138,7 +140,7 @@ RUBRICS: dict[str, tuple[Criterion, ...]] = {
                   f"{_KEY['q11_scale_format_gain']:.1f} 个百分点（两项之和大于两者同时改变的 {_GAP:.2f} 个百分点：两个因素"
                   f"相互影响，E8M0 因子下块大小只值 {_BLOCK_WITH_E8M0:.2f} 个百分点）；块大小相差 4 倍（128 和 32）时，块大小可能更重要。"
                   f"缩放格式为什么重要：2 的幂因子向下取整，块内最大值缩放后"
-                  f"落在 [4, 8)：落在 (6, 8) 的块（约 {_KEY['q12b_e8m0_clipped_blocks']:.0f}%）网格更细、代价是截断，"
+                  f"落在 [4, 8)：落在 (6, 8) 的块（讲义的参数约 {_KEY['q12b_e8m0_clipped_blocks']:.0f}%）网格更细、代价是截断，"
                   "落在 [4, 6] 的块网格更粗。"),
         Criterion(1, "代价是什么",
                   f"每个数多 {_NV_BITS - 4:g} bit（{_NV_BITS:g} bit/值，MXFP4 是 {_MX_BITS:g}），硬件要多做一级缩放（FP32 张量级因子）；"
@@ -156,15 +158,16 @@ RUBRICS: dict[str, tuple[Criterion, ...]] = {
                   f"{hw_specs.EX2_PER_SM_PER_CLK['Blackwell Ultra FP32']} 次），比值回到 100% 以下；Rubin 的 FP32 ex2 与 "
                   f"Blackwell Ultra 相同，只有 FP16 再翻倍（{hw_specs.EX2_PER_SM_PER_CLK['Rubin FP16']} 次）。"),
         Criterion(1, "软件能做什么（引用 q16、q17）",
-                  f"把约 {_KEY['q16_software_exp_share']:.0f}% 的 exp 挪到 FMA 单元上的多项式（FlashAttention-4 的做法），"
-                  f"让 exp 和矩阵乘法流水重叠；反向传播每次 exp 配的矩阵乘法是前向的 {_BACKWARD_FACTOR:g} 倍，比值约 "
-                  f"{_KEY['q17_backward_ratio']:.0f}%，本来就不太受 exp 限制；模型上用更大的 head 或 MLA 式形状。"),
+                  f"把一部分 exp（q16，讲义的参数约 {_KEY['q16_software_exp_share']:.0f}%）挪到 FMA 单元上的多项式"
+                  f"（FlashAttention-4 的做法），让 exp 和矩阵乘法流水重叠；反向传播每次 exp 配的矩阵乘法是前向的 "
+                  f"{_BACKWARD_RANGE} 倍（讲义的参数：{_BACKWARD_FACTOR:g} 倍，q17 约 {_KEY['q17_backward_ratio']:.0f}%），"
+                  "本来就不太受 exp 限制；模型上用更大的 head 或 MLA 式形状。"),
         Criterion(1, "模型和实测差在哪里（引用 q18–q19）",
                   f"在实测的形状（{MEASURED_MODEL} 的 MLA，d_qk = {MEASURED_D_QK}、d_v = {MEASURED_D_V}）上，完全重叠的模型说 "
                   f"B300 比 B200 快 {_KEY['q18_model_speedup']:g} 倍，完全串行的模型说 {_KEY['q18b_serial_speedup']:.2f} 倍，"
                   f"实测端到端约 {MEASURED_FP8_FORWARD_GAIN:g} 倍，比两者都低：模型假设 Tensor Core 达到峰值、softmax 的其他运算"
                   "（求最大值、减法、缩放、求和）不占时间；重叠不完美、矩阵乘法达不到峰值、其他运算都在其中，"
-                  f"若把差距全归到矩阵乘法效率上，效率约 {_KEY['q19_mma_efficiency']:.0f}%——那只是一种归因。"),
+                  f"若把差距全归到矩阵乘法效率上，效率就是 q19（讲义的参数，SFU 达到 exp 峰值时约 {_KEY['q19_mma_efficiency']:.0f}%）——那只是一种归因。"),
     ),
     "q33_explain_measurement": (
         Criterion(1, "计时的方法和理由",
@@ -179,16 +182,16 @@ RUBRICS: dict[str, tuple[Criterion, ...]] = {
     ),
     "q27_explain_format": (
         Criterion(1, "你选的配置在前沿上的位置（引用量出的误差和比特数）",
-                  f"前沿上的配置：{_FRONTIER}；预算 {BIT_BUDGET:g} bit 内误差最小的是 "
-                  f"{BUDGET_OPTIONS[budget_choice()][1]}。"),
+                  f"讲义的参数（整个 X 和 W）下，前沿上的配置是 {_FRONTIER}，预算 {BIT_BUDGET:g} bit 内误差最小的是 "
+                  f"{BUDGET_OPTIONS[budget_choice()][1]}；你的那一块按自己量出的说（前沿和最好的配置都可能不同）。"),
         Criterion(1, "三种块缩放因子各输在哪里",
                   "E8M0 FLOOR 会截断块内最大值（缩放后落在 (6, 8) 的块）；RCEIL 不截断，但最大值缩放后只落在 (3, 6]，网格更粗；"
                   "E4M3 加张量级因子几乎把每块的最大值放到 6。"),
         Criterion(1, "真实张量和随机数的不同，旋转对整张量 FP4 和对 NVFP4 各起什么作用（引用你的 q24、q25）",
                   f"真实激活的离群值集中在少数几个通道里，每个 token 都是那几个通道大：独立同分布的随机数没有这种结构"
                   f"（讲义的参数：整个 X 的 max/rms ≈ {_PEAK_REAL:.1f}，演示 2 的数据 ≈ {_PEAK_STUDENT_T:.1f}；你的那一块只有几个 token，"
-                  f"它和你的数据谁的 max/rms 大取决于你的参数，按自己的数说）；Hadamard 旋转把离群通道摊开，整张量 FP4 的误差从 "
-                  f"{100 * _REAL['fp4_tensor']:.0f}% 降到 {100 * _REAL['fp4_tensor rotated']:.0f}%（{ROTATION_SIZE} 阶）。对 NVFP4，旋转有两种"
+                  f"它和你的数据谁的 max/rms 大取决于你的参数，按自己的数说）；Hadamard 旋转把离群通道摊开，整张量 FP4 的误差变小（讲义的参数：从 "
+                  f"{100 * _REAL['fp4_tensor']:.0f}% 降到 {100 * _REAL['fp4_tensor rotated']:.0f}%，{ROTATION_SIZE} 阶）。对 NVFP4，旋转有两种"
                   "相反的作用：把一个块的离群值摊进同一旋转块里的其他小块，也让每个小块里的分布更均匀、块内最大值相对其他值变小；"
                   "谁大取决于数据和旋转块的大小（16 阶只在一个 NVFP4 块里混合：NVIDIA 的 NVFP4 训练方案，arXiv 2509.25149，"
                   "正是用 16 × 16 的随机 Hadamard 变换来限制块内的离群值）。按自己量出的 q25 说（讲义的参数："
@@ -205,10 +208,12 @@ EXPLANATIONS = {
         q01 ÷（同为 FP8 的算力之比，同一行的 `"fp8"`）= B300 上 NVFP4 与 FP8 的持续算力之比：厂商口径的倍数里，有这么多倍来自"换了更低精度的格式"，
         而不是同精度下算得更快。读任何代际对比之前，先问一句：两边比的是不是同一种精度？
         """,
-    "q03_least_grown": """
+    "q03_least_grown": f"""
         `trend_row(CHIPS[新], "nvfp4", base=CHIPS[旧])` 里算力、带宽、容量、NVLink 四个倍数放在一起取最小值
         （讲义的 H100 → B300 是 NVLink；往 Rubin 的几步是 HBM 容量）。
-        算力涨得最快、数据搬运和存放涨得最慢——越来越多的程序会被数据搬运而不是算力限制。
+        涨得最少的总是数据的存放或搬运（HBM 容量或 NVLink），不是算力。除了 B300 → Rubin（HBM4 的带宽涨了
+        {_RUBIN_STEP["bandwidth"]:.2f} 倍，比 NVFP4 算力的 {_RUBIN_STEP["compute"]:.2f} 倍还多），每一步都是算力涨得最多。
+        容量和互连跟不上：模型放不放得下、卡之间传不传得动，越来越成为限制。
         """,
     "q04_ridge_same_precision": f"""
         `ridge_point(B300_RUN, "fp8") / ridge_point(H100_RUN, "fp8")`：同一种精度的屋脊点之比。按规格表（讲义的参数，
@@ -234,7 +239,7 @@ EXPLANATIONS = {
         {BYTES_PER_ELEM["fp8"]:g} / {BYTES_PER_ELEM["nvfp4"]:g} ≈ {_OVERSTATEMENT:.2f} 倍，所以它还差的强度只涨了
         {_KEY["q05_ridge_mixed_precision"]:.2f} × {BYTES_PER_ELEM["nvfp4"]:g} ≈ {_KEY["q06b_wall_for_nvfp4_kernel"]:.2f} 倍。
         混合精度的比值把这个内核碰到的墙夸大了约 {_OVERSTATEMENT:.2f} 倍（不是 q02 的 {_KEY["q02_format_gain"]:g} 倍）；
-        同样的运算、同样的格式（q04）则几乎没变。
+        同样的运算、同样的格式，墙涨 q04 倍（讲义的参数：{_KEY["q04_ridge_same_precision"]:.2f} 倍）。
         """,
     "q07_decode_intensity": f"""
         batch 个序列一起 decode：每一步把每个权重从 HBM 读一次（{BYTES_PER_ELEM["nvfp4"]:g} 字节），给每个序列各做一次乘加（2 FLOP）。
@@ -307,14 +312,14 @@ EXPLANATIONS = {
         块大小都是 `SMALL`（讲义：16）：`quantize(x, "mxfp4", block_size=SMALL)` 的误差减去
         `quantize(x, "mxfp4", block_size=SMALL, scale_format="e4m3")` 的误差，写成百分点。
         2 的幂缩放因子向下取整，块内最大值缩放后落在 [4, 8)：落在 [4, 6] 的块，其余的数用到的网格比 NVFP4 粗；
-        落在 (6, 8) 的块（q12b：约 {_KEY["q12b_e8m0_clipped_blocks"]:.0f}%）网格反而更细，代价是超过 6 的被截断。
+        落在 (6, 8) 的块（q12b，讲义的参数约 {_KEY["q12b_e8m0_clipped_blocks"]:.0f}%）网格反而更细，代价是超过 6 的被截断。
         E4M3 块因子几乎把块内最大值正好放到 6。
         """,
     "q12_block_size_gain": f"""
         缩放格式都是 E4M3：块大小 `BIG` 的误差减去块大小 `SMALL` 的误差（讲义：`quantize(x, "nvfp4", block_size=32)` 减去
         `quantize(x, "nvfp4")`）。讲义的数据上 q11 + q12 ≈ {_KEY["q11_scale_format_gain"] + _KEY["q12_block_size_gain"]:.2f} 个百分点，
         比两者同时改变（MXFP4 → NVFP4）的 {_GAP:.2f} 个百分点多：两个因素相互影响，不能简单相加——E8M0 因子下把块从 32 减到 16
-        只省 {_BLOCK_WITH_E8M0:.2f} 个百分点；按哪个顺序拆，缩放因子的格式都是大头。你的块大小和数据不同，先从自己的表里读出这几项再下结论。
+        只省 {_BLOCK_WITH_E8M0:.2f} 个百分点；讲义的数据上，按哪个顺序拆，缩放因子的格式都是大头。你的块大小和数据不同，先从自己的表里读出这几项再下结论。
         """,
     "q12b_e8m0_clipped_blocks": """
         E8M0 FLOOR 的因子是 2^(floor(log2 amax) − 2)，块内最大值缩放后 = 8·m，m 是 amax = m·2^e（m ∈ [0.5, 1)）的尾数，
@@ -479,7 +484,8 @@ def _end_to_end_explanations() -> dict[str, str]:
             句向量 e 加上一个方向随机的误差 n（高维里几乎和 e 垂直），|n| / |e| = r：cos = 1 / √(1 + r²) ≈ 1 − r²/2。
             r 和张量误差成正比，所以 1 − cos 和张量误差的**平方**成正比：预测 = q34a × (NVFP4 的张量误差 ÷ FP8 的张量误差)²。
             讲义的那一块：{deficit["fp8_tensor"]:.1f} × ({tile["nvfp4"]:.2%} ÷ {tile["fp8_tensor"]:.2%})² = {predicted:.0f}。
-            按张量误差本身（不平方）去比，会低估十倍左右。
+            按张量误差本身（不平方）去比，会把 NVFP4 的效果低估几倍（讲义的那一块：测量是这种预测的
+            {deficit["nvfp4"] / (deficit["fp8_tensor"] * tile["nvfp4"] / tile["fp8_tensor"]):.1f} 倍）。
             """,
         "q34b_nvfp4_end_deficit": f"""
             `end_deficits["nvfp4"]` × 10^4 = {deficit["nvfp4"]:.0f}（每位同学相同）；讲义的那一块预测 {predicted:.0f}：
@@ -487,14 +493,14 @@ def _end_to_end_explanations() -> dict[str, str]:
             在讲义的那一块上，"误差的平方"这个模型只用 FP8 一个点定标，就把 NVFP4 的端到端效果估到了两倍以内：
             对小的误差，一块 Y 的张量误差是端到端效果的一个不错的代理。差距在两头：整张量 FP4 测出 {deficit["fp4_tensor"]:.0f}，模型给
             {deficit["fp8_tensor"] * (tile["fp4_tensor"] / tile["fp8_tensor"]) ** 2:.0f}——误差大到句向量的方向都变了，
-            小误差的近似不再成立；先旋转再 NVFP4 测出 {deficit["nvfp4 + H16"]:.0f}，比张量误差（{tile["nvfp4 + H16"]:.2%}，
+            小误差的近似不再成立；先旋转再 NVFP4 测出 {deficit["nvfp4 + H16"]:.0f}，比讲义那一块的张量误差（{tile["nvfp4 + H16"]:.2%}，
             NVFP4 是 {tile["nvfp4"]:.2%}）推出的更差：一块 Y 只代表一层里的一个投影，其他 35 个线性层（FFN 的 1536 维输入、
             别的层的离群通道）各不相同。你的那一块不同，倍数也不同。
             """,
         "q35_fp4_rank_agreement": f"""
             整张量 FP4 的 1 − cos 约 {deficit["fp4_tensor"] / END_UNIT:.2f}（余弦只剩约 {1 - deficit["fp4_tensor"] / END_UNIT:.2f}），
             可 {_COMPARISONS} 组"两对比先后"里仍有 {100 * end["fp4_tensor"]["agreement"]:.0f}% 和 FP32 一致：
-            排序只要求相对的先后，所有句向量一起偏向同一个方向时，相似度整体抬高（见上表），先后却大多保留。
+            排序只要求相对的先后，所有句向量一起偏向同一个方向时，相似度整体抬高，先后却大多保留。
             只在乎排序的任务比句向量本身耐受得多——但这里只有 {len(SENTENCE_PAIRS)} 对句子，一组先后就是 {100 / _COMPARISONS:.1f} 个百分点。
             """,
         "q35m_nvfp4_weight_mb": f"""

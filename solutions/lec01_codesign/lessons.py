@@ -143,7 +143,7 @@ LESSONS: tuple[Lesson, ...] = (
            reads=TREND),
     margin("q10_size_sensitive", "pp of error growth, 2^12 -> 2^18 values", _size_lead, MARGINS["q10_size_sensitive"],
            reads=DEMO2),
-    margin("q13_bottleneck", "relative distance of B200's t_exp / t_mma from 1",
+    margin("q13_bottleneck", "relative distance of the drawn chip's t_exp / t_mma from 1",
            lambda p, k: abs(answers.bottleneck_ratio(p) - 1), MARGINS["q13_bottleneck"], reads=("bottleneck_case",)),
     margin("q14_mla_effect", "relative change of the ratio with the MLA shape",
            lambda p, k: abs(exp_ratio(B300, "fp8", *p["mla_shape"]) / exp_ratio(B300, "fp8", 128, 128) - 1),

@@ -176,3 +176,255 @@ def test_q22_and_q27_claim_no_outlier_dominance_a_students_tile_and_data_can_rev
     for text in (EXPLANATIONS["q22_real_fp4_tensor_error"], _criteria("q27_explain_format")):
         assert "更受离群值支配" not in text, text
         assert "通道" in text and "讲义的参数" in text
+
+
+# ---------------------------------------------------------------- a class of 400 ids: every variant-dependent claim
+CLASS_IDS = [f"statement-{i:03d}" for i in range(400)]
+CLASS_SEED = "a7c1d0e4" * 8  # stands in for an instructor's secret seed (the class's draws depend on it)
+
+
+@pytest.fixture(scope="module")
+def klass():
+    """Per id of a class of 400 (drawn the way the grader draws them): its parameters, its keys and the
+    figures the texts speak of (the generation step's growths, its tile's errors, the size sweep)."""
+    from autograder.engine import key_cache
+    from autograder.engine import variants as engine_variants
+
+    saved = engine_variants.read_seed, key_cache.ENABLED
+    engine_variants.read_seed = lambda name, root=None: bytes.fromhex(CLASS_SEED)
+    key_cache.ENABLED = False
+    try:
+        rows = []
+        for sid in CLASS_IDS:
+            p = engine_variants.params_for("lec01_codesign", sid)
+            rows.append({"id": sid, "p": p, "k": answers.answer_key(p), "step": answers.growth_step(p),
+                         "tile": answers.end_tile_errors(p), "real": answers.real_tensor_errors(p),
+                         "growth": answers.size_growth(p), "w4a8_limit": answers.decode_context_limit("W4A8", p),
+                         "serve_ridge": answers.ridge_point(answers.serve_chip(p), "nvfp4")})
+        return rows
+    finally:
+        engine_variants.read_seed, key_cache.ENABLED = saved
+
+
+def _prompt(item: str) -> str:
+    return next(cell.prompt for cell in handout.CELLS if getattr(cell, "id", None) == item)
+
+
+def _end_deficit(name: str) -> float:
+    return answers.end_to_end()[name]["deficit"]
+
+
+def _predicted(row, name: str) -> float:
+    """The error-squared model of q34p, calibrated on FP8, for another format of the row's tile."""
+    return _end_deficit("fp8_tensor") * (row["tile"][name] / row["tile"]["fp8_tensor"]) ** 2
+
+
+_RESOURCES = ("compute", "bandwidth", "capacity", "nvlink")
+# (where, phrase, what must hold for every id when the text says it, required: the text says it today).
+# A retired phrase stays listed (required=False): were it written again, the test would hold it to the class.
+CLAIMS = [
+    ("q03", "算力涨得最快", lambda r: max(_RESOURCES, key=r["step"].get) == "compute", False),
+    ("q03", "涨得最少的总是数据的存放或搬运", lambda r: min(_RESOURCES, key=r["step"].get) in ("capacity", "nvlink"), True),
+    ("q06b", "则几乎没变", lambda r: r["k"]["q04_ridge_same_precision"] < 1.05, False),
+    ("q07", "远低于屋脊点", lambda r: r["k"]["q07_decode_intensity"] / r["serve_ridge"] <= 0.25, True),
+    ("q09d prompt", "不到 B300 容量的 45%",
+     lambda r: r["p"]["model_params_b"] * 1e9 * BYTES_PER_ELEM["nvfp4"] < 0.45 * B300.mem_cap, True),
+    ("q09e prompt", "只有 B300_SERVE 的 NVFP4 屋脊点的百分之多少", lambda r: 0 < r["k"]["q09e_ridge_share_with_kv"] < 100, True),
+    ("q09g prompt", "W4A4 就能到达它的屋脊点（W4A8 也能）",
+     lambda r: r["w4a8_limit"] > r["k"]["q09f_w4a4_context_limit"], True),
+    ("q10", "几乎不受数据量影响",
+     lambda r: max(abs(r["growth"][s]) for s in ("mxfp4", "nvfp4")) < r["growth"]["fp4_tensor"] / 2, True),
+    ("q12b", "在三成到五成多之间", lambda r: 30 <= r["k"]["q12b_e8m0_clipped_blocks"] < 60, True),
+    ("q14", "d_qk + d_v 比 256 大，每次 exp 配更多矩阵乘法，比值变小",
+     lambda r: (sum(r["p"]["mla_shape"]) > 256) == (r["k"]["q14_mla_effect"] == "B"), True),
+    ("q17", "比值降到 100% 以下", lambda r: r["k"]["q17_backward_ratio"] < 100, True),
+    ("q18", "总有一边受 exp 限制、另一边受矩阵乘法限制",
+     lambda r: sorted(answers.exp_ratio(answers.CHIPS[c], "fp8", *r["p"]["speedup_shape"]) > 1
+                      for c in r["p"]["speedup_chips"]) == [False, True], True),
+    ("q19 prompt", "B200 仍受 exp 限制", lambda r: _q19_bounds_hold(r), True),
+    ("q25", "两个数至少差",
+     lambda r: 100 * abs(r["real"]["nvfp4 rotated"] - r["real"]["nvfp4"]) >= variants.MARGINS["q25_rotation_nvfp4"], True),
+    ("q34p", "会低估十倍左右",
+     lambda r: 7 <= r["k"]["q34b_nvfp4_end_deficit"] * r["tile"]["fp8_tensor"]
+     / (r["k"]["q34a_fp8_end_deficit"] * r["tile"]["nvfp4"]) <= 14, False),
+    ("q34p", "会把 NVFP4 的效果低估几倍",
+     lambda r: 2 <= r["k"]["q34b_nvfp4_end_deficit"] * r["tile"]["fp8_tensor"]
+     / (r["k"]["q34a_fp8_end_deficit"] * r["tile"]["nvfp4"]) < 10, True),
+    ("q36 rubric", "误差很大时（整张量 FP4）小误差近似不再成立",
+     lambda r: _end_deficit("fp4_tensor") > 1.5 * _predicted(r, "fp4_tensor"), True),
+]
+_TEXTS = {"q36 rubric": lambda: _criteria("q36_explain_end_to_end"),
+          "q09d prompt": lambda: _prompt("q09d_kv_equal_weights_context"),
+          "q09e prompt": lambda: _prompt("q09e_ridge_share_with_kv"),
+          "q09g prompt": lambda: _prompt("q09g_decode_precision"),
+          "q19 prompt": lambda: _prompt("q19_mma_efficiency")}
+
+
+def _q19_bounds_hold(row) -> bool:
+    """q19's premise at the id's own answer: with the SFU at `sfu_share` of its peak and the matmul at q19's
+    efficiency, B200 is still exp-bound and B300 matmul-bound on the measured shape."""
+    from hw_specs import B200
+    from solutions.lec01_codesign.handout_data import MEASURED_D_QK, MEASURED_D_V
+
+    sfu, mma = row["p"]["sfu_share"], row["k"]["q19_mma_efficiency"] / 100
+    t_mma = {chip: answers.flops_per_exp(MEASURED_D_QK, MEASURED_D_V) / (mma * chip.peak_flops("fp8")) for chip in (B200, B300)}
+    return 1 / (sfu * B200.exp_per_s) > t_mma[B200] and 1 / (sfu * B300.exp_per_s) < t_mma[B300]
+
+
+def _text(where: str) -> str:
+    """A rubric or prompt by its name in CLAIMS, else the explanation of the item numbered `where`."""
+    if where in _TEXTS:
+        return _TEXTS[where]()
+    return next(text for item, text in EXPLANATIONS.items() if item.split("_")[0] == where)
+
+
+@pytest.mark.slow  # the class: about a minute
+@pytest.mark.parametrize("where,phrase,holds,required", CLAIMS, ids=[f"{w}: {p}" for w, p, _, _ in CLAIMS])
+def test_every_claim_a_text_makes_holds_for_every_id_of_a_class(klass, where, phrase, holds, required):
+    """A direction, a range or an "always" a student or TA reads is evaluated with the kit's own keys for
+    each of 400 ids; the ids that contradict it are named. q03 once said compute grows fastest (B300 →
+    Rubin: HBM4's bandwidth 2.75×, NVFP4 2.33×), q06b that q04 "barely moved" (1.01–1.51 over a class),
+    q34p that the unsquared model underestimates "about tenfold" (3.6–5.6×; the lecture's tile 4.2×)."""
+    text = _text(where)
+    if required:
+        assert phrase in text, f"{where} no longer says {phrase!r}: list what it says now"
+    if phrase in text:
+        contradicting = [row["id"] for row in klass if not holds(row)]
+        assert contradicting == [], f"{where} says {phrase!r}; false for {len(contradicting)} of {len(klass)} ids"
+
+
+def test_q03s_exception_is_the_step_it_names():
+    """The q03 explanation names B300 → Rubin as the step where bandwidth outgrows compute: exactly that one
+    of the steps a variant may draw."""
+    from hw_specs import CHIPS
+    from solutions.lec01_codesign.codesign import trend_row
+
+    outgrown = [f"{a} → {b}" for a, b in variants.GROWTH_PAIRS
+                if trend_row(CHIPS[b], "nvfp4", base=CHIPS[a])["bandwidth"] > trend_row(CHIPS[b], "nvfp4", base=CHIPS[a])["compute"]]
+    assert outgrown == ["B300 → Rubin"]
+    assert "B300 → Rubin" in EXPLANATIONS["q03_least_grown"]
+
+
+def _clause(text: str, needle: str) -> list[str]:
+    """The clauses (between 。, ； or a new criterion) holding `needle`; an explanation's wrapped lines joined."""
+    return [c for c in re.split(r"[。；\n]", re.sub(r"\n[ \t]+", "", text)) if needle in c]
+
+
+@pytest.mark.slow
+def test_the_lectures_numbers_in_a_rubric_are_labelled_as_the_lectures(klass):
+    """A rubric asks the student to cite their own q11, q12b, q16, q17, q19 or bit-budget lab; a number the
+    rubric quotes from the lecture's parameters, where a classmate's key differs beyond the item's
+    tolerance, sits in a clause that says it is the lecture's (a TA would otherwise mark the student's own,
+    right, number wrong: over 400 ids q16, q17 and q19 differed for 366–388, the lab's frontier for 24)."""
+    from autograder.engine.registry import load_config
+    from solutions.lec01_codesign.explanations import _BACKWARD_FACTOR, _FRONTIER
+    from solutions.lec01_codesign.handout_data import BUDGET_OPTIONS
+
+    rtol = {item.id: item.rtol for item in load_config("lec01_codesign").items_of("number")}
+    lecture = answers.answer_key()
+    quoted = {  # text, the lecture's figure as the text prints it, the key it stands for
+        ("q21_explain_codesign", f"{lecture['q16_software_exp_share']:.0f}%", "q16_software_exp_share"),
+        ("q21_explain_codesign", f"{lecture['q17_backward_ratio']:.0f}%", "q17_backward_ratio"),
+        ("q21_explain_codesign", f"{lecture['q19_mma_efficiency']:.0f}%", "q19_mma_efficiency"),
+        ("q20_explain_scaling", f"{lecture['q12b_e8m0_clipped_blocks']:.0f}%", "q12b_e8m0_clipped_blocks"),
+        ("q11_scale_format_gain", f"{lecture['q12b_e8m0_clipped_blocks']:.0f}%", "q12b_e8m0_clipped_blocks"),
+    }
+    for item, figure, key in quoted:
+        differs = [r["id"] for r in klass if abs(r["k"][key] - lecture[key]) > rtol[key] * abs(lecture[key])]
+        assert differs, f"{key} is the same for the whole class: no label needed"
+        text = _criteria(item) if item in RUBRICS else EXPLANATIONS[item]
+        clauses = _clause(text, figure)
+        assert clauses and all("讲义" in c for c in clauses), (item, figure, clauses)
+    # q12: which factor is the larger share is the student's own ablation's to say (the block size wins for some)
+    block_wins = [r["id"] for r in klass if r["k"]["q12_block_size_gain"] > r["k"]["q11_scale_format_gain"]]
+    assert block_wins
+    clauses = _clause(EXPLANATIONS["q12_block_size_gain"], "缩放因子的格式都是大头")
+    assert all("讲义" in c for c in clauses), clauses
+    # q34b: on the lecture's tile the rotated NVFP4 measures worse than its tile error predicts; not on every tile
+    better = [r["id"] for r in klass if _end_deficit("nvfp4 + H16") < _predicted(r, "nvfp4 + H16")]
+    assert better
+    clauses = _clause(EXPLANATIONS["q34b_nvfp4_end_deficit"], "推出的更差")
+    assert clauses and all("讲义" in c for c in clauses), clauses
+    # q17's factor of the forward (2.5 at d_v = d_qk) and the lab's frontier and best configuration
+    factors = {round((6 * q + 4 * v) / (2 * q + 2 * v), 2) for q, v in (r["p"]["backward_shape"] for r in klass)}
+    assert len(factors) > 1
+    assert all("讲义" in c for c in _clause(_criteria("q21_explain_codesign"), f"前向的 {_BACKWARD_FACTOR:g} 倍"))
+    bests = {answers.budget_choice(r["p"]) for r in klass}
+    assert len(bests) > 1
+    best_label = BUDGET_OPTIONS[answers.budget_choice()][1]
+    for figure in (_FRONTIER, f"误差最小的是 {best_label}"):
+        clauses = _clause(_criteria("q27_explain_format"), figure)
+        assert clauses and all("讲义" in c for c in clauses), clauses
+    rotated = f"{100 * answers.real_tensor_errors()['fp4_tensor rotated']:.0f}%"
+    assert all("讲义" in c for c in _clause(_criteria("q27_explain_format"), f"降到 {rotated}"))
+
+
+@pytest.mark.slow
+def test_q13s_title_names_no_chip_or_precision_the_class_does_not_share(klass):
+    """q13 draws its chip and precision (six cases over a class): its title, which every student reads in
+    the notebook and the README, and its lesson's description may not name one of them."""
+    from autograder.engine.registry import load_config
+    from solutions.lec01_codesign.lessons import LESSONS
+
+    cases = {tuple(r["p"]["bottleneck_case"][:2]) for r in klass}
+    assert len({chip for chip, _ in cases}) > 1 and len({precision for _, precision in cases}) > 1
+    title = next(item.title for item in load_config("lec01_codesign").items if item.id == "q13_bottleneck")
+    lesson = " ".join(lesson.teaches for lesson in LESSONS if lesson.item == "q13_bottleneck")
+    for name in ("H100", "B200", "B300", "FP8", "BF16", "fp8", "bf16"):
+        assert name not in title and name not in lesson, (name, title, lesson)
+
+
+def test_q35s_explanation_points_to_no_table_that_shows_what_it_says():
+    """q35 says FP4 raises the pairs' similarities (it does for most pairs); no table of the notebook shows a
+    quantized format's similarities, so the explanation may not send the student to one."""
+    import numpy as np
+
+    from solutions.lec01_codesign.encoder import encode, linear_weights, load_encoder, pair_similarities
+
+    model, _, pairs, _ = load_encoder(answers.ENCODER)
+    fp32 = pair_similarities(encode(model, linear_weights(model)), pairs)
+    fp4 = pair_similarities(encode(model, linear_weights(model, "fp4_tensor"), "fp4_tensor"), pairs)
+    assert np.mean(fp4 > fp32) > 0.5
+    headers = [h for cell in handout.CELLS if type(cell).__name__ == "Code"
+               for table in re.findall(r"print_table\(\[([^\]]*)\]", cell.source) for h in re.findall(r'"([^"]*)"', table)]
+    assert [h for h in headers if "相似度" in h] == ["FP32 的余弦相似度"]
+    assert "见上表" not in EXPLANATIONS["q35_fp4_rank_agreement"]
+
+
+def test_the_figures_the_prompts_quote_are_the_kits_own():
+    """q29b quotes H100's ridge from demo 1, q35 calls per-tensor FP4 the farthest from FP32: both the same
+    for every student, both from the kit's own numbers."""
+    from hw_specs import H100
+    from solutions.lec01_codesign.codesign import ridge_point
+
+    assert f"演示 1 里 H100 是 {ridge_point(H100, 'fp8'):.0f}" in _prompt("q29b_cpu_ridge")
+    deficits = {name: row["deficit"] for name, row in answers.end_to_end().items()}
+    assert max(deficits, key=deficits.get) == "fp4_tensor" and "整张量 FP4 的句向量离 FP32 最远" in _prompt("q35_fp4_rank_agreement")
+
+
+def test_the_student_readme_defines_each_demand_as_grading_toml_does():
+    """The README's legend of the "要求" column says what grading.toml's header and docs/authoring.md say: a
+    reasoning item gives no expression in its prompt or the cells above (it once said "not printed by the
+    notebook", the definition the items were re-declared away from), and names every demand the table uses."""
+    from pathlib import Path
+
+    from autograder.engine.registry import load_config
+
+    root = Path(__file__).resolve().parents[2]
+    readme = (root / "assignments" / "lec01_codesign" / "README.md").read_text(encoding="utf-8")
+    legend = next(line_block for line_block in readme.split("\n\n") if line_block.startswith('"要求"一列'))
+    assert "不给式子" in legend and "先写下预测" in legend and "notebook 没有打印，要你" not in legend
+    labels = {"implement": "实现", "read-off": "读表/套公式", "reasoning": "推理/建模", "measure": "测量", "explain": "解释"}
+    for demand in {item.demand for item in load_config("lec01_codesign").items}:
+        assert f"**{labels[demand]}**" in legend, demand
+
+
+def test_the_triads_bytes_are_stated_as_a_floor_where_write_allocate_adds_more():
+    """numpy's two-pass triad moves 40 B per element counting its reads and writes; a machine that reads a
+    cache line before writing it moves 48 (the q28g explanation's 1.25): the prompt and the reference answer
+    say "at least 40", and the reference answer gives the memory-bound q28g for both machines."""
+    explanation = EXPLANATIONS["q28g_exp_vs_memory"]
+    assert "写入前先把缓存行读进来" in explanation and "0.75" in explanation
+    assert "至少搬 40 字节" in _prompt("q28a_triad_gb_per_s") and "实际每个元素搬 40 字节" not in _prompt("q28a_triad_gb_per_s")
+    answer = REFERENCE_ANSWERS["q33_explain_measurement"]
+    assert "至少搬 40 字节" in answer and "0.75" in answer
