@@ -840,7 +840,7 @@ CELLS = (
         【数据】`{end_to_end.ENCODER_FILE}`：同一个模型 {extract.MODEL} 的全部六层，每层六个线性层
         （{"、".join(end_to_end.LINEAR_LAYERS)}，一共 36 个）。线性层的权重按 float16 存储（文件约 20 MB），读进来是 float32；
         词表只留下下面这些句子用到的那几行，句子已经用模型自己的分词器切好。这份权重的 FP32 前向就是下面的"FP32"：
-        它和原模型（PyTorch）算出的句向量的余弦不低于 0.999，提取脚本检查过。
+        它和原模型（PyTorch）算出的句向量的余弦与 1 相差不到 10^-3，提取脚本检查过。
 
         【做法】`encode(model, weights, scheme, rotate)` 是整个前向（代码在下面的格子里，读一读）：每个线性层的两个操作数——
         权重 W 和输入 x——都用**你的** `quantize`（经过 `quantize_matrix`）量化，再按 FP32 相乘；权重每种格式只量化一次

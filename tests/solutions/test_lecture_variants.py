@@ -23,9 +23,13 @@ from solutions.lec01_codesign import answers, variants
 from solutions.lec01_codesign.answers import answer_key, number_keys
 from solutions.lec01_codesign.codesign import flops_per_exp, ridge_point
 from solutions.lec01_codesign.handout_data import BOTTLENECK_OPTIONS, POSITION_OPTIONS, SIZE_OPTIONS, WALL_OPTIONS
+from solutions.lec01_codesign.items import SAME_FOR_EVERYONE
 
 CONFIG = load_config("lec01_codesign")
 NUMBER_ITEMS = [item for item in CONFIG.items_of("number") if item.id in answer_key()]  # keyed: not the measurements
+# The ones meant to vary: an item whose key is the same for everyone says why in items.SAME_FOR_EVERYONE,
+# and copying it gains 1 point (test below), never a share of the items.
+VARYING_NUMBER_ITEMS = [item for item in NUMBER_ITEMS if item.id not in SAME_FOR_EVERYONE]
 CLASS = [f"s{i:03d}" for i in range(1, 51)]
 PLAUSIBLE = {item["id"]: item["plausible"] for item in tomllib.loads(
     (CONFIG.folder / "grading.toml").read_text(encoding="utf-8"))["items"] if "plausible" in item}  # selfcheck's ranges
@@ -45,7 +49,18 @@ def _class_keys(monkeypatch, seed_hex: str) -> list[dict]:
 
 def _differing_share(mine: dict, theirs: dict) -> float:
     """Share of the numeric items where `theirs` would NOT be accepted as `mine`'s answer."""
-    return sum(not _accepted(item, theirs[item.id], mine[item.id]) for item in NUMBER_ITEMS) / len(NUMBER_ITEMS)
+    return (sum(not _accepted(item, theirs[item.id], mine[item.id]) for item in VARYING_NUMBER_ITEMS)
+            / len(VARYING_NUMBER_ITEMS))
+
+
+def test_what_is_the_same_for_everyone_is_worth_little():
+    """The items every student shares (one model, one published measurement) are 1 point each and,
+    together, under a tenth of the keyed points: copying a classmate gains them, nothing more."""
+    keyed = [item for item in CONFIG.items_of("number", "choice") if item.id in answer_key()]
+    same = [item for item in keyed if item.id in SAME_FOR_EVERYONE]
+    assert {item.id for item in same} == set(SAME_FOR_EVERYONE)
+    assert all(item.points == 1 for item in same)
+    assert sum(item.points for item in same) < 0.1 * sum(item.points for item in keyed)
 
 
 @pytest.mark.parametrize("seed_hex", TEST_SEEDS)
@@ -53,7 +68,7 @@ def test_any_two_students_of_a_class_of_50_differ_in_65_percent_of_the_numeric_i
     """Copying a classmate's numbers loses at least MIN_DIFFERING (15/23, 65 %) of the numeric items, for every ordered pair."""
     keys = _class_keys(monkeypatch, seed_hex)
     shares = [_differing_share(keys[a], keys[b]) for a, b in itertools.permutations(range(len(CLASS)), 2)]
-    assert len(NUMBER_ITEMS) >= 20
+    assert len(VARYING_NUMBER_ITEMS) >= 20
     assert min(shares) >= MIN_DIFFERING, f"min {min(shares):.3f}"
     assert statistics.median(shares) >= 0.90
 
