@@ -50,6 +50,7 @@ class CorpusCase:
     score: str
     feedback: tuple[str, ...]
     mutations: tuple[str, ...] = ()  # applied to the reference module
+    loses: tuple[str, ...] = ()  # "full" but for these items, each for the reason case.toml gives
 
 
 def corpus_cases() -> list[CorpusCase]:
@@ -58,7 +59,8 @@ def corpus_cases() -> list[CorpusCase]:
         meta = tomllib.loads((folder / "case.toml").read_text("utf-8")) if (folder / "case.toml").exists() else {}
         case = CorpusCase(folder.name, folder, meta.get("description", "a correct implementation"),
                           meta.get(CONFIG.student_module, "own"), meta.get("notebook", "reference"),
-                          meta.get("score", "full"), tuple(meta.get("feedback", ())), tuple(meta.get("mutations", ())))
+                          meta.get("score", "full"), tuple(meta.get("feedback", ())), tuple(meta.get("mutations", ())),
+                          tuple(meta.get("loses", ())))
         if case.module not in SOURCES or case.notebook not in SOURCES or case.score not in SCORES:
             raise ValueError(f"{folder}/case.toml: bad {CONFIG.student_module}/notebook/score in {meta}")
         unknown = [name for name in case.mutations if name not in CODE_MUTATIONS_BY_NAME]

@@ -39,8 +39,9 @@ def test_case_gets_the_grade_it_deserves(graded_batch, name):
     auto = [item for item in result.items if item.status != "manual"]
     functions = [item for item in result.items if item.kind == "function"]
     if case.score == "full":
-        bad = [(i.id, i.status, i.feedback_md[:600]) for i in auto if i.status != "passed"]
-        assert bad == [] and result.score == result.auto_max_score
+        bad = [(i.id, i.status, i.feedback_md[:600]) for i in auto if i.status != "passed" and i.id not in case.loses]
+        assert bad == [] and sorted(i.id for i in auto if i.status != "passed") == sorted(case.loses)
+        assert result.score == result.auto_max_score - sum(i.max_score for i in auto if i.id in case.loses)
     elif case.score == "zero":  # nothing for what needs the student's functions
         assert score_outside(result, items_answered_without_the_student_module())[0] == 0
     elif case.score == "low":  # judged on the items that need the student's functions
