@@ -163,9 +163,11 @@ def test_no_number_key_can_be_copied_from_the_lecture(lecture_quantities):
     """Copying the lecture's printout (NVFP4's 9.23 %, 43 %/86 %, 512 B, 119.2 GB, 591 → 1,875) earns
     nothing: every number key is outside its tolerance of every quantity the lecture prints, except
     the vendor headline q01 (the base of q02) and q05, the precision-mixing ratio students must
-    compute to see why it misleads."""
+    compute to see why it misleads. And q35: a share of 28 sentence-pair orderings (25 of 28) whose
+    one-ordering tolerance spans 85–94 %, where the lecture's 86 % exp share of H100 also lies — an
+    unrelated quantity, for a 1-point item whose key is the same for everyone."""
     key = answer_key()
-    allowed = {"q01_compute_headline", "q05_ridge_mixed_precision"}
+    allowed = {"q01_compute_headline", "q05_ridge_mixed_precision", "q35_fp4_rank_agreement"}
     copied = {(item.id, name) for item in CONFIG.items_of("number") if item.id not in allowed and item.id in key
               for name, n in lecture_quantities.items() if abs(n - key[item.id]) <= item.rtol * abs(key[item.id])}
     assert copied == set()
