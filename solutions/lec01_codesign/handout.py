@@ -904,7 +904,7 @@ CELLS = (
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel(label("你那一块的张量误差", "tensor error on your tile"))
-        ax.set_ylabel(label("端到端 1 − cos（10⁻⁴）", "end to end 1 − cos (1e-4)"))
+        ax.set_ylabel(label("端到端 1 − cos（×1e-4）", "end to end 1 − cos (1e-4)"))
         ax.set_title(label("张量误差和端到端效果", "Tensor error and end effect"))
         plt.show()
         """),

@@ -223,8 +223,9 @@ for _ in range(4):  # spinning processes the grader did not ask for
 
 class SandboxProcesses:
     """Samples, while a batch grades, every process running as the own uid of a sandbox of this
-    process or its children (a root grader's uids hold the grader's pid, uids.py):
-    uid -> {pid: the CPUs it may run on}."""
+    process's children, the batch's graders (a root grader's uids hold the grader's pid, uids.py):
+    uid -> {pid: the CPUs it may run on}. This process's own sandbox is the batch's reference
+    measurement (reference_measurement.py), taken before any student's code runs."""
 
     def __init__(self):
         import threading
@@ -242,7 +243,7 @@ class SandboxProcesses:
 
     def _run(self):
         from autograder.sandbox.uids import FIRST_UID, SLOTS
-        ours = {os.getpid()}
+        ours: set[int] = set()
         while not self._stop.is_set():
             for entry in os.scandir("/proc"):
                 if not entry.name.isdigit():
