@@ -5,6 +5,7 @@ the network namespace scopes too)."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import uuid
 
@@ -85,15 +86,22 @@ def test_a_listener_in_one_sandbox_is_reached_by_no_other_sandbox_nor_the_host(s
         client.connect("\0" + name)
 
 
-def test_a_sandbox_reaches_no_listener_of_the_host(sandbox):
+@contextlib.contextmanager
+def _host_listeners():
+    """(port, name): the host listening on 127.0.0.1:port and on the abstract socket `name`."""
     name = f"cs349e-{uuid.uuid4().hex}"
     with socket.socket() as server, socket.socket(socket.AF_UNIX) as abstract:
         server.bind(("127.0.0.1", 0))
         server.listen()
         abstract.bind("\0" + name)
         abstract.listen()
+        yield server.getsockname()[1], name
+
+
+def test_a_sandbox_reaches_no_listener_of_the_host(sandbox):
+    with _host_listeners() as (port, name):
         box = sandbox(NET, isolation="rlimits")
-        assert refused(box.call("codesign", "connect", (server.getsockname()[1],)))
+        assert refused(box.call("codesign", "connect", (port,)))
         assert refused(box.call("codesign", "connect_abstract", (name,)))
 
 
@@ -123,17 +131,12 @@ def test_netlink_and_proc_net_show_the_sandbox_nothing_of_the_hosts_sockets(sand
     """rtnetlink and /proc/net answer for the reader's network namespace: a fallback worker must not
     list the host's interfaces, the paths of its Unix sockets (to connect to through the files)
     or its TCP listeners."""
-    name = f"cs349e-{uuid.uuid4().hex}"
-    with socket.socket() as server, socket.socket(socket.AF_UNIX) as abstract:
-        server.bind(("127.0.0.1", 0))
-        server.listen()
-        abstract.bind("\0" + name)
-        abstract.listen()
+    with _host_listeners() as (port, name):
         box = sandbox(NET, isolation="rlimits")
         interfaces, unix, tcp = box.call("codesign", "seen_by_netlink_and_proc", ()).value
         assert interfaces == ["lo"]
         assert name not in unix
-        assert f":{server.getsockname()[1]:04X}" not in tcp
+        assert f":{port:04X}" not in tcp
 
 
 def test_a_cluster_still_takes_rlimits_only_behind_tls_with_a_network_namespace_or_without(monkeypatch):
