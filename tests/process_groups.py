@@ -101,13 +101,14 @@ def end_descendants(grace: float = 5.0) -> None:
                 pass
         deadline = time.monotonic() + grace
         while sig == signal.SIGTERM and time.monotonic() < deadline:
-            pids = [pid for pid in pids if _running(pid)]
+            pids = [pid for pid in pids if running(pid)]
             if not pids:
                 return
             time.sleep(0.1)
 
 
-def _running(pid: int) -> bool:
+def running(pid: int) -> bool:
+    """Is `pid` a process that has not yet exited (a zombie counts as ended)?"""
     try:
         with open(f"/proc/{pid}/stat", "rb") as stat:
             return stat.read().rsplit(b")", 1)[1].split()[0] != b"Z"

@@ -11,6 +11,7 @@ import time
 import pytest
 
 from core.script_output import REPO
+from process_groups import running
 
 # A test that starts a process which itself starts a child (as jupyter-lab starts kernels), writes
 # both pids down, then waits to be interrupted.
@@ -40,14 +41,6 @@ BLOCKING = textwrap.dedent('''
 ''')
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 def _run_and_stop(tmp_path, start_line: str, sig: int, *, test: str = TEST,
                    plugins: tuple[str, ...] = ()) -> list[bool]:
     """Runs `test` under pytest (with `plugins`), stops pytest with `sig` once both pids are
@@ -68,10 +61,10 @@ def _run_and_stop(tmp_path, start_line: str, sig: int, *, test: str = TEST,
         os.kill(pytest_run.pid, sig)
         pytest_run.wait(timeout=60)
         for _ in range(100):   # the group gets its signal at once; give it a moment to exit
-            if not any(_alive(p) for p in started):
+            if not any(running(p) for p in started):
                 break
             time.sleep(0.1)
-        return [_alive(p) for p in started]
+        return [running(p) for p in started]
     finally:
         pytest_run.kill()
         for pid in [int(p) for p in pids.read_text().split()] if pids.exists() else []:
