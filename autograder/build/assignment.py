@@ -97,7 +97,7 @@ def build_assignment(name: str, *, check: bool = False) -> list[str]:
 def build_everything(name: str, *, check: bool = False) -> list[str]:
     """`build_assignment` and the hidden property examples (drawn in a fresh process whenever their
     sources change): the changed (or, with check=True, drifted) files, relative to the repository."""
-    from autograder.engine import property_examples  # the engine's draw, only when building
+    from autograder.engine import property_draw  # the engine's draw, only when building
     from autograder.engine.variants import has_variants, new_seed, seed_path
 
     seeded = []
@@ -106,7 +106,7 @@ def build_everything(name: str, *, check: bool = False) -> list[str]:
             new_seed(name)
         seeded.append(seed_path(name).relative_to(REPO_ROOT).as_posix())
     changed = [f"assignments/{name}/{rel}" for rel in build_assignment(name, check=check)]
-    return seeded + changed + property_examples.write(name, check=check)
+    return seeded + changed + property_draw.write(name, check=check)
 
 
 def write_reference_submission(name: str, dest: Path) -> None:

@@ -29,6 +29,7 @@ from autograder.engine.case_digest import case_set_digest
 from autograder.engine.cases import Suite
 from autograder.engine.checks import is_real_number
 from autograder.engine.registry import ConfigError, GradingConfig, load_config
+from autograder.engine.variant_declaration import canonical_json, has_variants
 from autograder.engine.vocabulary import KEYED_KINDS, ItemKind
 from autograder.sandbox.codec import check_factory_name
 
@@ -49,8 +50,6 @@ class Assignment:
             return self.answer_key
         if not self.variants:
             raise ConfigError(f"{self.config.assignment} has no variants: its keys take no parameters")
-        from autograder.engine.variants import canonical_json
-
         return _variant_key(self.config.assignment, canonical_json(params))
 
 
@@ -107,8 +106,6 @@ def load_assignment(name: str) -> Assignment:
             raise ConfigError(f"autograder/{name}: sandbox_reference(): {exc}") from None
     if any(isinstance(v, ReferenceKey) for v in key.values()) and not reference:
         raise ConfigError(f"autograder/{name}: ReferenceKeys need sandbox_reference(), the measurement they compare with")
-    from autograder.engine.variants import has_variants
-
     return Assignment(config, suites, key, case_set_digest(suites), factories, has_variants(name), reference)
 
 

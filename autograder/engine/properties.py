@@ -22,7 +22,7 @@ from hypothesis import Phase
 
 from autograder.engine.cases import Call, Property, Verdict, render_arg, render_number
 from autograder.engine.invoke import StudentCode, judge
-from autograder.engine.property_examples import run_hypothesis
+from autograder.engine.property_run import run_hypothesis
 
 SHRINK_CALLS = 150
 SHOWN_VALUES = 16

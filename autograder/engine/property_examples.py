@@ -10,6 +10,9 @@ examples that count toward a score are data, the same in every command, process 
 The file records a digest of the sources that define the properties (the hidden-test package and
 the shared modules grading.toml declares); grading refuses a file whose digest does not match the sources on disk, and
 `build --check` reports it. A current file is never redrawn: it is the case set.
+
+This module locates, reads and encodes the file (every grading process); property_draw.py draws
+it (the build only), property_run.py runs hypothesis for both the draw and the grader's shrinking.
 """
 
 from __future__ import annotations
@@ -18,12 +21,8 @@ import hashlib
 import importlib
 import importlib.util
 import json
-import os
-import subprocess
-import sys
-import tempfile
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 import numpy as np
 
@@ -68,102 +67,11 @@ def sources_digest(assignment: str) -> str:
     return h.hexdigest()
 
 
-# --- drawing (in a fresh interpreter only) -------------------------------------------------------
-def run_hypothesis(prop: Property, phases: tuple, on_example: Callable[[tuple], None],
-                   max_examples: int | None = None) -> None:
-    """Run hypothesis over the property's strategy with the property's own seed (public API only).
-    Without local constants: which kit modules a process has imported, and from where it runs (a
-    cluster worker, a course copy), must not steer the search or its shrinking."""
-    from hypothesis import HealthCheck, Verbosity, given, seed, settings
-
-    _without_local_constants()
-
-    config = settings(derandomize=False, database=None, max_examples=max_examples or prop.max_examples,
-                      deadline=None, phases=phases, suppress_health_check=list(HealthCheck),
-                      verbosity=Verbosity.quiet, print_blob=False, report_multiple_bugs=False)
-
-    def property_example(args):
-        on_example(args)
-
-    seed(property_seed(prop))(config(given(prop.strategy)(property_example)))()
-
-
-def draw(prop: Property) -> list[tuple]:
-    """The property's examples, duplicates dropped, in the order hypothesis drew them."""
-    from hypothesis import Phase
-
-    from autograder.engine.properties import example_key
-
-    seen: dict[bytes, tuple] = {}
-    run_hypothesis(prop, (Phase.generate,), lambda args: seen.setdefault(example_key(args), args))
-    return list(seen.values())
-
-
-def _without_local_constants() -> None:
-    """hypothesis also mixes into its draws the literals of every local module imported so far
-    (the engine's, the sandbox's, the reference's), so a number added anywhere in the kit would
-    change the case set. Here the examples depend on the strategies and seeds alone. (An internal
-    of hypothesis: the file records hypothesis's version, and another version may draw anew.)"""
-    from hypothesis.internal.conjecture import providers
-
-    if hasattr(providers, "_get_local_constants"):
-        empty = type(providers._local_constants)(
-            integers=providers.SortedSet(), floats=providers.SortedSet(key=providers.float_to_int),
-            bytes=providers.SortedSet(), strings=providers.SortedSet())
-        providers._get_local_constants = lambda: empty
-
-
-def generate(assignment: str) -> str:
-    """The file's text for `assignment`, drawn in this process (see generate_in_fresh_process)."""
-    import hypothesis
-
-    from autograder.engine.assignment import hidden_suites
-
-    _without_local_constants()
-
-    header = {"format": FORMAT, "assignment": assignment, "seed": SEED,
-              "sources": sources_digest(assignment), "hypothesis": hypothesis.__version__}
-    lines = ["{" + json.dumps(header)[1:-1] + ', "properties": [']
-    props = [prop for suite in hidden_suites(assignment).values() for prop in suite.properties]
-    for n, prop in enumerate(props):
-        head = {"function": prop.function, "label": prop.label, "max_examples": prop.max_examples}
-        lines.append(" {" + json.dumps(head, ensure_ascii=False)[1:-1] + ', "examples": [')
-        examples = [json.dumps(encode(args), ensure_ascii=False, separators=(",", ":")) for args in draw(prop)]
-        lines.append(",\n".join(f"  {e}" for e in examples))
-        lines.append(" ]}" + ("," if n < len(props) - 1 else ""))
-    lines.append("]}")
-    return "\n".join(lines) + "\n"
-
-
-def generate_in_fresh_process(assignment: str) -> str:
-    """Draw in a new interpreter that imports only what the hidden tests need."""
-    with tempfile.TemporaryDirectory(prefix="cs349e-draw-") as storage:  # hypothesis's caches, not the repo's
-        env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "PYTHONHASHSEED": "0",
-               "HYPOTHESIS_STORAGE_DIRECTORY": storage}
-        done = subprocess.run([sys.executable, "-m", __name__, assignment], cwd=REPO_ROOT, env=env,
-                              capture_output=True, text=True, encoding="utf-8")
-    if done.returncode != 0:
-        raise ConfigError(f"drawing the property examples of {assignment!r} failed:\n{done.stderr.strip()}")
-    return done.stdout
-
-
-def write(assignment: str, *, check: bool = False) -> list[str]:
-    """Draw and write the file when the sources changed since it was drawn (with check=True only
-    say so); returns its repository path if it is (or was) out of date. A current file is kept
-    as it is: it *is* the case set, whatever a new draw would give."""
-    path = examples_file(assignment)
-    if _recorded_sources(path) == sources_digest(assignment):
-        return []
-    if not check:
-        path.write_text(generate_in_fresh_process(assignment), encoding="utf-8")
-    return [_shown(path)]
-
-
-def _shown(path: Path) -> str:
+def shown(path: Path) -> str:
     return path.relative_to(REPO_ROOT).as_posix() if path.is_relative_to(REPO_ROOT) else str(path)
 
 
-def _recorded_sources(path: Path) -> str | None:
+def recorded_sources(path: Path) -> str | None:
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -175,7 +83,7 @@ def _recorded_sources(path: Path) -> str | None:
 def load(assignment: str, properties: Iterable[Property]) -> dict[Key, tuple[tuple, ...]]:
     """The fixed examples of every property; ConfigError if the file is missing, stale or incomplete."""
     path = examples_file(assignment)
-    rebuild = f"run `python -m autograder build {assignment}` and commit {_shown(path)}"
+    rebuild = f"run `python -m autograder build {assignment}` and commit {shown(path)}"
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -256,7 +164,3 @@ def _rebuilt(type_name: str, factory: str, data: Any) -> Rebuilt:
     object.__setattr__(value, "factory", factory)
     object.__setattr__(value, "data", data)
     return value
-
-
-if __name__ == "__main__":
-    sys.stdout.write(generate(sys.argv[1]))

@@ -18,7 +18,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import importlib
 import json
 import re
 import secrets
@@ -28,7 +27,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from autograder.engine.assignment import load_assignment
 from autograder.engine.registry import REPO_ROOT, ConfigError
+from autograder.engine.variant_declaration import canonical_json, has_variants, variants_module
 
 SEED_FILE = "variant_seed"
 TABLE_FILE = "variants.json"  # the released parameter table, assignments/<name>/variants.json
@@ -40,20 +41,6 @@ MAX_ID_LENGTH = 200
 
 class StudentIdError(ValueError):
     """A student id that cannot name a variant (empty, control characters, too long)."""
-
-
-def variants_module(name: str) -> ModuleType | None:
-    """`solutions.<name>.variants`, or None when the assignment declares no variants."""
-    try:
-        return importlib.import_module(f"solutions.{name}.variants")
-    except ModuleNotFoundError as err:
-        if err.name in (f"solutions.{name}.variants", f"solutions.{name}", "solutions"):
-            return None
-        raise
-
-
-def has_variants(name: str) -> bool:
-    return variants_module(name) is not None
 
 
 def _module(name: str) -> ModuleType:
@@ -101,10 +88,6 @@ def read_seed(name: str, root: Path = REPO_ROOT) -> bytes:
     if not _SEED_HEX.fullmatch(text):
         raise ConfigError(f"{path} must hold one line of 64 lowercase hex digits (32 random bytes)")
     return bytes.fromhex(text)
-
-
-def canonical_json(params: Mapping[str, Any]) -> str:
-    return json.dumps(params, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
 def plain(params: Any, where: str) -> dict:
@@ -155,8 +138,6 @@ def params_of(name: str, student_id: str | None) -> dict | None:
 def keys_for(name: str, student_id: str | None) -> Mapping[str, Any]:
     """The answer keys of `student_id`'s variant (None: the lecture's; an assignment without
     variants: its one key for everybody)."""
-    from autograder.engine.assignment import load_assignment
-
     return load_assignment(name).key_for(params_of(name, student_id))
 
 

@@ -14,7 +14,7 @@ import hypothesis
 import numpy as np
 import pytest
 
-from autograder.engine import property_examples, properties
+from autograder.engine import properties, property_draw, property_examples
 from autograder.engine.assignment import hidden_suites, load_assignment
 from autograder.engine.case_digest import case_set_digest
 from autograder.engine.cases import Call, Property, Returns, Suite
@@ -75,11 +75,11 @@ def test_a_fresh_draw_reproduces_the_committed_file():
     if json.loads(committed)["hypothesis"] != hypothesis.__version__:
         pytest.skip(f"the file was drawn with hypothesis {json.loads(committed)['hypothesis']}, "
                     f"{hypothesis.__version__} is installed")
-    assert property_examples.generate_in_fresh_process(ASSIGNMENT) == committed
+    assert property_draw.generate_in_fresh_process(ASSIGNMENT) == committed
 
 
 def test_the_committed_file_is_current():
-    assert property_examples.write(ASSIGNMENT, check=True) == []
+    assert property_draw.write(ASSIGNMENT, check=True) == []
 
 
 def test_a_stale_file_is_refused_with_the_command_that_fixes_it(monkeypatch):
@@ -182,7 +182,8 @@ def test_shrinking_makes_a_bounded_number_of_calls():
 
 
 def test_no_private_hypothesis_attribute_is_used():
-    sources = [REPO_ROOT / "autograder" / "engine" / f for f in ("properties.py", "property_examples.py")]
+    sources = [REPO_ROOT / "autograder" / "engine" / f
+               for f in ("properties.py", "property_examples.py", "property_run.py", "property_draw.py")]
     assert not any("_hypothesis_internal" in p.read_text("utf-8") for p in sources)
 
 
@@ -224,7 +225,7 @@ def test_a_literal_added_anywhere_in_the_kit_does_not_change_the_draw(tmp_path):
     with open(course / "autograder" / "engine" / "cases.py", "a", encoding="utf-8") as f:
         f.write("\n_UNRELATED = (123456.789, 7.25, 448.5, -3.75, 99991, 'e4m3')\n")
     env = {**clean_env(), "PYTHONPATH": str(course), "PYTHONHASHSEED": "0"}
-    done = subprocess.run([sys.executable, "-m", "autograder.engine.property_examples", ASSIGNMENT], cwd=course,
+    done = subprocess.run([sys.executable, "-m", "autograder.engine.property_draw", ASSIGNMENT], cwd=course,
                           env=env, capture_output=True, text=True, encoding="utf-8", timeout=300)
     assert done.returncode == 0, done.stderr
     committed = property_examples.examples_file(ASSIGNMENT).read_text("utf-8")

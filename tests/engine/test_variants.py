@@ -92,9 +92,9 @@ def test_the_digest_names_the_parameters_not_their_order():
 
 def test_an_assignment_without_variants_grades_everyone_against_its_one_key(monkeypatch):
     """(lec01_codesign declares variants: here its variants.py is taken away, as if never written.)"""
-    from autograder.engine import variants
+    from autograder.engine import variant_declaration
 
-    monkeypatch.setattr(variants, "variants_module", lambda name: None)
+    monkeypatch.setattr(variant_declaration, "variants_module", lambda name: None)
     load_assignment.cache_clear()
     try:
         assert not has_variants("lec01_codesign") and params_of("lec01_codesign", "alice") is None
