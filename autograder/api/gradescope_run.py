@@ -91,7 +91,7 @@ def _grade_class(assignment: str, submissions: Path, out: Path, timeout: float, 
         raise GradingRefused(str(err)) from None
     except _Expired as err:
         raise GradingFailed(str(err)) from None
-    from autograder.engine.console_view import print_summary
+    from autograder.views.console_view import print_summary
 
     print_summary(report, out)   # for the staff's log
     for student, error in report.failed:

@@ -89,7 +89,7 @@ def isolation_refused(verb: str, isolation: str) -> bool:
 def report_batch(verb: str, report, out) -> int:
     """The batch's summary on stdout; exit status 1 (with the students named) when the grader
     failed on some student, else 0."""
-    from autograder.engine.console_view import print_summary
+    from autograder.views.console_view import print_summary
 
     print_summary(report, out)
     if report.failed:

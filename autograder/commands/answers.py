@@ -44,7 +44,7 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    from autograder.engine.answer_matches import class_keys, compare_class, report_csv, report_json, student_of
+    from autograder.views.answer_matches import class_keys, compare_class, report_csv, report_json, student_of
     from autograder.engine.outputs import atomic_write_text
     from autograder.engine.registry import ConfigError, load_config
     from autograder.engine.variants import has_variants, params_for, variant_digest
@@ -86,7 +86,7 @@ def _raised(keys):
 
 def _read_class(folder: Path, assignment: str):
     """(results of `assignment`, problems): one result per student, from any of the layouts above."""
-    from autograder.engine.answer_matches import student_of
+    from autograder.views.answer_matches import student_of
     from autograder.engine.outputs import RESULTS_DIR, read_result
 
     if not folder.is_dir():

@@ -74,7 +74,7 @@ def _into_delegated_scope() -> None:
 
 def run(args) -> int:
     from autograder.api.grading import Refused, check_isolation, check_placement, grade
-    from autograder.engine.console_view import BatchProgress
+    from autograder.views.console_view import BatchProgress
     from autograder.engine.lateness import parse_time
 
     try:

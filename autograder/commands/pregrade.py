@@ -27,7 +27,7 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     from autograder.api.grading import Refused, pregrade
-    from autograder.engine.console_view import BatchProgress
+    from autograder.views.console_view import BatchProgress
 
     try:
         with BatchProgress() as progress:

@@ -4,7 +4,7 @@ letter, case and surrounding blanks ignored. Text items: "manual", 0 points unti
 them. Feedback says right or wrong and the tolerance, never the key.
 
 Each number and choice result keeps the submitted value (`ItemResult.answer`, `recorded_answer`),
-so a report can compare a class's answers with other keys (engine/answer_matches.py) without
+so a report can compare a class's answers with other keys (views/answer_matches.py) without
 running anything again.
 """
 

@@ -116,7 +116,7 @@ def test_the_answers_table_sends_no_control_sequence_to_the_terminal(capsys):
     """The STUDENT_ID a notebook declares is the student's own text: ESC]52 (the instructor's
     clipboard) or ESC[2J in it is shown, not sent."""
     from autograder.commands import answers
-    from autograder.engine.answer_matches import AnswerReport, CopyFlag
+    from autograder.views.answer_matches import AnswerReport, CopyFlag
 
     hostile = "bob\x1b]52;c;cm0gLXJmIH4K\x07\x1b[2J"
     flag = CopyFlag("amy", "bob", ("q04",), 0, 3, declared=hostile)

@@ -1,4 +1,4 @@
-"""The copy report's comparison (engine/answer_matches.py), on results the grader's own report
+"""The copy report's comparison (views/answer_matches.py), on results the grader's own report
 grading produced: it accepts an answer for a classmate's key exactly when the grader would, flags
 the student who handed in a classmate's numbers (never the classmate), and nothing in an honest
 class. The end-to-end test through nbgrader and Gradescope is tests/nbgrader/test_copied_answers.py."""
@@ -12,7 +12,7 @@ import json
 import numpy as np
 import pytest
 
-from autograder.engine.answer_matches import (LECTURE_SOURCE, compare_class, report_csv, report_json)
+from autograder.views.answer_matches import (LECTURE_SOURCE, compare_class, report_csv, report_json)
 from autograder.engine.registry import GradingConfig, Item
 from autograder.engine.report_items import grade_report
 from autograder.engine.results import ItemResult, SubmissionResult

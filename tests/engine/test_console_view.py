@@ -11,8 +11,8 @@ import pytest
 
 from autograder.engine import load_config
 from autograder.engine.batch import BatchReport
-from autograder.engine import console_view
-from autograder.engine.console_view import print_summary
+from autograder.views import console_view
+from autograder.views.console_view import print_summary
 from autograder.engine.gradebook_rows import GradebookRow
 from autograder.engine.lateness import Lateness
 from autograder.engine.results import ItemResult, SubmissionResult
@@ -108,7 +108,7 @@ MARKUP_NAME = "[link=https://example.org/x][bold red]eve[/bold red][/link]"
 @pytest.mark.parametrize("tty", [False, True])
 def test_a_student_name_is_printed_as_given_never_as_rich_markup(tty):
     """A folder name is the student's to choose: rich must print its brackets, not follow them."""
-    from autograder.engine.console_view import BatchProgress
+    from autograder.views.console_view import BatchProgress
 
     class Stream(io.StringIO):
         def isatty(self):
@@ -128,7 +128,7 @@ def test_a_student_name_is_printed_as_given_never_as_rich_markup(tty):
 
 def test_piped_progress_lines_are_whole_lines():
     """Not a terminal (a log file, CI): one line per student, never wrapped at 80 columns."""
-    from autograder.engine.console_view import BatchProgress
+    from autograder.views.console_view import BatchProgress
 
     out = io.StringIO()
     with BatchProgress(stream=out) as progress:

@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from autograder.engine.batch import BatchReport
-from autograder.engine.console_view import print_summary
+from autograder.views.console_view import print_summary
 from autograder.engine.gradebook_rows import GradebookRow
 from autograder.engine.grader import grade_submission
 from autograder.engine.registry import load_config

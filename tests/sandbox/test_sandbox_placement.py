@@ -184,7 +184,7 @@ def test_the_summary_says_when_placement_cannot_engage(tmp_path, monkeypatch):
     import io
 
     from autograder.engine import grade_batch
-    from autograder.engine.console_view import print_summary
+    from autograder.views.console_view import print_summary
     from engine.conftest import TEST_LIMITS
     from engine.corpus import ASSIGNMENT, CORPUS_DIR
     (tmp_path / "class" / "amy").mkdir(parents=True)

@@ -18,7 +18,7 @@ LAYERS = (
     ("autograder.sandbox",),                                             # runs student code
     ("autograder.engine",),                                              # grades one / a batch
     ("autograder.lec01_codesign", "autograder.build", "autograder.cluster", "autograder.gradescope",
-     "autograder.nbgrader_bridge", "autograder.similarity"),             # assignments and adapters
+     "autograder.nbgrader_bridge", "autograder.similarity", "autograder.views"),  # assignments, adapters, reports
     ("autograder.api",),                                                 # the library: grade, pregrade, ...
     ("autograder.commands", "autograder.cli", "autograder.__main__", "autograder.gradescope.__main__",
      "autograder.gradescope.runtime"),                                   # command-line shims
