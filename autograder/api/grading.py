@@ -48,7 +48,6 @@ def grade(*, assignment: str, submissions: Path, out: Path, jobs: int = 1, force
     policy; `student_ids` (folder -> (id, source)) names the student of a folder not named
     after them. Students already graded with unchanged files are skipped unless `force`.
     `figures`: draw the notebooks' figures (only pages show them: pregrade's feedback)."""
-    from autograder.engine.lateness import gradebook_due_date
     from autograder.engine.registry import ASSIGNMENTS_DIR
 
     check_placement(jobs, scheduler)
@@ -63,7 +62,7 @@ def grade(*, assignment: str, submissions: Path, out: Path, jobs: int = 1, force
         executor = DaskExecutor(scheduler)
     try:
         if due is None:
-            due = gradebook_due_date(ASSIGNMENTS_DIR.parent, assignment)
+            due = _gradebook_due_date(ASSIGNMENTS_DIR.parent, assignment)
         return grade_batch(assignment, submissions, out, jobs=jobs, force=force, isolation=isolation,
                            on_start=on_start, on_result=on_result, due=due, executor=executor,
                            student_ids=student_ids, figures=figures)
@@ -71,6 +70,23 @@ def grade(*, assignment: str, submissions: Path, out: Path, jobs: int = 1, force
         if isinstance(err, Refused):
             raise
         raise Refused(str(err)) from None
+
+
+def _gradebook_due_date(root: Path, assignment: str) -> datetime | None:
+    """The due date in the nbgrader gradebook of the course at `root`, if it has one."""
+    try:
+        from autograder.nbgrader_bridge.gradebook import CourseError, course_due_date
+    except ModuleNotFoundError as err:   # a Gradescope bundle carries no nbgrader bridge: no course here
+        if (err.name or "").startswith("autograder.nbgrader_bridge"):
+            return None
+        raise
+    try:
+        return course_due_date(root, assignment)
+    except CourseError as err:
+        raise Refused(f"{err}; or give the due date with --due") from None
+    except ImportError as err:
+        raise Refused(f"the course has an nbgrader gradebook, and reading its due date needs nbgrader "
+                      f"(pip install '.[instructor]'): {err}; or give the due date with --due") from None
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import math
 import re
-import sqlite3
 import sys
 import tomllib
 from dataclasses import dataclass, replace
@@ -168,22 +167,6 @@ def stamp(result, folder: Path, due: datetime | None, policy: LatePolicy | None)
                   f"penalty: if they handed in late, write the time into {Path(folder) / TIMESTAMP_FILE} "
                   f"(e.g. 2030-02-01 10:30:00 UTC) and grade again", file=sys.stderr)
     return replace(result, late=assess(result.score, submitted, due, policy))
-
-
-def gradebook_due_date(course_root: Path, assignment: str) -> datetime | None:
-    """The due date recorded with `nbgrader db assignment add --duedate` in the course's
-    gradebook.db (read-only, without importing nbgrader), or None."""
-    path = Path(course_root) / "gradebook.db"
-    if not path.is_file():
-        return None
-    try:
-        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
-            row = db.execute("SELECT duedate FROM assignment WHERE name = ?", (assignment,)).fetchone()
-    except sqlite3.Error:
-        return None
-    if not row or row[0] is None:
-        return None
-    return parse_time(str(row[0]), f"{path} due date of {assignment}")   # nbgrader stores naive UTC
 
 
 def describe(late: Lateness) -> str:

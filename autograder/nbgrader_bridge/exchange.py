@@ -26,13 +26,14 @@ from collections import defaultdict
 from datetime import timezone
 from pathlib import Path
 
-from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.exchange.default.release_assignment import ExchangeReleaseAssignment
 from nbgrader.utils import check_directory, get_osusername, parse_utc
 from traitlets import Float, Int
 
+from autograder.nbgrader_bridge.course import Course
 from autograder.nbgrader_bridge.flagged import collect_csv, shown, write_collect_flags
+from autograder.nbgrader_bridge.gradebook import due_date
 from autograder.nbgrader_bridge.inbound import (TIMESTAMP_FILE, CopyRules, Refused, Submission, copy_submission,
                                                 read_submission)
 
@@ -138,12 +139,11 @@ class GuardedExchangeCollect(ExchangeCollect):
         return subs[0]
 
     def _due_date(self):
-        with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
-            try:
-                due = gb.find_assignment(self.coursedir.assignment_id).duedate
-            except MissingEntry:
-                return None
-        return None if due is None else _aware(parse_utc(due))
+        course = Course(root=Path(self.coursedir.root), course_id=self.coursedir.course_id,
+                        db_url=self.coursedir.db_url, submitted_directory=self.coursedir.submitted_directory)
+        if not course.gradebook_file.is_file():   # no gradebook yet: no due date to choose by
+            return None
+        return due_date(course, self.coursedir.assignment_id, missing_ok=True)
 
     def copy_files(self):
         assignment = self.coursedir.assignment_id

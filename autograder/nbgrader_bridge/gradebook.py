@@ -1,5 +1,8 @@
 """What nbgrader's gradebook says: an assignment's due date and the score of every grade cell.
 
+The kit's one due-date reader (`grade` without --due, the collect exchange's --before-duedate,
+`release_solutions`): through nbgrader's API, at the gradebook nbgrader_config.py names.
+
 Only ever opens an existing gradebook: nbgrader's Gradebook() silently creates a new, empty one
 (and needs the `alembic` command to do so) when the file is missing.
 """
@@ -10,8 +13,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from pathlib import Path
 
-from autograder.nbgrader_bridge.course import Course, CourseError
+from autograder.nbgrader_bridge.course import CONFIG_FILE, Course, CourseError, load_course
 
 
 @dataclass(frozen=True)
@@ -43,17 +47,38 @@ def open_gradebook(course: Course) -> Iterator:
         yield gradebook
 
 
-def due_date(course: Course, assignment: str) -> datetime | None:
-    """The due date recorded with `nbgrader db assignment add --duedate=...` (aware, UTC), or None."""
+def due_date(course: Course, assignment: str, *, missing_ok: bool = False) -> datetime | None:
+    """The due date recorded with `nbgrader db assignment add --duedate=...` (aware, UTC), or None.
+    An assignment the gradebook does not list is a CourseError unless `missing_ok` (then None)."""
     from nbgrader.api import MissingEntry
+    from sqlalchemy.exc import SQLAlchemyError
 
-    with open_gradebook(course) as gradebook:
-        try:
-            recorded = gradebook.find_assignment(assignment).duedate
-        except MissingEntry:
-            raise CourseError(f"assignment {assignment!r} is not in the gradebook {course.gradebook_file}") from None
+    try:
+        with open_gradebook(course) as gradebook:
+            try:
+                recorded = gradebook.find_assignment(assignment).duedate
+            except MissingEntry:
+                if missing_ok:
+                    return None
+                raise CourseError(f"assignment {assignment!r} is not in the gradebook {course.gradebook_file}") from None
+    except SQLAlchemyError as err:
+        raise CourseError(f"cannot read the due date of {assignment!r} from the gradebook "
+                          f"{course.gradebook_file}: {type(err).__name__}") from None
     # nbgrader stores due dates as naive UTC
     return None if recorded is None else recorded.replace(tzinfo=timezone.utc)
+
+
+def course_due_date(root: Path, assignment: str) -> datetime | None:
+    """The due date in the gradebook of the nbgrader course at `root`, for a caller whose due date
+    is optional: None where there is no course config, no gradebook yet, or the assignment is not
+    in it; CourseError where the gradebook exists but cannot be read (never a silent "no due
+    date": that would drop every late penalty)."""
+    if not (Path(root) / CONFIG_FILE).is_file():
+        return None
+    course = load_course(root)
+    if not course.gradebook_file.is_file():
+        return None
+    return due_date(course, assignment, missing_ok=True)
 
 
 def cell_scores(course: Course, assignment: str) -> dict[str, dict[str, CellScore]]:

@@ -285,7 +285,7 @@ def test_a_course_on_the_hub_in_a_browser(hub, tmp_path):
     exported = export(hub)
     course = hub.course(COURSE).root
     due = datetime.fromisoformat(hub.as_grader(COURSE, "python", "-c",
-                                               "from autograder.engine.lateness import gradebook_due_date as d; "
+                                               "from autograder.nbgrader_bridge.gradebook import course_due_date as d; "
                                                f"from pathlib import Path; print(d(Path('.'), '{ASSIGNMENT}').isoformat())").stdout.strip())
     policy = load_policy(CONFIG)
     for user in ("alice", "bob"):
