@@ -60,7 +60,8 @@ def due_date(course: Course, assignment: str, *, missing_ok: bool = False) -> da
             except MissingEntry:
                 if missing_ok:
                     return None
-                raise CourseError(f"assignment {assignment!r} is not in the gradebook {course.gradebook_file}") from None
+                raise CourseError(f"assignment {assignment!r} is not in the gradebook "
+                                  f"{course.gradebook_file}") from None
     except SQLAlchemyError as err:
         raise CourseError(f"cannot read the due date of {assignment!r} from the gradebook "
                           f"{course.gradebook_file}: {type(err).__name__}") from None
