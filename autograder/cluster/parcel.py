@@ -4,8 +4,8 @@ The instructor's side `pack`s a student folder the way the engine sees it (`loca
 of the student files it would grade (each a regular file of at most MAX_STUDENT_FILE_BYTES), the
 size of an oversized file (never read: the feedback names the size), the names of other .py /
 .ipynb files (the feedback suggests them as a renamed file), and whether the folder is a link.
-The worker `materialize`s exactly that into a folder of its own, where `locate` finds the same
-files, so the grade, the fingerprint and the feedback are the ones a local run gives.
+The worker turns exactly that into the engine's `StudentFiles`, in memory (`student_files`): the
+same files found, so the grade, the fingerprint and the feedback are the ones a local run gives.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.engine.locate import MAX_STUDENT_FILE_BYTES, locate
+from autograder.engine.locate import MAX_STUDENT_FILE_BYTES, StudentFiles, locate
 from autograder.engine.registry import GradingConfig
 
 
@@ -34,26 +34,24 @@ class Parcel:
     def size(self) -> int:
         return sum(len(data) for _, data in self.files)
 
-    def materialize(self, root: Path) -> Path:
-        """Writes the submission as `root/<student>/` and returns that folder."""
+    def student_files(self, config: GradingConfig) -> StudentFiles:
+        """The submission as the engine sees it (`locate` of the original folder), its bytes in
+        memory: nothing is written on the worker but the grader's own staging copy."""
         for name in (self.student, *(n for n, _ in self.files), *(n for n, _ in self.oversized), *self.others):
             _plain_name(name)
-        folder = root / self.student
-        if self.linked:   # graded as a link to nothing: "submitted nothing, the folder is a link"
-            (root / ".link-target").mkdir()
-            folder.symlink_to(root / ".link-target")
-            return folder
-        folder.mkdir()
+        wanted = tuple(config.student_files)
+        if self.linked:   # graded as a link: "submitted nothing, the folder is a link"
+            return StudentFiles(self.student, None, (), wanted, (), linked=True, contents={}, sizes={})
         for name, data in self.files:
+            if name not in wanted:
+                raise ParcelError(f"{self.student}/{name}: not a student file of {config.assignment}")
             if len(data) > MAX_STUDENT_FILE_BYTES:
                 raise ParcelError(f"{self.student}/{name}: {len(data)} bytes, more than the engine reads")
-            (folder / name).write_bytes(data)
-        for name, size in self.oversized:   # sparse: the size is what the engine looks at
-            with open(folder / name, "wb") as f:
-                f.truncate(size)
-        for name in self.others:
-            (folder / name).touch()
-        return folder
+        contents, sizes = dict(self.files), dict(self.oversized)
+        present = tuple(name for name in wanted if name in contents)
+        return StudentFiles(self.student, None, present, tuple(name for name in wanted if name not in contents),
+                            self.others, oversized=tuple(name for name in wanted if name in sizes),
+                            contents=contents, sizes=sizes)
 
 
 def pack(folder: Path, config: GradingConfig) -> Parcel:

@@ -3,7 +3,8 @@
 A worker grades with the engine a local batch uses (engine/executors.grade_one), in the same
 sandbox: in each worker process the fork server is started once and the assignment is loaded
 once (executors.prepare_process, as a local batch does before forking its graders), then every
-submission is written into a private folder and graded there.
+submission is graded from its parcel's bytes in memory: the only copy written is the grader's
+staging folder, as in a local run.
 
 Student code must never reach the cluster: a scheduler or worker port is remote code execution
 as the worker's user. Under bubblewrap the sandbox has a network namespace of its own, so no
@@ -17,13 +18,12 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 import threading
-from pathlib import Path
 
 from autograder.cluster.errors import ClusterRefused
 from autograder.cluster.kit_version import kit_version, mismatch
 from autograder.cluster.parcel import Parcel
+from autograder.engine.assignment import load_assignment
 from autograder.engine.executors import Job, Outcome, Submission, grade_one, prepare_process
 
 _lock = threading.Lock()
@@ -48,8 +48,7 @@ def grade_parcel(parcel: Parcel, job: Job, expected: dict, student: tuple[str, s
     if problem:
         raise ClusterRefused(f"worker {worker.address} cannot isolate student code: {problem}")
     _prepare(job)
-    with tempfile.TemporaryDirectory(prefix="cs349e-parcel-") as root:
-        return grade_one(job, Submission(parcel.materialize(Path(root)), student))
+    return grade_one(job, Submission(parcel.student_files(load_assignment(job.assignment).config), student))
 
 
 def _prepare(job: Job) -> None:

@@ -27,6 +27,7 @@ from typing import Callable, Iterable, Protocol
 
 from autograder.engine.assignment import load_assignment, warm
 from autograder.engine.grader import SANDBOX_ENV, grade_submission
+from autograder.engine.locate import StudentFiles
 from autograder.engine.reference_measurement import take_for_batch
 from autograder.engine.results import SubmissionResult
 from autograder.sandbox import Limits, confinement
@@ -48,15 +49,16 @@ class Job:
 
 @dataclass(frozen=True)
 class Submission:
-    """One student's submission: its folder, and who it is graded as ((student id, where the id
-    came from); None: the folder's name is the id)."""
+    """One student's submission: its folder (or, having travelled as a value, its located files
+    in memory), and who it is graded as ((student id, where the id came from); None: the
+    folder's name is the id)."""
 
-    folder: Path
+    folder: Path | StudentFiles
     student: tuple[str, str] | None = None
 
     @property
     def name(self) -> str:
-        return self.folder.name
+        return self.folder.student if isinstance(self.folder, StudentFiles) else self.folder.name
 
 
 class Executor(Protocol):

@@ -7,7 +7,6 @@ from the repository's trusted copy, so a student cannot swap them.
 
 from __future__ import annotations
 
-import shutil
 import tempfile
 import time
 from dataclasses import dataclass, replace
@@ -76,12 +75,13 @@ def graded_as(assignment: Assignment, student_id: str, source: str, params: Mapp
     return Graded(sid, source, params, assignment.key_for(params))
 
 
-def grade_submission(assignment_name: str, submission_dir: Path, *, limits: Limits | None = None,
+def grade_submission(assignment_name: str, submission: Path | StudentFiles, *, limits: Limits | None = None,
                      isolation: str = confinement.DEFAULT.name, student_id: str | None = None,
                      id_source: str = FOLDER, variant_params: Mapping | None = None,
                      figures: bool = False) -> SubmissionResult:
-    """Grade the submission in `submission_dir` (its files directly inside, or in a subfolder
-    named after the assignment, as nbgrader collects them). With per-student variants it is graded
+    """Grade the submission in the folder `submission` (its files directly inside, or in a subfolder
+    named after the assignment, as nbgrader collects them), or already located (StudentFiles, e.g.
+    a cluster's parcel, its bytes in memory). With per-student variants it is graded
     against the variant of `student_id` (default: the folder's name; `id_source` says where the id
     came from). `figures`: draw the notebook's figures as PNG in the executed notebook (for pages
     a student will see; otherwise each is recorded by its text, and the score is the same)."""
@@ -89,7 +89,7 @@ def grade_submission(assignment_name: str, submission_dir: Path, *, limits: Limi
     config = assignment.config
     limits = limits or Limits()
     started = time.perf_counter()
-    files = locate(Path(submission_dir), config)
+    files = submission if isinstance(submission, StudentFiles) else locate(Path(submission), config)
     who = graded_as(assignment, files.student if student_id is None else student_id,
                     FOLDER if student_id is None else id_source, variant_params)
     env = {**SANDBOX_ENV, FIGURES_ENV: "png" if figures else "none"}
@@ -102,11 +102,11 @@ def grade_submission(assignment_name: str, submission_dir: Path, *, limits: Limi
         used, quotas, scratch, placed = confinement.NOT_RUN.name, "", None, None
     else:
         with tempfile.TemporaryDirectory(prefix="cs349e-stage-") as staging:
-            for name in files.present:
-                shutil.copyfile(files.path(name), Path(staging) / name)
+            files.copy_to(Path(staging))
             with Sandbox(Path(staging), overlay=config.trusted_files(), limits=limits,
                          isolation=isolation, env=env, factories=assignment.factories) as box:
-                items, executed, declared, reference = _grade_items(assignment, files, box, limits, who, isolation)
+                items, executed, declared, reference = _grade_items(assignment, files, Path(staging), box, limits,
+                                                                    who, isolation)
                 # what confined it, read at the end: a restarted worker may have added scratch
                 used, quotas, scratch, placed = box.isolation, box.quotas, box.private_scratch, bool(box.cpus)
 
@@ -142,10 +142,11 @@ def _declared_id(notebook) -> str:
     return str(value).strip()[:200]
 
 
-def _grade_items(assignment: Assignment, files: StudentFiles, box: Sandbox, limits: Limits, who: Graded,
-                 isolation: str) -> tuple[list[ItemResult], dict, str, Reference | None]:
+def _grade_items(assignment: Assignment, files: StudentFiles, staged: Path, box: Sandbox, limits: Limits,
+                 who: Graded, isolation: str) -> tuple[list[ItemResult], dict, str, Reference | None]:
     """Every item's grade, the executed notebook (the outputs of its one run), the student id
-    the notebook declared and the reference measurement graded against (None: none needed)."""
+    the notebook declared and the reference measurement graded against (None: none needed).
+    `staged`: the folder the student's files were copied into for the sandbox."""
     config = assignment.config
     deadline = time.monotonic() + CALL_TIMEOUTS_PER_SUBMISSION * limits.call_timeout
     code = StudentCode(box, config.student_module or "", deadline=deadline)
@@ -166,7 +167,7 @@ def _grade_items(assignment: Assignment, files: StudentFiles, box: Sandbox, limi
             wanted = [item.id for item in report if item.kind.is_automatic]
             wanted += [STUDENT_ID_VARIABLE] if who.params is not None else []
             notebook = code.run_notebook(config.notebook, wanted)
-            sources = _code_cells(files.path(config.notebook))
+            sources = _code_cells(staged / config.notebook)
             if notebook is not None and notebook.status == "unreadable" and sources is not None:
                 # The student's file is fine; something went wrong between us and the sandbox.
                 # A grader error is retried on the next run instead of costing the student points.
@@ -226,7 +227,7 @@ def _error(item, feedback: str) -> ItemResult:
 
 def _missing_text(name: str | None, files: StudentFiles) -> str:
     if name in files.oversized:
-        size = files.path(name).stat().st_size / 1024**2
+        size = files.size(name) / 1024**2
         hint = "（例如图片输出）" if name.endswith(".ipynb") else ""
         return (f"`{name}` 有 {size:,.0f} MB，超过了评分读取的上限 {MAX_STUDENT_FILE_BYTES // 1024**2} MB，"
                 f"没有评分：请删掉其中大的内容{hint}后重新提交。")

@@ -1,11 +1,14 @@
 """Find students and their files: `SUBMISSIONS/<student>/` holds the assignment's files directly,
-or (nbgrader's layout) in `SUBMISSIONS/<student>/<assignment>/`."""
+or (nbgrader's layout) in `SUBMISSIONS/<student>/<assignment>/`. A submission that arrived as a
+value (a cluster's parcel) is the same StudentFiles with its bytes in memory and no folder."""
 
 from __future__ import annotations
 
 import hashlib
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Mapping
 
 from autograder.engine.registry import GradingConfig
 from autograder.engine.results import SubmissionResult
@@ -19,23 +22,46 @@ MAX_STUDENT_FILE_BYTES = 20 * 1024**2
 @dataclass(frozen=True)
 class StudentFiles:
     student: str
-    folder: Path  # where the assignment's files are (or should be)
+    folder: Path | None  # where the assignment's files are (or should be); None: in memory
     present: tuple[str, ...]  # student files found (regular files, not symlinks)
     missing: tuple[str, ...]
     others: tuple[str, ...]  # other .py / .ipynb files in the folder: maybe a renamed file
     linked: bool = False  # the student folder is a symbolic link: nothing in it is graded
     oversized: tuple[str, ...] = ()  # files beyond MAX_STUDENT_FILE_BYTES (also in `missing`)
+    # In memory (folder None): the bytes of each present file, the size of each oversized one.
+    contents: Mapping[str, bytes] | None = None
+    sizes: Mapping[str, int] | None = None
 
     def path(self, name: str) -> Path:
+        if self.folder is None:
+            raise ValueError(f"{self.student}: the submission is in memory, {name} has no path")
         return self.folder / name
+
+    def read(self, name: str) -> bytes:
+        """A present file's bytes."""
+        return self.contents[name] if self.contents is not None else self.path(name).read_bytes()
+
+    def size(self, name: str) -> int:
+        """A present or oversized file's size in bytes (an oversized one is never read)."""
+        if self.folder is None:
+            return len(self.contents[name]) if name in (self.contents or {}) else (self.sizes or {})[name]
+        return self.path(name).stat().st_size
+
+    def copy_to(self, folder: Path) -> None:
+        """Every present file, into `folder` (the grader's staging folder)."""
+        for name in self.present:
+            if self.contents is not None:
+                (folder / name).write_bytes(self.contents[name])
+            else:
+                shutil.copyfile(self.path(name), folder / name)
 
     def fingerprint(self, config: GradingConfig) -> str:
         """Changes whenever a graded file or the grading config changes."""
         h = hashlib.sha256(config.digest.encode())
         for name in sorted(self.present):
-            h.update(b"\0" + name.encode() + b"\0" + self.path(name).read_bytes())
+            h.update(b"\0" + name.encode() + b"\0" + self.read(name))
         for name in sorted(self.oversized):   # by size only: never read
-            h.update(b"\0oversized\0" + name.encode() + b"\0%d" % self.path(name).stat().st_size)
+            h.update(b"\0oversized\0" + name.encode() + b"\0%d" % self.size(name))
         return h.hexdigest()
 
     def graded_by(self, result: SubmissionResult | None, config: GradingConfig, isolation: str) -> bool:

@@ -31,7 +31,7 @@ def why_nothing(config: GradingConfig, files: StudentFiles, items: list[ItemResu
     module = f"{config.student_module}.py" if config.student_module else None
     if module in files.present:
         released = config.folder / module
-        if released.is_file() and files.path(module).read_bytes() == released.read_bytes():
+        if released.is_file() and files.read(module) == released.read_bytes():
             reasons.append(f"{module} is the released skeleton, unchanged")
     missing = [name for name in config.student_files if name not in files.present]
     if missing:
@@ -40,11 +40,10 @@ def why_nothing(config: GradingConfig, files: StudentFiles, items: list[ItemResu
 
 
 def _unreadable(files: StudentFiles, name: str) -> str:
-    path = files.path(name)
     try:
-        if path.stat().st_size > READ_LIMIT:
+        if files.size(name) > READ_LIMIT:
             return ""
-        data = json.loads(path.read_bytes())
+        data = json.loads(files.read(name))
     except RecursionError:   # a student's JSON nested deeper than the parser recurses
         return "not JSON: nested too deeply"
     except (OSError, ValueError) as err:

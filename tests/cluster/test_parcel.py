@@ -1,6 +1,7 @@
-"""Does a submission packed on the instructor's side and written out on a worker look to the
-engine exactly like the original folder: same files found, same fingerprint, same reasons a
-file is not graded (a link, an oversized file, a renamed file)?"""
+"""Does a submission packed on the instructor's side and unpacked on a worker (in memory, no
+folder) look to the engine exactly like the original folder: same files found, same fingerprint,
+same reasons a file is not graded (a link, an oversized file, a renamed file)? And is it graded
+exactly as the folder is?"""
 
 from __future__ import annotations
 
@@ -10,24 +11,24 @@ import pickle
 import pytest
 
 from autograder.cluster.parcel import Parcel, ParcelError, pack
-from autograder.engine.locate import MAX_STUDENT_FILE_BYTES, locate
+from autograder.engine.grader import grade_submission
+from autograder.engine.locate import MAX_STUDENT_FILE_BYTES, StudentFiles, locate
 from engine.corpus import ASSIGNMENT, CONFIG, EXAMPLES_DIR
 
 
-def seen_by_engine(folder):
-    files = locate(folder, CONFIG)
+def seen_by_engine(folder_or_files):
+    files = folder_or_files if isinstance(folder_or_files, StudentFiles) else locate(folder_or_files, CONFIG)
     return (files.student, files.present, files.missing, files.others, files.linked, files.oversized,
             files.fingerprint(CONFIG))
 
 
-def round_trip(folder, tmp_path):
+def round_trip(folder):
     parcel = pickle.loads(pickle.dumps(pack(folder, CONFIG)))   # as it crosses the wire
-    (tmp_path / "worker").mkdir()
-    return parcel, parcel.materialize(tmp_path / "worker")
+    return parcel, parcel.student_files(CONFIG)
 
 
 def test_a_complete_submission_arrives_byte_for_byte(tmp_path):
-    parcel, copy = round_trip(EXAMPLES_DIR / "bob", tmp_path)
+    parcel, copy = round_trip(EXAMPLES_DIR / "bob")
     assert seen_by_engine(copy) == seen_by_engine(EXAMPLES_DIR / "bob")
     assert parcel.size == sum(p.stat().st_size for p in (EXAMPLES_DIR / "bob").iterdir())
 
@@ -39,18 +40,18 @@ def test_nbgrader_layout_renamed_and_oversized_files_keep_their_reasons(tmp_path
     with open(folder / "handout.ipynb", "wb") as f:           # too large: graded by its size only
         f.truncate(MAX_STUDENT_FILE_BYTES + 1)
     (folder / "notes.txt").write_text("not a student file")
-    parcel, copy = round_trip(tmp_path / "subs" / "olga", tmp_path)
+    parcel, copy = round_trip(tmp_path / "subs" / "olga")
     original = seen_by_engine(tmp_path / "subs" / "olga")
     assert seen_by_engine(copy) == original
     assert original[3] == ("codesign_final.py",) and original[5] == ("handout.ipynb",)
     assert parcel.files == () and parcel.oversized == (("handout.ipynb", MAX_STUDENT_FILE_BYTES + 1),)
-    assert (copy / "handout.ipynb").stat().st_blocks == 0   # sparse: nothing of it was sent
+    assert copy.contents == {} and copy.size("handout.ipynb") == MAX_STUDENT_FILE_BYTES + 1   # nothing of it was sent
 
 
 def test_a_linked_student_folder_sends_nothing(tmp_path):
     (tmp_path / "subs").mkdir()
     (tmp_path / "subs" / "lena").symlink_to(EXAMPLES_DIR / "alice")
-    parcel, copy = round_trip(tmp_path / "subs" / "lena", tmp_path)
+    parcel, copy = round_trip(tmp_path / "subs" / "lena")
     assert parcel.linked and parcel.files == ()
     assert seen_by_engine(copy) == seen_by_engine(tmp_path / "subs" / "lena")
 
@@ -58,7 +59,24 @@ def test_a_linked_student_folder_sends_nothing(tmp_path):
 @pytest.mark.parametrize("name", ["..", "../escape", ".hidden", "a/b", ""])
 def test_a_worker_refuses_names_that_are_not_plain_file_names(tmp_path, name):
     with pytest.raises(ParcelError):
-        Parcel("mia", ((name, b"x = 1\n"),)).materialize(tmp_path)
+        Parcel("mia", ((name, b"x = 1\n"),)).student_files(CONFIG)
     with pytest.raises(ParcelError):
-        Parcel(name, ()).materialize(tmp_path)
+        Parcel(name, ()).student_files(CONFIG)
     assert os.listdir(tmp_path) == []
+
+
+def test_a_parcel_in_memory_is_graded_as_its_folder(tmp_path):
+    """The worker grades the parcel's bytes without writing them out: the same score, items and
+    fingerprint as grading the folder itself."""
+    folder = EXAMPLES_DIR / "bob"
+    _, files = round_trip(folder)
+    from_folder, from_memory = grade_submission(ASSIGNMENT, folder), grade_submission(ASSIGNMENT, files)
+    assert files.folder is None
+    assert (from_memory.student, from_memory.score, from_memory.fingerprint) == \
+        (from_folder.student, from_folder.score, from_folder.fingerprint)
+    assert [(i.id, i.score, i.status) for i in from_memory.items] == [(i.id, i.score, i.status) for i in from_folder.items]
+
+
+def test_a_parcel_naming_a_file_the_assignment_does_not_grade_is_refused():
+    with pytest.raises(ParcelError):
+        Parcel("mia", (("notes.py", b"x = 1\n"),)).student_files(CONFIG)
