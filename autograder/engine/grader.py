@@ -22,7 +22,7 @@ from autograder.engine.guard import guarded
 from autograder.engine.invoke import StudentCode
 from autograder.engine.locate import MAX_STUDENT_FILE_BYTES, StudentFiles, locate
 from autograder.engine.nothing_graded import why_nothing
-from autograder.engine.reference_measurement import Reference, measure_in, reference_for
+from autograder.engine.reference_measurement import Reference, take
 from autograder.engine.registry import ConfigError
 from autograder.engine.report_items import grade_report
 from autograder.engine.results import ItemResult, SubmissionResult
@@ -97,6 +97,15 @@ def grade_submission(assignment_name: str, submission: Path | StudentFiles, *, l
         env.update({STUDENT_ID_ENV: who.student_id, VARIANT_ENV: canonical_json(who.params)})
 
     executed, declared, reference = executed_notebook(config.notebook, None), "", None
+    used: list[Reference] = []
+    if config.items_of(*REPORT_KINDS) and config.notebook in files.present:
+        # this process's reference, or taken now, in a sandbox of its own before the student's opens
+        def measured() -> Mapping[str, Any]:
+            used.append(take(assignment, isolation, limits, SANDBOX_ENV))
+            return used[0].values
+
+        who = replace(who, key=with_references(who.key, measured))
+        reference = used[0] if used else None
     if not files.present:
         items = _nothing_submitted(assignment, files, who)
         used, quotas, scratch, placed = confinement.NOT_RUN.name, "", None, None
@@ -105,8 +114,7 @@ def grade_submission(assignment_name: str, submission: Path | StudentFiles, *, l
             files.copy_to(Path(staging))
             with Sandbox(Path(staging), overlay=config.trusted_files(), limits=limits,
                          isolation=isolation, env=env, factories=assignment.factories) as box:
-                items, executed, declared, reference = _grade_items(assignment, files, Path(staging), box, limits,
-                                                                    who, isolation)
+                items, executed, declared = _grade_items(assignment, files, Path(staging), box, limits, who)
                 # what confined it, read at the end: a restarted worker may have added scratch
                 used, quotas, scratch, placed = box.isolation, box.quotas, box.private_scratch, bool(box.cpus)
 
@@ -143,22 +151,14 @@ def _declared_id(notebook) -> str:
 
 
 def _grade_items(assignment: Assignment, files: StudentFiles, staged: Path, box: Sandbox, limits: Limits,
-                 who: Graded, isolation: str) -> tuple[list[ItemResult], dict, str, Reference | None]:
-    """Every item's grade, the executed notebook (the outputs of its one run), the student id
-    the notebook declared and the reference measurement graded against (None: none needed).
-    `staged`: the folder the student's files were copied into for the sandbox."""
+                 who: Graded) -> tuple[list[ItemResult], dict, str]:
+    """Every item's grade, the executed notebook (the outputs of its one run) and the student id
+    the notebook declared. `staged`: the folder the student's files were copied into for the
+    sandbox; `who.key` has its reference keys resolved already."""
     config = assignment.config
     deadline = time.monotonic() + CALL_TIMEOUTS_PER_SUBMISSION * limits.call_timeout
     code = StudentCode(box, config.student_module or "", deadline=deadline)
     report = config.items_of(*REPORT_KINDS)
-    used: list[Reference] = []
-    if report and config.notebook in files.present:
-        # this process's reference, or taken first, before any of the student's code runs in this sandbox
-        def measured() -> Mapping[str, Any]:
-            used.append(reference_for(assignment, isolation, lambda: measure_in(assignment, box)))
-            return used[0].values
-
-        who = replace(who, key=with_references(who.key, measured))
     items = _grade_functions(assignment, files, code) if config.items_of(ItemKind.FUNCTION) else []
     notebook = None
     if report:
@@ -176,7 +176,7 @@ def _grade_items(assignment: Assignment, files: StudentFiles, staged: Path, box:
         items += grade_report(report, who.key, notebook, config.notebook,
                               _missing_text(config.notebook, files), cell_sources=sources)
     declared = _declared_id(notebook) if who.params is not None else ""
-    return items, executed_notebook(config.notebook, notebook), declared, (used[0] if used else None)
+    return items, executed_notebook(config.notebook, notebook), declared
 
 
 def _code_cells(path: Path) -> dict[int, str] | None:

@@ -6,10 +6,11 @@ and the same machine measures the same figure within 0.8–1.2× of itself minut
 in every submission's sandbox cost ≈ 0.25 s of CPU each (minutes on an emulated machine) for
 nothing a 3× window can tell apart. So:
 
-- a batch takes it in the trusted parent, in a sandbox holding only the assignment's trusted files,
-  before any student's code runs, and the forked workers inherit it (`take_for_batch`);
-- any other grader process (a cluster's worker, one `grade_submission`) takes it in its first
-  submission's sandbox, before that student's code runs, and keeps it (`reference_for`);
+- every grader process takes it one way (`take`): in a sandbox holding only the assignment's
+  trusted files, never a student's, when it first needs it, and keeps it (`reference_for`);
+- a batch's parent and a cluster's worker take it while they prepare (`take_for_batch`), before
+  any student's sandbox opens, so the graders a batch forks afterwards inherit it; a single
+  `grade_submission` takes it just before its student's sandbox opens;
 - a process that lives long takes it again after MAX_AGE_SECONDS (clock speeds and neighbours
   change over hours); a failed measurement is never kept.
 
@@ -77,8 +78,8 @@ def reference_for(assignment: Assignment, isolation: str, measure: Callable[[], 
 
 
 def measure_in(assignment: Assignment, box: Sandbox) -> Mapping[str, Any]:
-    """The assignment's reference measurement, run in `box` (trusted code from the assignment's own
-    files) before any student code runs there. A failure is the grader's, retried on the next run."""
+    """The assignment's reference measurement, run in `box` (a sandbox of the assignment's trusted
+    files alone). A failure is the grader's, retried on the next run."""
     module, _, function = assignment.reference.partition(":")
     outcome = box.call(module, function, timeout=REFERENCE_CPU_SECONDS)
     refuse_overload(outcome.timeout_cause, f"the reference measurement {assignment.reference}")
@@ -88,18 +89,28 @@ def measure_in(assignment: Assignment, box: Sandbox) -> Mapping[str, Any]:
     return outcome.value
 
 
-def take_for_batch(assignment: Assignment, isolation: str, limits: Limits, env: Mapping[str, str]) -> Reference | None:
-    """Take the reference now, in a sandbox of the assignment's trusted files alone, so workers
-    forked afterwards share it. None when the assignment measures nothing or the measurement failed
-    here: then each worker takes its own, and reports its failure with its student."""
-    if not assignment.reference:
-        return None
+def take(assignment: Assignment, isolation: str, limits: Limits, env: Mapping[str, str]) -> Reference:
+    """This process's reference (reference_for), taken where it has none in a sandbox of the
+    assignment's trusted files alone. Raises when the measurement fails: the grader's failure,
+    retried on the next run."""
     from autograder.sandbox import Sandbox
 
-    try:
+    def measure() -> Mapping[str, Any]:
         with tempfile.TemporaryDirectory(prefix="cs349e-reference-") as empty:
             with Sandbox(Path(empty), overlay=assignment.config.trusted_files(), limits=limits, isolation=isolation,
                          env=dict(env), factories=assignment.factories) as box:
-                return reference_for(assignment, isolation, lambda: measure_in(assignment, box))
-    except Exception:  # noqa: BLE001 - the workers measure again and say why
+                return measure_in(assignment, box)
+
+    return reference_for(assignment, isolation, measure)
+
+
+def take_for_batch(assignment: Assignment, isolation: str, limits: Limits, env: Mapping[str, str]) -> Reference | None:
+    """`take` now, before any student's sandbox opens, so workers forked afterwards share it. None
+    when the assignment measures nothing or the measurement failed here: then each grader tries
+    again when it needs it, and reports its failure with its student."""
+    if not assignment.reference:
+        return None
+    try:
+        return take(assignment, isolation, limits, env)
+    except Exception:  # noqa: BLE001 - the graders measure again and say why
         return None

@@ -76,3 +76,29 @@ def test_a_failed_measurement_is_not_kept(fresh_store):
             reference_for(assignment, "bubblewrap", failing)
     assert len(calls) == 2
     assert reference_for(assignment, "bubblewrap", _counting(calls, {"t": 1.0})).values == {"t": 1.0}
+
+
+def test_a_single_submission_is_measured_against_before_its_own_sandbox_opens(fresh_store, monkeypatch):
+    """One route for every grader process: the reference is taken in a sandbox of the
+    assignment's trusted files alone, before the student's sandbox opens, never in it."""
+    from autograder.engine import grader
+    from engine.corpus import EXAMPLES_DIR
+
+    events = []
+    measure_in = reference_measurement.measure_in
+
+    def measuring(assignment, box):
+        events.append(("measured", box))
+        return measure_in(assignment, box)
+
+    class StudentSandbox(grader.Sandbox):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            events.append(("student", self))
+
+    monkeypatch.setattr(reference_measurement, "measure_in", measuring)
+    monkeypatch.setattr(grader, "Sandbox", StudentSandbox)
+    result = grader.grade_submission(ASSIGNMENT, EXAMPLES_DIR / "bob")
+    assert [kind for kind, _ in events] == ["measured", "student"]
+    assert events[0][1] is not events[1][1]
+    assert result.reference is not None and set(result.reference["values"]) == _figures()
