@@ -45,7 +45,8 @@ def test_nbgrader_layout_renamed_and_oversized_files_keep_their_reasons(tmp_path
     assert seen_by_engine(copy) == original
     assert original[3] == ("codesign_final.py",) and original[5] == ("handout.ipynb",)
     assert parcel.files == () and parcel.oversized == (("handout.ipynb", MAX_STUDENT_FILE_BYTES + 1),)
-    assert copy.contents == {} and copy.size("handout.ipynb") == MAX_STUDENT_FILE_BYTES + 1   # nothing of it was sent
+    # nothing of it was sent: only its size
+    assert copy.contents == {} and copy.size("handout.ipynb") == MAX_STUDENT_FILE_BYTES + 1
 
 
 def test_a_linked_student_folder_sends_nothing(tmp_path):
