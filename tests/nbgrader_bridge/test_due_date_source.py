@@ -70,3 +70,23 @@ def test_an_unreadable_gradebook_refuses_the_run(tmp_path, monkeypatch):
     (root / "gradebook.db").write_bytes(b"not a database, " * 64)
     with pytest.raises(grading.Refused, match="gradebook"):
         _due_given_to_the_batch(root, monkeypatch, tmp_path)
+
+
+def test_collect_before_the_due_date_reads_the_same_gradebook(tmp_path):
+    """`nbgrader collect --before-duedate` chooses by the due date of the gradebook its course
+    directory names, through the same reader; no gradebook, or an assignment not in it: none."""
+    from types import SimpleNamespace
+
+    from autograder.nbgrader_bridge.exchange import GuardedExchangeCollect
+
+    def due_for(db_path, assignment=ASSIGNMENT):
+        coursedir = SimpleNamespace(root=str(tmp_path), course_id="cs349e", db_url=f"sqlite:///{db_path}",
+                                    submitted_directory="submitted", assignment_id=assignment)
+        return GuardedExchangeCollect._due_date(SimpleNamespace(coursedir=coursedir))
+
+    elsewhere = tmp_path / "db" / "course.db"
+    elsewhere.parent.mkdir()
+    _gradebook(elsewhere, DUE)
+    assert due_for(elsewhere) == DUE
+    assert due_for(elsewhere, "another_assignment") is None
+    assert due_for(tmp_path / "missing.db") is None
