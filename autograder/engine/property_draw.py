@@ -13,7 +13,7 @@ import tempfile
 from autograder.engine.assignment import hidden_suites
 from autograder.engine.cases import Property
 from autograder.engine.properties import example_key
-from autograder.engine.property_examples import (FORMAT, SEED, recorded_sources, shown, encode, examples_file,
+from autograder.engine.property_examples import (FORMAT, SEED, encode, examples_file, recorded_sources, shown,
                                                  sources_digest)
 from autograder.engine.property_run import without_local_constants, run_hypothesis
 from autograder.engine.registry import REPO_ROOT, ConfigError
