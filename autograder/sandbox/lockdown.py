@@ -16,7 +16,9 @@ fallback's plain start), it applies the same `Lockdown`, in this order:
    and, where the grader asks (the uid fallback, where the platform allows one: launcher.py
    probes it), a network namespace of its own with only its loopback up: no port of the host
    (its loopback services, another sandbox's listener) nor an abstract socket is reachable;
-   asked for, it is required;
+   asked for, it is required; and, likewise where asked (the uid fallback), an IPC namespace of
+   its own where the platform allows one: a SysV segment or POSIX queue a student makes is never
+   in the host's tables (elsewhere the grader removes the uid's by owner and creator, leftovers.py);
 2. no_new_privs: no setuid binary or file capability can ever raise privileges again;
 3. an empty capability bounding set (and no ambient capabilities), while still privileged;
 4. the switch to the sandbox's uid/gid with no supplementary groups, checked, and an empty
@@ -67,7 +69,7 @@ from dataclasses import asdict, dataclass
 _PR_SET_PDEATHSIG, _PR_CAPBSET_DROP, _PR_SET_SECCOMP, _PR_SET_NO_NEW_PRIVS = 1, 24, 22, 38
 _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 _SECCOMP_MODE_FILTER = 2
-_CLONE_NEWNS, _CLONE_NEWNET = 0x00020000, 0x40000000
+_CLONE_NEWNS, _CLONE_NEWNET, _CLONE_NEWIPC = 0x00020000, 0x40000000, 0x08000000
 _SIOCGIFFLAGS, _SIOCSIFFLAGS, _IFF_UP = 0x8913, 0x8914, 0x1
 _MS_NOSUID, _MS_NODEV, _MS_BIND, _MS_REC, _MS_PRIVATE = 0x2, 0x4, 0x1000, 0x4000, 1 << 18
 _LAST_CAPABILITY = 63
@@ -112,6 +114,7 @@ class Lockdown:
     # namespace can be made, `keep` (folders inside them the worker needs) bound back; else None
     scratch: dict | None = None
     own_network: bool = False          # a network namespace of its own (the uid fallback's)
+    own_ipc: bool = False              # an IPC namespace of its own where the platform allows one
 
     def to_config(self) -> dict:
         return asdict(self)
@@ -134,7 +137,8 @@ _libc = None
 def apply(spec: dict) -> dict:
     """Confines this process as `spec` (Lockdown.to_config) says; exits if any step fails.
     Returns what the platform decided: {"private_scratch": whether the shared scratch folders
-    were covered with tmpfs of its own}."""
+    were covered with tmpfs of its own, "own_network", "own_ipc": whether it has those namespaces
+    of its own}."""
     global _libc
     _libc = ctypes.CDLL(None, use_errno=True)
     try:
@@ -143,6 +147,7 @@ def apply(spec: dict) -> dict:
         private_scratch = _private_scratch(spec.get("scratch"))
         if spec.get("own_network"):
             own_network()
+        own_ipc = bool(spec.get("own_ipc")) and _own_ipc()
         _prctl(_PR_SET_NO_NEW_PRIVS, 1)
         _empty_bounding_set(spec.get("drop_to") is not None)
         _switch_ids(spec.get("drop_to"))
@@ -158,7 +163,7 @@ def apply(spec: dict) -> dict:
             _install_filter()
     except OSError as exc:
         sys.exit(f"sandbox worker: lockdown failed: {exc}")
-    return {"private_scratch": private_scratch}
+    return {"private_scratch": private_scratch, "own_network": bool(spec.get("own_network")), "own_ipc": own_ipc}
 
 
 def _fresh_signal_state() -> None:
@@ -196,6 +201,16 @@ def _private_scratch(scratch: dict | None) -> bool:
         os.close(fd)
     os.chdir(cwd)   # through the folder bound back
     return True
+
+
+def _own_ipc() -> bool:
+    """An IPC namespace of its own (needs CAP_SYS_ADMIN: before the switch); whether it was made."""
+    if _libc.unshare(_CLONE_NEWIPC) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EPERM, errno.EINVAL, errno.ENOSYS):
+        return False   # a container's profile: the grader removes the uid's objects instead
+    raise OSError(err, "unshare(CLONE_NEWIPC)")
 
 
 def own_network() -> None:

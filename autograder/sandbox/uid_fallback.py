@@ -129,6 +129,7 @@ def fallback_plan(backend, workdir, private_dir, limits, *, uid, env) -> LaunchP
         backend=backend,
         scratch=_private_scratch(private_dir, limits) if PRIVATE_SCRATCH else None,
         new_network=backend.own_network,
+        new_ipc=True,
     )
 
 

@@ -1,0 +1,80 @@
+"""The uid fallback's IPC: each sandbox an IPC namespace of its own where the platform allows one,
+so a SysV segment or POSIX queue a student makes is never in the host's tables (where the next
+student given the same uid, or a classmate graded at once, could attach to it), and the result
+records which namespaces the sandbox had."""
+
+from __future__ import annotations
+
+import pytest
+from sandbox_helpers import needs_rlimits
+
+from autograder.sandbox import confinement
+
+pytestmark = needs_rlimits
+
+IPC = {
+    "codesign.py": """
+        import ctypes, os
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.shmat.restype = ctypes.c_void_p
+
+        def make_segment():
+            ident = libc.shmget(0, 4096, 0o666 | 0o1000)   # IPC_PRIVATE, IPC_CREAT, readable by all
+            if ident < 0:
+                raise OSError(ctypes.get_errno(), "shmget")
+            address = libc.shmat(ident, None, 0)
+            ctypes.memmove(address, b"a previous student's answers", 28)
+            return ident, os.getuid()
+    """,
+}
+
+
+def _host_segments() -> list[tuple[int, int]]:
+    """(shmid, creator uid) of every SysV segment in the host's IPC namespace."""
+    with open("/proc/sysvipc/shm", encoding="ascii") as handle:
+        lines = handle.read().splitlines()
+    columns = lines[0].split()
+    return [(int(row[columns.index("shmid")]), int(row[columns.index("cuid")]))
+            for row in (line.split() for line in lines[1:])]
+
+
+def test_a_segment_made_in_the_fallback_is_not_in_the_hosts_table(sandbox):
+    box = sandbox(IPC, isolation="rlimits")
+    outcome = box.call("codesign", "make_segment", ())
+    assert outcome.status == "ok", outcome
+    _, uid = outcome.value
+    assert uid not in {creator for _, creator in _host_segments()}
+    assert box.own_ipc is True
+
+
+def test_the_fallback_records_its_own_network_and_ipc(sandbox):
+    box = sandbox(IPC, isolation="rlimits")
+    assert box.call("codesign", "make_segment", ()).status == "ok"
+    assert box.own_network is confinement.UID_FALLBACK.own_network is True
+    assert box.own_ipc is True
+
+
+def test_bubblewrap_records_its_namespaces_too(sandbox):
+    box = sandbox(IPC)
+    assert box.call("codesign", "make_segment", ()).status == "ok"
+    assert box.own_network is True and box.own_ipc is True
+
+
+def test_a_fallback_result_records_its_own_network_and_ipc(tmp_path):
+    """What the staff read in results/<student>.json: whether the uid fallback had a network and an
+    IPC namespace of its own (it shares the host's where the platform refuses them)."""
+    import shutil
+
+    from autograder.engine.grader import grade_submission
+    from autograder.engine.registry import REPO_ROOT
+    from autograder.engine.roster import read_roster
+    from autograder.engine.results import SubmissionResult
+
+    student = next(iter(read_roster(REPO_ROOT / "roster.txt")))
+    (tmp_path / student).mkdir()
+    shutil.copyfile(REPO_ROOT / "solutions" / "lec01_codesign" / "codesign.py", tmp_path / student / "codesign.py")
+    result = grade_submission("lec01_codesign", tmp_path / student, isolation="rlimits")
+    recorded = SubmissionResult.from_dict(result.to_dict())
+    assert recorded.isolation == "rlimits"
+    assert recorded.own_network is True and recorded.own_ipc is True
