@@ -16,7 +16,8 @@ fallback's plain start), it applies the same `Lockdown`, in this order:
    and, where the grader asks (the uid fallback, where the platform allows one: launcher.py
    probes it), a network namespace of its own with only its loopback up: no port of the host
    (its loopback services, another sandbox's listener) nor an abstract socket is reachable;
-   asked for, it is required; and, likewise where asked (the uid fallback), an IPC namespace of
+   asked for, it is required, and with a mount namespace a sysfs of its own (/sys/class/net then
+   lists only its loopback, not the host's interfaces); and, likewise where asked (the uid fallback), an IPC namespace of
    its own where the platform allows one: a SysV segment or POSIX queue a student makes is never
    in the host's tables (elsewhere the grader removes the uid's by owner and creator, leftovers.py);
 2. no_new_privs: no setuid binary or file capability can ever raise privileges again;
@@ -71,7 +72,7 @@ _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 _SECCOMP_MODE_FILTER = 2
 _CLONE_NEWNS, _CLONE_NEWNET, _CLONE_NEWIPC = 0x00020000, 0x40000000, 0x08000000
 _SIOCGIFFLAGS, _SIOCSIFFLAGS, _IFF_UP = 0x8913, 0x8914, 0x1
-_MS_NOSUID, _MS_NODEV, _MS_BIND, _MS_REC, _MS_PRIVATE = 0x2, 0x4, 0x1000, 0x4000, 1 << 18
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_BIND, _MS_REC, _MS_PRIVATE = 0x1, 0x2, 0x4, 0x8, 0x1000, 0x4000, 1 << 18
 _LAST_CAPABILITY = 63
 CLONE_NEWUSER = 0x10000000
 # (audit arch, syscall numbers) of the architectures the filter is written for.
@@ -147,6 +148,10 @@ def apply(spec: dict) -> dict:
         private_scratch = _private_scratch(spec.get("scratch"))
         if spec.get("own_network"):
             own_network()
+            if private_scratch:
+                # sysfs lists the interfaces of the namespace that mounted it: the host's, with
+                # their addresses and traffic counters, until the sandbox mounts its own
+                _mount("sysfs", "/sys", "sysfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC | _MS_RDONLY)
         own_ipc = bool(spec.get("own_ipc")) and _own_ipc()
         _prctl(_PR_SET_NO_NEW_PRIVS, 1)
         _empty_bounding_set(spec.get("drop_to") is not None)
