@@ -43,10 +43,11 @@ def world_writable_folders() -> tuple[str, ...]:
     """The machine's other folders every uid may write into (SHARED_FOLDERS aside), at any depth
     below _OPEN_FOLDER_PARENTS on their own filesystems (PHP's /var/lib/php/sessions is two levels
     down). The walk costs about a second per 50 000 folders, so its answer is kept for
-    _LAYOUT_SECONDS: a folder a student's uid makes is inside one already found and swept anyway."""
+    _LAYOUT_SECONDS (a folder a student's uid makes is inside one already found and swept anyway);
+    the parents themselves are looked at again at each sweep, where a package makes its folder."""
     now = time.monotonic()
     if _layout and now - _layout[0] < _LAYOUT_SECONDS:
-        return _layout[1]
+        return tuple(sorted({*_layout[1], *_directly_below_parents()}))   # a package's new one, at once
     found: set[str] = set()
     walked: set[int] = set()
     for parent in _OPEN_FOLDER_PARENTS:
@@ -59,6 +60,24 @@ def world_writable_folders() -> tuple[str, ...]:
             _find_open_folders(parent, device, found)
     _layout[:] = [now, tuple(sorted(found))]
     return _layout[1]
+
+
+def _directly_below_parents() -> set[str]:
+    """The world-writable folders directly in one of _OPEN_FOLDER_PARENTS, looked for at each sweep."""
+    found = set()
+    for parent in _OPEN_FOLDER_PARENTS:
+        try:
+            entries = list(os.scandir(parent))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISDIR(info.st_mode) and info.st_mode & stat.S_IWOTH and entry.path not in SHARED_FOLDERS:
+                found.add(entry.path)
+    return found
 
 
 def forget_world_writable_folders() -> None:

@@ -11,7 +11,8 @@ fallback's plain start), it applies the same `Lockdown`, in this order:
    then, where the grader asks (the uid fallback, which has no bubblewrap to give it one) and the
    platform allows a mount namespace, private size-capped tmpfs over the host's shared scratch
    folders (/tmp, /var/tmp, /dev/shm, /run/lock), the sandbox's own folder bound back: nothing
-   written there outlives the sandbox or fills the host's memory. Where no mount namespace can be
+   written there outlives the sandbox or fills the host's memory; and a /proc listing only the
+   processes of its own uid (hidepid=invisible, Linux 5.8+). Where no mount namespace can be
    made (a container's default profile), the grader removes what the uid left (leftovers.py);
    and, where the grader asks (the uid fallback, where the platform allows one: launcher.py
    probes it), a network namespace of its own with only its loopback up: no port of the host
@@ -205,7 +206,21 @@ def _private_scratch(scratch: dict | None) -> bool:
         _mount(f"/proc/self/fd/{fd}", path, None, _MS_BIND | _MS_REC)
         os.close(fd)
     os.chdir(cwd)   # through the folder bound back
+    if scratch.get("hide_processes"):
+        _own_proc()
     return True
+
+
+def _own_proc() -> None:
+    """A /proc that lists only the processes this uid may inspect (the uid fallback has no pid
+    namespace: the host's command lines, a classmate's worker). hidepid=invisible is Linux 5.8's,
+    where each proc mount has options of its own; an older kernel refuses the word (EINVAL) before
+    anything changes, as does a container's masked /proc (EPERM): the host's /proc stays there."""
+    try:
+        _mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, "hidepid=invisible")
+    except OSError as exc:
+        if exc.errno not in (errno.EINVAL, errno.EPERM):
+            raise
 
 
 def _own_ipc() -> bool:

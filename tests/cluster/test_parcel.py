@@ -62,3 +62,15 @@ def test_a_worker_refuses_names_that_are_not_plain_file_names(tmp_path, name):
     with pytest.raises(ParcelError):
         Parcel(name, ()).materialize(tmp_path)
     assert os.listdir(tmp_path) == []
+
+
+def test_a_pipe_named_like_a_student_file_is_not_read_into_the_parcel(tmp_path):
+    """The client reads each student file to send it: a FIFO would stall the whole batch."""
+    import time
+
+    (tmp_path / "subs" / "mia").mkdir(parents=True)
+    os.mkfifo(tmp_path / "subs" / "mia" / "codesign.py")
+    started = time.monotonic()
+    parcel, copy = round_trip(tmp_path / "subs" / "mia", tmp_path)
+    assert time.monotonic() - started < 5
+    assert parcel.files == () and not (copy / "codesign.py").exists()

@@ -78,3 +78,43 @@ def test_a_fallback_result_records_its_own_network_and_ipc(tmp_path):
     recorded = SubmissionResult.from_dict(result.to_dict())
     assert recorded.isolation == "rlimits"
     assert recorded.own_network is True and recorded.own_ipc is True
+
+
+PROCESSES = {
+    "codesign.py": """
+        import os
+
+        def command_lines():
+            seen = []
+            for pid in os.listdir("/proc"):
+                if pid.isdigit():
+                    try:
+                        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                            seen.append(handle.read().decode("utf-8", "replace"))
+                    except OSError:
+                        pass
+            return seen
+    """,
+}
+
+
+@pytest.mark.parametrize("isolation", ["rlimits", "bubblewrap"])
+def test_no_process_of_another_account_is_listed_in_the_sandbox(sandbox, isolation):
+    """The host's processes (the instructor's shell, a database started with its password on the
+    command line, a classmate's worker graded at once) are not in the sandbox's /proc: bubblewrap
+    has a pid namespace, the uid fallback a /proc of its own that shows only its uid's processes
+    (hidepid=invisible, where the kernel has it: Linux 5.8+)."""
+    import subprocess
+    import sys
+    import uuid
+
+    secret = f"--password=cs349e-{uuid.uuid4().hex}"
+    host = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", secret])
+    try:
+        outcome = sandbox(PROCESSES, isolation=isolation).call("codesign", "command_lines", ())
+        assert outcome.status == "ok", outcome
+        assert not [line for line in outcome.value if secret in line]
+        assert outcome.value, "the sandbox still sees its own processes"
+    finally:
+        host.kill()
+        host.wait()
