@@ -398,3 +398,57 @@ def test_two_open_sandboxes_hold_only_their_own_descriptors(sandbox, worker_star
         assert all(target == "/dev/null" or target.startswith(("pipe:[", "socket:[")) for target in found.values()), found
     first, second = ({t for t in found.values() if t != "/dev/null"} for found in held)
     assert first and second and not first & second, held
+
+
+@needs_rlimits
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="x86_64 numbers")
+def test_the_rlimits_fallback_keeps_the_doors_beside_the_filter_closed_too(sandbox):
+    """The same doors from the uid fallback, which has the host's /dev, /sys and cgroup tree
+    (no bubblewrap view): an unprivileged uid of its own must still find each closed."""
+    outcome = sandbox({"codesign.py": SIDE_DOORS}, isolation="rlimits").call("codesign", "side_doors")
+    assert outcome.status == "ok", outcome
+    found = outcome.value
+    closed = (errno.EPERM, errno.EACCES, errno.ENOENT, errno.EROFS)
+    assert all(result == -1 and err in closed for result, err in found.values()), found
+
+
+SIGNALS = """
+import os, signal
+
+def pid():
+    return os.getpid()
+
+def signal_others(classmate, grader):
+    found = {}
+    for name, target in (("classmate", classmate), ("grader", grader)):
+        try:
+            os.kill(target, signal.SIGKILL)
+            found[name] = "sent"
+        except OSError as exc:
+            found[name] = exc.errno
+    try:
+        os.kill(-1, signal.SIGCONT)     # every process this uid may signal: its own only
+        found["all"] = "sent"
+    except OSError as exc:
+        found["all"] = exc.errno
+    return found
+
+def ok():
+    return 1
+"""
+
+
+@pytest.mark.parametrize("isolation", [pytest.param("rlimits", marks=needs_rlimits), "bubblewrap"])
+def test_a_sandbox_cannot_signal_a_classmates_worker_or_the_grader(sandbox, isolation):
+    """Two students graded at once (-j 2): one kills the other's worker and the grader (by the pids
+    a student learns from /proc or guesses), then signals every process it may. Each kill must be
+    refused and the classmate keeps her score (her call answers)."""
+    alice = sandbox({"codesign.py": SIGNALS}, isolation=isolation)
+    mallory = sandbox({"codesign.py": SIGNALS}, isolation=isolation)
+    assert alice.call("codesign", "ok", ()).value == 1
+    target = alice._resources.worker.proc.pid    # her worker's host pid (bwrap's, under bubblewrap)
+    outcome = mallory.call("codesign", "signal_others", (target, os.getpid()))   # this test is the grader
+    assert outcome.status == "ok", outcome
+    found = outcome.value
+    assert found["grader"] in (errno.EPERM, errno.ESRCH) and found["classmate"] in (errno.EPERM, errno.ESRCH), found
+    assert alice.call("codesign", "ok", ()).value == 1
