@@ -118,3 +118,47 @@ def test_no_process_of_another_account_is_listed_in_the_sandbox(sandbox, isolati
     finally:
         host.kill()
         host.wait()
+
+
+CHANNELS = {
+    "codesign.py": """
+        import ctypes, os
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.shmat.restype = ctypes.c_void_p
+        KEY = 0x349E0001
+
+        def publish(text):
+            ident = libc.shmget(KEY, 4096, 0o666 | 0o1000)          # IPC_CREAT, open to every uid
+            address = libc.shmat(ident, None, 0)
+            ctypes.memmove(address, text.encode(), len(text))
+            queue = libc.mq_open(b"/cs349e-answers", os.O_CREAT | os.O_WRONLY, 0o666, None)
+            if queue >= 0:
+                libc.mq_send(queue, text.encode(), len(text), 0)
+            return ident, queue
+
+        def listen():
+            ident = libc.shmget(KEY, 0, 0)
+            segment = ctypes.string_at(libc.shmat(ident, None, 0), 16).rstrip(b"\\0").decode() if ident >= 0 else None
+            queue = libc.mq_open(b"/cs349e-answers", os.O_RDONLY | os.O_NONBLOCK)
+            message = None
+            if queue >= 0:
+                buffer = ctypes.create_string_buffer(8192)
+                size = libc.mq_receive(queue, buffer, 8192, None)
+                message = buffer.raw[:size].decode() if size > 0 else None
+            return segment, message
+    """,
+}
+
+
+def test_two_students_graded_at_once_cannot_pass_answers_through_ipc(sandbox):
+    """-j 2 with the uid fallback: one student's code publishes its answers in a SysV segment and a
+    POSIX message queue under a fixed key and name, open to every uid; the classmate's code,
+    graded at the same time, reads them. Each sandbox's IPC namespace is its own: nothing arrives."""
+    alice = sandbox(CHANNELS, isolation="rlimits")
+    bob = sandbox(CHANNELS, isolation="rlimits")
+    published = alice.call("codesign", "publish", ("q1=42",))
+    assert published.status == "ok" and published.value[0] >= 0, published
+    outcome = bob.call("codesign", "listen", ())
+    assert outcome.status == "ok", outcome
+    assert outcome.value == [None, None] or outcome.value == (None, None), outcome.value
