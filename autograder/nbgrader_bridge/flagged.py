@@ -61,6 +61,16 @@ def write_collect_flags(path: Path, flags, keep=lambda row: False) -> None:
         writer.writerows(rows)
 
 
+def write_zip_flags(path: Path, flags) -> None:
+    """zip_collect's list: (student, lms_file, reason) rows; the first two as grades.csv shows a
+    student (an LMS file name carries the student's own upload name)."""
+    with open(path, "w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["student", "lms_file", "reason"])
+        writer.writerows([student_cell(student) if student else "", student_cell(lms_file) if lms_file else "",
+                          csv_cell(reason)] for student, lms_file, reason in flags)
+
+
 def read_rows(path: Path) -> list[dict]:
     with open(path, encoding="utf-8", newline="") as handle:
         return list(csv.DictReader(handle))

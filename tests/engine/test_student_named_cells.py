@@ -64,3 +64,15 @@ def test_the_collect_flagged_list_shows_names_as_grades_csv_does_and_keeps_earli
     assert [(r["student"], r["inbound"], r["file"]) for r in rows[:1]] == \
         [(student_cell(student), student_cell(inbound), student_cell(file))]
     assert len(rows) == 2   # an earlier row is kept as written, not escaped again
+
+
+@settings(max_examples=40, deadline=None)
+@given(NAMES, NAMES)
+def test_zip_collects_flagged_list_shows_names_as_grades_csv_does(tmp_path_factory, student, lms_file):
+    """The LMS download's file names carry the student's own upload name (and its folder the id)."""
+    from autograder.nbgrader_bridge.flagged import write_zip_flags
+
+    path = tmp_path_factory.mktemp("zip") / "flagged.csv"
+    write_zip_flags(path, [(student, lms_file, "not an archive")])
+    rows = read_rows(path)
+    assert [(r["student"], r["lms_file"]) for r in rows] == [(student_cell(student), student_cell(lms_file))]
