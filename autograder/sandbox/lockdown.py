@@ -97,6 +97,7 @@ REFUSED_CALLS = ("sched_setaffinity", "keyctl", "add_key", "request_key", "io_ur
 # (AF_UNIX, AF_INET, AF_INET6, AF_NETLINK); any other is EAFNOSUPPORT, see step 8 above.
 SOCKET_FAMILIES = (1, 2, 10, 16)
 _KEYCTL_JOIN_SESSION_KEYRING = 1
+_MAX_LOCKED_BYTES = 1 << 20   # RLIMIT_MEMLOCK at most (a typical default is 8 MB; nothing here locks pages)
 _X32_BIT = 0x40000000   # x86_64's x32 syscall numbers: another way to reach the same calls
 
 
@@ -262,7 +263,15 @@ def _rlimits(spec: dict) -> None:
         resource.RLIMIT_CPU: spec["cpu_seconds"],
         resource.RLIMIT_FSIZE: spec["file_bytes"],
         resource.RLIMIT_CORE: 0,
+        # the grader's own may be generous (`ulimit -r`, systemd's LimitRTPRIO): a real-time or
+        # raised-priority spinner would starve its CPU, locked pages cannot be reclaimed
+        resource.RLIMIT_RTPRIO: 0,
+        resource.RLIMIT_RTTIME: 0,
+        resource.RLIMIT_NICE: 0,
     }
+    memlock = resource.getrlimit(resource.RLIMIT_MEMLOCK)[1]
+    if memlock == resource.RLIM_INFINITY or memlock > _MAX_LOCKED_BYTES:
+        limits[resource.RLIMIT_MEMLOCK] = _MAX_LOCKED_BYTES
     if spec.get("nproc"):
         limits[resource.RLIMIT_NPROC] = spec["nproc"]
     for which, value in limits.items():

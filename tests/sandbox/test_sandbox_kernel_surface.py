@@ -452,3 +452,61 @@ def test_a_sandbox_cannot_signal_a_classmates_worker_or_the_grader(sandbox, isol
     found = outcome.value
     assert found["grader"] in (errno.EPERM, errno.ESRCH) and found["classmate"] in (errno.EPERM, errno.ESRCH), found
     assert alice.call("codesign", "ok", ()).value == 1
+
+
+PRIORITY = """
+import os
+
+def raise_priority():
+    found = {}
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))   # a real-time spinner starves its CPU
+        found["fifo"] = "set"
+    except OSError as exc:
+        found["fifo"] = exc.errno
+    try:
+        os.setpriority(os.PRIO_PROCESS, 0, -10)
+        found["nice"] = "set"
+    except OSError as exc:
+        found["nice"] = exc.errno
+    import resource
+    found["memlock"] = resource.getrlimit(resource.RLIMIT_MEMLOCK)[1]
+    return found
+"""
+
+
+@pytest.fixture
+def generous_grader_limits():
+    """A grader started from a shell or service that allows real-time priority and a higher
+    priority (`ulimit -r 99 -e 40`, systemd's LimitRTPRIO=infinity) and unlimited locked memory."""
+    import resource
+
+    kept = {which: resource.getrlimit(which) for which in (resource.RLIMIT_RTPRIO, resource.RLIMIT_NICE,
+                                                           resource.RLIMIT_MEMLOCK)}
+    try:
+        resource.setrlimit(resource.RLIMIT_RTPRIO, (99, 99))
+        resource.setrlimit(resource.RLIMIT_NICE, (40, 40))
+        resource.setrlimit(resource.RLIMIT_MEMLOCK, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+    except (ValueError, OSError) as exc:
+        for which, value in kept.items():
+            resource.setrlimit(which, value)
+        pytest.skip(f"this machine cannot give its grader such limits (no CAP_SYS_RESOURCE: {exc}): "
+                    f"student code has nothing generous to inherit here")
+    yield
+    for which, value in kept.items():
+        resource.setrlimit(which, value)
+
+
+@pytest.mark.parametrize("isolation", [pytest.param("rlimits", marks=needs_rlimits), "bubblewrap"])
+def test_student_code_gets_no_real_time_or_raised_priority_whatever_the_grader_was_allowed(
+        sandbox, generous_grader_limits, isolation, monkeypatch):
+    """A SCHED_FIFO spinner keeps every ordinary process off its CPU (a classmate's sandbox where
+    placement is off, the grader's own threads) but for the kernel's 5 % reserve; locked memory
+    cannot be reclaimed. The sandbox's limits are its own, not the grader's."""
+    from autograder.sandbox import forkserver_client
+    monkeypatch.setattr(forkserver_client, "ENABLED", False)   # a started worker inherits this process's limits
+    outcome = sandbox({"codesign.py": PRIORITY}, isolation=isolation).call("codesign", "raise_priority")
+    assert outcome.status == "ok", outcome
+    found = outcome.value
+    assert found["fifo"] == errno.EPERM and found["nice"] in (errno.EPERM, errno.EACCES), found
+    assert 0 <= found["memlock"] <= 1 << 20, found
