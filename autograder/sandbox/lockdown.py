@@ -98,6 +98,7 @@ REFUSED_CALLS = ("sched_setaffinity", "keyctl", "add_key", "request_key", "io_ur
 SOCKET_FAMILIES = (1, 2, 10, 16)
 _KEYCTL_JOIN_SESSION_KEYRING = 1
 _MAX_LOCKED_BYTES = 1 << 20   # RLIMIT_MEMLOCK at most (a typical default is 8 MB; nothing here locks pages)
+_MAX_OPEN_FILES = 4096        # RLIMIT_NOFILE at most
 _X32_BIT = 0x40000000   # x86_64's x32 syscall numbers: another way to reach the same calls
 
 
@@ -269,9 +270,11 @@ def _rlimits(spec: dict) -> None:
         resource.RLIMIT_RTTIME: 0,
         resource.RLIMIT_NICE: 0,
     }
-    memlock = resource.getrlimit(resource.RLIMIT_MEMLOCK)[1]
-    if memlock == resource.RLIM_INFINITY or memlock > _MAX_LOCKED_BYTES:
-        limits[resource.RLIMIT_MEMLOCK] = _MAX_LOCKED_BYTES
+    # the grader's may be large (a container's 1 048 576 open files: kernel memory RLIMIT_AS does not count)
+    for which, most in ((resource.RLIMIT_MEMLOCK, _MAX_LOCKED_BYTES), (resource.RLIMIT_NOFILE, _MAX_OPEN_FILES)):
+        hard = resource.getrlimit(which)[1]
+        if hard == resource.RLIM_INFINITY or hard > most:
+            limits[which] = most
     if spec.get("nproc"):
         limits[resource.RLIMIT_NPROC] = spec["nproc"]
     for which, value in limits.items():

@@ -510,3 +510,29 @@ def test_student_code_gets_no_real_time_or_raised_priority_whatever_the_grader_w
     found = outcome.value
     assert found["fifo"] == errno.EPERM and found["nice"] in (errno.EPERM, errno.EACCES), found
     assert 0 <= found["memlock"] <= 1 << 20, found
+
+
+DESCRIPTORS = """
+import os
+
+_held = []
+
+def open_all():
+    try:
+        while len(_held) < 200_000:
+            _held.append(os.open("/dev/null", os.O_RDONLY))
+    except OSError as exc:
+        return len(_held), exc.errno
+    return len(_held), 0
+"""
+
+
+@pytest.mark.parametrize("isolation", [pytest.param("rlimits", marks=needs_rlimits), "bubblewrap"])
+def test_open_files_are_bounded_by_the_sandbox_not_the_grader(sandbox, isolation):
+    """Each open file is kernel memory no RLIMIT_AS counts (a container's default allows 1 048 576
+    of them, ~250 MB per student; without a cgroup nothing else bounds it). The sandbox has its
+    own bound, however many the grader may open."""
+    outcome = sandbox({"codesign.py": DESCRIPTORS}, isolation=isolation).call("codesign", "open_all")
+    assert outcome.status == "ok", outcome
+    opened, err = outcome.value
+    assert err == errno.EMFILE and opened <= 4096, outcome.value
