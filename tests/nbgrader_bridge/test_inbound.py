@@ -409,3 +409,15 @@ def test_an_entry_bomb_is_refused_without_listing_it_whole(tmp_path):
     finally:
         tracemalloc.stop()
     assert peak < 2_000_000, f"{peak} bytes held to refuse a folder of 40 000 names"
+
+
+def test_a_setuid_file_is_copied_as_plain_data(tmp_path):
+    """A student's own file marked setuid, setgid and executable: a copy keeping its mode would be a
+    program that runs as the instructor (who owns the copy) for anyone who can reach submitted/."""
+    folder = handed_in(tmp_path / "inbound")
+    (folder / "codesign.py").write_text("#!/bin/sh\nid\n")
+    give(folder, STUDENT)
+    os.chmod(folder / "codesign.py", 0o6777)
+    copy_submission(read(folder), tmp_path / "out", CopyRules())
+    mode = os.stat(tmp_path / "out" / "codesign.py").st_mode
+    assert mode & 0o7111 == 0 and mode & 0o022 == 0, oct(mode)
