@@ -19,6 +19,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -160,6 +161,10 @@ def gradescope_run(*, assignment: str, root: Path = Path("/autograder"), visibil
     except (GradingFailed, ValueError) as err:
         print(f"grading failed: {err}", file=sys.stderr, flush=True)
         results, status = failure_results(str(err), max_score=_auto_points(assignment)), 1
+    except (Exception, SystemExit) as err:  # noqa: BLE001 - fail closed: a results.json whatever broke
+        reason = f"{type(err).__name__}: {err}\n{traceback.format_exc()[-1500:]}"
+        print(f"grading failed unexpectedly: {reason}", file=sys.stderr, flush=True)
+        results, status = failure_results(reason, max_score=_auto_points(assignment)), 1
     results["execution_time"] = round(time.perf_counter() - started, 2)
     # Gradescope's harness reads it after this process ends: on disk, whole, readable
     atomic_write_text(root / "results" / "results.json",

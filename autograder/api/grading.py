@@ -7,6 +7,8 @@ the verbs print that line after their name and exit with status 2.
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -29,6 +31,35 @@ def check_isolation(isolation: str) -> None:
         confinement.choose(isolation)
     except confinement.SandboxUnavailable as err:
         raise Refused(str(err)) from None
+
+
+def check_folders_private(isolation: str, folders: Mapping[str, Path]) -> None:
+    """The uid fallback shares this machine's filesystem: its student code reads what other users
+    may. Refused when a class folder or the output folder is readable by them (every classmate's
+    submission, every result and executed notebook graded before). Bubblewrap shows neither."""
+    if confinement.choose(isolation).name != confinement.UID_FALLBACK.name:
+        return
+    for what, folder in folders.items():
+        if _open_to_others(Path(folder)):
+            raise Refused(f"isolation 'rlimits' refused: the {what} folder {folder} is readable by other users, and "
+                          f"student code runs as another user on this machine's filesystem (it could read "
+                          f"classmates' submissions and results); put it in a folder only you can enter "
+                          f"(chmod 700 on it or a folder above it), or install bubblewrap")
+
+
+def _open_to_others(folder: Path) -> bool:
+    """Whether every existing folder on the way to `folder` (itself included) lets others in."""
+    path = Path(os.path.realpath(folder))
+    for step in (*reversed(path.parents), path):
+        try:
+            mode = os.stat(step).st_mode
+        except FileNotFoundError:
+            break          # made by the grader below a folder checked already
+        except OSError:
+            return False   # (what the grader cannot check, student code cannot enter either)
+        if not mode & stat.S_IXOTH:
+            return False
+    return True
 
 
 def check_placement(jobs: int, scheduler: str | None) -> None:
@@ -56,6 +87,8 @@ def grade(*, assignment: str, submissions: Path, out: Path, jobs: int = 1, force
     submissions, out = Path(submissions), Path(out)
     if not submissions.is_dir():
         raise Refused(f"submissions folder {submissions} does not exist")
+    if scheduler is None:
+        check_folders_private(isolation, {"submissions": submissions, "output": out})
     executor = None
     if scheduler is not None:
         from autograder.cluster.client_side import DaskExecutor   # (the [cluster] extra, and not in a bundle)

@@ -30,7 +30,6 @@ says what to do.
 Loaded only by nbgrader (it imports nbgrader).
 """
 
-import csv
 import os
 import re
 import shutil
@@ -43,7 +42,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from nbgrader.plugins import ExtractorPlugin, FileNameCollectorPlugin
 from traitlets import Int, Unicode
 
-from autograder.nbgrader_bridge.flagged import csv_row, shown
+from autograder.nbgrader_bridge.flagged import shown, write_zip_flags
 from autograder.nbgrader_bridge.lms_upload import (Limits, UploadRefused, collected_name, copy_loose, is_archive,
                                                    list_archive, unpack)
 
@@ -287,10 +286,7 @@ class GuardedLmsExtractor(ExtractorPlugin):
                                     f"({', '.join(item.source for item in items)}) with no time to choose by")
 
     def _report(self, flags, csv_path: Path) -> None:
-        with open(csv_path, "w", encoding="utf-8", newline="") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(["student", "lms_file", "reason"])
-            writer.writerows(csv_row(flag) for flag in flags)
+        write_zip_flags(csv_path, flags)
         submitted = self.parent.coursedir.submitted_directory
         for student, lms_file, reason in flags:
             self.log.error("%s", shown(f"{student or '(no student)'}: {lms_file}: {reason}; not collected"))

@@ -31,6 +31,7 @@ from nbgrader.exchange.default.release_assignment import ExchangeReleaseAssignme
 from nbgrader.utils import check_directory, get_osusername, parse_utc
 from traitlets import Float, Int
 
+from autograder.engine.outputs import student_cell
 from autograder.nbgrader_bridge.course import Course
 from autograder.nbgrader_bridge.flagged import collect_csv, shown, write_collect_flags
 from autograder.nbgrader_bridge.gradebook import due_date
@@ -187,7 +188,8 @@ class GuardedExchangeCollect(ExchangeCollect):
     def _report(self, assignment: str) -> None:
         path = collect_csv(self.coursedir.root, assignment)
         # Rows of an earlier run stay for the students whose collected folder this run left as it was.
-        write_collect_flags(path, self.flags, keep=lambda row: row["student"] not in self.collected)
+        collected = {student_cell(student) for student in self.collected}   # as the list shows them
+        write_collect_flags(path, self.flags, keep=lambda row: row["student"] not in collected)
         for flag in self.flags:
             where = f"{flag.inbound}/{flag.file}" if flag.file else flag.inbound
             self.log.error("%s", shown(f"{flag.student}: {where}: {flag.outcome}: {flag.reason}"))

@@ -17,7 +17,7 @@ import csv
 from dataclasses import astuple, fields
 from pathlib import Path
 
-from autograder.engine.outputs import csv_cell
+from autograder.engine.outputs import csv_cell, student_cell
 from autograder.engine.outputs import show_controls as shown
 from autograder.nbgrader_bridge.inbound import Flag
 
@@ -28,6 +28,16 @@ ZIP_COLLECT_CSV = "flagged.csv"
 
 def csv_row(values) -> list[str]:
     return [csv_cell(value) for value in values]
+
+
+# Columns a student names (their folder, an inbound folder, a file in it): shown as grades.csv
+# shows a student, so no two names give the same cell.
+_NAMED = {"student", "inbound", "file"}
+
+
+def _flag_row(flag) -> tuple[str, ...]:
+    return tuple(student_cell(v) if name in _NAMED and v else csv_cell(v)
+                 for name, v in zip(COLLECT_COLUMNS, astuple(flag)))
 
 
 def collect_csv(course_root: Path, assignment: str) -> Path:
@@ -42,12 +52,23 @@ def write_collect_flags(path: Path, flags, keep=lambda row: False) -> None:
     """Writes `flags` (Flag) to `path`, after the earlier rows `keep` accepts (a collect of some
     students keeps the others' rows)."""
     kept = [tuple(row[c] for c in COLLECT_COLUMNS) for row in read_rows(path) if keep(row)] if path.is_file() else []
-    rows = list(dict.fromkeys(tuple(csv_row(row)) for row in [*kept, *(astuple(flag) for flag in flags)]))  # once, in order
+    # earlier rows as they were written (escaping them again would grow them at each collect)
+    rows = list(dict.fromkeys([*kept, *(_flag_row(flag) for flag in flags)]))  # once, in order
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(COLLECT_COLUMNS)
         writer.writerows(rows)
+
+
+def write_zip_flags(path: Path, flags) -> None:
+    """zip_collect's list: (student, lms_file, reason) rows; the first two as grades.csv shows a
+    student (an LMS file name carries the student's own upload name)."""
+    with open(path, "w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["student", "lms_file", "reason"])
+        writer.writerows([student_cell(student) if student else "", student_cell(lms_file) if lms_file else "",
+                          csv_cell(reason)] for student, lms_file, reason in flags)
 
 
 def read_rows(path: Path) -> list[dict]:

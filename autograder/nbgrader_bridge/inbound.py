@@ -15,8 +15,10 @@ it is taken on its word:
   file and folder copied counts too: the latest, if more than `tolerance` after that time. Anything
   changed after the folder was read refuses it (collect again). The student's timestamp.txt is
   only compared with it.
-- how much: at most MAX_ENTRIES entries (empty files cost collect time and inodes, not bytes) and
-  MAX_DEPTH nested folders; whatever cannot be read is left out, never a crash of the whole collect.
+- how much: at most MAX_ENTRIES entries (empty files cost collect time and inodes, not bytes),
+  counted as a folder is listed, never after holding all its names; MAX_DEPTH nested folders and
+  paths of MAX_PATH_BYTES; whatever cannot be read or written is left out, never a crash of the
+  whole collect.
 
 Everything refused or corrected is a Flag for the instructor's list. No nbgrader import.
 """
@@ -43,6 +45,9 @@ CHUNK = 1 << 16
 _CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")   # and bytes that are no UTF-8 (surrogates)
 MAX_DEPTH = 16          # nested folders below the submission's; deeper ones are left out
 MAX_ENTRIES = 10_000    # files and folders in one submission; more refuses it
+# bytes of a path inside the submission; longer ones are left out: sixteen folders of 255-byte
+# names pass PATH_MAX below submitted/ (and again below autograded/, where nbgrader copies them)
+MAX_PATH_BYTES = 1024
 
 
 @dataclass(frozen=True)
@@ -162,34 +167,36 @@ def _latest_change(path: Path, uid: int, max_entries: int) -> tuple[float | None
 
     def visit(fd: int, rel: str, depth: int) -> bool:
         try:
-            entries = list(os.scandir(fd))
+            listing = os.scandir(fd)
         except OSError:
             return True          # left out by the copy, which says so
-        for entry in entries:
-            found["seen"] += 1
-            if found["seen"] > max_entries:
-                return False
-            if not rel and entry.name in NOT_COPIED:
-                continue
-            try:
-                info = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            if info.st_uid != uid or not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
-                continue
-            if info.st_ctime > found["latest"]:
-                found["latest"], found["which"] = info.st_ctime, f"{rel}{entry.name}"
-            if stat.S_ISDIR(info.st_mode) and depth < MAX_DEPTH:
-                try:
-                    child = os.open(entry.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
-                except OSError:
-                    continue
-                try:
-                    if not visit(child, f"{rel}{entry.name}/", depth + 1):
-                        return False
-                finally:
-                    os.close(child)
-        return True
+        with listing:            # read as counted: a folder of millions of names is never held whole
+            return all(visit_entry(fd, rel, depth, entry) for entry in listing)
+
+    def visit_entry(fd: int, rel: str, depth: int, entry) -> bool:
+        found["seen"] += 1
+        if found["seen"] > max_entries:
+            return False
+        if not rel and entry.name in NOT_COPIED:
+            return True
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            return True
+        if info.st_uid != uid or not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
+            return True
+        if info.st_ctime > found["latest"]:
+            found["latest"], found["which"] = info.st_ctime, f"{rel}{entry.name}"
+        if not stat.S_ISDIR(info.st_mode) or depth >= MAX_DEPTH:
+            return True
+        try:
+            child = os.open(entry.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+        except OSError:
+            return True
+        try:
+            return visit(child, f"{rel}{entry.name}/", depth + 1)
+        finally:
+            os.close(child)
 
     top = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     try:
@@ -261,11 +268,18 @@ def _copy_folder(fd: int, rel: str, dest: Path, sub: Submission, rules: CopyRule
     def left_out(name: str, reason: str) -> None:
         flags.append(Flag(sub.student, sub.path.name, f"{rel}{name}", FILE_LEFT_OUT, reason))
 
-    for name in sorted(os.listdir(fd)):
-        total[1] += 1
-        if total[1] > rules.max_entries:
-            raise Refused(Flag(sub.student, sub.path.name, "", NOT_COLLECTED,
-                               f"holds more than {rules.max_entries} files and folders"))
+    names = []
+    with os.scandir(fd) as listing:
+        for entry in listing:            # counted as listed: at most max_entries names are held
+            total[1] += 1
+            if total[1] > rules.max_entries:
+                raise Refused(Flag(sub.student, sub.path.name, "", NOT_COLLECTED,
+                                   f"holds more than {rules.max_entries} files and folders"))
+            names.append(entry.name)
+    for name in sorted(names):
+        if len(os.fsencode(f"{rel}{name}")) > MAX_PATH_BYTES:
+            left_out(name, f"its path in the folder is longer than {MAX_PATH_BYTES} bytes")
+            continue
         if any(fnmatch.fnmatch(name, glob) for glob in rules.ignore) or (not rel and name in NOT_COPIED):
             continue
         try:
@@ -284,14 +298,19 @@ def _copy_folder(fd: int, rel: str, dest: Path, sub: Submission, rules: CopyRule
                 continue
             try:
                 child = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
-                os.listdir(child)
+                with os.scandir(child) as listing:   # readable? (one entry, not the whole listing)
+                    next(listing, None)
             except OSError as exc:
                 if "child" in locals():
                     os.close(child)
                 left_out(name, f"cannot be read ({exc.strerror})")
                 continue
             try:
-                (dest / name).mkdir()
+                try:
+                    (dest / name).mkdir()
+                except OSError as exc:
+                    left_out(name, f"cannot be copied ({exc.strerror})")
+                    continue
                 _copy_folder(child, f"{rel}{name}/", dest / name, sub, rules, flags, total)
                 _unchanged(child, sub)
             finally:
@@ -317,7 +336,12 @@ def _copy_file(fd: int, name: str, target: Path, sub: Submission, rules: CopyRul
         if not stat.S_ISREG(info.st_mode) or info.st_uid != sub.uid:
             left_out(name, "changed into another kind of file or owner while it was read")
             return
-        with open(target, "xb") as out:
+        try:
+            out = open(target, "xb")
+        except OSError as exc:
+            left_out(name, f"cannot be copied ({exc.strerror})")
+            return
+        with out:
             while chunk := handle.read(CHUNK):
                 total[0] += len(chunk)
                 if total[0] > rules.max_total_bytes:

@@ -22,13 +22,14 @@ from __future__ import annotations
 import ctypes
 import os
 import stat
+import time
 
 from .uid_fallback import SHARED_SCRATCH
 from .workdir import remove_entry
 
 SHARED_FOLDERS = (*SHARED_SCRATCH, "/dev/mqueue")
 # Where a system keeps other folders every uid may write into (Ubuntu's /var/crash is 1777): each
-# world-writable folder directly in one of these is swept too.
+# world-writable folder below one of these, on its filesystem, is swept too.
 _OPEN_FOLDER_PARENTS = ("/", "/var", "/var/lib", "/var/spool", "/var/cache", "/run", "/dev", "/opt", "/srv")
 _DEPTH = 8          # world-writable folders below a shared one that are searched
 _IPC_RMID = 0
@@ -39,9 +40,31 @@ _SYSV = {"shm": ("shmid", "shmctl"), "sem": ("semid", "semctl"), "msg": ("msqid"
 
 
 def world_writable_folders() -> tuple[str, ...]:
-    """The machine's other folders every uid may write into (SHARED_FOLDERS aside), looked for one
-    level below _OPEN_FOLDER_PARENTS; looked for at each sweep, as a package may make one."""
-    found = []
+    """The machine's other folders every uid may write into (SHARED_FOLDERS aside), at any depth
+    below _OPEN_FOLDER_PARENTS on their own filesystems (PHP's /var/lib/php/sessions is two levels
+    down). The walk costs about a second per 50 000 folders, so its answer is kept for
+    _LAYOUT_SECONDS (a folder a student's uid makes is inside one already found and swept anyway);
+    the parents themselves are looked at again at each sweep, where a package makes its folder."""
+    now = time.monotonic()
+    if _layout and now - _layout[0] < _LAYOUT_SECONDS:
+        return tuple(sorted({*_layout[1], *_directly_below_parents()}))   # a package's new one, at once
+    found: set[str] = set()
+    walked: set[int] = set()
+    for parent in _OPEN_FOLDER_PARENTS:
+        try:
+            device = os.stat(parent, follow_symlinks=False).st_dev
+        except OSError:
+            continue
+        if device not in walked:
+            walked.add(device)
+            _find_open_folders(parent, device, found)
+    _layout[:] = [now, tuple(sorted(found))]
+    return _layout[1]
+
+
+def _directly_below_parents() -> set[str]:
+    """The world-writable folders directly in one of _OPEN_FOLDER_PARENTS, looked for at each sweep."""
+    found = set()
     for parent in _OPEN_FOLDER_PARENTS:
         try:
             entries = list(os.scandir(parent))
@@ -53,8 +76,44 @@ def world_writable_folders() -> tuple[str, ...]:
             except OSError:
                 continue
             if stat.S_ISDIR(info.st_mode) and info.st_mode & stat.S_IWOTH and entry.path not in SHARED_FOLDERS:
-                found.append(entry.path)
-    return tuple(sorted(found))
+                found.add(entry.path)
+    return found
+
+
+def forget_world_writable_folders() -> None:
+    """The next sweep walks the machine again."""
+    _layout.clear()
+
+
+_LAYOUT_SECONDS = 600.0
+_layout: list = []          # [when, folders] of the last walk
+_MAX_WALKED = 2_000_000     # folders: a bound on one walk, far above a system's
+
+
+def _find_open_folders(top: str, device: int, found: set[str]) -> None:
+    """World-writable folders below `top`; a folder of another filesystem is recorded when it is
+    world-writable (a tmpfs mounted there) but not entered, nor is a world-writable one (its
+    insides are swept by _sweep), nor one a uid without groups cannot enter."""
+    stack, walked = [top], 0
+    while stack and walked < _MAX_WALKED:
+        folder = stack.pop()
+        walked += 1
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if not stat.S_ISDIR(info.st_mode):
+                continue
+            if info.st_mode & stat.S_IWOTH:
+                if entry.path not in SHARED_FOLDERS:
+                    found.add(entry.path)
+            elif info.st_dev == device and info.st_mode & stat.S_IXOTH:
+                stack.append(entry.path)   # (a folder others cannot enter hides all below it)
 
 
 def remove_all_of(uid: int, folders: tuple[str, ...] | None = None) -> list[str]:

@@ -11,12 +11,16 @@ fallback's plain start), it applies the same `Lockdown`, in this order:
    then, where the grader asks (the uid fallback, which has no bubblewrap to give it one) and the
    platform allows a mount namespace, private size-capped tmpfs over the host's shared scratch
    folders (/tmp, /var/tmp, /dev/shm, /run/lock), the sandbox's own folder bound back: nothing
-   written there outlives the sandbox or fills the host's memory. Where no mount namespace can be
+   written there outlives the sandbox or fills the host's memory; and a /proc listing only the
+   processes of its own uid (hidepid=invisible, Linux 5.8+). Where no mount namespace can be
    made (a container's default profile), the grader removes what the uid left (leftovers.py);
    and, where the grader asks (the uid fallback, where the platform allows one: launcher.py
    probes it), a network namespace of its own with only its loopback up: no port of the host
    (its loopback services, another sandbox's listener) nor an abstract socket is reachable;
-   asked for, it is required;
+   asked for, it is required, and with a mount namespace a sysfs of its own (/sys/class/net then
+   lists only its loopback, not the host's interfaces); and, likewise where asked (the uid fallback), an IPC namespace of
+   its own where the platform allows one: a SysV segment or POSIX queue a student makes is never
+   in the host's tables (elsewhere the grader removes the uid's by owner and creator, leftovers.py);
 2. no_new_privs: no setuid binary or file capability can ever raise privileges again;
 3. an empty capability bounding set (and no ambient capabilities), while still privileged;
 4. the switch to the sandbox's uid/gid with no supplementary groups, checked, and an empty
@@ -67,9 +71,9 @@ from dataclasses import asdict, dataclass
 _PR_SET_PDEATHSIG, _PR_CAPBSET_DROP, _PR_SET_SECCOMP, _PR_SET_NO_NEW_PRIVS = 1, 24, 22, 38
 _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 _SECCOMP_MODE_FILTER = 2
-_CLONE_NEWNS, _CLONE_NEWNET = 0x00020000, 0x40000000
+_CLONE_NEWNS, _CLONE_NEWNET, _CLONE_NEWIPC = 0x00020000, 0x40000000, 0x08000000
 _SIOCGIFFLAGS, _SIOCSIFFLAGS, _IFF_UP = 0x8913, 0x8914, 0x1
-_MS_NOSUID, _MS_NODEV, _MS_BIND, _MS_REC, _MS_PRIVATE = 0x2, 0x4, 0x1000, 0x4000, 1 << 18
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_BIND, _MS_REC, _MS_PRIVATE = 0x1, 0x2, 0x4, 0x8, 0x1000, 0x4000, 1 << 18
 _LAST_CAPABILITY = 63
 CLONE_NEWUSER = 0x10000000
 # (audit arch, syscall numbers) of the architectures the filter is written for.
@@ -93,6 +97,8 @@ REFUSED_CALLS = ("sched_setaffinity", "keyctl", "add_key", "request_key", "io_ur
 # (AF_UNIX, AF_INET, AF_INET6, AF_NETLINK); any other is EAFNOSUPPORT, see step 8 above.
 SOCKET_FAMILIES = (1, 2, 10, 16)
 _KEYCTL_JOIN_SESSION_KEYRING = 1
+_MAX_LOCKED_BYTES = 1 << 20   # RLIMIT_MEMLOCK at most (a typical default is 8 MB; nothing here locks pages)
+_MAX_OPEN_FILES = 4096        # RLIMIT_NOFILE at most
 _X32_BIT = 0x40000000   # x86_64's x32 syscall numbers: another way to reach the same calls
 
 
@@ -112,6 +118,7 @@ class Lockdown:
     # namespace can be made, `keep` (folders inside them the worker needs) bound back; else None
     scratch: dict | None = None
     own_network: bool = False          # a network namespace of its own (the uid fallback's)
+    own_ipc: bool = False              # an IPC namespace of its own where the platform allows one
 
     def to_config(self) -> dict:
         return asdict(self)
@@ -134,7 +141,8 @@ _libc = None
 def apply(spec: dict) -> dict:
     """Confines this process as `spec` (Lockdown.to_config) says; exits if any step fails.
     Returns what the platform decided: {"private_scratch": whether the shared scratch folders
-    were covered with tmpfs of its own}."""
+    were covered with tmpfs of its own, "own_network", "own_ipc": whether it has those namespaces
+    of its own}."""
     global _libc
     _libc = ctypes.CDLL(None, use_errno=True)
     try:
@@ -143,6 +151,11 @@ def apply(spec: dict) -> dict:
         private_scratch = _private_scratch(spec.get("scratch"))
         if spec.get("own_network"):
             own_network()
+            if private_scratch:
+                # sysfs lists the interfaces of the namespace that mounted it: the host's, with
+                # their addresses and traffic counters, until the sandbox mounts its own
+                _mount("sysfs", "/sys", "sysfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC | _MS_RDONLY)
+        own_ipc = bool(spec.get("own_ipc")) and _own_ipc()
         _prctl(_PR_SET_NO_NEW_PRIVS, 1)
         _empty_bounding_set(spec.get("drop_to") is not None)
         _switch_ids(spec.get("drop_to"))
@@ -158,7 +171,7 @@ def apply(spec: dict) -> dict:
             _install_filter()
     except OSError as exc:
         sys.exit(f"sandbox worker: lockdown failed: {exc}")
-    return {"private_scratch": private_scratch}
+    return {"private_scratch": private_scratch, "own_network": bool(spec.get("own_network")), "own_ipc": own_ipc}
 
 
 def _fresh_signal_state() -> None:
@@ -195,7 +208,31 @@ def _private_scratch(scratch: dict | None) -> bool:
         _mount(f"/proc/self/fd/{fd}", path, None, _MS_BIND | _MS_REC)
         os.close(fd)
     os.chdir(cwd)   # through the folder bound back
+    if scratch.get("hide_processes"):
+        _own_proc()
     return True
+
+
+def _own_proc() -> None:
+    """A /proc that lists only the processes this uid may inspect (the uid fallback has no pid
+    namespace: the host's command lines, a classmate's worker). hidepid=invisible is Linux 5.8's,
+    where each proc mount has options of its own; an older kernel refuses the word (EINVAL) before
+    anything changes, as does a container's masked /proc (EPERM): the host's /proc stays there."""
+    try:
+        _mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, "hidepid=invisible")
+    except OSError as exc:
+        if exc.errno not in (errno.EINVAL, errno.EPERM):
+            raise
+
+
+def _own_ipc() -> bool:
+    """An IPC namespace of its own (needs CAP_SYS_ADMIN: before the switch); whether it was made."""
+    if _libc.unshare(_CLONE_NEWIPC) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EPERM, errno.EINVAL, errno.ENOSYS):
+        return False   # a container's profile: the grader removes the uid's objects instead
+    raise OSError(err, "unshare(CLONE_NEWIPC)")
 
 
 def own_network() -> None:
@@ -227,7 +264,17 @@ def _rlimits(spec: dict) -> None:
         resource.RLIMIT_CPU: spec["cpu_seconds"],
         resource.RLIMIT_FSIZE: spec["file_bytes"],
         resource.RLIMIT_CORE: 0,
+        # the grader's own may be generous (`ulimit -r`, systemd's LimitRTPRIO): a real-time or
+        # raised-priority spinner would starve its CPU, locked pages cannot be reclaimed
+        resource.RLIMIT_RTPRIO: 0,
+        resource.RLIMIT_RTTIME: 0,
+        resource.RLIMIT_NICE: 0,
     }
+    # the grader's may be large (a container's 1 048 576 open files: kernel memory RLIMIT_AS does not count)
+    for which, most in ((resource.RLIMIT_MEMLOCK, _MAX_LOCKED_BYTES), (resource.RLIMIT_NOFILE, _MAX_OPEN_FILES)):
+        hard = resource.getrlimit(which)[1]
+        if hard == resource.RLIM_INFINITY or hard > most:
+            limits[which] = most
     if spec.get("nproc"):
         limits[resource.RLIMIT_NPROC] = spec["nproc"]
     for which, value in limits.items():

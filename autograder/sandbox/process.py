@@ -55,6 +55,7 @@ class WorkerProcess:
         self.imported: set[str] = set()
         self.ready = False
         self.private_scratch = False
+        self.own_network = self.own_ipc = False
         self._next_id = 1
         self._max_reply = self._default_max_reply = limits.result_bytes + _HEADROOM
         nonce = secrets.token_hex(8)
@@ -183,6 +184,8 @@ class WorkerProcess:
         # What the worker's lockdown could do on this platform (a started fallback worker's
         # mount namespace); a bubblewrap sandbox's scratch is its own whatever this says.
         self.private_scratch = header.get("private_scratch") is True
+        self.own_network = header.get("own_network") is True
+        self.own_ipc = header.get("own_ipc") is True
         self.ready = True
 
     def send(self, data: bytes, budget: Budget) -> None:

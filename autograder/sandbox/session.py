@@ -57,7 +57,8 @@ class Sandbox:
     it is isolated and `quotas` how its memory, processes and CPU are bounded (confinement.py),
     `confinement` both, as results record them ("bubblewrap + cgroup v2"); `cpus` the CPUs every
     process of it runs on (placement.py; () where it was not placed); `private_scratch` whether
-    its /tmp and /dev/shm were its own.
+    its /tmp and /dev/shm were its own, `own_network` and `own_ipc` whether it had those
+    namespaces of its own (bubblewrap always; the uid fallback where the platform allows).
     """
 
     def __init__(self, workdir_files: Path, *, overlay: Mapping[str, Path] = {},
@@ -81,6 +82,8 @@ class Sandbox:
         self._started_once = False   # a worker got ready: student code may have run since
         self.quotas = confinement.NO_QUOTA.name
         self.private_scratch = chosen.private_scratch   # a started fallback worker may add it
+        # bubblewrap's by construction; a started fallback worker may add them
+        self.own_network = self.own_ipc = chosen.sealed_network
         self.cpus: tuple[int, ...] = ()   # the CPUs its processes run on; () where not placed
         root = Path(tempfile.mkdtemp(prefix="cs349e-sandbox-"))
         self._resources = SandboxResources(root)
@@ -262,6 +265,8 @@ class Sandbox:
                                f"{exc or 'no reply in time'}\n{output}") from None
         self._started_once = True
         self.private_scratch = self.private_scratch or worker.private_scratch
+        self.own_network = self.own_network or worker.own_network
+        self.own_ipc = self.own_ipc or worker.own_ipc
         return worker
 
     def _start_worker(self, fork_server: bool = True) -> WorkerProcess:

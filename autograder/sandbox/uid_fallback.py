@@ -129,6 +129,7 @@ def fallback_plan(backend, workdir, private_dir, limits, *, uid, env) -> LaunchP
         backend=backend,
         scratch=_private_scratch(private_dir, limits) if PRIVATE_SCRATCH else None,
         new_network=backend.own_network,
+        new_ipc=True,
     )
 
 
@@ -154,7 +155,7 @@ def _private_scratch(private_dir: Path, limits: Limits) -> dict:
                                                       (sys.prefix, sys.base_prefix, sys.exec_prefix)}
     needed.add(Path(sys.executable).resolve().parent.parent)
     keep = sorted({str(p) for p in needed if any(f in p.parents for f in covered)})
-    return {"folders": folders, "keep": keep, "bytes": limits.file_bytes}
+    return {"folders": folders, "keep": keep, "bytes": limits.file_bytes, "hide_processes": True}
 
 
 def _private_worker_copy(private_dir: Path) -> Path:

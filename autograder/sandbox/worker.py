@@ -57,7 +57,8 @@ def main(config: dict) -> None:
     server = Server(channel, marker_fd, config, codec, nbrunner)
     server.warm = warm_notebook.WarmChild.start(server.notebook_reply)  # pyplot imported ahead
     server.send({"id": 0, "status": "ready", "pid": os.getpid(), "uid": os.getuid(),
-                 "private_scratch": applied["private_scratch"]})
+                 "private_scratch": applied["private_scratch"],
+                 "own_network": applied["own_network"], "own_ipc": applied["own_ipc"]})
     server.serve()
 
 

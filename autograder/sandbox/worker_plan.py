@@ -46,6 +46,7 @@ class LaunchPlan:
     cpus: tuple[int, ...] | None = None         # the CPUs the worker pins itself to (placement.py)
     scratch: dict | None = None                 # private scratch folders (Lockdown.scratch)
     new_network: bool = False                   # the worker makes its own network namespace
+    new_ipc: bool = False                       # ... and an IPC namespace, where it can
 
     def argv(self, config_fd: str, info_fd: int | None = None) -> list[str]:
         """The command line; the worker reads its config from the pipe `config_fd` (never argv:
@@ -67,7 +68,8 @@ class LaunchPlan:
                         # bubblewrap ends the sandbox with the grader (--die-with-parent); the
                         # fallback's worker asks the kernel itself.
                         parent_pid=None if self.backend.dies_with_grader else os.getpid(),
-                        cpus=self.cpus, scratch=self.scratch, own_network=self.new_network)
+                        cpus=self.cpus, scratch=self.scratch, own_network=self.new_network,
+                        own_ipc=self.new_ipc)
 
     def nproc_limit(self) -> int | None:
         """RLIMIT_NPROC for a worker starting now: `max_processes` beyond what the counted uid

@@ -17,7 +17,7 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.engine.outputs import csv_cell
+from autograder.engine.outputs import csv_cell, student_cell
 
 NOISE_CHARS = 25          # shortest match (in tokenized characters) that can count: copydetect's default
 
@@ -101,8 +101,9 @@ def write_pairs_csv(path: Path, pairs: list[Pair], threshold: float, top: int | 
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(["rank", "student_a", "student_b", "score", "share_a", "share_b", "overlap_tokens", "flagged",
                      "packed"])
-    for rank, pair in enumerate(pairs[:top] if top else pairs, 1):   # a folder name is no spreadsheet formula
-        writer.writerow([rank, csv_cell(pair.student_a), csv_cell(pair.student_b), f"{pair.score:.3f}", f"{pair.share_a:.3f}",
+    # a folder name is no spreadsheet formula, and no two folder names give the same cell
+    for rank, pair in enumerate(pairs[:top] if top else pairs, 1):
+        writer.writerow([rank, student_cell(pair.student_a), student_cell(pair.student_b), f"{pair.score:.3f}", f"{pair.share_a:.3f}",
                          f"{pair.share_b:.3f}", pair.overlap_tokens, "yes" if pair.score >= threshold else "",
                          csv_cell(packed_marker(pair, packed))])
     path.write_text(buf.getvalue(), encoding="utf-8")

@@ -224,14 +224,16 @@ CSV_COLUMNS = ("student", "matches_keys_of", "count", "items", "own_right", "com
 
 
 def report_csv(report: AnswerReport) -> str:
-    from autograder.engine.outputs import csv_cell
+    from autograder.engine.outputs import csv_cell, student_cell
 
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     for flag in report.flags:
-        writer.writerow([csv_cell(c) for c in (flag.student, flag.source, flag.count, " ".join(flag.items),
-                                               flag.own_right, flag.compared, flag.declared)])
+        # folder names as grades.csv shows them: never a formula, never another folder's cell
+        writer.writerow([student_cell(flag.student), student_cell(flag.source),
+                         *(csv_cell(c) for c in (flag.count, " ".join(flag.items), flag.own_right, flag.compared)),
+                         student_cell(flag.declared) if flag.declared else ""])
     return buf.getvalue()
 
 

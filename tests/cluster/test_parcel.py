@@ -81,3 +81,15 @@ def test_a_parcel_in_memory_is_graded_as_its_folder(tmp_path):
 def test_a_parcel_naming_a_file_the_assignment_does_not_grade_is_refused():
     with pytest.raises(ParcelError):
         Parcel("mia", (("notes.py", b"x = 1\n"),)).student_files(CONFIG)
+
+
+def test_a_pipe_named_like_a_student_file_is_not_read_into_the_parcel(tmp_path):
+    """The client reads each student file to send it: a FIFO would stall the whole batch."""
+    import time
+
+    (tmp_path / "subs" / "mia").mkdir(parents=True)
+    os.mkfifo(tmp_path / "subs" / "mia" / "codesign.py")
+    started = time.monotonic()
+    parcel, files = round_trip(tmp_path / "subs" / "mia")
+    assert time.monotonic() - started < 5
+    assert parcel.files == () and "codesign.py" not in files.present

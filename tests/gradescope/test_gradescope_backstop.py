@@ -50,3 +50,24 @@ def test_an_expired_backstop_writes_a_failure_result(tmp_path):
     results = json.loads((tmp_path / "results" / "results.json").read_text(encoding="utf-8"))
     assert status == 1 and results["score"] == 0 and results_problems(results) == []
     assert "did not finish" in results["extra_data"]["grading_failed"]
+
+
+@pytest.mark.parametrize("raised", [RuntimeError("a bug in a grading step"), OSError(28, "No space left on device"),
+                                    KeyError("tests"), MemoryError(), SystemExit(3)])
+def test_any_failure_inside_grading_still_writes_a_failure_result(tmp_path, monkeypatch, raised):
+    """Fail closed whatever grading raises: Gradescope shows a submission without results.json
+    as an autograder error with no score at all, and the student's log is all that is left."""
+    import autograder.api.gradescope_run as runner
+
+    def broken(**kwargs):
+        raise raised
+
+    monkeypatch.setattr(runner, "grade", broken)
+    student = next(iter(read_roster(REPO_ROOT / "roster.txt")))
+    (tmp_path / "submission").mkdir()
+    (tmp_path / "submission" / "codesign.py").write_text("x = 1\n", encoding="utf-8")
+    (tmp_path / "submission_metadata.json").write_text(json.dumps({"users": [{"sid": student}]}), encoding="utf-8")
+    status = gradescope_run(assignment=NAME, root=tmp_path, timeout=30)
+    results = json.loads((tmp_path / "results" / "results.json").read_text(encoding="utf-8"))
+    assert status == 1 and results["score"] == 0 and results_problems(results) == []
+    assert type(raised).__name__ in results["extra_data"]["grading_failed"]

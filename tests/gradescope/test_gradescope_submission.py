@@ -142,3 +142,21 @@ def test_an_oversized_file_in_the_upload_is_not_read_or_copied(tmp_path):
     copied = (tmp_path / "dest" / "codesign.py").stat()
     assert got.found == {"codesign.py": "codesign.py"}
     assert copied.st_size == MAX_STUDENT_FILE_BYTES + 1 and copied.st_blocks == 0
+
+
+def test_a_pipe_or_socket_named_like_a_student_file_is_never_read(tmp_path):
+    """A zip cannot hold one, but a GitHub or Bitbucket upload is unpacked by Gradescope's own
+    tooling: a FIFO named codesign.py would stall a reader forever. It counts as missing."""
+    import os
+    import socket
+    import time
+
+    upload = tmp_path / "submission"
+    (upload / "deep").mkdir(parents=True)
+    os.mkfifo(upload / "codesign.py")
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(upload / "deep" / "handout.ipynb"))
+        started = time.monotonic()
+        collected = collect_submission(upload, ("codesign.py", "handout.ipynb"), tmp_path / "out")
+    assert time.monotonic() - started < 5
+    assert collected.found == {} and collected.missing == ("codesign.py", "handout.ipynb")

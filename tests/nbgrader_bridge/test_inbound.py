@@ -16,7 +16,7 @@ import pytest
 
 from autograder.engine.lateness import parse_time
 from autograder.nbgrader_bridge.inbound import (FILE_LEFT_OUT, NOT_COLLECTED, TIME_TAKEN, CopyRules, Refused,
-                                                copy_submission, read_submission)
+                                                Submission, copy_submission, read_submission)
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="hands folders to other accounts: needs root")
 
@@ -355,3 +355,69 @@ def test_a_time_at_the_edge_of_the_calendar_is_refused_or_flagged_not_a_crash(tm
         assert refused.args[0].outcome == NOT_COLLECTED
     else:
         assert any(f.outcome == TIME_TAKEN for f in taken.flags), taken
+
+
+def _nest(folder: Path, name: str, levels: int, owner: str = STUDENT) -> None:
+    """`levels` folders `name`/`name`/... below `folder`, made one at a time (as a student's shell
+    can, past PATH_MAX)."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    for _ in range(levels):
+        os.mkdir(name, dir_fd=fd)
+        os.chown(name, uid(owner), uid(owner), dir_fd=fd)
+        inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd = inner
+    os.close(fd)
+
+
+def test_names_too_long_to_copy_are_left_out_not_a_crash_of_the_whole_collect(tmp_path):
+    """Sixteen folders of 255-character names (within MAX_DEPTH): the copy's path passes PATH_MAX
+    below submitted/. Before: OSError ENAMETOOLONG out of copy_submission, and nbgrader's collect
+    stopped there, every classmate after this student uncollected."""
+    folder = handed_in(tmp_path / "inbound")
+    _nest(folder, "d" * 255, 16)
+    try:
+        flags = copy_submission(read(folder), tmp_path / "submitted" / STUDENT / ASSIGNMENT, CopyRules())
+        assert any(f.outcome == FILE_LEFT_OUT and "d" * 255 in f.file for f in flags), flags
+        assert (tmp_path / "submitted" / STUDENT / ASSIGNMENT / "codesign.py").is_file()
+    finally:
+        unnest(folder, "d" * 255)
+
+
+def test_an_entry_bomb_is_refused_without_listing_it_whole(tmp_path):
+    """Millions of empty names in one folder: reading and copying stop at the bound, they do not
+    first hold every name in memory (before: os.listdir / list(os.scandir) of the whole folder)."""
+    import tracemalloc
+
+    folder = handed_in(tmp_path / "inbound")
+    (folder / "many").mkdir()
+    many = os.open(folder / "many", os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for index in range(40_000):
+            os.close(os.open(f"{index:0>200}", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=many))
+    finally:
+        os.close(many)
+    give(folder, STUDENT)
+    tracemalloc.start()
+    try:
+        with pytest.raises(Refused, match="more than 50"):
+            read_submission(folder, parse_time, collector_uid=0, tolerance=TOLERANCE, max_entries=50)
+        sub = Submission(folder, STUDENT, uid(STUDENT), datetime.now(timezone.utc), ())
+        with pytest.raises(Refused, match="more than 50"):
+            copy_submission(sub, tmp_path / "out", CopyRules(max_entries=50))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2_000_000, f"{peak} bytes held to refuse a folder of 40 000 names"
+
+
+def test_a_setuid_file_is_copied_as_plain_data(tmp_path):
+    """A student's own file marked setuid, setgid and executable: a copy keeping its mode would be a
+    program that runs as the instructor (who owns the copy) for anyone who can reach submitted/."""
+    folder = handed_in(tmp_path / "inbound")
+    (folder / "codesign.py").write_text("#!/bin/sh\nid\n")
+    give(folder, STUDENT)
+    os.chmod(folder / "codesign.py", 0o6777)
+    copy_submission(read(folder), tmp_path / "out", CopyRules())
+    mode = os.stat(tmp_path / "out" / "codesign.py").st_mode
+    assert mode & 0o7111 == 0 and mode & 0o022 == 0, oct(mode)

@@ -6,6 +6,7 @@ the network namespace scopes too)."""
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import uuid
 
@@ -150,3 +151,29 @@ def test_a_cluster_still_takes_rlimits_only_behind_tls_with_a_network_namespace_
     monkeypatch.setattr(uid_fallback, "network_namespace_problem", lambda: "unshare(CLONE_NEWNET): EPERM")
     assert not confinement.UID_FALLBACK.own_network
     assert "plain TCP" in isolation_problem("rlimits", "tcp://127.0.0.1:40000", None)
+
+
+SYSFS = {
+    "codesign.py": """
+        import glob, os
+
+        def interfaces_in_sysfs():
+            listed = sorted(os.listdir("/sys/class/net")) if os.path.isdir("/sys/class/net") else []
+            devices = sorted({os.path.basename(p) for depth in range(1, 6)
+                              for p in glob.glob("/sys/devices/" + "*/" * depth + "net/*")})
+            return listed, devices
+    """,
+}
+
+
+@pytest.mark.parametrize("isolation", ["rlimits", "bubblewrap"])
+def test_sysfs_names_no_interface_of_the_host(sandbox, isolation):
+    """/sys/class/net and /sys/devices/*/net list the interfaces of the namespace that mounted
+    sysfs: the host's (their names, MAC addresses, counters of a classmate's traffic) unless the
+    sandbox's sysfs is its own."""
+    host = set(os.listdir("/sys/class/net")) - {"lo"}
+    assert host, "the host has an interface besides its loopback"
+    outcome = sandbox(SYSFS, isolation=isolation).call("codesign", "interfaces_in_sysfs", ())
+    assert outcome.status == "ok", outcome
+    listed, devices = outcome.value
+    assert not host & (set(listed) | set(devices)), (listed, devices)

@@ -398,3 +398,141 @@ def test_two_open_sandboxes_hold_only_their_own_descriptors(sandbox, worker_star
         assert all(target == "/dev/null" or target.startswith(("pipe:[", "socket:[")) for target in found.values()), found
     first, second = ({t for t in found.values() if t != "/dev/null"} for found in held)
     assert first and second and not first & second, held
+
+
+@needs_rlimits
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="x86_64 numbers")
+def test_the_rlimits_fallback_keeps_the_doors_beside_the_filter_closed_too(sandbox):
+    """The same doors from the uid fallback, which has the host's /dev, /sys and cgroup tree
+    (no bubblewrap view): an unprivileged uid of its own must still find each closed."""
+    outcome = sandbox({"codesign.py": SIDE_DOORS}, isolation="rlimits").call("codesign", "side_doors")
+    assert outcome.status == "ok", outcome
+    found = outcome.value
+    closed = (errno.EPERM, errno.EACCES, errno.ENOENT, errno.EROFS)
+    assert all(result == -1 and err in closed for result, err in found.values()), found
+
+
+SIGNALS = """
+import os, signal
+
+def pid():
+    return os.getpid()
+
+def signal_others(classmate, grader):
+    found = {}
+    for name, target in (("classmate", classmate), ("grader", grader)):
+        try:
+            os.kill(target, signal.SIGKILL)
+            found[name] = "sent"
+        except OSError as exc:
+            found[name] = exc.errno
+    try:
+        os.kill(-1, signal.SIGCONT)     # every process this uid may signal: its own only
+        found["all"] = "sent"
+    except OSError as exc:
+        found["all"] = exc.errno
+    return found
+
+def ok():
+    return 1
+"""
+
+
+@pytest.mark.parametrize("isolation", [pytest.param("rlimits", marks=needs_rlimits), "bubblewrap"])
+def test_a_sandbox_cannot_signal_a_classmates_worker_or_the_grader(sandbox, isolation):
+    """Two students graded at once (-j 2): one kills the other's worker and the grader (by the pids
+    a student learns from /proc or guesses), then signals every process it may. Each kill must be
+    refused and the classmate keeps her score (her call answers)."""
+    alice = sandbox({"codesign.py": SIGNALS}, isolation=isolation)
+    mallory = sandbox({"codesign.py": SIGNALS}, isolation=isolation)
+    assert alice.call("codesign", "ok", ()).value == 1
+    target = alice._resources.worker.proc.pid    # her worker's host pid (bwrap's, under bubblewrap)
+    outcome = mallory.call("codesign", "signal_others", (target, os.getpid()))   # this test is the grader
+    assert outcome.status == "ok", outcome
+    found = outcome.value
+    assert found["grader"] in (errno.EPERM, errno.ESRCH) and found["classmate"] in (errno.EPERM, errno.ESRCH), found
+    assert alice.call("codesign", "ok", ()).value == 1
+
+
+PRIORITY = """
+import os
+
+def raise_priority():
+    found = {}
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))   # a real-time spinner starves its CPU
+        found["fifo"] = "set"
+    except OSError as exc:
+        found["fifo"] = exc.errno
+    try:
+        os.setpriority(os.PRIO_PROCESS, 0, -10)
+        found["nice"] = "set"
+    except OSError as exc:
+        found["nice"] = exc.errno
+    import resource
+    found["memlock"] = resource.getrlimit(resource.RLIMIT_MEMLOCK)[1]
+    return found
+"""
+
+
+@pytest.fixture
+def generous_grader_limits():
+    """A grader started from a shell or service that allows real-time priority and a higher
+    priority (`ulimit -r 99 -e 40`, systemd's LimitRTPRIO=infinity) and unlimited locked memory."""
+    import resource
+
+    kept = {which: resource.getrlimit(which) for which in (resource.RLIMIT_RTPRIO, resource.RLIMIT_NICE,
+                                                           resource.RLIMIT_MEMLOCK)}
+    try:
+        resource.setrlimit(resource.RLIMIT_RTPRIO, (99, 99))
+        resource.setrlimit(resource.RLIMIT_NICE, (40, 40))
+        resource.setrlimit(resource.RLIMIT_MEMLOCK, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+    except (ValueError, OSError) as exc:
+        for which, value in kept.items():
+            resource.setrlimit(which, value)
+        pytest.skip(f"this machine cannot give its grader such limits (no CAP_SYS_RESOURCE: {exc}): "
+                    f"student code has nothing generous to inherit here")
+    yield
+    for which, value in kept.items():
+        resource.setrlimit(which, value)
+
+
+@pytest.mark.parametrize("isolation", [pytest.param("rlimits", marks=needs_rlimits), "bubblewrap"])
+def test_student_code_gets_no_real_time_or_raised_priority_whatever_the_grader_was_allowed(
+        sandbox, generous_grader_limits, isolation, monkeypatch):
+    """A SCHED_FIFO spinner keeps every ordinary process off its CPU (a classmate's sandbox where
+    placement is off, the grader's own threads) but for the kernel's 5 % reserve; locked memory
+    cannot be reclaimed. The sandbox's limits are its own, not the grader's."""
+    from autograder.sandbox import forkserver_client
+    monkeypatch.setattr(forkserver_client, "ENABLED", False)   # a started worker inherits this process's limits
+    outcome = sandbox({"codesign.py": PRIORITY}, isolation=isolation).call("codesign", "raise_priority")
+    assert outcome.status == "ok", outcome
+    found = outcome.value
+    assert found["fifo"] == errno.EPERM and found["nice"] in (errno.EPERM, errno.EACCES), found
+    assert 0 <= found["memlock"] <= 1 << 20, found
+
+
+DESCRIPTORS = """
+import os
+
+_held = []
+
+def open_all():
+    try:
+        while len(_held) < 200_000:
+            _held.append(os.open("/dev/null", os.O_RDONLY))
+    except OSError as exc:
+        return len(_held), exc.errno
+    return len(_held), 0
+"""
+
+
+@pytest.mark.parametrize("isolation", [pytest.param("rlimits", marks=needs_rlimits), "bubblewrap"])
+def test_open_files_are_bounded_by_the_sandbox_not_the_grader(sandbox, isolation):
+    """Each open file is kernel memory no RLIMIT_AS counts (a container's default allows 1 048 576
+    of them, ~250 MB per student; without a cgroup nothing else bounds it). The sandbox has its
+    own bound, however many the grader may open."""
+    outcome = sandbox({"codesign.py": DESCRIPTORS}, isolation=isolation).call("codesign", "open_all")
+    assert outcome.status == "ok", outcome
+    opened, err = outcome.value
+    assert err == errno.EMFILE and opened <= 4096, outcome.value

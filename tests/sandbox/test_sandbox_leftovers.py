@@ -69,3 +69,27 @@ def test_folders_nested_past_the_recursion_limit_go_too(tmp_path):
     os.close(fd)
     assert leftovers.remove_all_of(UID, (str(shared),)) == []
     assert list(shared.iterdir()) == []
+
+
+@pytest.fixture
+def deep_open_folder():
+    """A world-writable folder two levels below /var/lib, as PHP's /var/lib/php/sessions (1733)."""
+    import secrets
+    import shutil
+
+    outer = f"/var/lib/cs349e-sweep-{secrets.token_hex(4)}"
+    os.makedirs(f"{outer}/sessions")
+    os.chmod(f"{outer}/sessions", 0o1733)
+    yield f"{outer}/sessions"
+    shutil.rmtree(outer)
+
+
+def test_a_world_writable_folder_deeper_than_one_level_is_swept_too(deep_open_folder):
+    getattr(leftovers, "forget_world_writable_folders", lambda: None)()   # looked for once, then kept
+    assert deep_open_folder in leftovers.world_writable_folders()
+    left = f"{deep_open_folder}/sess_classmate"
+    with open(left, "w") as handle:
+        handle.write("a previous student's secret")
+    _own(left)
+    assert leftovers.remove_all_of(UID) == []
+    assert not os.path.lexists(left)
