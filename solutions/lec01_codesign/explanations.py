@@ -175,7 +175,7 @@ RUBRICS: dict[str, tuple[Criterion, ...]] = {
                   f"{_BACKWARD_RANGE} 倍（讲义的参数：{_BACKWARD_FACTOR:g} 倍，q17 约 {_KEY['q17_backward_ratio']:.0f}%），"
                   "本来就不太受 exp 限制；模型上用更大的 head 或 MLA 式形状。"),
         Criterion(1, "模型和实测差在哪里（引用 q18–q19）",
-                  f"在实测的形状（{MEASURED_MODEL} 的 MLA，d_qk = {MEASURED_D_QK}、d_v = {MEASURED_D_V}）上，完全重叠的模型说 "
+                  f"在实测的形状（本课程推断的 {MEASURED_MODEL} 的 MLA，d_qk = {MEASURED_D_QK}、d_v = {MEASURED_D_V}）上，完全重叠的模型说 "
                   f"B300 比 B200 快 {_KEY['q18_model_speedup']:g} 倍，完全串行的模型说 {_KEY['q18b_serial_speedup']:.2f} 倍，"
                   f"实测端到端约 {MEASURED_FP8_FORWARD_GAIN:g} 倍，比两者都低：模型假设 Tensor Core 达到峰值、softmax 的其他运算"
                   "（求最大值、减法、缩放、求和）不占时间；重叠不完美、矩阵乘法达不到峰值、其他运算都在其中，"
@@ -296,7 +296,8 @@ EXPLANATIONS = {
         q09 的 batch 是只算权重时的预测：那时 2P·B = R·W（P 个参数，W 是权重字节，R 是屋脊点）。加上 KV cache，一步读的字节变成
         W + B·L·k（k 是 q09c，L 是服务要的上下文 `SERVICE_CONTEXT`），强度 = 2P·B / (W + B·L·k)，与屋脊点之比 = W / (W + B·L·k)。
         讲义的参数：B ≈ {_KEY["q09_decode_batch"]:.0f}、L = {variants.LECTURE["service_context"]:,}，只到屋脊点的 {_KEY["q09e_ridge_share_with_kv"]:.1f}%。
-        差距说明：只算权重的 roofline 在长上下文下高估了 decode 的强度——KV 的字节随 batch 一起涨，加大 batch 追不回来。
+        差距说明：只算权重的 roofline 在长上下文下高估了 decode 的强度——KV 的字节随 batch 一起涨，加大 batch 时强度最多趋近
+        2P / (L·k)：L 短时还能追上屋脊点，L 长了就追不上；batch 又受 HBM 容量的限制（q09f 把两个限制放在一起）。
         """,
     "q09f_w4a4_context_limit": f"""
         两个限制一起写：到达屋脊点要 2P·B ≥ R·(W + B·L·k)，即 B ≥ R·W / (2P − R·L·k)（只有 R·L·k < 2P 时才有解）；
@@ -375,7 +376,7 @@ EXPLANATIONS = {
         """,
     "q18_model_speedup": f"""
         你的形状和芯片：加速 = 旧芯片的 max(t_exp, t_mma) ÷ 新芯片的 max(t_exp, t_mma)，先看每块芯片受谁限制
-        （你的一次换代里总有一边受 exp 限制、另一边受矩阵乘法限制）。下面是讲义的参数（B200 → B300、实测的形状）。NVIDIA 的实测（{MEASURED_DOCUMENT}）用的是 {MEASURED_MODEL}：MLA，d_qk = {MEASURED_D_QK}、d_v = {MEASURED_D_V}，
+        （你的一次换代里总有一边受 exp 限制、另一边受矩阵乘法限制）。下面是讲义的参数（B200 → B300、实测的形状）。NVIDIA 的实测（{MEASURED_DOCUMENT}）用的是 {MEASURED_MODEL}：本课程推断的形状是 MLA，d_qk = {MEASURED_D_QK}、d_v = {MEASURED_D_V}，
         每次 exp 配 {_MLA_FPE} FLOP。完全重叠时一个分数的时间 = max(t_exp, t_mma)——这是瓶颈模型，不是 Amdahl 定律。
         B200 受 exp 限制（1 / {_sci(B200.exp_per_s)} 秒），B300 的 exp 够快，变成受矩阵乘法限制
         （{_MLA_FPE} / {_sci(B300.peak_flops("fp8"))} 秒）：两者之比 {_KEY["q18_model_speedup"]:g} 倍。

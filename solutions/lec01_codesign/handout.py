@@ -693,8 +693,9 @@ CELLS = (
         或者**完全串行**（一个做完另一个才开始）。真实的内核介于两者之间。两个模型的式子由你自己写出来。q18–q18b 先在你的形状 `SPEEDUP_SHAPE`、
         你的一次换代 `OLD_CHIP` → `NEW_CHIP` 上、按 FP8 算这两个模型。
 
-        实测只有一个：{MEASURED_DOCUMENT} 报告，GB300（Blackwell Ultra）上 FP8 注意力前向（端到端）比 GB200（Blackwell）快约
-        {(MEASURED_FP8_FORWARD_GAIN - 1) * 100:.0f}%，测的是 {MEASURED_MODEL}：MLA，d_qk = {MEASURED_D_QK}、d_v = {MEASURED_D_V}。
+        实测只有一个：{MEASURED_DOCUMENT} 报告，GB300（Blackwell Ultra）上 FP8 前向（端到端）比 GB200（Blackwell）快约
+        {(MEASURED_FP8_FORWARD_GAIN - 1) * 100:.0f}%，测的是 {MEASURED_MODEL}。本课程把它读作注意力的测量，形状取 {MEASURED_MODEL} 的 MLA
+        在 prefill 时的 d_qk = {MEASURED_D_QK}、d_v = {MEASURED_D_V}（这两点是本课程的推断，博客没有写）。
         q18c–q19 和它比，所以要换回**实测的形状**和 B200 → B300。
         """),
     Question("q18_model_speedup", """

@@ -76,3 +76,16 @@ def test_q09fs_boundary_batch_is_one_a_server_runs():
     # the largest the draws allow: the highest ridge (NVFP4 at the top GEMM share, HBM at its lowest) on the smallest model
     ridge_most = B300.peak_flops("nvfp4") * variants.GEMM_SHARE[1] / (B300.mem_bw * variants.HBM_SHARE[0])
     assert ridge_most * variants.USABLE_HBM * B300.mem_cap / (2e9 * variants.MODEL_PARAMS_B[0]) <= BOUNDARY_BATCH_MOST
+
+
+def test_q09es_explanation_claims_no_batch_limit_the_class_contradicts():
+    """For the draws whose service context lies below the W4A4 boundary (q09g's A), a larger batch does reach
+    the ridge within the HBM: the explanation once said a larger batch can never win the intensity back."""
+    from solutions.lec01_codesign.explanations import EXPLANATIONS
+
+    recoverable = [seed for seed, p in enumerate(_class())
+                   if p["service_context"] < variants.decode_context_limit(p, "nvfp4")]
+    assert 0 < len(recoverable) < CLASS
+    text = EXPLANATIONS["q09e_ridge_share_with_kv"]
+    assert "追不回来" not in text
+    assert "2P / (L·k)" in text and "q09f" in text  # the intensity a batch tends to, and the memory limit
