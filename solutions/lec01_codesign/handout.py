@@ -336,8 +336,8 @@ CELLS = (
         q06_memory_wall = {"fp8": "A", "nvfp4_on_chip": "B"}[WALL_KERNEL]
         """),
     Question("q06b_wall_for_nvfp4_kernel", """
-        一个内核把它的数据从 FP8 换成 NVFP4（权重和激活都换，从 H100_RUN 搬到 B300_RUN）。它要到达的屋脊点涨了 q05 倍，
-        可它每个数搬的字节也变少了（`BYTES_PER_ELEM`）。它**自己的**算术强度和屋脊点之间的差距涨了多少倍？
+        另一个受带宽限制的内核在 H100_RUN 上用 FP8，搬到 B300_RUN 上时把它的数据也换成 NVFP4（权重和激活都换，读写和计算都是 NVFP4）。
+        按 q06 的说法，它碰到的墙（它要到达的屋脊点 ÷ 它**自己的**算术强度）涨了多少倍？先想清楚这两样各变了多少。
         """, """
         # 屋脊点涨 q05 倍；内核每个数的字节从 FP8 的变成 NVFP4 的，FLOP/B 涨 bytes(fp8) / bytes(nvfp4) 倍
         q06b_wall_for_nvfp4_kernel = q05_ridge_mixed_precision * BYTES_PER_ELEM["nvfp4"] / BYTES_PER_ELEM["fp8"]
