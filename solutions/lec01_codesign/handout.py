@@ -396,9 +396,9 @@ CELLS = (
         """, """
         q09c_kv_bytes_per_token = 2 * KV_LAYERS * KV_HEADS * KV_HEAD_DIM * BYTES_PER_ELEM["fp8"]
         """),
-    Question("q09d_kv_equal_weights_context", """
+    Question("q09d_kv_equal_weights_context", f"""
         `KV_BATCH` 个序列一起 decode，每个序列的上下文长 L 个 token。L 多长时，一步 decode 读的 KV cache 字节数等于读的权重字节数？
-        单位：token（不必取整）。（那时 HBM 里的 KV cache 和权重一样大：你的模型的 NVFP4 权重不到 B300 容量的 45%，两者都装得下。）
+        单位：token（不必取整）。（那时 HBM 里的 KV cache 和权重一样大：你的模型的 NVFP4 权重不到 B300 容量的 {USABLE_HBM / 2:.0%}，两者都装得下。）
         """, """
         weight_bytes = MODEL_PARAMS * BYTES_PER_ELEM["nvfp4"]
         q09d_kv_equal_weights_context = weight_bytes / (KV_BATCH * q09c_kv_bytes_per_token)

@@ -89,3 +89,13 @@ def test_q09es_explanation_claims_no_batch_limit_the_class_contradicts():
     text = EXPLANATIONS["q09e_ridge_share_with_kv"]
     assert "追不回来" not in text
     assert "2P / (L·k)" in text and "q09f" in text  # the intensity a batch tends to, and the memory limit
+
+
+def test_q09ds_prompt_quotes_the_capacity_share_the_draws_keep():
+    """The prompt says every model's NVFP4 weights take less than half the usable HBM (so KV as large fits):
+    the share it quotes is USABLE_HBM / 2 of the capacity, and the largest model drawn stays below it."""
+    from solutions.lec01_codesign import handout
+
+    prompt = next(cell.prompt for cell in handout.CELLS if getattr(cell, "id", None) == "q09d_kv_equal_weights_context")
+    assert f"容量的 {variants.USABLE_HBM / 2:.0%}" in prompt
+    assert variants.MODEL_PARAMS_B[1] * 1e9 * BYTES_PER_ELEM["nvfp4"] <= variants.USABLE_HBM / 2 * B300.mem_cap
