@@ -18,6 +18,7 @@ import hw_specs
 from hw_specs import B200, B300, BYTES_PER_ELEM, H100
 import math
 
+import ml_dtypes
 import numpy as np
 
 from solutions.lec01_codesign import variants
@@ -33,7 +34,7 @@ from solutions.lec01_codesign.answers import (
     h100_exp_on_tensor_basis,
     kv_bytes_per_token,
 )
-from solutions.lec01_codesign.codesign import exp_ratio, flops_per_exp, ridge_point, trend_row
+from solutions.lec01_codesign.codesign import SCHEMES, exp_ratio, flops_per_exp, ridge_point, trend_row
 from solutions.lec01_codesign.handout_data import (
     BACKWARD_FLOPS_PER_EXP,
     DEMO2_N,
@@ -112,6 +113,15 @@ _ZEROS_STUDENT_T = zero_fraction(quantize_matrix(_X_STUDENT_T, "fp4_tensor"), _X
 # q20: E4M3's range as a block scale: 448 down to the smallest subnormal 2^-9; a block whose maximum lies
 # below amax · 2^-10 / 448 gets the scale 0 (half the smallest subnormal rounds to 0) and becomes zeros
 _E4M3_BINADES = math.log2(448 / 2.0**-9)
+# q21: how far the SFU grew against the tensor cores, as the table states them (H100's 4.5 T is on another basis: q15)
+_SFU_GAIN = B200.exp_per_s / H100.exp_per_s
+_B300_RATIO = exp_ratio(B300, "fp8", _D, _D)
+_RUBIN_FP16_GAIN = hw_specs.EX2_PER_SM_PER_CLK["Rubin FP16"] / hw_specs.EX2_PER_SM_PER_CLK["Blackwell Ultra FP16"]
+# q27: where a block's maximum lands after scaling. E8M0 FLOOR divides by 2^(floor(log2 amax) − emax) with
+# emax = floor(log2 6) = 2: the maximum lands in [4, 8), clipping above 6; RCEIL's 2^ceil(log2(amax / 6)) puts it in (3, 6]
+_E2M1_MAX = float(ml_dtypes.finfo(ml_dtypes.float4_e2m1fn).max)
+_FLOOR_LOW = 2.0 ** math.floor(math.log2(_E2M1_MAX))
+_NV_BLOCK = SCHEMES["nvfp4"]  # NVFP4's block: a Hadamard of this order mixes within one block only
 # q03: the one generation step a variant may draw on which HBM bandwidth outgrows compute
 _RUBIN_STEP = trend_row(hw_specs.RUBIN, "nvfp4", base=B300)
 _GH100 = f"{hw_specs.GH100_FULL_SMS} × {hw_specs.EX2_PER_SM_PER_CLK['Hopper']} × {hw_specs.GH100_FULL_CLOCK_HZ / 1e9:g} GHz"
@@ -149,21 +159,23 @@ RUBRICS: dict[str, tuple[Criterion, ...]] = {
     ),
     "q21_explain_codesign": (
         Criterion(1, "一个看似不起眼的单元为什么会成为瓶颈（用演示 3 的数字）",
-                  f"每次 exp 只配 2·d_qk + 2·d_v FLOP 的矩阵乘法；Tensor Core 的 FP8 算力涨了约 {_FP8_GAIN:.1f} 倍，SFU 几乎没涨，"
+                  f"每次 exp 只配 2·d_qk + 2·d_v FLOP 的矩阵乘法；H100 → B200，Tensor Core 的 FP8 算力涨了约 {_FP8_GAIN:.1f} 倍，"
+                  f"表里 SFU 的 exp 吞吐只涨了 {_SFU_GAIN:.2f} 倍，"
                   f"B200 上 FP8、d_head = {_D} 的 t_exp / t_mma 约 {_B200_RATIO:.0%}：在 max(t_exp, t_mma) 这个瓶颈模型里，"
                   "慢的那个单元决定速度。"),
         Criterion(1, "硬件做了什么",
-                  f"Blackwell Ultra 把 SFU 的 exp 吞吐翻倍（{B300.exp_per_s / 1e12:g} T/s；每个 SM 每个时钟 FP32 和 FP16 的 "
-                  f"ex2 都从 {hw_specs.EX2_PER_SM_PER_CLK['Blackwell']} 次变成 "
-                  f"{hw_specs.EX2_PER_SM_PER_CLK['Blackwell Ultra FP32']} 次），比值回到 100% 以下；Rubin 的 FP32 ex2 与 "
-                  f"Blackwell Ultra 相同，只有 FP16 再翻倍（{hw_specs.EX2_PER_SM_PER_CLK['Rubin FP16']} 次）。"),
+                  f"Blackwell Ultra 把 SFU 的 exp 吞吐提到 B200 的 {B300.exp_per_s / B200.exp_per_s:.2f} 倍（{B300.exp_per_s / 1e12:g} T/s；"
+                  f"每个 SM 每个时钟 FP32 和 FP16 的 ex2 都从 {hw_specs.EX2_PER_SM_PER_CLK['Blackwell']} 次变成 "
+                  f"{hw_specs.EX2_PER_SM_PER_CLK['Blackwell Ultra FP32']} 次），按表里的数比值降到约 {_B300_RATIO:.0%}"
+                  "（B300 的 exp 吞吐的口径没有公布：按它的张量峰值推算的时钟，比值更高，q15 的道理）；Rubin 的 FP32 ex2 与 "
+                  f"Blackwell Ultra 相同，只有 FP16 再涨到 {_RUBIN_FP16_GAIN:g} 倍（{hw_specs.EX2_PER_SM_PER_CLK['Rubin FP16']} 次）。"),
         Criterion(1, "软件能做什么（引用 q16、q17）",
                   f"把一部分 exp（q16，讲义的参数约 {_KEY['q16_software_exp_share']:.0f}%）挪到 FMA 单元上的多项式"
                   f"（FlashAttention-4 的做法），让 exp 和矩阵乘法流水重叠；反向传播每次 exp 配的矩阵乘法是前向的 "
                   f"{_BACKWARD_RANGE} 倍（讲义的参数：{_BACKWARD_FACTOR:g} 倍，q17 约 {_KEY['q17_backward_ratio']:.0f}%），"
                   "本来就不太受 exp 限制；模型上用更大的 head 或 MLA 式形状。"),
         Criterion(1, "模型和实测差在哪里（引用 q18–q19）",
-                  f"在实测的形状（{MEASURED_MODEL} 的 MLA，d_qk = {MEASURED_D_QK}、d_v = {MEASURED_D_V}）上，完全重叠的模型说 "
+                  f"在实测的形状（本课程推断的 {MEASURED_MODEL} 的 MLA，d_qk = {MEASURED_D_QK}、d_v = {MEASURED_D_V}）上，完全重叠的模型说 "
                   f"B300 比 B200 快 {_KEY['q18_model_speedup']:g} 倍，完全串行的模型说 {_KEY['q18b_serial_speedup']:.2f} 倍，"
                   f"实测端到端约 {MEASURED_FP8_FORWARD_GAIN:g} 倍，比两者都低：模型假设 Tensor Core 达到峰值、softmax 的其他运算"
                   "（求最大值、减法、缩放、求和）不占时间；重叠不完美、矩阵乘法达不到峰值、其他运算都在其中，"
@@ -185,16 +197,17 @@ RUBRICS: dict[str, tuple[Criterion, ...]] = {
                   f"讲义的参数（整个 X 和 W）下，前沿上的配置是 {_FRONTIER}，预算 {BIT_BUDGET:g} bit 内误差最小的是 "
                   f"{BUDGET_OPTIONS[budget_choice()][1]}；你的那一块按自己量出的说（前沿和最好的配置都可能不同）。"),
         Criterion(1, "三种块缩放因子各输在哪里",
-                  "E8M0 FLOOR 会截断块内最大值（缩放后落在 (6, 8) 的块）；RCEIL 不截断，但最大值缩放后只落在 (3, 6]，网格更粗；"
-                  "E4M3 加张量级因子几乎把每块的最大值放到 6。"),
+                  f"E8M0 FLOOR 会截断块内最大值（缩放后落在 ({_E2M1_MAX:g}, {2 * _FLOOR_LOW:g}) 的块）；RCEIL 不截断，"
+                  f"但最大值缩放后只落在 ({_E2M1_MAX / 2:g}, {_E2M1_MAX:g}]，网格更粗；"
+                  f"E4M3 加张量级因子几乎把每块的最大值放到 {_E2M1_MAX:g}。"),
         Criterion(1, "真实张量和随机数的不同，旋转对整张量 FP4 和对 NVFP4 各起什么作用（引用你的 q24、q25）",
                   f"真实激活的离群值集中在少数几个通道里，每个 token 都是那几个通道大：独立同分布的随机数没有这种结构"
                   f"（讲义的参数：整个 X 的 max/rms ≈ {_PEAK_REAL:.1f}，演示 2 的数据 ≈ {_PEAK_STUDENT_T:.1f}；你的那一块只有几个 token，"
                   f"它和你的数据谁的 max/rms 大取决于你的参数，按自己的数说）；Hadamard 旋转把离群通道摊开，整张量 FP4 的误差变小（讲义的参数：从 "
                   f"{100 * _REAL['fp4_tensor']:.0f}% 降到 {100 * _REAL['fp4_tensor rotated']:.0f}%，{ROTATION_SIZE} 阶）。对 NVFP4，旋转有两种"
                   "相反的作用：把一个块的离群值摊进同一旋转块里的其他小块，也让每个小块里的分布更均匀、块内最大值相对其他值变小；"
-                  "谁大取决于数据和旋转块的大小（16 阶只在一个 NVFP4 块里混合：NVIDIA 的 NVFP4 训练方案，arXiv 2509.25149，"
-                  "正是用 16 × 16 的随机 Hadamard 变换来限制块内的离群值）。按自己量出的 q25 说（讲义的参数："
+                  f"谁大取决于数据和旋转块的大小（{_NV_BLOCK} 阶只在一个 NVFP4 块里混合：NVIDIA 的 NVFP4 训练方案，arXiv 2509.25149，"
+                  f"正是用 {_NV_BLOCK} × {_NV_BLOCK} 的随机 Hadamard 变换来限制块内的离群值）。按自己量出的 q25 说（讲义的参数："
                   f"{100 * _REAL['nvfp4']:.1f}% → {100 * _REAL['nvfp4 rotated']:.1f}%）。"),
     ),
 }
@@ -283,7 +296,8 @@ EXPLANATIONS = {
         q09 的 batch 是只算权重时的预测：那时 2P·B = R·W（P 个参数，W 是权重字节，R 是屋脊点）。加上 KV cache，一步读的字节变成
         W + B·L·k（k 是 q09c，L 是服务要的上下文 `SERVICE_CONTEXT`），强度 = 2P·B / (W + B·L·k)，与屋脊点之比 = W / (W + B·L·k)。
         讲义的参数：B ≈ {_KEY["q09_decode_batch"]:.0f}、L = {variants.LECTURE["service_context"]:,}，只到屋脊点的 {_KEY["q09e_ridge_share_with_kv"]:.1f}%。
-        差距说明：只算权重的 roofline 在长上下文下高估了 decode 的强度——KV 的字节随 batch 一起涨，加大 batch 追不回来。
+        差距说明：只算权重的 roofline 在长上下文下高估了 decode 的强度——KV 的字节随 batch 一起涨，加大 batch 时强度最多趋近
+        2P / (L·k)：L 短时还能追上屋脊点，L 长了就追不上；batch 又受 HBM 容量的限制（q09f 把两个限制放在一起）。
         """,
     "q09f_w4a4_context_limit": f"""
         两个限制一起写：到达屋脊点要 2P·B ≥ R·(W + B·L·k)，即 B ≥ R·W / (2P − R·L·k)（只有 R·L·k < 2P 时才有解）；
@@ -362,7 +376,7 @@ EXPLANATIONS = {
         """,
     "q18_model_speedup": f"""
         你的形状和芯片：加速 = 旧芯片的 max(t_exp, t_mma) ÷ 新芯片的 max(t_exp, t_mma)，先看每块芯片受谁限制
-        （你的一次换代里总有一边受 exp 限制、另一边受矩阵乘法限制）。下面是讲义的参数（B200 → B300、实测的形状）。NVIDIA 的实测（{MEASURED_DOCUMENT}）用的是 {MEASURED_MODEL}：MLA，d_qk = {MEASURED_D_QK}、d_v = {MEASURED_D_V}，
+        （你的一次换代里总有一边受 exp 限制、另一边受矩阵乘法限制）。下面是讲义的参数（B200 → B300、实测的形状）。NVIDIA 的实测（{MEASURED_DOCUMENT}）用的是 {MEASURED_MODEL}：本课程推断的形状是 MLA，d_qk = {MEASURED_D_QK}、d_v = {MEASURED_D_V}，
         每次 exp 配 {_MLA_FPE} FLOP。完全重叠时一个分数的时间 = max(t_exp, t_mma)——这是瓶颈模型，不是 Amdahl 定律。
         B200 受 exp 限制（1 / {_sci(B200.exp_per_s)} 秒），B300 的 exp 够快，变成受矩阵乘法限制
         （{_MLA_FPE} / {_sci(B300.peak_flops("fp8"))} 秒）：两者之比 {_KEY["q18_model_speedup"]:g} 倍。

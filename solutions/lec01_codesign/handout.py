@@ -336,8 +336,8 @@ CELLS = (
         q06_memory_wall = {"fp8": "A", "nvfp4_on_chip": "B"}[WALL_KERNEL]
         """),
     Question("q06b_wall_for_nvfp4_kernel", """
-        一个内核把它的数据从 FP8 换成 NVFP4（权重和激活都换，从 H100_RUN 搬到 B300_RUN）。它要到达的屋脊点涨了 q05 倍，
-        可它每个数搬的字节也变少了（`BYTES_PER_ELEM`）。它**自己的**算术强度和屋脊点之间的差距涨了多少倍？
+        另一个受带宽限制的内核在 H100_RUN 上用 FP8，搬到 B300_RUN 上时把它的数据也换成 NVFP4（权重和激活都换，读写和计算都是 NVFP4）。
+        按 q06 的说法，它碰到的墙（它要到达的屋脊点 ÷ 它**自己的**算术强度）涨了多少倍？先想清楚这两样各变了多少。
         """, """
         # 屋脊点涨 q05 倍；内核每个数的字节从 FP8 的变成 NVFP4 的，FLOP/B 涨 bytes(fp8) / bytes(nvfp4) 倍
         q06b_wall_for_nvfp4_kernel = q05_ridge_mixed_precision * BYTES_PER_ELEM["nvfp4"] / BYTES_PER_ELEM["fp8"]
@@ -396,9 +396,9 @@ CELLS = (
         """, """
         q09c_kv_bytes_per_token = 2 * KV_LAYERS * KV_HEADS * KV_HEAD_DIM * BYTES_PER_ELEM["fp8"]
         """),
-    Question("q09d_kv_equal_weights_context", """
+    Question("q09d_kv_equal_weights_context", f"""
         `KV_BATCH` 个序列一起 decode，每个序列的上下文长 L 个 token。L 多长时，一步 decode 读的 KV cache 字节数等于读的权重字节数？
-        单位：token（不必取整）。（那时 HBM 里的 KV cache 和权重一样大：你的模型的 NVFP4 权重不到 B300 容量的 45%，两者都装得下。）
+        单位：token（不必取整）。（那时 HBM 里的 KV cache 和权重一样大：你的模型的 NVFP4 权重不到 B300 容量的 {USABLE_HBM / 2:.0%}，两者都装得下。）
         """, """
         weight_bytes = MODEL_PARAMS * BYTES_PER_ELEM["nvfp4"]
         q09d_kv_equal_weights_context = weight_bytes / (KV_BATCH * q09c_kv_bytes_per_token)
@@ -480,7 +480,8 @@ CELLS = (
     Question("q10a_fp4_zero_share", """
         **先预测，再运行下面的表。** 整张量 FP4 只有一个缩放因子，由 `x` 里绝对值最大的数决定。不调用 `quantize`：
         从 E2M1 的网格和这个缩放因子出发，写出哪些数会被量化成 0，算出你的数据 `x = demo_weights(DEMO2_N)` 里
-        原本不是 0、会变成 0 的数占全部数的百分之多少。下面的表（"被量化成 0 的比例"一列）会用你的 `quantize` 验证你的模型。
+        原本不是 0、会变成 0 的数占全部数的百分之多少（写出算出来的数，不要取整：这是数出来的比例，评分只容许浮点舍入）。
+        下面的表（"被量化成 0 的比例"一列，一位小数）会用你的 `quantize` 验证你的模型。
         """, """
         mine = demo_weights(DEMO2_N)
         # 缩放因子 s = amax / 6；E2M1 最小的非零值 0.5，|x| / s ≤ 0.25 舍入成 0（恰好 0.25 平局取偶，也是 0）
@@ -692,8 +693,9 @@ CELLS = (
         或者**完全串行**（一个做完另一个才开始）。真实的内核介于两者之间。两个模型的式子由你自己写出来。q18–q18b 先在你的形状 `SPEEDUP_SHAPE`、
         你的一次换代 `OLD_CHIP` → `NEW_CHIP` 上、按 FP8 算这两个模型。
 
-        实测只有一个：{MEASURED_DOCUMENT} 报告，GB300（Blackwell Ultra）上 FP8 注意力前向（端到端）比 GB200（Blackwell）快约
-        {(MEASURED_FP8_FORWARD_GAIN - 1) * 100:.0f}%，测的是 {MEASURED_MODEL}：MLA，d_qk = {MEASURED_D_QK}、d_v = {MEASURED_D_V}。
+        实测只有一个：{MEASURED_DOCUMENT} 报告，GB300（Blackwell Ultra）上 FP8 前向（端到端）比 GB200（Blackwell）快约
+        {(MEASURED_FP8_FORWARD_GAIN - 1) * 100:.0f}%，测的是 {MEASURED_MODEL}。本课程把它读作注意力的测量，形状取 {MEASURED_MODEL} 的 MLA
+        在 prefill 时的 d_qk = {MEASURED_D_QK}、d_v = {MEASURED_D_V}（这两点是本课程的推断，博客没有写）。
         q18c–q19 和它比，所以要换回**实测的形状**和 B200 → B300。
         """),
     Question("q18_model_speedup", """

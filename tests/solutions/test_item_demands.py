@@ -80,3 +80,11 @@ def test_the_item_table_in_the_docs_is_what_the_declarations_give():
     for item in CONFIG.items:
         assert f"| `{item.id}` | {item.points:g} | {item.demand.value}" in page, item.id
     assert "docs/lec01_items.md" in (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_q06bs_prompt_leaves_both_factors_of_the_wall_to_the_student():
+    """q06b is declared a model: the student works out that the ridge to reach grows by q05 and the kernel's
+    own FLOP/B by the bytes ratio. The prompt once named both (q05 and BYTES_PER_ELEM): read-off by the
+    definition, since it stated the two factors whose product is the key."""
+    prompt = CELLS[_question_index("q06b_wall_for_nvfp4_kernel")].prompt
+    assert "q05" not in prompt and "BYTES_PER_ELEM" not in prompt and "q06" in prompt

@@ -35,6 +35,8 @@ GEMM_SHARE = (0.55, 0.95)   # dense GEMM sustains this share of the spec peak on
 HBM_SHARE = (0.75, 0.97)    # STREAM-like kernels reach this share of the rated HBM bandwidth
 USABLE_HBM = 0.9            # what the notebook states: weights + KV in 90 % of the HBM
 MIN_W4A4_CONTEXT = 64       # q09f: below this the decode design (q09g) has no W4A4 side worth asking about
+Q09E_MOST = 90.0            # q09e: nearer 100 % of the ridge, "about 100" earns it and there is no gap to explain
+BOUNDARY_BATCH_MOST = 16384 # q09f: the batch on the W4A4 boundary, R·C / 2P: more sequences than a server runs
 # --- how far a choice key must lead for the right reasoning always to earn it
 CHOICE_LEAD = {
     "q03_least_grown": 0.05,        # relative: a growth read to the table's 2 decimals cannot flip it
@@ -42,6 +44,7 @@ CHOICE_LEAD = {
     "q10_size_sensitive": 1.0,      # pp of error growth over the runner-up
     "q13_bottleneck": 0.05,         # relative distance of t_exp / t_mma from 1
     "q14_mla_effect": 0.05,         # relative change of the ratio
+    "q18c_measured_position": 0.05, # relative distance of the measured 1.35 from the nearer model
     "q25_rotation_nvfp4": 0.1,      # pp of Y's error: float32 vs float64 products move it by < 1e-4 pp
 }
 
@@ -248,6 +251,7 @@ def recompute(p: dict) -> tuple[dict, dict, dict]:
         "q10_size_sensitive": 100 * (growth["B"] - max(v for c, v in growth.items() if c != "B")),
         "q13_bottleneck": abs(bottleneck - 1),
         "q14_mla_effect": abs(mla - 1),
+        "q18c_measured_position": min(abs(1.35 / b - 1) for b in bounds),
         "q25_rotation_nvfp4": 100 * abs(real["nvfp4 rotated"] - real["nvfp4"]),
     }
     x_tile_peak = float(np.abs(xt).max() / np.sqrt(np.mean(xt ** 2)))
@@ -335,6 +339,10 @@ def test_every_drawn_chip_and_model_is_a_real_one(review):
             bad.append(f"{sid}: W4A8 needs a larger batch than W4A4")
         if mine["q09f_w4a4_context_limit"] < MIN_W4A4_CONTEXT:  # once 57.7 tokens: a 24B model, 111 x 16 x 128 KV
             bad.append(f"{sid}: W4A4 reaches its ridge only below {mine['q09f_w4a4_context_limit']:.0f} tokens")
+        if mine["q09e_ridge_share_with_kv"] > Q09E_MOST:  # once 56 of 400 draws: up to 99 %
+            bad.append(f"{sid}: q09e reaches {mine['q09e_ridge_share_with_kv']:.1f} % of the ridge (context {p['service_context']})")
+        if facts["boundary_batch"] > BOUNDARY_BATCH_MOST:
+            bad.append(f"{sid}: q09f's boundary needs a batch of {facts['boundary_batch']:,.0f} sequences")
     assert bad == []
 
 
@@ -375,3 +383,15 @@ def test_the_texts_reviewed_hold_for_every_id(review):
     assert "准得多" not in q20 and "自己的" in q20
     for text in (EXPLANATIONS["q22_real_fp4_tensor_error"], " ".join(c.expects for c in RUBRICS["q27_explain_format"])):
         assert "更受离群值支配" not in text
+
+
+def test_q10a_is_not_read_off_the_table_that_verifies_it(review):
+    """q10a is a prediction; the table right below prints per-tensor FP4's zero share to one decimal. The
+    printed figure once earned it for every id (rtol 0.005): a count's share is exact, so only the computation
+    does (a share that happens to be a one-decimal figure, such as 12.5 % of 4,096, stays printable)."""
+    from autograder.engine.registry import load_config
+
+    spec = next(i for i in load_config("lec01_codesign").items_of("number") if i.id == "q10a_fp4_zero_share")
+    copied = [sid for sid, _, _, mine, _, _ in review
+              if abs(round(share := mine["q10a_fp4_zero_share"], 1) - share) <= spec.atol + spec.rtol * share]
+    assert len(copied) <= len(review) // 100, copied

@@ -1,0 +1,101 @@
+"""Three questions of lecture 1 judged over a class of 400 draws, from the parameters alone (the
+formulas written out here, the Student-t data drawn with numpy's own generator):
+
+- q09e verifies q09's weights-only batch with the KV cache read. A service context so short that
+  the share of the ridge stays near 100 % asks nothing: "about 100" earns it, and the gap the
+  explanation discusses is not there.
+- q10a is a prediction the table right below verifies; the table prints the zero share to one
+  decimal. A tolerance that lets the printed figure through makes the prediction a copy.
+- q09f's boundary: the batch on it, R·C / 2P, must be one a server runs.
+"""
+
+from functools import lru_cache
+
+import numpy as np
+
+from hw_specs import B300, BYTES_PER_ELEM
+from solutions.lec01_codesign import variants
+
+CLASS = 400
+# q09e: the KV cache read at q09's batch is at least a ninth of the weight bytes, so the share is at most 90 %
+Q09E_MOST = 90.0
+# q09f: a decode batch of 16k sequences is the largest a server runs on one GPU (vLLM's default is 256 to 1,024)
+BOUNDARY_BATCH_MOST = 16384
+
+
+@lru_cache(maxsize=1)
+def _class() -> tuple[dict, ...]:
+    return tuple(variants.variant(np.random.default_rng(seed)) for seed in range(CLASS))
+
+
+def _serve_ridge(p: dict) -> float:
+    return B300.peak_flops("nvfp4") * p["serve_nvfp4_share"] / (B300.mem_bw * p["serve_bw_share"])
+
+
+def _q09e(p: dict) -> float:
+    """Share of the ridge at q09's batch with L = SERVICE_CONTEXT: W / (W + B·L·k) (2P·B = R·W at q09's B)."""
+    params = p["model_params_b"] * 1e9
+    weights = params * BYTES_PER_ELEM["nvfp4"]
+    batch = _serve_ridge(p) * weights / (2 * params)
+    kv = 2 * p["kv_layers"] * p["kv_heads"] * p["kv_head_dim"] * BYTES_PER_ELEM["fp8"]
+    return 100 * weights / (weights + batch * p["service_context"] * kv)
+
+
+def _q10a(p: dict) -> float:
+    """Per-tensor FP4 flushes |x| / (amax / 6) <= 0.25 (half of E2M1's 0.5, the tie going to the even 0)."""
+    x = np.random.default_rng(p["demo2_seed"]).standard_t(df=p["demo2_df"], size=p["demo2_n"]) * p["demo2_scale"]
+    return 100 * float(np.mean((np.abs(x) <= np.abs(x).max() / 24) & (x != 0)))
+
+
+def _tolerance(item: str) -> tuple[float, float]:
+    from autograder.engine.registry import load_config
+
+    spec = next(i for i in load_config("lec01_codesign").items_of("number") if i.id == item)
+    return spec.rtol, spec.atol
+
+
+def test_q09e_leaves_a_gap_to_discuss_for_every_draw():
+    near_full = [f"seed {seed}: {share:.2f} % (context {p['service_context']})"
+                 for seed, p in enumerate(_class()) if (share := _q09e(p)) > Q09E_MOST]
+    assert near_full == []
+    assert _q09e(variants.LECTURE) <= Q09E_MOST
+
+
+def test_q10a_cannot_be_copied_off_the_verifying_table():
+    """The figure the table prints (one decimal, in percent) fails the tolerance for all but a few ids
+    (a share that happens to be a one-decimal figure, such as 12.5 % of 4,096 values, stays printable)."""
+    rtol, atol = _tolerance("q10a_fp4_zero_share")
+    copied = [seed for seed, p in enumerate(_class())
+              if abs(round(share := _q10a(p), 1) - share) <= atol + rtol * share]
+    assert len(copied) <= CLASS // 100, copied
+
+
+def test_q09fs_boundary_batch_is_one_a_server_runs():
+    batches = [_serve_ridge(p) * variants.USABLE_HBM * B300.mem_cap / (2e9 * p["model_params_b"]) for p in _class()]
+    assert max(batches) <= BOUNDARY_BATCH_MOST
+    # the largest the draws allow: the highest ridge (NVFP4 at the top GEMM share, HBM at its lowest) on the smallest model
+    ridge_most = B300.peak_flops("nvfp4") * variants.GEMM_SHARE[1] / (B300.mem_bw * variants.HBM_SHARE[0])
+    assert ridge_most * variants.USABLE_HBM * B300.mem_cap / (2e9 * variants.MODEL_PARAMS_B[0]) <= BOUNDARY_BATCH_MOST
+
+
+def test_q09es_explanation_claims_no_batch_limit_the_class_contradicts():
+    """For the draws whose service context lies below the W4A4 boundary (q09g's A), a larger batch does reach
+    the ridge within the HBM: the explanation once said a larger batch can never win the intensity back."""
+    from solutions.lec01_codesign.explanations import EXPLANATIONS
+
+    recoverable = [seed for seed, p in enumerate(_class())
+                   if p["service_context"] < variants.decode_context_limit(p, "nvfp4")]
+    assert 0 < len(recoverable) < CLASS
+    text = EXPLANATIONS["q09e_ridge_share_with_kv"]
+    assert "追不回来" not in text
+    assert "2P / (L·k)" in text and "q09f" in text  # the intensity a batch tends to, and the memory limit
+
+
+def test_q09ds_prompt_quotes_the_capacity_share_the_draws_keep():
+    """The prompt says every model's NVFP4 weights take less than half the usable HBM (so KV as large fits):
+    the share it quotes is USABLE_HBM / 2 of the capacity, and the largest model drawn stays below it."""
+    from solutions.lec01_codesign import handout
+
+    prompt = next(cell.prompt for cell in handout.CELLS if getattr(cell, "id", None) == "q09d_kv_equal_weights_context")
+    assert f"容量的 {variants.USABLE_HBM / 2:.0%}" in prompt
+    assert variants.MODEL_PARAMS_B[1] * 1e9 * BYTES_PER_ELEM["nvfp4"] <= variants.USABLE_HBM / 2 * B300.mem_cap
