@@ -26,8 +26,9 @@
    sandbox's group; where there is none, RUSAGE_CHILDREN, which misses the sandboxes, and says
    so), per submission, and the ratios this tree / REV (target <= 1.1x of CPU). This tree's answer
    keys and variants are computed once per variant and stored (autograder/engine/key_cache.py): from
-   the second round on they are read back, as in any regrading of a class; with --cold-keys the store
-   is emptied before each of this tree's gradings, so every round pays them as a first grading does.
+   the second round on they are read back, as in any regrading of a class; with --cold-keys every
+   tree's store (a revision's too, where it has one) is emptied before each of its gradings, so every
+   round pays them as a first grading does.
 Memory: not measured; no target is about memory.
 """
 
@@ -265,7 +266,7 @@ def full_marks(out: Path) -> str:
 def against(revs: list[str], students: int, jobs_list: list[int], rounds: int, cold_keys: bool = False) -> int:
     print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs, other processes keep "
           f"{busy_cores():.1f} cores busy; this tree's key store "
-          f"{'emptied before each grading (--cold-keys)' if cold_keys else 'kept between gradings'}")
+          f"{'emptied before each grading, a revision keeps none either (--cold-keys)' if cold_keys else 'kept between gradings'}")
     with tempfile.TemporaryDirectory(prefix="bench-grading-against-") as tmp:
         tmp = Path(tmp)
         trees = {"this tree": ROOT}
@@ -282,8 +283,8 @@ def against(revs: list[str], students: int, jobs_list: list[int], rounds: int, c
                     order = names[r % len(names):] + names[:r % len(names)]   # rotate who goes first
                     for k, name in enumerate(order):
                         out = tmp / f"out-{r}-{jobs}-{k}"
-                        if cold_keys and name == "this tree":
-                            shutil.rmtree(ROOT / KEY_STORE, ignore_errors=True)
+                        if cold_keys:   # every tree's: a revision's kept store would spare it the keys
+                            shutil.rmtree(trees[name] / KEY_STORE, ignore_errors=True)
                         wall, cpu, source = graded_class(trees[name], classes[name], out, jobs)
                         walls[name, jobs].append(wall / students)
                         cpus[name, jobs].append(cpu / students)
@@ -321,7 +322,7 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, nargs="+", default=[1, 2], help="with --against: -j values to run")
     parser.add_argument("--rounds", type=int, default=2, help="with --against: alternating rounds (medians)")
     parser.add_argument("--cold-keys", action="store_true",
-                        help="with --against: empty this tree's key store before each of its gradings")
+                        help="with --against: empty every tree's key store before each of its gradings")
     args = parser.parse_args()
     if args.against:
         return against(args.against, args.students, args.jobs, args.rounds, args.cold_keys)
