@@ -26,8 +26,11 @@
    sandbox's group; where there is none, RUSAGE_CHILDREN, which misses the sandboxes, and says
    so), per submission, and the ratios this tree / REV (target <= 1.1x of CPU). This tree's answer
    keys and variants are computed once per variant and stored (autograder/engine/key_cache.py): from
-   the second round on they are read back, as in any regrading of a class; with --cold-keys the store
-   is emptied before each of this tree's gradings, so every round pays them as a first grading does.
+   the second round on they are read back, as in any regrading of a class; with --cold-keys every
+   tree's store (a revision's too, where it has one) is emptied before each of its gradings, so every
+   round pays them as a first grading does; with --new-ids each grading hands the class in under ids
+   no earlier one used, after each tree's lecture key is stored: the first grading of a new class of
+   an assignment already in use (its variants' keys computed, the lecture's read back).
 Memory: not measured; no target is about memory.
 """
 
@@ -204,6 +207,19 @@ def distinct_class(tree: Path, dest: Path, size: int) -> Path:
     return dest
 
 
+def store_lecture_key(tree: Path) -> None:
+    """`tree`'s assignment loaded once (its lecture key stored, where the tree has a key store)."""
+    subprocess.run([sys.executable, "-c", f"from autograder.engine.assignment import load_assignment; "
+                    f"load_assignment({ASSIGNMENT!r})"], cwd=tree, check=True, capture_output=True)
+
+
+def renamed_class(source: Path, dest: Path, tag: str) -> Path:
+    """`source`'s students under new ids (`tag`-<folder>): variants no earlier grading stored."""
+    for student in sorted(source.iterdir()):
+        shutil.copytree(student, dest / f"{tag}-{student.name}")
+    return dest
+
+
 CPUACCT = Path("/sys/fs/cgroup/cpuacct")
 
 
@@ -262,10 +278,12 @@ def full_marks(out: Path) -> str:
     return f"{sum(float(r['score']) == float(rows[0]['score']) for r in rows)} / {len(rows)} scored alike ({rows[0]['score']})"
 
 
-def against(revs: list[str], students: int, jobs_list: list[int], rounds: int, cold_keys: bool = False) -> int:
+def against(revs: list[str], students: int, jobs_list: list[int], rounds: int, cold_keys: bool = False,
+            new_ids: bool = False) -> int:
     print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs, other processes keep "
           f"{busy_cores():.1f} cores busy; this tree's key store "
-          f"{'emptied before each grading (--cold-keys)' if cold_keys else 'kept between gradings'}")
+          f"{'emptied before each grading, a revision keeps none either (--cold-keys)' if cold_keys else 'kept between gradings'}"
+          f"{'; every grading hands in the class under new ids (--new-ids)' if new_ids else ''}")
     with tempfile.TemporaryDirectory(prefix="bench-grading-against-") as tmp:
         tmp = Path(tmp)
         trees = {"this tree": ROOT}
@@ -273,6 +291,9 @@ def against(revs: list[str], students: int, jobs_list: list[int], rounds: int, c
             for i, rev in enumerate(revs):
                 trees[rev] = git_worktree(rev, tmp / f"rev{i}")
             classes = {name: distinct_class(tree, tmp / f"class-{i}", students) for i, (name, tree) in enumerate(trees.items())}
+            if new_ids:   # the lecture's key as a course in use has it; the students' variants not yet
+                for tree in trees.values():
+                    store_lecture_key(tree)
             walls = {(name, j): [] for name in trees for j in jobs_list}
             cpus = {(name, j): [] for name in trees for j in jobs_list}
             marks = {}
@@ -282,13 +303,18 @@ def against(revs: list[str], students: int, jobs_list: list[int], rounds: int, c
                     order = names[r % len(names):] + names[:r % len(names)]   # rotate who goes first
                     for k, name in enumerate(order):
                         out = tmp / f"out-{r}-{jobs}-{k}"
-                        if cold_keys and name == "this tree":
-                            shutil.rmtree(ROOT / KEY_STORE, ignore_errors=True)
-                        wall, cpu, source = graded_class(trees[name], classes[name], out, jobs)
+                        if cold_keys:   # every tree's: a revision's kept store would spare it the keys
+                            shutil.rmtree(trees[name] / KEY_STORE, ignore_errors=True)
+                        submissions = classes[name]
+                        if new_ids:
+                            submissions = renamed_class(submissions, tmp / f"class-r{r}-j{jobs}-{k}", f"r{r}j{jobs}")
+                        wall, cpu, source = graded_class(trees[name], submissions, out, jobs)
                         walls[name, jobs].append(wall / students)
                         cpus[name, jobs].append(cpu / students)
                         marks[name] = full_marks(out)
                         shutil.rmtree(out)
+                        if new_ids:
+                            shutil.rmtree(submissions)
         finally:
             for i in range(len(revs)):
                 subprocess.run(["git", "worktree", "remove", "--force", str(tmp / f"rev{i}")], cwd=ROOT,
@@ -321,10 +347,12 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, nargs="+", default=[1, 2], help="with --against: -j values to run")
     parser.add_argument("--rounds", type=int, default=2, help="with --against: alternating rounds (medians)")
     parser.add_argument("--cold-keys", action="store_true",
-                        help="with --against: empty this tree's key store before each of its gradings")
+                        help="with --against: empty every tree's key store before each of its gradings")
+    parser.add_argument("--new-ids", action="store_true",
+                        help="with --against: every grading hands in the class under ids no grading used before")
     args = parser.parse_args()
     if args.against:
-        return against(args.against, args.students, args.jobs, args.rounds, args.cold_keys)
+        return against(args.against, args.students, args.jobs, args.rounds, args.cold_keys, args.new_ids)
     isolation = resolve_isolation()
     print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     with tempfile.TemporaryDirectory(prefix="bench-grading-") as tmp:

@@ -98,6 +98,28 @@ def prepare_process(job: Job, *, fork_server: bool) -> None:
         forkserver_client.prepare(job.isolation, wait=30)
 
 
+def share_key_work(assignment_name: str, submissions: list[Submission]) -> None:
+    """Before workers are forked: the first of the batch's variant keys the store lacks is computed
+    here, so that every worker inherits what all variants' keys share (reference work that is the
+    same for every student, such as lec01's end-to-end forward) instead of each doing it again; the
+    other missing keys are left to the workers, in parallel. A student whose id or variant fails is
+    left to the worker too, which reports it."""
+    assignment = load_assignment(assignment_name)
+    if not assignment.variants:
+        return
+    from autograder.engine.key_cache import is_stored
+    from autograder.engine.variants import canonical_json, params_for
+
+    for submission in submissions:
+        try:
+            params = params_for(assignment_name, submission.student[0] if submission.student else submission.name)
+            if not is_stored(assignment_name, canonical_json(params)):
+                assignment.key_for(params)
+                return
+        except Exception:  # noqa: BLE001 - that student's grading reports it
+            continue
+
+
 class InProcess:
     """Grades in this process, one submission after the other."""
 
@@ -140,6 +162,7 @@ class ProcessPool(InProcess):
         if self.jobs == 1 or len(submissions) <= 1:
             return super().grade_all(job, submissions, finish, started)
         self.prepare(job, len(submissions))
+        share_key_work(job.assignment, submissions)
         context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
         pool = ProcessPoolExecutor(max_workers=min(self.jobs, len(submissions)), mp_context=context)
         try:

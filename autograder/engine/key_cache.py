@@ -82,6 +82,13 @@ def cached_key(name: str, params_json: str | None, compute: Callable[[], Mapping
     return key
 
 
+def is_stored(name: str, params_json: str | None) -> bool:
+    """Whether the store holds the key of `params_json` (a cheap look, not the checks of reading)."""
+    folder = _folder(name, KEYS)
+    entry = None if folder is None else _read(folder / _entry_name(params_json or ""))
+    return entry is not None and entry.get("params") == params_json
+
+
 def cached_params(name: str, student_id: str, draw: Callable[[], dict]) -> dict:
     """A student's parameters from the store, or `draw()`n and stored (named by a hash of the id)."""
     folder = _folder(name, VARIANTS)
