@@ -846,7 +846,7 @@ CELLS = (
         【做法】`encode(model, weights, scheme, rotate)` 是整个前向（代码在下面的格子里，读一读）：每个线性层的两个操作数——
         权重 W 和输入 x——都用**你的** `quantize`（经过 `quantize_matrix`）量化，再按 FP32 相乘；权重每种格式只量化一次
         （`linear_weights`），输入在前向里逐层量化（所有句子的 token 合成一个张量）。句向量：每句的 token 取平均再归一化。
-        这一节要把 1060 万个权重按五种格式各量化一遍，`quantize` 得用 numpy 整段运算写：逐个元素的 Python 循环要跑好几分钟，
+        这一节要把 1060 万个权重按四种格式各量化一遍，`quantize` 得用 numpy 整段运算写：逐个元素的 Python 循环要跑好几分钟，
         评分时一个格子最多运行 {Limits().cell_timeout:g} 秒，超时的格子算不出这一节的答案。
         `"nvfp4 + H16"` 先做 16 阶 Hadamard 旋转（`rotate16`：只在一个 NVFP4 块的 16 个数之内混合，(xH)(WH)ᵀ = xWᵀ）再 NVFP4。
 
