@@ -952,7 +952,7 @@ CELLS = (
         """),
     Code("""
         from cpu_timing import (AGREEMENT_FACTOR, EXP_N, GEMM_SIZES, PINNED_BY, TRIAD_N, exp_seconds, gemm_seconds,
-                                median_seconds, show_measured, triad_seconds)
+                                median_seconds, show_measured, shows_measured, triad_seconds)
 
         # show_measured 打印测量结果；评分时不打印（每次量出的数都不同，评分结果只能由你的文件决定）
 
@@ -1008,6 +1008,25 @@ CELLS = (
                         f"{8 / q28_exp_ns_per_value / q28a_triad_gb_per_s:.0%}"],
                        ["你的 quantize (nvfp4, float64)", f"{quantize_ns:.2f} ns", f"{16 / quantize_ns:.1f} GB/s",
                         f"{16 / quantize_ns / q28a_triad_gb_per_s:.0%}"]])
+
+        # 你的 roofline：屋顶是 min(带宽 × 运算强度, 算力)。exp 和 quantize 每个数记一次运算（exp 读写一个 float32：8 字节，
+        # quantize 读写一个 float64：16 字节）；GEMM 做 2m³ FLOP，读 A、B 写 C（3m² 个 float32）
+        if shows_measured():  # 评分时不画：量出的数每次不同
+            edge = max(gemm_sweep, key=gemm_sweep.get)
+            kernels = {"GEMM": (2 * edge**3 / (3 * 4 * edge**2), q29_matmul_gflops),
+                       "np.exp": (1 / 8, 1 / q28_exp_ns_per_value), "quantize": (1 / 16, 1 / quantize_ns)}
+            intensity = np.logspace(-2, np.log10(max(4 * edge, 10 * q29_matmul_gflops / q28a_triad_gb_per_s)), 200)
+            fig, ax = plt.subplots(figsize=(6, 4))
+            ax.plot(intensity, np.minimum(q28a_triad_gb_per_s * intensity, q29_matmul_gflops), color="black")
+            for name, (x, y) in kernels.items():
+                ax.scatter(x, y)
+                ax.annotate(name, (x, y), textcoords="offset points", xytext=(4, 4))
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_xlabel(label("运算强度（次运算 / 字节）", "intensity (op / byte)"))
+            ax.set_ylabel(label("每秒 10^9 次运算", "10^9 op / s"))
+            ax.set_title(label("你的 CPU 的 roofline（单线程）", "Your CPU's roofline (one thread)"))
+            plt.show()
         """),
     Question("q30_my_ratio_64", """
         回到演示 3：用 q28、q29 和你的 `flops_per_exp`，你的 CPU 上 d_head = 64 时 t_exp / t_mma 是百分之多少？

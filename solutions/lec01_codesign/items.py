@@ -126,6 +126,9 @@ SAME_FOR_EVERYONE: dict[str, str] = {
                             "so the item stays at 1 point; the prediction built on it (q34p) uses the student's own tile",
     "q34b_nvfp4_end_deficit": "the same model and sentences for everyone (see q34a): 1 point; how far it lies from "
                               "the student's own prediction (q34p) is the question of q36",
-    "q35_fp4_rank_agreement": "the same model and sentences for everyone (see q34a): 1 point",
+    "q35_fp4_rank_agreement": "the same model and sentences for everyone (see q34a): 1 point. The keys of q34a–q35 "
+                              "are the reference pipeline's; a rounding bug the function items catch keeps them, "
+                              "except the lecture's ties-to-smaller to_e2m1, which flips 3 of the 28 pair orderings "
+                              "and loses this one (tests/solutions/test_end_to_end_fairness.py)",
     "q35m_nvfp4_weight_mb": "one model ships with the kit (see q34a): its weights' count is the same for everyone, 1 point",
 }
