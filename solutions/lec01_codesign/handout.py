@@ -886,6 +886,18 @@ CELLS = (
         """, """
         q34p_nvfp4_end_prediction = q34a_fp8_end_deficit * (tile_errors["nvfp4"] / tile_errors["fp8_tensor"]) ** 2
         """),
+    Question("q35p_fp4_end_prediction", """
+        **先预测，再测量。** 按 q34p 的同一个模型，整张量 FP4 的 1 − cos 应该是 FP8 的多少倍？
+        它在你那一块上的张量误差比 NVFP4 大得多：想一想这个模型在误差很大时还靠不靠得住。
+        """, """
+        q35p_fp4_end_prediction = (tile_errors["fp4_tensor"] / tile_errors["fp8_tensor"]) ** 2
+        """),
+    Question("q34r_h16_end_prediction", """
+        **先预测，再测量。** 按同一个模型，先做 16 阶旋转再 NVFP4（`"nvfp4 + H16"`）的 1 − cos 应该是 FP8 的多少倍？
+        你那一块上旋转让张量误差变大了还是变小了？整个模型会跟着这样变吗？
+        """, """
+        q34r_h16_end_prediction = (tile_errors["nvfp4 + H16"] / tile_errors["fp8_tensor"]) ** 2
+        """),
     Code("""
         # 现在量：其余几种格式各跑一遍整个前向（权重每种格式量化一次）
         for name, (scheme, rotate) in END_FORMATS.items():
@@ -914,6 +926,16 @@ CELLS = (
         """, """
         q34b_nvfp4_end_deficit = end_deficits["nvfp4"] * 1e4
         print(f"测量是预测的 {q34b_nvfp4_end_deficit / q34p_nvfp4_end_prediction:.2f} 倍")
+        """),
+    Question("q35g_fp4_end_vs_prediction", """
+        整张量 FP4 的 1 − cos 测出来是 FP8 的多少倍？这个倍数是你预测的（q35p）多少倍？（按你自己的 q35p 评分。）
+        """, """
+        q35g_fp4_end_vs_prediction = end_deficits["fp4_tensor"] / end_deficits["fp8_tensor"] / q35p_fp4_end_prediction
+        """),
+    Question("q34h_h16_end_vs_prediction", """
+        先旋转再 NVFP4 的 1 − cos 测出来是 FP8 的多少倍，是你预测的（q34r）多少倍？（按你自己的 q34r 评分。这两个倍数说明了什么，在最后的文字题里回答。）
+        """, """
+        q34h_h16_end_vs_prediction = end_deficits["nvfp4 + H16"] / end_deficits["fp8_tensor"] / q34r_h16_end_prediction
         """),
     Question("q35_fp4_rank_agreement", """
         整张量 FP4 的句向量离 FP32 最远。它的句子对排序和 FP32 的一致率是百分之多少？
@@ -1106,7 +1128,7 @@ CELLS = (
         """),
     Question("q36_explain_end_to_end", _text_question_prompt("q36_explain_end_to_end", """
         一块 Y 的张量误差能预测整个模型的端到端效果吗？你的预测（q34p）和测量（q34b）差多少，表里其他格式（整张量 FP4、
-        先旋转再 NVFP4）又怎样？这个差距说明了什么——评价一种格式时该看什么（引用 q35）？
+        先旋转再 NVFP4：q35g、q34h）又怎样？这个差距说明了什么——评价一种格式时该看什么（引用 q35）？
         """), f"""
         我的预测用的模型是：每种格式让句向量偏离的误差向量方向随机，长度和它在我那一块上的张量误差成正比。方向随机时误差几乎和句向量垂直，
         cos ≈ 1 − r²/2，所以 1 − cos 按张量误差的**平方**增长；用 FP8 定出比例，NVFP4 的测量（q34b）是预测（q34p）的若干倍。讲义的那一块上是

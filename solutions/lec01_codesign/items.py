@@ -44,6 +44,12 @@ REASONS: dict[str, Reason] = {
     "q28f_fmas_per_exp": Reason(Why.MODEL, ("q28 × q29 / 2", "* q29_matmul_gflops / 2")),
     "q34p_nvfp4_end_prediction": Reason(Why.PREDICTION, ('/ tile_errors["fp8_tensor"]) ** 2', "1 − cos ≈", "r²/2", "r² / 2", "误差的平方"),
                                         verified_by='end_deficits = {name: end_deficit(e, end_embeddings["fp32"])'),
+    # the same model applied to the two formats where it is put to the test: a large error (per-tensor
+    # FP4) and a rotation whose effect one tile may not represent (NVFP4 after H16)
+    "q35p_fp4_end_prediction": Reason(Why.PREDICTION, ('/ tile_errors["fp8_tensor"]) ** 2', "1 − cos ≈", "r²/2", "r² / 2", "误差的平方"),
+                                      verified_by='end_deficits = {name: end_deficit(e, end_embeddings["fp32"])'),
+    "q34r_h16_end_prediction": Reason(Why.PREDICTION, ('/ tile_errors["fp8_tensor"]) ** 2', "1 − cos ≈", "r²/2", "r² / 2", "误差的平方"),
+                                      verified_by='end_deficits = {name: end_deficit(e, end_embeddings["fp32"])'),
     "q35m_nvfp4_weight_mb": Reason(Why.MODEL, ("(4 + 8 / 16) / 8", "format_bits(16) / 8", "4 * 384 * 384", "4 × 384 × 384")),
     "q16_software_exp_share": Reason(Why.MODEL, ("1 - 1 /", "1 − 1 /")),
     "q17_backward_ratio": Reason(Why.MODEL, ("6·d_qk + 4·d_v", "·d_qk + 4·d_v")),
@@ -98,6 +104,10 @@ TEACHES: dict[str, str] = {
     "q34a_fp8_end_deficit": "end to end: FP8 in all 36 linear layers of a real encoder barely moves its sentence embeddings",
     "q34p_nvfp4_end_prediction": "predict, then verify: from a tensor error to the end effect (1 − cos grows with the error squared)",
     "q34b_nvfp4_end_deficit": "verifies q34p: NVFP4's measured end effect, next to the tensor-error model's prediction",
+    "q35p_fp4_end_prediction": "predict, then verify: the same error-squared model for a large error (per-tensor FP4)",
+    "q34r_h16_end_prediction": "predict, then verify: the same model for NVFP4 after a 16-wide rotation, from the tile's error",
+    "q35g_fp4_end_vs_prediction": "verifies q35p: a large error turns the embedding, the small-error model no longer holds",
+    "q34h_h16_end_vs_prediction": "verifies q34r: one tile does not represent a rotation's effect on all 36 layers",
     "q35_fp4_rank_agreement": "an end task (ranking pairs) survives far more error than the embedding's cosine suggests",
     "q35m_nvfp4_weight_mb": "count a real model's linear weights from its shapes: what NVFP4 stores",
     "q28a_triad_gb_per_s": "measuring the CPU's bandwidth roof: a triad beyond the last-level cache, warmed up, median",

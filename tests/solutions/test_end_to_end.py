@@ -14,7 +14,8 @@ from solutions.lec01_codesign.real_tensors import MODEL, PACKAGE, SENTENCE_PAIRS
 
 CONFIG = load_config("lec01_codesign")
 RTOL = {item.id: item.rtol for item in CONFIG.items}
-END_ITEMS = ("q34a_fp8_end_deficit", "q34p_nvfp4_end_prediction", "q34b_nvfp4_end_deficit", "q35_fp4_rank_agreement")
+END_ITEMS = ("q34a_fp8_end_deficit", "q34p_nvfp4_end_prediction", "q34b_nvfp4_end_deficit", "q35_fp4_rank_agreement",
+             "q35p_fp4_end_prediction", "q34r_h16_end_prediction")
 MAX_MB = 25  # what a student folder carries for this lab
 
 
@@ -101,6 +102,8 @@ def test_the_keys_survive_float32_rounding_differences(shipped):
             "q34a_fp8_end_deficit": fp8, "q34p_nvfp4_end_prediction": predicted,
             "q34b_nvfp4_end_deficit": answers.END_UNIT * encoder.end_deficit(run["nvfp4"], fp32),
             "q35_fp4_rank_agreement": 100 * encoder.rank_agreement(encoder.pair_similarities(run["fp4_tensor"], pairs), similarity),
+            "q35p_fp4_end_prediction": (tile["fp4_tensor"] / tile["fp8_tensor"]) ** 2,
+            "q34r_h16_end_prediction": (tile["nvfp4 + H16"] / tile["fp8_tensor"]) ** 2,
         }
         for item in END_ITEMS:
             assert moved_keys[item] == pytest.approx(key[item], rel=RTOL[item]), (seed, item)

@@ -80,3 +80,18 @@ def test_the_item_table_in_the_docs_is_what_the_declarations_give():
     for item in CONFIG.items:
         assert f"| `{item.id}` | {item.points:g} | {item.demand.value}" in page, item.id
     assert "docs/lec01_items.md" in (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_at_least_six_items_are_predictions_a_later_item_verifies():
+    """Predict, then verify: the student commits a number before the cell that measures it (the
+    PREDICTION reasons), or a later item verifies it ("verifies qNN" in what it teaches: q09e checks
+    q09's weights-only batch with the KV cache read)."""
+    import re
+
+    predicted = {item for item, reason in REASONS.items() if reason.why == Why.PREDICTION}
+    for item, teaches in TEACHES.items():
+        for short in re.findall(r"^verifies (q\d+\w?):", teaches):
+            [target] = [i.id for i in KEYED if i.id.split("_")[0] == short]
+            assert _question_index(target) < _question_index(item), (target, item)
+            predicted.add(target)
+    assert len(predicted) >= 6, sorted(predicted)
