@@ -1051,7 +1051,8 @@ CELLS = (
             plt.show()
         """),
     Question("q30_my_ratio_64", """
-        回到演示 3：用 q28、q29 和你的 `flops_per_exp`，你的 CPU 上 d_head = 64 时 t_exp / t_mma 是百分之多少？
+        回到演示 3：在你的 CPU 上（单线程），d_head = 64 的注意力里 t_exp / t_mma 是百分之多少？演示 3 的模型是为 GPU 写的
+        （exp 在 SFU 上、矩阵乘法在 Tensor Core 上）；换成 CPU，自己决定两边各用你量出的哪个数、怎么换算。
         """, """
         q30_my_ratio_64 = q28_exp_ns_per_value / (flops_per_exp(64, 64) / q29_matmul_gflops) * 100
         """),

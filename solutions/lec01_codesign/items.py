@@ -42,6 +42,8 @@ REASONS: dict[str, Reason] = {
     "q28p_exp_if_memory_bound": Reason(Why.PREDICTION, ("2 * 4 / q28a", "8 / q28a"),
                                        verified_by="q28_exp_ns_per_value = exp_seconds() / EXP_N * 1e9"),
     "q28f_fmas_per_exp": Reason(Why.MODEL, ("q28 × q29 / 2", "* q29_matmul_gflops / 2")),
+    # demo 3's model is the GPU's (exp_ratio takes a chip); on the CPU the student maps it to the measurements
+    "q30_my_ratio_64": Reason(Why.MODEL, ("flops_per_exp(64, 64) / q29", "/ q29_matmul_gflops", "q28 ÷ (", "用 q28、q29")),
     "q34p_nvfp4_end_prediction": Reason(Why.PREDICTION, ('/ tile_errors["fp8_tensor"]) ** 2', "1 − cos ≈", "r²/2", "r² / 2", "误差的平方"),
                                         verified_by='end_deficits = {name: end_deficit(e, end_embeddings["fp32"])'),
     # the same model applied to the two formats where it is put to the test: a large error (per-tensor
@@ -117,7 +119,7 @@ TEACHES: dict[str, str] = {
     "q28g_exp_vs_memory": "the gap between prediction and measurement tells which roof exp sits under",
     "q28f_fmas_per_exp": "on a CPU exp shares the vector units with the FMAs: its cost in FMAs (no SFU)",
     "q29_matmul_gflops": "measuring a matmul's FLOP rate",
-    "q30_my_ratio_64": "demo 3's ratio on the student's own CPU (d = 64)",
+    "q30_my_ratio_64": "demo 3's model set up for the student's own CPU from its measurements (d = 64)",
     "q31_my_ratio_128": "the same at d = 128",
     "q32_vs_b300": "the CPU's ratio against B300's",
     "q20_explain_scaling": "explain: scale granularity and format",
