@@ -44,12 +44,10 @@ def answer_key(params: Mapping | None = None) -> Mapping[str, object]:
 
 
 def key_checks() -> Mapping[str, object]:
-    """The keys that are checks, not stored numbers: of the student's own timings, and of the
-    end-to-end follow-ups against the student's own predictions."""
-    from autograder.lec01_codesign.end_to_end import follow_up_keys
+    """The measurement items' keys: checks of the student's own timings, not stored numbers."""
     from autograder.lec01_codesign.measurement import measurement_keys
 
-    return {**measurement_keys(), **follow_up_keys()}
+    return measurement_keys()
 
 
 def sandbox_factories() -> tuple[str, ...]:
