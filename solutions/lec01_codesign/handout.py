@@ -927,15 +927,17 @@ CELLS = (
         q34b_nvfp4_end_deficit = end_deficits["nvfp4"] * 1e4
         print(f"测量是预测的 {q34b_nvfp4_end_deficit / q34p_nvfp4_end_prediction:.2f} 倍")
         """),
-    Question("q35g_fp4_end_vs_prediction", """
-        整张量 FP4 的 1 − cos 测出来是 FP8 的多少倍？这个倍数是你预测的（q35p）多少倍？
+    Question("q35g_fp4_end_over_fp8", """
+        整张量 FP4 的 1 − cos 测出来是 FP8 的多少倍？它是你预测的（q35p）多少倍？
         """, """
-        q35g_fp4_end_vs_prediction = end_deficits["fp4_tensor"] / end_deficits["fp8_tensor"] / q35p_fp4_end_prediction
+        q35g_fp4_end_over_fp8 = end_deficits["fp4_tensor"] / end_deficits["fp8_tensor"]
+        print(f"测量是预测的 {q35g_fp4_end_over_fp8 / q35p_fp4_end_prediction:.2f} 倍")
         """),
-    Question("q34h_h16_end_vs_prediction", """
+    Question("q34h_h16_end_over_fp8", """
         先旋转再 NVFP4 的 1 − cos 测出来是 FP8 的多少倍，是你预测的（q34r）多少倍？（这两个倍数说明了什么，在最后的文字题里回答。）
         """, """
-        q34h_h16_end_vs_prediction = end_deficits["nvfp4 + H16"] / end_deficits["fp8_tensor"] / q34r_h16_end_prediction
+        q34h_h16_end_over_fp8 = end_deficits["nvfp4 + H16"] / end_deficits["fp8_tensor"]
+        print(f"测量是预测的 {q34h_h16_end_over_fp8 / q34r_h16_end_prediction:.2f} 倍")
         """),
     Question("q35_fp4_rank_agreement", """
         整张量 FP4 的句向量离 FP32 最远。它的句子对排序和 FP32 的一致率是百分之多少？

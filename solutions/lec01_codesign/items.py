@@ -108,8 +108,8 @@ TEACHES: dict[str, str] = {
     "q34b_nvfp4_end_deficit": "verifies q34p: NVFP4's measured end effect, next to the tensor-error model's prediction",
     "q35p_fp4_end_prediction": "predict, then verify: the same error-squared model for a large error (per-tensor FP4)",
     "q34r_h16_end_prediction": "predict, then verify: the same model for NVFP4 after a 16-wide rotation, from the tile's error",
-    "q35g_fp4_end_vs_prediction": "verifies q35p: a large error turns the embedding, the small-error model no longer holds",
-    "q34h_h16_end_vs_prediction": "verifies q34r: one tile does not represent a rotation's effect on all 36 layers",
+    "q35g_fp4_end_over_fp8": "verifies q35p: the measured ratio; a large error turns the embedding, the small-error model no longer holds",
+    "q34h_h16_end_over_fp8": "verifies q34r: the measured ratio; one tile does not represent a rotation's effect on all 36 layers",
     "q35_fp4_rank_agreement": "an end task (ranking pairs) survives far more error than the embedding's cosine suggests",
     "q35m_nvfp4_weight_mb": "count a real model's linear weights from its shapes: what NVFP4 stores",
     "q28a_triad_gb_per_s": "measuring the CPU's bandwidth roof: a triad beyond the last-level cache, warmed up, median",
@@ -138,6 +138,10 @@ SAME_FOR_EVERYONE: dict[str, str] = {
                             "so the item stays at 1 point; the prediction built on it (q34p) uses the student's own tile",
     "q34b_nvfp4_end_deficit": "the same model and sentences for everyone (see q34a): 1 point; how far it lies from "
                               "the student's own prediction (q34p) is the question of q36",
+    "q35g_fp4_end_over_fp8": "the same model and sentences for everyone (see q34a): 1 point; the prediction it "
+                             "verifies (q35p) uses the student's own tile",
+    "q34h_h16_end_over_fp8": "the same model and sentences for everyone (see q34a): 1 point; the prediction it "
+                             "verifies (q34r) uses the student's own tile",
     "q35_fp4_rank_agreement": "the same model and sentences for everyone (see q34a): 1 point. The keys of q34a–q35 "
                               "are the reference pipeline's; a rounding bug the function items catch keeps them, "
                               "except the lecture's ties-to-smaller to_e2m1, which flips 3 of the 28 pair orderings "
