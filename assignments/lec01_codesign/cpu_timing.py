@@ -67,10 +67,15 @@ def median_seconds(f, repeats: int = REPEATS, warmup: int = 1) -> float:
     return float(np.median(times))
 
 
-def show_measured(headers: list[str], rows: list[list]) -> None:
-    """把测量结果打印成表格；评分机运行 notebook 时（CS349E_TRUSTED_GRADING=1）不打印：
+def shows_measured() -> bool:
+    """评分机运行 notebook 时（CS349E_TRUSTED_GRADING=1）是 False：测量结果不打印、不画图。
     每次量出的数都不同，而评分结果（包括 notebook 的输出）只能由你提交的文件决定。"""
-    if os.environ.get("CS349E_TRUSTED_GRADING") == "1":
+    return os.environ.get("CS349E_TRUSTED_GRADING") != "1"
+
+
+def show_measured(headers: list[str], rows: list[list]) -> None:
+    """把测量结果打印成表格；评分机运行 notebook 时不打印（见 shows_measured）。"""
+    if not shows_measured():
         return
     from console import print_table
 

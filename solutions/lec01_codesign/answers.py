@@ -488,19 +488,27 @@ def end_tile_errors(params=None) -> dict[str, float]:
     return errors
 
 
-def end_prediction(params=None) -> float:
-    """q34p: NVFP4's 1 − cos if the embedding's error were the tile error times one factor for every
-    format (random direction): 1 − cos ≈ r²/2 grows with the square, calibrated on FP8's measurement."""
+def end_prediction(params=None, name: str = "nvfp4") -> float:
+    """q34p (and, over FP8's, q35p and q34r): a format's 1 − cos if the embedding's error were the
+    tile error times one factor for every format (random direction): 1 − cos ≈ r²/2 grows with the
+    square, calibrated on FP8's measurement."""
     tile = end_tile_errors(params)
-    return end_to_end()["fp8_tensor"]["deficit"] * (tile["nvfp4"] / tile["fp8_tensor"]) ** 2
+    return end_to_end()["fp8_tensor"]["deficit"] * (tile[name] / tile["fp8_tensor"]) ** 2
 
 
 def end_to_end_keys(params=None) -> dict[str, float]:
-    """The number keys of q34a–q35."""
+    """The number keys of q34a–q35. q35p and q34r predict a format's 1 − cos over FP8's from the
+    tile's errors alone, so a quantize too slow for the whole model still answers them."""
     measured, predicted = end_to_end(), end_prediction(params)
+    fp4_ratio, h16_ratio = (end_prediction(params, name) / measured["fp8_tensor"]["deficit"] for name in ("fp4_tensor", "nvfp4 + H16"))
     return {
         "q34a_fp8_end_deficit": END_UNIT * measured["fp8_tensor"]["deficit"],
         "q34p_nvfp4_end_prediction": END_UNIT * predicted,
+        "q35p_fp4_end_prediction": fp4_ratio,
+        "q34r_h16_end_prediction": h16_ratio,
+        # what verifies them: the measured ratios
+        "q35g_fp4_end_over_fp8": measured["fp4_tensor"]["deficit"] / measured["fp8_tensor"]["deficit"],
+        "q34h_h16_end_over_fp8": measured["nvfp4 + H16"]["deficit"] / measured["fp8_tensor"]["deficit"],
         "q34b_nvfp4_end_deficit": END_UNIT * measured["nvfp4"]["deficit"],
         "q35_fp4_rank_agreement": 100 * measured["fp4_tensor"]["agreement"],
         "q35m_nvfp4_weight_mb": nvfp4_weight_mb(),

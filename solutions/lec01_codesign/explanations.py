@@ -488,6 +488,7 @@ def _end_to_end_explanations() -> dict[str, str]:
     end, tile, predicted = end_to_end(), end_tile_errors(), END_UNIT * end_prediction()
     _COMPARISONS = len(SENTENCE_PAIRS) * (len(SENTENCE_PAIRS) - 1) // 2  # two pairs compared: which is more similar
     deficit = {name: END_UNIT * row["deficit"] for name, row in end.items()}
+    fp4_predicted, h16_predicted = (END_UNIT * end_prediction(None, name) for name in ("fp4_tensor", "nvfp4 + H16"))
     return {
         "q34a_fp8_end_deficit": f"""
             `end_deficit(end_embeddings["fp8_tensor"], end_embeddings["fp32"])` × 10^4 = {deficit["fp8_tensor"]:.1f}：
@@ -510,6 +511,27 @@ def _end_to_end_explanations() -> dict[str, str]:
             小误差的近似不再成立；先旋转再 NVFP4 测出 {deficit["nvfp4 + H16"]:.0f}，比讲义那一块的张量误差（{tile["nvfp4 + H16"]:.2%}，
             NVFP4 是 {tile["nvfp4"]:.2%}）推出的更差：一块 Y 只代表一层里的一个投影，其他 35 个线性层（FFN 的 1536 维输入、
             别的层的离群通道）各不相同。你的那一块不同，倍数也不同。
+            """,
+        "q35p_fp4_end_prediction": f"""
+            和 q34p 同一个模型，换成整张量 FP4 的张量误差：预测的倍数 = (整张量 FP4 的张量误差 ÷ FP8 的张量误差)²。
+            讲义的那一块：({tile["fp4_tensor"]:.2%} ÷ {tile["fp8_tensor"]:.2%})² = {fp4_predicted / deficit["fp8_tensor"]:.0f}。
+            """,
+        "q34r_h16_end_prediction": f"""
+            同一个模型，换成先旋转再 NVFP4 在你那一块上的张量误差：预测的倍数 = (它的张量误差 ÷ FP8 的张量误差)²。
+            讲义的那一块：({tile["nvfp4 + H16"]:.2%} ÷ {tile["fp8_tensor"]:.2%})² = {h16_predicted / deficit["fp8_tensor"]:.0f}。
+            """,
+        "q35g_fp4_end_over_fp8": f"""
+            `end_deficits["fp4_tensor"] / end_deficits["fp8_tensor"]` = {deficit["fp4_tensor"]:.0f} ÷ {deficit["fp8_tensor"]:.1f}
+            = {deficit["fp4_tensor"] / deficit["fp8_tensor"]:.0f}（每位同学相同）。讲义的那一块预测 {fp4_predicted / deficit["fp8_tensor"]:.0f} 倍，
+            测量是预测的 {deficit["fp4_tensor"] / fp4_predicted:.2f} 倍：模型{"低估" if deficit["fp4_tensor"] > fp4_predicted else "高估"}了效果。
+            cos ≈ 1 − r²/2 只在 r 很小时成立；整张量 FP4 的误差大到句向量的方向都变了（余弦只剩约
+            {1 - deficit["fp4_tensor"] / END_UNIT:.2f}），误差在 36 层里逐层传递、累积，不再是"一个方向随机的小误差"。
+            """,
+        "q34h_h16_end_over_fp8": f"""
+            `end_deficits["nvfp4 + H16"] / end_deficits["fp8_tensor"]` = {deficit["nvfp4 + H16"]:.0f} ÷ {deficit["fp8_tensor"]:.1f}
+            = {deficit["nvfp4 + H16"] / deficit["fp8_tensor"]:.1f}（每位同学相同）。讲义的那一块预测 {h16_predicted / deficit["fp8_tensor"]:.1f} 倍，
+            测量是预测的 {deficit["nvfp4 + H16"] / h16_predicted:.2f} 倍。旋转在一块 Y 上的效果不代表整个模型：一块只是 36 个线性层里一个投影的一小块，
+            其他层（FFN 的 1536 维输入、别的层的离群通道）各不相同。你的那一块不同，倍数也不同，哪个方向都可能。
             """,
         "q35_fp4_rank_agreement": f"""
             整张量 FP4 的 1 − cos 约 {deficit["fp4_tensor"] / END_UNIT:.2f}（余弦只剩约 {1 - deficit["fp4_tensor"] / END_UNIT:.2f}），

@@ -848,7 +848,7 @@ CELLS = (
         【做法】`encode(model, weights, scheme, rotate)` 是整个前向（代码在下面的格子里，读一读）：每个线性层的两个操作数——
         权重 W 和输入 x——都用**你的** `quantize`（经过 `quantize_matrix`）量化，再按 FP32 相乘；权重每种格式只量化一次
         （`linear_weights`），输入在前向里逐层量化（所有句子的 token 合成一个张量）。句向量：每句的 token 取平均再归一化。
-        这一节要把 1060 万个权重按五种格式各量化一遍，`quantize` 得用 numpy 整段运算写：逐个元素的 Python 循环要跑好几分钟，
+        这一节要把 1060 万个权重按四种格式各量化一遍，`quantize` 得用 numpy 整段运算写：逐个元素的 Python 循环要跑好几分钟，
         评分时一个格子最多运行 {Limits().cell_timeout:g} 秒，超时的格子算不出这一节的答案。
         `"nvfp4 + H16"` 先做 16 阶 Hadamard 旋转（`rotate16`：只在一个 NVFP4 块的 16 个数之内混合，(xH)(WH)ᵀ = xWᵀ）再 NVFP4。
 
@@ -888,6 +888,18 @@ CELLS = (
         """, """
         q34p_nvfp4_end_prediction = q34a_fp8_end_deficit * (tile_errors["nvfp4"] / tile_errors["fp8_tensor"]) ** 2
         """),
+    Question("q35p_fp4_end_prediction", """
+        **先预测，再测量。** 按 q34p 的同一个模型，整张量 FP4 的 1 − cos 应该是 FP8 的多少倍？
+        它在你那一块上的张量误差比 NVFP4 大得多：想一想这个模型在误差很大时还靠不靠得住。
+        """, """
+        q35p_fp4_end_prediction = (tile_errors["fp4_tensor"] / tile_errors["fp8_tensor"]) ** 2
+        """),
+    Question("q34r_h16_end_prediction", """
+        **先预测，再测量。** 按同一个模型，先做 16 阶旋转再 NVFP4（`"nvfp4 + H16"`）的 1 − cos 应该是 FP8 的多少倍？
+        你那一块上旋转让张量误差变大了还是变小了？整个模型会跟着这样变吗？
+        """, """
+        q34r_h16_end_prediction = (tile_errors["nvfp4 + H16"] / tile_errors["fp8_tensor"]) ** 2
+        """),
     Code("""
         # 现在量：其余几种格式各跑一遍整个前向（权重每种格式量化一次）
         for name, (scheme, rotate) in END_FORMATS.items():
@@ -916,6 +928,18 @@ CELLS = (
         """, """
         q34b_nvfp4_end_deficit = end_deficits["nvfp4"] * 1e4
         print(f"测量是预测的 {q34b_nvfp4_end_deficit / q34p_nvfp4_end_prediction:.2f} 倍")
+        """),
+    Question("q35g_fp4_end_over_fp8", """
+        整张量 FP4 的 1 − cos 测出来是 FP8 的多少倍？它是你预测的（q35p）多少倍？
+        """, """
+        q35g_fp4_end_over_fp8 = end_deficits["fp4_tensor"] / end_deficits["fp8_tensor"]
+        print(f"测量是预测的 {q35g_fp4_end_over_fp8 / q35p_fp4_end_prediction:.2f} 倍")
+        """),
+    Question("q34h_h16_end_over_fp8", """
+        先旋转再 NVFP4 的 1 − cos 测出来是 FP8 的多少倍，是你预测的（q34r）多少倍？（这两个倍数说明了什么，在最后的文字题里回答。）
+        """, """
+        q34h_h16_end_over_fp8 = end_deficits["nvfp4 + H16"] / end_deficits["fp8_tensor"]
+        print(f"测量是预测的 {q34h_h16_end_over_fp8 / q34r_h16_end_prediction:.2f} 倍")
         """),
     Question("q35_fp4_rank_agreement", """
         整张量 FP4 的句向量离 FP32 最远。它的句子对排序和 FP32 的一致率是百分之多少？
@@ -954,7 +978,7 @@ CELLS = (
         """),
     Code("""
         from cpu_timing import (AGREEMENT_FACTOR, EXP_N, GEMM_SIZES, PINNED_BY, TRIAD_N, exp_seconds, gemm_seconds,
-                                median_seconds, show_measured, triad_seconds)
+                                median_seconds, show_measured, shows_measured, triad_seconds)
 
         # show_measured 打印测量结果；评分时不打印（每次量出的数都不同，评分结果只能由你的文件决定）
 
@@ -1010,9 +1034,29 @@ CELLS = (
                         f"{8 / q28_exp_ns_per_value / q28a_triad_gb_per_s:.0%}"],
                        ["你的 quantize (nvfp4, float64)", f"{quantize_ns:.2f} ns", f"{16 / quantize_ns:.1f} GB/s",
                         f"{16 / quantize_ns / q28a_triad_gb_per_s:.0%}"]])
+
+        # 你的 roofline：屋顶是 min(带宽 × 运算强度, 算力)。exp 和 quantize 每个数记一次运算（exp 读写一个 float32：8 字节，
+        # quantize 读写一个 float64：16 字节）；GEMM 做 2m³ FLOP，读 A、B 写 C（3m² 个 float32）
+        if shows_measured():  # 评分时不画：量出的数每次不同
+            edge = max(gemm_sweep, key=gemm_sweep.get)
+            kernels = {"GEMM": (2 * edge**3 / (3 * 4 * edge**2), q29_matmul_gflops),
+                       "np.exp": (1 / 8, 1 / q28_exp_ns_per_value), "quantize": (1 / 16, 1 / quantize_ns)}
+            intensity = np.logspace(-2, np.log10(max(4 * edge, 10 * q29_matmul_gflops / q28a_triad_gb_per_s)), 200)
+            fig, ax = plt.subplots(figsize=(6, 4))
+            ax.plot(intensity, np.minimum(q28a_triad_gb_per_s * intensity, q29_matmul_gflops), color="black")
+            for name, (x, y) in kernels.items():
+                ax.scatter(x, y)
+                ax.annotate(name, (x, y), textcoords="offset points", xytext=(4, 4))
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_xlabel(label("运算强度（次运算 / 字节）", "intensity (op / byte)"))
+            ax.set_ylabel(label("每秒 10^9 次运算", "10^9 op / s"))
+            ax.set_title(label("你的 CPU 的 roofline（单线程）", "Your CPU's roofline (one thread)"))
+            plt.show()
         """),
     Question("q30_my_ratio_64", """
-        回到演示 3：用 q28、q29 和你的 `flops_per_exp`，你的 CPU 上 d_head = 64 时 t_exp / t_mma 是百分之多少？
+        回到演示 3：在你的 CPU 上（单线程），d_head = 64 的注意力里 t_exp / t_mma 是百分之多少？演示 3 的模型是为 GPU 写的
+        （exp 在 SFU 上、矩阵乘法在 Tensor Core 上）；换成 CPU，自己决定两边各用你量出的哪个数、怎么换算。
         """, """
         q30_my_ratio_64 = q28_exp_ns_per_value / (flops_per_exp(64, 64) / q29_matmul_gflops) * 100
         """),
@@ -1089,7 +1133,7 @@ CELLS = (
         """),
     Question("q36_explain_end_to_end", _text_question_prompt("q36_explain_end_to_end", """
         一块 Y 的张量误差能预测整个模型的端到端效果吗？你的预测（q34p）和测量（q34b）差多少，表里其他格式（整张量 FP4、
-        先旋转再 NVFP4）又怎样？这个差距说明了什么——评价一种格式时该看什么（引用 q35）？
+        先旋转再 NVFP4：q35g、q34h）又怎样？这个差距说明了什么——评价一种格式时该看什么（引用 q35）？
         """), f"""
         我的预测用的模型是：每种格式让句向量偏离的误差向量方向随机，长度和它在我那一块上的张量误差成正比。方向随机时误差几乎和句向量垂直，
         cos ≈ 1 − r²/2，所以 1 − cos 按张量误差的**平方**增长；用 FP8 定出比例，NVFP4 的测量（q34b）是预测（q34p）的若干倍。讲义的那一块上是

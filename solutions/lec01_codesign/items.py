@@ -42,8 +42,16 @@ REASONS: dict[str, Reason] = {
     "q28p_exp_if_memory_bound": Reason(Why.PREDICTION, ("2 * 4 / q28a", "8 / q28a"),
                                        verified_by="q28_exp_ns_per_value = exp_seconds() / EXP_N * 1e9"),
     "q28f_fmas_per_exp": Reason(Why.MODEL, ("q28 × q29 / 2", "* q29_matmul_gflops / 2")),
+    # demo 3's model is the GPU's (exp_ratio takes a chip); on the CPU the student maps it to the measurements
+    "q30_my_ratio_64": Reason(Why.MODEL, ("flops_per_exp(64, 64) / q29", "/ q29_matmul_gflops", "q28 ÷ (", "用 q28、q29")),
     "q34p_nvfp4_end_prediction": Reason(Why.PREDICTION, ('/ tile_errors["fp8_tensor"]) ** 2', "1 − cos ≈", "r²/2", "r² / 2", "误差的平方"),
                                         verified_by='end_deficits = {name: end_deficit(e, end_embeddings["fp32"])'),
+    # the same model applied to the two formats where it is put to the test: a large error (per-tensor
+    # FP4) and a rotation whose effect one tile may not represent (NVFP4 after H16)
+    "q35p_fp4_end_prediction": Reason(Why.PREDICTION, ('/ tile_errors["fp8_tensor"]) ** 2', "1 − cos ≈", "r²/2", "r² / 2", "误差的平方"),
+                                      verified_by='end_deficits = {name: end_deficit(e, end_embeddings["fp32"])'),
+    "q34r_h16_end_prediction": Reason(Why.PREDICTION, ('/ tile_errors["fp8_tensor"]) ** 2', "1 − cos ≈", "r²/2", "r² / 2", "误差的平方"),
+                                      verified_by='end_deficits = {name: end_deficit(e, end_embeddings["fp32"])'),
     "q35m_nvfp4_weight_mb": Reason(Why.MODEL, ("(4 + 8 / 16) / 8", "format_bits(16) / 8", "4 * 384 * 384", "4 × 384 × 384")),
     "q16_software_exp_share": Reason(Why.MODEL, ("1 - 1 /", "1 − 1 /")),
     "q17_backward_ratio": Reason(Why.MODEL, ("6·d_qk + 4·d_v", "·d_qk + 4·d_v")),
@@ -98,6 +106,10 @@ TEACHES: dict[str, str] = {
     "q34a_fp8_end_deficit": "end to end: FP8 in all 36 linear layers of a real encoder barely moves its sentence embeddings",
     "q34p_nvfp4_end_prediction": "predict, then verify: from a tensor error to the end effect (1 − cos grows with the error squared)",
     "q34b_nvfp4_end_deficit": "verifies q34p: NVFP4's measured end effect, next to the tensor-error model's prediction",
+    "q35p_fp4_end_prediction": "predict, then verify: the same error-squared model for a large error (per-tensor FP4)",
+    "q34r_h16_end_prediction": "predict, then verify: the same model for NVFP4 after a 16-wide rotation, from the tile's error",
+    "q35g_fp4_end_over_fp8": "verifies q35p: the measured ratio; a large error turns the embedding, the small-error model no longer holds",
+    "q34h_h16_end_over_fp8": "verifies q34r: the measured ratio; one tile does not represent a rotation's effect on all 36 layers",
     "q35_fp4_rank_agreement": "an end task (ranking pairs) survives far more error than the embedding's cosine suggests",
     "q35m_nvfp4_weight_mb": "count a real model's linear weights from its shapes: what NVFP4 stores",
     "q28a_triad_gb_per_s": "measuring the CPU's bandwidth roof: a triad beyond the last-level cache, warmed up, median",
@@ -107,7 +119,7 @@ TEACHES: dict[str, str] = {
     "q28g_exp_vs_memory": "the gap between prediction and measurement tells which roof exp sits under",
     "q28f_fmas_per_exp": "on a CPU exp shares the vector units with the FMAs: its cost in FMAs (no SFU)",
     "q29_matmul_gflops": "measuring a matmul's FLOP rate",
-    "q30_my_ratio_64": "demo 3's ratio on the student's own CPU (d = 64)",
+    "q30_my_ratio_64": "demo 3's model set up for the student's own CPU from its measurements (d = 64)",
     "q31_my_ratio_128": "the same at d = 128",
     "q32_vs_b300": "the CPU's ratio against B300's",
     "q20_explain_scaling": "explain: scale granularity and format",
@@ -126,6 +138,13 @@ SAME_FOR_EVERYONE: dict[str, str] = {
                             "so the item stays at 1 point; the prediction built on it (q34p) uses the student's own tile",
     "q34b_nvfp4_end_deficit": "the same model and sentences for everyone (see q34a): 1 point; how far it lies from "
                               "the student's own prediction (q34p) is the question of q36",
-    "q35_fp4_rank_agreement": "the same model and sentences for everyone (see q34a): 1 point",
+    "q35g_fp4_end_over_fp8": "the same model and sentences for everyone (see q34a): 1 point; the prediction it "
+                             "verifies (q35p) uses the student's own tile",
+    "q34h_h16_end_over_fp8": "the same model and sentences for everyone (see q34a): 1 point; the prediction it "
+                             "verifies (q34r) uses the student's own tile",
+    "q35_fp4_rank_agreement": "the same model and sentences for everyone (see q34a): 1 point. The keys of q34a–q35 "
+                              "are the reference pipeline's; a rounding bug the function items catch keeps them, "
+                              "except the lecture's ties-to-smaller to_e2m1, which flips 3 of the 28 pair orderings "
+                              "and loses this one (tests/solutions/test_end_to_end_fairness.py)",
     "q35m_nvfp4_weight_mb": "one model ships with the kit (see q34a): its weights' count is the same for everyone, 1 point",
 }

@@ -334,5 +334,5 @@ DEPENDENT = (
     "q11_scale_format_gain", "q12_block_size_gain", "q12b_e8m0_clipped_blocks", "q15_h100_tensor_basis",
     "q16_software_exp_share", "q17_backward_ratio", "q18_model_speedup", "q18b_serial_speedup",
     "q19_mma_efficiency", "q22_real_fp4_tensor_error", "q23_real_nvfp4_error", "q24_rotated_fp4_tensor_error",
-    "q34p_nvfp4_end_prediction",
+    "q34p_nvfp4_end_prediction", "q35p_fp4_end_prediction", "q34r_h16_end_prediction",
 )

@@ -39,11 +39,11 @@ def test_the_answered_notebook_runs_cleanly_and_earns_every_key(reference_folder
     result = execute_notebook(reference_folder, [item.id for item in CONFIG.items_of("number", "choice")])
     assert result.errors == []
     from autograder.engine.answer_checks import DerivedKey, MeasuredKey, with_references
-    from autograder.lec01_codesign.measurement import measurement_keys
+    from autograder.lec01_codesign import key_checks
     from cpu_timing import reference_measurements
 
     # the grader's reference measurement, taken on this machine right after the notebook's own
-    checks = with_references(measurement_keys(), reference_measurements)
+    checks = with_references(key_checks(), reference_measurements)
     for item in CONFIG.items_of("number", "choice"):
         got = result.answers.get(item.id)
         expected = checks.get(item.id, key.get(item.id))

@@ -10,7 +10,7 @@ import io
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from autograder.engine.answer_matches import AnswerReport, CopyFlag, report_csv
+from autograder.views.answer_matches import AnswerReport, CopyFlag, report_csv
 from autograder.engine.outputs import student_cell
 from autograder.nbgrader_bridge.flagged import read_rows, write_collect_flags
 from autograder.nbgrader_bridge.inbound import Flag

@@ -193,7 +193,8 @@ def test_buggy_submission_loses_points_only_where_the_bug_is(tmp_path, bundle, r
     failed = {item_of(t) for t in results["tests"] if t["status"] == "failed"}
     # quantize rounds with to_e2m1, and the end-to-end lab measures the whole model through the
     # student's own quantize against the reference model's keys: its numbers follow the bug
-    end_to_end = {"q34a_fp8_end_deficit", "q34p_nvfp4_end_prediction", "q34b_nvfp4_end_deficit", "q35_fp4_rank_agreement"}
+    end_to_end = {"q34a_fp8_end_deficit", "q34p_nvfp4_end_prediction", "q34b_nvfp4_end_deficit", "q35_fp4_rank_agreement",
+                  "q35p_fp4_end_prediction", "q34r_h16_end_prediction", "q35g_fp4_end_over_fp8", "q34h_h16_end_over_fp8"}
     assert "to_e2m1" in failed and failed <= {"to_e2m1", "quantize"} | end_to_end
     assert 0 < results["score"] < AUTO_POINTS
     assert "0.75" in _test_of(results, "to_e2m1")["output"]  # the counterexample is shown

@@ -20,11 +20,11 @@ LECTURE = REPO.parent / "shared" / "lecture" / "05_codesign_blackwell_ultra.py"
 
 
 def test_keys_cover_exactly_the_number_and_choice_items():
-    """The reference's keys and the measurement's checks together cover every keyed item, once."""
-    from autograder.lec01_codesign.measurement import measurement_keys
+    """The reference's keys and the checks (measurements, follow-ups) together cover every keyed item, once."""
+    from autograder.lec01_codesign import key_checks
 
-    assert not set(answer_key()) & set(measurement_keys())
-    assert set(answer_key()) | set(measurement_keys()) == {item.id for item in CONFIG.items_of("number", "choice")}
+    assert not set(answer_key()) & set(key_checks())
+    assert set(answer_key()) | set(key_checks()) == {item.id for item in CONFIG.items_of("number", "choice")}
 
 
 def test_key_types_fit_the_item_kinds():

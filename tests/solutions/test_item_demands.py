@@ -88,3 +88,18 @@ def test_q06bs_prompt_leaves_both_factors_of_the_wall_to_the_student():
     definition, since it stated the two factors whose product is the key."""
     prompt = CELLS[_question_index("q06b_wall_for_nvfp4_kernel")].prompt
     assert "q05" not in prompt and "BYTES_PER_ELEM" not in prompt and "q06" in prompt
+
+
+def test_at_least_six_items_are_predictions_a_later_item_verifies():
+    """Predict, then verify: the student commits a number before the cell that measures it (the
+    PREDICTION reasons), or a later item verifies it ("verifies qNN" in what it teaches: q09e checks
+    q09's weights-only batch with the KV cache read)."""
+    import re
+
+    predicted = {item for item, reason in REASONS.items() if reason.why == Why.PREDICTION}
+    for item, teaches in TEACHES.items():
+        for short in re.findall(r"^verifies (q\d+\w?):", teaches):
+            [target] = [i.id for i in KEYED if i.id.split("_")[0] == short]
+            assert _question_index(target) < _question_index(item), (target, item)
+            predicted.add(target)
+    assert len(predicted) >= 6, sorted(predicted)
