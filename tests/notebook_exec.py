@@ -3,8 +3,8 @@ Jupyter kernel), and read back the answer variables as plain data.
 
 The child runs with the folder as its working directory and first sys.path entry, and without
 the repository on its path, so the notebook sees exactly what a student's folder holds.
-The cell runner is the sandbox's own (autograder/sandbox/nbrunner.py, standard library only),
-loaded from its file.
+The cell runner is the sandbox's own (autograder/sandbox/nbrunner.py and the cell_outputs.py it
+imports, standard library only), loaded from their files.
 """
 
 import json
@@ -19,9 +19,13 @@ NBRUNNER = Path(__file__).resolve().parents[1] / "autograder" / "sandbox" / "nbr
 _CHILD = r"""
 import importlib.util, json, os, sys, time
 nbrunner_path, notebook, names = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
-spec = importlib.util.spec_from_file_location("nbrunner", nbrunner_path)
-nbrunner = sys.modules["nbrunner"] = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(nbrunner)
+def load(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = sys.modules[name] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+load("cell_outputs", os.path.join(os.path.dirname(nbrunner_path), "cell_outputs.py"))
+nbrunner = load("nbrunner", nbrunner_path)
 sys.path.insert(0, os.getcwd())
 namespace = {}
 start = time.perf_counter()

@@ -20,7 +20,7 @@ import binascii
 import re
 
 from autograder.engine.outputs import strip_control_chars
-from autograder.sandbox.nbrunner import MAX_FIGURE_PIXELS, MAX_OUTPUT_TEXT
+from autograder.sandbox.cell_outputs import MAX_FIGURE_PIXELS, MAX_OUTPUT_TEXT
 
 FORMAT = 1
 MAX_CELLS = 10_000

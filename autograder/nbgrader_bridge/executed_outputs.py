@@ -21,7 +21,8 @@ from pathlib import Path
 from nbformat import NotebookNode, from_dict
 
 from autograder.nbgrader_bridge.feedback_tracebacks import OMITTED
-from autograder.sandbox.nbrunner import OMITTED_FRAMES, source_sha256
+from autograder.sandbox.cell_outputs import OMITTED_FRAMES
+from autograder.sandbox.nbrunner import source_sha256
 
 RESTORED_NOTE = "（这个单元格已恢复为作业发布时的内容；下面是你提交的版本运行时的输出。）\n"
 

@@ -50,7 +50,7 @@ def main(config: dict) -> None:
     # so a student's `codec.py` is theirs, not ours.
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [os.getcwd()] + [p for p in sys.path if p and os.path.abspath(p) != here]
-    for name in ("codec", "lockdown", "nbrunner", "warm_notebook"):
+    for name in ("codec", "lockdown", "nbrunner", "cell_outputs", "warm_notebook"):
         sys.modules.pop(name, None)
     sys.argv = ["sandbox"]
 

@@ -193,7 +193,7 @@ def test_each_code_cell_keeps_its_streams_value_display_figures_and_errors(sandb
 
 
 def test_outputs_are_bounded_and_the_answers_still_arrive(sandbox):
-    from autograder.sandbox.nbrunner import MAX_NOTEBOOK_OUTPUTS, MAX_OUTPUT_TEXT
+    from autograder.sandbox.cell_outputs import MAX_NOTEBOOK_OUTPUTS, MAX_OUTPUT_TEXT
 
     box = sandbox(nb(
         "print('x' * 300_000)\nq1 = 1",

@@ -8,8 +8,6 @@ MAX_LINES = 450
 CORE = ("autograder/sandbox", "autograder/engine")
 # Known exceptions, each with why it is still long; remove a file from here once it is split.
 KNOWN_LONG = {
-    "autograder/sandbox/nbrunner.py": "its timing is being reworked on another branch (the notebook clock and "
-                                      "the reference measurement); split it once that lands",
 }
 
 
