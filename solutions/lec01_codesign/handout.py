@@ -1005,8 +1005,9 @@ CELLS = (
         q29b_cpu_ridge = q29_matmul_gflops / q28a_triad_gb_per_s
         """),
     Question("q28p_exp_if_memory_bound", """
-        **先预测，再测量。** 在运行下一题的测量之前写下你的预测：`np.exp(x, out=y)` 读一个 float32、写一个 float32。
-        如果 exp 只受内存带宽限制（算 exp 本身不花时间），按你的 q28a，每个数要多少纳秒？
+        **先预测，再测量。** 在运行下一题的测量之前写下你的预测：`np.exp(x, out=y)` 对 float32 数组逐个算 exp，
+        结果写进已有的数组 `y`。如果 exp 只受内存带宽限制（算 exp 本身不花时间），按你的 q28a，每个数要多少纳秒？
+        （先数清楚每个数要在内存里搬多少字节。）
         """, """
         q28p_exp_if_memory_bound = 2 * 4 / q28a_triad_gb_per_s
         """),

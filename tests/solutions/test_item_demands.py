@@ -90,6 +90,17 @@ def test_q06bs_prompt_leaves_both_factors_of_the_wall_to_the_student():
     assert "q05" not in prompt and "BYTES_PER_ELEM" not in prompt and "q06" in prompt
 
 
+def test_q28ps_prompt_leaves_the_bytes_per_value_to_the_student():
+    """q28p is a prediction from a model the student sets up: the bytes one value of np.exp(x, out=y)
+    moves (a float32 read, a float32 written) over the measured bandwidth. The prompt once stated
+    both accesses, leaving one division: the model was the prompt's, not the student's."""
+    import re
+
+    prompt = CELLS[_question_index("q28p_exp_if_memory_bound")].prompt
+    assert not re.search(r"[读写]一个 float32", prompt) and not re.search(r"\b[48] ?(字节|B\b)", prompt)
+    assert "q28a" in prompt
+
+
 def test_at_least_six_items_are_predictions_a_later_item_verifies():
     """Predict, then verify: the student commits a number before the cell that measures it (the
     PREDICTION reasons), or a later item verifies it ("verifies qNN" in what it teaches: q09e checks
