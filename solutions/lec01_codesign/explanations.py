@@ -479,6 +479,18 @@ def rubric_markdown(item: str, *, with_expectations: bool) -> str:
 EXPLANATIONS.update({item: rubric_markdown(item, with_expectations=True) for item in RUBRICS})
 
 
+def _encoder_shape() -> tuple[dict[str, tuple[int, int]], int, int]:
+    """The shipped encoder's linear layers, as its explanations state them: each kind's weight shape
+    (output × input), the number of layers and of linear layers."""
+    from solutions.lec01_codesign.answers import ENCODER
+    from solutions.lec01_codesign.encoder import LINEAR_LAYERS, load_encoder
+
+    model = load_encoder(ENCODER)[0]
+    names = [name for name in model if name.endswith(".w") and name.split(".")[1] in LINEAR_LAYERS]
+    shape = {name.split(".")[1]: model[name].shape for name in names}
+    return shape, len({name.split(".")[0] for name in names}), len(names)
+
+
 def _end_to_end_explanations() -> dict[str, str]:
     """q34a–q35m: the figures of the whole encoder (the same for everyone) and the lecture's tile."""
     from solutions.lec01_codesign.answers import END_UNIT, end_prediction, end_tile_errors, end_to_end, nvfp4_weight_mb
@@ -486,13 +498,17 @@ def _end_to_end_explanations() -> dict[str, str]:
     from solutions.lec01_codesign.real_tensors import SENTENCE_PAIRS
 
     end, tile, predicted = end_to_end(), end_tile_errors(), END_UNIT * end_prediction()
+    shape, layers, linear = _encoder_shape()
+    bits = format_bits(_NV_BLOCK)
+    element_bits, scale_bits = (ml_dtypes.finfo(t).bits for t in (ml_dtypes.float4_e2m1fn, ml_dtypes.float8_e4m3fn))
+    fp32_bits = np.finfo(np.float32).bits
     _COMPARISONS = len(SENTENCE_PAIRS) * (len(SENTENCE_PAIRS) - 1) // 2  # two pairs compared: which is more similar
     deficit = {name: END_UNIT * row["deficit"] for name, row in end.items()}
     fp4_predicted, h16_predicted = (END_UNIT * end_prediction(None, name) for name in ("fp4_tensor", "nvfp4 + H16"))
     return {
         "q34a_fp8_end_deficit": f"""
             `end_deficit(end_embeddings["fp8_tensor"], end_embeddings["fp32"])` × 10^4 = {deficit["fp8_tensor"]:.1f}：
-            余弦约 {1 - deficit["fp8_tensor"] / END_UNIT:.4f}。36 个线性层、两个操作数都是 FP8，句向量几乎不动。
+            余弦约 {1 - deficit["fp8_tensor"] / END_UNIT:.4f}。{linear} 个线性层、两个操作数都是 FP8，句向量几乎不动。
             每位同学的模型和句子相同，这一题的数也相同。
             """,
         "q34p_nvfp4_end_prediction": f"""
@@ -530,8 +546,8 @@ def _end_to_end_explanations() -> dict[str, str]:
         "q34h_h16_end_over_fp8": f"""
             `end_deficits["nvfp4 + H16"] / end_deficits["fp8_tensor"]` = {deficit["nvfp4 + H16"]:.0f} ÷ {deficit["fp8_tensor"]:.1f}
             = {deficit["nvfp4 + H16"] / deficit["fp8_tensor"]:.1f}（每位同学相同）。讲义的那一块预测 {h16_predicted / deficit["fp8_tensor"]:.1f} 倍，
-            测量是预测的 {deficit["nvfp4 + H16"] / h16_predicted:.2f} 倍。旋转在一块 Y 上的效果不代表整个模型：一块只是 36 个线性层里一个投影的一小块，
-            其他层（FFN 的 1536 维输入、别的层的离群通道）各不相同。你的那一块不同，倍数也不同，哪个方向都可能。
+            测量是预测的 {deficit["nvfp4 + H16"] / h16_predicted:.2f} 倍。旋转在一块 Y 上的效果不代表整个模型：一块只是 {linear} 个线性层里一个投影的一小块，
+            其他层（FFN 的 {shape["ffn_in"][0]} 维输入、别的层的离群通道）各不相同。你的那一块不同，倍数也不同，哪个方向都可能。
             """,
         "q35_fp4_rank_agreement": f"""
             整张量 FP4 的 1 − cos 约 {deficit["fp4_tensor"] / END_UNIT:.2f}（余弦只剩约 {1 - deficit["fp4_tensor"] / END_UNIT:.2f}），
@@ -540,9 +556,9 @@ def _end_to_end_explanations() -> dict[str, str]:
             只在乎排序的任务比句向量本身耐受得多——但这里只有 {len(SENTENCE_PAIRS)} 对句子，一组先后就是 {100 / _COMPARISONS:.1f} 个百分点。
             """,
         "q35m_nvfp4_weight_mb": f"""
-            每层 query、key、value、注意力输出各 384 × 384，FFN 的两层各 384 × 1536：6 层一共
-            {nvfp4_weight_mb() * 8 / 4.5 * 1e6:,.0f} 个权重。NVFP4 每个数 4 + 8 / 16 = 4.5 bit：{nvfp4_weight_mb():.2f} MB
-            （FP32 是它的 32 / 4.5 ≈ 7.1 倍）。
+            每层 query、key、value、注意力输出各 {shape["query"][1]} × {shape["query"][0]}，FFN 的两层各 {shape["ffn_in"][1]} × {shape["ffn_in"][0]}：{layers} 层一共
+            {nvfp4_weight_mb() * 8 / bits * 1e6:,.0f} 个权重。NVFP4 每个数 {element_bits} + {scale_bits} / {_NV_BLOCK} = {bits:g} bit：{nvfp4_weight_mb():.2f} MB
+            （FP32 是它的 {fp32_bits} / {bits:g} ≈ {fp32_bits / bits:.1f} 倍）。
             """,
     }
 

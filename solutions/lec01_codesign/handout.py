@@ -841,7 +841,7 @@ CELLS = (
         句向量还剩多少？你在一块上量出的张量误差，能预测整个模型的效果吗？
 
         【数据】`{end_to_end.ENCODER_FILE}`：同一个模型 {extract.MODEL} 的全部六层，每层六个线性层
-        （{"、".join(end_to_end.LINEAR_LAYERS)}，一共 36 个）。线性层的权重按 float16 存储（文件约 20 MB），读进来是 float32；
+        （{"、".join(end_to_end.LINEAR_LAYERS)}，一共 36 个）。线性层的权重按 float16 存储（文件约 22 MB），读进来是 float32；
         词表只留下下面这些句子用到的那几行，句子已经用模型自己的分词器切好。这份权重的 FP32 前向就是下面的"FP32"：
         它和原模型（PyTorch）算出的句向量的余弦与 1 相差不到 10^-3，提取脚本检查过。
 

@@ -75,3 +75,27 @@ def test_the_rubrics_state_what_the_formats_and_chips_give():
     assert f"{exp_ratio(B300, 'fp8', HEAD_DIM, HEAD_DIM):.0%}" in q21
     rubin = hw_specs.EX2_PER_SM_PER_CLK["Rubin FP16"] / hw_specs.EX2_PER_SM_PER_CLK["Blackwell Ultra FP16"]
     assert f"{rubin:g} 倍" in q21
+
+
+def _explanation_literal_parts(item: str) -> list[str]:
+    """The text of an explanation's f-string outside its {…} fields."""
+    tree = ast.parse(EXPLANATIONS_PY.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict):
+            for key, value in zip(node.keys, node.values):
+                if isinstance(key, ast.Constant) and key.value == item and isinstance(value, ast.JoinedStr):
+                    return [v.value for v in value.values if isinstance(v, ast.Constant)]
+    raise AssertionError(f"{item} not found in {EXPLANATIONS_PY}")
+
+
+def test_the_weight_size_explanation_takes_its_figures_from_the_encoder_and_the_formats():
+    """q35m's released answer states the shipped encoder's layer shapes, its layer count, NVFP4's bits
+    per value and FP32's ratio: each from the encoder file and the formats, none typed (384 × 1536,
+    6 layers, 4 + 8 / 16 = 4.5 bit and 32 / 4.5 were)."""
+    typed = []
+    for part in _explanation_literal_parts("q35m_nvfp4_weight_mb"):
+        rest = part
+        for pattern in NAMES:
+            rest = re.sub(pattern, " ", rest)
+        typed += [f"{m.group(0)!r} in {part!r}" for m in re.finditer(r"\d+(?:\.\d+)?", rest)]
+    assert typed == []
