@@ -512,7 +512,7 @@ def test_student_code_gets_no_real_time_or_raised_priority_whatever_the_grader_w
     assert 0 <= found["memlock"] <= 1 << 20, found
 
 
-DESCRIPTORS = """
+OPEN_FILES = """
 import os
 
 _held = []
@@ -532,7 +532,7 @@ def test_open_files_are_bounded_by_the_sandbox_not_the_grader(sandbox, isolation
     """Each open file is kernel memory no RLIMIT_AS counts (a container's default allows 1 048 576
     of them, ~250 MB per student; without a cgroup nothing else bounds it). The sandbox has its
     own bound, however many the grader may open."""
-    outcome = sandbox({"codesign.py": DESCRIPTORS}, isolation=isolation).call("codesign", "open_all")
+    outcome = sandbox({"codesign.py": OPEN_FILES}, isolation=isolation).call("codesign", "open_all")
     assert outcome.status == "ok", outcome
     opened, err = outcome.value
     assert err == errno.EMFILE and opened <= 4096, outcome.value
