@@ -109,7 +109,7 @@ def grade_submission(assignment_name: str, submission: Path | StudentFiles, *, l
     if not files.present:
         items = _nothing_submitted(assignment, files, who)
         used, quotas, scratch, placed = confinement.NOT_RUN.name, "", None, None
-        namespaces = (None, None)
+        namespaces = (None, None, None)
     else:
         with tempfile.TemporaryDirectory(prefix="cs349e-stage-") as staging:
             files.copy_to(Path(staging))
@@ -118,7 +118,7 @@ def grade_submission(assignment_name: str, submission: Path | StudentFiles, *, l
                 items, executed, declared = _grade_items(assignment, files, Path(staging), box, limits, who)
                 # what confined it, read at the end: a restarted worker may have added scratch
                 used, quotas, scratch, placed = box.isolation, box.quotas, box.private_scratch, bool(box.cpus)
-                namespaces = (box.own_network, box.own_ipc)
+                namespaces = (box.own_network, box.own_ipc, box.own_proc)
 
     order = {item.id: i for i, item in enumerate(config.items)}
     items = sorted(items, key=lambda item: order[item.id])
@@ -126,6 +126,7 @@ def grade_submission(assignment_name: str, submission: Path | StudentFiles, *, l
     return SubmissionResult(
         student=files.student, score=score, max_score=config.total_points, items=tuple(items),
         isolation=used, private_scratch=scratch, placed=placed, own_network=namespaces[0], own_ipc=namespaces[1],
+        own_proc=namespaces[2],
         seconds=round(time.perf_counter() - started, 3), assignment=config.assignment,
         fingerprint=files.fingerprint(config), case_set=assignment.case_set, quotas=quotas, executed=executed,
         student_id=who.student_id, student_id_source=who.source, variant=who.variant, declared_id=declared,

@@ -78,9 +78,11 @@ class SubmissionResult:
     private_scratch: bool | None = field(default=None, compare=False)
     placed: bool | None = field(default=None, compare=False)
     # Whether the sandbox had a network and an IPC namespace of its own (bubblewrap always; the uid
-    # fallback where the platform allows: without them it shared the host's ports and SysV tables).
+    # fallback where the platform allows: without them it shared the host's ports and SysV tables),
+    # and a /proc showing only its own processes (without it, the host's command lines were readable).
     own_network: bool | None = field(default=None, compare=False)
     own_ipc: bool | None = field(default=None, compare=False)
+    own_proc: bool | None = field(default=None, compare=False)
     # The grading machine's reference measurement the measured items were judged against
     # (reference_measurement.py: figures, when, which grader process), shared by every submission
     # that process graded. Staff-side only: feedback never shows it. None when none was needed.

@@ -142,13 +142,14 @@ def apply(spec: dict) -> dict:
     """Confines this process as `spec` (Lockdown.to_config) says; exits if any step fails.
     Returns what the platform decided: {"private_scratch": whether the shared scratch folders
     were covered with tmpfs of its own, "own_network", "own_ipc": whether it has those namespaces
-    of its own}."""
+    of its own, "own_proc": whether its /proc lists only its own uid's processes}."""
     global _libc
     _libc = ctypes.CDLL(None, use_errno=True)
     try:
         _fresh_signal_state()
         _rlimits(spec)
         private_scratch = _private_scratch(spec.get("scratch"))
+        own_proc = private_scratch and bool(spec["scratch"].get("hide_processes")) and _own_proc()
         if spec.get("own_network"):
             own_network()
             if private_scratch:
@@ -171,7 +172,8 @@ def apply(spec: dict) -> dict:
             _install_filter()
     except OSError as exc:
         sys.exit(f"sandbox worker: lockdown failed: {exc}")
-    return {"private_scratch": private_scratch, "own_network": bool(spec.get("own_network")), "own_ipc": own_ipc}
+    return {"private_scratch": private_scratch, "own_network": bool(spec.get("own_network")), "own_ipc": own_ipc,
+            "own_proc": own_proc}
 
 
 def _fresh_signal_state() -> None:
@@ -208,21 +210,22 @@ def _private_scratch(scratch: dict | None) -> bool:
         _mount(f"/proc/self/fd/{fd}", path, None, _MS_BIND | _MS_REC)
         os.close(fd)
     os.chdir(cwd)   # through the folder bound back
-    if scratch.get("hide_processes"):
-        _own_proc()
     return True
 
 
-def _own_proc() -> None:
+def _own_proc() -> bool:
     """A /proc that lists only the processes this uid may inspect (the uid fallback has no pid
     namespace: the host's command lines, a classmate's worker). hidepid=invisible is Linux 5.8's,
     where each proc mount has options of its own; an older kernel refuses the word (EINVAL) before
-    anything changes, as does a container's masked /proc (EPERM): the host's /proc stays there."""
+    anything changes, as does a container's masked /proc (EPERM): the host's /proc stays there.
+    Whether this uid's own /proc was mounted."""
     try:
         _mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, "hidepid=invisible")
     except OSError as exc:
         if exc.errno not in (errno.EINVAL, errno.EPERM):
             raise
+        return False
+    return True
 
 
 def _own_ipc() -> bool:

@@ -55,7 +55,7 @@ class WorkerProcess:
         self.imported: set[str] = set()
         self.ready = False
         self.private_scratch = False
-        self.own_network = self.own_ipc = False
+        self.own_network = self.own_ipc = self.own_proc = False
         self._next_id = 1
         self._max_reply = self._default_max_reply = limits.result_bytes + _HEADROOM
         nonce = secrets.token_hex(8)
@@ -186,6 +186,7 @@ class WorkerProcess:
         self.private_scratch = header.get("private_scratch") is True
         self.own_network = header.get("own_network") is True
         self.own_ipc = header.get("own_ipc") is True
+        self.own_proc = header.get("own_proc") is True
         self.ready = True
 
     def send(self, data: bytes, budget: Budget) -> None:

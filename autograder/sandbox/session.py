@@ -58,7 +58,8 @@ class Sandbox:
     `confinement` both, as results record them ("bubblewrap + cgroup v2"); `cpus` the CPUs every
     process of it runs on (placement.py; () where it was not placed); `private_scratch` whether
     its /tmp and /dev/shm were its own, `own_network` and `own_ipc` whether it had those
-    namespaces of its own (bubblewrap always; the uid fallback where the platform allows).
+    namespaces of its own, `own_proc` whether its /proc showed only its own processes (bubblewrap
+    always; the uid fallback where the platform allows).
     """
 
     def __init__(self, workdir_files: Path, *, overlay: Mapping[str, Path] = {},
@@ -84,6 +85,7 @@ class Sandbox:
         self.private_scratch = chosen.private_scratch   # a started fallback worker may add it
         # bubblewrap's by construction; a started fallback worker may add them
         self.own_network = self.own_ipc = chosen.sealed_network
+        self.own_proc = chosen.sealed_network   # bubblewrap's pid namespace; the fallback's /proc where mounted
         self.cpus: tuple[int, ...] = ()   # the CPUs its processes run on; () where not placed
         root = Path(tempfile.mkdtemp(prefix="cs349e-sandbox-"))
         self._resources = SandboxResources(root)
@@ -267,6 +269,7 @@ class Sandbox:
         self.private_scratch = self.private_scratch or worker.private_scratch
         self.own_network = self.own_network or worker.own_network
         self.own_ipc = self.own_ipc or worker.own_ipc
+        self.own_proc = self.own_proc or worker.own_proc
         return worker
 
     def _start_worker(self, fork_server: bool = True) -> WorkerProcess:

@@ -58,7 +58,8 @@ def main(config: dict) -> None:
     server.warm = warm_notebook.WarmChild.start(server.notebook_reply)  # pyplot imported ahead
     server.send({"id": 0, "status": "ready", "pid": os.getpid(), "uid": os.getuid(),
                  "private_scratch": applied["private_scratch"],
-                 "own_network": applied["own_network"], "own_ipc": applied["own_ipc"]})
+                 "own_network": applied["own_network"], "own_ipc": applied["own_ipc"],
+                 "own_proc": applied["own_proc"]})
     server.serve()
 
 

@@ -78,6 +78,26 @@ def test_a_fallback_result_records_its_own_network_and_ipc(tmp_path):
     recorded = SubmissionResult.from_dict(result.to_dict())
     assert recorded.isolation == "rlimits"
     assert recorded.own_network is True and recorded.own_ipc is True
+    assert recorded.own_proc is _hidepid_mountable()
+
+
+def _hidepid_mountable() -> bool:
+    """Whether this kernel mounts a proc with hidepid=invisible (Linux 5.8+), as the fallback does."""
+    import os
+    import subprocess
+
+    probe = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                            "mount -t proc -o hidepid=invisible proc /proc"], capture_output=True)
+    return probe.returncode == 0 and os.geteuid() == 0
+
+
+def test_the_fallback_records_whether_its_proc_lists_only_its_own_processes(sandbox):
+    """The staff read whether the host's processes (their command lines) were readable."""
+    box = sandbox(IPC, isolation="rlimits")
+    outcome = box.call("codesign", "make_segment", ())
+    assert outcome.status == "ok", outcome
+    assert box.own_proc is _hidepid_mountable()
+    assert sandbox(IPC).own_proc is True   # bubblewrap: a pid namespace of its own
 
 
 PROCESSES = {
