@@ -106,6 +106,9 @@ def grade(submissions: Path, out: Path, *, watch_memory: bool = False) -> dict:
         "machine_bytes": peak[0] - baseline if watch_memory else None,
         "scores": {name: r.get("score") for name, r in results.items()},
         "times": {name: r.get("execution_time") for name, r in results.items()},
+        # the items each student did not get in full: what differs when a score differs
+        "lost": {name: sorted(t.get("name", "")[:60] for t in r.get("tests", [])
+                              if (t.get("score") or 0) < (t.get("max_score") or 0)) for name, r in results.items()},
         "recorded": {name: {k: v for k, v in r.get("extra_data", {}).get("submission", {}).items()
                             if k in ("isolation", "quotas", "quota")} for name, r in results.items()},
         "csv": {row["student"]: {k: v for k, v in row.items() if k in ("isolation", "quotas", "quota")} for row in grades},
