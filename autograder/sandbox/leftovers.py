@@ -64,19 +64,25 @@ def world_writable_folders() -> tuple[str, ...]:
 
 def _directly_below_parents() -> set[str]:
     """The world-writable folders directly in one of _OPEN_FOLDER_PARENTS, looked for at each sweep."""
-    found = set()
-    for parent in _OPEN_FOLDER_PARENTS:
+    return {path for parent in _OPEN_FOLDER_PARENTS for path, info in _subfolders(parent)
+            if info.st_mode & stat.S_IWOTH and path not in SHARED_FOLDERS}
+
+
+def _subfolders(folder: str) -> list[tuple[str, os.stat_result]]:
+    """(path, its own stat) of each folder directly in `folder` (a link is not one); none where
+    `folder` or an entry cannot be read."""
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return []
+    found = []
+    for entry in entries:
         try:
-            entries = list(os.scandir(parent))
+            info = entry.stat(follow_symlinks=False)
         except OSError:
             continue
-        for entry in entries:
-            try:
-                info = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            if stat.S_ISDIR(info.st_mode) and info.st_mode & stat.S_IWOTH and entry.path not in SHARED_FOLDERS:
-                found.add(entry.path)
+        if stat.S_ISDIR(info.st_mode):
+            found.append((entry.path, info))
     return found
 
 
@@ -96,24 +102,13 @@ def _find_open_folders(top: str, device: int, found: set[str]) -> None:
     insides are swept by _sweep), nor one a uid without groups cannot enter."""
     stack, walked = [top], 0
     while stack and walked < _MAX_WALKED:
-        folder = stack.pop()
         walked += 1
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            continue
-        for entry in entries:
-            try:
-                info = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            if not stat.S_ISDIR(info.st_mode):
-                continue
+        for path, info in _subfolders(stack.pop()):
             if info.st_mode & stat.S_IWOTH:
-                if entry.path not in SHARED_FOLDERS:
-                    found.add(entry.path)
+                if path not in SHARED_FOLDERS:
+                    found.add(path)
             elif info.st_dev == device and info.st_mode & stat.S_IXOTH:
-                stack.append(entry.path)   # (a folder others cannot enter hides all below it)
+                stack.append(path)   # (a folder others cannot enter hides all below it)
 
 
 def remove_all_of(uid: int, folders: tuple[str, ...] | None = None) -> list[str]:
