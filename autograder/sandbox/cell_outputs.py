@@ -87,7 +87,7 @@ class CellOutputs:
         if len(text) > self.budget.text:
             lines = [text[:self.budget.text // 2], "…\n", text[-self.budget.text // 2:]]
         self._add({"output_type": "error", "ename": type(exc).__name__[:200],
-                   "evalue": _text(exc)[:MAX_MESSAGE], "traceback": lines})
+                   "evalue": exception_text(exc)[:MAX_MESSAGE], "traceback": lines})
 
     def finish(self) -> dict:
         for name, dropped in self._dropped.items():
@@ -109,7 +109,7 @@ class CellOutputs:
                                  "text": "\n…（notebook 的输出超过了评分保存的上限，其余输出省略）\n"})
 
 
-class _Tee:
+class Tee:
     """A cell's sys.stdout / sys.stderr: passes everything on to the worker's stream (the captured
     output, exactly as before; what the stream refuses, the cell sees refused) and keeps a copy of
     the text in the cell's outputs. Anything else (fileno, buffer, isatty, ...) is the stream's."""
@@ -194,7 +194,7 @@ def _student_traceback(exc: BaseException, execution_count: int) -> list[str]:
             lines.append(f"{where}\n    {exc.text.rstrip()}\n")
     except BaseException:  # noqa: BLE001 - a hostile traceback must not end the notebook
         pass
-    lines.append(f"{type(exc).__name__[:200]}: {_text(exc)[:MAX_MESSAGE]}\n")
+    lines.append(f"{type(exc).__name__[:200]}: {exception_text(exc)[:MAX_MESSAGE]}\n")
     return lines
 
 
@@ -212,7 +212,7 @@ def _submission_name(filename: str, root: str) -> str:
     return ""
 
 
-class _Display:
+class Display:
     """Stand-in for IPython's display(): each object becomes a display output of the running
     cell (a figure as PNG) and its repr goes to the worker's stdout, as before."""
 
@@ -229,14 +229,14 @@ class _Display:
                 pass
 
 
-def _show_figures_as(cell: CellOutputs) -> None:
+def show_figures_as(cell: CellOutputs) -> None:
     """plt.show() hands the open figures to this cell (Jupyter's inline backend does the same)."""
     pyplot = sys.modules.get("matplotlib.pyplot")
     if pyplot is None:
         return
 
     def show(*_args, **_kwargs):
-        _flush_figures(cell)
+        flush_figures(cell)
 
     try:
         pyplot.show = show
@@ -244,7 +244,7 @@ def _show_figures_as(cell: CellOutputs) -> None:
         pass
 
 
-def _flush_figures(cell: CellOutputs) -> None:
+def flush_figures(cell: CellOutputs) -> None:
     """Every open figure becomes a PNG output of `cell`, then is closed."""
     pyplot = sys.modules.get("matplotlib.pyplot")
     if pyplot is None:
@@ -255,17 +255,17 @@ def _flush_figures(cell: CellOutputs) -> None:
         return
     for figure in figures:
         cell.display(figure)
-    _close_figures()
+    close_figures()
 
 
-def _text(exc: BaseException) -> str:
+def exception_text(exc: BaseException) -> str:
     try:
         return str(exc)
     except BaseException:  # noqa: BLE001 - a student __str__ may raise anything
         return "<message could not be read>"
 
 
-def _close_figures():
+def close_figures():
     pyplot = sys.modules.get("matplotlib.pyplot")
     if pyplot is not None:
         try:

@@ -30,11 +30,11 @@ from dataclasses import dataclass, field
 # What the cells show is kept by cell_outputs.py: a package module in the grader, a top-level
 # module beside this one in the sandbox (and in tests/notebook_exec.py's child).
 if __package__:
-    from .cell_outputs import (FIGURES_ENV, MAX_MESSAGE, CellOutputs, OutputBudget, _close_figures, _Display,
-                               _flush_figures, _show_figures_as, _Tee, _text)
+    from .cell_outputs import (FIGURES_ENV, MAX_MESSAGE, CellOutputs, Display, OutputBudget, Tee, close_figures,
+                               exception_text, flush_figures, show_figures_as)
 else:
-    from cell_outputs import (FIGURES_ENV, MAX_MESSAGE, CellOutputs, OutputBudget, _close_figures, _Display,
-                              _flush_figures, _show_figures_as, _Tee, _text)
+    from cell_outputs import (FIGURES_ENV, MAX_MESSAGE, CellOutputs, Display, OutputBudget, Tee, close_figures,
+                              exception_text, flush_figures, show_figures_as)
 
 MAX_NOTEBOOK_BYTES = 20 * 1024**2
 # Cell magics whose body is ordinary Python; any other cell magic (%%bash, %%writefile, ...)
@@ -240,7 +240,7 @@ def run_notebook(path: str, namespace: dict, *, cell_timeout: float, deadline: f
     if os.environ.get(FIGURES_ENV) == "none":   # read before any of the student's cells runs
         budget.figures = 0
     stdout, stderr = sys.stdout, sys.stderr
-    display = _Display(stdout)
+    display = Display(stdout)
     namespace.setdefault("__name__", "__main__")
     namespace.setdefault("__builtins__", builtins)
     namespace.setdefault("display", display)
@@ -258,8 +258,8 @@ def run_notebook(path: str, namespace: dict, *, cell_timeout: float, deadline: f
             break
         cell = CellOutputs(budget, count)
         display.cell = cell
-        sys.stdout, sys.stderr = _Tee(stdout, "stdout", cell), _Tee(stderr, "stderr", cell)
-        _show_figures_as(cell)
+        sys.stdout, sys.stderr = Tee(stdout, "stdout", cell), Tee(stderr, "stderr", cell)
+        show_figures_as(cell)
         try:
             seconds = min(cell_timeout, remaining)
             error = _run_cell(index, neutralise_magics(source), namespace, timer, seconds, cell)
@@ -271,7 +271,7 @@ def run_notebook(path: str, namespace: dict, *, cell_timeout: float, deadline: f
             display.cell = None
         if error:
             run.cell_errors.append(error)
-        _close_figures()
+        close_figures()
         run.cells.append({"index": index, "id": cell_id, "source_sha256": source_sha256(source),
                           **cell.finish()})
         run.overloaded = run.overloaded or starved
@@ -314,15 +314,15 @@ def _drawn_in_time(cell: CellOutputs, timer, seconds: float) -> None:
     try:
         try:
             timer.arm(seconds)
-            _flush_figures(cell)
+            flush_figures(cell)
         finally:
             timer.disarm()
     except BaseException:  # noqa: BLE001 - CellTimeout, or anything a student's figure raises
-        _close_figures()
+        close_figures()
 
 
 def _message(exc: BaseException) -> str:
-    text = _text(exc)
+    text = exception_text(exc)
     where = _cell_line(exc)
     return (f"{text} ({where})" if where else text)[:MAX_MESSAGE]
 
