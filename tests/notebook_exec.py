@@ -9,6 +9,7 @@ imports, standard library only), loaded from their files.
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -41,6 +42,17 @@ class NotebookResult:
     seconds: float  # cells only: no interpreter or kernel start-up
     errors: list  # (cell index, exception name, message) of every cell that raised
     answers: dict  # answer variable -> value, for the names asked for that hold a number or string
+
+
+def answered_copy(dest: Path, assignment: str = "lec01_codesign") -> Path:
+    """The released folder copied to `dest` with the reference submission dropped in, as a student
+    who answered everything would have it."""
+    from autograder.build import write_reference_submission
+    from autograder.engine.registry import load_config
+
+    shutil.copytree(load_config(assignment).folder, dest, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
+    write_reference_submission(assignment, dest)
+    return dest
 
 
 def variant_env(folder: Path, student_id: str | None = None) -> dict[str, str]:

@@ -1,7 +1,6 @@
 """write_reference_submission: the solved files a full-marks student would hand in."""
 
 import math
-import shutil
 from pathlib import Path
 
 import pytest
@@ -9,7 +8,7 @@ import pytest
 from autograder.build import write_reference_submission
 from autograder.engine.registry import load_config
 from discovery import assignments
-from notebook_exec import execute_notebook
+from notebook_exec import answered_copy, execute_notebook
 from solutions.lec01_codesign.answers import answer_key
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -19,10 +18,7 @@ CONFIG = load_config("lec01_codesign")
 @pytest.fixture(scope="module")
 def reference_folder(tmp_path_factory):
     """The released folder with the reference submission dropped in, as a student would have it."""
-    folder = tmp_path_factory.mktemp("student") / "lec01_codesign"
-    shutil.copytree(CONFIG.folder, folder, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
-    write_reference_submission("lec01_codesign", folder)
-    return folder
+    return answered_copy(tmp_path_factory.mktemp("student") / "lec01_codesign")
 
 
 @pytest.mark.parametrize("name", assignments())

@@ -6,7 +6,6 @@ import hashlib
 import itertools
 import json
 import math
-import shutil
 import statistics
 import tomllib
 
@@ -14,11 +13,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from autograder.build import write_reference_submission
 from autograder.engine import variants as engine_variants
 from autograder.engine.registry import load_config
 from hw_specs import B300, BYTES_PER_ELEM, CHIPS
-from notebook_exec import execute_notebook
+from notebook_exec import answered_copy, execute_notebook
 from solutions.lec01_codesign import answers, variants
 from solutions.lec01_codesign.answers import answer_key, number_keys
 from solutions.lec01_codesign.codesign import flops_per_exp, ridge_point
@@ -207,9 +205,7 @@ def test_a_variant_key_is_computed_once_per_parameter_set():
 
 def test_the_reference_notebook_earns_every_key_in_a_students_variant(tmp_path, monkeypatch):
     """The answered notebook reads VARIANT: run as a student, its answers are that student's keys."""
-    folder = tmp_path / "lec01_codesign"
-    shutil.copytree(CONFIG.folder, folder, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
-    write_reference_submission("lec01_codesign", folder)
+    folder = answered_copy(tmp_path / "lec01_codesign")
     (params,) = _params_of(monkeypatch, "s017")
     monkeypatch.setattr(engine_variants, "params_for", lambda name, sid: params)  # the notebook's env uses it
     result = execute_notebook(folder, [item.id for item in NUMBER_ITEMS] + [i.id for i in CONFIG.items_of("choice")],

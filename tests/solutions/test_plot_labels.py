@@ -3,16 +3,14 @@ render without a single missing-glyph warning either way (every figure is actual
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 
 import matplotlib
 import pytest
 
-from autograder.build import write_reference_submission
 from autograder.engine.registry import load_config
-from notebook_exec import variant_env
+from notebook_exec import answered_copy, variant_env
 from plot_fonts import CJK_FONTS, use_cjk_font
 
 CONFIG = load_config("lec01_codesign")
@@ -50,10 +48,7 @@ print(json.dumps({"cjk": namespace["CJK"], "texts": [t for t in texts if t], "gl
 
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory):
-    dest = tmp_path_factory.mktemp("plots") / "lec01_codesign"
-    shutil.copytree(CONFIG.folder, dest, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
-    write_reference_submission("lec01_codesign", dest)
-    return dest
+    return answered_copy(tmp_path_factory.mktemp("plots") / "lec01_codesign")
 
 
 def _run(folder, mode):

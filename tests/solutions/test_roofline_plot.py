@@ -5,17 +5,13 @@ the notebook's output stays a function of the submitted files."""
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 
 import pytest
 
-from autograder.build import write_reference_submission
-from autograder.engine.registry import load_config
-from notebook_exec import variant_env
+from notebook_exec import answered_copy, variant_env
 
-CONFIG = load_config("lec01_codesign")
 ROOFLINE_TITLES = ("你的 CPU 的 roofline（单线程）", "Your CPU's roofline (one thread)")
 
 # Runs the answered notebook's code cells; plt.show() records every axes' title, lines and points.
@@ -46,10 +42,7 @@ print(json.dumps({"figures": figures, **{n: namespace[n] for n in names}}))
 
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory):
-    dest = tmp_path_factory.mktemp("roofline") / "lec01_codesign"
-    shutil.copytree(CONFIG.folder, dest, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
-    write_reference_submission("lec01_codesign", dest)
-    return dest
+    return answered_copy(tmp_path_factory.mktemp("roofline") / "lec01_codesign")
 
 
 def _run(folder, *, grading):
