@@ -26,6 +26,34 @@ FAST = Limits(call_timeout=2.0, import_timeout=3.0, cell_timeout=1.0, notebook_t
               max_processes=24)
 
 
+# Student code the quota tests share (joined to a submission's source, which imports os and time):
+# a fork bomb that stops where the sandbox refuses a process, CPU spent, and time slept.
+FORK_SPIN_SLEEP = """
+        def fork_bomb():
+            started = 0
+            while started < 200:
+                try:
+                    pid = os.fork()
+                except OSError:
+                    return started
+                if pid == 0:
+                    time.sleep(60)
+                    os._exit(0)
+                started += 1
+            return started
+
+        def spin(seconds):
+            start = time.process_time()
+            while time.process_time() - start < seconds:
+                pass
+            return seconds
+
+        def sleep(seconds):
+            time.sleep(seconds)
+            return seconds
+"""
+
+
 def write_files(folder: Path, files: dict[str, str]) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():

@@ -19,7 +19,7 @@ import socket
 from dataclasses import replace
 
 import pytest
-from sandbox_helpers import FAST, needs_bwrap, needs_rlimits
+from sandbox_helpers import FAST, FORK_SPIN_SLEEP, needs_bwrap, needs_rlimits
 
 from autograder.engine.registry import REPO_ROOT
 from autograder.sandbox import cgroups, confinement
@@ -58,29 +58,7 @@ HOSTILE = {
             block = np.ones(mb * 2**20 // 8)
             return int(block.size)
 
-        def spin(seconds):
-            start = time.process_time()
-            while time.process_time() - start < seconds:
-                pass
-            return seconds
-
-        def sleep(seconds):
-            time.sleep(seconds)
-            return seconds
-
-        def fork_bomb():
-            started = 0
-            while started < 200:
-                try:
-                    pid = os.fork()
-                except OSError:
-                    return started
-                if pid == 0:
-                    time.sleep(60)
-                    os._exit(0)
-                started += 1
-            return started
-    """,
+    """ + FORK_SPIN_SLEEP,
 }
 LIMITS = replace(FAST, memory_bytes=1024**3, call_timeout=1.0, max_processes=16)
 

@@ -9,7 +9,7 @@ import time
 from dataclasses import replace
 
 import pytest
-from sandbox_helpers import FAST
+from sandbox_helpers import FAST, FORK_SPIN_SLEEP
 
 from autograder.sandbox import Call, cgroups
 
@@ -45,29 +45,7 @@ HOSTILE = {
                     holding += len(os.read(read_end, 64))
             return holding
 
-        def fork_bomb():
-            started = 0
-            while started < 200:
-                try:
-                    pid = os.fork()
-                except OSError:
-                    return started
-                if pid == 0:
-                    time.sleep(60)
-                    os._exit(0)
-                started += 1
-            return started
-
-        def spin(seconds):
-            start = time.process_time()
-            while time.process_time() - start < seconds:
-                pass
-            return seconds
-
-        def sleep(seconds):
-            time.sleep(seconds)
-            return seconds
-
+    """ + FORK_SPIN_SLEEP + """
         def hog(children, seconds):
             pids = []
             for _ in range(children):
