@@ -45,7 +45,8 @@ behind it must import otter-grader 7, or the benchmark stops and says so. Nothin
    serial and at 2 workers, and the load of the machine before and after.
 4. Scores: each student's automatic total from both sides in every timed grading, and whether
    every item agrees (the kit rounds an item's score to 0.01, Otter sums its cases' points: an
-   item agrees within 0.01). Every disagreement is listed with its item.
+   item agrees within 0.01, so two totals may differ by a few hundredths where items score partial
+   credit). Every disagreement is listed with its item.
 
 What differs by design, and is not "fixed" here: Otter grades inside the student's own kernel,
 after the student's notebook ran there (the kit calls the functions in a fresh sandbox before the
