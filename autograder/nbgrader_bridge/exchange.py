@@ -28,15 +28,16 @@ from pathlib import Path
 
 from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.exchange.default.release_assignment import ExchangeReleaseAssignment
-from nbgrader.utils import check_directory, get_osusername, parse_utc
+from nbgrader.utils import check_directory, get_osusername
 from traitlets import Float, Int
 
+from autograder.engine.lateness import parse_time
 from autograder.engine.outputs import student_cell
 from autograder.nbgrader_bridge.course import Course
 from autograder.nbgrader_bridge.flagged import collect_csv, shown, write_collect_flags
 from autograder.nbgrader_bridge.gradebook import due_date
-from autograder.nbgrader_bridge.inbound import (TIMESTAMP_FILE, CopyRules, Refused, Submission, copy_submission,
-                                                read_submission)
+from autograder.nbgrader_bridge.inbound import (NOT_COLLECTED, TIMESTAMP_FILE, CopyRules, Flag, Refused, Submission,
+                                                copy_submission, read_submission)
 
 SETUP_DOC = "docs/exchange.md"
 
@@ -99,12 +100,17 @@ class GuardedExchangeCollect(ExchangeCollect):
         pattern = os.path.join(self.inbound_path, f"{student}+{glob.escape(self.coursedir.assignment_id)}+*")
         self.flags, self.collected, accepted = [], set(), defaultdict(list)
         for path in sorted(glob.glob(pattern)):
+            # The kit's strict reader of nbgrader's own time forms, not nbgrader's parse_utc: dateutil
+            # reads any text, a zone name as a file path (gettz), and raised past every except on some.
             try:
-                sub = read_submission(Path(path), parse_utc, collector_uid=os.geteuid(),
+                sub = read_submission(Path(path), parse_time, collector_uid=os.geteuid(),
                                       tolerance=self.time_tolerance_seconds,
                                       shared_uid=self.students_share_uid if self.students_share_uid >= 0 else None)
             except Refused as exc:
                 self.flags.append(exc.args[0])
+                continue
+            except Exception as exc:      # noqa: BLE001 - no one student's folder stops the class's collect
+                self.flags.append(self._failed(Path(path).name, "could not be read", exc))
                 continue
             accepted[sub.student].append(sub)
         self.submissions = {s: self._choose(subs) for s, subs in accepted.items()}
@@ -154,11 +160,27 @@ class GuardedExchangeCollect(ExchangeCollect):
                           max_file_bytes=1000 * self.coursedir.max_file_size,
                           max_total_bytes=1000 * self.coursedir.max_dir_size)
         for student, sub in sorted(self.submissions.items()):
-            self._collect(student, sub, rules)
+            try:
+                self._collect(student, sub, rules)
+            except Exception as exc:      # noqa: BLE001 - one student's folder never stops the others'
+                shutil.rmtree(self._dest(student) + ".collecting", ignore_errors=True)
+                self.collected.discard(student)
+                self.flags.append(self._failed(sub.path.name, "could not be copied", exc))
         self._report(assignment)
 
+    def _failed(self, name: str, what: str, exc: Exception) -> Flag:
+        """The row for a folder whose reading or copying failed in a way no rule foresaw: logged with its
+        traceback for the kit's maintainers, listed for the instructor, and that student alone left out."""
+        self.log.error("%s: %s", shown(name), what, exc_info=exc)
+        words = str(exc).encode("ascii", "backslashreplace").decode()[:160]
+        return Flag(name.split("+")[0], name, "", NOT_COLLECTED,
+                    f"{what} ({type(exc).__name__}: {words}); the student's earlier collected submission is kept")
+
+    def _dest(self, student: str) -> str:
+        return self.coursedir.format_path(self.coursedir.submitted_directory, student, self.coursedir.assignment_id)
+
     def _collect(self, student: str, sub: Submission, rules: CopyRules) -> None:
-        dest = self.coursedir.format_path(self.coursedir.submitted_directory, student, self.coursedir.assignment_id)
+        dest = self._dest(student)
         if os.path.isdir(dest):
             existing = _aware(self.coursedir.get_existing_timestamp(dest))
             newer = self.update and (existing is None or sub.time > existing)
