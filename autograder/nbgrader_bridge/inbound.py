@@ -37,6 +37,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from autograder.engine.outputs import invisible
+
 NOT_COLLECTED = "not collected"
 FILE_LEFT_OUT = "file left out"
 TIME_TAKEN = "time corrected"
@@ -108,9 +110,10 @@ def read_submission(path: Path, parse_time, *, collector_uid: int, tolerance: fl
         # collect would write submitted/<student>/<assignment>: outside submitted/, or as a student
         # named after the assignment
         raise refuse(f"{student!r} is not a student id but a step in a path")
-    if _CONTROLS.search(student):
+    if _CONTROLS.search(student) or any(invisible(c) for c in student):
         # no account name holds one; the id would reach terminals and reports raw (pregrade, nbgrader)
-        raise refuse(f"the student id {student.encode('utf-8', 'backslashreplace')!r} holds a control character")
+        raise refuse(f"the student id {student.encode('utf-8', 'backslashreplace')!r} holds a control character "
+                     f"(or an invisible one: a bidi override, a zero-width mark)")
     try:
         info = os.lstat(path)
     except OSError as exc:

@@ -95,7 +95,7 @@ def test_a_name_that_is_a_path_step_is_refused_even_where_students_share_one_uid
         read(folder, collector_uid=uid(OTHER))   # nor when the collecting account made it
 
 
-@pytest.mark.parametrize("named", ["\x1b]52;c;aGk=\x07alice", "bob\nalice: collected", "carol\x9b2J"])
+@pytest.mark.parametrize("named", ["\x1b]52;c;aGk=\x07alice", "bob\nalice: collected", "carol\x9b2J", "ecila\u202e"])
 def test_a_name_with_control_characters_is_refused_even_where_students_share_one_uid(tmp_path, named):
     """No account name holds a control character, but where students share a uid any folder name
     was collected, and became the student id that pregrade, reconcile and nbgrader print raw on
