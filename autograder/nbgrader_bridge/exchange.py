@@ -34,6 +34,7 @@ from traitlets import Float, Int
 from autograder.engine.lateness import parse_time
 from autograder.engine.outputs import student_cell
 from autograder.nbgrader_bridge.course import Course
+from autograder.nbgrader_bridge.exchange_root import exchange_problems, foreign_course_folders, instructors
 from autograder.nbgrader_bridge.flagged import collect_csv, shown, write_collect_flags
 from autograder.nbgrader_bridge.gradebook import due_date
 from autograder.nbgrader_bridge.inbound import (NOT_COLLECTED, TIMESTAMP_FILE, CopyRules, Flag, Refused, Submission,
@@ -49,9 +50,22 @@ def _aware(when):
 
 def _missing_exchange(root: str) -> str:
     return (f"The exchange folder {root} does not exist or this account ({get_osusername()}) cannot write to it. "
-            f"Create it once, as root: mkdir -p {root} && chmod ugo+rw {root} ; or, if the exchange is elsewhere, "
+            f"Create it once, as root: mkdir -p {root} && chmod 1777 {root} ; or, if the exchange is elsewhere, "
             f"set c.Exchange.root in a config every account reads (e.g. /etc/jupyter/nbgrader_config.py). "
             f"See {SETUP_DOC}.")
+
+
+def _sticky_or_fail(exchange) -> None:
+    """The exchange root made sticky if this account owns it (nbgrader creates it 0777), else the
+    command fails while other accounts can write to it without the sticky bit."""
+    info = os.stat(exchange.root)
+    if info.st_uid == os.geteuid() and info.st_mode & 0o022 and not info.st_mode & stat.S_ISVTX:
+        os.chmod(exchange.root, stat.S_IMODE(info.st_mode) | stat.S_ISVTX)
+        exchange.log.warning("the exchange folder made sticky (students cannot rename or remove the course's "
+                             "folder there): %s", exchange.root)
+    problems = exchange_problems(exchange.root, "", instructors())
+    if problems:
+        exchange.fail("\n".join(problems))
 
 
 class GuardedReleaseAssignment(ExchangeReleaseAssignment):
@@ -63,6 +77,10 @@ class GuardedReleaseAssignment(ExchangeReleaseAssignment):
         if not os.path.isdir(self.root) and not check_directory(str(existing), write=True, execute=True):
             self.fail(_missing_exchange(self.root))
         super().ensure_root()
+        _sticky_or_fail(self)
+        problems = foreign_course_folders(self.root, self.coursedir.course_id, instructors(self.coursedir.groupshared))
+        if problems:
+            self.fail("\n".join(problems))
 
     def init_dest(self):
         super().init_dest()
@@ -86,6 +104,7 @@ class GuardedExchangeCollect(ExchangeCollect):
     def ensure_root(self):
         if not check_directory(self.root, write=True, execute=True):
             self.fail(_missing_exchange(self.root))
+        _sticky_or_fail(self)
 
     def init_src(self):
         if self.coursedir.course_id == "":
@@ -118,12 +137,9 @@ class GuardedExchangeCollect(ExchangeCollect):
     def _check_inbound(self):
         """inbound/ must be the instructor's (a student's own inbound/ would decide what is collected);
         with CourseDirectory.groupshared, the instructors' group's."""
-        for path in (self.course_path, self.inbound_path):
-            info = os.lstat(path)
-            ours = info.st_uid in (os.geteuid(), 0) or (self.coursedir.groupshared and info.st_gid in os.getgroups())
-            if stat.S_ISLNK(info.st_mode) or not ours:
-                self.fail(f"{path} is not owned by this account ({get_osusername()}) or root: someone replaced "
-                          f"the course's exchange folder; remove it and release again ({SETUP_DOC})")
+        problems = foreign_course_folders(self.root, self.coursedir.course_id, instructors(self.coursedir.groupshared))
+        if problems:
+            self.fail("\n".join(problems))
         mode = os.stat(self.inbound_path).st_mode
         if not mode & stat.S_ISVTX:
             try:
