@@ -34,7 +34,8 @@ from traitlets import Float, Int
 from autograder.engine.lateness import parse_time
 from autograder.engine.outputs import student_cell
 from autograder.nbgrader_bridge.course import Course
-from autograder.nbgrader_bridge.exchange_root import exchange_problems, foreign_course_folders, instructors
+from autograder.nbgrader_bridge.exchange_root import (exchange_problems, foreign_course_folders, home_mode_default,
+                                                      instructors, open_homes)
 from autograder.nbgrader_bridge.flagged import collect_csv, shown, write_collect_flags
 from autograder.nbgrader_bridge.gradebook import due_date
 from autograder.nbgrader_bridge.inbound import (NOT_COLLECTED, TIMESTAMP_FILE, CopyRules, Flag, Refused, Submission,
@@ -68,6 +69,21 @@ def _sticky_or_fail(exchange) -> None:
         exchange.fail("\n".join(problems))
 
 
+def _roster_students(root: str) -> list[str]:
+    from autograder.engine.roster import read_roster, roster_path
+    try:
+        return read_roster(roster_path(Path(root)))
+    except Exception:        # noqa: BLE001 - no roster (or a broken one, which build reports): nothing to check
+        return []
+
+
+def _warn_open_homes(exchange, students, new_accounts: bool = False) -> None:
+    """Warns (it does not stop the command) for every student home other accounts may read."""
+    problems = open_homes(students) + ([problem] if new_accounts and (problem := home_mode_default()) else [])
+    for problem in problems:
+        exchange.log.warning("%s", shown(problem))
+
+
 class GuardedReleaseAssignment(ExchangeReleaseAssignment):
     def ensure_root(self):
         """nbgrader's (it creates a missing exchange if it can), with what to do when it cannot."""
@@ -84,6 +100,7 @@ class GuardedReleaseAssignment(ExchangeReleaseAssignment):
 
     def init_dest(self):
         super().init_dest()
+        _warn_open_homes(self, _roster_students(self.coursedir.root), new_accounts=True)
         mode = os.stat(self.inbound_path).st_mode
         if not mode & stat.S_ISVTX:
             os.chmod(self.inbound_path, stat.S_IMODE(mode) | stat.S_ISVTX)
@@ -133,6 +150,7 @@ class GuardedExchangeCollect(ExchangeCollect):
                 continue
             accepted[sub.student].append(sub)
         self.submissions = {s: self._choose(subs) for s, subs in accepted.items()}
+        _warn_open_homes(self, self.submissions)
 
     def _check_inbound(self):
         """inbound/ must be the instructor's (a student's own inbound/ would decide what is collected);

@@ -76,3 +76,50 @@ def instructors(groupshared: bool = False):
     """`ours` for this account: owned by it or root (or, with CourseDirectory.groupshared, its groups)."""
     uid, groups = os.geteuid(), set(os.getgroups())
     return lambda info: info.st_uid in (uid, 0) or (groupshared and info.st_gid in groups)
+
+
+LOGIN_DEFS = "/etc/login.defs"
+
+
+def open_homes(students) -> list[str]:
+    """Each student (an account of this machine) whose home other accounts may read or enter, with
+    the chmod that closes it. Students work in ~/lec01_codesign and type their personal
+    VARIANT_TOKEN into its notebook; nbgrader's fetch and submit write 0644 files there and in
+    ~/.local/share/jupyter/nbgrader_cache/: in a 0755 home (Debian's `useradd -m` default) any
+    classmate reads the token and the answers, and computes the student's parameters."""
+    found = []
+    for student in sorted(set(students)):
+        try:
+            home = pwd.getpwnam(student).pw_dir
+            mode = stat.S_IMODE(os.stat(home).st_mode)
+        except (KeyError, OSError):
+            continue
+        if mode & 0o007:
+            found.append(f"the home of {student} ({home}, mode {mode:o}) is open to other accounts: a classmate can "
+                         f"read the notebook there (the VARIANT_TOKEN typed into it, the answers) and nbgrader's "
+                         f"cache of every submission; close it, as root: chmod 700 {home} ({SETUP_DOC})")
+    return found
+
+
+def home_mode_default(path: str = LOGIN_DEFS) -> str | None:
+    """What to change when new accounts' homes are made open to others (HOME_MODE, else UMASK, in
+    /etc/login.defs), or None."""
+    settings = {}
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                words = line.split()
+                if len(words) >= 2 and not words[0].startswith("#"):
+                    settings[words[0]] = words[1]
+    except OSError:
+        return None
+    value = settings.get("HOME_MODE")
+    try:
+        mode = int(value, 8) if value else 0o777 & ~int(settings.get("UMASK", "022"), 8)
+    except ValueError:
+        return None
+    if mode & 0o007:
+        return (f"new accounts' homes are made {mode:o} ({'HOME_MODE' if value else 'UMASK, HOME_MODE unset'} in "
+                f"{path}): a classmate could read a student's notebook and token; set HOME_MODE 0700 there before "
+                f"creating the students' accounts ({SETUP_DOC})")
+    return None

@@ -80,13 +80,19 @@ class Machine:
         self.base = base
         self.share = base / "share"
         self.share.mkdir()
+        # the doc's root commands change these: the test's own copy of login.defs, its own /home
+        self.login_defs = base / "login.defs"
+        shutil.copyfile("/etc/login.defs", self.login_defs)
+        (base / "home").mkdir(exist_ok=True)
+        (base / "home").chmod(0o755)
         self.path = f"{Path(PYTHON).parent}:/usr/bin:/bin"
 
     def run(self, command: str, user: str = "root", cwd: Path | None = None, check: bool = True):
         # the system read-only, this interpreter enterable by every account, the test's folder
         args = ["bwrap", "--die-with-parent", *system_args(), "--proc", "/proc", "--dev", "/dev",
                 "--perms", "1777", "--tmpfs", "/tmp", *interpreter_args(), "--bind", str(self.base), str(self.base),
-                "--bind", str(self.share), "/usr/local/share", "--"]
+                "--bind", str(self.share), "/usr/local/share", "--bind", str(self.login_defs), "/etc/login.defs",
+                "--bind", str(self.base / "home"), "/home", "--"]
         home = cwd or self.base
         if user != "root":
             uid, gid = account(user)
@@ -221,6 +227,15 @@ def test_the_doc_sets_up_an_exchange_students_fetch_from_and_submit_to(exchange)
     assert (exchange.machine.home(ALICE) / ASSIGNMENT / "README.md").is_file()     # fetched
     assert submitted(exchange, ALICE).joinpath("codesign.py").read_bytes() == \
         (exchange.root.parent / "reference" / "full" / "codesign.py").read_bytes()
+
+
+def test_the_doc_closes_the_students_homes_and_collect_finds_none_open(exchange):
+    """A classmate read a student's VARIANT_TOKEN from her notebook in a 0755 home (Debian's
+    `useradd -m`): the doc makes new homes 0700 and closes those that exist; collect names any open one."""
+    assert re.search(r"^HOME_MODE\s+0700$", exchange.machine.login_defs.read_text(), flags=re.M)
+    for student in (ALICE, BOB, CAROL, DAVE, ERIN):
+        assert exchange.machine.home(student).stat().st_mode & 0o077 == 0, student
+    assert "chmod 700" not in exchange.log[f"nbgrader collect --update {ASSIGNMENT}"].stderr
 
 
 def test_release_makes_inbound_sticky(exchange):

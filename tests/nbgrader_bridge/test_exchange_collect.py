@@ -104,3 +104,42 @@ def test_a_folder_whose_reading_fails_unforeseen_is_listed_and_the_class_collect
     assert "RuntimeError" in rows[OTHER]["reason"] and rows[OTHER]["outcome"] == "not collected"
     assert "MemoryError" in rows[THIRD]["reason"]
     assert not (course / "submitted" / THIRD / f"{ASSIGNMENT}.collecting").exists()
+
+
+def test_collect_warns_of_a_students_home_other_accounts_can_read(tmp_path, caplog):
+    """Debian's `useradd -m` makes homes 0755, and nbgrader writes 0644 files: a classmate read a
+    student's VARIANT_TOKEN from her notebook and computed her parameters. Collect names every
+    collected student whose home is open, with the chmod that closes it."""
+    import logging
+    import subprocess
+
+    home = tmp_path / "home-ann"
+    home.mkdir()
+    uid(STUDENT)
+    subprocess.run(["usermod", "-d", str(home), STUDENT], check=True, capture_output=True)
+    try:
+        home.chmod(0o755)
+        root = exchange_root(tmp_path)
+        handed_in(root / "cs349e" / "inbound", owner=STUDENT, named=STUDENT)
+        with caplog.at_level(logging.WARNING):
+            collect(tmp_path, root)
+        assert f"chmod 700 {home}" in caplog.text and "VARIANT_TOKEN" in caplog.text, caplog.text
+        caplog.clear()
+        home.chmod(0o700)
+        with caplog.at_level(logging.WARNING):
+            collect(tmp_path, root, update=True)
+        assert "chmod 700" not in caplog.text, caplog.text
+    finally:
+        subprocess.run(["usermod", "-d", "/nonexistent", STUDENT], capture_output=True)
+
+
+def test_the_login_defaults_that_open_new_homes_are_named(tmp_path):
+    from autograder.nbgrader_bridge.exchange_root import home_mode_default
+    defs = tmp_path / "login.defs"
+    defs.write_text("UMASK\t\t022\n#HOME_MODE\t0700\n")
+    assert "HOME_MODE 0700" in home_mode_default(str(defs))
+    defs.write_text("UMASK\t\t022\nHOME_MODE\t0700\n")
+    assert home_mode_default(str(defs)) is None
+    defs.write_text("UMASK\t\t077\n")
+    assert home_mode_default(str(defs)) is None
+
