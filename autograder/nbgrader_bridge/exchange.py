@@ -118,6 +118,10 @@ class GuardedExchangeCollect(ExchangeCollect):
                  "folders owned by it are collected under any name. Off (-1) by default: the owner must be "
                  "the student's own account").tag(config=True)
 
+    max_folders_per_student = Int(
+        50, help="Most inbound folders of one student that collect reads (the newest by change time); "
+                 "the others are listed, not read").tag(config=True)
+
     def ensure_root(self):
         if not check_directory(self.root, write=True, execute=True):
             self.fail(_missing_exchange(self.root))
@@ -135,7 +139,7 @@ class GuardedExchangeCollect(ExchangeCollect):
         student = "*" if student in ("", "*") else glob.escape(student)     # nbgrader's default is "*"
         pattern = os.path.join(self.inbound_path, f"{student}+{glob.escape(self.coursedir.assignment_id)}+*")
         self.flags, self.collected, accepted = [], set(), defaultdict(list)
-        for path in sorted(glob.glob(pattern)):
+        for path in self._newest_per_student(sorted(glob.glob(pattern))):
             # The kit's strict reader of nbgrader's own time forms, not nbgrader's parse_utc: dateutil
             # reads any text, a zone name as a file path (gettz), and raised past every except on some.
             try:
@@ -151,6 +155,32 @@ class GuardedExchangeCollect(ExchangeCollect):
             accepted[sub.student].append(sub)
         self.submissions = {s: self._choose(subs) for s, subs in accepted.items()}
         _warn_open_homes(self, self.submissions)
+
+    def _newest_per_student(self, paths: list[str]) -> list[str]:
+        """At most max_folders_per_student folders of each student, the newest by change time (which
+        no student can set back): each folder is read whole (up to 10,000 entries), so a hundred
+        folders of hard links cost collect seconds per student; the rest is one listed row."""
+        by_student = defaultdict(list)
+        for path in paths:
+            by_student[os.path.basename(path).split("+")[0]].append(path)
+        kept = []
+        for student, theirs in sorted(by_student.items()):
+            if len(theirs) > self.max_folders_per_student:
+                def changed(path):
+                    try:
+                        return os.lstat(path).st_ctime
+                    except OSError:
+                        return 0.0
+                theirs = sorted(theirs, key=changed, reverse=True)
+                left = theirs[self.max_folders_per_student:]
+                self.flags.append(Flag(student, os.path.basename(left[0]), "", NOT_COLLECTED,
+                                       f"{len(left)} more inbound folders of {student} were not read (this one and "
+                                       f"{len(left) - 1} older): collect reads the newest "
+                                       f"{self.max_folders_per_student} by change time "
+                                       f"(c.GuardedExchangeCollect.max_folders_per_student); remove the old ones"))
+                theirs = theirs[:self.max_folders_per_student]
+            kept += theirs
+        return sorted(kept)
 
     def _check_inbound(self):
         """inbound/ must be the instructor's (a student's own inbound/ would decide what is collected);

@@ -143,3 +143,34 @@ def test_the_login_defaults_that_open_new_homes_are_named(tmp_path):
     defs.write_text("UMASK\t\t077\n")
     assert home_mode_default(str(defs)) is None
 
+
+def test_only_the_newest_folders_of_a_student_are_read_and_the_rest_listed(tmp_path):
+    """Each folder is read whole (up to 10,000 entries): a student's hundreds of folders of hard
+    links cost collect seconds per million entries. Collect reads the newest by change time."""
+    import time as clock
+
+    from nbgrader.auth import Authenticator
+    from nbgrader.coursedir import CourseDirectory
+
+    from autograder.nbgrader_bridge.exchange import GuardedExchangeCollect
+
+    root = exchange_root(tmp_path)
+    inbound = root / "cs349e" / "inbound"
+    handed_in(inbound, owner=OTHER, named=OTHER)
+    made = []
+    for index in range(8):
+        made.append(handed_in(inbound / f"t{index}", owner=STUDENT, named=STUDENT))
+        clock.sleep(0.01)
+    for index, folder in enumerate(made):       # out of the staging folders, in the order made
+        folder.rename(inbound / folder.name)
+        (inbound / f"t{index}").rmdir()
+    course = tmp_path / "course"
+    course.mkdir()
+    coursedir = CourseDirectory(root=str(course), course_id="cs349e")
+    coursedir.assignment_id = ASSIGNMENT
+    collector = GuardedExchangeCollect(coursedir=coursedir, authenticator=Authenticator(), root=str(root))
+    collector.max_folders_per_student = 3
+    collector.start()
+    assert students(course) == sorted([STUDENT, OTHER])
+    rows = [r for r in flagged(course) if r["student"] == STUDENT]
+    assert len(rows) == 1 and "5 more inbound folders" in rows[0]["reason"], rows
