@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import csv
 import os
-import stat
-from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("nbgrader")
 
-from test_inbound import ASSIGNMENT, OTHER, STUDENT, give, handed_in, uid  # noqa: E402
+from test_inbound import ASSIGNMENT, OTHER, STUDENT, handed_in, uid  # noqa: E402
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="hands folders to other accounts: needs root")
 

@@ -14,7 +14,6 @@ import subprocess
 import sys
 import tarfile
 import time
-import zlib
 from pathlib import Path
 
 import pytest
@@ -134,7 +133,6 @@ def test_honest_archives_are_still_listed(tmp_path):
             tf.addfile(info, io.BytesIO(data))
     for path in (zipped, tarred):
         assert len(list_archive(path, Limits(64 << 20, 2000), "extracted")) == 30, path
-    assert zlib  # (used by the bombs' gzip)
 
 
 def test_an_upload_whose_reading_fails_unforeseen_is_flagged_and_the_class_collected(tmp_path, monkeypatch):
