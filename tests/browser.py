@@ -31,11 +31,11 @@ PAYLOAD = (f"<img src=x onerror=\"{_RUN.format('img')}\">"
 NAME_PAYLOAD = f"<img src=x onerror={_RUN.format('name').replace(' ', '')}>"
 
 
-def dump_dom(page: Path, profile: Path) -> str:
+def dump_dom(page: Path, profile: Path, extra_flags: tuple[str, ...] = ()) -> str:
     """The page's DOM after it loaded and its scripts ran (file:// URL, offline)."""
     if CHROMIUM is None:
         pytest.skip("chromium is not installed (apt-get install -y chromium; .ci/run installs it)")
-    done = subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--dump-dom", page.as_uri()],
+    done = subprocess.run([CHROMIUM, *FLAGS, *extra_flags, f"--user-data-dir={profile}", "--dump-dom", page.as_uri()],
                           capture_output=True, text=True, timeout=120, check=True, start_new_session=True)
     return done.stdout
 

@@ -13,7 +13,7 @@ SLOW_FILES = {
     "engine/test_same_scores_everywhere.py", "engine/test_time_budget.py", "engine/test_unreadable_notebook.py",
     "lec01_codesign/test_answer_keys_hidden.py", "lec01_codesign/test_measured_roofline.py",
     "nbgrader_bridge/test_solutions_bundle.py",
-    "nbgrader_bridge/test_zip_collect_uploads.py", "similarity/test_packed_code.py",
+    "nbgrader_bridge/test_zip_collect_uploads.py", "nbgrader_bridge/test_lms_upload.py", "similarity/test_packed_code.py",
     "similarity/test_similarity_command.py", "solutions/test_plot_labels.py", "suite/test_process_groups.py",
     # in-process, but tens of seconds each: classes of drawn variants, an nbgrader database
     "solutions/test_lecture_variants.py", "engine/test_variants.py", "nbgrader_bridge/test_gradebook_reads.py",

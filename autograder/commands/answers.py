@@ -3,14 +3,16 @@
 The copy report of an assignment with per-student variants: every student whose number answers
 are right for a classmate's variant and wrong for their own, on at least N items (default 3),
 with the classmate and the items. RESULTS is what the grader wrote: `grade`'s OUT folder,
-pregrade's `.pinned_results/<assignment>/`, or any folder of results JSON files (e.g. Gradescope's
-export). Nothing is graded again. Prints a table; `--out report.csv` or `report.json` writes it.
+pregrade's `.pinned_results/<assignment>/`, or a folder of results JSON files (its own, and one
+results.json per submission folder: Gradescope's export); only those paths are read (see
+_read_class). Nothing is graded again. Prints a table; `--out report.csv` or `report.json` writes it.
 Exit status 0 whatever it finds (a flag is for a human to read), 2 for a usage or configuration error.
 """
 
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from itertools import groupby
 from pathlib import Path
 
@@ -54,7 +56,7 @@ def run(args) -> int:
         return 2
     try:
         config = load_config(args.assignment)
-        results, problems = _read_class(args.results, config.assignment)
+        results, read_notes, problems, twice = _read_class(args.results, config.assignment)
         if problems:
             for problem in problems:
                 print(f"answers: {problem}", file=sys.stderr)
@@ -64,9 +66,10 @@ def run(args) -> int:
                   "student has the same keys, so copied numbers cannot be told from right ones. Nothing to compare.")
             return 0
         name = config.assignment
-        keys = class_keys(name, [student_of(r) for r in results], args.jobs)
+        keys = class_keys(name, [student_of(r) for r in results] + twice, args.jobs)
         report = compare_class(config, results, lambda student: _raised(keys[student]), args.min_items,
-                               lambda student: variant_digest(params_for(name, student)))
+                               lambda student: variant_digest(params_for(name, student)), also_sources=twice)
+        report = replace(report, notes=tuple(sorted(read_notes + list(report.notes))))
     except ConfigError as err:
         print(f"answers: {err}", file=sys.stderr)
         return 2
@@ -84,30 +87,70 @@ def _raised(keys):
     return keys
 
 
+MAX_RESULT_BYTES = 16 << 20     # a results file of the grader's is a few hundred KB at most
+
+
 def _read_class(folder: Path, assignment: str):
-    """(results of `assignment`, problems): one result per student, from any of the layouts above."""
+    """(results of `assignment`, notes, problems, students with two results). Only what the grader wrote, where it writes it:
+    - grade's OUT folder and pregrade's .pinned_results/<assignment>/: results/<student>.json, whose
+      record must be that student's (and, pinned, the one its manifest names by hash);
+    - any other folder: its own *.json files and <folder>/<one level>/results.json (Gradescope's
+      export: one folder per submission), never deeper: a student's upload lies beside them.
+    A file that is not such a record is skipped; one filed under another student's name, or a
+    student with two records, is a note (that student is not compared, whose keys still count as
+    a classmate's), never the end of the report. `problems` stop it: no folder, no result at all."""
+    import hashlib
+    import json
+    import stat as stat_module
+    from collections import defaultdict
+
     from autograder.views.answer_matches import student_of
     from autograder.engine.outputs import RESULTS_DIR, read_result
 
     if not folder.is_dir():
-        return [], [f"results folder {folder} does not exist"]
+        return [], [], [f"results folder {folder} does not exist"], []
     inner = folder / RESULTS_DIR
-    paths = sorted((inner if inner.is_dir() else folder).rglob("*.json"))
-    by_student, problems = {}, []
-    for path in paths:
+    named = inner.is_dir()
+    candidates = sorted(inner.glob("*.json")) if named else [*sorted(folder.glob("*.json")),
+                                                             *sorted(folder.glob(f"*/{'results.json'}"))]
+    pinned = {}
+    try:
+        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8")) if named else {}
+        if isinstance(manifest, dict) and manifest.get("assignment") == assignment:
+            pinned = {s: e.get("result_sha256") for s, e in manifest.get("students", {}).items() if isinstance(e, dict)}
+    except (OSError, ValueError, AttributeError):
+        pinned = {}
+    by_student, notes = defaultdict(list), []
+    for path in candidates:
+        try:
+            info = path.lstat()
+        except OSError:
+            continue
+        if not stat_module.S_ISREG(info.st_mode) or info.st_size > MAX_RESULT_BYTES:
+            continue                      # a link or a pipe is no file the grader wrote
         result = read_result(path)
         if result is None or result.assignment != assignment:
             continue
         student = student_of(result)
-        if student in by_student:
-            problems.append(f"two results for student {student!r}: {by_student[student][0]} and {path} "
-                            "(keep one per student)")
+        if named and result.student != path.stem:
+            notes.append((path.stem, f"{path} holds a result of {result.student!r}, not of {path.stem!r}: left out"))
             continue
-        by_student[student] = (path, result)
-    if not by_student and not problems:
-        problems.append(f"no results of {assignment} in {folder} (expected grade's OUT folder, "
-                        f".pinned_results/{assignment}/, or results JSON files)")
-    return [result for _, result in by_student.values()], problems
+        if pinned and pinned.get(path.stem) != hashlib.sha256(path.read_bytes()).hexdigest():
+            notes.append((path.stem, f"{path} is not the result pregrade pinned (manifest.json): left out"))
+            continue
+        by_student[student].append((path, result))
+    results, twice = [], []
+    for student, found in sorted(by_student.items()):
+        if len(found) > 1:
+            twice.append(student)
+            notes.append((student, f"two results ({', '.join(str(path) for path, _ in found)}): neither is compared "
+                                   f"(keep one per student); their keys still count as a classmate's"))
+        else:
+            results.append(found[0][1])
+    if not results and not twice:
+        return [], notes, [f"no results of {assignment} in {folder} (expected grade's OUT folder, "
+                           f".pinned_results/{assignment}/, or results JSON files)"], []
+    return results, notes, [], twice
 
 
 def _print(report) -> None:

@@ -6,7 +6,9 @@ submitted files still hash as pregrade's snapshot, that the stored result is the
 pinned, and that every automatic score in the gradebook equals the pinned one; it prints one line
 per student where any of this fails. First it prints every row of the collection's flagged lists
 (what `nbgrader collect` refused or corrected in the exchange, what `nbgrader zip_collect` did not
-collect: autograder/nbgrader_bridge/flagged.py); each counts as a difference.
+collect: autograder/nbgrader_bridge/flagged.py), and what is wrong with the exchange itself (a
+root others may write to without the sticky bit, a course folder that is not the instructor's:
+exchange_root.py); each counts as a difference.
 Exit 0: all agree; 1: some differ; 2: usage or configuration error (no gradebook, pregrade never ran).
 """
 
@@ -45,7 +47,7 @@ def run(args) -> int:
     except (ConfigError, CourseError) as err:
         print(f"reconcile: {err}", file=sys.stderr)
         return 2
-    flagged = flagged_lines(course.root, args.assignment)
+    flagged = flagged_lines(course.root, args.assignment) + exchange_lines(course)
     for line in flagged:
         print(line)
     try:
@@ -74,6 +76,20 @@ def run(args) -> int:
         print(f"reconcile {args.assignment}: {len(flagged)} flagged in the collection (listed first): resolve each "
               f"and collect again", file=sys.stderr)
     return 1 if lines or flagged else 0
+
+
+def exchange_lines(course) -> list[str]:
+    """What is wrong with the exchange this course collects from (a root without the sticky bit, a
+    course folder that is not the instructor's), one line each; none for a course with no folder there."""
+    from pathlib import Path
+
+    from autograder.engine.outputs import show_controls
+    from autograder.nbgrader_bridge.exchange_root import exchange_problems, instructors
+
+    if not course.course_id or not (Path(course.exchange_root) / course.course_id).exists():
+        return []
+    return [show_controls(f"exchange: {problem}")
+            for problem in exchange_problems(course.exchange_root, course.course_id, instructors())]
 
 
 def settle_student(args) -> int:

@@ -50,9 +50,19 @@ _TERMINAL_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 def show_controls(text) -> str:
     """`text` for a terminal or a log: each control character (ESC sequences, BEL, line breaks) as
-    a visible \\xNN escape. A student's folder name or message is text on the instructor's screen,
-    never a command to their terminal (OSC 52 writes the clipboard) and never a forged line."""
-    return _TERMINAL_CONTROLS.sub(lambda match: f"\\x{ord(match.group()):02x}", utf8_text(str(text)))
+    a visible \\xNN escape, and every other invisible one student_cell escapes (bidi overrides and
+    isolates, zero-width marks, line and paragraph separators, tags: `invisible`) as \\uNNNN. A
+    student's folder name or message is text on the instructor's screen, never a command to their
+    terminal (OSC 52 writes the clipboard), never a forged line and never reordered by the terminal."""
+    text = utf8_text(str(text))
+    if text.isprintable():            # the common case; every invisible character is unprintable
+        return text
+    return "".join(_escaped(c) if invisible(c) else c for c in text)
+
+
+def _escaped(char: str) -> str:
+    code = ord(char)
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 def _plain(value):
@@ -90,14 +100,20 @@ def csv_cell(value) -> str:
 _INVISIBLE = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}
 
 
+def invisible(char: str) -> bool:
+    """The one rule for what the terminal (show_controls) and the CSVs (student_cell) show as an
+    escape: controls, and the invisible ones: zero-width and bidi marks (U+202E, U+2066-2069), line
+    separators, tags, private and unassigned code points."""
+    return unicodedata.category(char) in _INVISIBLE or bool(_CONTROL_CHARS.match(char) or _TERMINAL_CONTROLS.match(char))
+
+
 def _shown(char: str) -> str:
     code = ord(char)
     if char == "\\":
         return "\\\\"
     if 0xDC80 <= code <= 0xDCFF:   # a byte of a file name that is no UTF-8
         return f"\\x{code - 0xDC00:02x}"
-    # controls, and the invisible ones: zero-width and bidi marks, line separators, unassigned
-    if unicodedata.category(char) in _INVISIBLE or _CONTROL_CHARS.match(char) or _TERMINAL_CONTROLS.match(char):
+    if invisible(char):
         return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
     return char
 

@@ -46,6 +46,11 @@ from autograder.nbgrader_bridge.flagged import shown, write_zip_flags
 from autograder.nbgrader_bridge.lms_upload import (Limits, UploadRefused, collected_name, copy_loose, is_archive,
                                                    list_archive, unpack)
 
+def _described(exc: BaseException) -> str:
+    words = str(exc).encode("ascii", "backslashreplace").decode()[:160]
+    return f"{type(exc).__name__}: {words}" if words else type(exc).__name__
+
+
 COMPACT_TIME = re.compile(r"^(\d{4})-(\d\d)-(\d\d)-(\d\d)-(\d\d)-(\d\d)$")
 CANVAS_LATE = "_LATE_"
 FLAGGED_CSV = "flagged.csv"
@@ -199,6 +204,9 @@ class GuardedLmsExtractor(ExtractorPlugin):
             except UploadRefused as exc:
                 lms_file, reason = exc.args
                 flags.append((student, lms_file, reason))
+            except Exception as exc:      # noqa: BLE001 - one student's upload never stops the class's collect
+                self.log.error("%s: reading the upload failed", shown(student), exc_info=exc)
+                flags.append((student, uploads[0].rel, f"could not be read ({_described(exc)})"))
         self._report(flags, Path(extracted_path).parent / FLAGGED_CSV)
 
     @staticmethod
@@ -260,12 +268,14 @@ class GuardedLmsExtractor(ExtractorPlugin):
                     copy_loose(upload.path, dest, self._limits)
                 else:
                     unpack(upload.path, dest, self._limits, self.parent.extracted_directory)
-        except UploadRefused as exc:
+        except Exception as exc:          # refused, or failed unforeseen: nothing of this student's is left
             for dest in written:
                 if dest.is_file():
                     dest.unlink()
                 elif dest.is_dir():
-                    shutil.rmtree(dest)
+                    shutil.rmtree(dest, ignore_errors=True)
+            if not isinstance(exc, UploadRefused):
+                raise
             raise UploadRefused(written[-1].relative_to(self._extracted).as_posix(), str(exc)) from None
         return {os.path.normpath(k): v for k, v in planned.items()}
 

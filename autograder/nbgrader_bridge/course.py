@@ -28,6 +28,7 @@ class Course:
     course_id: str
     db_url: str
     submitted_directory: str
+    exchange_root: str = "/usr/local/share/nbgrader/exchange"   # nbgrader 0.9.6's Exchange.root default
 
     @property
     def submitted_folder(self) -> Path:
@@ -58,4 +59,5 @@ def load_course(root: Path) -> Course:
         raise CourseError(f"unsupported CourseDirectory.directory_structure {structure!r}")
     return Course(root=course_root, course_id=settings.get("course_id", ""),
                   db_url=settings.get("db_url", f"sqlite:///{course_root / 'gradebook.db'}"),
-                  submitted_directory=settings.get("submitted_directory", DEFAULT_SUBMITTED))
+                  submitted_directory=settings.get("submitted_directory", DEFAULT_SUBMITTED),
+                  **({"exchange_root": config.Exchange.root} if "root" in config.Exchange else {}))

@@ -28,15 +28,18 @@ from pathlib import Path
 
 from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.exchange.default.release_assignment import ExchangeReleaseAssignment
-from nbgrader.utils import check_directory, get_osusername, parse_utc
+from nbgrader.utils import check_directory, get_osusername
 from traitlets import Float, Int
 
+from autograder.engine.lateness import parse_time
 from autograder.engine.outputs import student_cell
 from autograder.nbgrader_bridge.course import Course
+from autograder.nbgrader_bridge.exchange_root import (exchange_problems, foreign_course_folders, home_mode_default,
+                                                      instructors, open_homes)
 from autograder.nbgrader_bridge.flagged import collect_csv, shown, write_collect_flags
 from autograder.nbgrader_bridge.gradebook import due_date
-from autograder.nbgrader_bridge.inbound import (TIMESTAMP_FILE, CopyRules, Refused, Submission, copy_submission,
-                                                read_submission)
+from autograder.nbgrader_bridge.inbound import (NOT_COLLECTED, TIMESTAMP_FILE, CopyRules, Flag, Refused, Submission,
+                                                copy_submission, read_submission)
 
 SETUP_DOC = "docs/exchange.md"
 
@@ -48,9 +51,37 @@ def _aware(when):
 
 def _missing_exchange(root: str) -> str:
     return (f"The exchange folder {root} does not exist or this account ({get_osusername()}) cannot write to it. "
-            f"Create it once, as root: mkdir -p {root} && chmod ugo+rw {root} ; or, if the exchange is elsewhere, "
+            f"Create it once, as root: mkdir -p {root} && chmod 1777 {root} ; or, if the exchange is elsewhere, "
             f"set c.Exchange.root in a config every account reads (e.g. /etc/jupyter/nbgrader_config.py). "
             f"See {SETUP_DOC}.")
+
+
+def _sticky_or_fail(exchange) -> None:
+    """The exchange root made sticky if this account owns it (nbgrader creates it 0777), else the
+    command fails while other accounts can write to it without the sticky bit."""
+    info = os.stat(exchange.root)
+    if info.st_uid == os.geteuid() and info.st_mode & 0o022 and not info.st_mode & stat.S_ISVTX:
+        os.chmod(exchange.root, stat.S_IMODE(info.st_mode) | stat.S_ISVTX)
+        exchange.log.warning("the exchange folder made sticky (students cannot rename or remove the course's "
+                             "folder there): %s", exchange.root)
+    problems = exchange_problems(exchange.root, "", instructors())
+    if problems:
+        exchange.fail("\n".join(problems))
+
+
+def _roster_students(root: str) -> list[str]:
+    from autograder.engine.roster import read_roster, roster_path
+    try:
+        return read_roster(roster_path(Path(root)))
+    except Exception:        # noqa: BLE001 - no roster (or a broken one, which build reports): nothing to check
+        return []
+
+
+def _warn_open_homes(exchange, students, new_accounts: bool = False) -> None:
+    """Warns (it does not stop the command) for every student home other accounts may read."""
+    problems = open_homes(students) + ([problem] if new_accounts and (problem := home_mode_default()) else [])
+    for problem in problems:
+        exchange.log.warning("%s", shown(problem))
 
 
 class GuardedReleaseAssignment(ExchangeReleaseAssignment):
@@ -62,9 +93,14 @@ class GuardedReleaseAssignment(ExchangeReleaseAssignment):
         if not os.path.isdir(self.root) and not check_directory(str(existing), write=True, execute=True):
             self.fail(_missing_exchange(self.root))
         super().ensure_root()
+        _sticky_or_fail(self)
+        problems = foreign_course_folders(self.root, self.coursedir.course_id, instructors(self.coursedir.groupshared))
+        if problems:
+            self.fail("\n".join(problems))
 
     def init_dest(self):
         super().init_dest()
+        _warn_open_homes(self, _roster_students(self.coursedir.root), new_accounts=True)
         mode = os.stat(self.inbound_path).st_mode
         if not mode & stat.S_ISVTX:
             os.chmod(self.inbound_path, stat.S_IMODE(mode) | stat.S_ISVTX)
@@ -82,9 +118,14 @@ class GuardedExchangeCollect(ExchangeCollect):
                  "folders owned by it are collected under any name. Off (-1) by default: the owner must be "
                  "the student's own account").tag(config=True)
 
+    max_folders_per_student = Int(
+        50, help="Most inbound folders of one student that collect reads (the newest by change time); "
+                 "the others are listed, not read").tag(config=True)
+
     def ensure_root(self):
         if not check_directory(self.root, write=True, execute=True):
             self.fail(_missing_exchange(self.root))
+        _sticky_or_fail(self)
 
     def init_src(self):
         if self.coursedir.course_id == "":
@@ -98,26 +139,55 @@ class GuardedExchangeCollect(ExchangeCollect):
         student = "*" if student in ("", "*") else glob.escape(student)     # nbgrader's default is "*"
         pattern = os.path.join(self.inbound_path, f"{student}+{glob.escape(self.coursedir.assignment_id)}+*")
         self.flags, self.collected, accepted = [], set(), defaultdict(list)
-        for path in sorted(glob.glob(pattern)):
+        for path in self._newest_per_student(sorted(glob.glob(pattern))):
+            # The kit's strict reader of nbgrader's own time forms, not nbgrader's parse_utc: dateutil
+            # reads any text, a zone name as a file path (gettz), and raised past every except on some.
             try:
-                sub = read_submission(Path(path), parse_utc, collector_uid=os.geteuid(),
+                sub = read_submission(Path(path), parse_time, collector_uid=os.geteuid(),
                                       tolerance=self.time_tolerance_seconds,
                                       shared_uid=self.students_share_uid if self.students_share_uid >= 0 else None)
             except Refused as exc:
                 self.flags.append(exc.args[0])
                 continue
+            except Exception as exc:      # noqa: BLE001 - no one student's folder stops the class's collect
+                self.flags.append(self._failed(Path(path).name, "could not be read", exc))
+                continue
             accepted[sub.student].append(sub)
         self.submissions = {s: self._choose(subs) for s, subs in accepted.items()}
+        _warn_open_homes(self, self.submissions)
+
+    def _newest_per_student(self, paths: list[str]) -> list[str]:
+        """At most max_folders_per_student folders of each student, the newest by change time (which
+        no student can set back): each folder is read whole (up to 10,000 entries), so a hundred
+        folders of hard links cost collect seconds per student; the rest is one listed row."""
+        by_student = defaultdict(list)
+        for path in paths:
+            by_student[os.path.basename(path).split("+")[0]].append(path)
+        kept = []
+        for student, theirs in sorted(by_student.items()):
+            if len(theirs) > self.max_folders_per_student:
+                def changed(path):
+                    try:
+                        return os.lstat(path).st_ctime
+                    except OSError:
+                        return 0.0
+                theirs = sorted(theirs, key=changed, reverse=True)
+                left = theirs[self.max_folders_per_student:]
+                self.flags.append(Flag(student, os.path.basename(left[0]), "", NOT_COLLECTED,
+                                       f"{len(left)} more inbound folders of {student} were not read (this one and "
+                                       f"{len(left) - 1} older): collect reads the newest "
+                                       f"{self.max_folders_per_student} by change time "
+                                       f"(c.GuardedExchangeCollect.max_folders_per_student); remove the old ones"))
+                theirs = theirs[:self.max_folders_per_student]
+            kept += theirs
+        return sorted(kept)
 
     def _check_inbound(self):
         """inbound/ must be the instructor's (a student's own inbound/ would decide what is collected);
         with CourseDirectory.groupshared, the instructors' group's."""
-        for path in (self.course_path, self.inbound_path):
-            info = os.lstat(path)
-            ours = info.st_uid in (os.geteuid(), 0) or (self.coursedir.groupshared and info.st_gid in os.getgroups())
-            if stat.S_ISLNK(info.st_mode) or not ours:
-                self.fail(f"{path} is not owned by this account ({get_osusername()}) or root: someone replaced "
-                          f"the course's exchange folder; remove it and release again ({SETUP_DOC})")
+        problems = foreign_course_folders(self.root, self.coursedir.course_id, instructors(self.coursedir.groupshared))
+        if problems:
+            self.fail("\n".join(problems))
         mode = os.stat(self.inbound_path).st_mode
         if not mode & stat.S_ISVTX:
             try:
@@ -154,11 +224,27 @@ class GuardedExchangeCollect(ExchangeCollect):
                           max_file_bytes=1000 * self.coursedir.max_file_size,
                           max_total_bytes=1000 * self.coursedir.max_dir_size)
         for student, sub in sorted(self.submissions.items()):
-            self._collect(student, sub, rules)
+            try:
+                self._collect(student, sub, rules)
+            except Exception as exc:      # noqa: BLE001 - one student's folder never stops the others'
+                shutil.rmtree(self._dest(student) + ".collecting", ignore_errors=True)
+                self.collected.discard(student)
+                self.flags.append(self._failed(sub.path.name, "could not be copied", exc))
         self._report(assignment)
 
+    def _failed(self, name: str, what: str, exc: Exception) -> Flag:
+        """The row for a folder whose reading or copying failed in a way no rule foresaw: logged with its
+        traceback for the kit's maintainers, listed for the instructor, and that student alone left out."""
+        self.log.error("%s: %s", shown(name), what, exc_info=exc)
+        words = str(exc).encode("ascii", "backslashreplace").decode()[:160]
+        return Flag(name.split("+")[0], name, "", NOT_COLLECTED,
+                    f"{what} ({type(exc).__name__}: {words}); the student's earlier collected submission is kept")
+
+    def _dest(self, student: str) -> str:
+        return self.coursedir.format_path(self.coursedir.submitted_directory, student, self.coursedir.assignment_id)
+
     def _collect(self, student: str, sub: Submission, rules: CopyRules) -> None:
-        dest = self.coursedir.format_path(self.coursedir.submitted_directory, student, self.coursedir.assignment_id)
+        dest = self._dest(student)
         if os.path.isdir(dest):
             existing = _aware(self.coursedir.get_existing_timestamp(dest))
             newer = self.update and (existing is None or sub.time > existing)

@@ -25,15 +25,19 @@ Everything refused or corrected is a Flag for the instructor's list. No nbgrader
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
 import pwd
 import re
 import shutil
 import stat
+import warnings
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+
+from autograder.engine.outputs import invisible
 
 NOT_COLLECTED = "not collected"
 FILE_LEFT_OUT = "file left out"
@@ -69,6 +73,7 @@ class Submission:
     time: datetime        # the submission time taken (UTC)
     flags: tuple[Flag, ...]
     changed: float = float("inf")   # the latest ctime seen when it was read: anything later refuses the copy
+    inode: tuple[int, int] | None = None   # (st_dev, st_ino) of the folder read: another one in its place refuses the copy
 
 
 class Refused(Exception):
@@ -105,15 +110,16 @@ def read_submission(path: Path, parse_time, *, collector_uid: int, tolerance: fl
         # collect would write submitted/<student>/<assignment>: outside submitted/, or as a student
         # named after the assignment
         raise refuse(f"{student!r} is not a student id but a step in a path")
-    if _CONTROLS.search(student):
+    if _CONTROLS.search(student) or any(invisible(c) for c in student):
         # no account name holds one; the id would reach terminals and reports raw (pregrade, nbgrader)
-        raise refuse(f"the student id {student.encode('utf-8', 'backslashreplace')!r} holds a control character")
+        raise refuse(f"the student id {student.encode('utf-8', 'backslashreplace')!r} holds a control character "
+                     f"(or an invisible one: a bidi override, a zero-width mark)")
     try:
         info = os.lstat(path)
     except OSError as exc:
         raise refuse(f"cannot be read ({exc.strerror})") from None
     if stat.S_ISLNK(info.st_mode):
-        raise refuse(f"is a symbolic link (to {os.readlink(path)}), not a folder submit wrote")
+        raise refuse(f"is a symbolic link{_link_target(path)}, not a folder submit wrote")
     if not stat.S_ISDIR(info.st_mode):
         raise refuse("is not a folder")
     try:
@@ -128,11 +134,29 @@ def read_submission(path: Path, parse_time, *, collector_uid: int, tolerance: fl
                          f"under any name: prefer a per-user exchange such as ngshare)")
         raise refuse(f"is owned by {_owner_name(info.st_uid)}, not by {student}: another account's submission "
                      f"in {student}'s name")
+    named, unreadable = read_time(parse_time, parts[2])
+    if named is None:
+        raise refuse(f"the time in its name ({parts[2][:40]!r}) cannot be read: {unreadable}")
+    # What was looked at by name decides nothing: the folder opened (never through a link) must be
+    # the one whose kind and owner were checked, else the student swapped it meanwhile.
     try:
-        named = parse_time(parts[2])
-    except (ValueError, OverflowError) as exc:
-        raise refuse(f"the time in its name ({parts[2][:40]!r}) cannot be read: {exc}") from None
-    named = named.astimezone(timezone.utc) if named.tzinfo else named.replace(tzinfo=timezone.utc)
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise refuse("was replaced by a link or a file while it was read: collect again") from None
+        raise refuse(f"cannot be opened ({exc.strerror})") from None
+    try:
+        opened = os.fstat(fd)
+        if (opened.st_dev, opened.st_ino, opened.st_uid) != (info.st_dev, info.st_ino, info.st_uid):
+            raise refuse("was replaced by another folder while it was read: collect again")
+        return _read_opened(fd, path, student, opened, named, tolerance, max_entries, parse_time, refuse)
+    finally:
+        os.close(fd)
+
+
+def _read_opened(fd: int, path: Path, student: str, info: os.stat_result, named: datetime, tolerance: float,
+                 max_entries: int, parse_time, refuse) -> Submission:
+    name = path.name
     changed = _utc(info.st_ctime)
     flags = []
     lag = (changed - named).total_seconds()
@@ -145,7 +169,7 @@ def read_submission(path: Path, parse_time, *, collector_uid: int, tolerance: fl
                           f"{changed:%Y-%m-%d %H:%M:%S} UTC (renamed or changed after it was handed in?): "
                           f"the ctime is taken"))
     try:
-        latest, which = _latest_change(path, info.st_uid, max_entries)
+        latest, which = _latest_change(fd, info.st_uid, max_entries)
     except OSError as exc:
         raise refuse(f"cannot be opened ({exc.strerror})") from None
     if latest is None:
@@ -156,11 +180,37 @@ def read_submission(path: Path, parse_time, *, collector_uid: int, tolerance: fl
                           f"submission time {when:%Y-%m-%d %H:%M:%S} UTC (edited after it was handed in?): its ctime "
                           f"is taken"))
         when = _utc(latest)
-    flags += _timestamp_file_flags(path, student, name, when, parse_time)
-    return Submission(path, student, info.st_uid, when, tuple(flags), max(latest, info.st_ctime))
+    flags += _timestamp_file_flags(fd, student, name, when, parse_time)
+    return Submission(path, student, info.st_uid, when, tuple(flags), max(latest, info.st_ctime),
+                      (info.st_dev, info.st_ino))
 
 
-def _latest_change(path: Path, uid: int, max_entries: int) -> tuple[float | None, str]:
+def read_time(parse_time, text: str) -> tuple[datetime | None, str]:
+    """The time `text` (a student wrote it: a folder name's part, timestamp.txt) says, as an aware
+    UTC datetime, and "" ; or None and why it cannot be read. Whatever the parser raises or warns
+    (dateutil raised decimal.InvalidOperation on `1:999...9` and its DeprecatedTzKeyWarning on a
+    zone named `..`) is "cannot be read", never an error out of collect."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            when = parse_time(text)
+            when = when.astimezone(timezone.utc) if when.tzinfo else when.replace(tzinfo=timezone.utc)
+            when.timestamp()           # within what the arithmetic below can take
+    except Exception as exc:           # noqa: BLE001 - any failure on a student's text is that text's
+        words = str(exc).encode("ascii", "backslashreplace").decode()[:120]
+        return None, f"{type(exc).__name__}: {words}" if words else type(exc).__name__
+    return when, ""
+
+
+def _link_target(path: Path, dir_fd: int | None = None) -> str:
+    """ " (to <target>)" for the refusal's wording, or "" if it is no link by now."""
+    try:
+        return f" (to {os.readlink(path, dir_fd=dir_fd)})"
+    except (OSError, ValueError):
+        return ""
+
+
+def _latest_change(top: int, uid: int, max_entries: int) -> tuple[float | None, str]:
     """The latest ctime among the files and folders of `uid` collect would copy (links are not
     followed) and the path of that entry; (None, "") past `max_entries` entries."""
     found = {"latest": 0.0, "which": "", "seen": 0}
@@ -198,18 +248,14 @@ def _latest_change(path: Path, uid: int, max_entries: int) -> tuple[float | None
         finally:
             os.close(child)
 
-    top = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-    try:
-        within = visit(top, "", 0)
-    finally:
-        os.close(top)
+    within = visit(top, "", 0)
     return (found["latest"], found["which"]) if within else (None, "")
 
 
-def _timestamp_file_flags(path: Path, student: str, name: str, when: datetime, parse_time) -> list[Flag]:
+def _timestamp_file_flags(folder: int, student: str, name: str, when: datetime, parse_time) -> list[Flag]:
     """A timestamp.txt that disagrees with the time taken (more than a second) is listed."""
     try:
-        fd = os.open(path / TIMESTAMP_FILE, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fd = os.open(TIMESTAMP_FILE, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=folder)
     except OSError:
         return []
     try:
@@ -218,12 +264,8 @@ def _timestamp_file_flags(path: Path, student: str, name: str, when: datetime, p
         text = os.read(fd, 200).decode("utf-8", errors="replace").strip()
     finally:
         os.close(fd)
-    try:
-        said = parse_time(text)
-        said = said.astimezone(timezone.utc) if said.tzinfo else said.replace(tzinfo=timezone.utc)
-        agrees = abs((said - when).total_seconds()) <= 1.0
-    except (ValueError, OverflowError):
-        agrees, said = False, None
+    said = read_time(parse_time, text)[0]
+    agrees = said is not None and abs((said - when).total_seconds()) <= 1.0
     if agrees:
         return []
     shown = f"{said:%Y-%m-%d %H:%M:%S} UTC" if said else repr(text[:40])
@@ -252,8 +294,12 @@ def copy_submission(sub: Submission, dest: Path, rules: CopyRules) -> list[Flag]
         raise Refused(Flag(sub.student, sub.path.name, "", NOT_COLLECTED, f"cannot be opened ({exc.strerror})")) from None
     dest.mkdir(parents=True)
     try:
-        if os.fstat(top).st_uid != sub.uid:
+        opened = os.fstat(top)
+        if opened.st_uid != sub.uid:
             raise Refused(Flag(sub.student, sub.path.name, "", NOT_COLLECTED, "its owner changed while it was read"))
+        if sub.inode is not None and (opened.st_dev, opened.st_ino) != sub.inode:
+            raise Refused(Flag(sub.student, sub.path.name, "", NOT_COLLECTED,
+                               "was replaced by another folder after it was read: collect again"))
         _copy_folder(top, "", dest, sub, rules, flags, total)
         _unchanged(top, sub)
     except Refused:
@@ -277,52 +323,68 @@ def _copy_folder(fd: int, rel: str, dest: Path, sub: Submission, rules: CopyRule
                                    f"holds more than {rules.max_entries} files and folders"))
             names.append(entry.name)
     for name in sorted(names):
-        if len(os.fsencode(f"{rel}{name}")) > MAX_PATH_BYTES:
-            left_out(name, f"its path in the folder is longer than {MAX_PATH_BYTES} bytes")
-            continue
-        if any(fnmatch.fnmatch(name, glob) for glob in rules.ignore) or (not rel and name in NOT_COPIED):
-            continue
         try:
-            info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            _copy_entry(fd, rel, name, dest, sub, rules, flags, total, left_out)
+        except OSError as exc:           # the entry changed under us (a student's rename, swap, removal)
+            left_out(name, f"could not be copied ({exc.strerror or exc}; changed while it was copied?)")
+
+
+def _copy_entry(fd: int, rel: str, name: str, dest: Path, sub: Submission, rules: CopyRules, flags: list,
+                total: list, left_out) -> None:
+    """One entry of the folder open as `fd`, decided by what is opened (never through a link), not by
+    what its name showed a moment before."""
+    if len(os.fsencode(f"{rel}{name}")) > MAX_PATH_BYTES:
+        left_out(name, f"its path in the folder is longer than {MAX_PATH_BYTES} bytes")
+        return
+    if any(fnmatch.fnmatch(name, glob) for glob in rules.ignore) or (not rel and name in NOT_COPIED):
+        return
+    try:
+        info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+    except OSError as exc:
+        left_out(name, f"cannot be read ({exc.strerror})")
+        return
+    if stat.S_ISLNK(info.st_mode):
+        left_out(name, f"is a symbolic link{_link_target(name, fd)}; links are never followed")
+    elif info.st_uid != sub.uid:
+        left_out(name, f"is owned by {_owner_name(info.st_uid)}, not by the folder's owner "
+                       f"{_owner_name(sub.uid)}")
+    elif stat.S_ISDIR(info.st_mode):
+        if rel.count("/") >= MAX_DEPTH:
+            left_out(name, f"is a folder nested deeper than {MAX_DEPTH} folders")
+            return
+        try:
+            child = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
         except OSError as exc:
             left_out(name, f"cannot be read ({exc.strerror})")
-            continue
-        if stat.S_ISLNK(info.st_mode):
-            left_out(name, f"is a symbolic link (to {os.readlink(name, dir_fd=fd)}); links are never followed")
-        elif info.st_uid != sub.uid:
-            left_out(name, f"is owned by {_owner_name(info.st_uid)}, not by the folder's owner "
-                           f"{_owner_name(sub.uid)}")
-        elif stat.S_ISDIR(info.st_mode):
-            if rel.count("/") >= MAX_DEPTH:
-                left_out(name, f"is a folder nested deeper than {MAX_DEPTH} folders")
-                continue
+            return
+        try:
+            opened = os.fstat(child)
+            if not stat.S_ISDIR(opened.st_mode) or opened.st_uid != sub.uid:
+                left_out(name, "changed into another kind of file or owner while it was read")
+                return
             try:
-                child = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
                 with os.scandir(child) as listing:   # readable? (one entry, not the whole listing)
                     next(listing, None)
             except OSError as exc:
-                if "child" in locals():
-                    os.close(child)
                 left_out(name, f"cannot be read ({exc.strerror})")
-                continue
+                return
             try:
-                try:
-                    (dest / name).mkdir()
-                except OSError as exc:
-                    left_out(name, f"cannot be copied ({exc.strerror})")
-                    continue
-                _copy_folder(child, f"{rel}{name}/", dest / name, sub, rules, flags, total)
-                _unchanged(child, sub)
-            finally:
-                os.close(child)
-        elif not stat.S_ISREG(info.st_mode):
-            left_out(name, "is not a regular file (a pipe, socket or device)")
-        elif not any(fnmatch.fnmatch(name, glob) for glob in rules.include):
-            continue
-        elif info.st_size > rules.max_file_bytes:
-            left_out(name, f"is larger than {rules.max_file_bytes} bytes (CourseDirectory.max_file_size)")
-        else:
-            _copy_file(fd, name, dest / name, sub, rules, total, left_out)
+                (dest / name).mkdir()
+            except OSError as exc:
+                left_out(name, f"cannot be copied ({exc.strerror})")
+                return
+            _copy_folder(child, f"{rel}{name}/", dest / name, sub, rules, flags, total)
+            _unchanged(child, sub)
+        finally:
+            os.close(child)
+    elif not stat.S_ISREG(info.st_mode):
+        left_out(name, "is not a regular file (a pipe, socket or device)")
+    elif not any(fnmatch.fnmatch(name, glob) for glob in rules.include):
+        return
+    elif info.st_size > rules.max_file_bytes:
+        left_out(name, f"is larger than {rules.max_file_bytes} bytes (CourseDirectory.max_file_size)")
+    else:
+        _copy_file(fd, name, dest / name, sub, rules, total, left_out)
 
 
 def _copy_file(fd: int, name: str, target: Path, sub: Submission, rules: CopyRules, total: list, left_out) -> None:
@@ -341,13 +403,18 @@ def _copy_file(fd: int, name: str, target: Path, sub: Submission, rules: CopyRul
         except OSError as exc:
             left_out(name, f"cannot be copied ({exc.strerror})")
             return
-        with out:
-            while chunk := handle.read(CHUNK):
-                total[0] += len(chunk)
-                if total[0] > rules.max_total_bytes:
-                    raise Refused(Flag(sub.student, sub.path.name, "", NOT_COLLECTED,
-                                       f"holds more than {rules.max_total_bytes} bytes (CourseDirectory.max_dir_size)"))
-                out.write(chunk)
+        try:
+            with out:
+                while chunk := handle.read(CHUNK):
+                    total[0] += len(chunk)
+                    if total[0] > rules.max_total_bytes:
+                        raise Refused(Flag(sub.student, sub.path.name, "", NOT_COLLECTED,
+                                           f"holds more than {rules.max_total_bytes} bytes "
+                                           f"(CourseDirectory.max_dir_size)"))
+                    out.write(chunk)
+        except OSError:
+            target.unlink(missing_ok=True)   # never half a file graded as the whole
+            raise
         _unchanged(source, sub)
 
 

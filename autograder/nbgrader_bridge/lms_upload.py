@@ -5,18 +5,29 @@ Which student it belongs to is read from that name alone (see collect.py); whate
 packed inside an archive is only ever their own files. An archive is listed first and refused as
 a whole (UploadRefused, with the reason) if any entry could harm the instructor's machine or
 make the collection ambiguous; only then is it unpacked, entry by entry, with the same caps.
+What an archive's own headers claim is bounded before zipfile or tarfile acts on it: tarfile
+reads a pax or GNU long-name header's whole claimed body into memory (a 6 MB .tar.gz claimed
+6 GiB: MemoryError, nobody collected), and zipfile parses the whole central directory before any
+entry cap (a 61 MB zip of 1.2 million names cost 570 MB and 17 s). So a tar header body past
+MAX_HEADER_BYTES refuses the upload before it is read, a tar stream is never decompressed past
+the upload's cap (plus room for headers), and a zip's index is counted from its end record and
+its own records before ZipFile reads it.
 No nbgrader import: the checks are plain zipfile/tarfile work.
 """
 
 from __future__ import annotations
 
+import bz2
+import gzip
 import lzma
 import os
 import re
 import shutil
+import struct
 import tarfile
 import zipfile
 import zlib
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -113,13 +124,124 @@ def _tar_entries(archive: tarfile.TarFile, limits: Limits, collect_folder: str):
             yield Entry(parts, info.size), info
 
 
-def _open(path: Path):
+# A pax extended header or GNU long name/link is read whole into memory by tarfile; no honest
+# name or set of pax records comes near this.
+MAX_HEADER_BYTES = 1 << 16
+_BODY_READ_HEADERS = (tarfile.XHDTYPE, tarfile.XGLTYPE, tarfile.SOLARIS_XHDTYPE, tarfile.GNUTYPE_LONGNAME,
+                      tarfile.GNUTYPE_LONGLINK)
+# Room for the headers of a tar stream (512-byte blocks, pax records) beyond the files' own bytes.
+HEADER_ROOM = 8 << 20
+
+
+class _BoundedTarInfo(tarfile.TarInfo):
+    """tarfile's member header, refusing a header whose body (read whole into memory by tarfile)
+    claims more than MAX_HEADER_BYTES before that body is read."""
+
+    def _proc_member(self, tarfile_):
+        if self.type in _BODY_READ_HEADERS and self.size > MAX_HEADER_BYTES:
+            raise UploadRefused(f"holds a tar header (type {self.type.decode('ascii', 'replace')}) claiming "
+                                f"{self.size} bytes, more than {MAX_HEADER_BYTES} (a header bomb?)")
+        return super()._proc_member(tarfile_)
+
+
+class _Capped:
+    """A decompressed stream tarfile reads and seeks, that never decompresses past `cap` bytes."""
+
+    def __init__(self, inner, cap: int, too_big):
+        self.inner, self.cap, self.too_big = inner, cap, too_big
+
+    def _check(self) -> None:
+        if self.inner.tell() > self.cap:
+            raise self.too_big()
+
+    def read(self, size: int = -1) -> bytes:
+        room = self.cap + 1 - self.inner.tell()
+        data = self.inner.read(room if size is None or size < 0 else min(size, room))
+        self._check()
+        return data
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        if whence == 0 and offset > self.cap:
+            raise self.too_big()
+        where = self.inner.seek(offset, whence)
+        self._check()
+        return where
+
+    def tell(self) -> int:
+        return self.inner.tell()
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+_COMPRESSED = ((b"\x1f\x8b", gzip.GzipFile), (b"BZh", bz2.BZ2File), (b"\xfd7zXZ\x00", lzma.LZMAFile))
+
+
+@contextmanager
+def _open(path: Path, limits: Limits):
+    """The upload as an open ZipFile or TarFile (closed after), its headers bounded (see above)."""
     if zipfile.is_zipfile(path):
-        return zipfile.ZipFile(path)
-    try:
-        return tarfile.open(path, "r:*")
-    except (OSError, EOFError, tarfile.TarError):
-        raise UploadRefused("is not a readable zip or tar archive") from None
+        _check_zip_index(path, limits)
+        with zipfile.ZipFile(path) as archive:
+            yield archive
+        return
+    with open(path, "rb") as handle:
+        magic = handle.read(6)
+    opener = next((make for start, make in _COMPRESSED if magic.startswith(start)), None)
+    with (opener(path, "rb") if opener else open(path, "rb")) as stream:
+        capped = _Capped(stream, limits.max_bytes + HEADER_ROOM, lambda: _too_big(limits))
+        try:
+            archive = tarfile.open(fileobj=capped, mode="r:", tarinfo=_BoundedTarInfo)
+        except (OSError, EOFError, tarfile.TarError):
+            raise UploadRefused("is not a readable zip or tar archive") from None
+        with archive:
+            yield archive
+
+
+_END = struct.Struct("<4sHHHHIIH")          # end of central directory record
+_END64_LOCATOR = struct.Struct("<4sIQI")
+_END64 = struct.Struct("<4sQHHIIQQQQ")
+_RECORD = struct.Struct("<4s24xHHH12x")     # a central directory record: its name, extra and comment lengths
+
+
+def _check_zip_index(path: Path, limits: Limits) -> None:
+    """Refuses a zip whose index lists more than `limits.max_entries` entries, from its end record
+    and by counting its records (the end record can understate them), before ZipFile parses the
+    whole index. A zip this cannot read is left to ZipFile, which says why."""
+    with open(path, "rb") as handle:
+        size = handle.seek(0, os.SEEK_END)
+        tail_at = max(0, size - (_END.size + 0xFFFF))
+        handle.seek(tail_at)
+        tail = handle.read()
+        at = tail.rfind(b"PK\x05\x06")
+        if at < 0 or len(tail) - at < _END.size:
+            return
+        _, _, _, _, total, index_size, _, _ = _END.unpack_from(tail, at)
+        end_at = tail_at + at
+        if at >= _END64_LOCATOR.size and tail[at - _END64_LOCATOR.size:at - _END64_LOCATOR.size + 4] == b"PK\x06\x07":
+            _, _, end64_at, _ = _END64_LOCATOR.unpack_from(tail, at - _END64_LOCATOR.size)
+            handle.seek(end64_at)
+            record = handle.read(_END64.size)
+            if len(record) == _END64.size and record[:4] == b"PK\x06\x06":
+                _, _, _, _, _, _, _, total, index_size, _ = _END64.unpack(record)
+                end_at = end64_at
+        if total > limits.max_entries:
+            raise UploadRefused(f"its index lists {total} entries, more than {limits.max_entries}")
+        start = end_at - index_size
+        if start < 0:
+            return
+        handle.seek(start)
+        count, read = 0, 0
+        while read < index_size:
+            head = handle.read(46)
+            if len(head) < 46 or head[:4] != b"PK\x01\x02":
+                return                                  # ZipFile says what is wrong
+            count += 1
+            if count > limits.max_entries:
+                raise UploadRefused(f"its index holds more than {limits.max_entries} entries")
+            name, extra, comment = _RECORD.unpack(head)[1:]
+            handle.seek(name + extra + comment, os.SEEK_CUR)
+            read += 46 + name + extra + comment
 
 
 def _entries(archive, limits: Limits, collect_folder: str):
@@ -158,7 +280,7 @@ def list_archive(path: Path, limits: Limits, collect_folder: str) -> list[Entry]
     if path.stat().st_size > limits.max_bytes:      # before its index is read into memory
         raise UploadRefused(f"is larger than {limits.max_bytes >> 20} MiB")
     try:
-        with _open(path) as archive:
+        with _open(path, limits) as archive:
             return [entry for entry, _ in _listing(archive, limits, collect_folder)]
     except UNREADABLE as exc:
         raise UploadRefused(f"is not a readable zip or tar archive ({exc})") from None
@@ -170,7 +292,7 @@ def unpack(path: Path, dest: Path, limits: Limits, collect_folder: str) -> None:
     written = 0
     dest.mkdir(parents=True)      # a fresh folder: only what is written here is removed on refusal
     try:
-        with _open(path) as archive:
+        with _open(path, limits) as archive:
             for entry, member in _listing(archive, limits, collect_folder):
                 if entry.ignored:
                     continue

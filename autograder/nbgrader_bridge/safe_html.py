@@ -14,7 +14,10 @@ relative one is a GET to the hub with the TA's cookies.
 Nor does anything in it change the page's layout beyond its own text: inline CSS keeps colours,
 weights, alignment and decoration only (no size, display, float, spacing or offset: an element
 100,000 px high, or floated out of its cell, would push the next item's score box off the TA's
-screen), and every image is bounded to its cell's width and 40 lines' height.
+screen), no `align` but a table cell's (on a table or image it floats), and every image is bounded
+to its cell's width and 40 lines' height. Whatever still sizes an answer or output (its own length,
+TeX) stays inside its cell: the pages bound each cell's rendered text and output (CELL_BOUNDS, set
+in templates/base/mathjax.html.j2, which both pages load in their head).
 """
 
 from __future__ import annotations
@@ -33,14 +36,16 @@ TAGS = frozenset({
 })
 # No id: formgrader binds each score box by the first element with its grade id, and an answer's
 # element (or its heading's anchor) with a later cell's grade id would take that score.
-_COMMON = {"title", "style", "align"}
+# No align but a table cell's: on a table, image or block it is a float (`<table align=left>` floated
+# out of its output, the next panel wrapped round it and formgrader's score box moved sideways).
+_COMMON = {"title", "style"}
 # A class is kept only when every name in it is one the renderers themselves write (code
 # highlighting, heading anchors, pandas tables): the pages carry Bootstrap's stylesheet, whose
 # classes (.modal-backdrop, .dropdown-backdrop, .navbar-fixed-top) would pin a student's element
 # over the TA's whole page.
 _RENDERER_CLASSES = frozenset(STANDARD_TYPES.values()) | {"highlight", "anchor-link", "dataframe"}
 _RENDERER_CLASS_PREFIXES = ("hl-", "language-")
-_CELL = _COMMON | {"colspan", "rowspan"}
+_CELL = _COMMON | {"colspan", "rowspan", "align"}
 PROTOCOLS = frozenset({"http", "https", "mailto", "data"})   # data: only for images, see _allowed
 INLINE_IMAGES = ("data:image/png", "data:image/jpeg", "data:image/gif")
 # No property that takes a URL (cursor: url(...) loads) nor one that sizes, moves or re-flows an

@@ -91,6 +91,22 @@ def forget_world_writable_folders() -> None:
     _layout.clear()
 
 
+def swept_again(uid: int, released_at: float) -> bool:
+    """Before a used uid is given out again (uids.claim_uid's before_reuse): every world-writable
+    folder of the machine is looked for afresh, unless the walk kept is younger than the uid's
+    release, and the uid's files are removed from them once more. A world-writable folder made
+    after the walk kept (a login account's `mkdir -m 0777 ~/drop`) held a sandbox's 0600 file past
+    its close, and the uid came back to a later student with the file. True when nothing of it is left."""
+    if not _layout or _layout[0] < released_at:
+        forget_world_writable_folders()
+    left = remove_all_of(uid)
+    if left:
+        import sys
+        print(f"WARNING: sandbox uid {uid} is retired: could not remove what it left ({'; '.join(left[:5])})",
+              file=sys.stderr, flush=True)
+    return not left
+
+
 _LAYOUT_SECONDS = 600.0
 _layout: list = []          # [when, folders] of the last walk
 _MAX_WALKED = 2_000_000     # folders: a bound on one walk, far above a system's

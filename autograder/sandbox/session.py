@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Iterable, Mapping, Sequence
 
-from . import confinement, placement
+from . import confinement, leftovers, placement
 from .clock import ACTIVE_SHARE, Budget
 from .codec import Encoder, WireError, check_factory_name
 from .launcher import launch_plan
@@ -99,7 +99,7 @@ class Sandbox:
             self.cpus = self._resources.cpus.cpus if self._resources.cpus else ()
             if chosen.claims_uid():
                 # A uid of its own for this Sandbox's whole life (restarted workers keep it).
-                self._resources.uid = claim_uid()
+                self._resources.uid = claim_uid(leftovers.swept_again if chosen.reaps_by_uid else None)
                 self._plan = launch_plan(chosen, self.workdir, root, limits,
                                          uid=self._resources.uid, env=env, cpus=self.cpus)
                 self._resources.sweep_uid = self._plan.backend.reaps_by_uid

@@ -10,8 +10,9 @@ Pids are unique among running processes, so concurrent graders (`grade -j N`) dr
 ranges; the slot tells apart the Sandboxes one process holds open at once (a restarted worker
 keeps its Sandbox's uid). Slots rotate: a released uid is the last of the range to be given again,
 so one student's uid goes to the next student only after SLOTS - 1 others (and, under the uid
-fallback, only once leftovers.py removed every file it owned; a uid whose files could not all be
-removed is retired for the life of the process). 0x70000000-0x7FFFFFFF is the range systemd leaves unused (below are
+fallback, only once leftovers.py removed every file it owned, and swept it again on a fresh walk
+of the machine's world-writable folders just before it is given again; a uid whose files could
+not all be removed is retired for the life of the process). 0x70000000-0x7FFFFFFF is the range systemd leaves unused (below are
 container ranges, above 2**31 tools break), and it holds exactly PID_LIMIT * SLOTS uids.
 """
 
@@ -21,6 +22,7 @@ import functools
 import os
 import sys
 import threading
+import time
 
 SHARED_UID = 65534           # "nobody": used only where no uid of its own can be given
 FIRST_UID = 0x7000_0000
@@ -30,12 +32,16 @@ PID_LIMIT = 1 << 22          # the kernel's largest pid_max
 _lock = threading.Lock()
 _claimed: set[int] = set()
 _retired: set[int] = set()
+_released: dict[int, float] = {}   # uid -> when this process last gave it back (time.monotonic)
 _next_slot = 0   # where the search for a free slot starts: slots rotate
 
 
-def claim_uid() -> int:
+def claim_uid(before_reuse=None) -> int:
     """A uid (also used as gid) no other sandbox on this machine runs as now. Falls back to the
-    shared uid 65534, with a warning, where none can be given; `release_uid` gives it back."""
+    shared uid 65534, with a warning, where none can be given; `release_uid` gives it back.
+    `before_reuse(uid, released_at)`, where given, is asked before a uid this process gave out
+    before is given again (the uid fallback sweeps it once more, on a fresh walk of the machine:
+    leftovers.swept_again); False retires that uid and the next one is tried."""
     pid = os.getpid()
     first = FIRST_UID + pid * SLOTS
     if pid >= PID_LIMIT or not _mapped(first, SLOTS):
@@ -43,14 +49,18 @@ def claim_uid() -> int:
         return SHARED_UID
     busy = running_uids()   # leftovers of an earlier process that had this pid
     global _next_slot
-    with _lock:
-        for step in range(SLOTS):
-            slot = (_next_slot + step) % SLOTS
-            uid = first + slot
-            if uid not in _claimed and uid not in busy and uid not in _retired:
-                _claimed.add(uid)
-                _next_slot = (slot + 1) % SLOTS
-                return uid
+    for _ in range(SLOTS):
+        with _lock:
+            uid = next((first + (_next_slot + step) % SLOTS for step in range(SLOTS)
+                        if first + (_next_slot + step) % SLOTS not in _claimed | busy | _retired), None)
+            if uid is None:
+                break
+            _claimed.add(uid)
+            _next_slot = (uid - first + 1) % SLOTS
+            released_at = _released.get(uid)
+        if released_at is None or before_reuse is None or before_reuse(uid, released_at):
+            return uid
+        retire_uid(uid)        # something of it may remain: never given out again by this process
     _warn_shared(f"this process already holds {SLOTS} sandboxes open or retired their uids")
     return SHARED_UID
 
@@ -58,6 +68,7 @@ def claim_uid() -> int:
 def release_uid(uid: int) -> None:
     with _lock:
         _claimed.discard(uid)
+        _released[uid] = time.monotonic()
 
 
 def retire_uid(uid: int) -> None:

@@ -27,6 +27,7 @@ PUBLIC_BOILERPLATE = ("test_codesign.py", "public_checks.py", "selfcheck.py", "c
 # decoding ~2 s, so one student's huge file (a single line of megabytes) costs a second or two,
 # and copydetect's input is at most twice this per student. What is cut is said in the notes.
 MAX_COMPARED_CHARS = 200_000
+LABEL_OVERHEAD = len("# --- \n\n\n")   # what unpacked_text adds around each part besides its label
 
 
 @dataclass(frozen=True)
@@ -82,10 +83,16 @@ def code_parts(folder: Path, names: tuple[str, ...], limit: int | None = None
 
 
 def _within(parts: list[tuple[str, str]], limit: int, notes: list[str]) -> list[tuple[str, str]]:
-    """The parts up to `limit` characters in all; a note names where the cut fell."""
+    """The parts up to `limit` characters in all, each part's label and separator counted (60,000
+    cells of `x=1` were 180,000 characters of code and 2 MB staged); a whitespace-only part is left
+    out (it compares nothing and would cost its label); a note names where the cut fell."""
     kept, left = [], limit
     for label, source in parts:
+        if not source.strip():
+            continue
+        left -= len(label) + LABEL_OVERHEAD
         if len(source) > left:
+            left = max(left, 0)
             notes.append(f"more than {limit} characters of code: compared up to {label} character {left}, "
                          "not the rest (read it)")
             if left:

@@ -140,10 +140,13 @@ def declared_other_id(result: SubmissionResult) -> str:
 
 def compare_class(config: GradingConfig, results: Sequence[SubmissionResult],
                   keys_of: Callable[[str | None], Mapping[str, object]], min_items: int,
-                  variant_of: Callable[[str], str] | None = None) -> AnswerReport:
+                  variant_of: Callable[[str], str] | None = None,
+                  also_sources: Sequence[str] = ()) -> AnswerReport:
     """`keys_of(student)` gives a student's answer keys (`None`: the lecture's example);
     `variant_of(student)`, the digest of their variant now, is checked against the one each result
-    was graded against (a replaced seed would compare the class with keys it was not graded on)."""
+    was graded against (a replaced seed would compare the class with keys it was not graded on).
+    `also_sources`: classmates whose own result is not compared (two records of them) but whose
+    keys a copier's answers may still match."""
     items = config.items_of(ItemKind.NUMBER)
     notes, compared, own_keys = [], [], []
     for result in sorted(results, key=student_of):
@@ -166,9 +169,16 @@ def compare_class(config: GradingConfig, results: Sequence[SubmissionResult],
         compared.append(result)
         own_keys.append(keys)
     students = [student_of(r) for r in compared]
-    sources = students + [LECTURE_SOURCE]
+    extra, extra_keys = [], []
+    for student in also_sources:
+        try:
+            extra_keys.append(keys_of(student))
+            extra.append(student)
+        except ValueError:
+            continue
+    sources = students + extra + [LECTURE_SOURCE]
     own = key_matrix(own_keys, items)
-    others = np.vstack([own, key_matrix([keys_of(None)], items)])
+    others = np.vstack([own, *([key_matrix(extra_keys, items)] if extra_keys else []), key_matrix([keys_of(None)], items)])
     answers = answer_matrix(compared, items)
     counts, own_right = match_counts(items, answers, own, others)
     flags = []

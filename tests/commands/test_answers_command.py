@@ -126,3 +126,54 @@ def test_the_answers_table_sends_no_control_sequence_to_the_terminal(capsys):
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\x07" not in out, repr(out)
     assert "\\x1b" in out
+
+
+def test_a_results_shaped_upload_neither_frames_a_classmate_nor_stops_the_report(course, tmp_path):
+    """A Gradescope export holds what each student uploaded beside their result. Before, every
+    *.json below the folder was read: eve's upload shaped like bob's result (his id, eve's numbers)
+    framed bob as a copier (the first by path won) or, beside his own, stopped the report for the
+    class (exit 2). Now only results at their known paths are read, and a student with two results
+    is a note while the class is compared; a copier of that student is still found."""
+    root, keys, config = course
+    value = {s: keys[s]["q01_intensity"] for s in IDS}
+    bob, eve, copier = next((a, b, c) for a in IDS for b in IDS for c in IDS
+                            if len({value[a], value[b], value[c]}) == 3)
+    honest = {s: keys[s] for s in IDS}
+    honest[copier] = keys[bob]                                   # a real copier, of bob's numbers
+    out = write_class(root, config, keys, honest, "gs-class")
+    forged = write_class(root, config, keys, {bob: keys[eve]}, "gs-forged") / "results" / f"{bob}.json"
+    export = tmp_path / "export"
+    for path in (out / "results").glob("*.json"):
+        (export / f"submission_{path.stem}").mkdir(parents=True)
+        shutil.copyfile(path, export / f"submission_{path.stem}" / "results.json")
+    (export / f"submission_{eve}" / "notes").mkdir()
+    shutil.copyfile(forged, export / f"submission_{eve}" / "notes" / "results.json")     # deeper: never read
+    shutil.copyfile(forged, export / f"submission_{eve}" / "bob.json")                    # beside hers: never read
+    done = answers(root, str(export), "--min-items", "1", "--out", "gs-framed.json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads((root / "gs-framed.json").read_text("utf-8"))
+    assert {f["student"] for f in report["flags"]} == {copier}, report["flags"]
+    (export / "submission_0001_eve_upload").mkdir()
+    shutil.copyfile(forged, export / "submission_0001_eve_upload" / "results.json")       # a second result for bob
+    done = answers(root, str(export), "--min-items", "1", "--out", "gs-twice.json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads((root / "gs-twice.json").read_text("utf-8"))
+    assert {f["student"] for f in report["flags"]} == {copier}, report["flags"]       # bob framed by neither
+    assert any(f["source"] == bob for f in report["flags"])                            # his copier still found
+    assert any(n["student"] == bob and "two results" in n["note"] for n in report["notes"]), report["notes"]
+    assert bob not in report["students"] and len(report["students"]) == len(IDS) - 1
+
+
+def test_a_result_filed_under_another_students_name_is_left_out(course):
+    """grade's OUT/results/<student>.json and pregrade's pinned results are named after the student
+    graded: a record of bob filed as alice's (or one the pinned manifest does not know) is a note."""
+    root, keys, config = course
+    bob, alice = next((a, b) for a in IDS[:5] for b in IDS[:5] if keys[a]["q01_intensity"] != keys[b]["q01_intensity"])
+    out = write_class(root, config, keys, {s: keys[s] for s in IDS[:5]}, "misfiled")
+    forged = write_class(root, config, keys, {bob: keys[alice]}, "misfiled-forged") / "results" / f"{bob}.json"
+    shutil.copyfile(forged, out / "results" / f"{alice}.json")
+    done = answers(root, str(out), "--min-items", "1", "--out", "misfiled.json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads((root / "misfiled.json").read_text("utf-8"))
+    assert report["flags"] == [] and alice not in report["students"], report
+    assert any(n["student"] == alice and bob in n["note"] for n in report["notes"]), report["notes"]

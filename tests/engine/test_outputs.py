@@ -160,3 +160,18 @@ def test_a_name_with_bytes_that_are_no_utf8_is_a_readable_cell_and_line():
     assert csv_cell(name) == "'=caf\\xe9\\xff"
     assert show_controls(name + "\x1b[2J") == "=caf\\xe9\\xff\\x1b[2J"
     assert csv_cell("lone \ud800 surrogate").encode("utf-8")
+
+
+@pytest.mark.parametrize("char", ["\u202e", "\u2066", "\u2069", "\u200f", "\u061c", "\u200b", "\ufeff", "\u2028",
+                                  "\u2029", "\U000e0041", "\x1b", "\x9b", "\ud800"])
+def test_the_terminal_and_the_csv_escape_the_same_characters(char):
+    """One rule for what is shown as an escape: a right-to-left override (U+202E) in a file name
+    reached the instructor's terminal raw in collect's and reconcile's lines (a bidi-aware terminal
+    shows the line reordered: `ok\u202e: copied from alice`) while the CSV cell escaped it."""
+    from autograder.engine.outputs import show_controls, student_cell
+
+    name = f"ok{char}: copied from alice"
+    line, cell = show_controls(name), student_cell(name)
+    assert char not in line and char not in cell
+    assert line.startswith("ok\\") and cell.startswith("ok\\")
+    assert show_controls("plain text, café, 名前 and a tab-free line") == "plain text, café, 名前 and a tab-free line"

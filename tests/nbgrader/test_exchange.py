@@ -80,13 +80,19 @@ class Machine:
         self.base = base
         self.share = base / "share"
         self.share.mkdir()
+        # the doc's root commands change these: the test's own copy of login.defs, its own /home
+        self.login_defs = base / "login.defs"
+        shutil.copyfile("/etc/login.defs", self.login_defs)
+        (base / "home").mkdir(exist_ok=True)
+        (base / "home").chmod(0o755)
         self.path = f"{Path(PYTHON).parent}:/usr/bin:/bin"
 
     def run(self, command: str, user: str = "root", cwd: Path | None = None, check: bool = True):
         # the system read-only, this interpreter enterable by every account, the test's folder
         args = ["bwrap", "--die-with-parent", *system_args(), "--proc", "/proc", "--dev", "/dev",
                 "--perms", "1777", "--tmpfs", "/tmp", *interpreter_args(), "--bind", str(self.base), str(self.base),
-                "--bind", str(self.share), "/usr/local/share", "--"]
+                "--bind", str(self.share), "/usr/local/share", "--bind", str(self.login_defs), "/etc/login.defs",
+                "--bind", str(self.base / "home"), "/home", "--"]
         home = cwd or self.base
         if user != "root":
             uid, gid = account(user)
@@ -217,10 +223,19 @@ def flagged(w) -> list[dict]:
 
 
 def test_the_doc_sets_up_an_exchange_students_fetch_from_and_submit_to(exchange):
-    assert (exchange.machine.share / "nbgrader" / "exchange").stat().st_mode & 0o777 == 0o777
+    assert (exchange.machine.share / "nbgrader" / "exchange").stat().st_mode & 0o1777 == 0o1777   # sticky
     assert (exchange.machine.home(ALICE) / ASSIGNMENT / "README.md").is_file()     # fetched
     assert submitted(exchange, ALICE).joinpath("codesign.py").read_bytes() == \
         (exchange.root.parent / "reference" / "full" / "codesign.py").read_bytes()
+
+
+def test_the_doc_closes_the_students_homes_and_collect_finds_none_open(exchange):
+    """A classmate read a student's VARIANT_TOKEN from her notebook in a 0755 home (Debian's
+    `useradd -m`): the doc makes new homes 0700 and closes those that exist; collect names any open one."""
+    assert re.search(r"^HOME_MODE\s+0700$", exchange.machine.login_defs.read_text(), flags=re.M)
+    for student in (ALICE, BOB, CAROL, DAVE, ERIN):
+        assert exchange.machine.home(student).stat().st_mode & 0o077 == 0, student
+    assert "chmod 700" not in exchange.log[f"nbgrader collect --update {ASSIGNMENT}"].stderr
 
 
 def test_release_makes_inbound_sticky(exchange):
@@ -296,5 +311,62 @@ def test_a_missing_exchange_tells_the_instructor_what_to_do(tmp_path):
     done = run_in(root, "-m", "nbgrader", "collect", ASSIGNMENT, f"--Exchange.root={missing}")
     assert done.returncode != 0
     assert "contact your instructor" not in done.stderr
-    assert f"mkdir -p {missing} && chmod ugo+rw {missing}" in done.stderr and "docs/exchange.md" in done.stderr
+    assert f"mkdir -p {missing} && chmod 1777 {missing}" in done.stderr and "docs/exchange.md" in done.stderr
 
+
+
+MALLORY = "cs349e-mallory"
+
+
+def test_a_course_folder_a_student_could_swap_is_refused_by_release_collect_and_reconcile():
+    """The exchange as nbgrader documents it (0777, no sticky bit): mallory renames the course's
+    folder away and puts her own in its place; before, classmates' fetch took her files (her
+    hw_specs.py runs as each of them) and their submit landed in her inbound/. The kit's release,
+    collect and reconcile refuse such an exchange, naming the chmod; with the sticky bit she can
+    no longer rename the instructor's folder."""
+    if os.geteuid() != 0 or shutil.which("bwrap") is None or shutil.which("setpriv") is None:
+        pytest.skip("creates Unix accounts and runs as them: needs root, bubblewrap and setpriv")
+    base = Path(tempfile.mkdtemp(prefix="cs349e-hijack-"))       # enterable by every account, as the doc's
+    base.chmod(0o755)
+    try:
+        _hijack(base)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _hijack(base: Path) -> None:
+    machine = Machine(base)
+    course = copy_course(base / "course")
+    uid, gid = account(INSTRUCTOR)
+    subprocess.run(["chown", "-R", f"{uid}:{gid}", str(course)], check=True)
+    course.chmod(0o700)
+    machine.home(MALLORY)
+    root = "/usr/local/share/nbgrader/exchange"
+
+    def instructor(command: str):
+        return machine.run(command, user=INSTRUCTOR, cwd=course, check=False)
+
+    machine.run(f"mkdir -p {root} && chmod ugo+rw {root}")               # nbgrader's own instructions
+    made = instructor(f"nbgrader generate_assignment {ASSIGNMENT} --force")
+    assert made.returncode == 0, made.stderr[-3000:]
+    refused = instructor(f"nbgrader release_assignment {ASSIGNMENT} --force")
+    assert refused.returncode != 0 and f"chmod 1777 {root}" in refused.stderr, refused.stderr[-3000:]
+    assert not (machine.share / "nbgrader" / "exchange" / "cs349e").exists()
+    # mallory gets there first: a course folder of her own, with a trojan release in it
+    machine.run(f"mkdir -p {root}/cs349e/outbound/{ASSIGNMENT} {root}/cs349e/inbound && "
+                f"echo 'import os' > {root}/cs349e/outbound/{ASSIGNMENT}/hw_specs.py && chmod -R 777 {root}/cs349e",
+                user=MALLORY)
+    machine.run(f"chmod 1777 {root}")                                  # the instructor follows the message
+    for command in (f"nbgrader release_assignment {ASSIGNMENT} --force", f"nbgrader collect {ASSIGNMENT}"):
+        refused = instructor(command)
+        assert refused.returncode != 0 and MALLORY in refused.stderr and f"rm -r {root}/cs349e" in refused.stderr, \
+            (command, refused.stderr[-3000:])
+    listed = instructor(f"{PYTHON} -m autograder reconcile {ASSIGNMENT}")
+    assert listed.returncode != 0 and f"exchange: {root}/cs349e is owned by {MALLORY}" in listed.stdout, \
+        (listed.stdout[-3000:], listed.stderr[-3000:])
+    machine.run(f"rm -r {root}/cs349e")
+    assert instructor(f"nbgrader release_assignment {ASSIGNMENT} --force").returncode == 0
+    moved = machine.run(f"mv {root}/cs349e {root}/cs349e.old", user=MALLORY, check=False)
+    assert moved.returncode != 0 and (machine.share / "nbgrader" / "exchange" / "cs349e" / "outbound").is_dir()
+    listed = instructor(f"{PYTHON} -m autograder reconcile {ASSIGNMENT}")
+    assert "exchange:" not in listed.stdout, listed.stdout[-3000:]

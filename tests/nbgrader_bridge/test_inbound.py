@@ -95,7 +95,7 @@ def test_a_name_that_is_a_path_step_is_refused_even_where_students_share_one_uid
         read(folder, collector_uid=uid(OTHER))   # nor when the collecting account made it
 
 
-@pytest.mark.parametrize("named", ["\x1b]52;c;aGk=\x07alice", "bob\nalice: collected", "carol\x9b2J"])
+@pytest.mark.parametrize("named", ["\x1b]52;c;aGk=\x07alice", "bob\nalice: collected", "carol\x9b2J", "ecila\u202e"])
 def test_a_name_with_control_characters_is_refused_even_where_students_share_one_uid(tmp_path, named):
     """No account name holds a control character, but where students share a uid any folder name
     was collected, and became the student id that pregrade, reconcile and nbgrader print raw on
@@ -421,3 +421,149 @@ def test_a_setuid_file_is_copied_as_plain_data(tmp_path):
     copy_submission(read(folder), tmp_path / "out", CopyRules())
     mode = os.stat(tmp_path / "out" / "codesign.py").st_mode
     assert mode & 0o7111 == 0 and mode & 0o022 == 0, oct(mode)
+
+
+# -- times no parser should crash on, and entries that change while they are read --------------
+
+# nbgrader's parse_utc (dateutil) raised decimal.InvalidOperation on the first and dateutil's
+# DeprecatedTzKeyWarning (an exception) on the second: collect stopped for the whole class.
+CRASHING_TIMES = ("1:99999999999999999999999999999", "2030-01-01 00:00:00 ..", "2030-01-01 00:00:00 /etc/passwd",
+                  "9" * 30 + ":1", "2030-01-01T00:00:00+25:00")
+
+
+@pytest.mark.parametrize("parse", ["nbgrader", "lateness"])
+@pytest.mark.parametrize("edge", CRASHING_TIMES)
+def test_a_time_no_parser_can_read_is_flagged_not_a_crash(tmp_path, parse, edge):
+    from nbgrader.utils import parse_utc
+    parse_time_of = parse_utc if parse == "nbgrader" else parse_time
+    folder = handed_in(tmp_path / "a")
+    (folder / "timestamp.txt").write_text(edge)
+    sub = read_submission(folder, parse_time_of, collector_uid=0, tolerance=TOLERANCE)
+    assert [f.file for f in sub.flags] == ["timestamp.txt"]
+    named = handed_in(tmp_path / "b")
+    renamed = named.with_name(f"{STUDENT}+{ASSIGNMENT}+{edge.replace('/', '')}+rAnD0m")
+    named.rename(renamed)
+    try:
+        taken = read_submission(renamed, parse_time_of, collector_uid=0, tolerance=TOLERANCE)
+    except Refused as refused:
+        assert refused.args[0].outcome == NOT_COLLECTED and "cannot be read" in refused.args[0].reason
+    else:
+        assert any(f.outcome == TIME_TAKEN for f in taken.flags), taken
+
+
+def test_any_time_a_student_writes_is_taken_flagged_or_refused_never_a_crash(tmp_path):
+    """Whatever a student writes as the time in the folder's name or in timestamp.txt, reading the
+    folder ends in a Submission or a refusal (with nbgrader's parser as well as the kit's)."""
+    from hypothesis import HealthCheck, given, settings, strategies as st
+    from nbgrader.utils import parse_utc
+
+    folder = handed_in(tmp_path / "inbound")
+    digits = st.text("0123456789", min_size=1, max_size=40)
+    times = st.one_of(
+        st.text(max_size=60),
+        st.builds(lambda a, b, c, z: f"{a}-{b}-{c} 00:00:{c}{z}", digits, digits, digits,
+                  st.sampled_from(["", " UTC", " ..", " .", "+99:99", "Z", " /etc", ":", "."])),
+        st.builds(lambda a, b: f"{a}:{b}", digits, digits),
+        st.sampled_from(CRASHING_TIMES + EDGE_TIMES))
+    current = [folder]
+
+    @settings(max_examples=300, suppress_health_check=list(HealthCheck))
+    @given(name_time=times, file_time=times, parser=st.sampled_from([parse_utc, parse_time]))
+    def read_any(name_time, file_time, parser):
+        (current[0] / "timestamp.txt").write_text(file_time, errors="surrogateescape")
+        safe = name_time.replace("/", "").replace("\x00", "")
+        target = current[0].with_name(f"{STUDENT}+{ASSIGNMENT}+{safe}+rAnD0m")
+        try:
+            current[0] = current[0].rename(target)
+        except (OSError, ValueError):
+            pass                          # a name no file system takes
+        try:
+            read_submission(current[0], parser, collector_uid=0, tolerance=TOLERANCE)
+        except Refused:
+            pass
+
+    read_any()
+
+
+def _renameat2_exchange():
+    """renameat2(..., RENAME_EXCHANGE) through libc, as a student's own program calls it."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    exchange = libc.renameat2
+    exchange.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    return lambda a, b: exchange(-100, os.fsencode(a), -100, os.fsencode(b), 2)     # AT_FDCWD, RENAME_EXCHANGE
+
+
+def _swapping(a: Path, b: Path):
+    """A child process exchanging `a` and `b` as fast as it can, until the returned stop()."""
+    swap = _renameat2_exchange()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            while True:
+                swap(a, b)
+        finally:
+            os._exit(0)
+
+    def stop():
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+    return stop
+
+
+def _race(seconds: float, attempt) -> list[BaseException]:
+    """Calls attempt() repeatedly for `seconds`; what it raised besides a refusal."""
+    import time
+    crashes, end = [], time.monotonic() + seconds
+    while time.monotonic() < end and not crashes:
+        try:
+            attempt()
+        except Refused:
+            pass
+        except Exception as exc:        # noqa: BLE001 - the test's point: nothing else may escape
+            crashes.append(exc)
+    return crashes
+
+
+@pytest.mark.slow
+def test_an_inbound_link_swapped_with_a_folder_while_collect_reads_it_is_refused_not_a_crash(tmp_path):
+    """A student exchanges a link and a folder of her own in inbound/ (renameat2 RENAME_EXCHANGE) while
+    collect reads it: before, os.readlink after lstat raised EINVAL and collect stopped for the class."""
+    inbound = tmp_path / "inbound"
+    folder = handed_in(inbound)
+    link = folder.with_name(folder.name.replace("rAnD0m", "link"))
+    link.symlink_to("/nowhere")
+    give(link, STUDENT)
+    stop = _swapping(link, folder)
+    try:
+        crashes = _race(6.0, lambda: (read(link), read(folder)))
+    finally:
+        stop()
+    assert crashes == [], crashes
+
+
+@pytest.mark.slow
+def test_a_file_swapped_with_a_link_while_collect_copies_it_is_left_out_not_a_crash(tmp_path):
+    """The same inside the folder: an entry exchanged between a link and a folder while it is copied."""
+    import time
+    folder = handed_in(tmp_path / "inbound")
+    (folder / "sub").mkdir()
+    (folder / "sub" / "x.py").write_text("x = 1\n")
+    (folder / "ln").symlink_to("/nowhere")
+    give(folder, STUDENT)
+    sub = Submission(folder, STUDENT, uid(STUDENT), datetime.now(timezone.utc), (), changed=time.time() + 3600)
+    stop = _swapping(folder / "ln", folder / "sub")
+    runs = [0]
+
+    def copy():
+        runs[0] += 1
+        out = tmp_path / f"out{runs[0]}"
+        try:
+            copy_submission(sub, out, CopyRules())
+        finally:
+            shutil.rmtree(out, ignore_errors=True)
+    try:
+        crashes = _race(6.0, copy)
+    finally:
+        stop()
+    assert crashes == [], crashes

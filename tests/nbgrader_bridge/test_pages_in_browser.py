@@ -293,13 +293,13 @@ def outside_world():
     server.server_close()
 
 
-def _open_served(url: str, proxy: str, profile: Path) -> str:
+def _open_served(url: str, proxy: str, profile: Path, window: tuple[str, ...] = ()) -> str:
     """The DOM of `url` after MathJax had time to typeset it; every host but 127.0.0.1 through `proxy`."""
     if CHROMIUM is None:
         pytest.skip("chromium is not installed (apt-get install -y chromium; .ci/run installs it)")
     flags = [flag for flag in FLAGS if not flag.startswith(("--host-resolver-rules", "--virtual-time-budget"))]
     done = subprocess.run([CHROMIUM, *flags, "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-                           f"--proxy-server=http://{proxy}", "--virtual-time-budget=15000",
+                           f"--proxy-server=http://{proxy}", "--virtual-time-budget=15000", *window,
                            f"--user-data-dir={profile}", "--dump-dom", url],
                           capture_output=True, text=True, timeout=180, check=True, start_new_session=True)
     return done.stdout
@@ -490,7 +490,17 @@ LAYOUT_TRICKS = {
                "<span>raised</span> <span>spaced out</span>"),
     "image attributes": (f'<img src="{_png(1, 1)}" width="3000" height="100000">', f'<img src="{_png(1, 1)}">'),
     "tall image": (f'<img src="{_png(1, 20000)}">', f'<img src="{_png(1, 1)}">'),
+    # `align` is a float in HTML: the table floated out of its cell, the next panel wrapped round it
+    # (formgrader's score box 57 px sideways, the feedback's score heading under the student's table)
+    "aligned table": ('<table align="left" style="background-color:white">'
+                      + ("<tr><td>得分：1.0 / 1.0 graded " + "W" * 50 + "</td></tr>") * 40 + "</table>",
+                      "<table>" + ("<tr><td>得分：1.0 / 1.0 graded " + "W" * 50 + "</td></tr>") * 40 + "</table>"),
+    "aligned image": (f'<img src="{_png(200, 200)}" align="right"><p align="right">r</p>',
+                      f'<img src="{_png(200, 200)}"><p>r</p>'),
+    "many lines": ("<p>" + "line<br>" * 3000 + "</p>", "<p>line</p>"),
 }
+# A TA's screen: the floats and wide content that move the score box sideways need the room.
+WINDOW = ("--window-size=1280,900",)
 # Where the next item's score is shown: formgrader's score box (its input carries the grade id);
 # the feedback's panel heading after the grade's anchor.
 _MEASURE = """<script>
@@ -498,8 +508,13 @@ window.addEventListener("load", function () {
     var id = %s, box = document.getElementById(id);
     if (!box || box.tagName !== "INPUT") { box = document.getElementsByName(id)[0].nextElementSibling; }
     var rect = box.getBoundingClientRect(), em = parseFloat(getComputedStyle(document.body).fontSize);
+    var top = rect.top + window.scrollY, left = rect.left + window.scrollX;
+    box.scrollIntoView({block: "center"});            // what a click on the box lands on
+    rect = box.getBoundingClientRect();
+    var hit = document.elementFromPoint(rect.left + Math.min(10, rect.width / 2), rect.top + rect.height / 2);
     document.documentElement.setAttribute("data-layout", JSON.stringify(
-        {top: rect.top + window.scrollY, left: rect.left + window.scrollX, em: em}));
+        {top: top, left: left, em: em, covered: !(hit && (hit === box || box.contains(hit))),
+         hit: hit ? hit.tagName : null}));
 });
 </script></body>"""
 
@@ -519,7 +534,7 @@ def _score_box_at(config, page: str, html_in_answer: str, where: str, tmp_path: 
     html = (_feedback_html if page == "feedback" else _formgrade_html)(config)
     path = tmp_path / f"{page}-{abs(hash(html_in_answer))}.html"
     path.write_text(html.replace("</body>", _MEASURE % json.dumps(grade_id), 1), encoding="utf-8")
-    dom = dump_dom(path, tmp_path / f"profile-{path.stem}")
+    dom = dump_dom(path, tmp_path / f"profile-{path.stem}", WINDOW)
     return json.loads(BeautifulSoup(dom, "html.parser").html["data-layout"])
 
 
@@ -537,3 +552,68 @@ def test_a_students_html_cannot_push_the_next_score_box_away(config, page, where
     em = baseline["em"]
     assert abs(attacked["top"] - baseline["top"]) <= 41 * em, (attacked, baseline)
     assert abs(attacked["left"] - baseline["left"]) <= em, (attacked, baseline)
+    assert not attacked["covered"], attacked
+
+
+def test_align_is_kept_only_as_a_table_cells_alignment():
+    from autograder.nbgrader_bridge.safe_html import clean_html
+    cleaned = clean_html('<table align="left"><tr><td align="right">1</td><th align="center">h</th></tr></table>'
+                         '<img src="data:image/png;base64,AAAA" align="left"><p align="right">p</p><div align=left>d</div>')
+    assert cleaned.count("align=") == 2 and 'td align="right"' in cleaned and 'th align="center"' in cleaned
+
+
+# TeX sizes and moves boxes of its own (MathJax typesets it in the TA's browser after every
+# cleaning): a rule 100,000 px high, a size command, a token's mathsize, raised and lowered boxes
+# laid over the next score box, spaces 20,000 px wide; each next to the same answer without it.
+TEX_TRICKS = {
+    "Rule": r"answer $\Rule{1px}{100000px}{0px}$",
+    "Huge Rule": r"answer $\mspace{0mu}\Huge\Rule{0px}{40000px}{40000px}$",
+    "mathsize": r"answer $\mmlToken{mi}[mathsize='3000px']{x}$ $\mmlToken{mo}[minsize='5000px' lspace='9000px']{(}$",
+    "rule and space": r"answer $\rule[-50000px]{1px}{1px}\Space{1px}{30000px}{30000px}\raise{40000px}{x}$",
+    "array rows": r"answer $\begin{array}{c}a\\[100000px]b\end{array}$ $\bbox[50000px]{x}$",
+    "raised over the box": r"answer $\smash{\lower{260px}{\rlap{\colorbox{white}{\Rule{1200px}{0px}{300px}}}}}$",
+    "sideways": r"answer $\hspace{20000px}x\kern-20000px y\moveleft{9000px}{z}$",
+}
+# Measured until the dump: MathJax typesets after the page's load event. And how far the answer's
+# content reaches inside its cell (scrolled there), which TeX's own bounds keep small.
+_MEASURE_TYPESET = _MEASURE.replace('window.addEventListener("load", function () {', 'setInterval(function () {') \
+    .replace("\n});\n</script>", "\n}, 250);\n</script>") \
+    .replace("hit: hit ? hit.tagName : null}", """hit: hit ? hit.tagName : null, answer: Array.prototype.reduce.call(
+            document.querySelectorAll(".text_cell_render"),
+            function (most, cell) { return [Math.max(most[0], cell.scrollWidth), Math.max(most[1], cell.scrollHeight)]; },
+            [0, 0])}""")
+
+
+def _score_box_typeset(config, page: str, tex: str, serve, proxy: str, profile: Path, monkeypatch) -> dict:
+    import json
+
+    from bs4 import BeautifulSoup
+    notebook = _graded_notebook()
+    grade_id = notebook.cells[3].metadata["nbgrader"]["grade_id"]
+    notebook.cells[1].source = tex
+    notebook.cells[2].outputs = []
+    monkeypatch.setattr(sys.modules[__name__], "_graded_notebook", lambda: notebook)
+    html = (_feedback_html if page == "feedback" else _formgrade_html)(config)
+    dom = _open_served(serve(page, html.replace("</body>", _MEASURE_TYPESET % json.dumps(grade_id), 1)), proxy, profile,
+                       WINDOW)
+    assert _typeset(dom), "MathJax did not typeset the answer: the test would prove nothing"
+    return json.loads(BeautifulSoup(dom, "html.parser").html["data-layout"])
+
+
+@pytest.mark.slow   # Chromium typesets each page twice, 14 cases
+@pytest.mark.parametrize("trick", TEX_TRICKS)
+@pytest.mark.parametrize("page", ["feedback", "formgrade"])
+def test_a_students_tex_cannot_push_the_next_score_box_away(config, page, trick, tmp_path, jupyter_like_server,
+                                                             outside_world, monkeypatch):
+    """Before: MathJax's \\Rule pushed the next score box 99,984 px down, \\Huge\\Rule 199,180 px and a
+    token's mathsize 3,000 px (Safe's fontsize was "all"). Now it moves by at most the answer's bound."""
+    serve, _ = jupyter_like_server
+    proxy, _ = outside_world
+    attacked = _score_box_typeset(config, page, TEX_TRICKS[trick], serve, proxy, tmp_path / "a", monkeypatch)
+    baseline = _score_box_typeset(config, page, "answer $x^2$", serve, proxy, tmp_path / "b", monkeypatch)
+    em = baseline["em"]
+    assert abs(attacked["top"] - baseline["top"]) <= 41 * em, (attacked, baseline)
+    assert abs(attacked["left"] - baseline["left"]) <= em, (attacked, baseline)
+    assert not attacked["covered"], attacked
+    (width, height), (plain_width, plain_height) = attacked["answer"], baseline["answer"]
+    assert height - plain_height <= 10 * em and width - plain_width <= 30 * em, (attacked, baseline)  # 3em, 20em, x1.44

@@ -23,6 +23,7 @@ import pytest
 from autograder.engine.lateness import parse_time
 from course_copy import copy_course
 from course_copy import run as run_in
+from test_lms_upload import pax_bomb, zip_index_bomb
 
 pytest.importorskip("nbgrader")
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
@@ -208,6 +209,9 @@ HOSTILE = {   # student -> (LMS file name, content, what the flag must say)
     "cora": ("cora_1_1_lec01.zip", lambda: b"PK\x03\x04 this is no zip", "not a readable"),
     "dora": ("dora_1_1_lec01.zip", lambda: corrupt_zip("dora", zipfile.ZIP_DEFLATED), "could not be unpacked"),
     "lena": ("lena_1_1_lec01.zip", lambda: corrupt_zip("lena", zipfile.ZIP_LZMA), "could not be unpacked"),
+    # a few MB whose pax header claims 1 GiB (before: read into memory, MemoryError, nobody collected)
+    "paxton": ("paxton_1_1_lec01.tar.gz", lambda: pax_bomb(1 << 30), "header"),
+    "zed": ("zed_1_1_lec01.zip", lambda: zip_index_bomb(100_000), "entries"),
 }
 
 

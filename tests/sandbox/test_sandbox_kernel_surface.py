@@ -20,13 +20,15 @@ pytestmark = pytest.mark.skipif(platform.machine() not in ("x86_64", "aarch64"),
                                 reason="the probes name x86_64 and aarch64 system call numbers")
 
 # (add_key, request_key, keyctl, io_uring_setup, io_uring_enter, io_uring_register, userfaultfd,
-#  perf_event_open, bpf) on each architecture.
+#  perf_event_open, bpf; the pidfd calls) on each architecture.
 _NUMBERS = {
     "x86_64": dict(add_key=248, request_key=249, keyctl=250, io_uring_setup=425, io_uring_enter=426,
                    io_uring_register=427, userfaultfd=323, perf_event_open=298, bpf=321),
     "aarch64": dict(add_key=217, request_key=218, keyctl=219, io_uring_setup=425, io_uring_enter=426,
                     io_uring_register=427, userfaultfd=282, perf_event_open=241, bpf=280),
 }
+for _numbers in _NUMBERS.values():      # the same numbers on both
+    _numbers.update(pidfd_send_signal=424, pidfd_open=434, pidfd_getfd=438)
 NR = _NUMBERS.get(platform.machine(), {})
 KEY_SPEC_SESSION_KEYRING = -3
 KEYCTL_JOIN_SESSION_KEYRING, KEYCTL_SEARCH, KEYCTL_READ = 1, 10, 11
@@ -59,6 +61,12 @@ def kernel_surface():
     found["keyctl"] = _call("keyctl", 0, -3, 0)   # KEYCTL_GET_KEYRING_ID of the session keyring
     found["add_key"] = _call("add_key", b"user", b"planted", b"x", 1, -3)
     found["request_key"] = _call("request_key", b"user", b"planted", None, -3)
+    # A pidfd of any process (the grader, pid 1): PIDFD_GET_INFO on it told every host process's
+    # pid, parent and uids under the uid fallback while its /proc showed only the sandbox's own.
+    found["pidfd_open"] = _call("pidfd_open", os.getppid() or 1, 0)
+    found["pidfd_open_init"] = _call("pidfd_open", 1, 0)
+    found["pidfd_getfd"] = _call("pidfd_getfd", 0, 0, 0)
+    found["pidfd_send_signal"] = _call("pidfd_send_signal", 0, 0, None, 0)
     return found
 
 def grader_key(description):

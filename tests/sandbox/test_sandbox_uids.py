@@ -177,3 +177,51 @@ def test_a_notebook_that_cannot_fork_costs_the_notebook_not_the_worker(sandbox, 
     notebook = box.run_notebook("handout.ipynb", ["forked"])
     assert notebook.status == "crashed" and "could not start" in notebook.message, notebook
     assert box.call("codesign", "identity").value[2] == worker_pid   # the same worker answers
+
+
+# -- a uid given out again owns nothing ----------------------------------------------------------
+
+LEAVER = {"codesign.py": """
+    import os
+
+    def leave(folder):
+        path = os.path.join(folder, f"left-by-{os.getuid()}")
+        with open(path, "w") as handle:
+            handle.write("a previous student's private data")
+        os.chmod(path, 0o600)
+        return path
+
+    def identity():
+        return os.getuid()
+"""}
+
+
+@needs_root
+@pytest.mark.needs_rlimits_fallback
+def test_a_uid_is_not_given_out_again_while_a_file_it_left_may_remain(sandbox):
+    """Under the uid fallback a sandbox's 0600 file in a world-writable folder made after the
+    machine's walk of them (kept 10 minutes; here two levels below /srv, as a login account's
+    `mkdir -m 0777 ~/drop` in a home) survived its close, and its uid came back to a later student
+    after 63 others, who then owned it. Now a used uid is swept again, on a fresh walk, before it is
+    given out again (retired if anything of it is left)."""
+    import secrets
+    import shutil
+
+    first = sandbox(LEAVER, isolation="rlimits")
+    first.call("codesign", "identity")
+    first.close()                                       # its sweep walked the machine: kept a while
+    outer = f"/srv/cs349e-late-{secrets.token_hex(4)}"
+    os.makedirs(f"{outer}/drop")
+    os.chmod(f"{outer}/drop", 0o777)
+    try:
+        second = sandbox(LEAVER, isolation="rlimits")
+        left = second.call("codesign", "leave", (f"{outer}/drop",)).value
+        uid = os.stat(left).st_uid
+        second.close()
+        for _ in range(uids.SLOTS - 1):                 # the range comes round to it
+            uids.release_uid(uids.claim_uid())
+        third = sandbox(LEAVER, isolation="rlimits")
+        given = third.call("codesign", "identity").value
+        assert not os.path.lexists(left) or given != uid, (left, uid, given)
+    finally:
+        shutil.rmtree(outer, ignore_errors=True)

@@ -57,3 +57,22 @@ def test_a_folder_name_with_terminal_escapes_reaches_the_terminal_without_them(r
     assert any(student_cell(ESCAPES) in (row["student_a"], row["student_b"]) for row in pairs)
     assert "\x1b" not in done.stdout and "\x1b" not in done.stderr
     assert SHOWN in done.stdout
+
+
+@pytest.mark.parametrize("source, cells", [("", 250_000), ("x=1", 60_000)])
+def test_a_notebook_of_many_small_cells_is_staged_within_the_bound(tmp_path, source, cells):
+    """The bound counted cell sources only: each code cell's `# --- handout.ipynb cell N` label was
+    free, so 250,000 empty cells (0 characters of code) became 10 MB for copydetect to tokenize
+    (2.4x the CPU, 1.9x the memory of the whole run). Labels count now, and an empty cell adds none."""
+    import json
+
+    from autograder.similarity.sources import code_parts, unpacked_text
+
+    cell = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": source}
+    (tmp_path / "handout.ipynb").write_text(json.dumps({"cells": [cell] * cells, "metadata": {}, "nbformat": 4,
+                                                         "nbformat_minor": 5}), encoding="utf-8")
+    parts, notes = code_parts(tmp_path, ("handout.ipynb",), MAX_COMPARED_CHARS)
+    text, _ = unpacked_text(parts)
+    assert len(text) <= MAX_COMPARED_CHARS + 1000, len(text)
+    if source:
+        assert notes and "more than" in notes[0], notes

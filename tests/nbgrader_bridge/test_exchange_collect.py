@@ -1,0 +1,174 @@
+"""The kit's collect (GuardedExchangeCollect) over a whole inbound/, in this process: one student's
+folder, whatever it holds, never stops the class's collect; it is listed and the others are
+collected. Folders are laid out as `nbgrader submit` writes them and handed to real accounts
+(tests/nbgrader_bridge/test_inbound.py's helpers); the end-to-end run with nbgrader's own submit
+is tests/nbgrader/test_exchange.py."""
+
+from __future__ import annotations
+
+import csv
+import os
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("nbgrader")
+
+from test_inbound import ASSIGNMENT, OTHER, STUDENT, handed_in, uid  # noqa: E402
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="hands folders to other accounts: needs root")
+
+THIRD = "cs349e-cat"
+
+
+def exchange_root(tmp_path: Path, mode: int = 0o1777) -> Path:
+    root = tmp_path / "exchange"
+    (root / "cs349e" / "inbound").mkdir(parents=True)
+    root.chmod(mode)
+    (root / "cs349e").chmod(0o755)
+    (root / "cs349e" / "inbound").chmod(0o3733)
+    return root
+
+
+def collect(tmp_path: Path, root: Path, *, update: bool = False):
+    from nbgrader.auth import Authenticator
+    from nbgrader.coursedir import CourseDirectory
+
+    from autograder.nbgrader_bridge.exchange import GuardedExchangeCollect
+
+    course = tmp_path / "course"
+    course.mkdir(exist_ok=True)
+    coursedir = CourseDirectory(root=str(course), course_id="cs349e")
+    coursedir.assignment_id = ASSIGNMENT
+    collector = GuardedExchangeCollect(coursedir=coursedir, authenticator=Authenticator(), root=str(root),
+                                       update=update)
+    collector.start()
+    return course
+
+
+def flagged(course: Path) -> list[dict]:
+    with open(course / "collect_flagged" / f"{ASSIGNMENT}.csv", newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def students(course: Path) -> list[str]:
+    return sorted(p.name for p in (course / "submitted").iterdir() if (p / ASSIGNMENT / "codesign.py").is_file())
+
+
+@pytest.mark.parametrize("edge", ["1:99999999999999999999999999999", "2030-01-01 00:00:00 .."])
+def test_a_time_no_parser_can_read_stops_nobody_elses_collect(tmp_path, edge):
+    """A student's own timestamp.txt, and her own folder renamed to that time: before, collect died
+    with decimal.InvalidOperation (or dateutil's DeprecatedTzKeyWarning) and nobody was collected."""
+    root = exchange_root(tmp_path)
+    inbound = root / "cs349e" / "inbound"
+    handed_in(inbound, owner=STUDENT, named=STUDENT)
+    own = handed_in(inbound, owner=OTHER, named=OTHER)
+    (own / "timestamp.txt").write_text(edge)
+    renamed = handed_in(inbound / "x", owner=OTHER, named=OTHER)
+    renamed.rename(inbound / f"{OTHER}+{ASSIGNMENT}+{edge}+zz")
+    (inbound / "x").rmdir()
+    course = collect(tmp_path, root)
+    assert students(course) == sorted([STUDENT, OTHER])
+    rows = [r for r in flagged(course) if r["student"] == OTHER]
+    assert any(r["file"] == "timestamp.txt" for r in rows), rows
+    assert any(r["inbound"].endswith("+zz") for r in rows), rows
+
+
+def test_a_folder_whose_reading_fails_unforeseen_is_listed_and_the_class_collected(tmp_path, monkeypatch):
+    """A failure no rule foresaw (here: made to happen) in one student's folder, while reading it or
+    while copying it, leaves that student out and listed; the others are collected."""
+    from autograder.nbgrader_bridge import exchange, inbound
+
+    root = exchange_root(tmp_path)
+    for student in (STUDENT, OTHER, THIRD):
+        handed_in(root / "cs349e" / "inbound", owner=student, named=student)
+    real_read, real_copy = inbound.read_submission, inbound.copy_submission
+
+    def read(path, *args, **kwargs):
+        if path.name.startswith(OTHER):
+            raise RuntimeError("unforeseen while reading")
+        return real_read(path, *args, **kwargs)
+
+    def copy(sub, dest, rules):
+        if sub.student == THIRD:
+            dest.mkdir(parents=True)
+            raise MemoryError("unforeseen while copying")
+        return real_copy(sub, dest, rules)
+    monkeypatch.setattr(exchange, "read_submission", read)
+    monkeypatch.setattr(exchange, "copy_submission", copy)
+    course = collect(tmp_path, root)
+    assert students(course) == [STUDENT]
+    rows = {r["student"]: r for r in flagged(course)}
+    assert "RuntimeError" in rows[OTHER]["reason"] and rows[OTHER]["outcome"] == "not collected"
+    assert "MemoryError" in rows[THIRD]["reason"]
+    assert not (course / "submitted" / THIRD / f"{ASSIGNMENT}.collecting").exists()
+
+
+def test_collect_warns_of_a_students_home_other_accounts_can_read(tmp_path, caplog):
+    """Debian's `useradd -m` makes homes 0755, and nbgrader writes 0644 files: a classmate read a
+    student's VARIANT_TOKEN from her notebook and computed her parameters. Collect names every
+    collected student whose home is open, with the chmod that closes it."""
+    import logging
+    import subprocess
+
+    home = tmp_path / "home-ann"
+    home.mkdir()
+    uid(STUDENT)
+    subprocess.run(["usermod", "-d", str(home), STUDENT], check=True, capture_output=True)
+    try:
+        home.chmod(0o755)
+        root = exchange_root(tmp_path)
+        handed_in(root / "cs349e" / "inbound", owner=STUDENT, named=STUDENT)
+        with caplog.at_level(logging.WARNING):
+            collect(tmp_path, root)
+        assert f"chmod 700 {home}" in caplog.text and "VARIANT_TOKEN" in caplog.text, caplog.text
+        caplog.clear()
+        home.chmod(0o700)
+        with caplog.at_level(logging.WARNING):
+            collect(tmp_path, root, update=True)
+        assert "chmod 700" not in caplog.text, caplog.text
+    finally:
+        subprocess.run(["usermod", "-d", "/nonexistent", STUDENT], capture_output=True)
+
+
+def test_the_login_defaults_that_open_new_homes_are_named(tmp_path):
+    from autograder.nbgrader_bridge.exchange_root import home_mode_default
+    defs = tmp_path / "login.defs"
+    defs.write_text("UMASK\t\t022\n#HOME_MODE\t0700\n")
+    assert "HOME_MODE 0700" in home_mode_default(str(defs))
+    defs.write_text("UMASK\t\t022\nHOME_MODE\t0700\n")
+    assert home_mode_default(str(defs)) is None
+    defs.write_text("UMASK\t\t077\n")
+    assert home_mode_default(str(defs)) is None
+
+
+def test_only_the_newest_folders_of_a_student_are_read_and_the_rest_listed(tmp_path):
+    """Each folder is read whole (up to 10,000 entries): a student's hundreds of folders of hard
+    links cost collect seconds per million entries. Collect reads the newest by change time."""
+    import time as clock
+
+    from nbgrader.auth import Authenticator
+    from nbgrader.coursedir import CourseDirectory
+
+    from autograder.nbgrader_bridge.exchange import GuardedExchangeCollect
+
+    root = exchange_root(tmp_path)
+    inbound = root / "cs349e" / "inbound"
+    handed_in(inbound, owner=OTHER, named=OTHER)
+    made = []
+    for index in range(8):
+        made.append(handed_in(inbound / f"t{index}", owner=STUDENT, named=STUDENT))
+        clock.sleep(0.01)
+    for index, folder in enumerate(made):       # out of the staging folders, in the order made
+        folder.rename(inbound / folder.name)
+        (inbound / f"t{index}").rmdir()
+    course = tmp_path / "course"
+    course.mkdir()
+    coursedir = CourseDirectory(root=str(course), course_id="cs349e")
+    coursedir.assignment_id = ASSIGNMENT
+    collector = GuardedExchangeCollect(coursedir=coursedir, authenticator=Authenticator(), root=str(root))
+    collector.max_folders_per_student = 3
+    collector.start()
+    assert students(course) == sorted([STUDENT, OTHER])
+    rows = [r for r in flagged(course) if r["student"] == STUDENT]
+    assert len(rows) == 1 and "5 more inbound folders" in rows[0]["reason"], rows
