@@ -10,6 +10,7 @@ SLOW_FILES = {
     "engine/test_batch.py", "engine/test_case_set.py", "engine/test_corpus.py", "engine/test_determinism.py",
     "engine/test_examples.py", "engine/test_item_grading.py", "engine/test_lateness.py",
     "engine/test_linked_submissions.py", "engine/test_machine_load.py", "engine/test_oversized_submissions.py",
+    "engine/test_reference_drift.py",
     "engine/test_same_scores_everywhere.py", "engine/test_time_budget.py", "engine/test_unreadable_notebook.py",
     "lec01_codesign/test_answer_keys_hidden.py", "lec01_codesign/test_measured_roofline.py",
     "nbgrader_bridge/test_solutions_bundle.py",

@@ -11,10 +11,11 @@ import tempfile
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
-from autograder.engine.answer_checks import with_references
+from autograder.engine.answer_checks import MeasuredKey, with_references
 from autograder.engine.assignment import Assignment, load_assignment
+from autograder.engine.checks import is_real_number
 from autograder.engine.executed_notebook import executed_notebook
 from autograder.engine.function_items import grade_function
 from autograder.engine.feedback import function_feedback
@@ -22,7 +23,7 @@ from autograder.engine.guard import guarded
 from autograder.engine.invoke import StudentCode
 from autograder.engine.locate import MAX_STUDENT_FILE_BYTES, StudentFiles, locate
 from autograder.engine.nothing_graded import why_nothing
-from autograder.engine.reference_measurement import Reference, take
+from autograder.engine.reference_measurement import Reference, take, take_again
 from autograder.engine.registry import ConfigError
 from autograder.engine.report_items import grade_report
 from autograder.engine.results import ItemResult, SubmissionResult
@@ -96,15 +97,16 @@ def grade_submission(assignment_name: str, submission: Path | StudentFiles, *, l
     if who.params is not None:
         env.update({STUDENT_ID_ENV: who.student_id, VARIANT_ENV: canonical_json(who.params)})
 
-    executed, declared, reference = executed_notebook(config.notebook, None), "", None
+    executed, declared, reference, again = executed_notebook(config.notebook, None), "", None, None
     used: list[Reference] = []
+    unresolved = who.key
     if config.items_of(*REPORT_KINDS) and config.notebook in files.present:
         # this process's reference, or taken now, in a sandbox of its own before the student's opens
         def measured() -> Mapping[str, Any]:
             used.append(take(assignment, isolation, limits, SANDBOX_ENV))
             return used[0].values
 
-        who = replace(who, key=with_references(who.key, measured))
+        who = replace(who, key=with_references(unresolved, measured))
         reference = used[0] if used else None
     if not files.present:
         items = _nothing_submitted(assignment, files, who)
@@ -115,10 +117,15 @@ def grade_submission(assignment_name: str, submission: Path | StudentFiles, *, l
             files.copy_to(Path(staging))
             with Sandbox(Path(staging), overlay=config.trusted_files(), limits=limits,
                          isolation=isolation, env=env, factories=assignment.factories) as box:
-                items, executed, declared = _grade_items(assignment, files, Path(staging), box, limits, who)
+                items, executed, declared, report = _grade_items(assignment, files, Path(staging), box, limits, who)
                 # what confined it, read at the end: a restarted worker may have added scratch
                 used, quotas, scratch, placed = box.isolation, box.quotas, box.private_scratch, bool(box.cpus)
                 namespaces = (box.own_network, box.own_ipc, box.own_proc)
+        if reference is not None and report is not None and _measurement_disagrees(items, who.key, report.variables):
+            # once the student's sandbox is closed: the machine as the student's run met it
+            fresh = take_again(assignment, isolation, limits, SANDBOX_ENV)
+            items, chosen = _better_report(items, report.regrade(with_references(unresolved, lambda: fresh.values)))
+            again = {**fresh.record(), "used": chosen}
 
     order = {item.id: i for i, item in enumerate(config.items)}
     items = sorted(items, key=lambda item: order[item.id])
@@ -131,7 +138,30 @@ def grade_submission(assignment_name: str, submission: Path | StudentFiles, *, l
         fingerprint=files.fingerprint(config), case_set=assignment.case_set, quotas=quotas, executed=executed,
         student_id=who.student_id, student_id_source=who.source, variant=who.variant, declared_id=declared,
         flags=_id_flags(who, declared) + why_nothing(config, files, items),
-        reference=reference.record() if reference is not None else None)
+        reference=reference.record() if reference is not None else None, reference_again=again)
+
+
+@dataclass(frozen=True)
+class _Report:
+    """What the report items were judged from, to judge them again against other keys."""
+    variables: Mapping[str, Any]
+    regrade: Callable[[Mapping[str, Any]], list[ItemResult]]   # a key -> the report items judged by it
+
+
+def _measurement_disagrees(items: list[ItemResult], key: Mapping[str, Any], variables: Mapping[str, Any]) -> bool:
+    """Did a number the student's own run measured fall outside the reference's window?"""
+    return any(isinstance(key.get(item.id), MeasuredKey) and item.status == "failed"
+               and is_real_number(variables.get(item.id)) for item in items)
+
+
+def _better_report(items: list[ItemResult], again: list[ItemResult]) -> tuple[list[ItemResult], bool]:
+    """`items` with its report items replaced by `again` where those score higher in all; and whether."""
+    ids = {item.id for item in again}
+    first = [item for item in items if item.id in ids]
+    if sum(item.score for item in again) <= sum(item.score for item in first):
+        return items, False
+    by_id = {item.id: item for item in again}
+    return [by_id.get(item.id, item) for item in items], True
 
 
 def _id_flags(who: Graded, declared: str) -> tuple[str, ...]:
@@ -155,10 +185,11 @@ def _declared_id(notebook) -> str:
 
 
 def _grade_items(assignment: Assignment, files: StudentFiles, staged: Path, box: Sandbox, limits: Limits,
-                 who: Graded) -> tuple[list[ItemResult], dict, str]:
-    """Every item's grade, the executed notebook (the outputs of its one run) and the student id
-    the notebook declared. `staged`: the folder the student's files were copied into for the
-    sandbox; `who.key` has its reference keys resolved already."""
+                 who: Graded) -> tuple[list[ItemResult], dict, str, _Report | None]:
+    """Every item's grade, the executed notebook (the outputs of its one run), the student id the
+    notebook declared, and what the report was judged from (None when the notebook did not run).
+    `staged`: the folder the student's files were copied into for the sandbox; `who.key` has its
+    reference keys resolved already."""
     config = assignment.config
     deadline = time.monotonic() + CALL_TIMEOUTS_PER_SUBMISSION * limits.call_timeout
     code = StudentCode(box, config.student_module or "", deadline=deadline)
@@ -177,10 +208,15 @@ def _grade_items(assignment: Assignment, files: StudentFiles, staged: Path, box:
                 # A grader error is retried on the next run instead of costing the student points.
                 raise RuntimeError(f"the sandbox could not read {config.notebook}, which the grader reads "
                                    f"as a notebook: {notebook.message}")
-        items += grade_report(report, who.key, notebook, config.notebook,
-                              _missing_text(config.notebook, files), cell_sources=sources)
+        problem = _missing_text(config.notebook, files)
+
+        def regrade(key: Mapping[str, Any]) -> list[ItemResult]:
+            return grade_report(report, key, notebook, config.notebook, problem, cell_sources=sources)
+
+        items += regrade(who.key)
     declared = _declared_id(notebook) if who.params is not None else ""
-    return items, executed_notebook(config.notebook, notebook), declared
+    judged = _Report(notebook.variables, regrade) if notebook is not None else None
+    return items, executed_notebook(config.notebook, notebook), declared, judged
 
 
 def _code_cells(path: Path) -> dict[int, str] | None:

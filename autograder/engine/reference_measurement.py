@@ -12,7 +12,11 @@ nothing a 3× window can tell apart. So:
   any student's sandbox opens, so the graders a batch forks afterwards inherit it; a single
   `grade_submission` takes it just before its student's sandbox opens;
 - a process that lives long takes it again after MAX_AGE_SECONDS (clock speeds and neighbours
-  change over hours); a failed measurement is never kept.
+  change over hours); a failed measurement is never kept;
+- a submission whose own measurement disagrees with the kept one is judged again against one
+  taken right after its notebook ran (`take_again`), which this process keeps from then on: the
+  machine's speed may have moved since (a neighbour's load, a cloud host's steal, an emulated CPU),
+  and the student's run and the fresh reference then met the same machine.
 
 Every result records the reference it was graded against (`Reference.record`, in the result's
 staff-only data, never in feedback), so a score is a pure function of the files, the assignment
@@ -102,6 +106,13 @@ def take(assignment: Assignment, isolation: str, limits: Limits, env: Mapping[st
                 return measure_in(assignment, box)
 
     return reference_for(assignment, isolation, measure)
+
+
+def take_again(assignment: Assignment, isolation: str, limits: Limits, env: Mapping[str, str]) -> Reference:
+    """A reference taken now (as `take` does), kept by this process in place of the one it had."""
+    with _lock:
+        _taken.pop((assignment.config.assignment, assignment.reference, isolation), None)
+    return take(assignment, isolation, limits, env)
 
 
 def take_for_batch(assignment: Assignment, isolation: str, limits: Limits, env: Mapping[str, str]) -> Reference | None:

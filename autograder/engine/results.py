@@ -87,6 +87,10 @@ class SubmissionResult:
     # (reference_measurement.py: figures, when, which grader process), shared by every submission
     # that process graded. Staff-side only: feedback never shows it. None when none was needed.
     reference: dict | None = field(default=None, compare=False)
+    # A second reference, taken right after the notebook when one of the student's measurements
+    # disagreed with the first (the machine may have slowed or sped up since): its record, with
+    # "used" saying whether the report was judged against it (it scored higher). None otherwise.
+    reference_again: dict | None = field(default=None, compare=False)
 
     @property
     def auto_max_score(self) -> float:

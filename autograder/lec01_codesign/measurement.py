@@ -3,8 +3,8 @@ single-thread matmul sweep and np.exp in the notebook, which the grader runs in 
 
 The raw timings are checked against the grading machine's own measurement of the same operations,
 taken by `cpu_timing.reference_measurements` (a trusted shared module; it returns seconds, the
-figures are computed here) in the same sandbox just before the submission's code runs there:
-within cpu_timing.AGREEMENT_FACTOR either way (docs/measurement.md says why that factor). Typed-in constants fail unless they happen to match the
+figures are computed here) in a sandbox of the assignment's trusted files
+(autograder/engine/reference_measurement.py): within cpu_timing.AGREEMENT_FACTOR either way (docs/measurement.md says why that factor). Typed-in constants fail unless they happen to match the
 grading machine. Everything derived from the timings must follow from the student's own timings
 (DerivedKey): no key presumes which of CPU and GPU has the larger ratio.
 """
