@@ -1,13 +1,21 @@
 """Quota scenarios, run inside the cgroup v2 machine (python tests/where/quota_scenarios.py from
 the checkout's root, as root or as a non-root user); prints one `WHERE-RESULT {json}` line.
 
-- cpu: an honest classmate (examples' alice) graded alone at -j 2 (after one untimed run that
-  warms the disk cache), then beside a CPU hog whose import starts spinning processes, then alone
-  again (the emulated machine's speed follows the host's load: the two alone runs bracket it): the
-  classmate's score and grading time each time.
-- memory: two submissions whose import starts five processes that each hold 1 GiB, graded at -j 2;
-  the grading tree's peak memory (benchmarks/process_tree.py: grader + sandboxes, summed PSS and
-  RSS) and the machine's peak memory in use above what was in use before.
+- first, untimed: the course's bytecode compiled and every student's answer keys stored, in one
+  process (the reference's shared work done once, as a batch does it; it also reads from disk all
+  a grading reads), so no timed grading pays a first run's costs.
+- the honest classmate is examples' alice without the end-to-end lab's two measuring cells (she
+  leaves them for her own machine and loses those items in every run): emulated, each runs about
+  ten times its native seconds, at the notebook cells' CPU limit, so her score would depend on
+  how busy the host was; and they were most of each grading's time here.
+- cpu: an honest classmate graded alone at -j 2, then beside a CPU hog whose
+  import starts spinning processes, then alone again (the emulated machine's speed follows the
+  host's load: the two alone runs bracket it): the classmate's score and grading time each time.
+- memory: two submissions whose import starts five processes that each hold 1 GiB, graded at -j 2
+  (their code only: the hogs live in codesign.py's import, which the function items run; without
+  a notebook each sandbox's life is that import and those calls); the grading tree's peak memory
+  (benchmarks/process_tree.py: grader + sandboxes, summed PSS and RSS) and the machine's peak
+  memory in use above what was in use before.
 - what the grader recorded: isolation (and quota mechanism, where results record one) per result,
   grades.csv's isolation column, and the machine's cgroup facts.
 Kept small: the machine is emulated (no KVM), about ten times slower than the host.
@@ -58,9 +66,28 @@ for _ in range(5):  # 5 x 1 GiB, each process well under a 2 GiB address-space l
 '''
 
 
-def hogged(dest: Path, prologue: str) -> Path:
-    """The honest submission with `prologue` run at import: full marks if the hog is contained."""
-    shutil.copytree(HONEST, dest)
+LAB_CELLS = ("encoder, sentences, pairs, encoder_provenance = load_encoder()",  # each format's whole-model
+             "for name, (scheme, rotate) in END_FORMATS.items():")                 # forward pass
+
+
+def honest(dest: Path, *, notebook: bool = True) -> Path:
+    """The honest classmate's files in `dest`: alice's, her notebook without the lab's measuring
+    cells (without `notebook`, codesign.py alone)."""
+    shutil.copytree(HONEST, dest, ignore=None if notebook else shutil.ignore_patterns("*.ipynb"))
+    if notebook:
+        path = dest / "handout.ipynb"
+        nb = json.loads(path.read_text(encoding="utf-8"))
+        cells = [c for c in nb["cells"] if c["cell_type"] == "code" and any(m in "".join(c["source"]) for m in LAB_CELLS)]
+        assert len(cells) == len(LAB_CELLS), "the end-to-end lab's measuring cells moved: update LAB_CELLS"
+        for cell in cells:
+            cell["source"] = "# 这一节留到自己的电脑上运行\n"
+        path.write_text(json.dumps(nb, ensure_ascii=False), encoding="utf-8")
+    return dest
+
+
+def hogged(dest: Path, prologue: str, *, notebook: bool = True) -> Path:
+    """The honest submission with `prologue` run at import: its marks if the hog is contained."""
+    honest(dest, notebook=notebook)
     code = dest / "codesign.py"
     code.write_text(prologue + "\n" + code.read_text(encoding="utf-8"), encoding="utf-8")
     return dest
@@ -125,22 +152,42 @@ def cgroup_facts() -> dict:
             "user_manager_controllers": delegated.read_text().strip() if delegated.exists() else None}
 
 
+STUDENTS = ("alice", "hog", "hog1", "hog2")
+# Untimed, before any grading: what a course's first grading pays once (bytecode, the keys of its
+# students' variants, the files read from disk). Under emulation each grading process that met a
+# new variant redid the reference's shared forward pass, at about ten times its native cost there.
+PREPARE = f"""
+import compileall
+compileall.compile_dir(".", maxlevels=0, quiet=1)
+for package in ("autograder", "solutions"):
+    compileall.compile_dir(package, quiet=1)
+from autograder.engine.variants import keys_for
+for student in {STUDENTS!r}:
+    keys_for({ASSIGNMENT!r}, student)
+"""
+
+
+def prepare() -> float:
+    start = time.monotonic()
+    subprocess.run([sys.executable, "-c", PREPARE], cwd=ROOT, check=True)
+    return time.monotonic() - start
+
+
 def main() -> None:
-    report = {"cgroup": cgroup_facts()}
+    report = {"cgroup": cgroup_facts(), "prepare_seconds": prepare()}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         alone = tmp / "alone"
-        shutil.copytree(HONEST, alone / "alice")
-        grade(alone, tmp / "out-warm")   # untimed: the first run compiles and reads everything from disk
+        honest(alone / "alice")
         report["cpu_alone"] = grade(alone, tmp / "out-alone")
         beside = tmp / "beside"
-        shutil.copytree(HONEST, beside / "alice")
+        honest(beside / "alice")
         hogged(beside / "hog", CPU_HOG)
         report["cpu_beside"] = grade(beside, tmp / "out-beside")
         report["cpu_alone_after"] = grade(alone, tmp / "out-alone-after")  # the host's load drifts
         memory = tmp / "memory"
-        hogged(memory / "hog1", MEMORY_HOG)
-        hogged(memory / "hog2", MEMORY_HOG)
+        hogged(memory / "hog1", MEMORY_HOG, notebook=False)
+        hogged(memory / "hog2", MEMORY_HOG, notebook=False)
         report["memory"] = grade(memory, tmp / "out-memory", watch_memory=True)
     print("WHERE-RESULT " + json.dumps(report, ensure_ascii=False))
 
