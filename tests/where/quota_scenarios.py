@@ -1,5 +1,6 @@
-"""Quota scenarios, run inside the cgroup v2 machine (python tests/where/quota_scenarios.py from
-the checkout's root, as root or as a non-root user); prints one `WHERE-RESULT {json}` line.
+"""Quota scenarios, run inside the cgroup v2 machine (python tests/where/quota_scenarios.py
+[--parts cpu,memory] from the checkout's root, as root or as a non-root user); prints one
+`WHERE-RESULT {json}` line.
 
 - first, untimed: the course's bytecode compiled and every student's answer keys stored, in one
   process (the reference's shared work done once, as a batch does it; it also reads from disk all
@@ -152,45 +153,54 @@ def cgroup_facts() -> dict:
             "user_manager_controllers": delegated.read_text().strip() if delegated.exists() else None}
 
 
-STUDENTS = ("alice", "hog", "hog1", "hog2")
 # Untimed, before any grading: what a course's first grading pays once (bytecode, the keys of its
 # students' variants, the files read from disk). Under emulation each grading process that met a
 # new variant redid the reference's shared forward pass, at about ten times its native cost there.
-PREPARE = f"""
+PREPARE = """
 import compileall
 compileall.compile_dir(".", maxlevels=0, quiet=1)
 for package in ("autograder", "solutions"):
     compileall.compile_dir(package, quiet=1)
 from autograder.engine.variants import keys_for
-for student in {STUDENTS!r}:
-    keys_for({ASSIGNMENT!r}, student)
+for student in {students!r}:
+    keys_for({assignment!r}, student)
 """
 
 
-def prepare() -> float:
+PARTS = {"cpu": ("alice", "hog"), "memory": ("hog1", "hog2")}  # each part's students
+
+
+def prepare(students: tuple[str, ...]) -> float:
     start = time.monotonic()
-    subprocess.run([sys.executable, "-c", PREPARE], cwd=ROOT, check=True)
+    subprocess.run([sys.executable, "-c", PREPARE.format(students=students, assignment=ASSIGNMENT)], cwd=ROOT, check=True)
     return time.monotonic() - start
 
 
-def main() -> None:
-    report = {"cgroup": cgroup_facts(), "prepare_seconds": prepare()}
+def main(parts: list[str]) -> None:
+    unknown = sorted(set(parts) - set(PARTS))
+    if unknown:
+        raise SystemExit(f"quota_scenarios.py: unknown part(s) {', '.join(unknown)}; known: {', '.join(PARTS)}")
+    students = tuple(s for part in parts for s in PARTS[part])
+    report = {"cgroup": cgroup_facts(), "parts": parts, "prepare_seconds": prepare(students)}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        alone = tmp / "alone"
-        honest(alone / "alice")
-        report["cpu_alone"] = grade(alone, tmp / "out-alone")
-        beside = tmp / "beside"
-        honest(beside / "alice")
-        hogged(beside / "hog", CPU_HOG)
-        report["cpu_beside"] = grade(beside, tmp / "out-beside")
-        report["cpu_alone_after"] = grade(alone, tmp / "out-alone-after")  # the host's load drifts
-        memory = tmp / "memory"
-        hogged(memory / "hog1", MEMORY_HOG, notebook=False)
-        hogged(memory / "hog2", MEMORY_HOG, notebook=False)
-        report["memory"] = grade(memory, tmp / "out-memory", watch_memory=True)
+        if "cpu" in parts:
+            alone = tmp / "alone"
+            honest(alone / "alice")
+            report["cpu_alone"] = grade(alone, tmp / "out-alone")
+            beside = tmp / "beside"
+            honest(beside / "alice")
+            hogged(beside / "hog", CPU_HOG)
+            report["cpu_beside"] = grade(beside, tmp / "out-beside")
+            report["cpu_alone_after"] = grade(alone, tmp / "out-alone-after")  # the host's load drifts
+        if "memory" in parts:
+            memory = tmp / "memory"
+            hogged(memory / "hog1", MEMORY_HOG, notebook=False)
+            hogged(memory / "hog2", MEMORY_HOG, notebook=False)
+            report["memory"] = grade(memory, tmp / "out-memory", watch_memory=True)
     print("WHERE-RESULT " + json.dumps(report, ensure_ascii=False))
 
 
 if __name__ == "__main__":
-    main()
+    chosen = sys.argv[2] if sys.argv[1:2] == ["--parts"] and len(sys.argv) == 3 else ",".join(PARTS)
+    main([part for part in chosen.split(",") if part])
