@@ -43,9 +43,9 @@ TINY = {
                            r"ratio Otter / kit at 1 worker: wall \d+\.\d+ x, CPU \d+\.\d+ x",
                            r"ratio Otter / kit at 2 workers: wall \d+\.\d+ x, CPU \d+\.\d+ x",
                            r"scores agree .*: 2 / 2 students"]),
-    "simulate_course.py": (["--students", "6"],
+    "simulate_course.py": (["--students", "3"],
                            [r"peak memory \(tree\)\s+\d+\.\d+ GB proportional \(PSS\) sum \(target < 2 GB: (met|NOT met)\)",
-                            r"6 / 6 students\s+\(every student has a row\)"]),
+                            r"3 / 3 students\s+\(every student has a row\)"]),
 }
 
 
