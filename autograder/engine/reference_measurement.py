@@ -14,9 +14,10 @@ nothing a 3× window can tell apart. So:
 - a process that lives long takes it again after MAX_AGE_SECONDS (clock speeds and neighbours
   change over hours); a failed measurement is never kept;
 - a submission whose own measurement disagrees with the kept one is judged again against one
-  taken right after its notebook ran (`take_again`), which this process keeps from then on: the
-  machine's speed may have moved since (a neighbour's load, a cloud host's steal, an emulated CPU),
-  and the student's run and the fresh reference then met the same machine.
+  taken right after its notebook ran (`take_again`), for that submission alone: the machine's
+  speed may have moved since (a neighbour's load, a cloud host's steal, an emulated CPU), and the
+  student's run and the fresh reference then met the same machine. The process keeps its own: a
+  student's submission never moves the reference a classmate is judged against.
 
 Every result records the reference it was graded against (`Reference.record`, in the result's
 staff-only data, never in feedback), so a score is a pure function of the files, the assignment
@@ -93,26 +94,30 @@ def measure_in(assignment: Assignment, box: Sandbox) -> Mapping[str, Any]:
     return outcome.value
 
 
+def _measure(assignment: Assignment, isolation: str, limits: Limits, env: Mapping[str, str]) -> Mapping[str, Any]:
+    """The measurement, in a sandbox of the assignment's trusted files alone."""
+    from autograder.sandbox import Sandbox
+
+    with tempfile.TemporaryDirectory(prefix="cs349e-reference-") as empty:
+        with Sandbox(Path(empty), overlay=assignment.config.trusted_files(), limits=limits, isolation=isolation,
+                     env=dict(env), factories=assignment.factories) as box:
+            return measure_in(assignment, box)
+
+
 def take(assignment: Assignment, isolation: str, limits: Limits, env: Mapping[str, str]) -> Reference:
     """This process's reference (reference_for), taken where it has none in a sandbox of the
     assignment's trusted files alone. Raises when the measurement fails: the grader's failure,
     retried on the next run."""
-    from autograder.sandbox import Sandbox
-
-    def measure() -> Mapping[str, Any]:
-        with tempfile.TemporaryDirectory(prefix="cs349e-reference-") as empty:
-            with Sandbox(Path(empty), overlay=assignment.config.trusted_files(), limits=limits, isolation=isolation,
-                         env=dict(env), factories=assignment.factories) as box:
-                return measure_in(assignment, box)
-
-    return reference_for(assignment, isolation, measure)
+    return reference_for(assignment, isolation, lambda: _measure(assignment, isolation, limits, env))
 
 
 def take_again(assignment: Assignment, isolation: str, limits: Limits, env: Mapping[str, str]) -> Reference:
-    """A reference taken now (as `take` does), kept by this process in place of the one it had."""
-    with _lock:
-        _taken.pop((assignment.config.assignment, assignment.reference, isolation), None)
-    return take(assignment, isolation, limits, env)
+    """A reference taken now, for one submission alone: the process keeps the one it had, so what a
+    student hands in (a typed figure is a disagreement too) never moves the reference a classmate
+    is judged against."""
+    values = _measure(assignment, isolation, limits, env)
+    return Reference(dict(values), datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                     f"{socket.gethostname()} pid {os.getpid()}", time.monotonic())
 
 
 def take_for_batch(assignment: Assignment, isolation: str, limits: Limits, env: Mapping[str, str]) -> Reference | None:

@@ -82,3 +82,19 @@ def test_no_second_reference_when_every_measurement_agrees(fresh_store, tmp_path
     result = grade_submission(ASSIGNMENT, folder, isolation="bubblewrap")
     assert all(_scores(result)[i] > 0 for i in MEASURED)
     assert result.reference is not None and result.reference_again is None
+
+
+def test_a_students_second_reference_is_theirs_alone(fresh_store, tmp_path):
+    """A typed figure makes the grader measure again for that student; the next student of the same
+    process is still graded against the process's reference (what one student hands in never
+    changes the reference a classmate is judged against, and a batch keeps one reference)."""
+    faster = _kept_from_a_faster_machine()
+    typed = _submission(tmp_path / "typed")
+    notebook = typed / "handout.ipynb"
+    nb = nbformat.read(notebook, as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell("q28_exp_ns_per_value = 1e-6"))
+    nbformat.write(nb, notebook)
+    first = grade_submission(ASSIGNMENT, typed, isolation="bubblewrap")
+    assert first.reference_again is not None
+    after = grade_submission(ASSIGNMENT, _submission(tmp_path / "next"), isolation="bubblewrap")
+    assert after.reference["values"] == first.reference["values"] == faster
