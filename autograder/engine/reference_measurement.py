@@ -65,6 +65,12 @@ _taken: dict[tuple[str, str, str], Reference] = {}
 _lock = threading.Lock()
 
 
+def _stamped(values: Mapping[str, Any], monotonic: float) -> Reference:
+    """`values` as a Reference taken now by this process."""
+    return Reference(dict(values), datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                     f"{socket.gethostname()} pid {os.getpid()}", monotonic)
+
+
 def reference_for(assignment: Assignment, isolation: str, measure: Callable[[], Mapping[str, Any]], *,
                   now: Callable[[], float] = time.monotonic) -> Reference:
     """This process's reference for `assignment` under `isolation`, taken with `measure()` when it
@@ -74,9 +80,7 @@ def reference_for(assignment: Assignment, isolation: str, measure: Callable[[], 
         kept = _taken.get(key)
     if kept is not None and now() - kept.taken_monotonic < MAX_AGE_SECONDS:
         return kept
-    values = measure()   # raises on failure: nothing is kept
-    taken = Reference(dict(values), datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                      f"{socket.gethostname()} pid {os.getpid()}", now())
+    taken = _stamped(measure(), now())   # raises on failure: nothing is kept
     with _lock:
         _taken[key] = taken
     return taken
@@ -115,9 +119,7 @@ def take_again(assignment: Assignment, isolation: str, limits: Limits, env: Mapp
     """A reference taken now, for one submission alone: the process keeps the one it had, so what a
     student hands in (a typed figure is a disagreement too) never moves the reference a classmate
     is judged against."""
-    values = _measure(assignment, isolation, limits, env)
-    return Reference(dict(values), datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                     f"{socket.gethostname()} pid {os.getpid()}", time.monotonic())
+    return _stamped(_measure(assignment, isolation, limits, env), time.monotonic())
 
 
 def take_for_batch(assignment: Assignment, isolation: str, limits: Limits, env: Mapping[str, str]) -> Reference | None:
