@@ -24,6 +24,7 @@ Kept small: the machine is emulated (no KVM), about ten times slower than the ho
 
 from __future__ import annotations
 
+import argparse
 import csv
 import json
 import os
@@ -202,5 +203,6 @@ def main(parts: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    chosen = sys.argv[2] if sys.argv[1:2] == ["--parts"] and len(sys.argv) == 3 else ",".join(PARTS)
-    main([part for part in chosen.split(",") if part])
+    parser = argparse.ArgumentParser(description="quota scenarios on the cgroup v2 machine")
+    parser.add_argument("--parts", default=",".join(PARTS), help=f"comma-separated, of {', '.join(PARTS)}")
+    main([part for part in parser.parse_args().parts.split(",") if part])

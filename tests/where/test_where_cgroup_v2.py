@@ -52,15 +52,21 @@ def report_of(booted: dict, user: str) -> dict:
     return report
 
 
+@pytest.fixture(scope="module")
+def reports(booted) -> dict:
+    """Each user's report, read (and its summary printed) once."""
+    return {user: report_of(booted, user) for user in USERS}
+
+
 @pytest.fixture(scope="module", params=USERS)
-def scenario(request, booted) -> dict:
-    return report_of(booted, request.param)
+def scenario(request, reports) -> dict:
+    return reports[request.param]
 
 
 @pytest.fixture(scope="module")
-def instructor(booted) -> dict:
+def instructor(reports) -> dict:
     """The non-root instructor's pass, the one that runs the CPU scenario."""
-    return report_of(booted, USER)
+    return reports[USER]
 
 
 def mechanism(recorded: dict) -> str:
