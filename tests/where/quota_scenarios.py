@@ -2,8 +2,8 @@
 [--parts cpu,memory] from the checkout's root, as root or as a non-root user); prints one
 `WHERE-RESULT {json}` line.
 
-- first, untimed: the course's bytecode compiled and every student's answer keys stored, in one
-  process (the reference's shared work done once, as a batch does it; it also reads from disk all
+- first, untimed: the course's bytecode compiled and every student's answer keys stored (the
+  report names those a store carried from an earlier run already held), in one process (the reference's shared work done once, as a batch does it; it also reads from disk all
   a grading reads), so no timed grading pays a first run's costs.
 - the honest classmate is examples' alice without the end-to-end lab's two measuring cells (she
   leaves them for her own machine and loses those items in every run): emulated, each runs about
@@ -162,7 +162,10 @@ import compileall
 compileall.compile_dir(".", maxlevels=0, quiet=1)
 for package in ("autograder", "solutions"):
     compileall.compile_dir(package, quiet=1)
-from autograder.engine.variants import keys_for
+from autograder.engine.key_cache import is_stored
+from autograder.engine.variants import canonical_json, keys_for, params_for
+stored = [s for s in {students!r} if is_stored({assignment!r}, canonical_json(params_for({assignment!r}, s)))]
+print("STORED-BEFORE " + ",".join(stored))
 for student in {students!r}:
     keys_for({assignment!r}, student)
 """
@@ -171,10 +174,13 @@ for student in {students!r}:
 PARTS = {"cpu": ("alice", "hog"), "memory": ("hog1", "hog2")}  # each part's students
 
 
-def prepare(students: tuple[str, ...]) -> float:
+def prepare(students: tuple[str, ...]) -> tuple[float, list[str]]:
+    """Seconds taken, and the students whose keys were stored before (a store carried from an earlier run)."""
     start = time.monotonic()
-    subprocess.run([sys.executable, "-c", PREPARE.format(students=students, assignment=ASSIGNMENT)], cwd=ROOT, check=True)
-    return time.monotonic() - start
+    done = subprocess.run([sys.executable, "-c", PREPARE.format(students=students, assignment=ASSIGNMENT)], cwd=ROOT,
+                          check=True, stdout=subprocess.PIPE, text=True)
+    stored = [line.removeprefix("STORED-BEFORE ") for line in done.stdout.splitlines() if line.startswith("STORED-BEFORE ")]
+    return time.monotonic() - start, [s for s in stored[-1].split(",") if s] if stored else []
 
 
 def main(parts: list[str]) -> None:
@@ -182,7 +188,8 @@ def main(parts: list[str]) -> None:
     if unknown:
         raise SystemExit(f"quota_scenarios.py: unknown part(s) {', '.join(unknown)}; known: {', '.join(PARTS)}")
     students = tuple(s for part in parts for s in PARTS[part])
-    report = {"cgroup": cgroup_facts(), "parts": parts, "prepare_seconds": prepare(students)}
+    seconds, stored = prepare(students)
+    report = {"cgroup": cgroup_facts(), "parts": parts, "prepare_seconds": seconds, "keys_stored_before": stored}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         if "cpu" in parts:

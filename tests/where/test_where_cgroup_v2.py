@@ -2,8 +2,8 @@
 non-root instructor (the quotas sit in controllers systemd delegates to that user's manager): a
 CPU hog beside an honest classmate at -j 2 changes neither the classmate's score nor (by 1.5x or
 more) its grading time; two memory hogs of 5 x 1 GiB each keep the whole grading under 5 GiB;
-every result records that cgroup v2 carried the quotas. As root (the whole hierarchy is root's:
-nothing delegated to depend on) the memory scenario alone; emulated, the CPU scenario's three
+every result records that cgroup v2 carried the quotas. Then as root (the whole hierarchy is
+root's: nothing delegated to depend on) the memory scenario alone; emulated, the CPU scenario's three
 gradings of a notebook are most of a pass's time, and root's would repeat the instructor's.
 
 Skipped, with the reason, where this machine cannot boot the VM or build its image."""
@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from where import quota_scenarios
 from where.debian import CannotBuild
 from where.vm import USER, USERS, machine_problem, run_steps
 
@@ -24,18 +25,24 @@ GIB = 1024**3
 PARTS = {"root": "memory", USER: "cpu,memory"}  # quota_scenarios.py's parts each user runs
 
 
+ORDER = (USER, "root")  # root's students are among the instructor's: root takes over their stored keys
+assert set(ORDER) == set(USERS) and set(PARTS[ORDER[1]].split(",")) <= set(PARTS[ORDER[0]].split(","))
+
+
 @pytest.fixture(scope="module")
 def booted() -> dict:
-    """One boot; root's scenario, then the non-root instructor's, each in its own copy."""
+    """One boot; the non-root instructor's scenarios, then root's, each in its own copy of the
+    checkout. Root's copy takes over the instructor's store of answer keys (.key_cache, owned anew
+    by root): computing them again, emulated, was about 150 s of an untimed prepare."""
     problem = machine_problem()
     if problem:
         pytest.skip(f"cannot boot the cgroup v2 machine here: {problem}")
     command = [".venv/bin/python", "tests/where/quota_scenarios.py", "--parts"]
     try:
-        runs = run_steps([(user, [*command, PARTS[user]]) for user in USERS], ROOT)
+        runs = run_steps([(user, [*command, PARTS[user]]) for user in ORDER], ROOT, carry=(".key_cache",))
     except CannotBuild as exc:
         pytest.skip(f"cannot build the cgroup v2 machine's image here: {exc}")
-    return dict(zip(USERS, runs))
+    return dict(zip(ORDER, runs))
 
 
 def report_of(booted: dict, user: str) -> dict:
@@ -80,6 +87,13 @@ def test_the_machine_is_cgroup_v2(scenario):
     facts = scenario["cgroup"]
     assert facts["fs"] == "cgroup2fs" and facts["own"].startswith("0::/")
     assert (facts["uid"] == 0) == (scenario["user"] == "root")
+
+
+def test_root_took_over_the_keys_the_instructor_stored(reports):
+    """The instructor's pass starts from an empty store; root's finds every key of its students in it."""
+    assert reports[USER]["keys_stored_before"] == []
+    root = reports["root"]
+    assert sorted(root["keys_stored_before"]) == sorted(quota_scenarios.PARTS["memory"]), root["keys_stored_before"]
 
 
 def test_a_cpu_hog_leaves_the_classmates_score_alone(instructor):

@@ -65,16 +65,21 @@ class VmRun:
     seconds: float          # the command's own time (inside the machine)
 
 
-def _step_script(index: int, user: str, command: list[str], inside: str, env: dict[str, str]) -> str:
-    """A fresh copy of the checkout at `inside`, owned by `user`; the command through a login."""
-    owner = "" if user == "root" else f'chown -R {user}: "$dest"'
+def _step_script(index: int, user: str, command: list[str], inside: str, env: dict[str, str],
+                 carry: tuple[str, ...] = ()) -> str:
+    """A fresh copy of the checkout at `inside`, owned by `user`; the command through a login.
+    `carry`: folders of the previous step's copy (at the same path) moved into this one first."""
+    owner = f'chown -R {user}: "$dest"'
     exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
     inner = f"cd {shlex.quote(inside)} && exec env {exports} {shlex.join(command)}"
+    keep = "".join(f'[ -d "$dest"/{shlex.quote(c)} ] && mv "$dest"/{shlex.quote(c)} /where/carried/\n' for c in carry)
+    back = "".join(f'[ -d /where/carried/{shlex.quote(c)} ] && mv /where/carried/{shlex.quote(c)} "$dest"/\n' for c in carry)
     return f"""
 dest={shlex.quote(inside)}
-rm -rf "$dest"; mkdir -p "$dest"
+rm -rf /where/carried; mkdir -p /where/carried
+{keep}rm -rf "$dest"; mkdir -p "$dest"
 cp -a /where/job/checkout/. "$dest/"
-ln -sfn {VENV} "$dest/.venv"
+{back}ln -sfn {VENV} "$dest/.venv"
 {owner}
 d="$dest"; while [ "$d" != / ]; do chmod a+x "$d"; d=$(dirname "$d"); done
 start=$(cut -d' ' -f1 /proc/uptime)
@@ -85,9 +90,11 @@ echo "$start $(cut -d' ' -f1 /proc/uptime)" > /where/job/steps/{index}.uptime
 
 
 def run_steps(steps: list[tuple[str, list[str]]], checkout: Path, *, inside: str | None = None,
-              env: dict[str, str] | None = None, timeout: float = 3600, memory_mib: int = MEMORY_MIB) -> list[VmRun]:
+              env: dict[str, str] | None = None, timeout: float = 3600, memory_mib: int = MEMORY_MIB,
+              carry: tuple[str, ...] = ()) -> list[VmRun]:
     """Boots the machine once and runs each (user, command) in turn, each in a fresh copy of
-    `checkout` at `inside` (default: its own path) owned by that user; then powers off.
+    `checkout` at `inside` (default: its own path) owned by that user; then powers off. `carry`:
+    folders each step takes over from the step before (e.g. a store of computed keys), owned anew.
     Every step's seconds are its own; the console is the whole boot's."""
     for user, _ in steps:
         if user not in USERS:
@@ -99,7 +106,8 @@ def run_steps(steps: list[tuple[str, list[str]]], checkout: Path, *, inside: str
         shutil.copytree(checkout, job / "checkout", symlinks=True, ignore=LEFT_BEHIND)
         (job / "steps").mkdir()
         (job / "run.sh").write_text("set -u\n" + "".join(
-            _step_script(i, user, command, inside or str(checkout), env or {}) for i, (user, command) in enumerate(steps)))
+            _step_script(i, user, command, inside or str(checkout), env or {}, carry if i else ())
+            for i, (user, command) in enumerate(steps)))
         job_disk = Path(tmp) / "job.img"
         run(["mkfs.ext4", "-q", "-d", str(job), str(job_disk), JOB_DISK_SIZE])
         console = Path(tmp) / "console.log"
