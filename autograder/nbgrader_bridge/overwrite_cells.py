@@ -5,16 +5,21 @@ cell to the release's version. nbgrader 0.9.6's OverwriteCells asks the gradeboo
 with nbgrader metadata (one query for the source cell, one more for a grade cell): lec01's
 notebook has ~155 such cells, so ~200 queries a student, the largest part of autograde's time
 once no kernel runs. `OverwriteCellsReadOnce` reads the notebook's source, grade and task cells
-in three queries and answers those lookups from them; every check, change and warning is
-nbgrader's own code, unchanged, but one: a cell whose grade_id the release does not have (pasted
-from another assignment's notebook) loses all its nbgrader metadata, not just the grade_id, and
-becomes an ordinary cell. nbgrader leaves it a grade, solution or locked cell without a grade_id,
-which CheckCellMetadata then refuses: the student's whole notebook went unautograded.
+in four queries and answers those lookups from them; every check, change and warning is
+nbgrader's own code, unchanged, but two:
+- a cell whose grade_id the release does not have (pasted from another assignment's notebook)
+  loses all its nbgrader metadata, not just the grade_id, and becomes an ordinary cell. nbgrader
+  leaves it a grade, solution or locked cell without a grade_id, which CheckCellMetadata then
+  refuses: the student's whole notebook went unautograded.
+- a release cell's flags (grade, solution, task) are the release's, as its type, locked status,
+  points and checksum are. nbgrader restores those but keeps the flags the student wrote: an answer
+  cell marked `grade` made its next lookup fail (no such grade cell), a free-text answer marked
+  no solution failed CheckCellMetadata; either ended that student's autograde on every run.
 """
 
 from __future__ import annotations
 
-from nbgrader.api import Gradebook, GradeCell, MissingEntry, SourceCell, TaskCell
+from nbgrader.api import Gradebook, GradeCell, MissingEntry, SolutionCell, SourceCell, TaskCell
 from nbgrader.preprocessors import OverwriteCells
 
 
@@ -36,17 +41,24 @@ class ReleaseCells:
     def __exit__(self, *exc) -> None:
         self._gradebook.close()
 
-    def _read(self) -> tuple[dict, dict, dict]:
+    def _read(self) -> tuple[dict, dict, dict, dict]:
         if self._cells is None:
             try:
                 notebook = self._gradebook.find_notebook(*self._notebook)
             except MissingEntry:
-                self._cells = ({}, {}, {})   # every lookup misses, as each query would
+                self._cells = ({}, {}, {}, {})   # every lookup misses, as each query would
             else:
                 db = self._gradebook.db
                 self._cells = tuple({cell.name: cell for cell in db.query(kind).filter(kind.notebook_id == notebook.id)}
-                                    for kind in (SourceCell, GradeCell, TaskCell))
+                                    for kind in (SourceCell, GradeCell, TaskCell, SolutionCell))
         return self._cells
+
+    def flags(self, name: str) -> dict[str, bool] | None:
+        """The release's grade, solution and task flags of this notebook's cell `name` (None: no such cell)."""
+        source_cells, grade_cells, task_cells, solution_cells = self._read()
+        if name not in source_cells:
+            return None
+        return {"grade": name in grade_cells, "solution": name in solution_cells, "task": name in task_cells}
 
     def find_source_cell(self, name: str, notebook: str, assignment: str):
         if (notebook, assignment) != self._notebook:
@@ -60,7 +72,7 @@ class ReleaseCells:
         """A grade cell of that name, else a task cell (nbgrader's order)."""
         if (notebook, assignment) != self._notebook:
             return self._gradebook.find_graded_cell(name, notebook, assignment)
-        _, grade_cells, task_cells = self._read()
+        _, grade_cells, task_cells, _ = self._read()
         cell = grade_cells.get(name) or task_cells.get(name)
         if cell is None:
             raise MissingEntry(f"No such grade cell: {assignment}/{notebook}/{name}")
@@ -85,8 +97,26 @@ class OverwriteCellsReadOnce(OverwriteCells):
 
     def preprocess_cell(self, cell, resources, cell_index):
         had_id = "grade_id" in cell.metadata.get("nbgrader", {})
+        if had_id:
+            self._restore_flags(cell)
         cell, resources = super().preprocess_cell(cell, resources, cell_index)
         if had_id and "grade_id" not in cell.metadata.nbgrader:   # not in the release (nbgrader warned)
             del cell.metadata["nbgrader"]
         return cell, resources
 
+
+    def _restore_flags(self, cell) -> None:
+        """The release's flags on a release cell, before nbgrader's checks read them (a new grade
+        cell's points are set by nbgrader's own points check, from a placeholder here)."""
+        meta = cell.metadata.nbgrader
+        release = self.gradebook.flags(meta["grade_id"])
+        if release is None:
+            return
+        for flag, value in release.items():
+            if bool(meta.get(flag, False)) != value:
+                self.report_change(meta["grade_id"], flag, value, meta.get(flag, False))
+                meta[flag] = value
+        if meta["grade"] and "points" not in meta:
+            meta["points"] = 0.0
+        elif not meta["grade"]:
+            meta.pop("points", None)

@@ -177,3 +177,47 @@ def test_a_cell_pasted_from_another_notebook_costs_that_cell_not_the_students_au
     assert "nbgrader" not in nb.cells[3].metadata and nb.cells[3].source == "answer = 42"
     release = [(c.source, _meta(c).get("grade_id")) for c in SOURCE.cells]
     assert [(c.source, _meta(c).get("grade_id")) for i, c in enumerate(nb.cells) if i != 3] == release
+
+
+def _forge_grade_on_an_answer_cell(nb):
+    """A solution-only answer cell of the release, now claiming to be a grade cell worth 1 point."""
+    index = next(i for i, c in enumerate(nb.cells) if _meta(c).get("solution") and not _meta(c).get("grade"))
+    nb.cells[index].metadata["nbgrader"].update(grade=True, points=1.0)
+    return index
+
+
+def _forge_code_on_a_text_answer(nb):
+    """A free-text (markdown, grade and solution) cell of the release, now a code cell that is no solution."""
+    index = next(i for i, c in enumerate(nb.cells) if _meta(c).get("grade") and _meta(c).get("solution")
+                 and c.cell_type == "markdown")
+    cell = nb.cells[index]
+    cell.cell_type, cell.outputs, cell.execution_count = "code", [], None
+    cell.metadata["nbgrader"].update(solution=False)
+    return index
+
+
+@pytest.mark.parametrize("forge", [_forge_grade_on_an_answer_cell, _forge_code_on_a_text_answer])
+def test_forged_flags_on_a_release_cell_cost_nothing_and_are_restored(db_url, forge):
+    """A student rewrites the flags (grade, solution, task) of a cell the release has, keeping its
+    valid schema: nbgrader restores type, locked, points and checksum but not the flags, so its own
+    next lookup (MissingEntry: no such grade cell) or CheckCellMetadata (a markdown grade cell that
+    is no solution) ended that student's autograde every time. The release's flags come back; the
+    student's answer stays."""
+    from nbgrader.preprocessors import CheckCellMetadata
+
+    from autograder.nbgrader_bridge.sanitize_metadata import DropInvalidCellMetadata
+
+    nb = copy.deepcopy(SOURCE)
+    index = forge(nb)
+    nb.cells[index].source = "学生的答案"
+    resources = _resources(db_url)
+    for step in (DropInvalidCellMetadata(), OverwriteCellsReadOnce(), CheckCellMetadata()):
+        nb, resources = step.preprocess(nb, resources)
+    release = SOURCE.cells[index]
+    flags = ("grade", "solution", "locked", "task", "grade_id")
+    assert {f: _meta(nb.cells[index]).get(f, False) for f in flags} == {f: _meta(release).get(f, False) for f in flags}
+    assert nb.cells[index].cell_type == release.cell_type and nb.cells[index].source == "学生的答案"
+    if _meta(release).get("grade"):
+        assert _meta(nb.cells[index])["points"] == _meta(release)["points"]
+    else:
+        assert "points" not in _meta(nb.cells[index]) or not _meta(nb.cells[index]).get("grade")
