@@ -106,6 +106,7 @@ c.HTMLExporter.sanitize_html = True
 c.HTMLExporter.filters = {
     "clean_html": "autograder.nbgrader_bridge.safe_html.clean_html",
     "markdown2html": "autograder.nbgrader_bridge.safe_html.markdown2html",
+    "cell_tag_classes": "autograder.nbgrader_bridge.safe_html.cell_tag_classes",   # templates/base/celltags.j2
 }
 
 # ------------------------------------------------------------------ the exchange (release, collect)

@@ -22,6 +22,8 @@ in templates/base/mathjax.html.j2, which both pages load in their head).
 
 from __future__ import annotations
 
+import re
+
 import bleach
 from pygments.token import STANDARD_TYPES
 from bleach.css_sanitizer import CSSSanitizer
@@ -106,3 +108,17 @@ def markdown2html(context, source: str) -> str:
     renderer = IPythonRenderer(escape=False, allow_harmful_protocols=False,
                                attachments=cell.get("attachments", {}))
     return clean_html(MarkdownWithMath(renderer=renderer).render(source))
+
+
+_TAG_CHARACTERS = re.compile(r"[^A-Za-z0-9_-]")
+MOST_TAGS, TAG_LENGTH = 20, 40
+
+
+def cell_tag_classes(tags: object) -> str:
+    """A cell's tags as class tokens of the cell's wrapper (templates/base/celltags.j2): ` celltag_<tag>`
+    each, every character but letters, digits, '_' and '-' made '-', so that no tag is two classes
+    or leaves the attribute; nothing for tags that are not a list of strings."""
+    if not isinstance(tags, list):
+        return ""
+    return "".join(f" celltag_{_TAG_CHARACTERS.sub('-', tag[:TAG_LENGTH])}"
+                   for tag in tags[:MOST_TAGS] if isinstance(tag, str))

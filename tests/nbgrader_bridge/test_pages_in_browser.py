@@ -617,3 +617,45 @@ def test_a_students_tex_cannot_push_the_next_score_box_away(config, page, trick,
     assert not attacked["covered"], attacked
     (width, height), (plain_width, plain_height) = attacked["answer"], baseline["answer"]
     assert height - plain_height <= 10 * em and width - plain_width <= 30 * em, (attacked, baseline)  # 3em, 20em, x1.44
+
+
+def _with_student_metadata(monkeypatch, *, tags=(), notebook_metadata=None):
+    """_graded_notebook with a student's cell tags on the own cell and notebook metadata added."""
+    notebook = _graded_notebook()
+    notebook.cells[2].metadata["tags"] = list(tags)
+    notebook.metadata.update(notebook_metadata or {})
+    monkeypatch.setattr(sys.modules[__name__], "_graded_notebook", lambda: notebook)
+
+
+@pytest.mark.parametrize("page", ["feedback", "formgrade"])
+def test_a_cells_tags_cannot_wear_the_pages_classes(config, page, monkeypatch):
+    """nbconvert writes each tag of a cell into the class attribute of the cell's outer <div>
+    (`celltag_<tag>`), escaped for quotes but not for spaces: a tag "x modal-backdrop" gave the
+    student's cell Bootstrap's page-covering class, laid over the TA's page with the student's text."""
+    from bs4 import BeautifulSoup
+    pinned = _pinned_classes(_feedback_html(config))
+    _with_student_metadata(monkeypatch, tags=["x modal-backdrop", "y navbar-fixed-top", 'z" onclick="alert(1)'])
+    soup = BeautifulSoup((_feedback_html if page == "feedback" else _formgrade_html)(config), "html.parser")
+    cells = soup.select("div.cell")    # the cells with what wraps them, not the page's own chrome
+    assert len(cells) == len(_graded_notebook().cells)
+    worn = [cell["class"] for cell in cells if pinned & set(cell["class"])]   # where the tags are written
+    assert not worn, worn
+    assert not [cell for cell in cells if set(cell.attrs) - {"class", "id"}]
+
+
+WIDGET_STATE = {"application/vnd.jupyter.widget-state+json": {
+    "version_major": 2, "version_minor": 0,
+    "state": {"w1": {"model_name": "HTMLModel", "model_module": "@jupyter-widgets/controls", "model_module_version": "2.0.0",
+                     "state": {"value": PAYLOAD}}}}}
+
+
+@pytest.mark.parametrize("page", ["feedback", "formgrade"])
+def test_widget_state_a_student_wrote_loads_no_widget_manager(config, page, monkeypatch):
+    """A notebook's `widgets` metadata makes nbconvert's page fetch a widget manager from a CDN and
+    render the stored widgets (an HTML widget's value is set as HTML): the kit's notebooks hold no
+    widgets, so a student's widget state is data and the page loads nothing for it."""
+    _with_student_metadata(monkeypatch, notebook_metadata={"widgets": WIDGET_STATE, "title": "</title><script>x()</script>"})
+    html = (_feedback_html if page == "feedback" else _formgrade_html)(config)
+    assert _external_references(html) == []
+    assert "widget-state+json" not in html and "embed-amd" not in html
+    assert "<script>x()</script>" not in html
