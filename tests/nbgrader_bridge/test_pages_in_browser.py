@@ -628,14 +628,16 @@ def _with_student_metadata(monkeypatch, *, tags=(), notebook_metadata=None):
 
 
 @pytest.mark.parametrize("page", ["feedback", "formgrade"])
-def test_a_cells_tags_cannot_wear_the_pages_classes(config, page, monkeypatch):
+def test_a_cells_tags_cannot_wear_the_pages_classes(config, page, tmp_path, monkeypatch):
     """nbconvert writes each tag of a cell into the class attribute of the cell's outer <div>
     (`celltag_<tag>`), escaped for quotes but not for spaces: a tag "x modal-backdrop" gave the
     student's cell Bootstrap's page-covering class, laid over the TA's page with the student's text."""
     from bs4 import BeautifulSoup
     pinned = _pinned_classes(_feedback_html(config))
     _with_student_metadata(monkeypatch, tags=["x modal-backdrop", "y navbar-fixed-top", 'z" onclick="alert(1)'])
-    soup = BeautifulSoup((_feedback_html if page == "feedback" else _formgrade_html)(config), "html.parser")
+    path = tmp_path / f"{page}.html"
+    path.write_text((_feedback_html if page == "feedback" else _formgrade_html)(config), encoding="utf-8")
+    soup = BeautifulSoup(dump_dom(path, tmp_path / "profile"), "html.parser")
     cells = soup.select("div.cell")    # the cells with what wraps them, not the page's own chrome
     assert len(cells) == len(_graded_notebook().cells)
     worn = [cell["class"] for cell in cells if pinned & set(cell["class"])]   # where the tags are written
