@@ -40,6 +40,7 @@ from autograder.nbgrader_bridge.flagged import collect_csv, shown, write_collect
 from autograder.nbgrader_bridge.gradebook import due_date
 from autograder.nbgrader_bridge.inbound import (NOT_COLLECTED, TIMESTAMP_FILE, CopyRules, Flag, Refused, Submission,
                                                 copy_submission, read_submission)
+from autograder.nbgrader_bridge.inbound_listing import list_inbound
 
 SETUP_DOC = "docs/exchange.md"
 
@@ -119,8 +120,8 @@ class GuardedExchangeCollect(ExchangeCollect):
                  "the student's own account").tag(config=True)
 
     max_folders_per_student = Int(
-        50, help="Most inbound folders of one student that collect reads (the newest by change time); "
-                 "the others are listed, not read").tag(config=True)
+        50, help="Most inbound folders of one student that collect reads (the newest by change time of those "
+                 "the student's own account made); the others are listed, not read").tag(config=True)
 
     def ensure_root(self):
         if not check_directory(self.root, write=True, execute=True):
@@ -137,15 +138,17 @@ class GuardedExchangeCollect(ExchangeCollect):
         self._check_inbound()
         student = self.coursedir.student_id
         student = "*" if student in ("", "*") else glob.escape(student)     # nbgrader's default is "*"
-        pattern = os.path.join(self.inbound_path, f"{student}+{glob.escape(self.coursedir.assignment_id)}+*")
-        self.flags, self.collected, accepted = [], set(), defaultdict(list)
-        for path in self._newest_per_student(sorted(glob.glob(pattern))):
+        self.collected, accepted = set(), defaultdict(list)
+        shared_uid = self.students_share_uid if self.students_share_uid >= 0 else None
+        paths, self.flags = list_inbound(self.inbound_path, self.coursedir.assignment_id, student,
+                                         per_student=self.max_folders_per_student, collector_uid=os.geteuid(),
+                                         shared_uid=shared_uid)
+        for path in paths:
             # The kit's strict reader of nbgrader's own time forms, not nbgrader's parse_utc: dateutil
             # reads any text, a zone name as a file path (gettz), and raised past every except on some.
             try:
                 sub = read_submission(Path(path), parse_time, collector_uid=os.geteuid(),
-                                      tolerance=self.time_tolerance_seconds,
-                                      shared_uid=self.students_share_uid if self.students_share_uid >= 0 else None)
+                                      tolerance=self.time_tolerance_seconds, shared_uid=shared_uid)
             except Refused as exc:
                 self.flags.append(exc.args[0])
                 continue
@@ -155,32 +158,6 @@ class GuardedExchangeCollect(ExchangeCollect):
             accepted[sub.student].append(sub)
         self.submissions = {s: self._choose(subs) for s, subs in accepted.items()}
         _warn_open_homes(self, self.submissions)
-
-    def _newest_per_student(self, paths: list[str]) -> list[str]:
-        """At most max_folders_per_student folders of each student, the newest by change time (which
-        no student can set back): each folder is read whole (up to 10,000 entries), so a hundred
-        folders of hard links cost collect seconds per student; the rest is one listed row."""
-        by_student = defaultdict(list)
-        for path in paths:
-            by_student[os.path.basename(path).split("+")[0]].append(path)
-        kept = []
-        for student, theirs in sorted(by_student.items()):
-            if len(theirs) > self.max_folders_per_student:
-                def changed(path):
-                    try:
-                        return os.lstat(path).st_ctime
-                    except OSError:
-                        return 0.0
-                theirs = sorted(theirs, key=changed, reverse=True)
-                left = theirs[self.max_folders_per_student:]
-                self.flags.append(Flag(student, os.path.basename(left[0]), "", NOT_COLLECTED,
-                                       f"{len(left)} more inbound folders of {student} were not read (this one and "
-                                       f"{len(left) - 1} older): collect reads the newest "
-                                       f"{self.max_folders_per_student} by change time "
-                                       f"(c.GuardedExchangeCollect.max_folders_per_student); remove the old ones"))
-                theirs = theirs[:self.max_folders_per_student]
-            kept += theirs
-        return sorted(kept)
 
     def _check_inbound(self):
         """inbound/ must be the instructor's (a student's own inbound/ would decide what is collected);

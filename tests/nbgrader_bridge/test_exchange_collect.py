@@ -172,3 +172,63 @@ def test_only_the_newest_folders_of_a_student_are_read_and_the_rest_listed(tmp_p
     assert students(course) == sorted([STUDENT, OTHER])
     rows = [r for r in flagged(course) if r["student"] == STUDENT]
     assert len(rows) == 1 and "5 more inbound folders" in rows[0]["reason"], rows
+
+
+def test_a_classmates_folders_in_my_name_do_not_push_out_my_own(tmp_path):
+    """Collect reads the newest 50 folders of each student: counted among them were folders another
+    account made in the student's name, which it then refused, so 51 empty folders a classmate made
+    after the student's honest submission left the student uncollected."""
+    import time as clock
+    root = exchange_root(tmp_path)
+    inbound = root / "cs349e" / "inbound"
+    own = handed_in(inbound / "stage", owner=STUDENT, named=STUDENT)
+    own.rename(inbound / own.name)
+    clock.sleep(0.05)
+    for index in range(51):                      # the classmate's, newer by change time
+        forged = handed_in(inbound / f"s{index}", owner=OTHER, named=STUDENT)
+        forged.rename(inbound / forged.name)
+    course = collect(tmp_path, root)
+    assert students(course) == [STUDENT]
+    rows = [r for r in flagged(course) if r["student"] == STUDENT]
+    assert rows and all(OTHER in r["reason"] for r in rows), rows   # the classmate is named
+
+
+def _forged_entries(inbound: Path, count: int, *, named: str = STUDENT, owner: str = OTHER) -> None:
+    """`count` empty files an account made in inbound/ with names like `named`'s submissions."""
+    for index in range(count):
+        path = inbound / f"{named}+{ASSIGNMENT}+2030-01-01 00:00:00.{index:06d} UTC+x"
+        path.touch()
+        os.chown(path, uid(owner), -1)
+
+
+def test_collects_memory_and_list_do_not_grow_with_what_classmates_put_in_inbound(tmp_path):
+    """Any account may create entries in inbound/ (it is 3733): 300,000 names like a classmate's
+    submissions held every name in collect's memory (308 MB against 173 MB) and gave a listed row
+    each. Now what one account made in others' names is read at most a few times and counted in one
+    row; collect's own memory stays within a bound whatever the count."""
+    import tracemalloc
+
+    from autograder.nbgrader_bridge.inbound_listing import READ_PER_OWNER
+
+    def peak(count: int) -> tuple[int, list[dict], list[str]]:
+        where = tmp_path / str(count)
+        where.mkdir()
+        root = exchange_root(where)
+        inbound = root / "cs349e" / "inbound"
+        own = handed_in(inbound / "stage", owner=STUDENT, named=STUDENT)
+        own.rename(inbound / own.name)
+        _forged_entries(inbound, count)
+        tracemalloc.start()
+        try:
+            course = collect(where, root)
+            return tracemalloc.get_traced_memory()[1], flagged(course), students(course)
+        finally:
+            tracemalloc.stop()
+
+    small, small_rows, small_students = peak(200)
+    large, large_rows, large_students = peak(20_000)
+    assert small_students == large_students == [STUDENT]
+    assert len(large_rows) == len(small_rows) <= READ_PER_OWNER + 1, large_rows
+    assert any(f"{20_000 - READ_PER_OWNER:,} more inbound entries made by {OTHER}" in r["reason"]
+               for r in large_rows), large_rows
+    assert large - small < 1_000_000, (small, large)   # was ~450 bytes a name: 9 MB for these 19,800
