@@ -19,7 +19,7 @@ from pathlib import Path
 from autograder.engine.locate import locate, student_folders
 from autograder.engine.registry import GradingConfig
 from autograder.sandbox.nbrunner import NotebookUnreadable, load_code_cells
-from autograder.similarity.packed import unpack
+from autograder.similarity.packed import Budget, unpack
 
 PUBLIC_BOILERPLATE = ("test_codesign.py", "public_checks.py", "selfcheck.py", "conftest.py")
 # Characters of one student's code read (and, again, decoded from packed code) for comparison:
@@ -105,9 +105,9 @@ def _within(parts: list[tuple[str, str]], limit: int, notes: list[str]) -> list[
 
 def unpacked_text(parts: list[tuple[str, str]], budget: int = MAX_COMPARED_CHARS) -> tuple[str, PackedCode | None]:
     """The parts joined, each followed by the code it decodes to (at most `budget` characters
-    decoded in all); what was packed, if anything."""
+    decoded in all, and packed.MAX_BUILT bytes built on the way); what was packed, if anything."""
     sections, places, statuses = [], [], set()
-    left = [budget]
+    left = Budget(text=budget)
     for label, source in parts:
         sections.append(f"# --- {label}\n{source}")
         found = unpack(source, budget=left)
