@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
-from autograder.engine.checks import is_real_number
+from autograder.engine.checks import finite_float
 
 
 @dataclass(frozen=True)
@@ -39,10 +39,10 @@ class DerivedKey:
         """(key, "") from the student's own answers, or (None, why not) in Chinese."""
         values = []
         for need in self.needs:
-            value = answers.get(need)
-            if not is_real_number(value) or not math.isfinite(float(value)):
+            value = finite_float(answers.get(need))
+            if value is None:
                 return None, f"它由你的 `{need}` 算出，而 `{need}` 不是一个有限的数。"
-            values.append(float(value))
+            values.append(value)
         try:
             key = float(self.compute(*values))
         except (ArithmeticError, ValueError) as err:
@@ -84,8 +84,8 @@ class GroundedKey(DerivedKey):
 
     def key_from(self, answers: Mapping[str, object]) -> tuple[float | None, str]:
         for item, measured in self.grounds:
-            value = answers.get(item)
-            if not (is_real_number(value) and measured.low <= float(value) <= measured.high):
+            value = finite_float(answers.get(item))
+            if value is None or not measured.low <= value <= measured.high:
                 return None, f"它由你的 `{item}` 算出，而 `{item}` 与评分机的参照测量不一致。"
         return super().key_from(answers)
 

@@ -20,6 +20,7 @@ value, never an OverflowError in the grader.
 
 from __future__ import annotations
 
+import math
 import numbers
 from dataclasses import dataclass, field
 from typing import Any, Mapping
@@ -58,6 +59,18 @@ def describe_type(value: Any) -> str:
 
 def is_real_number(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
+def finite_float(value: Any) -> float | None:
+    """A student's real number as a finite float; None for anything else (not a number, a bool,
+    inf or nan, or an int beyond float64's range: a wrong value, never an OverflowError)."""
+    if not is_real_number(value):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def as_real_array(value: Any) -> np.ndarray | None:

@@ -7,10 +7,14 @@ small interpreter that knows only literals, constants assigned once, `+`, slicin
 decoders (base64/binascii, zlib/gzip/bz2/lzma, codecs, bytes.fromhex, str/bytes conversions);
 a chain of those decoders outside any exec whose result is Python code (exec may be hidden);
 marshal/pickle loads; a builtin looked up by a computed name.
-Decompression is bounded (MAX_DECODED bytes per value), and so are the nesting of packed code
-in packed code (MAX_DEPTH) and the total decoded per source (MAX_TOTAL). What cannot be
-evaluated so (a key computed at run time, marshal or pickle bytes, exec handed around as a
-value) is an undecodable site. Every site is reported; the decoded text is compared too.
+Every value is bounded (MAX_DECODED bytes), its size computed before it is built where it can be
+(a join, `+`, a slice) and decompression stopped past it; so are the nesting of packed code in
+packed code (MAX_DEPTH) and, through one Budget shared by a submission's sources, sites and
+levels, the decoded text read (MAX_TOTAL characters, each charged before it is parsed) and the
+bytes built on the way (MAX_BUILT). Names and calls are evaluated once per source, however many
+sites repeat them. What cannot be evaluated so (a key computed at run time, marshal or pickle
+bytes, exec handed around as a value, a call that fails) is an undecodable site. Every site is
+reported; the decoded text is compared too.
 """
 
 from __future__ import annotations
@@ -21,12 +25,14 @@ import binascii
 import bz2
 import codecs
 import lzma
+import operator
 import re
 import zlib
 from dataclasses import dataclass, field
 
 MAX_DECODED = 1 << 20       # bytes one decoded value may have
-MAX_TOTAL = 4 << 20         # bytes decoded from one source, nesting included
+MAX_TOTAL = 4 << 20         # characters of decoded text read from one source, nesting included
+MAX_BUILT = 16 << 20        # bytes built while decoding one source (or submission), nesting included
 MAX_DEPTH = 8               # packed code within packed code
 MAX_EXPRESSION_DEPTH = 200  # nested calls/operators in one expression
 MAX_STEPS = 100_000         # operations evaluated for one site
@@ -37,10 +43,17 @@ OPAQUE = {"marshal.loads": "marshal bytes (compiled code; not readable without r
           "types.CodeType": "a code object built from bytes",
           "types.FunctionType": "a function built from a code object"}
 _IPYTHON_LINE = re.compile(r"^\s*[%!]")
+TOO_LONG = "more decoded text than the comparison reads in all"
+SPENT = "not decoded: what the comparison decodes of one submission is spent"
+CHUNK = 1 << 16             # characters encoded at a time to measure an encoding
 
 
 class Undecodable(Exception):
     """Why a packed value cannot be read statically."""
+
+
+class OverBudget(Undecodable):
+    """Not decoded because the budget is spent: reported even where the value may not be code."""
 
 
 @dataclass
@@ -50,12 +63,15 @@ class Site:
     decoded: str | None     # the hidden source, or None
     reason: str = ""        # why not decoded
     depth: int = 0          # 0: in the student's own text; 1: inside decoded code; ...
+    unread: bool = False    # not decoded for the budget: it may be code
 
     def describe(self) -> str:
         where = f"line {self.line}" + (f" of code decoded {self.depth} level(s) deep" if self.depth else "")
         if self.decoded is not None:
-            return f"{where}: {self.how} decoded ({len(self.decoded)} characters)"
-        return f"{where}: {self.how} undecodable ({self.reason})"
+            said = f"{where}: {self.how} decoded ({len(self.decoded)} characters)"
+        else:
+            said = f"{where}: {self.how} undecodable ({self.reason})"
+        return said.encode("utf-8", "backslashreplace").decode("utf-8")   # a literal's lone surrogate, written
 
 
 @dataclass
@@ -72,6 +88,35 @@ class Unpacked:
         if not self.sites:
             return ""
         return "undecodable" if any(s.decoded is None for s in self.sites) else "decoded"
+
+
+@dataclass
+class Budget:
+    """What decoding may still cost, shared by a submission's files, cells, sites and nesting
+    levels: `text`, characters of decoded text read (each is parsed, and compared if it is code);
+    `built`, bytes the evaluator builds on the way. Charged as each site is decoded: 8,000 sites
+    of 1 MiB each were all evaluated and parsed before the first was charged (hours of CPU)."""
+    text: int = field(default_factory=lambda: MAX_TOTAL)
+    built: int = field(default_factory=lambda: MAX_BUILT)
+
+    @property
+    def spent(self) -> bool:
+        return self.text <= 0 or self.built <= 0
+
+    def build(self, size: int, what: str) -> None:
+        """Charges a value of `size` before it is built; refuses one larger than a value may be
+        (a join of 40,000 copies of 1 MiB asked for 40 GiB at once) or than is left."""
+        if size > MAX_DECODED:
+            raise Undecodable(f"{what} would be more than {MAX_DECODED >> 20} MiB")
+        if size > self.built:
+            raise OverBudget(f"more than {MAX_BUILT >> 20} MiB built while decoding")
+        self.built -= size
+
+    def read(self, text: str) -> None:
+        """Charges a decoded text before anything parses it."""
+        if len(text) > self.text:
+            raise OverBudget(TOO_LONG)
+        self.text -= len(text)
 
 
 # ------------------------------------------------------------------ bounded decoders
@@ -96,6 +141,14 @@ def _bounded(decompressor, data: bytes, what: str) -> bytes:
     return out
 
 
+def _a85(data, *args):
+    """Ascii85 decodes `z` (and `y`, with foldspaces) to four bytes: its output is sized first."""
+    raw = _bytes(data, "base64.a85decode")
+    if len(raw) + 3 * (raw.count(b"z") + raw.count(b"y")) > MAX_DECODED:
+        raise Undecodable(f"base64.a85decode would give more than {MAX_DECODED >> 20} MiB")
+    return _plain(base64.a85decode, "base64.a85decode")(raw, *args)
+
+
 def _zlib(data, wbits=zlib.MAX_WBITS, *_):
     return _bounded(zlib.decompressobj(wbits), _bytes(data, "zlib.decompress"), "zlib.decompress")
 
@@ -113,7 +166,7 @@ def _lzma(data, *_):
 
 
 def _plain(function, name):
-    """A decoder whose output is never larger than its input (base64, hex)."""
+    """A decoder whose output is never larger than its input (base64, hex; Ascii85 is sized by _a85)."""
     def decode(data, *args):
         try:
             return function(_bytes(data, name), *args)
@@ -155,16 +208,32 @@ def _text_decode(value, encoding="utf-8", errors="strict"):
     if not isinstance(value, (bytes, bytearray)):
         raise Undecodable(f".decode() of a {type(value).__name__}")
     try:
-        return bytes(value).decode(encoding, errors)
-    except (LookupError, UnicodeDecodeError) as exc:
-        raise Undecodable(f".decode({encoding!r}) fails: {exc}") from None
+        return bytes(value).decode(encoding, errors)     # never more characters than bytes
+    except (LookupError, ValueError, TypeError) as exc:
+        raise Undecodable(f".decode({encoding!r}) fails: {type(exc).__name__}") from None
 
 
 def _encode(value, encoding="utf-8", errors="strict"):
+    text = _text(value)
     try:
-        return _text(value).encode(encoding, errors)
-    except (LookupError, UnicodeEncodeError) as exc:
-        raise Undecodable(f".encode({encoding!r}) fails: {exc}") from None
+        "".encode(encoding, errors)                      # a text encoding at all
+        if _encoded_size(text, encoding, errors) > MAX_DECODED:
+            raise Undecodable(f".encode({encoding!r}) would give more than {MAX_DECODED >> 20} MiB")
+        return text.encode(encoding, errors)
+    except (LookupError, ValueError, TypeError) as exc:
+        raise Undecodable(f".encode({encoding!r}) fails: {type(exc).__name__}") from None
+
+
+def _encoded_size(text: str, encoding: str, errors: str) -> int:
+    """About the length of text.encode(encoding), measured a slice at a time and given up on past
+    MAX_DECODED: a text codec may make ten bytes of a character (unicode_escape)."""
+    encoder = codecs.getincrementalencoder(encoding)(errors)
+    size = 0
+    for start in range(0, len(text), CHUNK):
+        size += len(encoder.encode(text[start:start + CHUNK]))
+        if size > MAX_DECODED:
+            break
+    return size
 
 
 def _to_bytes(value=b"", encoding=None, *_):
@@ -198,12 +267,6 @@ def _chr(value):
     return chr(value)
 
 
-def _map(function, values):
-    if not isinstance(values, (list, str, bytes)):
-        raise Undecodable("map() over a value computed at run time")
-    return [function(v) for v in values]
-
-
 FUNCTIONS = {
     "base64.b64decode": _plain(base64.b64decode, "base64.b64decode"),
     "base64.standard_b64decode": _plain(base64.standard_b64decode, "base64.standard_b64decode"),
@@ -211,7 +274,7 @@ FUNCTIONS = {
     "base64.b32decode": _plain(base64.b32decode, "base64.b32decode"),
     "base64.b16decode": _plain(base64.b16decode, "base64.b16decode"),
     "base64.b85decode": _plain(base64.b85decode, "base64.b85decode"),
-    "base64.a85decode": _plain(base64.a85decode, "base64.a85decode"),
+    "base64.a85decode": _a85,
     "base64.decodebytes": _plain(base64.decodebytes, "base64.decodebytes"),
     "binascii.a2b_base64": _plain(binascii.a2b_base64, "binascii.a2b_base64"),
     "binascii.unhexlify": _plain(binascii.unhexlify, "binascii.unhexlify"),
@@ -283,11 +346,26 @@ def _runner(name: str | None) -> str | None:
 
 
 class _Evaluator:
-    def __init__(self, module: _Module):
+    """Evaluates the sites of one source. A name or a call is evaluated once for all of them (8,000
+    sites of `zlib.decompress(Z)` were 8,000 decompressions of 1 MiB), and every value built is
+    charged to the budget, before it is built where its size can be known."""
+
+    def __init__(self, module: _Module, budget: Budget):
         self.module = module
+        self.budget = budget
         self.steps: list[str] = []      # the decoders applied, innermost first
-        self.names: dict[str, object] = {}  # module-level constants already evaluated
-        self.budget = MAX_STEPS
+        self.names: dict[str, tuple[object, list[str]]] = {}  # name -> (value or Undecodable, its steps)
+        self.calls: dict[tuple, object] = {}                   # (operation, arguments) -> value or Undecodable
+        self.used: set[str] = set()     # names whose steps this site's `how` already says
+        self.operations = MAX_STEPS
+
+    def start(self) -> None:
+        """A new site: its own steps, and MAX_STEPS operations of its own."""
+        self.steps, self.used, self.operations = [], set(), MAX_STEPS
+
+    def text(self, value: bytes) -> str:
+        """Decoded bytes as the text a runner reads, once per value (never more characters than bytes)."""
+        return self._apply("text", lambda b: bytes(b).decode("utf-8", errors="replace"), [value], len(value))
 
     def how(self, runner: str | None) -> str:
         """e.g. exec(zlib.decompress(base64.b64decode(...)))"""
@@ -299,13 +377,16 @@ class _Evaluator:
     def value(self, node: ast.expr, depth: int = 0):
         if depth > MAX_EXPRESSION_DEPTH:
             raise Undecodable("expression nested too deeply")
-        self.budget -= 1
-        if self.budget < 0:
-            raise Undecodable(f"more than {MAX_STEPS} operations to evaluate")
+        self._operation()
         result = self._value(node, depth + 1)
         if isinstance(result, (str, bytes, bytearray, list)) and len(result) > MAX_DECODED:
             raise Undecodable(f"a value larger than {MAX_DECODED >> 20} MiB")
         return result
+
+    def _operation(self) -> None:
+        self.operations -= 1
+        if self.operations < 0:
+            raise Undecodable(f"more than {MAX_STEPS} operations to evaluate")
 
     def _value(self, node, depth):
         if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes, int)):
@@ -316,30 +397,49 @@ class _Evaluator:
                 return -operand
             raise Undecodable("- of a value computed at run time")
         if isinstance(node, ast.Name):
-            values = self.module.assigned.get(node.id, [])
-            if len(values) == 1 and node.id not in self.module.aliases:
-                if node.id not in self.names:
-                    self.names[node.id] = self.value(values[0], depth)
-                return self.names[node.id]
-            raise Undecodable(f"{node.id} is computed at run time")
+            return self._name(node.id, depth)
         if isinstance(node, (ast.List, ast.Tuple)):
             return [self.value(e, depth) for e in node.elts]
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
             left, right = self.value(node.left, depth), self.value(node.right, depth)
             if type(left) is type(right) and isinstance(left, (str, bytes, list)):
-                return left + right
+                return self._apply("+", operator.add, [left, right], len(left) + len(right))
             raise Undecodable("+ of values computed at run time")
         if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
-            bounds = [None if part is None else self.value(part, depth)
-                      for part in (node.slice.lower, node.slice.upper, node.slice.step)]
-            if all(b is None or isinstance(b, int) for b in bounds):
-                target = self.value(node.value, depth)
-                if isinstance(target, (str, bytes, list)):
-                    return target[slice(*bounds)]
-            raise Undecodable("a slice computed at run time")
+            return self._slice(node, depth)
         if isinstance(node, ast.Call):
             return self._call(node, depth)
         raise Undecodable(f"{type(node).__name__} computed at run time")
+
+    def _name(self, name: str, depth):
+        """A module-level constant, evaluated once for every site (a failure too); its steps are
+        said once in each site's `how`."""
+        values = self.module.assigned.get(name, [])
+        if len(values) != 1 or name in self.module.aliases:
+            raise Undecodable(f"{name} is computed at run time")
+        if name not in self.names:
+            start = len(self.steps)
+            try:
+                value = self.value(values[0], depth)
+            except Undecodable as exc:
+                value = exc
+            self.names[name] = value, self.steps[start:]
+            del self.steps[start:]
+        value, steps = self.names[name]
+        if name not in self.used:
+            self.used.add(name)
+            self.steps += steps
+        return _raised(value)
+
+    def _slice(self, node: ast.Subscript, depth):
+        bounds = [None if part is None else self.value(part, depth)
+                  for part in (node.slice.lower, node.slice.upper, node.slice.step)]
+        if all(b is None or isinstance(b, int) for b in bounds) and bounds[2] != 0:
+            target = self.value(node.value, depth)
+            if isinstance(target, (str, bytes, list)):
+                size = len(range(*slice(*bounds).indices(len(target))))
+                return self._apply("[:]", lambda t, *b: t[slice(*b)], [target, *bounds], size)
+        raise Undecodable("a slice computed at run time")
 
     def _call(self, node: ast.Call, depth):
         if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
@@ -348,13 +448,10 @@ class _Evaluator:
         if isinstance(func, ast.Attribute) and func.attr in METHODS and self.module.qualified(func) not in FUNCTIONS:
             target, args = self.value(func.value, depth), self._args(node, depth)
             self.steps.append(f".{func.attr}")
-            return METHODS[func.attr](target, *args)
+            return self._apply(f".{func.attr}", METHODS[func.attr], [target, *args])
         if isinstance(func, ast.Attribute) and func.attr == "join":
             separator, parts = self.value(func.value, depth), self._args(node, depth)
-            if isinstance(separator, (str, bytes)) and len(parts) == 1 and isinstance(parts[0], list) \
-                    and all(type(p) is type(separator) for p in parts[0]):
-                return separator.join(parts[0])
-            raise Undecodable(".join of values computed at run time")
+            return self._apply(".join", lambda s, p: s.join(p), [separator, *parts], _joined_size(separator, parts))
         name = self.module.qualified(func)
         if name in OPAQUE:
             raise Undecodable(OPAQUE[name])
@@ -365,20 +462,73 @@ class _Evaluator:
             self.steps.append("compile")
             return source
         if name == "map" and len(node.args) == 2:
-            function = FUNCTIONS.get(self.module.qualified(node.args[0]) or "")
-            if function is None:
-                raise Undecodable("map() of a function computed at run time")
-            return _map(function, self.value(node.args[1], depth))
+            return self._map(node, depth)
         if name not in FUNCTIONS:
             raise Undecodable(f"{name or 'a function'}(...) is computed at run time")
         args = self._args(node, depth)
         self.steps.append(name)
-        return FUNCTIONS[name](*args)
+        return self._apply(name, FUNCTIONS[name], args)
+
+    def _map(self, node: ast.Call, depth) -> list:
+        name = self.module.qualified(node.args[0]) or ""
+        if name not in FUNCTIONS:
+            raise Undecodable("map() of a function computed at run time")
+        values = self.value(node.args[1], depth)
+        if not isinstance(values, (list, str, bytes)):
+            raise Undecodable("map() over a value computed at run time")
+        results = []
+        for value in values:
+            self._operation()
+            results.append(self._apply(name, FUNCTIONS[name], [value]))
+        return results
 
     def _args(self, node: ast.Call, depth) -> list:
         args = [self.value(a, depth) for a in node.args]
         args += [self.value(k.value, depth) for k in node.keywords]   # decoders' keywords are positional too
         return args
+
+    def _apply(self, operation: str, function, args: list, size: int | None = None):
+        """function(*args), once per distinct arguments in this source. `size`, when it can be
+        known, is charged before anything is built; otherwise (a decoder, which bounds itself)
+        what was built is charged after. Any failure of it is an undecodable value."""
+        key = (operation, _frozen(args))
+        if key not in self.calls:
+            try:
+                if size is not None:
+                    self.budget.build(size, operation)
+                result = function(*args)
+                if size is None:
+                    self.budget.build(len(result) if isinstance(result, (str, bytes, list)) else 1, operation)
+            except Undecodable as exc:
+                result = exc
+            except Exception as exc:   # noqa: BLE001  (a decoder's TypeError for a bad argument, ...)
+                result = Undecodable(f"{operation} fails: {type(exc).__name__}")
+            self.calls[key] = result
+        return _raised(self.calls[key])
+
+
+def _raised(value):
+    """The value, or a fresh copy of the Undecodable it is (one raised again would keep every
+    traceback it went through)."""
+    if isinstance(value, Undecodable):
+        raise type(value)(*value.args)
+    return value
+
+
+def _frozen(value):
+    """A hashable stand-in for an evaluated value: lists become tuples, a value's type is kept."""
+    if isinstance(value, list):
+        return tuple(_frozen(v) for v in value)
+    return type(value), value
+
+
+def _joined_size(separator, args: list) -> int:
+    """The length of separator.join(parts), for a join that can be evaluated at all."""
+    if not (isinstance(separator, (str, bytes)) and len(args) == 1 and isinstance(args[0], list)
+            and all(type(p) is type(separator) for p in args[0])):
+        raise Undecodable(".join of values computed at run time")
+    parts = args[0]
+    return sum(map(len, parts)) + len(separator) * max(len(parts) - 1, 0)
 
 
 def _parse(source: str) -> ast.Module | None:
@@ -394,14 +544,11 @@ DECODERS = {name for name in FUNCTIONS if name not in ("bytes", "bytearray", "st
 BUILTIN_NAMESPACES = {"builtins", "__builtins__", "globals", "vars", "locals"}
 
 
-def _sites(tree: ast.Module, depth: int) -> list[Site]:
+def _sites(tree: ast.Module, depth: int, budget: Budget) -> list[Site]:
     module = _Module(tree)
+    evaluator = _Evaluator(module, budget)
+    read: dict[str, bool | None] = {}     # decoded text -> is it code (None: not asked), charged once
     parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
-
-    def ancestors(node):
-        while id(node) in parents:
-            node = parents[id(node)]
-            yield node
 
     def kind(call: ast.Call) -> str | None:
         name = module.qualified(call.func)
@@ -413,20 +560,22 @@ def _sites(tree: ast.Module, depth: int) -> list[Site]:
             return "decoder"
         return None
 
+    kinds = {id(node): kind(node) for node in ast.walk(tree) if isinstance(node, ast.Call)}
+    around = _enclosing(tree, kinds)
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
-            what = kind(node)
-            outer = [kind(a) for a in ancestors(node) if isinstance(a, ast.Call)]
+            what, outer = kinds[id(node)], around[id(node)]
             if what == "runner" and "runner" not in outer:
-                found.append(_decode_site(node, _runner(module.qualified(node.func)), module, depth))
+                found.append(_read(_decode_site(node, _runner(module.qualified(node.func)), evaluator, depth),
+                                   budget, read))
             elif what == "opaque" and "runner" not in outer:
                 name = module.qualified(node.func)
                 found.append(Site(node.lineno, f"{name}(...)", None, OPAQUE[name], depth))
-            elif what == "decoder" and not {"runner", "decoder"} & set(outer):
-                site = _decode_site(node, None, module, depth)
-                if site.decoded is not None and _is_code(site.decoded):
-                    found.append(site)     # decoded data that is not code is not packing
+            elif what == "decoder" and not {"runner", "decoder"} & outer:
+                site = _read(_decode_site(node, None, evaluator, depth), budget, read)
+                if site.unread or site.decoded is not None and _is_code(site.decoded, read):
+                    found.append(site)     # decoded data that is not code is not packing; unread data may be
             elif _computed_builtin(node, module):
                 found.append(Site(node.lineno, "getattr(builtins, <computed>)", None,
                                   "a builtin looked up by a name computed at run time", depth))
@@ -438,6 +587,19 @@ def _sites(tree: ast.Module, depth: int) -> list[Site]:
                 # handed around as a value (`f(exec, blob)`): cannot be followed statically
                 found.append(Site(node.lineno, node.id, None, f"{node.id} used as a value", depth))
     return _distinct(found)
+
+
+def _enclosing(tree: ast.Module, kinds: dict[int, str | None]) -> dict[int, frozenset]:
+    """id(node) -> the kinds of the calls around it, in one walk down the tree (asking every
+    call's ancestors was quadratic: 6.6 s of CPU for 200,000 characters of nested calls)."""
+    around = {id(tree): frozenset()}
+    for node in ast.walk(tree):                 # breadth first: a node before its children
+        inner = around[id(node)]
+        if kinds.get(id(node)):
+            inner = inner | {kinds[id(node)]}
+        for child in ast.iter_child_nodes(node):
+            around[id(child)] = inner
+    return around
 
 
 def _distinct(sites: list[Site]) -> list[Site]:
@@ -460,16 +622,33 @@ def _computed_builtin(call: ast.Call, module: _Module) -> bool:
     return base_name in BUILTIN_NAMESPACES
 
 
-def _is_code(text: str) -> bool:
-    """Decoded text that is Python with at least one statement other than a bare value."""
-    tree = _parse(text)
-    return tree is not None and any(not (isinstance(s, ast.Expr) and isinstance(s.value, (ast.Constant, ast.Name)))
-                                    for s in tree.body)
+def _is_code(text: str, read: dict[str, bool | None]) -> bool:
+    """Decoded text that is Python with at least one statement other than a bare value; `read`
+    (the texts of this source, already charged) remembers the answer."""
+    if read[text] is None:
+        tree = _parse(text)
+        read[text] = tree is not None and any(
+            not (isinstance(s, ast.Expr) and isinstance(s.value, (ast.Constant, ast.Name))) for s in tree.body)
+    return read[text]
 
 
-def _decode_site(node: ast.Call, runner: str | None, module: _Module, depth: int) -> Site:
-    evaluator = _Evaluator(module)
+def _read(site: Site, budget: Budget, read: dict[str, bool | None]) -> Site:
+    """The site, its decoded text charged to the budget (once per text of a source) before anything
+    parses it: a text that does not fit is left unread, and the site undecodable."""
+    if site.decoded is not None and site.decoded not in read:
+        try:
+            budget.read(site.decoded)
+            read[site.decoded] = None
+        except OverBudget as exc:
+            site.decoded, site.reason, site.unread = None, str(exc), True
+    return site
+
+
+def _decode_site(node: ast.Call, runner: str | None, evaluator: _Evaluator, depth: int) -> Site:
+    evaluator.start()
     try:
+        if evaluator.budget.spent:
+            raise OverBudget(SPENT)
         if runner is None:
             value = evaluator.value(node)
         elif not node.args:
@@ -477,28 +656,26 @@ def _decode_site(node: ast.Call, runner: str | None, module: _Module, depth: int
         else:
             value = evaluator.value(node.args[0])
         if isinstance(value, (bytes, bytearray)):
-            value = bytes(value).decode("utf-8", errors="replace")
+            value = evaluator.text(value)
         if not isinstance(value, str):
             raise Undecodable(f"{runner or 'decoding'} of a {type(value).__name__}")
         return Site(node.lineno, evaluator.how(runner), value, "", depth)
     except Undecodable as exc:
-        return Site(node.lineno, evaluator.how(runner), None, str(exc), depth)
+        return Site(node.lineno, evaluator.how(runner), None, str(exc), depth, isinstance(exc, OverBudget))
+    except Exception as exc:   # noqa: BLE001  (MemoryError, RecursionError: no bound foresaw it)
+        return Site(node.lineno, evaluator.how(runner), None, f"evaluation fails: {type(exc).__name__}", depth)
 
 
-def unpack(source: str, depth: int = 0, budget: list[int] | None = None) -> Unpacked:
+def unpack(source: str, depth: int = 0, budget: Budget | None = None) -> Unpacked:
     """Every packing site of `source` and of the code it decodes to (nesting up to MAX_DEPTH).
-    `budget`: [characters that may still be decoded], shared by the calls that pass it (default
-    MAX_TOTAL for this source)."""
-    budget = budget if budget is not None else [MAX_TOTAL]
+    `budget`: what may still be decoded, shared by the calls that pass it (default: a Budget for
+    this source)."""
+    budget = budget if budget is not None else Budget()
     result = Unpacked()
     tree = _parse(source)
     if tree is None:
         return result
-    for site in _sites(tree, depth):
-        if site.decoded is not None:
-            budget[0] -= len(site.decoded)
-            if budget[0] < 0:
-                site.decoded, site.reason = None, "more decoded code than the comparison reads in all"
+    for site in _sites(tree, depth, budget):
         result.sites.append(site)
         if site.decoded is not None:
             if depth + 1 > MAX_DEPTH:

@@ -19,7 +19,7 @@ from pathlib import Path
 from autograder.engine.locate import locate, student_folders
 from autograder.engine.registry import GradingConfig
 from autograder.sandbox.nbrunner import NotebookUnreadable, load_code_cells
-from autograder.similarity.packed import unpack
+from autograder.similarity.packed import Budget, Site, Unpacked, unpack
 
 PUBLIC_BOILERPLATE = ("test_codesign.py", "public_checks.py", "selfcheck.py", "conftest.py")
 # Characters of one student's code read (and, again, decoded from packed code) for comparison:
@@ -105,12 +105,12 @@ def _within(parts: list[tuple[str, str]], limit: int, notes: list[str]) -> list[
 
 def unpacked_text(parts: list[tuple[str, str]], budget: int = MAX_COMPARED_CHARS) -> tuple[str, PackedCode | None]:
     """The parts joined, each followed by the code it decodes to (at most `budget` characters
-    decoded in all); what was packed, if anything."""
+    decoded in all, and packed.MAX_BUILT bytes built on the way); what was packed, if anything."""
     sections, places, statuses = [], [], set()
-    left = [budget]
+    left = Budget(text=budget)
     for label, source in parts:
         sections.append(f"# --- {label}\n{source}")
-        found = unpack(source, budget=left)
+        found = _unpacked(source, left)
         if found.status:
             statuses.add(found.status)
             places += [f"{label} {site.describe()}" for site in found.sites]
@@ -119,25 +119,46 @@ def unpacked_text(parts: list[tuple[str, str]], budget: int = MAX_COMPARED_CHARS
     return "\n\n".join(sections) + "\n", packed
 
 
+def _unpacked(source: str, budget: Budget) -> Unpacked:
+    """unpack(source), or one undecodable site if it fails in a way no bound foresaw: the
+    student's own code is still compared, and the failure listed with their packed code."""
+    try:
+        return unpack(source, budget=budget)
+    except Exception as exc:   # noqa: BLE001  (MemoryError, RecursionError, ...)
+        return Unpacked([Site(1, "decoding", None, f"decoding fails: {type(exc).__name__}; read it")])
+
+
 def stage_class(config: GradingConfig, submissions: Path, dest: Path) -> StagedClass:
-    """Writes dest/<student>.py for every student folder of `submissions`."""
+    """Writes dest/<student>.py for every student folder of `submissions`. A student whose code
+    cannot be staged at all is a note: one submission never stops the class's run."""
     dest.mkdir(parents=True, exist_ok=True)
     files, notes, packed = {}, {}, {}
     for student_dir in student_folders(submissions):
-        located = locate(student_dir, config)
-        if not located.present:
-            notes[student_dir.name] = f"none of {', '.join(config.student_files)} found"
-            continue
-        parts, unread = code_parts(located.folder, tuple(config.student_files), MAX_COMPARED_CHARS)
-        text, packed_code = unpacked_text(parts)      # at most MAX_COMPARED_CHARS read, as many decoded
+        name = student_dir.name
+        try:
+            target, note, packed_code = _stage_student(config, student_dir, dest)
+        except Exception as exc:   # noqa: BLE001  (whatever one student's files hold)
+            target, note, packed_code = None, f"not compared: staging fails ({type(exc).__name__}); read it", None
+        if target:
+            files[name] = target
+        if note:
+            notes[name] = note        # reported; what was staged is still compared
         if packed_code:
-            packed[student_dir.name] = packed_code
-        if unread:
-            notes[student_dir.name] = "; ".join(unread)   # reported; the rest is still compared
-        target = dest / f"{student_dir.name}.py"
-        target.write_text(text, encoding="utf-8")
-        files[student_dir.name] = target
+            packed[name] = packed_code
     return StagedClass(files, notes, packed)
+
+
+def _stage_student(config: GradingConfig, student_dir: Path, dest: Path
+                   ) -> tuple[Path | None, str, PackedCode | None]:
+    """(the staged file, a note on what could not be read, the packed code) of one student."""
+    located = locate(student_dir, config)
+    if not located.present:
+        return None, f"none of {', '.join(config.student_files)} found", None
+    parts, unread = code_parts(located.folder, tuple(config.student_files), MAX_COMPARED_CHARS)
+    text, packed_code = unpacked_text(parts)      # at most MAX_COMPARED_CHARS read, as many decoded
+    target = dest / f"{student_dir.name}.py"
+    target.write_text(text, encoding="utf-8", errors="replace")   # a cell's lone surrogate is no character
+    return target, "; ".join(unread), packed_code
 
 
 def stage_boilerplate(config: GradingConfig, dest: Path) -> Boilerplate:

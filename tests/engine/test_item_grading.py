@@ -137,3 +137,13 @@ def test_timings_outside_the_plausible_range_fail_and_so_does_a_ratio_built_on_a
     results = grade_report(_measured_items(), _measured_key(), NotebookOutcome("ok", answers, (), ""), "h.ipynb")
     assert [r.status for r in results] == ["failed", "failed", "failed"]
     assert "不在合理范围内" in results[0].feedback_md and "`gflops`" in results[2].feedback_md
+
+
+@pytest.mark.parametrize("huge", [10**400, -10**400], ids=["10**400", "-10**400"])
+def test_a_huge_timing_fails_the_table_without_an_error(huge):
+    """Is a timing of 10**400 a wrong answer for its item and for the ratio derived from it (0
+    points, the usual feedback), not a grader error that asks for a TA's review?"""
+    answers = {"t_exp": huge, "gflops": 40.0, "ratio": 3.0}
+    results = grade_report(_measured_items(), _measured_key(), NotebookOutcome("ok", answers, (), ""), "h.ipynb")
+    assert [r.status for r in results] == ["failed", "passed", "failed"]
+    assert "`t_exp`" in results[2].feedback_md and "无法评分" not in results[2].feedback_md

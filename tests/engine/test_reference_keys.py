@@ -53,3 +53,22 @@ def test_a_reference_without_a_positive_figure_is_the_graders_error(reference):
 def test_a_factor_must_widen_the_range(factor):
     with pytest.raises(ValueError, match="factor"):
         ReferenceKey(lambda r: 1.0, factor)
+
+
+class Half(float):
+    """A float subclass (numpy's float64 is one): read as the float it is."""
+
+
+@pytest.mark.parametrize("answer", [10**400, -10**400, float("inf"), True, "2.0", None],
+                         ids=["10**400", "-10**400", "inf", "True", "str", "None"])
+def test_an_answer_that_is_no_finite_number_gives_no_key_and_raises_nothing(answer):
+    """Does an int too large for a float (10**400) read as a wrong answer, like inf, a bool or a
+    string, for a derived key and a grounded one alike? float(10**400) raised OverflowError, which
+    turned the items into "error" results for a TA to review."""
+    grounded = with_references(KEY, lambda: {"seconds": 2e-9})["twice"]
+    derived = DerivedKey(("a",), lambda a: a)
+    assert derived.key_from({"a": answer})[0] is None
+    assert grounded.key_from({"t": answer, "rate": 0.5})[0] is None
+    assert grounded.key_from({"t": 2.0, "rate": answer})[0] is None
+    assert derived.key_from({"a": Half(2.0)}) == (2.0, "")
+    assert grounded.key_from({"t": Half(2.0), "rate": Half(0.5)}) == (1.0, "")

@@ -1,6 +1,7 @@
 """What a student controls reaches the similarity run and its report: a folder name made of HTML
-must stay text in report.html (opened in headless Chromium), and one huge single-line file must
-not make the run read, decode or tokenize more than a bounded amount of it."""
+must stay text in report.html (opened in headless Chromium), one huge single-line file must
+not make the run read, decode or tokenize more than a bounded amount of it, and no student's
+files may stop the run for the class."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from browser import NAME_PAYLOAD, assert_inert, dump_dom
 from class_similarity import answered_reference, similarity_of
 
 from autograder.engine.outputs import student_cell
-from autograder.similarity.sources import MAX_COMPARED_CHARS
+from autograder.engine.registry import load_config
+from autograder.similarity import sources
+from autograder.similarity.sources import MAX_COMPARED_CHARS, stage_class
 
 HONEST_DIR = Path(__file__).resolve().parent / "honest"
 HUGE = "huge"
@@ -76,3 +79,74 @@ def test_a_notebook_of_many_small_cells_is_staged_within_the_bound(tmp_path, sou
     assert len(text) <= MAX_COMPARED_CHARS + 1000, len(text)
     if source:
         assert notes and "more than" in notes[0], notes
+
+
+def joined_copies(honest: str) -> str:
+    """Honest code, then a join of 40,000 references to 1 MiB decoded from a 1 KiB literal."""
+    import zlib
+
+    blob = zlib.compress(b"x=1\n" * ((1 << 20) // 4 - 1), 9)
+    return honest + f"\nimport zlib\nZ = {blob!r}\nA = zlib.decompress(Z)\nexec(b''.join([" + "A," * 40_000 + "]))\n"
+
+
+def test_a_class_with_hostile_packed_code_is_reported_for_everyone(tmp_path_factory):
+    """Does the run still write report.html and every pair when one student's packed code asks for
+    40 GiB at once (a MemoryError before) and another's decoders fail for their arguments (a
+    TypeError, a ValueError before)? Each is an undecodable site of that student's."""
+    code = (HONEST_DIR / "tables" / "codesign.py").read_text("utf-8")
+    other = (HONEST_DIR / "loops" / "codesign.py").read_text("utf-8")
+    codes = {"honest": code, "other": other, "joiner": joined_copies(other),
+             "typist": code + '\nexec(b"x=1".decode(1))\nexec("x=1"[::0])\n'}
+    done, out, pairs = similarity_of(codes, answered_reference(tmp_path_factory), tmp_path_factory)
+    assert (out / "report.html").is_file() and len(pairs) == 6
+    assert "packed code: joiner (undecodable" in done.stdout and ".join would be more than 1 MiB" in done.stdout
+    assert "packed code: typist (undecodable" in done.stdout and ".decode(1) fails: TypeError" in done.stdout
+
+
+def class_of(tmp_path: Path, names: tuple[str, ...]) -> Path:
+    submissions = tmp_path / "class"
+    for name in names:
+        (submissions / name).mkdir(parents=True)
+        (submissions / name / "codesign.py").write_text(f"def f_{name}(x):\n    return x + 1\n", "utf-8")
+    return submissions
+
+
+def test_a_failure_no_bound_foresaw_is_listed_for_that_student_alone(tmp_path, monkeypatch):
+    """Is a failure no bound foresaw, in one student's decoding or in reading their files, that
+    student's listed problem while the others are staged? It ended the class's run."""
+    submissions = class_of(tmp_path, ("alice", "bob", "carol"))
+    (submissions / "bob" / "codesign.py").write_text("exec('x = 1')  # bob\n", "utf-8")
+    unpack, code_parts = sources.unpack, sources.code_parts
+
+    def unpacking(source, **kwargs):
+        if "# bob" in source:
+            raise MemoryError
+        return unpack(source, **kwargs)
+
+    def reading(folder, *args):
+        if folder.name == "carol":
+            raise RecursionError("maximum recursion depth exceeded")
+        return code_parts(folder, *args)
+
+    monkeypatch.setattr(sources, "unpack", unpacking)
+    monkeypatch.setattr(sources, "code_parts", reading)
+    staged = stage_class(load_config("lec01_codesign"), submissions, tmp_path / "staged")
+    assert sorted(staged.files) == ["alice", "bob"]
+    assert "# bob" in staged.files["bob"].read_text("utf-8")               # bob's own code is compared
+    assert staged.packed["bob"].status == "undecodable" and "MemoryError" in staged.packed["bob"].places[0]
+    assert "carol" not in staged.packed and "RecursionError" in staged.notes["carol"]
+
+
+def test_a_notebook_cell_with_a_lone_surrogate_is_compared(tmp_path):
+    """Is a notebook whose cell holds a lone surrogate (JSON "\\ud800", no UTF-8 character)
+    staged and compared? Writing it raised UnicodeEncodeError out of the class's run."""
+    import json
+
+    submissions = class_of(tmp_path, ("alice", "eve"))
+    cell = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+            "source": "weird = '\ud800'\n"}
+    (submissions / "eve" / "handout.ipynb").write_text(json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4,
+                                                                   "nbformat_minor": 5}), encoding="utf-8")
+    staged = stage_class(load_config("lec01_codesign"), submissions, tmp_path / "staged")
+    assert sorted(staged.files) == ["alice", "eve"] and "eve" not in staged.notes
+    assert "weird = '?'" in staged.files["eve"].read_text("utf-8")

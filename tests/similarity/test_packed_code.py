@@ -65,6 +65,142 @@ def test_decoding_is_bounded():
     assert deep.status == "undecodable" and any("levels deep" in s.reason for s in deep.sites)
 
 
+# ---------------------------------------------------------------------------------------------
+# the work one submission may cost
+# ---------------------------------------------------------------------------------------------
+@pytest.fixture
+def work(monkeypatch):
+    """Characters ast.parse is given and bytes zlib decompresses, counted while the test runs."""
+    import ast
+    import zlib
+
+    counted = {"parsed": 0, "decompressed": 0}
+    parse, decompressobj = ast.parse, zlib.decompressobj
+
+    def parsing(source, *args, **kwargs):
+        counted["parsed"] += len(source)
+        return parse(source, *args, **kwargs)
+
+    class Counting:
+        def __init__(self, *args):
+            self.inner = decompressobj(*args)
+
+        def decompress(self, data, *args):
+            out = self.inner.decompress(data, *args)
+            counted["decompressed"] += len(out)
+            return out
+
+    monkeypatch.setattr(ast, "parse", parsing)
+    monkeypatch.setattr(zlib, "decompressobj", Counting)
+    return counted
+
+
+def lines_of(n: int) -> bytes:
+    return b"x=1\n" * (n // 4)
+
+
+def test_a_decoding_repeated_at_every_site_is_done_once_and_never_parsed_past_the_budget(work):
+    """Do five sites decoding the same 1 MiB of code cost one decompression and no parse of it?
+    Each site was evaluated afresh and its 1 MiB parsed before the budget was charged: 2.5 s of
+    CPU a site, and 200,000 characters of source hold 8,000 sites."""
+    import zlib
+
+    from autograder.similarity.sources import MAX_COMPARED_CHARS, unpacked_text
+
+    source = f"import zlib\nZ = {zlib.compress(lines_of(MAX_DECODED - 4), 9)!r}\n" + "zlib.decompress(Z)\n" * 5
+    text, packed = unpacked_text([("codesign.py", source)])
+    assert work["decompressed"] <= MAX_DECODED
+    assert work["parsed"] <= len(source) + 100, work
+    assert packed.status == "undecodable" and len(packed.places) == 5
+    assert all("more decoded text than the comparison reads" in place for place in packed.places)
+    assert len(text) < len(source) + MAX_COMPARED_CHARS
+
+
+def test_distinct_decodings_are_parsed_only_within_the_budget(work):
+    """Are ten different decoded texts of 50,000 characters read only as far as the 200,000
+    characters of the budget go (each at most twice: is it code, and its own packed code), the
+    rest reported unread, with one decompression for all ten?"""
+    import zlib
+
+    from autograder.similarity.sources import MAX_COMPARED_CHARS, unpacked_text
+
+    source = (f"import codecs, zlib\nZ = {zlib.compress(lines_of(50_000), 9)!r}\n"
+              + "".join(f"codecs.decode(zlib.decompress(Z)[{4 * i}:], 'utf-8')\n" for i in range(10)))
+    text, packed = unpacked_text([("codesign.py", source)])
+    assert work["decompressed"] <= 50_000
+    assert work["parsed"] <= len(source) + 2 * MAX_COMPARED_CHARS, work
+    decoded = [place for place in packed.places if " decoded (" in place]
+    assert len(decoded) == MAX_COMPARED_CHARS // 50_000 and len(packed.places) == 10
+    assert len(text) <= len(source) + MAX_COMPARED_CHARS + 1000
+
+
+A = "zlib.decompress(Z)"
+GROWING = {   # operations whose result would be a thousand times a value's cap
+    "join": "exec(b''.join([" + "A," * 1000 + "]))",
+    "join of map": "exec(b''.join(map(zlib.decompress, [" + "Z," * 1000 + "])))",
+    "slices": "exec(b''.join([" + "".join(f"A[{i}:]," for i in range(1000)) + "]))",
+    "concatenation": "exec(" + "+".join(["A"] * 8) + ")",
+}
+
+
+@pytest.mark.parametrize("operation", sorted(GROWING))
+def test_a_value_is_refused_before_it_is_built(monkeypatch, operation):
+    """Is a value larger than the cap refused before it is built? `b''.join([A] * 40000)` of a
+    1 MiB A asked for 40 GiB at once: a MemoryError that ended the class's whole run. Here, with
+    the cap lowered to 64 KiB and 48 KiB in A (a comment), building would hold 48 MB."""
+    import zlib
+
+    from autograder.similarity import packed
+
+    monkeypatch.setattr(packed, "MAX_DECODED", 64 << 10)
+    monkeypatch.setattr(packed, "MAX_BUILT", 256 << 10)
+    source = (f"import zlib\nZ = {zlib.compress(b'#' * (48 << 10), 9)!r}\nA = {A}\n"
+              + GROWING[operation] + "\n")
+    tracemalloc.start()
+    try:
+        found = unpack(source)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    [site] = found.sites
+    assert site.how.startswith("exec") and site.decoded is None and site.reason, site
+    assert peak < 8 << 20, f"{peak} bytes held while refusing"
+
+
+CRASHING = {   # each raised out of the similarity run of the whole class
+    "bad encoding type": 'exec(b"x=1".decode(1))',
+    "zero slice step": 'exec("x=1"[::0])',
+    "bad zlib wbits": 'import zlib\nexec(zlib.decompress(b"x", "a"))',
+    "bad str() encoding": 'exec(str(b"x=1", 1))',
+    "surrogate encoding name": 'exec(b"x=1".decode("\\ud800"))',
+    "bad errors handler": 'exec("x=1".encode("utf-8", 5))',
+}
+
+
+@pytest.mark.parametrize("call", sorted(CRASHING))
+def test_a_call_that_fails_is_an_undecodable_site(call):
+    """Is a decoder call that fails for its arguments (a TypeError, a ValueError) an undecodable
+    site, described in text that can be written as UTF-8, rather than an exception?"""
+    found = unpack(CRASHING[call])
+    assert found.status == "undecodable" and found.sites[0].reason
+    assert all(site.describe().encode("utf-8") for site in found.sites)
+
+
+def test_finding_the_sites_asks_each_call_once(monkeypatch):
+    """Is each call's callee resolved a bounded number of times, however deeply calls nest? Each
+    call asked all its enclosing calls what they were: 200,000 characters of `f(f(f(...)))` 180
+    deep took 6.6 s of CPU."""
+    from autograder.similarity import packed
+
+    asked = []
+    qualified = packed._Module.qualified
+    monkeypatch.setattr(packed._Module, "qualified", lambda self, node, depth=0: asked.append(1) or
+                        qualified(self, node, depth))
+    chain = "f(" * 180 + ")" * 180 + "\n"
+    assert unpack(chain * 20).sites == []
+    assert len(asked) <= 2 * 180 * 20, len(asked)
+
+
 def test_honest_code_has_no_packed_code(tmp_path):
     write_reference_submission(ASSIGNMENT, tmp_path)
     folders = [CORPUS / name for name in HONEST] + [ROOT / "assignments" / ASSIGNMENT, tmp_path]
