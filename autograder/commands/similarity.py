@@ -45,10 +45,11 @@ def add_parser(subparsers) -> None:
 
 
 def _say(*lines, file=None) -> None:
-    """A line for the terminal: a student's folder name may hold escape sequences, never sent raw."""
-    from autograder.engine.outputs import strip_control_chars
+    """A line for the terminal: a student's folder name may hold escape sequences (never sent raw)
+    or bytes that are no UTF-8 (shown as \\xNN)."""
+    from autograder.engine.outputs import strip_control_chars, utf8_text
 
-    print(*(strip_control_chars(str(line)) for line in lines), file=file)
+    print(*(strip_control_chars(utf8_text(str(line))) for line in lines), file=file)
 
 
 def run(args) -> int:

@@ -13,6 +13,8 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
+from autograder.engine.outputs import utf8_text
+
 MAX_SHOWN_PAIRS = 30      # pairs whose code the page shows (flagged pairs always): pairs.csv has all
 # A share of the reference at or above this is pointed out (a verbatim copy scores 1.00; honest code
 # written from the docstrings 0.62-0.89 in tests/similarity/honest/): a reason to read, never a flag.
@@ -34,7 +36,8 @@ _STYLE = """<style>
 
 
 def e(text) -> str:
-    return html.escape(str(text), quote=True)
+    """`text` quoted into the page: HTML-escaped, and a name's bytes that are no UTF-8 as \\xNN."""
+    return html.escape(utf8_text(str(text)), quote=True)
 
 
 def _shade(score: float) -> str:

@@ -150,3 +150,28 @@ def test_a_notebook_cell_with_a_lone_surrogate_is_compared(tmp_path):
     staged = stage_class(load_config("lec01_codesign"), submissions, tmp_path / "staged")
     assert sorted(staged.files) == ["alice", "eve"] and "eve" not in staged.notes
     assert "weird = '?'" in staged.files["eve"].read_text("utf-8")
+
+
+def test_a_folder_name_that_is_no_utf_8_is_shown_escaped_and_the_report_written(tmp_path):
+    """A student's folder named with bytes that are no UTF-8 (an LMS archive's or a shell's name,
+    b"bad\\xff") is a name Python holds as a lone surrogate: writing it into report.html raised
+    UnicodeEncodeError after the whole class had been compared, and no one got a report."""
+    import csv
+    import os
+    import subprocess
+    import sys
+
+    submissions = class_of(tmp_path, ("alice", "bob"))
+    odd = os.fsencode(submissions) + b"/bad\xff"
+    os.mkdir(odd)
+    with open(odd + b"/codesign.py", "w", encoding="utf-8") as handle:
+        handle.write("def f_bad(x):\n    return x + 1\n")
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-m", "autograder", "similarity", "lec01_codesign", str(submissions),
+                           "--out", str(out)], cwd=Path(__file__).resolve().parents[2], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    page = (out / "report.html").read_text("utf-8")
+    assert "bad\\xff" in page or "bad\\udcff" in page
+    with open(out / "pairs.csv", encoding="utf-8", newline="") as handle:
+        assert len(list(csv.DictReader(handle))) == 3
