@@ -13,7 +13,9 @@ in /tmp may hold a 0777 one). The SysV segments, semaphores and queues it owns o
 (their owner is the one thing about them it may change), and its
 POSIX message queues: those live in the kernel whether or not /dev/mqueue is mounted, so where it
 is not, a child of the grader mounts the IPC namespace's queue folder privately to find them. What
-it could not remove is returned: the uid is then never given out again (uids.retire).
+it could not remove, or would not (its file in a folder closed to it since: nothing is removed
+from a folder the uid may not write to), is returned: the uid is then never given out again
+(uids.retire).
 
 Runs in the root grader; nothing is followed through a link (every step is relative to an open
 folder, opened with O_NOFOLLOW), and no process of the uid is left to race it.
@@ -303,12 +305,15 @@ def _visit(dir_fd: int, where: str, entry: os.DirEntry, writable: bool, uid: int
     path = f"{where}/{entry.name}"
     try:
         info = entry.stat(follow_symlinks=False)
-        if info.st_uid == uid and writable:
-            remove_entry(dir_fd, entry.name)   # however deep the uid nested its folders
+        if info.st_uid == uid:
+            if writable:
+                remove_entry(dir_fd, entry.name)   # however deep the uid nested its folders
+            else:   # the folder's owner closed it since: nothing is removed there, but it is not clean
+                problems.append(f"{path}: the uid's, in a folder closed to it since")
             return None
         if not stat.S_ISDIR(info.st_mode):
             return None
-        may = _WRITE | _ENTER if info.st_uid == uid else _others_may(info, partial(_acl_at, dir_fd, entry.name))
+        may = _others_may(info, partial(_acl_at, dir_fd, entry.name))
         if not may & _ENTER:
             return None   # nothing below was within the uid's reach
         return os.open(entry.name, _DIR, dir_fd=dir_fd), path, bool(may & _WRITE)

@@ -42,13 +42,12 @@ def test_every_file_of_the_uid_goes_and_nothing_else(tmp_path):
     (shared / "open" / "theirs").write_text("x")
     _own(shared / "open" / "theirs", OTHER)
     (shared / "closed").mkdir()
-    (shared / "closed" / "mine").write_text("x")   # where the uid could not have written it
-    _own(shared / "closed" / "mine")
+    (shared / "closed" / "theirs").write_text("x")
 
     assert leftovers.remove_all_of(UID, folders=(str(shared),)) == []
     assert sorted(p.name for p in shared.iterdir()) == ["closed", "open"]
     assert sorted(p.name for p in (shared / "open").iterdir()) == ["theirs"]
-    assert (shared / "closed" / "mine").exists() and target.read_text() == "the grader's"
+    assert (shared / "closed" / "theirs").exists() and target.read_text() == "the grader's"
 
 
 def test_a_missing_folder_is_nothing_to_remove_and_root_is_refused(tmp_path):
@@ -131,11 +130,23 @@ def test_an_open_folder_inside_one_others_may_only_enter_is_swept(tmp_path):
     shared = tmp_path / "tmp"
     shared.mkdir()
     os.chmod(shared, 0o1777)
-    readable = _chain(shared, 3, mode=0o755)
-    left = _leave(_chain(readable, 1))
-    kept = _leave(readable, "not-writable-here")     # where the uid could not have written it
+    left = _leave(_chain(_chain(shared, 3, mode=0o755), 1))
     assert leftovers.remove_all_of(UID, folders=(str(shared),)) == []
-    assert not os.path.lexists(left) and os.path.lexists(kept)
+    assert not os.path.lexists(left)
+
+
+def test_a_file_of_the_uid_in_a_folder_closed_to_it_since_stays_but_the_uid_is_not_clean(tmp_path):
+    """A folder's owner may close it (0755) after the uid wrote there: nothing is removed from a
+    folder the uid may not write to, but the file is reported, so the uid is retired. It was
+    neither removed nor reported: its next holder, owning it, could read it."""
+    shared = tmp_path / "tmp"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)
+    closed = _chain(shared, 1, mode=0o755)
+    kept = _leave(closed)
+    left = leftovers.remove_all_of(UID, folders=(str(shared),))
+    assert os.path.lexists(kept)
+    assert len(left) == 1 and str(kept) in left[0], left
 
 
 def test_a_sweep_past_its_bound_reports_the_uid_not_clean(tmp_path, monkeypatch):
@@ -195,16 +206,18 @@ def test_a_folder_an_acl_opens_to_the_uid_is_swept(srv_folder):
 
 
 def test_an_acl_whose_mask_takes_write_away_opens_nothing(tmp_path):
-    """Is a folder whose ACL names the uid, but whose mask leaves it no write, left alone (the kernel
-    lets no named entry past the mask)? Only what the uid could have written is removed."""
+    """Is a folder whose ACL names the uid, but whose mask leaves it no write, taken as closed to
+    the uid's writes (the kernel lets no named entry past the mask)? Nothing is removed there; the
+    uid's file is reported as in a folder closed to it."""
     shared = tmp_path / "tmp"
     shared.mkdir()
     os.chmod(shared, 0o1777)
     box = _chain(shared, 1, mode=0o700)
     _grant(box, UID, 0o7, mask=0o5)
     kept = _leave(box)
-    assert leftovers.remove_all_of(UID, folders=(str(shared),)) == []
+    left = leftovers.remove_all_of(UID, folders=(str(shared),))
     assert os.path.lexists(kept)
+    assert len(left) == 1 and "closed to it" in left[0], left
 
 
 def test_a_walk_of_the_machine_past_its_bound_reports_the_uid_not_clean(monkeypatch):
