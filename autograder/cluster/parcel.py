@@ -14,12 +14,13 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.engine.locate import MAX_STUDENT_FILE_BYTES, StudentFiles, locate
+from autograder.engine.locate import MAX_STUDENT_FILE_BYTES, StudentFiles, is_student_name, locate, other_files
 from autograder.engine.registry import GradingConfig
 
 
 class ParcelError(ValueError):
-    """A parcel no instructor's side packs (a name that is not a plain file name, a file too large)."""
+    """A parcel no instructor's side packs (a name that is not a plain file name, or not one
+    `locate` finds in a folder; a file too large)."""
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,10 @@ class Parcel:
         memory: nothing is written on the worker but the grader's own staging copy."""
         for name in (self.student, *(n for n, _ in self.files), *(n for n, _ in self.oversized), *self.others):
             _plain_name(name)
+        if not is_student_name(self.student):
+            raise ParcelError(f"not a student's folder: {self.student!r}")
+        if other_files(self.others, config) != tuple(self.others):   # as locate lists a folder's
+            raise ParcelError(f"{self.student}: not the other files a folder shows: {self.others!r}")
         wanted = tuple(config.student_files)
         if self.linked:   # graded as a link: "submitted nothing, the folder is a link"
             return StudentFiles(self.student, None, (), wanted, (), linked=True, contents={}, sizes={})
@@ -72,5 +77,6 @@ def pack(folder: Path, config: GradingConfig) -> Parcel:
 
 
 def _plain_name(name: str) -> None:
-    if not name or name in (".", "..") or "/" in name or "\0" in name or name.startswith("."):
+    """One name in a folder, never a path (a leading dot is a name: a Mac's `._codesign.py`)."""
+    if not name or name in (".", "..") or "/" in name or "\0" in name:
         raise ParcelError(f"not a plain file name: {name!r}")

@@ -7,8 +7,8 @@ from __future__ import annotations
 import hashlib
 import shutil
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Mapping
+from pathlib import Path, PurePosixPath
+from typing import Iterable, Mapping
 
 from autograder.engine.registry import GradingConfig
 from autograder.engine.results import SubmissionResult
@@ -75,9 +75,22 @@ class StudentFiles:
 
 def student_folders(submissions: Path) -> list[Path]:
     """Every student folder, sorted by name (hidden folders skipped)."""
-    folders = (p for p in submissions.iterdir()
-               if p.is_dir() and not p.name.startswith(".") and p.name != "__pycache__")
+    folders = (p for p in submissions.iterdir() if p.is_dir() and is_student_name(p.name))
     return sorted(folders, key=lambda p: p.name)
+
+
+def is_student_name(name: str) -> bool:
+    """Whether a folder of that name is a student's (a hidden folder or __pycache__ is not)."""
+    return not name.startswith(".") and name != "__pycache__"
+
+
+def other_files(names: Iterable[str], config: GradingConfig) -> tuple[str, ...]:
+    """Of the names in a student's folder, the .py and .ipynb files that are neither student nor
+    trusted files, sorted: maybe a renamed student file, which the feedback suggests (a Mac's
+    `._codesign.py` counts too). The one rule for a folder here and a cluster's parcel."""
+    expected = set(config.student_files) | set(config.trusted_files())
+    return tuple(sorted(name for name in names
+                        if PurePosixPath(name).suffix in (".py", ".ipynb") and name not in expected))
 
 
 def locate(student_dir: Path, config: GradingConfig) -> StudentFiles:
@@ -96,7 +109,6 @@ def locate(student_dir: Path, config: GradingConfig) -> StudentFiles:
             oversized.append(name)
         else:
             present.append(name)
-    expected = set(config.student_files) | set(config.trusted_files())
-    others = sorted(p.name for p in folder.glob("*") if p.suffix in (".py", ".ipynb") and p.name not in expected)
-    return StudentFiles(student_dir.name, folder, tuple(present), tuple(missing), tuple(others),
+    others = other_files((p.name for p in folder.glob("*")), config)
+    return StudentFiles(student_dir.name, folder, tuple(present), tuple(missing), others,
                         oversized=tuple(oversized))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import shutil
 
 import pytest
 
@@ -93,3 +94,26 @@ def test_a_pipe_named_like_a_student_file_is_not_read_into_the_parcel(tmp_path):
     parcel, files = round_trip(tmp_path / "subs" / "mia")
     assert time.monotonic() - started < 5
     assert parcel.files == () and "codesign.py" not in files.present
+
+
+def test_a_dot_file_beside_the_student_files_is_graded_on_a_cluster_as_locally(tmp_path):
+    """Is a folder holding a Mac's `._codesign.py` (a zip made on a Mac carries one for each file)
+    graded on a worker as it is here? The worker refused the parcel (a name starting with "."),
+    so the student got a grader error on every run while a local run scored the folder."""
+    folder = tmp_path / "subs" / "mac"
+    shutil.copytree(EXAMPLES_DIR / "bob", folder)
+    (folder / "._codesign.py").write_bytes(b"\x00\x05\x16\x07")
+    _, files = round_trip(folder)
+    assert seen_by_engine(files) == seen_by_engine(folder)
+    assert files.others == ("._codesign.py",)
+    local, remote = grade_submission(ASSIGNMENT, folder), grade_submission(ASSIGNMENT, files)
+    assert local.score > 0
+    assert (remote.score, remote.fingerprint) == (local.score, local.fingerprint)
+
+
+@pytest.mark.parametrize("name", ["../escape.py", "a/b.py", ".", "", "notes.txt", "codesign.py"])
+def test_a_worker_refuses_other_names_its_folder_could_not_have_listed(name):
+    """A parcel's other .py / .ipynb names are the ones the engine lists in a folder (locate):
+    not a path, not another kind of file, not a student file."""
+    with pytest.raises(ParcelError):
+        Parcel("mia", (), others=(name,)).student_files(CONFIG)

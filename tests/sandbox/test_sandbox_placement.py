@@ -223,12 +223,14 @@ for _ in range(4):  # spinning processes the grader did not ask for
 
 class SandboxProcesses:
     """Samples, while a batch grades, every process running as the own uid of a sandbox of this
-    process's children, the batch's graders (a root grader's uids hold the grader's pid, uids.py):
-    uid -> {pid: the CPUs it may run on}. This process's own sandbox is the batch's reference
-    measurement (reference_measurement.py), taken before any student's code runs."""
+    process's children, the batch's graders: uid -> {pid: the CPUs it may run on}. Uids are drawn
+    at random (uids.py), so each grader notes the uids it claims in `claims` (note_claims). This
+    process's own sandbox is the batch's reference measurement (reference_measurement.py), taken
+    before any student's code runs."""
 
-    def __init__(self):
+    def __init__(self, claims):
         import threading
+        self.claims = claims
         self.seen: dict[int, dict[int, str]] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -241,10 +243,14 @@ class SandboxProcesses:
         self._stop.set()
         self._thread.join()
 
+    def _claimed_by(self, graders: set[int]) -> set[int]:
+        lines = self.claims.read_text().split() if self.claims.exists() else []
+        return {int(uid) for pid, uid in zip(lines[::2], lines[1::2]) if int(pid) in graders}
+
     def _run(self):
-        from autograder.sandbox.uids import FIRST_UID, SLOTS
         ours: set[int] = set()
         while not self._stop.is_set():
+            theirs = self._claimed_by(ours)
             for entry in os.scandir("/proc"):
                 if not entry.name.isdigit():
                     continue
@@ -256,14 +262,28 @@ class SandboxProcesses:
                 uid = int(status["Uid"].split()[0])
                 if int(status["PPid"]) == os.getpid():
                     ours.add(int(entry.name))   # the batch's graders
-                if uid >= FIRST_UID and (uid - FIRST_UID) // SLOTS in ours:
+                if uid in theirs:
                     self.seen.setdefault(uid, {})[int(entry.name)] = status["Cpus_allowed_list"].strip()
             self._stop.wait(0.05)
 
 
+def note_claims(monkeypatch, claims):
+    """Every uid a grader (this process or one forked from it) claims for a sandbox, with its pid, in `claims`."""
+    from autograder.sandbox import session
+    claim = session.claim_uid
+
+    def noted(*args):
+        uid = claim(*args)
+        with open(claims, "a") as handle:
+            handle.write(f"{os.getpid()} {uid}\n")
+        return uid
+
+    monkeypatch.setattr(session, "claim_uid", noted)
+
+
 @needs_bwrap
 @pytest.mark.skipif(os.geteuid() != 0, reason="sandbox processes are told apart by the uid a root grader gives each")
-def test_a_classmate_graded_beside_a_hog_keeps_her_score_and_her_cpu(tmp_path):
+def test_a_classmate_graded_beside_a_hog_keeps_her_score_and_her_cpu(tmp_path, monkeypatch):
     from autograder.engine import grade_batch
     from engine.conftest import TEST_LIMITS
     from engine.corpus import ASSIGNMENT, CORPUS_DIR
@@ -272,7 +292,8 @@ def test_a_classmate_graded_beside_a_hog_keeps_her_score_and_her_cpu(tmp_path):
         (tmp_path / folder).mkdir(parents=True)
         (tmp_path / folder / "codesign.py").write_text(text, encoding="utf-8")
     alone = grade_batch(ASSIGNMENT, tmp_path / "alone", tmp_path / "out-alone", limits=TEST_LIMITS)
-    with SandboxProcesses() as sampled:
+    note_claims(monkeypatch, tmp_path / "claims")
+    with SandboxProcesses(tmp_path / "claims") as sampled:
         beside = grade_batch(ASSIGNMENT, tmp_path / "class", tmp_path / "out-class", limits=TEST_LIMITS, jobs=2)
     score = {r.student: r.score for r in beside.results}
     assert alone.results[0].score > 0 and score["amy"] == alone.results[0].score, (alone.results, beside.results)

@@ -63,33 +63,81 @@ FORKING_NOTEBOOK = notebook_json("""
 
 # -- uid allocation ----------------------------------------------------------------------------
 
-def test_claimed_uids_are_distinct_in_this_process_range_and_rotate():
-    """A released uid goes to the next sandbox only after every other slot has been given."""
-    first = uids.FIRST_UID + os.getpid() * uids.SLOTS
-    claimed = [uids.claim_uid() for _ in range(3)]
+def _draws(monkeypatch, *offsets):
+    """The next draws of uids.claim_uid are FIRST_UID + each of `offsets`, then random again."""
+    queue = list(offsets)
+    drawn = uids._draw
+    monkeypatch.setattr(uids, "_draw", lambda: queue.pop(0) if queue else drawn())
+
+
+def test_claimed_uids_are_distinct_in_the_range_and_not_the_graders_pid():
+    """Can anyone work out a sandbox's uid in advance? It was FIRST_UID + grader pid * 64 + slot,
+    and the grader's pid is visible to every login account, which could then open a folder of its
+    own to that uid alone (an ACL entry) before grading. Now each is drawn at random from 2**28."""
+    pid_range = range(uids.FIRST_UID + os.getpid() * 64, uids.FIRST_UID + os.getpid() * 64 + 64)
+    claimed = [uids.claim_uid() for _ in range(8)]
     try:
-        assert len(set(claimed)) == 3
-        assert all(first <= uid < first + uids.SLOTS for uid in claimed)
-        assert max(claimed) < 2**31 - 1 or os.getpid() >= uids.PID_LIMIT
+        assert not all(uid in pid_range for uid in claimed), claimed
+        assert len({uid >> 20 for uid in claimed}) > 1, claimed      # spread over the range
+        assert len(set(claimed)) == 8
+        assert all(uids.FIRST_UID <= uid < uids.FIRST_UID + uids.COUNT for uid in claimed)
     finally:
         for uid in claimed:
             uids.release_uid(uid)
-    following = []
-    for _ in range(uids.SLOTS):
-        following.append(uids.claim_uid())
-        uids.release_uid(following[-1])
-    assert set(following[:uids.SLOTS - 3]).isdisjoint(claimed)
-    assert set(following) == set(range(first, first + uids.SLOTS))
 
 
-def test_a_uid_that_still_runs_processes_or_is_retired_is_skipped(monkeypatch):
-    first = uids.FIRST_UID + os.getpid() * uids.SLOTS
-    monkeypatch.setattr(uids, "running_uids", lambda: {first, first + 1})
-    monkeypatch.setattr(uids, "_retired", {first + 2})
-    monkeypatch.setattr(uids, "_next_slot", 0)
-    uid = uids.claim_uid()
+def test_a_uid_that_is_held_runs_processes_or_is_retired_is_drawn_again(monkeypatch):
+    """Is a drawn uid another open sandbox holds, one a process still runs as, or a retired one
+    ever given? Each makes claim_uid draw again."""
+    held = uids.claim_uid()
+    try:
+        first = uids.FIRST_UID
+        monkeypatch.setattr(uids, "running_uids", lambda: {first + 1})
+        monkeypatch.setattr(uids, "_retired", {first + 2})
+        _draws(monkeypatch, held - first, 1, 2, 3)
+        uid = uids.claim_uid()
+        uids.release_uid(uid)
+        assert uid == first + 3
+    finally:
+        uids.release_uid(held)
+
+
+def test_a_uid_this_process_gave_out_before_is_swept_before_it_is_given_again(monkeypatch):
+    """A uid drawn again by the process that released it is given only where before_reuse (the
+    fallback's fresh sweep) says nothing of it is left; otherwise it is retired and another drawn."""
+    first = uids.FIRST_UID
+    _draws(monkeypatch, 40, 40, 41)
+    uids.release_uid(uids.claim_uid())
+    asked = []
+    uid = uids.claim_uid(lambda used, released_at: asked.append(used) or False)
     uids.release_uid(uid)
-    assert uid == first + 3
+    assert asked == [first + 40] and uid == first + 41
+    assert first + 40 in uids._retired
+
+
+def test_two_grader_processes_never_hold_the_same_uid(monkeypatch):
+    """Do concurrent graders (`grade -j 2` forks them) keep apart when they draw the same uid? One
+    process's claims were in its memory only, and its pid kept the ranges apart; the claim now
+    also holds a lock every grader process on the machine sees."""
+    _draws(monkeypatch, 77, 78)                     # both processes draw 77 first
+    go, answer = os.pipe(), os.pipe()
+    child = os.fork()
+    if child == 0:                                  # a grader forked before either claimed
+        try:
+            os.read(go[0], 1)
+            os.write(answer[1], str(uids.claim_uid()).encode())
+        finally:
+            os._exit(0)
+    held = uids.claim_uid()
+    try:
+        os.write(go[1], b"x")
+        got = int(os.read(answer[0], 64) or b"0")
+    finally:
+        os.waitpid(child, 0)
+        uids.release_uid(held)
+        for fd in (*go, *answer):
+            os.close(fd)
+    assert held == uids.FIRST_UID + 77 and got == uids.FIRST_UID + 78
 
 
 def test_without_a_mapped_range_sandboxes_fall_back_to_the_shared_uid(monkeypatch, capsys):
@@ -101,7 +149,7 @@ def test_without_a_mapped_range_sandboxes_fall_back_to_the_shared_uid(monkeypatc
 
 
 def test_the_whole_range_fits_below_two_to_the_31():
-    assert uids.FIRST_UID + uids.PID_LIMIT * uids.SLOTS - 1 <= 2**31 - 1
+    assert uids.FIRST_UID + uids.COUNT - 1 <= 2**31 - 1
     assert uids.FIRST_UID > 65534
 
 
@@ -119,7 +167,7 @@ def test_two_sandboxes_run_concurrently_as_different_uids(sandbox):
 
 @needs_root
 @needs_bwrap
-def test_a_uid_stays_with_its_sandbox_across_a_restart_and_is_freed_on_close(sandbox):
+def test_a_uid_stays_with_its_sandbox_across_a_restart_and_is_freed_on_close(sandbox, monkeypatch):
     spin = "\ndef spin():\n    while True:\n        pass\n"
     box = sandbox({"codesign.py": textwrap.dedent(HOARDER["codesign.py"]) + spin})
     uid = box.call("codesign", "identity").value[0]
@@ -129,12 +177,11 @@ def test_a_uid_stays_with_its_sandbox_across_a_restart_and_is_freed_on_close(san
     assert box._resources.worker is not first_worker   # it was a fresh worker
     box.close()
     assert processes_of(uid) == 0
-    # Free again: within one rotation of the slots it is given out once more.
-    given = []
-    for _ in range(uids.SLOTS):
-        given.append(uids.claim_uid())
-        uids.release_uid(given[-1])
-    assert uid in given
+    # Free again: drawn once more, it is given out.
+    monkeypatch.setattr(uids, "_draw", lambda: uid - uids.FIRST_UID)
+    again = uids.claim_uid()
+    uids.release_uid(again)
+    assert again == uid
 
 
 @needs_root
@@ -198,11 +245,11 @@ LEAVER = {"codesign.py": """
 
 @needs_root
 @pytest.mark.needs_rlimits_fallback
-def test_a_uid_is_not_given_out_again_while_a_file_it_left_may_remain(sandbox):
+def test_a_uid_is_not_given_out_again_while_a_file_it_left_may_remain(sandbox, monkeypatch):
     """Under the uid fallback a sandbox's 0600 file in a world-writable folder made after the
     machine's walk of them (kept 10 minutes; here two levels below /srv, as a login account's
-    `mkdir -m 0777 ~/drop` in a home) survived its close, and its uid came back to a later student
-    after 63 others, who then owned it. Now a used uid is swept again, on a fresh walk, before it is
+    `mkdir -m 0777 ~/drop` in a home) survived its close, and its uid came back to a later student,
+    who then owned it. Now a used uid drawn again is swept again, on a fresh walk, before it is
     given out again (retired if anything of it is left)."""
     import secrets
     import shutil
@@ -218,8 +265,9 @@ def test_a_uid_is_not_given_out_again_while_a_file_it_left_may_remain(sandbox):
         left = second.call("codesign", "leave", (f"{outer}/drop",)).value
         uid = os.stat(left).st_uid
         second.close()
-        for _ in range(uids.SLOTS - 1):                 # the range comes round to it
-            uids.release_uid(uids.claim_uid())
+        drawn = uids._draw
+        offsets = [uid - uids.FIRST_UID]                # the draw comes to it
+        monkeypatch.setattr(uids, "_draw", lambda: offsets.pop() if offsets else drawn())
         third = sandbox(LEAVER, isolation="rlimits")
         given = third.call("codesign", "identity").value
         assert not os.path.lexists(left) or given != uid, (left, uid, given)
