@@ -23,6 +23,7 @@ in templates/base/mathjax.html.j2, which both pages load in their head).
 from __future__ import annotations
 
 import re
+from functools import cache
 
 import bleach
 from pygments.token import STANDARD_TYPES
@@ -102,12 +103,34 @@ def clean_html(element) -> str:
 @pass_context
 def markdown2html(context, source: str) -> str:
     """nbconvert's Markdown rendering (math, attachments, anchors), then `clean_html`."""
-    from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
+    from nbconvert.filters.markdown_mistune import MarkdownWithMath
 
     cell = context.get("cell", {})
-    renderer = IPythonRenderer(escape=False, allow_harmful_protocols=False,
-                               attachments=cell.get("attachments", {}))
+    renderer = _renderer()(escape=False, allow_harmful_protocols=False, attachments=cell.get("attachments", {}))
     return clean_html(MarkdownWithMath(renderer=renderer).render(source))
+
+
+_ATTACHMENT = "attachment:"
+
+
+@cache
+def _renderer():
+    """nbconvert's IPythonRenderer, for which an image the cell holds no attachment for is no error:
+    a missing name (InvalidNotebook) or an empty bundle (StopIteration) stopped the whole page, and
+    generate_feedback and formgrader's view of that student with it. Such an image keeps its
+    `attachment:` address, which clean_html drops as it drops any address it does not allow."""
+    from nbconvert.filters.markdown_mistune import IPythonRenderer
+
+    class Renderer(IPythonRenderer):
+        def _embed_image_or_attachment(self, src: str) -> str:
+            if src.startswith(_ATTACHMENT):
+                attachments = self.attachments if isinstance(self.attachments, dict) else {}
+                bundle = attachments.get(src[len(_ATTACHMENT):])
+                if not (isinstance(bundle, dict) and bundle and all(isinstance(v, str) for v in bundle.values())):
+                    return src
+            return super()._embed_image_or_attachment(src)
+
+    return Renderer
 
 
 _TAG_CHARACTERS = re.compile(r"[^A-Za-z0-9_-]")

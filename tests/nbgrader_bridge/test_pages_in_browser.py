@@ -661,3 +661,22 @@ def test_widget_state_a_student_wrote_loads_no_widget_manager(config, page, monk
     assert _external_references(html) == []
     assert "widget-state+json" not in html and "embed-amd" not in html
     assert "<script>x()</script>" not in html
+
+
+@pytest.mark.parametrize("page", ["feedback", "formgrade"])
+@pytest.mark.parametrize("attachments", [None, {"plot.png": {}}])
+def test_an_attachment_the_cell_does_not_hold_is_no_error_of_the_page(config, page, attachments, monkeypatch):
+    """A free-text answer `![f](attachment:plot.png)` whose cell holds no such attachment (or an
+    empty one, a valid notebook) made nbconvert raise (InvalidNotebook: missing attachment;
+    StopIteration): generate_feedback wrote no page for that student and formgrader's view of the
+    submission failed, so its free-text items could not be graded. The same for a Markdown output."""
+    notebook = _graded_notebook()
+    notebook.cells[1].source = "我的回答 ![f](attachment:plot.png)"
+    if attachments is not None:
+        notebook.cells[1]["attachments"] = attachments
+    notebook.cells[2].outputs = [nbformat.v4.new_output("display_data", data={
+        "text/markdown": "输出 ![x](attachment:p.png)", "text/plain": "x"})]
+    monkeypatch.setattr(sys.modules[__name__], "_graded_notebook", lambda: notebook)
+    html = (_feedback_html if page == "feedback" else _formgrade_html)(config)
+    assert "我的回答" in html and "输出" in html
+    assert "attachment:" not in html.split("</head>")[-1].replace("![f](attachment:plot.png)", "")
