@@ -157,3 +157,30 @@ def test_errors_name_the_students_files_and_the_feedback_wording_for_the_rest(tm
     text = "".join(error.traceback)
     assert "Cell In[1], line 2" in text and "File codesign.py:4, in f" in text and OMITTED in text
     assert str(tmp_path) not in text and "site-packages" not in text
+
+
+@pytest.mark.timeout(120)   # the stall guard: 40,000 alike cells took minutes of CPU before (quadratic)
+def test_a_notebook_of_many_alike_cells_is_aligned_cell_by_cell_without_a_stall():
+    """A student's notebook without cell ids and with tens of thousands of identical cells (a
+    1.4 MB file holds 20,000) gave every cell the same key, and difflib's matcher took time in the
+    square of their count: autograde spent 48 s of CPU on 20,000, about two hours on what the 20 MB
+    cap admits, again on every run. Alike cells pair in order, the k-th with the k-th."""
+    alike = [{"cell_type": "markdown", "metadata": {}, "source": "x"} for _ in range(40_000)]
+    code = {"cell_type": "code", "metadata": {}, "source": "print(1)", "outputs": [], "execution_count": None}
+    submitted = [*alike[:20_000], code, *alike[20_000:]]
+    autograded = [nbformat.from_dict(c) for c in [*alike[:19_999], code, *alike[20_000:]]]   # one alike cell fewer
+    where = align(submitted, autograded)
+    assert where[20_000] == 19_999                      # the code cell found its place
+    assert all(where[k] == k for k in range(19_999))
+    assert all(where[k] == k - 1 for k in range(20_001, 40_001))
+
+
+@pytest.mark.timeout(120)   # the stall guard, as above
+def test_many_cells_alternating_with_alike_ones_are_aligned_without_a_stall():
+    """Unique cells between identical ones: each unique cell is an anchor, the alike ones between
+    two anchors pair in order; a cell autograde does not have pairs with nothing."""
+    cells = [{"cell_type": "markdown", "metadata": {}, "source": "x" if i % 2 else f"cell {i}"} for i in range(40_000)]
+    autograded = [nbformat.from_dict(c) for c in cells[:101] + cells[102:]]     # the "x" at 101 is gone
+    where = align(cells, autograded)
+    assert all(where[i] == i for i in range(101)) and all(where[i] == i - 1 for i in range(102, 40_000))
+    assert 101 not in where
