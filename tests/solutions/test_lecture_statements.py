@@ -162,7 +162,7 @@ def test_q20s_rubric_lets_the_students_own_ablation_decide_which_factor_wins():
     assert "准得多" not in criterion.expects and "自己的" in criterion.expects
 
 
-def test_q20s_rubric_names_the_one_pair_where_the_block_size_may_win_and_accepts_a_tie():
+def test_q20s_rubric_names_the_pair_where_the_block_size_may_win_and_accepts_a_tie():
     """(64, 16) and (32, 8) are 4× changes of block too, yet over 400 ids the block size beat the scale format only
     on (128, 32) (11 of 60 ids): the rubric says "as large as 128", not "4×" (over 3,000 draws of the demo-2 data:
     (128, 32) in 118 of 470, (64, 16) in 3 of 498, only on 4,096 values, no other pair: "rarely otherwise").
