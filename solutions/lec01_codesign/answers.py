@@ -236,6 +236,25 @@ def bottleneck_ratio(params=None) -> float:
     return exp_ratio(CHIPS[chip], precision, d_qk, d_v)
 
 
+def bottleneck_ratios(params=None) -> tuple[float, ...]:
+    """q13's t_exp / t_mma on each basis a student may take H100's exp throughput on: the table's
+    exp_per_s and, for H100, the throughput on the basis of its tensor peaks (q15); one ratio otherwise."""
+    chip, precision, d_qk, d_v = _params(params)["bottleneck_case"]
+    ratios = (exp_ratio(CHIPS[chip], precision, d_qk, d_v),)
+    if chip == "H100":
+        ratios += (H100.peak_flops(precision) / flops_per_exp(d_qk, d_v) / h100_exp_on_tensor_basis(),)
+    return ratios
+
+
+def bottleneck_lead(params=None) -> float:
+    """q13's margin: the smallest relative distance of t_exp / t_mma from 1 over the bases of
+    bottleneck_ratios, or 0 when the bases disagree on the bottleneck."""
+    ratios = bottleneck_ratios(params)
+    if len({r > 1 for r in ratios}) > 1:
+        return 0.0
+    return min(abs(r - 1) for r in ratios)
+
+
 def usable_hbm() -> float:
     """The bytes of the serving B300's HBM weights and KV cache may fill (the rest: runtime, activations)."""
     return USABLE_HBM * B300.mem_cap
@@ -254,14 +273,29 @@ def decode_context_limit(activations: str, params=None) -> float:
     return flop_per_token * (1 - weights / usable_hbm()) / (ridge * kv_bytes_per_token(p))
 
 
-def ridge_share_with_kv(params=None) -> float:
-    """q09e: the share of the NVFP4 ridge W4A4 decode reaches at q09's batch (found from the weights
-    alone) once each sequence reads its KV cache of the service's context: at that batch 2P·B = R·W,
-    so the intensity over the ridge is W / (W + B·L·k)."""
+def service_batch(params=None) -> float:
+    """q09e's batch: q09's weights-only batch, unless the weights and that many sequences' KV cache of the
+    service's context overflow the usable HBM; then the largest batch that fits, (C − W) / (L·k)."""
     p = _params(params)
     weights = p["model_params_b"] * 1e9 * BYTES_PER_ELEM["nvfp4"]
-    kv = decode_batch_at_ridge("W4A4", p) * p["service_context"] * kv_bytes_per_token(p)
-    return weights / (weights + kv)
+    fits = (usable_hbm() - weights) / (p["service_context"] * kv_bytes_per_token(p))
+    return min(decode_batch_at_ridge("W4A4", p), fits)
+
+
+def service_bytes(params=None) -> float:
+    """What one decode step of q09e reads, and what its batch holds in HBM: W + B·L·k (at most usable_hbm())."""
+    p = _params(params)
+    weights = p["model_params_b"] * 1e9 * BYTES_PER_ELEM["nvfp4"]
+    return weights + service_batch(p) * p["service_context"] * kv_bytes_per_token(p)
+
+
+def ridge_share_with_kv(params=None) -> float:
+    """q09e: the share of the NVFP4 ridge W4A4 decode reaches at q09e's batch (service_batch) once each
+    sequence reads its KV cache of the service's context: the intensity 2P·B / (W + B·L·k) over R. At
+    q09's batch (2P·B = R·W, when it fits) that is W / (W + B·L·k)."""
+    p = _params(params)
+    flop = FLOP_PER_PARAM_PER_TOKEN * p["model_params_b"] * 1e9 * service_batch(p)
+    return flop / service_bytes(p) / ridge_point(serve_chip(p), "nvfp4")
 
 
 def decode_design(params=None) -> str:
@@ -494,6 +528,21 @@ def end_prediction(params=None, name: str = "nvfp4") -> float:
     square, calibrated on FP8's measurement."""
     tile = end_tile_errors(params)
     return end_to_end()["fp8_tensor"]["deficit"] * (tile[name] / tile["fp8_tensor"]) ** 2
+
+
+def end_exact_prediction(params=None, name: str = "fp4_tensor") -> float:
+    """The same random-direction model without the small-error approximation: with r² = 2 × end_prediction
+    (the r²/2 model's 1 − cos), 1 − cos = 1 − 1/√(1 + r²), below r²/2 for every r > 0. A measurement above
+    the r²/2 prediction is therefore not the approximation failing."""
+    return 1 - 1 / math.sqrt(1 + 2 * end_prediction(params, name))
+
+
+@lru_cache(maxsize=1)
+def end_weight_zero_shares(scheme: str = "fp4_tensor") -> dict[str, tuple[float, int]]:
+    """Per linear layer of the encoder: the share of its weights `scheme` turns into 0 (the quantizer's own
+    count) and the layer's number of weights."""
+    model = load_encoder(ENCODER)[0]
+    return {name: (zero_fraction(quantize_matrix(w, scheme), w), w.size) for name, w in linear_weights(model).items()}
 
 
 def end_to_end_keys(params=None) -> dict[str, float]:

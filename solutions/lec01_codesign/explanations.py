@@ -32,6 +32,10 @@ from solutions.lec01_codesign.answers import (
     attention_time_per_score,
     h100_exp_on_tensor_basis,
     kv_bytes_per_token,
+    END_UNIT,
+    end_to_end,
+    service_batch,
+    service_bytes,
 )
 from solutions.lec01_codesign.codesign import E2M1_MAX, SCHEMES, exp_ratio, flops_per_exp, ridge_point, trend_row
 from solutions.lec01_codesign.handout_data import (
@@ -61,6 +65,15 @@ _KEY = answer_key()
 # q09: the context each of q09's sequences may hold before weights + KV fill the usable HBM (the lecture's)
 _RIDGE_CONTEXT = ((variants.USABLE_HBM * B300.mem_cap - MODEL_PARAMS * BYTES_PER_ELEM["nvfp4"])
                   / (_KEY["q09_decode_batch"] * kv_bytes_per_token()))
+
+
+# q09e: the lecture's service (q09's batch with the service's context) against the usable HBM
+_W_GB = MODEL_PARAMS * BYTES_PER_ELEM["nvfp4"] / 1e9
+_C_GB = variants.USABLE_HBM * B300.mem_cap / 1e9
+_Q09E_GB = service_bytes() / 1e9
+_Q09E_KV_GB = _Q09E_GB - _W_GB
+_Q09E_FITS = service_batch() == _KEY["q09_decode_batch"]
+_Q09E_VERDICT = "装得下，batch 就是 q09 的" if _Q09E_FITS else f"装不下，batch 只能取 {service_batch():.1f}"
 
 
 def _sci(value: float) -> str:
@@ -109,18 +122,35 @@ _X_STUDENT_T = demo_weights(DEMO2_N)
 _PEAK_REAL, _PEAK_STUDENT_T = _peak_over_rms(_X_REAL), _peak_over_rms(_X_STUDENT_T)
 _ZEROS_REAL = zero_fraction(quantize_matrix(_X_REAL, "fp4_tensor"), _X_REAL)
 _ZEROS_STUDENT_T = zero_fraction(quantize_matrix(_X_STUDENT_T, "fp4_tensor"), _X_STUDENT_T)
+# q20: the one ablation pair on which the block size may beat the scale format (its larger block is the largest);
+# within ABLATION_TIE_PP of each other q11 and q12 are a tie, and either reading earns the rubric's point
+_LARGEST_PAIR = max(variants.ABLATION_PAIRS)
+ABLATION_TIE_PP = 0.1
 # q20: E4M3's range as a block scale: 448 down to the smallest subnormal 2^-9; a block whose maximum lies
 # below amax · 2^-10 / 448 gets the scale 0 (half the smallest subnormal rounds to 0) and becomes zeros
 _E4M3_BINADES = math.log2(448 / 2.0**-9)
 # q21: how far the SFU grew against the tensor cores, as the table states them (H100's 4.5 T is on another basis: q15)
 _SFU_GAIN = B200.exp_per_s / H100.exp_per_s
 _B300_RATIO = exp_ratio(B300, "fp8", _D, _D)
+# q18: on q15's basis H100 is exp-bound in FP8 below this d_qk + d_v (on the table's, below a smaller sum)
+_H100_TENSOR_BASIS_SUM = H100.peak_flops("fp8") / h100_exp_on_tensor_basis() / 2
 _RUBIN_FP16_GAIN = hw_specs.EX2_PER_SM_PER_CLK["Rubin FP16"] / hw_specs.EX2_PER_SM_PER_CLK["Blackwell Ultra FP16"]
 # q27: where a block's maximum lands after scaling. E8M0 FLOOR divides by 2^(floor(log2 amax) − emax) with
 # emax = floor(log2 6) = 2: the maximum lands in [4, 8), clipping above 6; RCEIL's 2^ceil(log2(amax / 6)) puts it in (3, 6]
 _E2M1_MAX = E2M1_MAX   # the reference's grid, which the tests hold to ml_dtypes' float4_e2m1fn
 _FLOOR_LOW = 2.0 ** math.floor(math.log2(_E2M1_MAX))
 _NV_BLOCK = SCHEMES["nvfp4"]  # NVFP4's block: a Hadamard of this order mixes within one block only
+# q25/q27: NVIDIA's NVFP4 training recipe (arXiv 2509.25149) applies its 16 × 16 random Hadamard transform (random
+# signs) only to the inputs of the weight-gradient (Wgrad) GEMMs, not to Fprop or Dgrad; the kit's rotation is a fixed
+# Sylvester Hadamard, and Y = X·Wᵀ is a forward GEMM. The whole encoder's forward (the same for everyone) with and
+# without the 16-wide rotation says what it does there.
+_NV_END, _H16_END = (END_UNIT * end_to_end()[name]["deficit"] for name in ("nvfp4", "nvfp4 + H16"))
+_RECIPE = (f"NVIDIA 的 NVFP4 训练方案（arXiv 2509.25149）也用 {_NV_BLOCK} × {_NV_BLOCK} 的随机 Hadamard 变换"
+           "（Hadamard 矩阵再乘一个随机符号向量），但只用在计算权重梯度（Wgrad）的矩阵乘法的两个输入上，"
+           "前向（Fprop）和输入梯度（Dgrad）的矩阵乘法不旋转；本课程的旋转是固定的 Sylvester Hadamard 矩阵，没有随机符号。"
+           "这里量的 Y = X·Wᵀ 是前向的矩阵乘法，正是那个方案不旋转的地方：讲义的编码器整个前向里，先做 "
+           f"{_NV_BLOCK} 阶旋转再 NVFP4 的 1 − cos 是 {_H16_END:.0f} × 10⁻⁴，"
+           f"比不旋转的 {_NV_END:.0f} {'大' if _H16_END > _NV_END else '小'}（q34h）")
 # q03: the one generation step a variant may draw on which HBM bandwidth outgrows compute
 _RUBIN_STEP = trend_row(hw_specs.RUBIN, "nvfp4", base=B300)
 _GH100 = f"{hw_specs.GH100_FULL_SMS} × {hw_specs.EX2_PER_SM_PER_CLK['Hopper']} × {hw_specs.GH100_FULL_CLOCK_HZ / 1e9:g} GHz"
@@ -147,7 +177,9 @@ RUBRICS: dict[str, tuple[Criterion, ...]] = {
                   f"是缩放格式：块大小从 32 减到 16 只省下约 "
                   f"{_KEY['q12_block_size_gain']:.1f} 个百分点，缩放格式从 E8M0 换成 E4M3 省下约 "
                   f"{_KEY['q11_scale_format_gain']:.1f} 个百分点（两项之和大于两者同时改变的 {_GAP:.2f} 个百分点：两个因素"
-                  f"相互影响，E8M0 因子下块大小只值 {_BLOCK_WITH_E8M0:.2f} 个百分点）；块大小相差 4 倍（128 和 32）时，块大小可能更重要。"
+                  f"相互影响，E8M0 因子下块大小只值 {_BLOCK_WITH_E8M0:.2f} 个百分点）；块大到 {_LARGEST_PAIR[0]} 时（{_LARGEST_PAIR[0]} 和 "
+                  f"{_LARGEST_PAIR[1]}），块大小可能更重要，其他的块大小组合很少如此。q11 和 q12 相差不到 {ABLATION_TIE_PP:g} 个百分点时两者差不多："
+                  "说哪个更重要、或说两者差不多，都给这 1 分。"
                   f"缩放格式为什么重要：2 的幂因子向下取整，块内最大值缩放后"
                   f"落在 [4, 8)：落在 (6, 8) 的块（讲义的参数约 {_KEY['q12b_e8m0_clipped_blocks']:.0f}%）网格更细、代价是截断，"
                   "落在 [4, 6] 的块网格更粗。"),
@@ -205,9 +237,8 @@ RUBRICS: dict[str, tuple[Criterion, ...]] = {
                   f"它和你的数据谁的 max/rms 大取决于你的参数，按自己的数说）；Hadamard 旋转把离群通道摊开，整张量 FP4 的误差变小（讲义的参数：从 "
                   f"{100 * _REAL['fp4_tensor']:.0f}% 降到 {100 * _REAL['fp4_tensor rotated']:.0f}%，{ROTATION_SIZE} 阶）。对 NVFP4，旋转有两种"
                   "相反的作用：把一个块的离群值摊进同一旋转块里的其他小块，也让每个小块里的分布更均匀、块内最大值相对其他值变小；"
-                  f"谁大取决于数据和旋转块的大小（{_NV_BLOCK} 阶只在一个 NVFP4 块里混合：NVIDIA 的 NVFP4 训练方案，arXiv 2509.25149，"
-                  f"正是用 {_NV_BLOCK} × {_NV_BLOCK} 的随机 Hadamard 变换来限制块内的离群值）。按自己量出的 q25 说（讲义的参数："
-                  f"{100 * _REAL['nvfp4']:.1f}% → {100 * _REAL['nvfp4 rotated']:.1f}%）。"),
+                  f"谁大取决于数据和旋转块的大小（{_NV_BLOCK} 阶只在一个 NVFP4 块里混合）。按自己量出的 q25 说（讲义的参数："
+                  f"{100 * _REAL['nvfp4']:.1f}% → {100 * _REAL['nvfp4 rotated']:.1f}%）。{_RECIPE}。"),
     ),
 }
 
@@ -292,11 +323,16 @@ EXPLANATIONS = {
         ≤ {variants.USABLE_HBM:.0%} × {B300.mem_cap / 1e9:g} GB（留一成给运行时和激活）；每位同学的模型都满足这一点，交叉点才存在。
         """,
     "q09e_ridge_share_with_kv": f"""
-        q09 的 batch 是只算权重时的预测：那时 2P·B = R·W（P 个参数，W 是权重字节，R 是屋脊点）。加上 KV cache，一步读的字节变成
-        W + B·L·k（k 是 q09c，L 是服务要的上下文 `SERVICE_CONTEXT`），强度 = 2P·B / (W + B·L·k)，与屋脊点之比 = W / (W + B·L·k)。
-        讲义的参数：B ≈ {_KEY["q09_decode_batch"]:.0f}、L = {variants.LECTURE["service_context"]:,}，只到屋脊点的 {_KEY["q09e_ridge_share_with_kv"]:.1f}%。
+        q09 的 batch 是只算权重时的预测：那时 2P·B = R·W（P 个参数，W 是权重字节，R 是屋脊点）。先看它装不装得下：每个序列的
+        KV cache 占 L·k 字节（k 是 q09c，L 是服务要的上下文 `SERVICE_CONTEXT`），W + B·L·k 不能超过 C（`USABLE_HBM`）；
+        超过了，batch 只能取 (C − W) / (L·k)。一步读的字节是 W + B·L·k，强度 = 2P·B / (W + B·L·k)：q09 的 batch 装得下时，
+        与屋脊点之比 = W / (W + B·L·k)；装不下时 W + B·L·k = C，比值 = 2P·B / (R·C)，更低。
+        讲义的参数：W = {_W_GB:.1f} GB，B ≈ {_KEY["q09_decode_batch"]:.0f} 个序列、每个 L = {variants.LECTURE["service_context"]:,} 个 token 的
+        KV cache 共 {_Q09E_KV_GB:.1f} GB，合计 {_Q09E_GB:.1f} GB {"≤" if _Q09E_FITS else "＞"} C = {_C_GB:.1f} GB，{_Q09E_VERDICT}；
+        只到屋脊点的 {_KEY["q09e_ridge_share_with_kv"]:.1f}%。
         差距说明：只算权重的 roofline 在长上下文下高估了 decode 的强度——KV 的字节随 batch 一起涨，加大 batch 时强度最多趋近
         2P / (L·k)：L 短时还能追上屋脊点，L 长了就追不上；batch 又受 HBM 容量的限制（q09f 把两个限制放在一起）。
+        上下文长、每个 token 的 KV 大时，q09 的 batch 根本装不下，先碰到的是容量。
         """,
     "q09f_w4a4_context_limit": f"""
         两个限制一起写：到达屋脊点要 2P·B ≥ R·(W + B·L·k)，即 B ≥ R·W / (2P − R·L·k)（只有 R·L·k < 2P 时才有解）；
@@ -339,10 +375,12 @@ EXPLANATIONS = {
         即 `np.frexp(amax)[0]`：8·m > 6 的块截断自己的最大值。重尾数据的块最大值的尾数近似均匀分布在对数尺度上，
         所以大约四成的块落在 (6, 8)（块少、尾巴轻重不同时，在三成到五成多之间）。
         """,
-    "q13_bottleneck": """
+    "q13_bottleneck": f"""
         演示 3 的模型只比较 exp 和矩阵乘法：长序列的 prefill / 训练里，FlashAttention 把分块留在片上，HBM 和 NVLink
         不在这个比较里。`exp_ratio(芯片, 精度, d_qk, d_v)` 大于 1：做完一个分数的 exp 比做完它配套的矩阵乘法还慢，
         限制速度的是 SFU 的 exp；小于 1 则是 Tensor Core（讲义的 B200、FP8、d_head = 128 是前者）。
+        H100 上按表里的 {H100.exp_per_s / 1e12:g} T exp/s 算，还是按 q15 的同一口径（{h100_exp_on_tensor_basis() / 1e12:.2f} T）算，
+        答案都一样：每位同学的比值在两种口径下都离 1 至少 {variants.MARGINS["q13_bottleneck"]:.0%}。
         （decode 的注意力则受 HBM 带宽限制，那是另一个问题。）
         """,
     "q14_mla_effect": """
@@ -375,7 +413,7 @@ EXPLANATIONS = {
         """,
     "q18_model_speedup": f"""
         你的形状和芯片：加速 = 旧芯片的 max(t_exp, t_mma) ÷ 新芯片的 max(t_exp, t_mma)，先看每块芯片受谁限制
-        （你的一次换代里总有一边受 exp 限制、另一边受矩阵乘法限制）。下面是讲义的参数（B200 → B300、实测的形状）。NVIDIA 的实测（{MEASURED_DOCUMENT}）用的是 {MEASURED_MODEL}：本课程推断的形状是 MLA，d_qk = {MEASURED_D_QK}、d_v = {MEASURED_D_V}，
+        （按表里的 exp 吞吐，你的一次换代里总有一边受 exp 限制、另一边受矩阵乘法限制；H100 若换成 q15 的口径，d_qk + d_v 小于约 {_H100_TENSOR_BASIS_SUM:.0f} 时它也受 exp 限制，本题按表里的数）。下面是讲义的参数（B200 → B300、实测的形状）。NVIDIA 的实测（{MEASURED_DOCUMENT}）用的是 {MEASURED_MODEL}：本课程推断的形状是 MLA，d_qk = {MEASURED_D_QK}、d_v = {MEASURED_D_V}，
         每次 exp 配 {_MLA_FPE} FLOP。完全重叠时一个分数的时间 = max(t_exp, t_mma)——这是瓶颈模型，不是 Amdahl 定律。
         B200 受 exp 限制（1 / {_sci(B200.exp_per_s)} 秒），B300 的 exp 够快，变成受矩阵乘法限制
         （{_MLA_FPE} / {_sci(B300.peak_flops("fp8"))} 秒）：两者之比 {_KEY["q18_model_speedup"]:g} 倍。
@@ -420,8 +458,8 @@ EXPLANATIONS = {
         比较旋转前后 NVFP4 的误差（讲义的参数：{100 * _REAL["nvfp4"]:.2f}% → {100 * _REAL["nvfp4 rotated"]:.2f}%）。16 个数一块时
         离群值本来就被隔离了，旋转把它摊进同一个旋转块里的所有小块，让更多块的缩放因子变大；同时块内的分布变得更均匀。
         两种作用谁大取决于数据和旋转块的大小——你的那一块按自己量出的两个数作答（每位同学的那一块上，两个数至少差
-        {variants.MARGINS["q25_rotation_nvfp4"]:g} 个百分点）。旋转不只是给粗粒度缩放准备的：NVIDIA 的 NVFP4 训练方案（arXiv 2509.25149）
-        用 16 × 16 的随机 Hadamard 变换限制块内的离群值——16 阶旋转只在一个 NVFP4 块里混合，更大的旋转块会跨块混合。
+        {variants.MARGINS["q25_rotation_nvfp4"]:g} 个百分点）。{_NV_BLOCK} 阶旋转只在一个 NVFP4 块里混合，更大的旋转块会跨块混合。
+        {_RECIPE}。
         """,
     "q28a_triad_gb_per_s": """
         24 字节 × 元素个数 ÷ 中位数耗时 ÷ 10^9。评分机在同样的沙箱里、用同样的 `cpu_timing` 量同样的 triad（一批作业量一次），
@@ -490,9 +528,26 @@ def _encoder_shape() -> tuple[dict[str, tuple[int, int]], int, int]:
     return shape, len({name.split(".")[0] for name in names}), len(names)
 
 
+# "almost all": the share of a layer's weights per-tensor FP4 turns into 0 at or above which the texts say so
+ALMOST_ALL_ZERO = 0.99
+
+
+def fp4_weight_zeros() -> tuple[float, int]:
+    """Per-tensor FP4 on the encoder's 36 linear layers: the share of all their weights it turns into 0, and
+    how many layers it turns almost entirely (ALMOST_ALL_ZERO) into 0 (all of them FFN output layers)."""
+    from solutions.lec01_codesign.answers import end_weight_zero_shares
+
+    shares = end_weight_zero_shares("fp4_tensor")
+    overall = sum(share * size for share, size in shares.values()) / sum(size for _, size in shares.values())
+    almost_all = [name for name, (share, _) in shares.items() if share >= ALMOST_ALL_ZERO]
+    assert all(name.split(".")[1] == "ffn_out" for name in almost_all), almost_all
+    return overall, len(almost_all)
+
+
 def _end_to_end_explanations() -> dict[str, str]:
     """q34a–q35m: the figures of the whole encoder (the same for everyone) and the lecture's tile."""
-    from solutions.lec01_codesign.answers import END_UNIT, end_prediction, end_tile_errors, end_to_end, nvfp4_weight_mb
+    from solutions.lec01_codesign.answers import (END_UNIT, end_exact_prediction, end_prediction, end_tile_errors, end_to_end,
+                                                  nvfp4_weight_mb)
 
     from solutions.lec01_codesign.real_tensors import SENTENCE_PAIRS
 
@@ -505,6 +560,8 @@ def _end_to_end_explanations() -> dict[str, str]:
     _COMPARISONS = len(SENTENCE_PAIRS) * (len(SENTENCE_PAIRS) - 1) // 2  # two pairs compared: which is more similar
     deficit = {name: END_UNIT * row["deficit"] for name, row in end.items()}
     fp4_predicted, h16_predicted = (END_UNIT * end_prediction(None, name) for name in ("fp4_tensor", "nvfp4 + H16"))
+    fp4_exact = END_UNIT * end_exact_prediction(None, "fp4_tensor")  # the same model without the small-error approximation
+    zeros, all_zero = fp4_weight_zeros()
     return {
         "q34a_fp8_end_deficit": f"""
             `end_deficit(end_embeddings["fp8_tensor"], end_embeddings["fp32"])` × 10^4 = {deficit["fp8_tensor"]:.1f}：
@@ -523,8 +580,10 @@ def _end_to_end_explanations() -> dict[str, str]:
             测量是预测的 {deficit["nvfp4"] / predicted:.2f} 倍。
             在讲义的那一块上，"误差的平方"这个模型只用 FP8 一个点定标，就把 NVFP4 的端到端效果估到了两倍以内：
             对小的误差，一块 Y 的张量误差是端到端效果的一个不错的代理。差距在两头：整张量 FP4 测出 {deficit["fp4_tensor"]:.0f}，模型给
-            {deficit["fp8_tensor"] * (tile["fp4_tensor"] / tile["fp8_tensor"]) ** 2:.0f}——误差大到句向量的方向都变了，
-            小误差的近似不再成立；先旋转再 NVFP4 测出 {deficit["nvfp4 + H16"]:.0f}，比讲义那一块的张量误差（{tile["nvfp4 + H16"]:.2%}，
+            {fp4_predicted:.0f}；不用 r²/2 这个近似、按 1 − 1/√(1 + r²) 精确地算，预测只有 {fp4_exact:.0f}，更小：近似解释不了
+            测量比预测大。误差本来就不是"一个方向随机的小扰动"：它在 {linear} 个线性层里逐层叠加，经过残差和 LayerNorm 传下去；
+            整张量 FP4 还把这些层的权重里 {zeros:.0%} 的数变成 0（{all_zero} 个 FFN 输出层几乎全部），这是有结构的误差，不是随机的。
+            先旋转再 NVFP4 测出 {deficit["nvfp4 + H16"]:.0f}，比讲义那一块的张量误差（{tile["nvfp4 + H16"]:.2%}，
             NVFP4 是 {tile["nvfp4"]:.2%}）推出的更差：一块 Y 只代表一层里的一个投影，其他 35 个线性层（FFN 的 1536 维输入、
             别的层的离群通道）各不相同。你的那一块不同，倍数也不同。
             """,
@@ -540,8 +599,11 @@ def _end_to_end_explanations() -> dict[str, str]:
             `end_deficits["fp4_tensor"] / end_deficits["fp8_tensor"]` = {deficit["fp4_tensor"]:.0f} ÷ {deficit["fp8_tensor"]:.1f}
             = {deficit["fp4_tensor"] / deficit["fp8_tensor"]:.0f}（每位同学相同）。讲义的那一块预测 {fp4_predicted / deficit["fp8_tensor"]:.0f} 倍，
             测量是预测的 {deficit["fp4_tensor"] / fp4_predicted:.2f} 倍：模型{"低估" if deficit["fp4_tensor"] > fp4_predicted else "高估"}了效果。
-            cos ≈ 1 − r²/2 只在 r 很小时成立；整张量 FP4 的误差大到句向量的方向都变了（余弦只剩约
-            {1 - deficit["fp4_tensor"] / END_UNIT:.2f}），误差在 36 层里逐层传递、累积，不再是"一个方向随机的小误差"。
+            这不怪 cos ≈ 1 − r²/2 这个近似：同一个模型按 1 − 1/√(1 + r²) 精确地算（r² = 2 × 预测的 1 − cos），预测只会更小
+            （讲义的那一块：{fp4_exact / END_UNIT:.3f}，近似给 {fp4_predicted / END_UNIT:.3f}，测量 {deficit["fp4_tensor"] / END_UNIT:.3f}）。
+            差在模型的前提：误差不是"一个方向随机的小误差"。整张量 FP4 把 {linear} 个线性层的权重里 {zeros:.0%} 的数变成 0
+            （{all_zero} 个 FFN 输出层几乎全部），是有结构的误差；它在 {layers} 层里逐层叠加，经过残差和 LayerNorm 传下去，
+            句向量的方向都变了（余弦只剩约 {1 - deficit["fp4_tensor"] / END_UNIT:.2f}）。
             """,
         "q34h_h16_end_over_fp8": f"""
             `end_deficits["nvfp4 + H16"] / end_deficits["fp8_tensor"]` = {deficit["nvfp4 + H16"]:.0f} ÷ {deficit["fp8_tensor"]:.1f}
@@ -566,13 +628,17 @@ def _end_to_end_explanations() -> dict[str, str]:
 EXPLANATIONS.update(_end_to_end_explanations())
 
 
+_FP4_WEIGHT_ZEROS = fp4_weight_zeros()
+_LINEAR = _encoder_shape()[2]
 RUBRICS["q36_explain_end_to_end"] = (
     Criterion(1, "张量误差能不能预测端到端效果（引用 q34a、q34p、q34b 和表里的几种格式）",
               "说出预测用的模型（误差向量方向随机、长度和张量误差成正比，1 − cos ≈ r²/2，所以按张量误差的平方推算），"
-              "按自己的 q34b ÷ q34p 说 NVFP4 的预测准不准；再看表里的其他格式：误差很大时（整张量 FP4）小误差近似不再成立，"
-              "旋转在一块上的效果不一定代表整个模型。"),
+              "按自己的 q34b ÷ q34p 说 NVFP4 的预测准不准；再看表里的其他格式：整张量 FP4 测出的比预测大得多，"
+              "原因不在 r²/2 这个近似（精确的 1 − 1/√(1 + r²) 给得更小），而在误差不是一个方向随机的小扰动：它在 "
+              f"{_LINEAR} 个线性层里逐层叠加，经过残差和 LayerNorm；整张量 FP4 还把约 {_FP4_WEIGHT_ZEROS[0]:.0%} 的权重变成 0（{_FP4_WEIGHT_ZEROS[1]} 个 FFN "
+              "输出层几乎全部），是有结构的误差。旋转在一块上的效果不一定代表整个模型。"),
     Criterion(1, "差距说明了什么（引用 q35）",
-              "一块 Y 只是 36 个线性层里的一个投影的一小块：离群通道、FFN 的宽输入、误差在残差和 LayerNorm 里的传递都不在里面；"
+              f"一块 Y 只是 {_LINEAR} 个线性层里的一个投影的一小块：离群通道、FFN 的宽输入、误差在残差和 LayerNorm 里的传递都不在里面；"
               "评价量化要看端到端的指标，而且要看任务在乎什么：整张量 FP4 的余弦已经很低，句子对的排序一致率却仍然不低"
               "（句子太少，一组先后就是好几个百分点）。"),
 )

@@ -151,11 +151,15 @@ _FACTS = _reference_facts()
 
 def _end_facts() -> dict[str, float]:
     """The end-to-end lab's figures the reference's written answer quotes (the lecture's tile)."""
-    from solutions.lec01_codesign.answers import END_UNIT, answer_key, end_to_end
+    from solutions.lec01_codesign.answers import END_UNIT, answer_key, end_exact_prediction, end_prediction, end_to_end
+    from solutions.lec01_codesign.explanations import fp4_weight_zeros
 
     end, key = end_to_end(), answer_key()
+    zeros, all_zero = fp4_weight_zeros()
     return {"gap": key["q34b_nvfp4_end_deficit"] / key["q34p_nvfp4_end_prediction"], "fp4": end["fp4_tensor"]["deficit"], "rank": key["q35_fp4_rank_agreement"],
-            "nvfp4": END_UNIT * end["nvfp4"]["deficit"], "h16": END_UNIT * end["nvfp4 + H16"]["deficit"]}
+            "nvfp4": END_UNIT * end["nvfp4"]["deficit"], "h16": END_UNIT * end["nvfp4 + H16"]["deficit"],
+            "fp4_predicted": end_prediction(None, "fp4_tensor"), "fp4_exact": end_exact_prediction(None, "fp4_tensor"),
+            "fp4_zeros": zeros, "fp4_all_zero": all_zero}
 
 
 _END = _end_facts()
@@ -414,12 +418,14 @@ CELLS = (
         USABLE_HBM = {USABLE_HBM} * B300.mem_cap  # 字节：权重 + 整个 batch 的 KV cache 最多占这么多
         """, locked=True),
     Question("q09e_ridge_share_with_kv", """
-        q09 是只看权重的预测。现在验证它：batch 取 q09 的值，每个序列的上下文是 `SERVICE_CONTEXT` 个 token，算上 KV cache 的读取，
-        W4A4 的 decode 的算术强度只有 B300_SERVE 的 NVFP4 屋脊点的百分之多少？这个差距说明了什么？
+        q09 是只看权重的预测。现在验证它：每个序列的上下文是 `SERVICE_CONTEXT` 个 token，batch 取 q09 的值——
+        可权重和这么多序列的 KV cache 要一起装进 `USABLE_HBM`：装不下时，batch 取装得下的最大值（不必取整）。
+        算上 KV cache 的读取，W4A4 的 decode 的算术强度只有 B300_SERVE 的 NVFP4 屋脊点的百分之多少？这个差距说明了什么？
         """, f"""
         weight_bytes = MODEL_PARAMS * BYTES_PER_ELEM["nvfp4"]
-        kv_bytes = q09_decode_batch * SERVICE_CONTEXT * q09c_kv_bytes_per_token
-        intensity = q09_decode_batch * {FLOP_PER_PARAM_PER_TOKEN} * MODEL_PARAMS / (weight_bytes + kv_bytes)
+        kv_per_sequence = SERVICE_CONTEXT * q09c_kv_bytes_per_token
+        service_batch = min(q09_decode_batch, (USABLE_HBM - weight_bytes) / kv_per_sequence)  # 装得下的 batch
+        intensity = service_batch * {FLOP_PER_PARAM_PER_TOKEN} * MODEL_PARAMS / (weight_bytes + service_batch * kv_per_sequence)
         q09e_ridge_share_with_kv = intensity / ridge_point(B300_SERVE, "nvfp4") * 100
         """),
     Question("q09f_w4a4_context_limit", """
@@ -784,7 +790,8 @@ CELLS = (
     Markdown("""
         【旋转】H 是正交矩阵（HHᵀ = I）时，(XH)(WH)ᵀ = XWᵀ：先把两个操作数都乘以 H 再量化，结果不变，
         但一个离群通道被摊到了很多通道上。`block_hadamard(384, ROTATION_SIZE)` 是对角线上放 384 / `ROTATION_SIZE` 个
-        `ROTATION_SIZE` 阶 Hadamard 矩阵的旋转（QuaRot、NVIDIA 的训练方案里都用 Hadamard 旋转；你的块大小见上面的格子）。
+        `ROTATION_SIZE` 阶 Hadamard 矩阵的旋转（QuaRot 在推理里这样旋转前向的矩阵乘法；NVIDIA 的 NVFP4 训练方案只旋转
+        权重梯度那个矩阵乘法的输入，用带随机符号的 16 阶 Hadamard 变换；这里的旋转固定、没有随机符号。你的块大小见上面的格子）。
         """),
     Question("q24_rotated_fp4_tensor_error", """
         两个操作数都先乘以 `block_hadamard(384, ROTATION_SIZE)` 再用整张量 FP4 量化：Y 的相对误差是百分之多少？
@@ -1117,7 +1124,8 @@ CELLS = (
     Question("q27_explain_format", _text_question_prompt("q27_explain_format", f"""
         每个数最多 {BIT_BUDGET:g} bit，你选哪种格式？用你在上面的实验里量出的"误差—比特数"前沿说明理由：缩放因子的三种取法各输在哪里，
         真实张量和演示 2 的随机数有什么不同，旋转对整张量 FP4 和对 NVFP4 各起什么作用（引用你的 q24、q25）？
-        （NVIDIA 的 NVFP4 训练方案，arXiv 2509.25149，对 NVFP4 也用 16 × 16 的随机 Hadamard 变换。）
+        （NVIDIA 的 NVFP4 训练方案，arXiv 2509.25149，只在权重梯度（Wgrad）的矩阵乘法前对它的两个输入做 16 × 16 的随机 Hadamard
+        变换，前向和输入梯度的矩阵乘法不做；这里的旋转是固定的 Hadamard 矩阵，没有随机符号。）
         """), f"""
         在 {BIT_BUDGET:g} bit/值 的预算内，我选块大小 16、E4M3 块因子加张量级 FP32 因子（即 NVFP4），Y 的相对误差约
         {_FACTS["budget_best"]:.1f}%；块大小 32 的 E4M3（{_FACTS["budget_32"]:.1f}%，4.25 bit）也在前沿上，更省但误差更大；
@@ -1129,8 +1137,9 @@ CELLS = (
         {_FACTS["real_fp4"]:.0f}%——它和演示 2 的元素误差不是同一种量（两个操作数都量化、样本大小也不同），不能直接比大小。
         Hadamard 旋转把离群通道摊到 {ROTATION_SIZE} 个通道上，整张量 FP4 的误差降到约 {_FACTS["rotated_fp4"]:.0f}%。
         NVFP4 每 16 个数已经有自己的缩放因子，旋转对它有两种相反的作用：把离群值摊进别的小块，又让每块的分布更均匀；
-        我的数据上误差从 {_FACTS["real_nvfp4"]:.1f}% 变成 {_FACTS["rotated_nvfp4"]:.1f}%。16 阶的旋转只在一个 NVFP4 块里混合，
-        这正是 NVIDIA 的 NVFP4 训练方案用 16 × 16 随机 Hadamard 变换的原因。
+        我的数据上误差从 {_FACTS["real_nvfp4"]:.1f}% 变成 {_FACTS["rotated_nvfp4"]:.1f}%。16 阶的旋转只在一个 NVFP4 块里混合；
+        NVIDIA 的 NVFP4 训练方案也用 16 × 16 的随机 Hadamard 变换，但只用在权重梯度（Wgrad）那个矩阵乘法的输入上，前向不旋转。
+        我量的正是前向的 Y = X·Wᵀ：整个编码器先做 16 阶旋转再 NVFP4，1 − cos 反而从 {_END["nvfp4"]:.0f} 变成 {_END["h16"]:.0f}（单位 10⁻⁴）。
         """),
     Question("q36_explain_end_to_end", _text_question_prompt("q36_explain_end_to_end", """
         一块 Y 的张量误差能预测整个模型的端到端效果吗？你的预测（q34p）和测量（q34b）差多少，表里其他格式（整张量 FP4、
@@ -1140,7 +1149,9 @@ CELLS = (
         cos ≈ 1 − r²/2，所以 1 − cos 按张量误差的**平方**增长；用 FP8 定出比例，NVFP4 的测量（q34b）是预测（q34p）的若干倍。讲义的那一块上是
         {_END["gap"]:.2f} 倍：对小的误差，张量误差是一个不错的代理。
 
-        两头不成立。整张量 FP4 的张量误差大到句向量的方向都变了，1 − cos 约 {_END["fp4"]:.2f}，远超小误差近似能说的范围；
+        两头不成立。整张量 FP4 测出的 1 − cos 约 {_END["fp4"]:.2f}，平方模型只预测 {_END["fp4_predicted"]:.2f}；这不怪 r²/2 这个近似，
+        按 1 − 1/√(1 + r²) 精确地算只有 {_END["fp4_exact"]:.2f}，更小。是模型的前提不成立：误差不是一个方向随机的小扰动，
+        整张量 FP4 把权重里 {_END["fp4_zeros"]:.0%} 的数变成 0（{_END["fp4_all_zero"]} 个 FFN 输出层几乎全部），误差有结构，还在各层里叠加；
         先旋转再 NVFP4，一块上的误差只变了一点，端到端却明显更差（{_END["nvfp4"]:.0f} → {_END["h16"]:.0f}，单位 10⁻⁴）：
         一块 Y 只是第 {extract.LAYER} 层 query 投影的一小块，其他 35 个线性层——FFN 的 1536 维输入、别的层的离群通道——
         和它不一样，误差还要经过残差和 LayerNorm 传下去。所以评价一种格式要看端到端的指标，而且要看任务在乎什么：

@@ -82,7 +82,7 @@ TEACHES: dict[str, str] = {
     "q09b_decode_batch_w4a8": "the slower operand's rate sets the ridge: W4A8 runs at FP8",
     "q09c_kv_bytes_per_token": "the KV cache's bytes per token from the GQA shape",
     "q09d_kv_equal_weights_context": "beyond some context decode reads more KV than weights",
-    "q09e_ridge_share_with_kv": "verifies q09: with the KV cache read, the weights-only batch falls short of the ridge",
+    "q09e_ridge_share_with_kv": "verifies q09: with the KV cache read and held in the HBM (which may cap the batch), decode falls short of the ridge",
     "q09f_w4a4_context_limit": "decode under two limits (ridge and HBM): the longest context W4A4 can be compute-bound",
     "q09g_decode_precision": "a design decision: the precision that stays compute-bound at the service's context, or none",
     "q10a_fp4_zero_share": "predict, then verify: per-tensor FP4 flushes |x| <= amax/24 to zero",

@@ -3,7 +3,9 @@ formulas written out here, the Student-t data drawn with numpy's own generator):
 
 - q09e verifies q09's weights-only batch with the KV cache read. A service context so short that
   the share of the ridge stays near 100 % asks nothing: "about 100" earns it, and the gap the
-  explanation discusses is not there.
+  explanation discusses is not there. And the service it asks about must exist: at q09's batch the
+  weights and the KV cache once needed up to 24 times the usable HBM (153B, 126 layers × 16 KV heads ×
+  192, batch 393, context 20,303: 6,179 GB of KV), so q09e asks at the largest batch that fits.
 - q10a is a prediction the table right below verifies; the table prints the zero share to one
   decimal. A tolerance that lets the printed figure through makes the prediction a copy.
 - q09f's boundary: the batch on it, R·C / 2P, must be one a server runs.
@@ -12,6 +14,7 @@ formulas written out here, the Student-t data drawn with numpy's own generator):
 from functools import lru_cache
 
 import numpy as np
+import pytest
 
 from hw_specs import B300, BYTES_PER_ELEM
 from solutions.lec01_codesign import variants
@@ -32,13 +35,24 @@ def _serve_ridge(p: dict) -> float:
     return B300.peak_flops("nvfp4") * p["serve_nvfp4_share"] / (B300.mem_bw * p["serve_bw_share"])
 
 
-def _q09e(p: dict) -> float:
-    """Share of the ridge at q09's batch with L = SERVICE_CONTEXT: W / (W + B·L·k) (2P·B = R·W at q09's B)."""
+def _q09e_batch(p: dict) -> float:
+    """q09e's batch: q09's R·W / 2P, capped at what fits beside the weights, (C − W) / (L·k)."""
     params = p["model_params_b"] * 1e9
     weights = params * BYTES_PER_ELEM["nvfp4"]
-    batch = _serve_ridge(p) * weights / (2 * params)
     kv = 2 * p["kv_layers"] * p["kv_heads"] * p["kv_head_dim"] * BYTES_PER_ELEM["fp8"]
-    return 100 * weights / (weights + batch * p["service_context"] * kv)
+    return min(_serve_ridge(p) * weights / (2 * params),
+               (variants.USABLE_HBM * B300.mem_cap - weights) / (p["service_context"] * kv))
+
+
+def _q09e_bytes(p: dict) -> float:
+    """What q09e's batch holds in HBM (and reads a step): W + B·L·k."""
+    kv = 2 * p["kv_layers"] * p["kv_heads"] * p["kv_head_dim"] * BYTES_PER_ELEM["fp8"]
+    return p["model_params_b"] * 1e9 * BYTES_PER_ELEM["nvfp4"] + _q09e_batch(p) * p["service_context"] * kv
+
+
+def _q09e(p: dict) -> float:
+    """Share of the ridge at q09e's batch B with L = SERVICE_CONTEXT: 2P·B / (W + B·L·k) over R."""
+    return 100 * 2 * p["model_params_b"] * 1e9 * _q09e_batch(p) / _q09e_bytes(p) / _serve_ridge(p)
 
 
 def _q10a(p: dict) -> float:
@@ -59,6 +73,21 @@ def test_q09e_leaves_a_gap_to_discuss_for_every_draw():
                  for seed, p in enumerate(_class()) if (share := _q09e(p)) > Q09E_MOST]
     assert near_full == []
     assert _q09e(variants.LECTURE) <= Q09E_MOST
+
+
+def test_q09es_service_fits_in_the_usable_hbm_for_every_draw():
+    """The weights and q09e's batch's KV cache fit in USABLE_HBM for every draw, with a sequence or more, and the
+    key is the share at that batch: at q09's batch the scenario overflowed the HBM for 106 of 400 ids."""
+    from solutions.lec01_codesign.answers import answer_key
+
+    usable = variants.USABLE_HBM * B300.mem_cap
+    overflowing = [f"seed {seed}: {_q09e_bytes(p) / 1e9:,.0f} GB" for seed, p in enumerate(_class())
+                   if _q09e_bytes(p) > usable * (1 + 1e-9) or _q09e_batch(p) < 1]
+    assert overflowing == []
+    capped = [p for p in _class() if _q09e_batch(p) < _serve_ridge(p) * BYTES_PER_ELEM["nvfp4"] / 2]
+    assert 0 < len(capped) < CLASS  # both cases occur: the question is the same for everyone, the cap the student's to find
+    for p in capped[:20] + [variants.LECTURE]:
+        assert answer_key(p)["q09e_ridge_share_with_kv"] == pytest.approx(_q09e(p), rel=1e-9)
 
 
 def test_q10a_cannot_be_copied_off_the_verifying_table():
