@@ -14,6 +14,7 @@ import pytest
 
 pytest.importorskip("nbgrader")
 
+from memory_peak import traced_peak  # noqa: E402
 from test_inbound import ASSIGNMENT, OTHER, STUDENT, handed_in, uid  # noqa: E402
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="hands folders to other accounts: needs root")
@@ -206,8 +207,6 @@ def test_collects_memory_and_list_do_not_grow_with_what_classmates_put_in_inboun
     submissions held every name in collect's memory (308 MB against 173 MB) and gave a listed row
     each. Now what one account made in others' names is read at most a few times and counted in one
     row; collect's own memory stays within a bound whatever the count."""
-    import tracemalloc
-
     from autograder.nbgrader_bridge.inbound_listing import READ_PER_OWNER
 
     def peak(count: int) -> tuple[int, list[dict], list[str]]:
@@ -218,12 +217,9 @@ def test_collects_memory_and_list_do_not_grow_with_what_classmates_put_in_inboun
         own = handed_in(inbound / "stage", owner=STUDENT, named=STUDENT)
         own.rename(inbound / own.name)
         _forged_entries(inbound, count)
-        tracemalloc.start()
-        try:
+        with traced_peak() as peak:
             course = collect(where, root)
-            return tracemalloc.get_traced_memory()[1], flagged(course), students(course)
-        finally:
-            tracemalloc.stop()
+        return peak.bytes, flagged(course), students(course)
 
     small, small_rows, small_students = peak(200)
     large, large_rows, large_students = peak(20_000)

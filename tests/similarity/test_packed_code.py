@@ -4,11 +4,11 @@ be read back is flagged as undecodable; an honest class has no packed flags."""
 
 from __future__ import annotations
 
-import tracemalloc
 from pathlib import Path
 
 import pytest
 from class_similarity import answered_reference, similarity_of
+from memory_peak import traced_peak
 from packing import DECODABLE, UNDECODABLE, marshalled, zlib_base64
 
 from autograder.build import write_reference_submission
@@ -50,12 +50,9 @@ def test_decoding_is_bounded():
     assert f"more than {MAX_DECODED >> 20} MiB" in bomb.sites[0].reason
     # 2**200 characters if it were built: given up on within a few times MAX_DECODED of memory.
     doubling = 'a0 = "#"\n' + "".join(f"a{i + 1} = a{i} + a{i}\n" for i in range(200)) + "exec(a200)\n"
-    tracemalloc.start()
-    try:
+    with traced_peak() as peak:
         doubled = unpack(doubling)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    peak = peak.bytes
     assert doubled.status == "undecodable" and doubled.decoded_texts == [] and doubled.sites[0].reason
     assert peak < 4 * MAX_DECODED, f"{peak} bytes held while giving up"
     nested = victim_source()
@@ -156,12 +153,9 @@ def test_a_value_is_refused_before_it_is_built(monkeypatch, operation):
     monkeypatch.setattr(packed, "MAX_BUILT", 256 << 10)
     source = (f"import zlib\nZ = {zlib.compress(b'#' * (48 << 10), 9)!r}\nA = {A}\n"
               + GROWING[operation] + "\n")
-    tracemalloc.start()
-    try:
+    with traced_peak() as peak:
         found = unpack(source)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    peak = peak.bytes
     [site] = found.sites
     assert site.how.startswith("exec") and site.decoded is None and site.reason, site
     assert peak < 8 << 20, f"{peak} bytes held while refusing"
