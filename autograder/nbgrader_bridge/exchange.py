@@ -209,6 +209,17 @@ class GuardedExchangeCollect(ExchangeCollect):
                 self.flags.append(self._failed(sub.path.name, "could not be copied", exc))
         self._report(assignment)
 
+    def _earlier_rows_kept(self):
+        """Which of an earlier run's rows stay: every row of a student this run did not look at
+        (`--student` another), and the rows of what was copied for a student whose collected folder
+        this run read again but left as it was. Each run finds every refusal again for what is still
+        in inbound/: a row whose entry was removed since (as docs/exchange.md says to) leaves the list."""
+        student = self.coursedir.student_id
+        only = student_cell(student) if student not in ("", "*") else None
+        left_as_it_was = {student_cell(s) for s in self.submissions if s not in self.collected}   # as rows show them
+        return lambda row: (only is not None and row["student"] != only) or (
+            row["student"] in left_as_it_was and row["outcome"] != NOT_COLLECTED)
+
     def _failed(self, name: str, what: str, exc: Exception) -> Flag:
         """The row for a folder whose reading or copying failed in a way no rule foresaw: logged with its
         traceback for the kit's maintainers, listed for the instructor, and that student alone left out."""
@@ -250,9 +261,7 @@ class GuardedExchangeCollect(ExchangeCollect):
 
     def _report(self, assignment: str) -> None:
         path = collect_csv(self.coursedir.root, assignment)
-        # Rows of an earlier run stay for the students whose collected folder this run left as it was.
-        collected = {student_cell(student) for student in self.collected}   # as the list shows them
-        write_collect_flags(path, self.flags, keep=lambda row: row["student"] not in collected)
+        write_collect_flags(path, self.flags, keep=self._earlier_rows_kept())
         for flag in self.flags:
             where = f"{flag.inbound}/{flag.file}" if flag.file else flag.inbound
             self.log.error("%s", shown(f"{flag.student}: {where}: {flag.outcome}: {flag.reason}"))

@@ -228,3 +228,22 @@ def test_collects_memory_and_list_do_not_grow_with_what_classmates_put_in_inboun
     assert any(f"{20_000 - READ_PER_OWNER:,} more inbound entries made by {OTHER}" in r["reason"]
                for r in large_rows), large_rows
     assert large - small < 1_000_000, (small, large)   # was ~450 bytes a name: 9 MB for these 19,800
+
+
+def test_a_row_whose_entry_is_gone_leaves_the_list_at_the_next_collect(tmp_path):
+    """The instructor removes what another account made in a student's name, as docs/exchange.md
+    says, and collects again: the rows about it went on being listed (and printed by reconcile) on
+    every run, since a student this run did not collect kept every earlier row."""
+    import shutil
+    root = exchange_root(tmp_path)
+    inbound = root / "cs349e" / "inbound"
+    own = handed_in(inbound / "stage", owner=STUDENT, named=STUDENT)
+    own.rename(inbound / own.name)
+    forged = handed_in(inbound / "forged", owner=OTHER, named=STUDENT)
+    forged.rename(inbound / forged.name)
+    course = collect(tmp_path, root)
+    assert students(course) == [STUDENT] and any(OTHER in r["reason"] for r in flagged(course))
+    shutil.rmtree(inbound / forged.name)
+    collect(tmp_path, root, update=True)
+    assert not [r for r in flagged(course) if OTHER in r["reason"]], flagged(course)
+    assert students(course) == [STUDENT]
