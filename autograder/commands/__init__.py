@@ -89,11 +89,12 @@ def isolation_refused(verb: str, isolation: str) -> bool:
 def report_batch(verb: str, report, out) -> int:
     """The batch's summary on stdout; exit status 1 (with the students named) when the grader
     failed on some student, else 0."""
+    from autograder.engine.outputs import show_controls
     from autograder.views.console_view import print_summary
 
     print_summary(report, out)
     if report.failed:
         print(f"{verb}: the grader failed on {len(report.failed)} student(s): "
-              f"{', '.join(s for s, _ in report.failed)}; re-run to retry them", file=sys.stderr)
+              f"{', '.join(show_controls(s) for s, _ in report.failed)}; re-run to retry them", file=sys.stderr)
         return 1
     return 0

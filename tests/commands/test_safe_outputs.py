@@ -50,3 +50,19 @@ def test_control_characters_are_stripped_from_feedback_and_results(graded):
     for text in (feedback, results):
         assert not [c for c in text if (ord(c) < 32 and c not in "\n\t") or 0x7f <= ord(c) <= 0x9f]
     assert "\\u0000" not in results and "\\u001b" not in results
+
+
+def test_the_line_naming_students_the_grader_failed_on_shows_their_names_as_text(capsys, monkeypatch):
+    """A folder named with a line break and a terminal escape that the grader failed on was named
+    raw in the batch's last line on stderr: a forged line, an OSC title sequence on the terminal."""
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    import autograder.views.console_view as view
+    from autograder.commands import report_batch
+
+    monkeypatch.setattr(view, "print_summary", lambda report, out: None)
+    status = report_batch("grade", SimpleNamespace(failed=[("dnl\n\x1b]0;pwned\x07x", "boom")]), Path("out"))
+    err = capsys.readouterr().err
+    assert status == 1 and "\x1b" not in err and "\x07" not in err and err.count("\n") == 1, repr(err)
+    assert "dnl\\x0a" in err
