@@ -25,6 +25,7 @@ from pathlib import Path
 
 from autograder.api.grading import Refused, grade
 from autograder.atomic import atomic_write_text
+from autograder.engine.outputs import json_text
 from autograder.engine.variants import has_variants
 from autograder.gradescope.container import (BEST, DEFAULT_TIMEOUT, STUDENT, GradingFailed, GradingRefused,
                                              container_isolation, protect_secrets)
@@ -167,7 +168,6 @@ def gradescope_run(*, assignment: str, root: Path = Path("/autograder"), visibil
         results, status = failure_results(reason, max_score=_auto_points(assignment)), 1
     results["execution_time"] = round(time.perf_counter() - started, 2)
     # Gradescope's harness reads it after this process ends: on disk, whole, readable
-    atomic_write_text(root / "results" / "results.json",
-                      json.dumps(results, ensure_ascii=False, indent=1) + "\n", permissions=0o644)
+    atomic_write_text(root / "results" / "results.json", json_text(results, indent=1) + "\n", permissions=0o644)
     print(f"wrote {root / 'results' / 'results.json'}: score {results['score']}", flush=True)
     return status

@@ -98,8 +98,12 @@ def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1,
 
     def finish(student: str, result: SubmissionResult | None, error: str | None) -> None:
         if result is not None:
-            result = stamp(result, folders[student], due, policy)
-            write_result(out, result)
+            try:
+                result = stamp(result, folders[student], due, policy)
+                write_result(out, result)
+            except Exception as exc:   # noqa: BLE001 - one student's result never ends the class's batch
+                result, error = None, f"its result could not be written ({type(exc).__name__}: {exc})"
+        if result is not None:
             sheet.add(result)
             graded.append(student)
             if result.quotas:

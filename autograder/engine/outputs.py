@@ -173,15 +173,22 @@ def executed_path(out: Path, student: str) -> Path:
     return out / EXECUTED_DIR / f"{student}.json"
 
 
+def json_text(value, **options) -> str:
+    """`value` as JSON text any UTF-8 file can store: a lone surrogate a student's answer, output or
+    folder name holds (the sandbox keeps them, "\\ud800") written as JSON's own \\uXXXX escape, which
+    reads back as the same character; everything else as itself."""
+    return json.dumps(value, ensure_ascii=False, **options).encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def write_result(out: Path, result: SubmissionResult) -> None:
     """Executed notebook and feedback first, results last: a results file means the student is
     completely graded. (A result re-stamped for lateness has no executed notebook: the one of
     its grading stays.)"""
     if result.executed is not None:
-        atomic_write_text(executed_path(out, result.student),
-                          json.dumps(result.executed, ensure_ascii=False, sort_keys=True) + "\n")
-    atomic_write_text(out / FEEDBACK_DIR / f"{result.student}.md", strip_control_chars(submission_markdown(result)))
-    text = json.dumps(_plain(gradescope_results(result)), ensure_ascii=False, indent=1, sort_keys=True)
+        atomic_write_text(executed_path(out, result.student), json_text(result.executed, sort_keys=True) + "\n")
+    atomic_write_text(out / FEEDBACK_DIR / f"{result.student}.md",
+                      utf8_text(strip_control_chars(submission_markdown(result))))
+    text = json_text(_plain(gradescope_results(result)), indent=1, sort_keys=True)
     atomic_write_text(results_path(out, result.student), text + "\n")
 
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 import multiprocessing
 from dataclasses import asdict, dataclass
@@ -28,6 +27,7 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
+from autograder.engine.outputs import json_text
 from autograder.engine.registry import GradingConfig, Item
 from autograder.engine.report_items import accepts_number
 from autograder.engine.results import SubmissionResult
@@ -251,4 +251,4 @@ def report_json(report: AnswerReport) -> str:
     data = asdict(report)
     data["notes"] = [{"student": s, "note": n} for s, n in report.notes]
     data["declared_ids"] = [{"student": s, "notebook_declares": d} for s, d in report.declared_ids]
-    return json.dumps(data, ensure_ascii=False, indent=1) + "\n"
+    return json_text(data, indent=1) + "\n"
