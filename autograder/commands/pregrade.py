@@ -27,6 +27,7 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     from autograder.api.grading import Refused, pregrade
+    from autograder.engine.outputs import show_controls
     from autograder.views.console_view import BatchProgress
 
     try:
@@ -37,7 +38,7 @@ def run(args) -> int:
         return refused("pregrade", err)
     status = report_batch("grade", done.report, done.out)
     for student, reason in sorted(done.unpinned.items()):
-        print(f"pregrade: {student} not pinned: {reason}", file=sys.stderr)
+        print(show_controls(f"pregrade: {student} not pinned: {reason}"), file=sys.stderr)
     print(f"pregrade {args.assignment}: {done.students - len(done.unpinned)} of {done.students} student(s) pinned "
           f"in {done.out}", file=sys.stderr)
     return 1 if done.unpinned else status

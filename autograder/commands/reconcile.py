@@ -33,6 +33,7 @@ def add_parser(subparsers) -> None:
 def run(args) -> int:
     if args.settle:
         return settle_student(args)
+    from autograder.engine.outputs import show_controls
     from autograder.engine.registry import REPO_ROOT, ConfigError, load_config
     from autograder.engine.vocabulary import AUTOMATIC_KINDS
     from autograder.nbgrader_bridge.course import CourseError, load_course
@@ -69,7 +70,7 @@ def run(args) -> int:
     lines = [d.line() for d in disagreements(comparable, pinned, auto_items, missing)]
     lines += [f"{student}: no trusted pinned result: {reason}" for student, reason in unpinned.items()]
     for line in sorted(lines):
-        print(line)
+        print(show_controls(line))   # student names are any text but '/'
     students = len(set(nbgrader) | set(store.manifest))
     print(f"reconcile {args.assignment}: {len(lines)} of {students} student(s) differ", file=sys.stderr)
     if flagged:

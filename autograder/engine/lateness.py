@@ -35,6 +35,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from autograder.engine.outputs import show_controls
 from autograder.engine.registry import ConfigError, GradingConfig
 
 TIMESTAMP_FILE = "timestamp.txt"
@@ -159,13 +160,15 @@ def stamp(result, folder: Path, due: datetime | None, policy: LatePolicy | None)
     try:
         submitted = submission_time(folder)
     except (OSError, ValueError) as err:
-        print(f"warning: {result.student}: submission time unknown, no late penalty: {err}", file=sys.stderr)
+        print(show_controls(f"warning: {result.student}: submission time unknown, no late penalty: {err}"),
+              file=sys.stderr)
         submitted = None
     else:
         if submitted is None and due is not None and policy is not None:
-            print(f"warning: {result.student}: no submission time known (no {TIMESTAMP_FILE} in {folder}), so no late "
-                  f"penalty: if they handed in late, write the time into {Path(folder) / TIMESTAMP_FILE} "
-                  f"(e.g. 2030-02-01 10:30:00 UTC) and grade again", file=sys.stderr)
+            print(show_controls(f"warning: {result.student}: no submission time known (no {TIMESTAMP_FILE} in "
+                                f"{folder}), so no late penalty: if they handed in late, write the time into "
+                                f"{Path(folder) / TIMESTAMP_FILE} (e.g. 2030-02-01 10:30:00 UTC) and grade again"),
+                  file=sys.stderr)
     return replace(result, late=assess(result.score, submitted, due, policy))
 
 

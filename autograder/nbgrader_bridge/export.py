@@ -17,7 +17,7 @@ import csv
 from nbgrader.api import MissingEntry
 from nbgrader.plugins.export import CsvExportPlugin
 
-from autograder.engine.outputs import csv_cell
+from autograder.engine.outputs import csv_cell, student_cell
 
 COLUMNS = ("assignment", "duedate", "timestamp", "student_id", "last_name", "first_name", "email",
            "raw_score", "late_submission_penalty", "score", "max_score")   # nbgrader's, in its order
@@ -56,7 +56,9 @@ class RoundedCsvExportPlugin(CsvExportPlugin):
             timestamp, raw, penalty = "", 0.0, 0.0
         else:
             timestamp, raw, penalty = submission.timestamp, submission.score, submission.late_submission_penalty
-        text = [assignment.name, assignment.duedate, timestamp, student.id, student.last_name, student.first_name,
-                student.email]
+        before = [assignment.name, assignment.duedate, timestamp]
+        after = [student.last_name, student.first_name, student.email]
         scores = [raw, penalty, max(0.0, raw - penalty), assignment.max_score]
-        return [csv_cell("" if value is None else value) for value in text] + [rounded(s) for s in scores]
+        # the id as grades.csv shows it: a cell no other id gives (csv_cell would make "alice" + BEL "alice")
+        return ([csv_cell("" if value is None else value) for value in before] + [student_cell(student.id)]
+                + [csv_cell("" if value is None else value) for value in after] + [rounded(s) for s in scores])

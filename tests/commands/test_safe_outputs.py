@@ -66,3 +66,42 @@ def test_the_line_naming_students_the_grader_failed_on_shows_their_names_as_text
     err = capsys.readouterr().err
     assert status == 1 and "\x1b" not in err and "\x07" not in err and err.count("\n") == 1, repr(err)
     assert "dnl\\x0a" in err
+
+
+@pytest.mark.parametrize("timestamp", [None, "not a time"])
+def test_the_late_work_warning_shows_a_folder_name_as_text(tmp_path, capsys, timestamp):
+    """grade --due warns of a student with no (or an unreadable) submission time, naming the folder
+    up to three times: the name went raw to the terminal (an OSC 52 clipboard write, a forged line)."""
+    from datetime import datetime, timezone
+
+    from autograder.engine.lateness import LatePolicy, stamp
+    from autograder.engine.results import SubmissionResult
+
+    name = "x\x1b]52;c;AAAA\x07\nFORGED"
+    (tmp_path / name).mkdir()
+    if timestamp:
+        (tmp_path / name / "timestamp.txt").write_text(timestamp, encoding="utf-8")
+    result = SubmissionResult(student=name, score=1.0, max_score=2.0, items=(), isolation="bubblewrap", seconds=1.0)
+    stamp(result, tmp_path / name, datetime(2030, 1, 1, tzinfo=timezone.utc), LatePolicy(10.0, 50.0, 0.0))
+    err = capsys.readouterr().err
+    assert err and "\x1b" not in err and "\x07" not in err and "\nFORGED" not in err, repr(err)
+
+
+def test_nbgraders_export_shows_a_student_id_as_grades_csv_does():
+    """An id with a control character (imported with `nbgrader db student import`) was exported as
+    csv_cell cleans it, "alice" + BEL as "alice": a row that passes for alice's."""
+    from types import SimpleNamespace
+
+    from nbgrader.api import MissingEntry
+
+    from autograder.engine.outputs import student_cell
+    from autograder.nbgrader_bridge.export import RoundedCsvExportPlugin
+
+    def missing(*args):
+        raise MissingEntry
+
+    gradebook = SimpleNamespace(find_submission=missing)
+    assignment = SimpleNamespace(name="lec01_codesign", duedate=None, max_score=144.0)
+    student = SimpleNamespace(id="alice\x07", last_name="", first_name="", email="")
+    row = RoundedCsvExportPlugin._row(gradebook, assignment, student)
+    assert row[3] == student_cell("alice\x07") != "alice"
