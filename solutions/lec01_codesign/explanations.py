@@ -318,7 +318,7 @@ EXPLANATIONS = {
         一步 decode：权重读一次（`MODEL_PARAMS` × {BYTES_PER_ELEM["nvfp4"]:g} 字节，整个 batch 共用），
         每个序列各读自己的 L × q09c 字节 KV。令 `KV_BATCH` × L × q09c = 权重字节（讲义的参数：
         {MODEL_PARAMS * BYTES_PER_ELEM["nvfp4"] / 1e9:g} GB、{KV_BATCH} 个序列，L ≈ {_KEY["q09d_kv_equal_weights_context"]:,.0f} 个 token）。上下文再长，decode 读的主要是 KV cache 而不是权重——
-        这时加大 batch 不再提高算术强度（KV 的字节随 batch 一起涨），GQA、MLA 和 KV 的低精度存储才是办法。
+        这时加大 batch 的收益越来越小（KV 的字节随 batch 一起涨，强度最多趋近 2P/(L·k)），GQA、MLA 和 KV 的低精度存储才是办法。
         交叉点上 KV cache 和权重一样大，HBM 要装下两倍的权重：讲义的参数是 2 × {MODEL_PARAMS * BYTES_PER_ELEM["nvfp4"] / 1e9:g} GB
         ≤ {variants.USABLE_HBM:.0%} × {B300.mem_cap / 1e9:g} GB（留一成给运行时和激活）；每位同学的模型都满足这一点，交叉点才存在。
         """,

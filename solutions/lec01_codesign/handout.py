@@ -658,7 +658,7 @@ CELLS = (
         × `hw_specs.GH100_FULL_CLOCK_HZ`。可它要对比的 989.4 TFLOPS 是 H100 SXM5 这个产品的：`hw_specs.H100_SXM5_SMS` 个 SM、
         `hw_specs.H100_SXM5_BOOST_HZ`。B200 / B300 的 exp 吞吐同样只是 NVIDIA 图表上的数，没有公布它按哪个时钟算：
         B300 的 `B300.exp_per_s` 除以 `hw_specs.B300_SMS` 个 SM × 每个 SM 每个时钟 `hw_specs.EX2_PER_SM_PER_CLK["Blackwell Ultra FP32"]`
-        次 ex2，得到它隐含的时钟；它的 FP8 峰值对应的时钟若比这个低，同一口径下 SFU 就更慢，演示 3 里 B300 的比值会更接近 100%。
+        次 ex2，得到它隐含的时钟；它的 FP8 峰值对应的时钟若比这个低，同一口径下 SFU 就更慢，演示 3 里 B300 的比值会更高。
         本练习按表里的数算（和 H100 一样，口径没有统一），比较两代芯片时记住这一点。
         （`python hw_specs.py` 打印每个数字的口径和出处。）
         """),

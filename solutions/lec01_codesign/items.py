@@ -96,7 +96,7 @@ TEACHES: dict[str, str] = {
     "q16_software_exp_share": "moving exp to FMA polynomials: the share that balances SFU and tensor cores",
     "q17_backward_ratio": "count the backward pass's matmul work per exp: it barely cares about exp",
     "q18_model_speedup": "the overlap (bottleneck) model of a generation step's attention speed-up",
-    "q18b_serial_speedup": "the serial model: speeding up one part only (Amdahl's shape)",
+    "q18b_serial_speedup": "the serial model: time = t_exp + t_mma, each part at its own chip's speed",
     "q18c_measured_position": "the one published measurement lies below both models",
     "q19_mma_efficiency": "invert the model: the matmul efficiency that explains the measurement",
     "q22_real_fp4_tensor_error": "per-tensor FP4 on real, channel-structured activations",
