@@ -35,8 +35,8 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from autograder.engine.outputs import show_controls
 from autograder.engine.registry import ConfigError, GradingConfig
+from autograder.engine.terminal_text import show_controls
 
 TIMESTAMP_FILE = "timestamp.txt"
 DAY = 86400.0

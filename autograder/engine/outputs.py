@@ -19,9 +19,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-import re
 import tempfile
-import unicodedata
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -29,40 +27,16 @@ from autograder.atomic import atomic_file, atomic_write_text  # noqa: F401 - ato
 from autograder.engine.feedback import isolation_line, item_name, points, submission_markdown
 from autograder.engine.registry import GradingConfig
 from autograder.engine.results import SubmissionResult
+from autograder.engine.terminal_text import (invisible, show_controls,  # noqa: F401 - importers use them
+                                            strip_control_chars, utf8_text)
 
 RESULTS_DIR, FEEDBACK_DIR, EXECUTED_DIR, GRADES_CSV = "results", "feedback", "executed", "grades.csv"
-# C0 controls but tab and newline, DEL, C1 controls: nothing a reader of the text needs.
-_CONTROL_CHARS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 # A spreadsheet runs a cell starting with these as a formula (OWASP "CSV injection").
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 # Gradescope renders "md" (and "html") as HTML in the student's and the staff's browser: what a
 # student wrote would be live there. The feedback is shown as preformatted text instead.
 GRADESCOPE_OUTPUT_FORMAT = "text"
-
-
-def strip_control_chars(text: str) -> str:
-    return _CONTROL_CHARS.sub("", text)
-
-
-_TERMINAL_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f]")
-
-
-def show_controls(text) -> str:
-    """`text` for a terminal or a log: each control character (ESC sequences, BEL, line breaks) as
-    a visible \\xNN escape, and every other invisible one student_cell escapes (bidi overrides and
-    isolates, zero-width marks, line and paragraph separators, tags: `invisible`) as \\uNNNN. A
-    student's folder name or message is text on the instructor's screen, never a command to their
-    terminal (OSC 52 writes the clipboard), never a forged line and never reordered by the terminal."""
-    text = utf8_text(str(text))
-    if text.isprintable():            # the common case; every invisible character is unprintable
-        return text
-    return "".join(_escaped(c) if invisible(c) else c for c in text)
-
-
-def _escaped(char: str) -> str:
-    code = ord(char)
-    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 def _plain(value):
@@ -76,35 +50,10 @@ def _plain(value):
     return value
 
 
-def utf8_text(text: str) -> str:
-    """`text` as valid UTF-8 text: a file name's bytes that are no UTF-8 (Python holds them as lone
-    surrogates, which no UTF-8 file can store) shown as \\xNN escapes."""
-    try:
-        text.encode("utf-8")
-        return text
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "surrogateescape" if _only_escaped_bytes(text) else "backslashreplace") \
-                   .decode("utf-8", "backslashreplace")
-
-
-def _only_escaped_bytes(text: str) -> bool:
-    return all(not 0xD800 <= ord(c) <= 0xDFFF or 0xDC80 <= ord(c) <= 0xDCFF for c in text)
-
-
 def csv_cell(value) -> str:
     """A grades.csv cell a spreadsheet shows as text: a leading formula character gets a `'`."""
     text = strip_control_chars(utf8_text(str(value)))   # first: a control character must not hide a formula
     return f"'{text}" if text.startswith(_FORMULA_STARTS) else text
-
-
-_INVISIBLE = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}
-
-
-def invisible(char: str) -> bool:
-    """The one rule for what the terminal (show_controls) and the CSVs (student_cell) show as an
-    escape: controls, and the invisible ones: zero-width and bidi marks (U+202E, U+2066-2069), line
-    separators, tags, private and unassigned code points."""
-    return unicodedata.category(char) in _INVISIBLE or bool(_CONTROL_CHARS.match(char) or _TERMINAL_CONTROLS.match(char))
 
 
 def _shown(char: str) -> str:
