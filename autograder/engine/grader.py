@@ -98,6 +98,7 @@ def grade_submission(assignment_name: str, submission: Path | StudentFiles, *, l
         env.update({STUDENT_ID_ENV: who.student_id, VARIANT_ENV: canonical_json(who.params)})
 
     executed, declared, reference, again = executed_notebook(config.notebook, None), "", None, None
+    claims: tuple[str, ...] = ()
     used: list[Reference] = []
     unresolved = who.key
     if config.items_of(*REPORT_KINDS) and config.notebook in files.present:
@@ -117,7 +118,8 @@ def grade_submission(assignment_name: str, submission: Path | StudentFiles, *, l
             files.copy_to(Path(staging))
             with Sandbox(Path(staging), overlay=config.trusted_files(), limits=limits,
                          isolation=isolation, env=env, factories=assignment.factories) as box:
-                items, executed, declared, report = _grade_items(assignment, files, Path(staging), box, limits, who)
+                items, executed, declared, report, claims = _grade_items(assignment, files, Path(staging), box,
+                                                                          limits, who)
                 # what confined it, read at the end: a restarted worker may have added scratch
                 used, quotas, scratch, placed = box.isolation, box.quotas, box.private_scratch, bool(box.cpus)
                 namespaces = (box.own_network, box.own_ipc, box.own_proc)
@@ -137,7 +139,7 @@ def grade_submission(assignment_name: str, submission: Path | StudentFiles, *, l
         seconds=round(time.perf_counter() - started, 3), assignment=config.assignment,
         fingerprint=files.fingerprint(config), case_set=assignment.case_set, quotas=quotas, executed=executed,
         student_id=who.student_id, student_id_source=who.source, variant=who.variant, declared_id=declared,
-        flags=_id_flags(who, declared) + why_nothing(config, files, items),
+        flags=_id_flags(who, declared) + why_nothing(config, files, items) + claims,
         reference=reference.record() if reference is not None else None, reference_again=again)
 
 
@@ -185,7 +187,7 @@ def _declared_id(notebook) -> str:
 
 
 def _grade_items(assignment: Assignment, files: StudentFiles, staged: Path, box: Sandbox, limits: Limits,
-                 who: Graded) -> tuple[list[ItemResult], dict, str, _Report | None]:
+                 who: Graded) -> tuple[list[ItemResult], dict, str, _Report | None, tuple[str, ...]]:
     """Every item's grade, the executed notebook (the outputs of its one run), the student id the
     notebook declared, and what the report was judged from (None when the notebook did not run).
     `staged`: the folder the student's files were copied into for the sandbox; `who.key` has its
@@ -195,7 +197,7 @@ def _grade_items(assignment: Assignment, files: StudentFiles, staged: Path, box:
     code = StudentCode(box, config.student_module or "", deadline=deadline)
     report = config.items_of(*REPORT_KINDS)
     items = _grade_functions(assignment, files, code) if config.items_of(ItemKind.FUNCTION) else []
-    notebook = None
+    notebook, claims = None, ()
     if report:
         sources = None
         if config.notebook in files.present:
@@ -203,11 +205,19 @@ def _grade_items(assignment: Assignment, files: StudentFiles, staged: Path, box:
             wanted += [STUDENT_ID_VARIABLE] if who.params is not None else []
             notebook = code.run_notebook(config.notebook, wanted)
             sources = _code_cells(staged / config.notebook)
-            if notebook is not None and notebook.status == "unreadable" and sources is not None:
-                # The student's file is fine; something went wrong between us and the sandbox.
-                # A grader error is retried on the next run instead of costing the student points.
+            if (notebook is not None and notebook.status == "unreadable" and sources is not None
+                    and code.import_outcome is None):
+                # The student's file is fine and none of the student's code ran in this sandbox:
+                # something went wrong between us and the sandbox. A grader error is retried on the
+                # next run instead of costing the student points. Once the student's module was
+                # imported there, the reply is theirs to forge (a module that patched the worker's
+                # notebook reader made every run a grader error, never graded): graded as the
+                # sandbox said, and flagged.
                 raise RuntimeError(f"the sandbox could not read {config.notebook}, which the grader reads "
                                    f"as a notebook: {notebook.message}")
+            if notebook is not None and notebook.status == "unreadable" and sources is not None:
+                claims = (f"{config.notebook}: the sandbox reported it unreadable after the student's code ran "
+                          f"there, though the grader reads it as a notebook: its answers were graded as unreadable",)
         problem = _missing_text(config.notebook, files)
 
         def regrade(key: Mapping[str, Any]) -> list[ItemResult]:
@@ -216,7 +226,7 @@ def _grade_items(assignment: Assignment, files: StudentFiles, staged: Path, box:
         items += regrade(who.key)
     declared = _declared_id(notebook) if who.params is not None else ""
     judged = _Report(notebook.variables, regrade) if notebook is not None else None
-    return items, executed_notebook(config.notebook, notebook), declared, judged
+    return items, executed_notebook(config.notebook, notebook), declared, judged, claims
 
 
 def _code_cells(path: Path) -> dict[int, str] | None:
