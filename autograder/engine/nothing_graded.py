@@ -13,6 +13,7 @@ import json
 from autograder.engine.locate import StudentFiles
 from autograder.engine.registry import GradingConfig
 from autograder.engine.results import ItemResult
+from autograder.sandbox.nbrunner import MAX_JSON_NESTING, json_too_deep
 
 READ_LIMIT = 64 * 1024 * 1024   # a notebook larger than this is not opened here (the grader says why)
 
@@ -43,7 +44,10 @@ def _unreadable(files: StudentFiles, name: str) -> str:
     try:
         if files.size(name) > READ_LIMIT:
             return ""
-        data = json.loads(files.read(name))
+        text = files.read(name).decode("utf-8")
+        if json_too_deep(text):   # as the sandbox's reader: not at whatever depth this stack allows
+            return f"not JSON: nested more than {MAX_JSON_NESTING} levels deep"
+        data = json.loads(text)
     except RecursionError:   # a student's JSON nested deeper than the parser recurses
         return "not JSON: nested too deeply"
     except (OSError, ValueError) as err:

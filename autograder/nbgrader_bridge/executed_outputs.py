@@ -23,7 +23,7 @@ from nbformat import NotebookNode, from_dict
 
 from autograder.nbgrader_bridge.feedback_tracebacks import OMITTED
 from autograder.sandbox.cell_outputs import OMITTED_FRAMES
-from autograder.sandbox.nbrunner import source_sha256
+from autograder.sandbox.nbrunner import MAX_JSON_NESTING, json_too_deep, source_sha256
 
 RESTORED_NOTE = "（这个单元格已恢复为作业发布时的内容；下面是你提交的版本运行时的输出。）\n"
 
@@ -35,8 +35,11 @@ class SubmittedNotebookError(Exception):
 def submitted_cells(path: Path) -> list[dict]:
     """Every cell of the submitted notebook file, as raw JSON (the way the sandbox read it)."""
     try:
-        cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
-    except (OSError, ValueError, KeyError, TypeError) as err:
+        text = Path(path).read_text(encoding="utf-8")
+        if json_too_deep(text):   # as the sandbox read it (never at whatever depth nbgrader's stack allows)
+            raise ValueError(f"nested more than {MAX_JSON_NESTING} levels deep")
+        cells = json.loads(text)["cells"]
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as err:
         raise SubmittedNotebookError(f"{path}: {err}") from None
     if not isinstance(cells, list):
         raise SubmittedNotebookError(f"{path}: 'cells' is not a list")

@@ -16,8 +16,10 @@ from __future__ import annotations
 import ast
 import builtins
 import hashlib
+import itertools
 import json
 import linecache
+import operator
 import os
 import re
 import signal
@@ -37,6 +39,15 @@ else:
                               exception_text, flush_figures, show_figures_as)
 
 MAX_NOTEBOOK_BYTES = 20 * 1024**2
+# JSON nested deeper than this is no notebook (nbformat's own structure is 6 levels; a widget
+# state ~10). json.loads recurses: how deep it reads depends on how deep the caller's stack is, so
+# a notebook nested 981-982 levels ran in the sandbox (its reader ~15 frames deep) while the
+# grader reading it in the batch (~20 frames deep) called it unreadable. Refused by this bound,
+# it reads the same everywhere.
+MAX_JSON_NESTING = 100
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_A_BRACKET = re.compile(r"[^\[\]{}]+")
+_OPEN_AS_TWO = bytes.maketrans(b"[{]}", b"\x02\x02\x00\x00")
 # Cell magics whose body is ordinary Python; any other cell magic (%%bash, %%writefile, ...)
 # makes the whole cell non-Python, so it is skipped.
 _PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun"}
@@ -74,6 +85,15 @@ def source_sha256(source: str) -> str:
     return hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def json_too_deep(text: str) -> bool:
+    """Whether the JSON `text` nests arrays and objects more than MAX_JSON_NESTING levels, judged
+    without recursion and in C-speed loops (0.5 s for 20 MB of brackets): over the brackets outside
+    strings, the depth after k of them is 2 * (openings among them) - k."""
+    brackets = _NOT_A_BRACKET.sub("", _JSON_STRING.sub("", text)).encode("ascii").translate(_OPEN_AS_TWO)
+    depths = map(operator.sub, itertools.accumulate(brackets), itertools.count(1))
+    return max(depths, default=0) > MAX_JSON_NESTING
+
+
 def load_code_cells(path: str) -> list[tuple[int, str]]:
     """(cell index, source) of every code cell, in order; NotebookUnreadable if not a notebook."""
     return [(index, source) for index, _, source in read_code_cells(path)]
@@ -94,9 +114,13 @@ def read_code_cells(path: str) -> list[tuple[int, str, str]]:
     if not raw.strip():
         raise NotebookUnreadable(f"{path} is empty")
     try:
-        nb = json.loads(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise NotebookUnreadable(f"{path} is not UTF-8 text") from None
+    if json_too_deep(text):
+        raise NotebookUnreadable(f"{path} nests JSON more than {MAX_JSON_NESTING} levels deep")
+    try:
+        nb = json.loads(text)
     except (ValueError, RecursionError) as exc:
         raise NotebookUnreadable(f"{path} is not valid JSON ({str(exc)[:200]})") from None
     if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):

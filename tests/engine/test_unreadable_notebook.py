@@ -90,3 +90,48 @@ def test_a_notebook_nested_past_the_json_parsers_recursion_is_graded_as_unreadab
     functions = [item for item in result.items if item.kind == "function"]
     assert functions and all(item.score == item.max_score for item in functions)
     assert [flag for flag in result.flags if "handout.ipynb cannot be read as a notebook" in flag]
+
+
+def _at_depth(frames: int, action):
+    return action() if frames == 0 else _at_depth(frames - 1, action)
+
+
+def _verdict(path):
+    try:
+        return len(grader.load_code_cells(str(path)))
+    except grader.NotebookUnreadable as err:
+        return str(err).rsplit(" ", 4)[-4:]
+
+
+def test_whether_a_notebook_reads_does_not_depend_on_how_deep_the_reader_stands(tmp_path):
+    """json.loads recurses, so how deeply nested a notebook it reads depends on the caller's stack:
+    a handout.ipynb nested 981-982 levels ran in the sandbox (its reader ~15 frames deep) while the
+    batch grader (~20 frames deep) called it unreadable and flagged 'none of its answers was graded'
+    for answers it had graded; nbgrader's autograde, deeper still, could not read one the sandbox
+    had graded. One bound, judged without recursion, gives every reader the same verdict."""
+    from autograder.sandbox import nbrunner
+
+    legit = getattr(nbrunner, "MAX_JSON_NESTING", 100) - 3   # a widget state is ~10 levels
+
+    def parses(nesting):
+        try:
+            json.loads("[" * nesting + "]" * nesting)
+            return True
+        except RecursionError:
+            return False
+
+    depth = 1   # the deepest nesting json.loads reads from here; 30 frames down it reads less
+    while parses(depth * 2):
+        depth *= 2
+    step = depth // 2
+    while step:
+        depth += step if parses(depth + step) else 0
+        step //= 2
+    depth -= 8   # the reader's own frames
+    cell = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": "x = 1"}
+    for nesting, readable in ((depth, False), (legit, True)):
+        text = json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+        path = tmp_path / f"nested{nesting}.ipynb"
+        path.write_text('{"deep": ' + "[" * nesting + "]" * nesting + ", " + text[1:])
+        verdicts = [_at_depth(frames, lambda: _verdict(path)) for frames in (0, 30, 200)]
+        assert verdicts == [1] * 3 if readable else verdicts[0] == verdicts[1] == verdicts[2] != 1, (nesting, verdicts)
