@@ -18,7 +18,7 @@ from autograder.engine.assignment import Assignment, load_assignment
 from autograder.engine.checks import is_real_number
 from autograder.engine.executed_notebook import executed_notebook
 from autograder.engine.function_items import grade_function
-from autograder.engine.feedback import function_feedback
+from autograder.engine.feedback import code as quoted, function_feedback
 from autograder.engine.guard import guarded
 from autograder.engine.invoke import StudentCode
 from autograder.engine.locate import MAX_STUDENT_FILE_BYTES, StudentFiles, locate
@@ -287,5 +287,7 @@ def _missing_text(name: str | None, files: StudentFiles) -> str:
     suffix = Path(name or "").suffix
     similar = [o for o in files.others if o.endswith(suffix)]
     if similar:
-        text += f"（提交的文件夹里有 {'、'.join(f'`{o}`' for o in similar)}，但评分只读取 `{name}`。）"
+        # quoted as code: a file's name is the student's (a backtick in it closed the span, and
+        # the rest was live Markdown: a remote image, a link)
+        text += f"（提交的文件夹里有 {'、'.join(quoted(o) for o in similar)}，但评分只读取 `{name}`。）"
     return text

@@ -1,6 +1,8 @@
 """Text a submission controls (exception messages and class names, tracebacks, notebook cell
 errors) cannot change the structure of its Markdown feedback: no forged heading, link or HTML."""
 
+from pathlib import Path
+
 from autograder.engine.assignment import load_assignment
 from autograder.engine.invoke import failure_text, import_failure_text
 from autograder.engine.report_items import grade_report
@@ -86,3 +88,22 @@ def test_a_student_folder_name_stays_inline_in_the_feedback_file():
     first = text.splitlines()[0]
     assert first.count("`") == 2 and first[:first.index("<img")].count("`") == 1   # named, inside a code span
     assert text.count("<img") == 1
+
+
+def test_another_files_name_in_the_folder_stays_inline_in_the_feedback():
+    """A student hands in codesign.py under a name of their own making (any text but '/'): the
+    feedback's "the folder holds `x.py`, but the grader reads only codesign.py" quoted it between
+    backticks as it was, so a backtick in it closed the code span and the rest became live
+    Markdown: a remote image (https:host needs no slashes) fetched when the feedback file is
+    opened, and a link."""
+    from autograder.engine.grader import _missing_text
+    from autograder.engine.locate import StudentFiles
+
+    name = "x` ![t](https:attacker.example) [click](https:attacker.example) `y.py"
+    files = StudentFiles("nina", Path("/nonexistent"), (), ("codesign.py",), (name,))
+    text = _missing_text("codesign.py", files)
+    assert "attacker.example" in text
+    _structure_is_intact(text)
+    spans = text.split("`")[1::2]   # what sits inside code spans
+    assert any("attacker.example" in span for span in spans)
+    assert not any("attacker.example" in outside for outside in text.split("`")[0::2])
