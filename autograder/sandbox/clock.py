@@ -76,6 +76,46 @@ class Budget:
         return None
 
 
+class SampledBudget(Budget):
+    """A Budget that also reads the meter every `every` seconds, keeping the most run-queue wait
+    the sandbox's live tasks showed: how long a notebook, run in a child process whose own count
+    is gone once it exits, was kept from a CPU. Its judgments are Budget's, at Budget's times."""
+
+    def __init__(self, seconds: float, meter: Meter | None, ceiling: float, every: float):
+        first = meter() if meter else None
+        self.first_wait = self.most_wait = first[1] if first else None
+
+        def recording():
+            sample = meter()
+            if sample is not None and self.most_wait is not None:
+                self.most_wait = max(self.most_wait, sample[1])
+            return sample
+
+        super().__init__(seconds, recording if meter else None, ceiling)
+        self._every = every
+        self._due = self._wake               # when Budget itself judges next
+        self._wake = min(self._due, self.start + every)
+
+    def check(self, now: float) -> TimeoutCause | None:
+        if now < self._due:
+            self._meter()
+            self._wake = min(self._due, now + self._every)
+            return None
+        cause = super().check(now)
+        if cause is None:
+            self._due = self._wake
+            self._wake = min(self._due, now + self._every)
+        return cause
+
+    def waited(self) -> float | None:
+        """Seconds the sandbox's tasks waited for a CPU so far (at the last reading); None
+        without a meter."""
+        if self.first_wait is None:
+            return None
+        self._meter()
+        return max(self.most_wait - self.first_wait, 0.0)
+
+
 def schedstat(tids: Iterable[int]) -> tuple[float, float, bool]:
     """(seconds on a CPU, seconds waiting in a run queue, is one of them runnable now) over
     live tasks `tids`."""

@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 from typing import Iterable, Mapping, Sequence
 
 from . import confinement, leftovers, placement
-from .clock import ACTIVE_SHARE, Budget
+from .clock import ACTIVE_SHARE, Budget, SampledBudget
 from .codec import Encoder, WireError, check_factory_name
 from .launcher import launch_plan
 from .limits import Limits
@@ -30,6 +30,7 @@ _Resources = SandboxResources   # its name before resources.py
 
 _REQUEST_BYTES = 1 << 34     # arguments come from the trusted parent: no practical cap
 LOAD_RETRIES = 1             # fresh starts of a request that only load kept from finishing
+NOTEBOOK_SAMPLE_SECONDS = 0.5   # how often a running notebook's run-queue wait is read (SampledBudget)
 
 
 __all__ = ["Call", "MachineOverloaded", "Sandbox", "SandboxError", "Usage"]   # Call: messages.py
@@ -216,15 +217,16 @@ class Sandbox:
         # The cells' CPU timers run in the worker; this ends a notebook that stopped yielding to
         # them (judged on the sandbox's CPU time as a call is: one only a busy machine held back
         # is "load"), or that reaches the submission's ceiling.
-        budget = Budget(_notebook_backstop(self.limits.notebook_timeout), worker.meter(), self.ceiling)
+        budget = SampledBudget(_notebook_backstop(self.limits.notebook_timeout), worker.meter(), self.ceiling,
+                               every=NOTEBOOK_SAMPLE_SECONDS)
         used_before = self._sandbox_cpu()
         try:
             worker.send(request, budget)
             header, body = worker.receive(budget)
             outcome = notebook_outcome(header, body, request_id, variables,
                                              worker.take_output(request_id), time.monotonic() - start)
-            if outcome.overloaded and not self._starved(used_before, outcome.seconds):
-                # it used its CPU share: its own time
+            if outcome.overloaded and not self._starved(used_before, outcome.seconds, budget.waited()):
+                # it used its CPU share, or slept: its own time
                 outcome = replace(outcome, timeout_cause=TimeoutCause.NONE)
             return outcome
         except WorkerTimeout as exc:
@@ -279,15 +281,19 @@ class Sandbox:
     def _sandbox_cpu(self) -> float | None:
         return self._resources.cgroup.cpu_seconds()
 
-    def _starved(self, used_before: float | None, seconds: float) -> bool:
-        """Did the sandbox get well under its CPU share over the last `seconds` of wall time?
-        Only its cgroup (every process, dead ones included) can say; without one, no: the
-        worker's own view cannot tell a starved machine from the sandbox's own processes
-        using up its share."""
+    def _starved(self, used_before: float | None, seconds: float, waited: float | None) -> bool:
+        """Did the sandbox get well under its CPU share over the last `seconds` of wall time,
+        while on a CPU or waiting for one (`waited`: its tasks' run-queue wait meanwhile) at least
+        half of it? Only its cgroup (every process, dead ones included) can say; without one, no:
+        the worker's own view cannot tell a starved machine from the sandbox's own processes
+        using up its share. Nor is a notebook asleep starved: the worker's word that it was (its
+        `overloaded` flag, which student code sets) made a notebook that slept 2 s a grader error
+        on every run, never graded."""
         used_after = self._sandbox_cpu()
-        if used_before is None or used_after is None:
+        if used_before is None or used_after is None or waited is None:
             return False
-        return used_after - used_before < ACTIVE_SHARE * self.limits.cpu_share * seconds
+        used = used_after - used_before
+        return used < ACTIVE_SHARE * self.limits.cpu_share * seconds and used + waited >= ACTIVE_SHARE * seconds
 
     def _out_of_time(self) -> bool:
         return time.monotonic() >= self.ceiling

@@ -109,6 +109,28 @@ def test_an_honest_notebook_cell_starved_by_the_machine_is_a_grader_error(tmp_pa
         assert "handout.ipynb" in str(raised.value)
 
 
+FORGED_OVERLOAD = ("import gc\n"
+                   "for _run in gc.get_objects():\n"
+                   "    if type(_run).__name__ == 'NotebookRun':\n"
+                   "        _run.overloaded = True\n")
+
+
+@pytest.mark.overload_is_a_failure   # a skip on "machine overloaded" would pass it when the grader is wrong
+def test_a_notebook_that_sleeps_and_says_it_was_starved_is_graded_not_a_grader_error(tmp_path):
+    """A cell sleeps 2 s (using no CPU time), the last one sets the notebook run's `overloaded`
+    flag: the sandbox's CPU time was well under its share over the notebook's wall time, which was
+    all the parent asked, so every run was 'machine overloaded' ('the grader failed on 1
+    student(s): oscar; re-run to retry them'): a 4-line cell kept a student from ever being
+    graded. Starved is on a CPU or waiting for one, not asleep."""
+    _notebook(tmp_path / "handout.ipynb", "import time\ntime.sleep(2)", "answer = 42", FORGED_OVERLOAD)
+    with Sandbox(tmp_path, limits=Limits(cell_timeout=5.0, notebook_timeout=30.0)) as box:
+        if box._resources.cgroup.cpu_seconds() is None:
+            pytest.skip("no cgroup for the sandbox here: no overload is believed without one")
+        outcome = StudentCode(box, "codesign", deadline=time.monotonic() + 60).run_notebook(
+            "handout.ipynb", ["answer"])
+    assert not outcome.overloaded and outcome.variables == {"answer": 42}
+
+
 # A busy machine may rightly stop an attempt; the grader calling the submission's own spin an
 # overload on every attempt is the failure this test exists to catch.
 OWN_SPIN_ATTEMPTS = 3
