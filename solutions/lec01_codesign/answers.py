@@ -477,6 +477,8 @@ def _number_keys(canonical_params: str) -> dict[str, float]:
         "q10a_fp4_zero_share": 100 * fp4_zero_share(p),
         "q11_scale_format_gain": 100 * (ablation[little, "e8m0"] - ablation[little, "e4m3"]),
         "q12_block_size_gain": 100 * (ablation[big, "e4m3"] - ablation[little, "e4m3"]),
+        # the share of one octave (amax / s in [4, 8)) that lies above 6, were block maxima log-uniform
+        "q12p_e8m0_clip_prediction": 100 * math.log2(8 / 6),
         "q12b_e8m0_clipped_blocks": 100 * e8m0_blocks_that_clip(x, little),
         "q15_h100_tensor_basis": 100 * H100.peak_flops("bf16") / flops_per_exp(*p["basis_shape"])
         / h100_exp_on_tensor_basis(),

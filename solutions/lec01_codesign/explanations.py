@@ -131,6 +131,7 @@ ABLATION_TIE_PP = 0.1
 _E4M3_BINADES = math.log2(448 / 2.0**-9)
 # q21: how far the SFU grew against the tensor cores, as the table states them (H100's 4.5 T is on another basis: q15)
 _SFU_GAIN = B200.exp_per_s / H100.exp_per_s
+_SPEC_Q04 = (B300.peak_flops("fp8") / B300.mem_bw) / (H100.peak_flops("fp8") / H100.mem_bw)  # q04 on the spec sheet
 _B300_RATIO = exp_ratio(B300, "fp8", _D, _D)
 # q18: on q15's basis H100 is exp-bound in FP8 below this d_qk + d_v (on the table's, below a smaller sum)
 _H100_TENSOR_BASIS_SUM = H100.peak_flops("fp8") / h100_exp_on_tensor_basis() / 2
@@ -260,8 +261,9 @@ EXPLANATIONS = {
         """,
     "q04_ridge_same_precision": f"""
         `ridge_point(B300_RUN, "fp8") / ridge_point(H100_RUN, "fp8")`：同一种精度的屋脊点之比。按规格表（讲义的参数，
-        实测比例都是 1）只涨了几个百分点（{_KEY["q04_ridge_same_precision"]:.3f} 倍）——同样的 FP8 运算，B300 的算力和带宽涨得差不多；
-        你的数字还取决于两块卡各自实测到的 FP8 算力和带宽的比例。
+        实测比例都是 1）只涨了几个百分点（{_KEY["q04_ridge_same_precision"]:.3f} 倍）——同样的 FP8 运算，B300 的算力和带宽涨得差不多。
+        同一个团队、同一套内核：两块卡上 FP8 和 HBM 达到的比例相差不到一成，分子分母里的比例大半抵消，实测芯片的这个比值
+        离规格表的 {_SPEC_Q04:.3f} 倍不远：落在 {_SPEC_Q04 * variants.SAME_TEAM_FP8[0] / variants.SAME_TEAM_HBM[1]:.2f}–{_SPEC_Q04 * variants.SAME_TEAM_FP8[1] / variants.SAME_TEAM_HBM[0]:.2f} 倍之间，总是大于 1。
         """,
     "q05_ridge_mixed_precision": f"""
         `ridge_point(B300_RUN, "nvfp4") / ridge_point(H100_RUN, "fp8")` = q04 × q02：各取最低精度的屋脊点之比里，
@@ -354,8 +356,10 @@ EXPLANATIONS = {
         模型和下面表里 `quantize` 量出来的完全一致：这一列不是"误差的后果"，而是缩放因子由最大值决定的直接结果。
         """,
     "q10_size_sensitive": """
-        比较每种方案在 2^18 和 2^12 个数上的误差之差，取增加最多的那个。只有整张量的缩放因子依赖"全体数据的最大值"：
+        预测只需要问一句：每种方案的缩放因子由什么决定？只有整张量的缩放因子依赖"全体数据的最大值"：
         数据越多，重尾分布里出现的最大值越大，缩放因子越大，小数越容易被舍入成 0；块缩放方案只看 16 或 32 个数，几乎不受数据量影响。
+        FP8 也是整张量缩放，但它的网格细得多，最大值变大时损失的精度小。扫描的图（每种方案在 2^18 和 2^12 个数上的误差之差）验证了它：
+        整张量 FP4 增加得最多。
         """,
     "q11_scale_format_gain": f"""
         块大小都是 `SMALL`（讲义：16）：`quantize(x, "mxfp4", block_size=SMALL)` 的误差减去
@@ -370,10 +374,15 @@ EXPLANATIONS = {
         比两者同时改变（MXFP4 → NVFP4）的 {_GAP:.2f} 个百分点多：两个因素相互影响，不能简单相加——E8M0 因子下把块从 32 减到 16
         只省 {_BLOCK_WITH_E8M0:.2f} 个百分点；讲义的数据上，按哪个顺序拆，缩放因子的格式都是大头。你的块大小和数据不同，先从自己的表里读出这几项再下结论。
         """,
+    "q12p_e8m0_clip_prediction": """
+        E8M0 FLOOR 把块内最大值缩放到 amax / s = 8·m ∈ [4, 8)，正好一个倍频程；超过 6 的被截断。最大值在对数刻度上均匀时，
+        落在 (6, 8) 的机会是这一段在对数刻度上的长度：log2(8 / 6) ≈ 41.5%。这个预测不依赖数据，只依赖缩放因子的取法。
+        """,
     "q12b_e8m0_clipped_blocks": """
         E8M0 FLOOR 的因子是 2^(floor(log2 amax) − 2)，块内最大值缩放后 = 8·m，m 是 amax = m·2^e（m ∈ [0.5, 1)）的尾数，
-        即 `np.frexp(amax)[0]`：8·m > 6 的块截断自己的最大值。重尾数据的块最大值的尾数近似均匀分布在对数尺度上，
-        所以大约四成的块落在 (6, 8)（块少、尾巴轻重不同时，在三成到五成多之间）。
+        即 `np.frexp(amax)[0]`：8·m > 6 的块截断自己的最大值。重尾数据的块最大值跨好几个倍频程，尾数近似均匀分布在对数尺度上，
+        所以数出来的比例在 q12p 的预测（约 41.5%）附近（块少、尾巴轻重不同时，在三成到五成多之间）：差距来自块最大值的分布
+        在一个倍频程之内并不完全均匀，和块的个数有限。
         """,
     "q13_bottleneck": f"""
         演示 3 的模型只比较 exp 和矩阵乘法：长序列的 prefill / 训练里，FlashAttention 把分块留在片上，HBM 和 NVLink
@@ -430,7 +439,12 @@ EXPLANATIONS = {
         测量的推断：博客只说是 {MEASURED_MODEL}；它的 MLA 在 decode 时吸收权重后是 d_qk = 576、d_v = 512。）
         """,
     "q19_mma_efficiency": f"""
-        若 SFU 达到 exp 峰值的 b、B200 仍受 exp 限制、B300 受矩阵乘法限制，而矩阵乘法只达到峰值的 a：
+        先判断每块芯片上谁在限制速度。两块都受矩阵乘法限制时，加速只是两者 FP8 峰值之比
+        （{B300.peak_flops("fp8") / B200.peak_flops("fp8"):.2f} 倍）；两块都受 exp 限制时，是 exp 吞吐之比
+        （{B300.exp_per_s / B200.exp_per_s:.2f} 倍）：都给不出 {MEASURED_FP8_FORWARD_GAIN:g} 倍。B200 受矩阵乘法限制而 B300 受 exp 限制也不可能
+        （B300 的 exp 吞吐是 B200 的 {B300.exp_per_s / B200.exp_per_s:.2f} 倍，FP8 峰值只是 {B300.peak_flops("fp8") / B200.peak_flops("fp8"):.2f} 倍：
+        B200 上矩阵乘法慢于 exp 的 a，在 B300 上更慢于 exp）。只剩 B200 受 exp 限制、B300 受矩阵乘法限制：
+        若 SFU 达到 exp 峰值的 b，矩阵乘法达到峰值的 a：
         {_MLA_FPE} / (a × {_sci(B300.peak_flops("fp8"))}) = (1 / (b × {_sci(B200.exp_per_s)})) / {MEASURED_FP8_FORWARD_GAIN:g}，
         a 和 b 成正比；讲义取 b = 1，解得 a ≈ {_KEY["q19_mma_efficiency"]:.0f}%。这是把全部差距都归到矩阵乘法效率上的一种归因：不完美的重叠（q18b）、
         softmax 的其他运算（在 FMA 单元上）也都会让实测的提升小于模型，真实的效率可以更高。

@@ -54,6 +54,11 @@ def _with_options(prompt: str, options: dict[str, tuple[str, str]]) -> str:
     return f"{textwrap.dedent(prompt).strip()}\n\n{listed}"
 
 
+def _letter_of(options: dict[str, tuple[str, str]], name: str) -> str:
+    """The letter of the option called `name` (a prediction's reference answer, written before any data)."""
+    return next(letter for letter, (option, _) in options.items() if option == name)
+
+
 def _letters(options: dict[str, tuple[str, str]]) -> str:
     """The letter -> name mapping as a Python literal, for the reference answers."""
     return repr({letter: name for letter, (name, _) in options.items()})
@@ -280,7 +285,8 @@ CELLS = (
     Markdown("""
         【你们机房的实测】规格表上的是峰值。你的团队在机房的 H100 和 B300 上跑了矩阵乘法（GEMM）和带宽基准：
         每种精度的矩阵乘法只持续达到规格峰值的一部分，HBM 也只达到标称带宽的一部分（比例是你的参数，
-        `VARIANT["h100_fp8_share"]`、`VARIANT["b300_nvfp4_share"]` 等）。下面的格子把规格表上的芯片换成"实测芯片"
+        `VARIANT["h100_fp8_share"]`、`VARIANT["b300_nvfp4_share"]` 等）。同一个团队、同一套内核：两块卡上 FP8 的矩阵乘法和 HBM
+        达到的比例都相差不到一成；B300 上 NVFP4 达到的比例不高于 FP8 的。下面的格子把规格表上的芯片换成"实测芯片"
         `H100_RUN`、`B300_RUN`：它们和 hw_specs 的芯片是同一种对象，`trend_row`、`ridge_point` 照样能用。
         q01–q02、q04–q06b 用这两块实测芯片（H100_RUN 只有 FP8 的数字，它就是 H100 的"最低精度"）。
         推理组在线上服务的 B300 上用 decode 自己的内核又测了一遍（比例是 `VARIANT["serve_nvfp4_share"]` 等）：
@@ -523,8 +529,15 @@ CELLS = (
         plt.show()
         """),
     Markdown("""
-        【数据量的影响】讲义量化了 2^20 个数，这里只用 `DEMO2_N` 个——结果一样吗？下面把数据量从 2^12 变到 2^18
-        （同一个分布），看四种方案的误差怎么变。
+        【数据量的影响】讲义量化了 2^20 个数，这里只用 `DEMO2_N` 个——结果一样吗？
+        """),
+    Question("q10_size_sensitive", _with_options("""
+        **先预测，再运行下面的扫描。** 数据量从 2^12 增加到 2^18（同一个分布）时，哪种方案的相对误差**增加得最多**？
+        从每种方案的缩放因子由什么决定出发想一想，写下你的预测；下面的格子把四种方案在 2^12 到 2^18 上各算一遍，画出来验证。
+        """, SIZE_OPTIONS), f"""
+        # 缩放因子由谁决定：整张量的由全体数据的 amax 决定，块缩放的只由自己那一块决定。重尾分布的 amax 随 n 变大，
+        # 整张量的因子跟着变大，小数被压到更少的格点上；FP4 的网格最粗，受的影响最大
+        q10_size_sensitive = {_letter_of(SIZE_OPTIONS, "fp4_tensor")!r}
         """),
     Code("""
         sweep = {scheme: [] for scheme in BITS_PER_VALUE}
@@ -543,12 +556,6 @@ CELLS = (
         ax.grid(True, alpha=0.3)
         ax.legend()
         plt.show()
-        """),
-    Question("q10_size_sensitive", _with_options("""
-        数据量从 2^12 增加到 2^18 时，哪种方案的相对误差**增加得最多**？
-        """, SIZE_OPTIONS), f"""
-        growth = {{letter: sweep[scheme][-1] - sweep[scheme][0] for letter, scheme in {_letters(SIZE_OPTIONS)}.items()}}
-        q10_size_sensitive = max(growth, key=growth.get)
         """),
     Markdown("""
         【NVFP4 为什么比 MXFP4 准：2 × 2 消融】两种块缩放方案有两处不同：块大小（32 / 16）和块缩放因子的格式
@@ -580,9 +587,16 @@ CELLS = (
         【E8M0 的两种块】2 的幂因子 s = 2^(floor(log2 amax) − 2) 向下取整，块内最大值缩放后 amax / s 落在 [4, 8)：
         落在 [4, 6] 时，其余的数用到的网格比把最大值放到 6 的 E4M3 因子粗；落在 (6, 8) 时网格反而更细，代价是最大值被截断到 6。
         """),
+    Question("q12p_e8m0_clip_prediction", """
+        **先预测，再数。** 不看数据：假设各块的最大值 amax 在对数刻度上均匀分布（任何一个倍频程 [2^k, 2^(k+1)) 里，
+        落在其中每一段的机会和这一段在对数刻度上的长度成正比）。按上面的取法，E8M0（FLOOR）会截断百分之多少的块？
+        """, """
+        # amax / s 落在 [4, 8)，正好一个倍频程；(6, 8) 在对数刻度上占 log2(8 / 6) 个倍频程
+        q12p_e8m0_clip_prediction = np.log2(8 / 6) * 100
+        """),
     Question("q12b_e8m0_clipped_blocks", """
-        在上面的数据 `x` 上，按 `SMALL` 个数一块、E8M0（FLOOR）因子：块内最大值缩放后落在 (6, 8)、因而被截断的块占非零块的百分之多少？
-        （提示：`np.frexp` 把 amax 写成 m·2^e，m ∈ [0.5, 1)。）
+        现在数：在上面的数据 `x` 上，按 `SMALL` 个数一块、E8M0（FLOOR）因子：块内最大值缩放后落在 (6, 8)、因而被截断的块占非零块的百分之多少？
+        和你的预测（q12p）差多少？（提示：`np.frexp` 把 amax 写成 m·2^e，m ∈ [0.5, 1)。）
         """, """
         amax = np.abs(x.reshape(-1, SMALL)).max(axis=1)
         amax = amax[amax > 0]
@@ -732,9 +746,9 @@ CELLS = (
         q18c_measured_position = "A" if {MEASURED_FP8_FORWARD_GAIN:g} > high else ("C" if {MEASURED_FP8_FORWARD_GAIN:g} < low else "B")
         """),
     Question("q19_mma_efficiency", f"""
-        在实测的形状上、完全重叠的模型里，假设 SFU 只达到 exp 峰值的 `SFU_SHARE`（两代芯片一样）、B200 仍受 exp 限制、
-        B300 受矩阵乘法限制，而矩阵乘法只达到峰值的 a：a 是百分之多少时，模型的加速正好等于实测的 {MEASURED_FP8_FORWARD_GAIN:g} 倍？
-        把全部差距都归到 a 上合理吗？
+        在实测的形状上、完全重叠的模型里，假设两代芯片的 SFU 都只达到 exp 峰值的 `SFU_SHARE`，矩阵乘法都只达到峰值的 a：
+        a 是百分之多少时，模型的加速正好等于实测的 {MEASURED_FP8_FORWARD_GAIN:g} 倍？先想清楚每块芯片上是谁在限制速度
+        （两块芯片各有两种可能，只有一种组合给得出实测的倍数），再解出 a。把全部差距都归到 a 上合理吗？
         """, f"""
         t_b300 = (1 / (SFU_SHARE * B200.exp_per_s)) / {MEASURED_FP8_FORWARD_GAIN:g}
         q19_mma_efficiency = flops_per_exp({MEASURED_D_QK}, {MEASURED_D_V}) / (B300.peak_flops("fp8") * t_b300) * 100
@@ -972,7 +986,8 @@ CELLS = (
         评分机用的是同一份代码（打开读一读）：
         - **线程数固定为 1**：BLAS 默认用上所有核心，线程数一变 GFLOP/s 能差好几倍；导入 `cpu_timing` 时就固定了；
         - **预先分配**输入和输出（`out=`）：计时里不包含分配内存的开销；
-        - 数组**大过最后一级缓存**（每个 {STREAM_BYTES // 1024**2} MiB）：测的是内存，不是缓存；
+        - 数组**大过最后一级缓存**（每个 {STREAM_BYTES // 1024**2} MiB，三个共 {3 * STREAM_BYTES // 1024**2} MiB）：测的是内存，不是缓存
+          （L3 有这么大或更大的处理器上，量到的有一部分是缓存的带宽）；
         - 先**热身**一次，再重复几次取**中位数**（`median_seconds`）；
         - 计的是这个线程用掉的 **CPU 时间**，不是墙上时间：别的程序抢走 CPU 的那段时间不算进来。
 
@@ -1064,7 +1079,8 @@ CELLS = (
         """),
     Question("q30_my_ratio_64", """
         回到演示 3：在你的 CPU 上（单线程），d_head = 64 的注意力里 t_exp / t_mma 是百分之多少？演示 3 的模型是为 GPU 写的
-        （exp 在 SFU 上、矩阵乘法在 Tensor Core 上）；换成 CPU，自己决定两边各用你量出的哪个数、怎么换算。
+        （exp 在 SFU 上、矩阵乘法在 Tensor Core 上）；换成 CPU，一次 exp 的时间就用你量出的 q28，矩阵乘法那一边用你量出的哪个数、
+        怎么换算成每个分数的时间，自己决定。
         """, """
         q30_my_ratio_64 = q28_exp_ns_per_value / (flops_per_exp(64, 64) / q29_matmul_gflops) * 100
         """),

@@ -31,33 +31,27 @@ class Reason:
 
 
 REASONS: dict[str, Reason] = {
-    "q06_memory_wall": Reason(Why.MODEL, ("墙 = 要到达的屋脊点 ÷",)),
     "q06b_wall_for_nvfp4_kernel": Reason(Why.MODEL, ('BYTES_PER_ELEM["nvfp4"] / BYTES_PER_ELEM["fp8"]', "q05 ×")),
-    "q09c_kv_bytes_per_token": Reason(Why.MODEL, ("2 × 层数", "2 * KV_LAYERS")),
-    "q09d_kv_equal_weights_context": Reason(Why.MODEL, ("KV_BATCH × L ×", "weight_bytes / (KV_BATCH")),
     "q09e_ridge_share_with_kv": Reason(Why.MODEL, ("W / (W + B·L·k)", "W + B·L·k")),
     "q09f_w4a4_context_limit": Reason(Why.DECISION, ("2P·(1 − W/C)", "R·W / (2P − R·L·k)")),
     "q09g_decode_precision": Reason(Why.DECISION, ("SERVICE_CONTEXT <= q09f",)),
     "q10a_fp4_zero_share": Reason(Why.PREDICTION, ("amax / 24", "≤ 0.25"), verified_by="zeros[scheme] = relative_error(q, x), zero_fraction(q, x)"),
     "q28p_exp_if_memory_bound": Reason(Why.PREDICTION, ("2 * 4 / q28a", "8 / q28a"),
                                        verified_by="q28_exp_ns_per_value = exp_seconds() / EXP_N * 1e9"),
-    "q28f_fmas_per_exp": Reason(Why.MODEL, ("q28 × q29 / 2", "* q29_matmul_gflops / 2")),
     # demo 3's model is the GPU's (exp_ratio takes a chip); on the CPU the student maps it to the measurements
     "q30_my_ratio_64": Reason(Why.MODEL, ("flops_per_exp(64, 64) / q29", "/ q29_matmul_gflops", "q28 ÷ (", "用 q28、q29")),
     "q34p_nvfp4_end_prediction": Reason(Why.PREDICTION, ('/ tile_errors["fp8_tensor"]) ** 2', "1 − cos ≈", "r²/2", "r² / 2", "误差的平方"),
                                         verified_by='end_deficits = {name: end_deficit(e, end_embeddings["fp32"])'),
-    # the same model applied to the two formats where it is put to the test: a large error (per-tensor
-    # FP4) and a rotation whose effect one tile may not represent (NVFP4 after H16)
-    "q35p_fp4_end_prediction": Reason(Why.PREDICTION, ('/ tile_errors["fp8_tensor"]) ** 2', "1 − cos ≈", "r²/2", "r² / 2", "误差的平方"),
-                                      verified_by='end_deficits = {name: end_deficit(e, end_embeddings["fp32"])'),
-    "q34r_h16_end_prediction": Reason(Why.PREDICTION, ('/ tile_errors["fp8_tensor"]) ** 2', "1 − cos ≈", "r²/2", "r² / 2", "误差的平方"),
-                                      verified_by='end_deficits = {name: end_deficit(e, end_embeddings["fp32"])'),
-    "q35m_nvfp4_weight_mb": Reason(Why.MODEL, ("(4 + 8 / 16) / 8", "format_bits(16) / 8", "4 * 384 * 384", "4 × 384 × 384")),
     "q16_software_exp_share": Reason(Why.MODEL, ("1 - 1 /", "1 − 1 /")),
     "q17_backward_ratio": Reason(Why.MODEL, ("6·d_qk + 4·d_v", "·d_qk + 4·d_v")),
-    "q18_model_speedup": Reason(Why.MODEL, ("max(t_exp, t_mma)",)),
-    "q18b_serial_speedup": Reason(Why.MODEL, ("t_exp + t_mma",)),
-    "q19_mma_efficiency": Reason(Why.MODEL, ("t_b300 =", "(a × ")),
+    # the student works out which unit bounds each chip: only one case can give the measured gain
+    "q19_mma_efficiency": Reason(Why.MODEL, ("t_b300 =", "(a × ", "B200 仍受 exp 限制", "B300 受矩阵乘法限制")),
+    # which scheme's error grows with the data, committed before the size sweep runs
+    "q10_size_sensitive": Reason(Why.PREDICTION, ("最大值越大", "样本里的最大值"),
+                                 verified_by="sweep[scheme].append(relative_error(quantize(xn, scheme), xn))"),
+    # the share E8M0 FLOOR clips if block maxima were spread evenly on a log scale, before the count on the data
+    "q12p_e8m0_clip_prediction": Reason(Why.PREDICTION, ("log2(4/3)", "log2(4 / 3)", "log2(8/6)", "log2(8 / 6)", "log₂(4/3)", "0.415", "41.5"),
+                                        verified_by="q12b_e8m0_clipped_blocks = np.mean(8 * mantissa > 6) * 100"),
 }
 
 # One line per item: what answering it teaches (English: the instructors' table, docs/lec01_items.md).
@@ -72,7 +66,7 @@ TEACHES: dict[str, str] = {
     "q01_compute_headline": "the vendor headline compares different precisions",
     "q02_format_gain": "how much of the headline is the format change, not the chip",
     "q03_least_grown": "which resource fell behind on the student's generation step (NVLink, or HBM capacity towards Rubin)",
-    "q04_ridge_same_precision": "the memory wall: the same-precision ridge grows",
+    "q04_ridge_same_precision": "the memory wall: the same-precision ridge grows (about the spec sheet's 1.058x: one team's shares nearly cancel)",
     "q05_ridge_mixed_precision": "the mixed ratio is q04 times the format gain",
     "q06_memory_wall": "a kernel's wall is the ridge it must reach over the intensity it has: pick the ratio for your kernel",
     "q06b_wall_for_nvfp4_kernel": "a kernel that moves its data to NVFP4 also gains intensity: its wall grows less",
@@ -86,10 +80,11 @@ TEACHES: dict[str, str] = {
     "q09f_w4a4_context_limit": "decode under two limits (ridge and HBM): the longest context W4A4 can be compute-bound",
     "q09g_decode_precision": "a design decision: the precision that stays compute-bound at the service's context, or none",
     "q10a_fp4_zero_share": "predict, then verify: per-tensor FP4 flushes |x| <= amax/24 to zero",
-    "q10_size_sensitive": "per-tensor scaling depends on the sample's maximum: error grows with n",
+    "q10_size_sensitive": "predict, then verify: per-tensor scaling depends on the sample's maximum: error grows with n",
     "q11_scale_format_gain": "the ablation: the scale format's share of NVFP4's gain",
     "q12_block_size_gain": "the ablation: the block size's share, and that the two interact",
-    "q12b_e8m0_clipped_blocks": "E8M0 FLOOR clips the block maximum in about four blocks of ten",
+    "q12p_e8m0_clip_prediction": "predict, then verify: where E8M0 FLOOR puts a block's maximum, and how often that clips it",
+    "q12b_e8m0_clipped_blocks": "verifies q12p: E8M0 FLOOR clips the block maximum in about four blocks of ten",
     "q13_bottleneck": "which unit bounds attention for the student's chip, precision and head shape",
     "q14_mla_effect": "the ratio scales as 1 / (d_qk + d_v): a wider head gives each exp more matmul",
     "q15_h100_tensor_basis": "compare figures on one basis: H100's exp rate on its tensor peak's SMs and clock",
@@ -131,6 +126,8 @@ TEACHES: dict[str, str] = {
 
 # Why an item's key is the same for every student, where it cannot move with the parameters.
 SAME_FOR_EVERYONE: dict[str, str] = {
+    "q12p_e8m0_clip_prediction": "a prediction from the scale rule alone (block maxima spread evenly on a log scale): "
+                                 "the student's own data verifies it in q12b, whose key is the student's",
     "q18c_measured_position": "NVIDIA published one measurement, on one shape and one chip pair: a measurement "
                               "cannot be moved, so the item stays at 1 point",
     "q34a_fp8_end_deficit": "one model and one set of sentences ship with the kit (a 20 MB file; one per student "

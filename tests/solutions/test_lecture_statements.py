@@ -269,7 +269,11 @@ CLAIMS = [
     ("q18", "按表里的 exp 吞吐，你的一次换代里总有一边受 exp 限制、另一边受矩阵乘法限制",
      lambda r: sorted(answers.exp_ratio(answers.CHIPS[c], "fp8", *r["p"]["speedup_shape"]) > 1
                       for c in r["p"]["speedup_chips"]) == [False, True], True),
-    ("q19 prompt", "B200 仍受 exp 限制", lambda r: _q19_bounds_hold(r), True),
+    # the prompt once stated q19's premise; the student now works it out, and the explanation states it
+    ("q19 prompt", "B200 仍受 exp 限制", lambda r: _q19_bounds_hold(r), False),
+    ("q19", "只剩 B200 受 exp 限制、B300 受矩阵乘法限制", lambda r: _q19_bounds_hold(r), True),
+    # q04 stays near the spec sheet's ratio: one team's shares nearly cancel
+    ("q04", "倍之间，总是大于 1", lambda r: 1 < 1.017 <= r["k"]["q04_ridge_same_precision"] <= 1.20, True),
     ("q25", "两个数至少差",
      lambda r: 100 * abs(r["real"]["nvfp4 rotated"] - r["real"]["nvfp4"]) >= variants.MARGINS["q25_rotation_nvfp4"], True),
     ("q34p", "会低估十倍左右",
