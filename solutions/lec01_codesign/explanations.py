@@ -262,8 +262,8 @@ EXPLANATIONS = {
     "q04_ridge_same_precision": f"""
         `ridge_point(B300_RUN, "fp8") / ridge_point(H100_RUN, "fp8")`：同一种精度的屋脊点之比。按规格表（讲义的参数，
         实测比例都是 1）只涨了几个百分点（{_KEY["q04_ridge_same_precision"]:.3f} 倍）——同样的 FP8 运算，B300 的算力和带宽涨得差不多。
-        同一个团队、同一套内核：两块卡上 FP8 和 HBM 达到的比例相差不到一成，分子分母里的比例大半抵消，实测芯片的这个比值
-        离规格表的 {_SPEC_Q04:.3f} 倍不远：落在 {_SPEC_Q04 * variants.SAME_TEAM_FP8[0] / variants.SAME_TEAM_HBM[1]:.2f}–{_SPEC_Q04 * variants.SAME_TEAM_FP8[1] / variants.SAME_TEAM_HBM[0]:.2f} 倍之间，总是大于 1。
+        同一个团队、同一套内核：两块卡上 FP8 和 HBM 达到的比例相差在一成以内，分子分母里的比例大半抵消，实测芯片的这个比值
+        离规格表的 {_SPEC_Q04:.3f} 倍不远：落在 {_SPEC_Q04 * variants.SAME_TEAM_FP8[0] / variants.SAME_TEAM_HBM[1]:.3f}–{_SPEC_Q04 * variants.SAME_TEAM_FP8[1] / variants.SAME_TEAM_HBM[0]:.3f} 倍之间，总是大于 1。
         """,
     "q05_ridge_mixed_precision": f"""
         `ridge_point(B300_RUN, "nvfp4") / ridge_point(H100_RUN, "fp8")` = q04 × q02：各取最低精度的屋脊点之比里，
@@ -357,7 +357,7 @@ EXPLANATIONS = {
         """,
     "q10_size_sensitive": """
         预测只需要问一句：每种方案的缩放因子由什么决定？只有整张量的缩放因子依赖"全体数据的最大值"：
-        数据越多，重尾分布里出现的最大值越大，缩放因子越大，小数越容易被舍入成 0；块缩放方案只看 16 或 32 个数，几乎不受数据量影响。
+        数据越多，重尾分布里出现的最大值越大，缩放因子越大，小数越容易被舍入成 0；块缩放方案只看 16 或 32 个数，没有系统性的增长（图上几个百分点的起伏是重尾样本的随机性）。
         FP8 也是整张量缩放，但它的网格细得多，最大值变大时损失的精度小。扫描的图（每种方案在 2^18 和 2^12 个数上的误差之差）验证了它：
         整张量 FP4 增加得最多。
         """,
@@ -380,7 +380,7 @@ EXPLANATIONS = {
         """,
     "q12b_e8m0_clipped_blocks": """
         E8M0 FLOOR 的因子是 2^(floor(log2 amax) − 2)，块内最大值缩放后 = 8·m，m 是 amax = m·2^e（m ∈ [0.5, 1)）的尾数，
-        即 `np.frexp(amax)[0]`：8·m > 6 的块截断自己的最大值。重尾数据的块最大值跨好几个倍频程，尾数近似均匀分布在对数尺度上，
+        即 `np.frexp(amax)[0]`：8·m > 6 的块截断自己的最大值。重尾数据的块最大值跨一到三个倍频程，尾数大致均匀分布在对数尺度上，
         所以数出来的比例在 q12p 的预测（约 41.5%）附近（块少、尾巴轻重不同时，在三成到五成多之间）：差距来自块最大值的分布
         在一个倍频程之内并不完全均匀，和块的个数有限。
         """,
@@ -446,8 +446,9 @@ EXPLANATIONS = {
         B200 上矩阵乘法慢于 exp 的 a，在 B300 上更慢于 exp）。只剩 B200 受 exp 限制、B300 受矩阵乘法限制：
         若 SFU 达到 exp 峰值的 b，矩阵乘法达到峰值的 a：
         {_MLA_FPE} / (a × {_sci(B300.peak_flops("fp8"))}) = (1 / (b × {_sci(B200.exp_per_s)})) / {MEASURED_FP8_FORWARD_GAIN:g}，
-        a 和 b 成正比；讲义取 b = 1，解得 a ≈ {_KEY["q19_mma_efficiency"]:.0f}%。这是把全部差距都归到矩阵乘法效率上的一种归因：不完美的重叠（q18b）、
-        softmax 的其他运算（在 FMA 单元上）也都会让实测的提升小于模型，真实的效率可以更高。
+        a 和 b 成正比；讲义取 b = 1，解得 a ≈ {_KEY["q19_mma_efficiency"]:.0f}%。这是把全部差距都归到矩阵乘法效率上的一种归因。不完美的重叠只能让加速落在两个模型之间，
+        解释不了低于两者的实测（q18c）；模型没算的 softmax 其他运算（在 FMA 单元上）、两代芯片上不同的内核也会让实测的提升变小，
+        所以真实的矩阵乘法效率可以更高。
         """,
     "q22_real_fp4_tensor_error": f"""
         `matmul_error(quantize_matrix(X_TILE, "fp4_tensor"), quantize_matrix(W_TILE, "fp4_tensor"), X_TILE, W_TILE)`：
@@ -481,7 +482,7 @@ EXPLANATIONS = {
         """,
     "q29_matmul_gflops": """
         每个边长 2·m³ FLOP ÷ 中位数耗时 ÷ 10^9，取最大的一个；和评分机同一次的参照测量比，相差不超过 `AGREEMENT_FACTOR` 倍。
-        小矩阵开销占比大，大矩阵放不进缓存，峰值常在中间的边长。
+        小矩阵每次调用的固定开销占比大；分块的 BLAS 在大一些的矩阵上通常能保持速率，所以取各边长里最大的那个作屋顶。
         """,
     "q29b_cpu_ridge": """
         ridge point = 算力屋顶 ÷ 带宽屋顶 = q29 × 10^9 FLOP/s ÷ (q28a × 10^9 B/s) = q29 / q28a FLOP/B；按你同一次运行的 q28a、q29 重算。

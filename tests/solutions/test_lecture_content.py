@@ -52,7 +52,8 @@ def test_implied_mma_efficiency_on_mla_is_86_percent_and_is_called_one_attributi
     t_b300 = (1 / B200.exp_per_s) / handout_data.MEASURED_FP8_FORWARD_GAIN
     assert KEY["q19_mma_efficiency"] == pytest.approx(100 * 640 / B300.peak_flops("fp8") / t_b300)
     assert round(KEY["q19_mma_efficiency"]) == 86
-    assert "一种归因" in EXPLANATIONS["q19_mma_efficiency"] and "q18b" in EXPLANATIONS["q19_mma_efficiency"]
+    # imperfect overlap lands between the two models: it cannot explain a measurement below both (q18c)
+    assert "一种归因" in EXPLANATIONS["q19_mma_efficiency"] and "q18c" in EXPLANATIONS["q19_mma_efficiency"]
 
 
 def test_the_bottleneck_model_is_not_called_amdahl():

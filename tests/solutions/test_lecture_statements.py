@@ -261,7 +261,11 @@ CLAIMS = [
     ("q09g prompt", "W4A4 就能到达它的屋脊点（W4A8 也能）",
      lambda r: r["w4a8_limit"] > r["k"]["q09f_w4a4_context_limit"], True),
     ("q10", "几乎不受数据量影响",
-     lambda r: max(abs(r["growth"][s]) for s in ("mxfp4", "nvfp4")) < r["growth"]["fp4_tensor"] / 2, True),
+     lambda r: max(abs(r["growth"][s]) for s in ("mxfp4", "nvfp4")) < r["growth"]["fp4_tensor"] / 2, False),
+    # the block-scaled schemes' growth is sampling noise of a few points, never as large as per-tensor FP4's
+    ("q10", "没有系统性的增长（图上几个百分点的起伏",
+     lambda r: max(abs(r["growth"][s]) for s in ("mxfp4", "nvfp4")) < 0.05
+     and max(r["growth"][s] for s in ("mxfp4", "nvfp4")) < r["growth"]["fp4_tensor"], True),
     ("q12b", "在三成到五成多之间", lambda r: 30 <= r["k"]["q12b_e8m0_clipped_blocks"] < 60, True),
     ("q14", "d_qk + d_v 比 256 大，每次 exp 配更多矩阵乘法，比值变小",
      lambda r: (sum(r["p"]["mla_shape"]) > 256) == (r["k"]["q14_mla_effect"] == "B"), True),

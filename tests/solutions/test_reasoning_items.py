@@ -61,3 +61,26 @@ def test_q04_stays_near_the_spec_sheet_without_a_redraw():
         growth.append(spec * (p["b300_fp8_share"] / p["h100_fp8_share"]) / (p["b300_bw_share"] / p["h100_bw_share"]))
     assert 1.01 <= min(growth) and max(growth) <= 1.21, (min(growth), max(growth))
     assert max(growth) - min(growth) > 0.1  # still a number of the student's own
+
+
+def test_the_end_to_end_predictions_accept_the_exact_form_of_their_model():
+    """q34p's model (the error vector of a random direction, its length the tile's error times one factor)
+    gives 1 − cos = 1 − 1/√(1 + r²) exactly; r²/2 is its small-error form, which the keys use. A student
+    who calibrates the exact form on FP8 and predicts with it is right too: within each item's tolerance
+    for every id of a class (per-tensor FP4's large error puts the two 7-30 % apart)."""
+    import math
+
+    from autograder.engine.registry import load_config
+
+    tolerance = {item.id: item.rtol for item in load_config("lec01_codesign").items}
+    measured_fp8 = answers.end_to_end()["fp8_tensor"]["deficit"]
+    rng = np.random.default_rng(2026)
+    for params in [variants.LECTURE] + [variants.variant(rng) for _ in range(60)]:
+        tile = answers.end_tile_errors(params)
+        factor = math.sqrt((1 - measured_fp8) ** -2 - 1) / tile["fp8_tensor"]   # 1 − cos(FP8) as measured
+        exact = {name: 1 - 1 / math.sqrt(1 + (factor * tile[name]) ** 2) for name in tile}
+        keys = answers.end_to_end_keys(params)
+        for item, mine in (("q34p_nvfp4_end_prediction", answers.END_UNIT * exact["nvfp4"]),
+                           ("q35p_fp4_end_prediction", exact["fp4_tensor"] / measured_fp8),
+                           ("q34r_h16_end_prediction", exact["nvfp4 + H16"] / measured_fp8)):
+            assert abs(mine - keys[item]) <= tolerance[item] * abs(keys[item]), (item, mine, keys[item])
