@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -24,6 +25,7 @@ from autograder.sandbox import session as sandbox_session
 
 HONEST = '''
 import time
+from pathlib import Path
 
 def work(cpu_seconds):
     """Computes for `cpu_seconds` of this process's CPU time, then answers."""
@@ -199,3 +201,96 @@ def test_a_notebooks_time_passing_on_a_starved_machine_is_a_grader_error(tmp_pat
             starved = code.run_notebook("handout.ipynb", ["a11"])
             # Today: "the notebook ran out of time before cell …", and a11 is missing.
             raise AssertionError(f"graded as the student's: {starved.status}, {starved.message}")
+
+
+LOWERS_ITSELF = '''
+import os, time
+
+def lower():
+    """The cheapest ways an unprivileged process lowers its own CPU priority."""
+    for step in (lambda: os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0)),
+                 lambda: os.setpriority(os.PRIO_PROCESS, 0, 19)):
+        try:
+            step()
+        except OSError:
+            pass
+
+lower()   # at import, as a module's top level would
+
+def work(cpu_seconds):
+    lower()
+    start = time.process_time()
+    while time.process_time() - start < cpu_seconds:
+        pass
+    return 42
+'''
+
+
+@pytest.fixture
+def shared_cpu():
+    """`share(box)`: the sandbox (which has no cgroup of its own here, as on a machine where none
+    can be made) shares CPU 0, and one CPU group, with two ordinary spinning processes: other load
+    on a grading machine. One group (made by the test, below the root of the cpu hierarchy) is
+    what a grader in a systemd slice or a container has; the kernel's per-session autogroups,
+    which would keep the sandbox's session apart, apply only in the root group."""
+    v1, v2 = Path("/sys/fs/cgroup/cpu"), Path("/sys/fs/cgroup")
+    if (v1 / "cpu.shares").exists():
+        root = v1
+    elif (v2 / "cgroup.subtree_control").exists() and "cpu" in (v2 / "cgroup.subtree_control").read_text().split():
+        root = v2
+    else:
+        root = None
+    if root is None or not os.access(root, os.W_OK):
+        pytest.skip("no writable cpu cgroup hierarchy here (not root?)")
+    group = root / f"cs349e-test-shared-{os.getpid()}"
+    group.mkdir()
+    hogs, moved = [], []
+
+    def share(box: Sandbox) -> None:
+        for pid in clock.tree_tasks(box._resources.worker.proc.pid):
+            os.sched_setaffinity(pid, {0})
+            try:
+                (group / "cgroup.procs").write_text(str(pid))
+                moved.append(pid)
+            except OSError:
+                pass   # a thread of a process already moved
+        for _ in range(2):
+            hog = subprocess.Popen([sys.executable, "-c", "import os\nos.sched_setaffinity(0, {0})\nwhile True: pass"])
+            (group / "cgroup.procs").write_text(str(hog.pid))
+            hogs.append(hog)
+        time.sleep(0.2)
+
+    yield share
+    for hog in hogs:
+        hog.kill()
+        hog.wait()
+    for _ in range(50):   # the sandbox's processes are gone once it closed
+        for pid in (group / "cgroup.procs").read_text().split():
+            try:
+                (root / "cgroup.procs").write_text(pid)
+            except OSError:
+                pass
+        try:
+            group.rmdir()
+            break
+        except OSError:
+            time.sleep(0.1)
+
+
+@pytest.mark.overload_is_a_failure   # a skip on "machine overloaded" would pass it when the grader is wrong
+def test_a_submission_that_lowers_its_own_priority_is_graded_not_called_starved(tmp_path, monkeypatch, shared_cpu):
+    """codesign.py puts itself at SCHED_IDLE (else nice 19), unprivileged, at import and in each
+    call. Sharing its CPU with two ordinary processes, honest code gets about a third of it (the
+    0.1 s call below ends in about 0.3-0.6 s); at SCHED_IDLE it got almost none (weight 3 against
+    1024 each), so the grader saw an honest call kept from a CPU, 'machine overloaded', on every
+    run: a grader error that never graded the student. The sandbox may not lower its priority."""
+    from autograder.sandbox import cgroups
+    monkeypatch.setattr(cgroups, "create", lambda limits: None)    # no cgroup of its own
+    monkeypatch.setattr(sandbox_session, "LOAD_RETRIES", 0)
+    (tmp_path / "codesign.py").write_text(LOWERS_ITSELF)
+    with Sandbox(tmp_path, limits=LIMITS) as box:
+        code = StudentCode(box, "codesign", deadline=time.monotonic() + 60)
+        assert code.load().ok
+        shared_cpu(box)
+        reply = code.call(Call("work", (WORK,)))
+    assert reply.outcome.status == "ok" and reply.outcome.value == 42, reply.outcome
