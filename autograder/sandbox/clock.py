@@ -29,6 +29,12 @@ BASE_DELAY = 0.05    # seconds into a request before the meter is first read
 # its schedstat only when it next runs: one that a busy machine keeps from running at all shows
 # no wait, only its state ("R").
 Meter = Callable[[], "tuple[float, float, bool] | None"]
+# A meter's attribute: True where its CPU time counts the processes that exited too (a cgroup's).
+# Without it, the guard's "load" needs the time seen on a CPU or waiting for one: a call that
+# forked child after child, each spinning 0.1 s and gone before the next reading (SIGCHLD
+# ignored: not even the parent's cutime keeps their time), was always runnable with next to no
+# CPU time, 'machine overloaded' on every run, never graded.
+SEES_EXITED = "sees_exited"
 
 
 class Budget:
@@ -40,6 +46,7 @@ class Budget:
         self.seconds = seconds
         self.ceiling = ceiling
         self._meter = meter
+        self._sees_exited = bool(getattr(meter, SEES_EXITED, False))
         self.start = time.monotonic()
         self.guard = self.start + seconds * GUARD_FACTOR
         self._base: tuple[float, float] | None = None
@@ -68,7 +75,9 @@ class Budget:
         if (cpu - self._head) + waited < ACTIVE_SHARE * (elapsed - self._head) and not sample[2]:
             return TimeoutCause.BLOCKED
         if now >= self.guard:
-            return TimeoutCause.LOAD
+            seen = (cpu - self._head) + waited >= ACTIVE_SHARE * (elapsed - self._head)
+            # time no reading saw went to the sandbox's own processes that exited (see SEES_EXITED)
+            return TimeoutCause.LOAD if self._sees_exited or seen else TimeoutCause.CPU
         return self._later(now + max(self.seconds - cpu, 0.05))
 
     def _later(self, when: float) -> None:
@@ -91,6 +100,7 @@ class SampledBudget(Budget):
                 self.most_wait = max(self.most_wait, sample[1])
             return sample
 
+        setattr(recording, SEES_EXITED, getattr(meter, SEES_EXITED, False))
         super().__init__(seconds, recording if meter else None, ceiling)
         self._every = every
         self._due = self._wake               # when Budget itself judges next
@@ -155,7 +165,9 @@ def tree_tasks(pid: int) -> list[int]:
 
 
 def tree_meter(pid: int) -> Meter:
-    """A meter over a process tree, for machines without a usable cgroup."""
+    """A meter over a process tree, for machines without a usable cgroup. It sees live tasks only:
+    a process that exited took its CPU time with it (SEES_EXITED)."""
     def sample():
         return schedstat(tree_tasks(pid))
+    setattr(sample, SEES_EXITED, False)
     return sample
