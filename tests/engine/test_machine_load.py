@@ -294,3 +294,74 @@ def test_a_submission_that_lowers_its_own_priority_is_graded_not_called_starved(
         shared_cpu(box)
         reply = code.call(Call("work", (WORK,)))
     assert reply.outcome.status == "ok" and reply.outcome.value == 42, reply.outcome
+
+
+LOWERS_ITS_AUTOGROUP = '''
+import ctypes, os, time
+
+def lower():
+    """Its session's autogroup to nice 19: /proc/self is root's while the process is not
+    dumpable (it changed uid), so it first makes itself dumpable again."""
+    ctypes.CDLL(None).prctl(4, 1, 0, 0, 0)   # PR_SET_DUMPABLE
+    fd = os.open("/proc/self/autogroup", os.O_WRONLY)
+    try:
+        os.write(fd, b"19")
+    finally:
+        os.close(fd)
+
+def work(cpu_seconds):
+    lower()
+    start = time.process_time()
+    while time.process_time() - start < cpu_seconds:
+        pass
+    return 42
+'''
+
+
+@pytest.fixture
+def beside_the_graders_session():
+    """`share(box)`: the sandbox (no cgroup of its own) shares CPU 0 with two ordinary spinning
+    processes of the test's session: both in the root CPU group, where the kernel schedules
+    each session (autogroup) as a group of its own."""
+    try:
+        enabled = Path("/proc/sys/kernel/sched_autogroup_enabled").read_text().strip() == "1"
+    except OSError:
+        enabled = False
+    lines = [line.split(":", 2) for line in Path("/proc/self/cgroup").read_text().splitlines()]
+    cpu = [path for _, controllers, path in lines if "cpu" in controllers.split(",")] or \
+          [path for number, controllers, path in lines if number == "0" and controllers == ""]
+    if not enabled or cpu[:1] != ["/"]:
+        pytest.skip("no autogroups for this process here (disabled, or it is in a CPU cgroup)")
+    hogs = []
+
+    def share(box: Sandbox) -> None:
+        for pid in clock.tree_tasks(box._resources.worker.proc.pid):
+            os.sched_setaffinity(pid, {0})
+        for _ in range(2):
+            hogs.append(subprocess.Popen([sys.executable, "-c", "import os\nos.sched_setaffinity(0, {0})\nwhile True: pass"]))
+        time.sleep(0.2)
+
+    yield share
+    for hog in hogs:
+        hog.kill()
+        hog.wait()
+
+
+@pytest.mark.overload_is_a_failure   # a skip on "machine overloaded" would pass it when the grader is wrong
+def test_a_submission_that_lowers_its_sessions_autogroup_is_graded_not_called_starved(
+        tmp_path, monkeypatch, beside_the_graders_session):
+    """No system call sets it: the student's call makes itself dumpable and writes 19 to
+    /proc/self/autogroup. Without a cgroup of its own its session then got 15/1039 of the CPU
+    beside an ordinary process, and the 0.1 s call was 'machine overloaded' after its 5 s guard,
+    on every run (the same call at nice 0: 0.3 s). The grader reads the sandbox's priority with
+    its time: a sandbox seen below the grader's own is never starved by the machine."""
+    from autograder.sandbox import cgroups
+    monkeypatch.setattr(cgroups, "create", lambda limits: None)    # no cgroup of its own
+    monkeypatch.setattr(sandbox_session, "LOAD_RETRIES", 0)
+    (tmp_path / "codesign.py").write_text(LOWERS_ITS_AUTOGROUP)
+    with Sandbox(tmp_path, limits=LIMITS) as box:
+        code = StudentCode(box, "codesign", deadline=time.monotonic() + 60)
+        assert code.load().ok
+        beside_the_graders_session(box)
+        reply = code.call(Call("work", (WORK,)))
+    assert reply.outcome.status == "timeout" and reply.outcome.timeout_cause == "cpu", reply.outcome
