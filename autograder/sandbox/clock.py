@@ -131,6 +131,25 @@ class SampledBudget(Budget):
         return max(self.most_wait - self.first_wait, 0.0)
 
 
+class PriorityWatch:
+    """One Sandbox's meters, whose readings also say whether the sandbox was ever seen below the
+    grader's priority (`_lowered`): sticky for the Sandbox's life, as a student may lower it for
+    one call and raise it back. Such a sandbox is never starved by the machine."""
+
+    def __init__(self):
+        self.lowered = False
+
+    def watch(self, meter: Meter) -> Meter:
+        def reading():
+            sample = meter()
+            if sample is None:
+                return None
+            self.lowered = self.lowered or (len(sample) > 3 and bool(sample[3]))
+            return (*sample[:3], self.lowered)
+        setattr(reading, SEES_EXITED, getattr(meter, SEES_EXITED, False))
+        return reading
+
+
 def schedstat(tids: Iterable[int]) -> tuple[float, float, bool, bool]:
     """(seconds on a CPU, seconds waiting in a run queue, is one of them runnable now, does one
     of them run at a lower priority than the grader's own: see `lowered`) over live tasks `tids`."""
