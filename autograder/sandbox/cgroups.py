@@ -31,7 +31,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .clock import schedstat, tree_meter
+from .clock import SEES_EXITED, schedstat, tree_meter
 from .limits import Limits
 
 _V1_CONTROLLERS = ("cpu", "cpuacct", "memory", "pids")
@@ -154,6 +154,7 @@ class SandboxCgroup:
             if cpu is None:
                 return None
             return (cpu, *schedstat(self.tasks())[1:])
+        setattr(sample, SEES_EXITED, True)   # the group's CPU time counts its dead processes too
         return sample
 
     def peak_memory_bytes(self) -> int | None:

@@ -15,6 +15,7 @@ sandbox's scheduler statistics (/proc/<tid>/schedstat: time on a CPU, time waiti
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from typing import Callable, Iterable
@@ -25,10 +26,16 @@ GUARD_FACTOR = 10.0   # a machine 10× oversubscribed still finishes honest work
 ACTIVE_SHARE = 0.5   # below this share of wall time on (or queued for) a CPU, the code is blocked
 BASE_DELAY = 0.05    # seconds into a request before the meter is first read
 
-# () -> (cpu seconds, run-queue wait seconds, some task runnable now). A task's wait is added to
-# its schedstat only when it next runs: one that a busy machine keeps from running at all shows
-# no wait, only its state ("R").
-Meter = Callable[[], "tuple[float, float, bool] | None"]
+# () -> (cpu seconds, run-queue wait seconds, some task runnable now, some task below the grader's
+# priority now or before: `_lowered`). A task's wait is added to its schedstat only when it next
+# runs: one that a busy machine keeps from running at all shows no wait, only its state ("R").
+Meter = Callable[[], "tuple[float, float, bool, bool] | None"]
+# A meter's attribute: True where its CPU time counts the processes that exited too (a cgroup's).
+# Without it, the guard's "load" needs the time seen on a CPU or waiting for one: a call that
+# forked child after child, each spinning 0.1 s and gone before the next reading (SIGCHLD
+# ignored: not even the parent's cutime keeps their time), was always runnable with next to no
+# CPU time, 'machine overloaded' on every run, never graded.
+SEES_EXITED = "sees_exited"
 
 
 class Budget:
@@ -40,6 +47,8 @@ class Budget:
         self.seconds = seconds
         self.ceiling = ceiling
         self._meter = meter
+        self._sees_exited = bool(getattr(meter, SEES_EXITED, False))
+        self.lowered = False
         self.start = time.monotonic()
         self.guard = self.start + seconds * GUARD_FACTOR
         self._base: tuple[float, float] | None = None
@@ -67,8 +76,13 @@ class Budget:
             return TimeoutCause.CPU
         if (cpu - self._head) + waited < ACTIVE_SHARE * (elapsed - self._head) and not sample[2]:
             return TimeoutCause.BLOCKED
+        self.lowered = self.lowered or (len(sample) > 3 and bool(sample[3]))
         if now >= self.guard:
-            return TimeoutCause.LOAD
+            if self.lowered:   # the sandbox lowered its own priority: the wait is its own doing
+                return TimeoutCause.CPU
+            seen = (cpu - self._head) + waited >= ACTIVE_SHARE * (elapsed - self._head)
+            # time no reading saw went to the sandbox's own processes that exited (see SEES_EXITED)
+            return TimeoutCause.LOAD if self._sees_exited or seen else TimeoutCause.CPU
         return self._later(now + max(self.seconds - cpu, 0.05))
 
     def _later(self, when: float) -> None:
@@ -91,6 +105,7 @@ class SampledBudget(Budget):
                 self.most_wait = max(self.most_wait, sample[1])
             return sample
 
+        setattr(recording, SEES_EXITED, getattr(meter, SEES_EXITED, False))
         super().__init__(seconds, recording if meter else None, ceiling)
         self._every = every
         self._due = self._wake               # when Budget itself judges next
@@ -116,23 +131,71 @@ class SampledBudget(Budget):
         return max(self.most_wait - self.first_wait, 0.0)
 
 
-def schedstat(tids: Iterable[int]) -> tuple[float, float, bool]:
-    """(seconds on a CPU, seconds waiting in a run queue, is one of them runnable now) over
-    live tasks `tids`."""
+class PriorityWatch:
+    """One Sandbox's meters, whose readings also say whether the sandbox was ever seen below the
+    grader's priority (`_lowered`): sticky for the Sandbox's life, as a student may lower it for
+    one call and raise it back. Such a sandbox is never starved by the machine."""
+
+    def __init__(self):
+        self.lowered = False
+
+    def watch(self, meter: Meter) -> Meter:
+        def reading():
+            sample = meter()
+            if sample is None:
+                return None
+            self.lowered = self.lowered or (len(sample) > 3 and bool(sample[3]))
+            return (*sample[:3], self.lowered)
+        setattr(reading, SEES_EXITED, getattr(meter, SEES_EXITED, False))
+        return reading
+
+
+def schedstat(tids: Iterable[int]) -> tuple[float, float, bool, bool]:
+    """(seconds on a CPU, seconds waiting in a run queue, is one of them runnable now, does one
+    of them run at a lower priority than the grader's own: see `lowered`) over live tasks `tids`."""
     cpu = waited = 0
-    runnable = False
+    runnable = lowered = False
     for tid in tids:
         try:
             with open(f"/proc/{tid}/schedstat", "rb") as handle:
                 fields = handle.read().split()
             cpu += int(fields[0])
             waited += int(fields[1])
-            if not runnable:
-                with open(f"/proc/{tid}/stat", "rb") as handle:
-                    runnable = handle.read().rpartition(b")")[2].split()[0] == b"R"
+            with open(f"/proc/{tid}/stat", "rb") as handle:
+                stat = handle.read().rpartition(b")")[2].split()
+            runnable = runnable or stat[0] == b"R"
+            lowered = lowered or _lowered(tid, stat)
         except (OSError, ValueError, IndexError):
             pass
-    return cpu / 1e9, waited / 1e9, runnable
+    return cpu / 1e9, waited / 1e9, runnable, lowered
+
+
+_SCHED_BATCH, _SCHED_IDLE = 3, 5
+
+
+def _lowered(tid: int, stat: list[bytes]) -> bool:
+    """Whether task `tid` (its /proc stat fields after the name) runs below the grader's priority:
+    a higher nice, SCHED_BATCH or SCHED_IDLE, or its session's autogroup at a positive nice. The
+    sandbox's filter refuses the calls that set the first two (lockdown.py); the third is a write
+    to /proc/self/autogroup, which a process that made itself dumpable again (or any it execs)
+    may do: at nice 19 its session got 15/1039 of a CPU beside an ordinary process, and honest
+    work looked starved ('machine overloaded' on every run) where the sandbox has no cgroup."""
+    nice, policy = int(stat[16]), int(stat[38])
+    own_nice, own_policy = _grader_priority()
+    if nice > own_nice or (policy in (_SCHED_BATCH, _SCHED_IDLE) and policy != own_policy):
+        return True
+    try:
+        with open(f"/proc/{tid}/autogroup", "rb") as handle:
+            words = handle.read().split()
+    except OSError:
+        return False   # no autogroups in this kernel
+    return len(words) == 3 and words[1] == b"nice" and int(words[2]) > 0
+
+
+@functools.cache
+def _grader_priority() -> tuple[int, int]:
+    """(nice, scheduling policy) of the grader, which its sandboxes start with."""
+    return os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0)
 
 
 def tree_tasks(pid: int) -> list[int]:
@@ -155,7 +218,9 @@ def tree_tasks(pid: int) -> list[int]:
 
 
 def tree_meter(pid: int) -> Meter:
-    """A meter over a process tree, for machines without a usable cgroup."""
+    """A meter over a process tree, for machines without a usable cgroup. It sees live tasks only:
+    a process that exited took its CPU time with it (SEES_EXITED)."""
     def sample():
         return schedstat(tree_tasks(pid))
+    setattr(sample, SEES_EXITED, False)
     return sample

@@ -46,7 +46,12 @@ fallback's plain start), it applies the same `Lockdown`, in this order:
    uids, so under the uid fallback every host process was listed while its /proc showed only the
    sandbox's own; asyncio falls back to its thread watcher when pidfd_open is refused): kernel
    attack surface the grader never needs (nothing the worker runs watches files), all EPERM; and
-   sched_setaffinity, so nothing in the sandbox leaves its CPUs; and socket() of any family but
+   sched_setaffinity, so nothing in the sandbox leaves its CPUs; sched_setscheduler,
+   sched_setattr and setpriority (os.nice too), so the sandbox runs at the priority the grader
+   gave it: lowering one's own needs no privilege, and at SCHED_IDLE or nice 19 any ordinary
+   process on the sandbox's CPU kept honest code from running, which the grader must take for a
+   starved machine ('machine overloaded', never graded; numpy, OpenBLAS and matplotlib set no
+   priority); and socket() of any family but
    Unix, IPv4/6 and netlink (EAFNOSUPPORT): the network namespace confines those, not AF_VSOCK,
    which reaches the hypervisor and the host's VM sockets from any namespace, nor the rarely used
    families (AF_ALG, AF_TIPC, AF_RDS...) whose kernel code nothing here needs.
@@ -86,19 +91,22 @@ _ARCHES = {
                             "io_uring_enter": 426, "io_uring_register": 427, "userfaultfd": 323,
                             "perf_event_open": 298, "bpf": 321, "fanotify_init": 300, "fanotify_mark": 301,
                             "inotify_init": 253, "inotify_init1": 294, "inotify_add_watch": 254,
-                            "pidfd_send_signal": 424, "pidfd_open": 434, "pidfd_getfd": 438}),
+                            "pidfd_send_signal": 424, "pidfd_open": 434, "pidfd_getfd": 438,
+                            "sched_setscheduler": 144, "sched_setattr": 314, "setpriority": 141}),
     "aarch64": (0xC00000B7, {"clone": 220, "unshare": 97, "clone3": 435, "sched_setaffinity": 122, "socket": 198,
                              "add_key": 217, "request_key": 218, "keyctl": 219, "io_uring_setup": 425,
                              "io_uring_enter": 426, "io_uring_register": 427, "userfaultfd": 282,
                              "perf_event_open": 241, "bpf": 280, "fanotify_init": 262, "fanotify_mark": 263,
                              "inotify_init1": 26, "inotify_add_watch": 27,   # no inotify_init here
-                             "pidfd_send_signal": 424, "pidfd_open": 434, "pidfd_getfd": 438}),
+                             "pidfd_send_signal": 424, "pidfd_open": 434, "pidfd_getfd": 438,
+                             "sched_setscheduler": 119, "sched_setattr": 274, "setpriority": 140}),
 }
 # Refused outright (EPERM): see step 8 above.
 REFUSED_CALLS = ("sched_setaffinity", "keyctl", "add_key", "request_key", "io_uring_setup",
                  "io_uring_enter", "io_uring_register", "userfaultfd", "perf_event_open", "bpf",
                  "fanotify_init", "fanotify_mark", "inotify_init", "inotify_init1", "inotify_add_watch",
-                 "pidfd_open", "pidfd_getfd", "pidfd_send_signal")
+                 "pidfd_open", "pidfd_getfd", "pidfd_send_signal",
+                 "sched_setscheduler", "sched_setattr", "setpriority")
 # socket() families the sandbox's network namespace confines, the only ones libraries here use
 # (AF_UNIX, AF_INET, AF_INET6, AF_NETLINK); any other is EAFNOSUPPORT, see step 8 above.
 SOCKET_FAMILIES = (1, 2, 10, 16)

@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 from typing import Iterable, Mapping, Sequence
 
 from . import confinement, leftovers, placement
-from .clock import ACTIVE_SHARE, Budget, SampledBudget
+from .clock import ACTIVE_SHARE, Budget, PriorityWatch, SampledBudget
 from .codec import Encoder, WireError, check_factory_name
 from .launcher import launch_plan
 from .limits import Limits
@@ -81,6 +81,7 @@ class Sandbox:
         self._failed_imports: dict[str, CallOutcome] = {}
         self._stopped_by_load = False
         self._usage = Usage(0.0, 0.0, 0.0)   # summed over requests: see deadline_cause()
+        self._priority = PriorityWatch()   # a reading saw it below the grader's priority?
         self._started_once = False   # a worker got ready: student code may have run since
         self.quotas = confinement.NO_QUOTA.name
         self.private_scratch = chosen.private_scratch   # a started fallback worker may add it
@@ -217,7 +218,8 @@ class Sandbox:
         # The cells' CPU timers run in the worker; this ends a notebook that stopped yielding to
         # them (judged on the sandbox's CPU time as a call is: one only a busy machine held back
         # is "load"), or that reaches the submission's ceiling.
-        budget = SampledBudget(_notebook_backstop(self.limits.notebook_timeout), worker.meter(), self.ceiling,
+        budget = SampledBudget(_notebook_backstop(self.limits.notebook_timeout),
+                               self._priority.watch(worker.meter()), self.ceiling,
                                every=NOTEBOOK_SAMPLE_SECONDS)
         used_before = self._sandbox_cpu()
         try:
@@ -290,7 +292,7 @@ class Sandbox:
         `overloaded` flag, which student code sets) made a notebook that slept 2 s a grader error
         on every run, never graded."""
         used_after = self._sandbox_cpu()
-        if used_before is None or used_after is None or waited is None:
+        if used_before is None or used_after is None or waited is None or self._priority.lowered:
             return False
         used = used_after - used_before
         return used < ACTIVE_SHARE * self.limits.cpu_share * seconds and used + waited >= ACTIVE_SHARE * seconds
@@ -369,7 +371,7 @@ class Sandbox:
         outcomes = []
         worker.discard_output()
         worker.expect(ids)
-        meter = worker.meter()
+        meter = self._priority.watch(worker.meter())
         budget = Budget(timeout, meter, self.ceiling)
         start, first = time.monotonic(), meter()
         try:
@@ -428,7 +430,7 @@ class Sandbox:
         wall = self._usage.wall - since.wall
         cpu = self._usage.cpu - since.cpu
         active = self._usage.active - since.active
-        starved = (wall > 0 and active >= ACTIVE_SHARE * wall
+        starved = (wall > 0 and active >= ACTIVE_SHARE * wall and not self._priority.lowered
                    and cpu < ACTIVE_SHARE * self.limits.cpu_share * wall)
         return TimeoutCause.LOAD if starved else TimeoutCause.DEADLINE
 

@@ -25,6 +25,7 @@ import select
 import signal
 import socket
 import sys
+from struct import error as struct_error
 import time
 import traceback
 
@@ -238,8 +239,20 @@ class Server:
 
     # -- notebook --------------------------------------------------------------------------
     def notebook(self, header: dict) -> bytes:
-        """Runs the notebook in a forked child; a crash there costs the notebook, not the worker."""
+        """Runs the notebook in a forked child; a crash there costs the notebook, not the worker.
+        The worker reads it first: "unreadable" is only ever its own word, said before any cell
+        runs. The child's reply is the cells' to forge (a first cell made the runner raise its
+        own 'unreadable' at the next, which the grader, no module of the student's imported,
+        took for its own fault on every run: never graded)."""
         warm, self.warm = self.warm, None
+        try:
+            self.nbrunner.read_code_cells(header["path"])
+        except self.nbrunner.NotebookUnreadable as exc:
+            if warm is not None:
+                warm.discard()
+            self.end_marker(header["id"])
+            return self.frame({"id": header["id"], "status": "unreadable", "variables": {},
+                               "cell_errors": [], "message": str(exc)})
         started = warm.hand_over(header) if warm is not None else None
         if started is not None:
             return self.notebook_collected(header, *started)
@@ -265,6 +278,11 @@ class Server:
     def notebook_collected(self, header: dict, pid: int, read_end: int) -> bytes:
         data, status = self._collect_child(pid, read_end)
         os.close(read_end)
+        if data is not None and self._says_unreadable(data):
+            # read above by the worker: the child said so after its cells began to run
+            return self.frame({"id": header["id"], "status": "crashed", "variables": {}, "cell_errors": [],
+                               "message": f"{header['path']} was read, then its cells made the notebook's "
+                                          f"process report it unreadable"})
         if data is not None:
             return data
         self.end_marker(header["id"])
@@ -312,6 +330,16 @@ class Server:
         except self.codec.ResultTooLarge:
             # The cells' outputs are for the feedback; the answers must still arrive.
             return self.frame(dict(reply, cells=[]), encoder)
+
+    def _says_unreadable(self, data: bytes) -> bool:
+        """Whether a child's reply frame has status "unreadable" (a frame that does not parse is
+        left for the parent to refuse)."""
+        try:
+            _, head_len, _ = self.codec.PREFIX.unpack(data[:self.codec.PREFIX.size])
+            head = json.loads(data[self.codec.PREFIX.size:self.codec.PREFIX.size + head_len])
+        except (ValueError, TypeError, struct_error):
+            return False
+        return isinstance(head, dict) and head.get("status") == "unreadable"
 
     def _collect_child(self, pid: int, fd: int):
         """(the child's complete reply frame or None, how the child ended). Stops reading when

@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -24,6 +25,7 @@ from autograder.sandbox import session as sandbox_session
 
 HONEST = '''
 import time
+from pathlib import Path
 
 def work(cpu_seconds):
     """Computes for `cpu_seconds` of this process's CPU time, then answers."""
@@ -199,3 +201,167 @@ def test_a_notebooks_time_passing_on_a_starved_machine_is_a_grader_error(tmp_pat
             starved = code.run_notebook("handout.ipynb", ["a11"])
             # Today: "the notebook ran out of time before cell …", and a11 is missing.
             raise AssertionError(f"graded as the student's: {starved.status}, {starved.message}")
+
+
+LOWERS_ITSELF = '''
+import os, time
+
+def lower():
+    """The cheapest ways an unprivileged process lowers its own CPU priority."""
+    for step in (lambda: os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0)),
+                 lambda: os.setpriority(os.PRIO_PROCESS, 0, 19)):
+        try:
+            step()
+        except OSError:
+            pass
+
+lower()   # at import, as a module's top level would
+
+def work(cpu_seconds):
+    lower()
+    start = time.process_time()
+    while time.process_time() - start < cpu_seconds:
+        pass
+    return 42
+'''
+
+
+@pytest.fixture
+def shared_cpu():
+    """`share(box)`: the sandbox (which has no cgroup of its own here, as on a machine where none
+    can be made) shares CPU 0, and one CPU group, with two ordinary spinning processes: other load
+    on a grading machine. One group (made by the test, below the root of the cpu hierarchy) is
+    what a grader in a systemd slice or a container has; the kernel's per-session autogroups,
+    which would keep the sandbox's session apart, apply only in the root group."""
+    v1, v2 = Path("/sys/fs/cgroup/cpu"), Path("/sys/fs/cgroup")
+    if (v1 / "cpu.shares").exists():
+        root = v1
+    elif (v2 / "cgroup.subtree_control").exists() and "cpu" in (v2 / "cgroup.subtree_control").read_text().split():
+        root = v2
+    else:
+        root = None
+    if root is None or not os.access(root, os.W_OK):
+        pytest.skip("no writable cpu cgroup hierarchy here (not root?)")
+    group = root / f"cs349e-test-shared-{os.getpid()}"
+    group.mkdir()
+    hogs, moved = [], []
+
+    def share(box: Sandbox) -> None:
+        for pid in clock.tree_tasks(box._resources.worker.proc.pid):
+            os.sched_setaffinity(pid, {0})
+            try:
+                (group / "cgroup.procs").write_text(str(pid))
+                moved.append(pid)
+            except OSError:
+                pass   # a thread of a process already moved
+        for _ in range(2):
+            hog = subprocess.Popen([sys.executable, "-c", "import os\nos.sched_setaffinity(0, {0})\nwhile True: pass"])
+            (group / "cgroup.procs").write_text(str(hog.pid))
+            hogs.append(hog)
+        time.sleep(0.2)
+
+    yield share
+    for hog in hogs:
+        hog.kill()
+        hog.wait()
+    for _ in range(50):   # the sandbox's processes are gone once it closed
+        for pid in (group / "cgroup.procs").read_text().split():
+            try:
+                (root / "cgroup.procs").write_text(pid)
+            except OSError:
+                pass
+        try:
+            group.rmdir()
+            break
+        except OSError:
+            time.sleep(0.1)
+
+
+@pytest.mark.overload_is_a_failure   # a skip on "machine overloaded" would pass it when the grader is wrong
+def test_a_submission_that_lowers_its_own_priority_is_graded_not_called_starved(tmp_path, monkeypatch, shared_cpu):
+    """codesign.py puts itself at SCHED_IDLE (else nice 19), unprivileged, at import and in each
+    call. Sharing its CPU with two ordinary processes, honest code gets about a third of it (the
+    0.1 s call below ends in about 0.3-0.6 s); at SCHED_IDLE it got almost none (weight 3 against
+    1024 each), so the grader saw an honest call kept from a CPU, 'machine overloaded', on every
+    run: a grader error that never graded the student. The sandbox may not lower its priority."""
+    from autograder.sandbox import cgroups
+    monkeypatch.setattr(cgroups, "create", lambda limits: None)    # no cgroup of its own
+    monkeypatch.setattr(sandbox_session, "LOAD_RETRIES", 0)
+    (tmp_path / "codesign.py").write_text(LOWERS_ITSELF)
+    with Sandbox(tmp_path, limits=LIMITS) as box:
+        code = StudentCode(box, "codesign", deadline=time.monotonic() + 60)
+        assert code.load().ok
+        shared_cpu(box)
+        reply = code.call(Call("work", (WORK,)))
+    assert reply.outcome.status == "ok" and reply.outcome.value == 42, reply.outcome
+
+
+LOWERS_ITS_AUTOGROUP = '''
+import ctypes, os, time
+
+def lower():
+    """Its session's autogroup to nice 19: /proc/self is root's while the process is not
+    dumpable (it changed uid), so it first makes itself dumpable again."""
+    ctypes.CDLL(None).prctl(4, 1, 0, 0, 0)   # PR_SET_DUMPABLE
+    fd = os.open("/proc/self/autogroup", os.O_WRONLY)
+    try:
+        os.write(fd, b"19")
+    finally:
+        os.close(fd)
+
+def work(cpu_seconds):
+    lower()
+    start = time.process_time()
+    while time.process_time() - start < cpu_seconds:
+        pass
+    return 42
+'''
+
+
+@pytest.fixture
+def beside_the_graders_session():
+    """`share(box)`: the sandbox (no cgroup of its own) shares CPU 0 with two ordinary spinning
+    processes of the test's session: both in the root CPU group, where the kernel schedules
+    each session (autogroup) as a group of its own."""
+    try:
+        enabled = Path("/proc/sys/kernel/sched_autogroup_enabled").read_text().strip() == "1"
+    except OSError:
+        enabled = False
+    lines = [line.split(":", 2) for line in Path("/proc/self/cgroup").read_text().splitlines()]
+    cpu = [path for _, controllers, path in lines if "cpu" in controllers.split(",")] or \
+          [path for number, controllers, path in lines if number == "0" and controllers == ""]
+    if not enabled or cpu[:1] != ["/"]:
+        pytest.skip("no autogroups for this process here (disabled, or it is in a CPU cgroup)")
+    hogs = []
+
+    def share(box: Sandbox) -> None:
+        for pid in clock.tree_tasks(box._resources.worker.proc.pid):
+            os.sched_setaffinity(pid, {0})
+        for _ in range(2):
+            hogs.append(subprocess.Popen([sys.executable, "-c", "import os\nos.sched_setaffinity(0, {0})\nwhile True: pass"]))
+        time.sleep(0.2)
+
+    yield share
+    for hog in hogs:
+        hog.kill()
+        hog.wait()
+
+
+@pytest.mark.overload_is_a_failure   # a skip on "machine overloaded" would pass it when the grader is wrong
+def test_a_submission_that_lowers_its_sessions_autogroup_is_graded_not_called_starved(
+        tmp_path, monkeypatch, beside_the_graders_session):
+    """No system call sets it: the student's call makes itself dumpable and writes 19 to
+    /proc/self/autogroup. Without a cgroup of its own its session then got 15/1039 of the CPU
+    beside an ordinary process, and the 0.1 s call was 'machine overloaded' after its 5 s guard,
+    on every run (the same call at nice 0: 0.3 s). The grader reads the sandbox's priority with
+    its time: a sandbox seen below the grader's own is never starved by the machine."""
+    from autograder.sandbox import cgroups
+    monkeypatch.setattr(cgroups, "create", lambda limits: None)    # no cgroup of its own
+    monkeypatch.setattr(sandbox_session, "LOAD_RETRIES", 0)
+    (tmp_path / "codesign.py").write_text(LOWERS_ITS_AUTOGROUP)
+    with Sandbox(tmp_path, limits=LIMITS) as box:
+        code = StudentCode(box, "codesign", deadline=time.monotonic() + 60)
+        assert code.load().ok
+        beside_the_graders_session(box)
+        reply = code.call(Call("work", (WORK,)))
+    assert reply.outcome.status == "timeout" and reply.outcome.timeout_cause == "cpu", reply.outcome

@@ -32,9 +32,9 @@ def test_a_sandbox_that_misreads_a_good_notebook_raises_instead_of_scoring(monke
         grader.grade_submission("lec01_codesign", tmp_path / "alice")
 
 
-# Imported by the worker before the notebook runs: the notebook request goes to a child forked
-# from the worker (the warm child, forked before any student code, is thrown away), whose
-# notebook reader now says "unreadable" for any notebook.
+# Imported by the worker before the notebook runs: the worker's own notebook reader (it reads the
+# notebook before any cell runs) and the runner of the child it forks for the notebook (the warm
+# child, forked before any student code, is thrown away) now say "unreadable" for any notebook.
 FORGED_UNREADABLE = """
 
 def _unreadable_from_now_on():
@@ -49,7 +49,7 @@ def _unreadable_from_now_on():
 
                 def unreadable(*args, _nb=nbrunner, **kwargs):
                     raise _nb.NotebookUnreadable("handout.ipynb is not valid JSON")
-                nbrunner.run_notebook = unreadable
+                nbrunner.run_notebook = nbrunner.read_code_cells = unreadable
         except Exception:
             pass
 
@@ -135,3 +135,42 @@ def test_whether_a_notebook_reads_does_not_depend_on_how_deep_the_reader_stands(
         path.write_text('{"deep": ' + "[" * nesting + "]" * nesting + ", " + text[1:])
         verdicts = [_at_depth(frames, lambda: _verdict(path)) for frames in (0, 30, 200)]
         assert verdicts == [1] * 3 if readable else verdicts[0] == verdicts[1] == verdicts[2] != 1, (nesting, verdicts)
+
+
+# A notebook cell: every later cell's setup in the sandbox's notebook runner now raises the
+# runner's own "unreadable" error, after this cell (student code) ran.
+CELL_FORGES_UNREADABLE = """
+import sys
+_frame = sys._getframe()
+while _frame is not None and "NotebookUnreadable" not in _frame.f_globals:
+    _frame = _frame.f_back
+_runner = _frame.f_globals
+
+def _unreadable(*args, **kwargs):
+    raise _runner["NotebookUnreadable"]("handout.ipynb is not valid JSON")
+
+_runner["CellOutputs"] = _unreadable
+"""
+
+
+def test_a_notebook_cell_that_says_its_notebook_is_unreadable_is_graded_not_a_grader_error(tmp_path):
+    """No codesign.py, and a first cell that makes the sandbox's runner raise its own 'unreadable'
+    error at the next cell: no module of the student's was imported, so the grader believed the
+    sandbox had misread a notebook it reads itself and raised on every run ('the sandbox could
+    not read handout.ipynb ...': `grade` exit 1, never graded). The sandbox's worker reads the
+    notebook itself before any cell runs; a child that says 'unreadable' after that ended its own
+    run: graded as a crashed notebook, which the feedback says."""
+    import nbformat
+
+    from autograder.build import write_reference_submission
+
+    write_reference_submission("lec01_codesign", tmp_path / "mallory")
+    (tmp_path / "mallory" / "codesign.py").unlink()
+    path = tmp_path / "mallory" / "handout.ipynb"
+    notebook = nbformat.read(str(path), as_version=4)
+    notebook.cells.insert(0, nbformat.v4.new_code_cell(CELL_FORGES_UNREADABLE))
+    nbformat.write(notebook, str(path))
+    result = grader.grade_submission("lec01_codesign", tmp_path / "mallory")
+    report = [item for item in result.items if item.kind != "function" and item.status != "manual"]
+    assert report and not any(item.score for item in report)
+    assert all("its cells made the notebook's process report it unreadable" in item.feedback_md for item in report)

@@ -520,6 +520,78 @@ def test_student_code_gets_no_real_time_or_raised_priority_whatever_the_grader_w
     assert 0 <= found["memlock"] <= 1 << 20, found
 
 
+
+# sched_setattr's number on each architecture (struct sched_attr: size, policy, flags, nice, ...).
+_SCHED_SETATTR = {"x86_64": 314, "aarch64": 274}.get(platform.machine())
+LOWER_PRIORITY = f"""
+import ctypes, os, threading
+
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+
+def _try(step):
+    try:
+        step()
+        return "set"
+    except OSError as exc:
+        return exc.errno
+
+def _setattr_idle():
+    attr = (ctypes.c_uint32 * 12)()
+    attr[0], attr[1] = 48, os.SCHED_IDLE              # size, policy
+    ctypes.set_errno(0)
+    if libc.syscall({_SCHED_SETATTR}, 0, attr, 0) != 0:
+        raise OSError(ctypes.get_errno(), "sched_setattr")
+
+def lower_priority():
+    found = {{
+        "idle": _try(lambda: os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))),
+        "batch": _try(lambda: os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))),
+        "setattr": _try(_setattr_idle),
+        "nice": _try(lambda: os.nice(19)),
+        "setpriority": _try(lambda: os.setpriority(os.PRIO_PROCESS, 0, 19)),
+        "group": _try(lambda: os.setpriority(os.PRIO_PGRP, 0, 19)),
+        "user": _try(lambda: os.setpriority(os.PRIO_USER, os.getuid(), 19)),
+    }}
+    thread = {{}}
+    def in_thread():   # a thread of its own, by its own id
+        thread["idle"] = _try(lambda: os.sched_setscheduler(threading.get_native_id(), os.SCHED_IDLE, os.sched_param(0)))
+        thread["policy"] = os.sched_getscheduler(threading.get_native_id())
+    worker = threading.Thread(target=in_thread)
+    worker.start()
+    worker.join()
+    found["thread"] = thread["idle"]
+    found["now"] = [os.sched_getscheduler(0), os.getpriority(os.PRIO_PROCESS, 0), thread["policy"]]
+    return found
+"""
+
+
+def _assert_priority_kept(found: dict) -> None:
+    refused = {name: err for name, err in found.items() if name != "now"}
+    assert all(err == errno.EPERM for err in refused.values()), found
+    assert found["now"] == [os.SCHED_OTHER, os.getpriority(os.PRIO_PROCESS, 0), os.SCHED_OTHER], found
+
+
+@pytest.mark.parametrize("isolation", [pytest.param("rlimits", marks=needs_rlimits), "bubblewrap"])
+def test_student_code_cannot_lower_its_own_priority_to_look_starved(sandbox, isolation):
+    """Lowering one's own priority needs no privilege: at SCHED_IDLE (or nice 19), any ordinary
+    process on the sandbox's CPU kept it from running, so an honest call looked starved by the
+    machine, 'machine overloaded' on every run, never graded
+    (test_machine_load.test_a_submission_that_lowers_its_own_priority_is_graded_not_called_starved).
+    The sandbox runs at the priority the grader gave it."""
+    outcome = sandbox({"codesign.py": LOWER_PRIORITY}, isolation=isolation).call("codesign", "lower_priority")
+    assert outcome.status == "ok", outcome
+    _assert_priority_kept(outcome.value)
+
+
+@needs_bwrap
+def test_a_notebook_cell_cannot_lower_its_priority_either(sandbox):
+    box = sandbox({"handout.ipynb": notebook_json(LOWER_PRIORITY + "\nfound = lower_priority()\n")})
+    outcome = box.run_notebook("handout.ipynb", ["found"])
+    assert outcome.status == "ok" and not outcome.cell_errors, outcome
+    _assert_priority_kept(outcome.variables["found"])
+
+
 OPEN_FILES = """
 import os
 

@@ -9,7 +9,7 @@ import time
 from dataclasses import replace
 
 import pytest
-from sandbox_helpers import FAST, FORK_SPIN_SLEEP
+from sandbox_helpers import FAST, FORK_SPIN_SLEEP, needs_rlimits
 
 from autograder.sandbox import Call, cgroups
 
@@ -138,3 +138,36 @@ def test_without_a_cgroup_rlimits_still_cap_processes_and_time(sandbox, monkeypa
     assert spinning.status == "timeout" and spinning.timeout_cause in ("cpu", "load")
     sleeping = box.call("codesign", "sleep", (30,))
     assert sleeping.status == "timeout" and sleeping.timeout_cause == "blocked"
+
+
+SHORT_LIVED_CHILDREN = {"codesign.py": """
+    import os, signal, time
+
+    def children_one_after_another():
+        signal.signal(signal.SIGCHLD, signal.SIG_IGN)   # reaped by the kernel: no parent's cutime keeps their time
+        while True:
+            pid = os.fork()
+            if pid == 0:
+                start = time.process_time()
+                while time.process_time() - start < 0.1:
+                    pass
+                os._exit(0)
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+"""}
+
+
+@pytest.mark.parametrize("isolation", ["bubblewrap", pytest.param("rlimits", marks=needs_rlimits)])
+def test_without_a_cgroup_time_spent_in_children_that_exited_is_still_the_calls(sandbox, isolation, monkeypatch):
+    """Without a cgroup the sandbox's time is read from its live processes. A call that forks
+    child after child, each spinning 0.1 s and gone before the next reading, was always runnable
+    with next to no CPU time seen: at the guard (10 x its timeout) 'load', 'machine overloaded'
+    on every run, never graded (bubblewrap without a delegated cgroup, the usual instructor's
+    box). Unseen time is the call's own: its CPU timeout."""
+    monkeypatch.setattr(cgroups, "create", lambda limits: None)
+    box = sandbox(SHORT_LIVED_CHILDREN, limits=replace(FAST, call_timeout=0.5), isolation=isolation)
+    assert box.quotas == "rlimits"
+    outcome = box.call("codesign", "children_one_after_another")
+    assert outcome.status == "timeout" and outcome.timeout_cause == "cpu", outcome
