@@ -25,8 +25,9 @@ NOT_A_SKIP = "overload_is_a_failure"
 
 
 def overloaded_reason(text: str) -> str | None:
-    """The grader's refusal line in `text`, or None."""
-    for line in text.splitlines():
+    """The grader's refusal line in `text`, or None: the last one, since a traceback quotes the
+    `raise` line that builds the message (its "{what}" unfilled) before the message itself."""
+    for line in reversed(text.splitlines()):
         at = line.find(MARK)
         if at >= 0:
             return line[at:].strip()[:300]
