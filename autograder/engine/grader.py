@@ -205,17 +205,16 @@ def _grade_items(assignment: Assignment, files: StudentFiles, staged: Path, box:
             wanted += [STUDENT_ID_VARIABLE] if who.params is not None else []
             notebook = code.run_notebook(config.notebook, wanted)
             sources = _code_cells(staged / config.notebook)
-            if (notebook is not None and notebook.status == "unreadable" and sources is not None
-                    and code.import_outcome is None):
-                # The student's file is fine and none of the student's code ran in this sandbox:
-                # something went wrong between us and the sandbox. A grader error is retried on the
+            if notebook is not None and notebook.status == "unreadable" and sources is not None:
+                # The student's file is fine. If none of the student's code ran in this sandbox,
+                # something went wrong between us and the sandbox: a grader error is retried on the
                 # next run instead of costing the student points. Once the student's module was
                 # imported there, the reply is theirs to forge (a module that patched the worker's
                 # notebook reader made every run a grader error, never graded): graded as the
                 # sandbox said, and flagged.
-                raise RuntimeError(f"the sandbox could not read {config.notebook}, which the grader reads "
-                                   f"as a notebook: {notebook.message}")
-            if notebook is not None and notebook.status == "unreadable" and sources is not None:
+                if code.import_outcome is None:
+                    raise RuntimeError(f"the sandbox could not read {config.notebook}, which the grader reads "
+                                       f"as a notebook: {notebook.message}")
                 claims = (f"{config.notebook}: the sandbox reported it unreadable after the student's code ran "
                           f"there, though the grader reads it as a notebook: its answers were graded as unreadable",)
         problem = _missing_text(config.notebook, files)

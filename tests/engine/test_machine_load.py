@@ -38,6 +38,18 @@ LIMITS = Limits(call_timeout=0.5, cell_timeout=0.5)
 WORK = 0.1   # CPU seconds: well under the call timeout
 
 
+def _two_hogs_on_cpu0(group: Path | None = None) -> list[subprocess.Popen]:
+    """Two ordinary processes spinning on CPU 0 (in CPU group `group`, if given), once they run."""
+    hogs = []
+    for _ in range(2):
+        hog = subprocess.Popen([sys.executable, "-c", "import os\nos.sched_setaffinity(0, {0})\nwhile True: pass"])
+        if group is not None:
+            (group / "cgroup.procs").write_text(str(hog.pid))
+        hogs.append(hog)
+    time.sleep(0.2)
+    return hogs
+
+
 @pytest.fixture
 def starve():
     """`starve(box)`: from now on the machine gives the running sandbox almost no CPU time, as
@@ -55,10 +67,7 @@ def starve():
         weight.write_text("1" if weight.name == "cpu.weight" else "2")
         for tid in group.tasks():
             os.sched_setaffinity(tid, {0})
-        for _ in range(2):
-            hogs.append(subprocess.Popen([sys.executable, "-c",
-                                          "import os\nos.sched_setaffinity(0, {0})\nwhile True: pass"]))
-        time.sleep(0.2)   # both spinning before the sandbox's next request
+        hogs.extend(_two_hogs_on_cpu0())   # both spinning before the sandbox's next request
 
     yield starve_
     for hog in hogs:
@@ -203,6 +212,16 @@ def test_a_notebooks_time_passing_on_a_starved_machine_is_a_grader_error(tmp_pat
             raise AssertionError(f"graded as the student's: {starved.status}, {starved.message}")
 
 
+# The honest work both priority-lowering modules do after lowering themselves (their `lower`).
+LOWERS_THEN_WORKS = '''
+def work(cpu_seconds):
+    lower()
+    start = time.process_time()
+    while time.process_time() - start < cpu_seconds:
+        pass
+    return 42
+'''
+
 LOWERS_ITSELF = '''
 import os, time
 
@@ -216,14 +235,21 @@ def lower():
             pass
 
 lower()   # at import, as a module's top level would
+''' + LOWERS_THEN_WORKS
 
-def work(cpu_seconds):
-    lower()
-    start = time.process_time()
-    while time.process_time() - start < cpu_seconds:
-        pass
-    return 42
-'''
+
+def _call_beside_load(tmp_path, monkeypatch, source: str, share):
+    """The reply of `work(WORK)` in a module of `source`, loaded in a sandbox with no cgroup of its
+    own, once `share(box)` has put it beside other load."""
+    from autograder.sandbox import cgroups
+    monkeypatch.setattr(cgroups, "create", lambda limits: None)    # no cgroup of its own
+    monkeypatch.setattr(sandbox_session, "LOAD_RETRIES", 0)
+    (tmp_path / "codesign.py").write_text(source)
+    with Sandbox(tmp_path, limits=LIMITS) as box:
+        code = StudentCode(box, "codesign", deadline=time.monotonic() + 60)
+        assert code.load().ok
+        share(box)
+        return code.call(Call("work", (WORK,)))
 
 
 @pytest.fixture
@@ -254,11 +280,7 @@ def shared_cpu():
                 moved.append(pid)
             except OSError:
                 pass   # a thread of a process already moved
-        for _ in range(2):
-            hog = subprocess.Popen([sys.executable, "-c", "import os\nos.sched_setaffinity(0, {0})\nwhile True: pass"])
-            (group / "cgroup.procs").write_text(str(hog.pid))
-            hogs.append(hog)
-        time.sleep(0.2)
+        hogs.extend(_two_hogs_on_cpu0(group))
 
     yield share
     for hog in hogs:
@@ -284,15 +306,7 @@ def test_a_submission_that_lowers_its_own_priority_is_graded_not_called_starved(
     0.1 s call below ends in about 0.3-0.6 s); at SCHED_IDLE it got almost none (weight 3 against
     1024 each), so the grader saw an honest call kept from a CPU, 'machine overloaded', on every
     run: a grader error that never graded the student. The sandbox may not lower its priority."""
-    from autograder.sandbox import cgroups
-    monkeypatch.setattr(cgroups, "create", lambda limits: None)    # no cgroup of its own
-    monkeypatch.setattr(sandbox_session, "LOAD_RETRIES", 0)
-    (tmp_path / "codesign.py").write_text(LOWERS_ITSELF)
-    with Sandbox(tmp_path, limits=LIMITS) as box:
-        code = StudentCode(box, "codesign", deadline=time.monotonic() + 60)
-        assert code.load().ok
-        shared_cpu(box)
-        reply = code.call(Call("work", (WORK,)))
+    reply = _call_beside_load(tmp_path, monkeypatch, LOWERS_ITSELF, shared_cpu)
     assert reply.outcome.status == "ok" and reply.outcome.value == 42, reply.outcome
 
 
@@ -308,14 +322,7 @@ def lower():
         os.write(fd, b"19")
     finally:
         os.close(fd)
-
-def work(cpu_seconds):
-    lower()
-    start = time.process_time()
-    while time.process_time() - start < cpu_seconds:
-        pass
-    return 42
-'''
+''' + LOWERS_THEN_WORKS
 
 
 @pytest.fixture
@@ -337,9 +344,7 @@ def beside_the_graders_session():
     def share(box: Sandbox) -> None:
         for pid in clock.tree_tasks(box._resources.worker.proc.pid):
             os.sched_setaffinity(pid, {0})
-        for _ in range(2):
-            hogs.append(subprocess.Popen([sys.executable, "-c", "import os\nos.sched_setaffinity(0, {0})\nwhile True: pass"]))
-        time.sleep(0.2)
+        hogs.extend(_two_hogs_on_cpu0())
 
     yield share
     for hog in hogs:
@@ -355,13 +360,5 @@ def test_a_submission_that_lowers_its_sessions_autogroup_is_graded_not_called_st
     beside an ordinary process, and the 0.1 s call was 'machine overloaded' after its 5 s guard,
     on every run (the same call at nice 0: 0.3 s). The grader reads the sandbox's priority with
     its time: a sandbox seen below the grader's own is never starved by the machine."""
-    from autograder.sandbox import cgroups
-    monkeypatch.setattr(cgroups, "create", lambda limits: None)    # no cgroup of its own
-    monkeypatch.setattr(sandbox_session, "LOAD_RETRIES", 0)
-    (tmp_path / "codesign.py").write_text(LOWERS_ITS_AUTOGROUP)
-    with Sandbox(tmp_path, limits=LIMITS) as box:
-        code = StudentCode(box, "codesign", deadline=time.monotonic() + 60)
-        assert code.load().ok
-        beside_the_graders_session(box)
-        reply = code.call(Call("work", (WORK,)))
+    reply = _call_beside_load(tmp_path, monkeypatch, LOWERS_ITS_AUTOGROUP, beside_the_graders_session)
     assert reply.outcome.status == "timeout" and reply.outcome.timeout_cause == "cpu", reply.outcome
