@@ -869,8 +869,9 @@ CELLS = (
         【做法】`encode(model, weights, scheme, rotate)` 是整个前向（代码在下面的格子里，读一读）：每个线性层的两个操作数——
         权重 W 和输入 x——都用**你的** `quantize`（经过 `quantize_matrix`）量化，再按 FP32 相乘；权重每种格式只量化一次
         （`linear_weights`），输入在前向里逐层量化（所有句子的 token 合成一个张量）。句向量：每句的 token 取平均再归一化。
-        这一节要把 1060 万个权重按四种格式各量化一遍，`quantize` 得用 numpy 整段运算写：逐个元素的 Python 循环要跑好几分钟，
-        评分时一个格子最多运行 {Limits().cell_timeout:g} 秒，超时的格子算不出这一节的答案。
+        这一节要把 1060 万个权重按四种格式各量化一遍，`quantize` 得用 numpy 整段运算写：整段运算几秒钟，逐个元素的 Python
+        循环要一分钟以上。四种格式的权重在下面第一个格子里一起量化，评分时一个格子最多运行 {Limits().cell_timeout:g} 秒，
+        超时的话这一节的答案都算不出来。
         `"nvfp4 + H16"` 先做 16 阶 Hadamard 旋转（`rotate16`：只在一个 NVFP4 块的 16 个数之内混合，(xH)(WH)ᵀ = xWᵀ）再 NVFP4。
 
         端到端的效果用两个数衡量：
@@ -894,8 +895,9 @@ CELLS = (
         tile_errors = {name: tile_error(scheme, rotate) for name, (scheme, rotate) in END_FORMATS.items() if scheme}
         print_table(["格式", "你那一块 Y 的相对误差"], [[name, f"{error:.2%}"] for name, error in tile_errors.items()])
 
-        # 先只量一种：FP8（整张量）量化全部 36 个线性层
-        end_embeddings["fp8_tensor"] = encode(encoder, linear_weights(encoder, "fp8_tensor"), "fp8_tensor")
+        # 每种格式的权重先都量化好（这一节最花时间的一步）；前向先只跑一种：FP8（整张量）量化全部 36 个线性层
+        end_weights = {name: linear_weights(encoder, scheme, rotate) for name, (scheme, rotate) in END_FORMATS.items() if scheme}
+        end_embeddings["fp8_tensor"] = encode(encoder, end_weights["fp8_tensor"], "fp8_tensor")
         """),
     Question("q34a_fp8_end_deficit", """
         FP8（整张量）量化全部 36 个线性层之后，句向量和 FP32 的 1 − cos 平均是多少（以 10⁻⁴ 为单位）？
@@ -922,10 +924,10 @@ CELLS = (
         q34r_h16_end_prediction = (tile_errors["nvfp4 + H16"] / tile_errors["fp8_tensor"]) ** 2
         """),
     Code("""
-        # 现在量：其余几种格式各跑一遍整个前向（权重每种格式量化一次）
+        # 现在量：其余几种格式各跑一遍整个前向（权重上面已经量化好）
         for name, (scheme, rotate) in END_FORMATS.items():
             if name not in end_embeddings:
-                end_embeddings[name] = encode(encoder, linear_weights(encoder, scheme, rotate), scheme, rotate)
+                end_embeddings[name] = encode(encoder, end_weights[name], scheme, rotate)
         end_deficits = {name: end_deficit(e, end_embeddings["fp32"]) for name, e in end_embeddings.items()}
         agreements = {name: rank_agreement(pair_similarities(e, pairs), fp32_similarity) for name, e in end_embeddings.items()}
         print_table(["格式", "你那一块的张量误差", "1 − cos（10⁻⁴）", "句子对排序一致率"],
