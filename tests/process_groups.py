@@ -4,7 +4,7 @@ ended with that whole group however the run ends.
 - The test's own code ends it (`end`), as before.
 - pytest is interrupted (Ctrl-C, SIGINT) or told to stop (SIGTERM, SIGHUP: a CI timeout, a
   closed terminal): the handlers installed by `end_all_on_exit` end every group still registered,
-  then the run stops as it would have.
+  then the run unwinds as after Ctrl-C (each `finally` and fixture teardown runs).
 - pytest is killed outright (SIGKILL): the kernel sends the group's leader SIGTERM
   (PR_SET_PDEATHSIG), and the leader ends what it started (jupyter-lab its kernels, a dask worker
   its sandboxes).
@@ -123,10 +123,16 @@ def _on_interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
+class Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP: the run unwinds as after Ctrl-C, so the `finally` of the test that was
+    running (a temporary folder outside tmp_path, an account it made) and the fixtures' teardown
+    still run; a second signal ends it at once."""
+
+
 def _on_signal(signum, frame):
     end_all()
     signal.signal(signum, signal.SIG_DFL)
-    os.kill(os.getpid(), signum)
+    raise Stopped(f"stopped by {signal.Signals(signum).name}")
 
 
 def end_all_on_exit() -> None:

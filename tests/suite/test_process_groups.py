@@ -96,6 +96,32 @@ def test_a_command_run_the_plain_way_ends_with_the_run(tmp_path, sig):
     assert _run_and_stop(tmp_path, "", sig, test=BLOCKING, plugins=("process_groups",)) == [False, False]
 
 
+# A test that makes a temporary folder outside pytest's tmp_path (as the README and exchange tests do:
+# other accounts must enter it) and removes it in a `finally`, stopped while it works.
+CLEANS_UP = textwrap.dedent('''
+    import os, shutil, subprocess, sys, tempfile, time
+
+    def test_works_in_a_folder_of_its_own():
+        base = tempfile.mkdtemp(prefix="cs349e-stopped-")
+        try:
+            code = "import os, time; open({pids!r}, 'w').write(str(os.getpid()) + ' ' + str(os.getpid())); time.sleep(600)"
+            open({pids!r} + ".folder", "w").write(base)
+            subprocess.run([sys.executable, "-c", code], timeout=900)
+        finally:
+            shutil.rmtree(base, ignore_errors=True)
+''')
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP],
+                         ids=["interrupted", "terminated", "hung-up"])
+def test_a_stopped_run_still_runs_the_tests_finally(tmp_path, sig):
+    """A CI timeout (SIGTERM) or a closed terminal (SIGHUP) unwinds the run as Ctrl-C does: the
+    `finally` of the test that was running removes what it made outside pytest's tmp_path."""
+    _run_and_stop(tmp_path, "", sig, test=CLEANS_UP, plugins=("process_groups",))
+    folder = (tmp_path / "pids.folder").read_text()
+    assert not os.path.exists(folder), f"{folder} was left behind"
+
+
 def test_the_suite_loads_the_plugin():
     conftest = (REPO / "tests" / "conftest.py").read_text()
     assert "end_all_on_exit()" in conftest
