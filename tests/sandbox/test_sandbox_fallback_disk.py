@@ -14,8 +14,7 @@ from dataclasses import replace
 import pytest
 from sandbox_helpers import FAST, needs_rlimits
 
-from autograder.sandbox import uid_fallback
-from autograder.sandbox.workdir import MAX_ENTRIES
+from autograder.sandbox import disk_budget, uid_fallback
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="only a root grader gives up its uid")
 pytestmark = [needs_root, needs_rlimits]
@@ -25,7 +24,7 @@ RL = dict(isolation="rlimits")
 # every one under the 1 MB file cap, 20 MB in all against a budget of 1 MB.
 SMALL = replace(FAST, file_bytes=1024**2)
 PIECE, PIECES = 512 * 1024, 40
-BUDGET = SMALL.file_bytes   # what one sandbox may write in all: one scratch tmpfs's worth
+BUDGET = disk_budget.budget_bytes(SMALL)   # what one sandbox may write in all: one scratch tmpfs's worth
 
 FILLER = {"codesign.py": """
     import os, time
@@ -47,6 +46,32 @@ FILLER = {"codesign.py": """
 
     def home():
         return os.environ["HOME"], os.getcwd()
+
+    held = []
+
+    def hold_deleted(folder, pieces, size, pause):
+        # Files written, deleted and kept open: no folder lists them, the disk still holds them.
+        for piece in range(pieces):
+            path = os.path.join(folder, f"held-{piece}")
+            handle = open(path, "wb")
+            held.append(handle)
+            try:
+                handle.write(b"x" * size)
+                handle.flush()
+            except OSError as exc:
+                return piece, exc.errno
+            os.unlink(path)
+            time.sleep(pause)
+        return pieces, 0
+
+    def rewrite(name, times, size, pause):
+        # An honest cache: one file written again and again, never more than `size` at once.
+        for _ in range(times):
+            with open(name, "wb") as handle:
+                handle.write(b"x" * size)
+            time.sleep(pause)
+        os.remove(name)
+        return times
 """}
 
 
@@ -88,7 +113,7 @@ def test_a_submission_cannot_fill_the_graders_disk_through_its_folder_and_home(s
         assert outcome.status == "crashed", outcome
         assert f"{budget / 1024**2:g} MB" in outcome.exc_message, outcome
     assert grown <= budget + PIECE * 2, f"the sandbox's folder grew by {grown} bytes"
-    assert getattr(box, "disk_cap", None) == ("tmpfs" if scratch == "private scratch" else "watchdog")
+    assert box.disk_cap == ("tmpfs" if scratch == "private scratch" else "watchdog")
 
 
 def test_a_submission_stopped_for_its_writes_stays_stopped(sandbox, scratch):
@@ -100,7 +125,7 @@ def test_a_submission_stopped_for_its_writes_stays_stopped(sandbox, scratch):
     if scratch == "private scratch":
         assert first.status == "ok" and first.value[1] != 0, first
         return
-    time.sleep(1.0)   # past the watchdog's next reading
+    time.sleep(disk_budget.SAMPLE_SECONDS * 2)   # past the watchdog's next reading
     later = box.call("codesign", "home", timeout=10)
     stopped = first if first.status != "ok" else later
     assert stopped.status == "crashed" and "MB" in stopped.exc_message, (first, later)
@@ -112,9 +137,33 @@ def test_many_empty_files_are_bounded_too(sandbox, scratch):
     (tmpfs) or stopped (watchdog)."""
     box = sandbox(FILLER, limits=SMALL, **RL)
     home, cwd = box.call("codesign", "home").value
-    entries = MAX_ENTRIES   # as many as a submission may hold
+    entries = disk_budget.BUDGET_ENTRIES
     outcome = box.call("codesign", "fill", ([cwd, home], entries * 3, 0, 0.0001), timeout=20)
     if outcome.status == "ok":
         assert outcome.value[1] != 0 and outcome.value[0] == 0, outcome
     else:
         assert outcome.status == "crashed" and "文件" in outcome.exc_message, outcome
+
+
+def test_files_deleted_but_held_open_count_too(sandbox, scratch):
+    """A file written, deleted and kept open is in no folder, yet holds its blocks: 8 such files of
+    half a MB go past the 1 MB budget."""
+    box = sandbox(FILLER, limits=SMALL, **RL)
+    home, cwd = box.call("codesign", "home").value
+    outcome = box.call("codesign", "hold_deleted", (home, 8, PIECE, 0.05), timeout=10)
+    if scratch == "private scratch":
+        assert outcome.status == "ok" and outcome.value[1] != 0, outcome
+    else:
+        assert outcome.status == "crashed" and "MB" in outcome.exc_message, outcome
+
+
+def test_an_honest_submission_that_rewrites_its_files_is_not_stopped(sandbox, scratch):
+    """What counts is what is on the disk at each reading, not what was ever written: a file of
+    0.6 MB written 30 times over several readings (18 MB in all) stays within a 1 MB budget, and
+    the submission's own files (however large) are not the student's writes."""
+    box = sandbox({**FILLER, "data.bin": "x" * (3 * 1024**2)}, limits=SMALL, **RL)
+    outcome = box.call("codesign", "rewrite", ("cache.bin", 30, 600 * 1024, 0.04), timeout=10)
+    assert outcome.status == "ok" and outcome.value == 30, outcome
+    time.sleep(disk_budget.SAMPLE_SECONDS * 2)
+    assert box.call("codesign", "home").status == "ok"
+    assert box.disk_cap == ("tmpfs" if scratch == "private scratch" else "watchdog")
