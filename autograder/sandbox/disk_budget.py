@@ -7,8 +7,9 @@ where RLIMIT_FSIZE caps each file but not how many. Its budget is bubblewrap's: 
 all, and BUDGET_ENTRIES new files and folders. Where the worker can make a mount namespace it puts
 its folder on a tmpfs of that size itself (private_disk.py). Elsewhere a thread of the grader
 measures, every SAMPLE_SECONDS, what the sandbox's uid has written: its folder beyond what the
-grader put there, its files and folders in the shared scratch folders (/tmp, /dev/shm...), and
-the files its processes hold open after deleting them; past the budget it ends every process of
+grader put there, its files and folders in the shared scratch folders (/tmp, /dev/shm...) and the
+machine's other world-writable folders (leftovers.py), and the files its processes hold open
+after deleting them; past the budget it ends every process of
 the uid and keeps why, for the request that was running and every later one. A writer can add
 what it writes between two readings (stated in docs/sandbox.md); the files go at close as before.
 """
