@@ -112,7 +112,7 @@ def grade_submission(assignment_name: str, submission: Path | StudentFiles, *, l
     if not files.present:
         items = _nothing_submitted(assignment, files, who)
         used, quotas, scratch, placed = confinement.NOT_RUN.name, "", None, None
-        namespaces = (None, None, None)
+        namespaces, disk_cap = (None, None, None), None
     else:
         with tempfile.TemporaryDirectory(prefix="cs349e-stage-") as staging:
             files.copy_to(Path(staging))
@@ -122,7 +122,7 @@ def grade_submission(assignment_name: str, submission: Path | StudentFiles, *, l
                                                                           limits, who)
                 # what confined it, read at the end: a restarted worker may have added scratch
                 used, quotas, scratch, placed = box.isolation, box.quotas, box.private_scratch, bool(box.cpus)
-                namespaces = (box.own_network, box.own_ipc, box.own_proc)
+                namespaces, disk_cap = (box.own_network, box.own_ipc, box.own_proc), box.disk_cap or None
         if reference is not None and report is not None and _measurement_disagrees(items, who.key, report.variables):
             # once the student's sandbox is closed: the machine as the student's run met it
             fresh = take_again(assignment, isolation, limits, SANDBOX_ENV)
@@ -135,7 +135,7 @@ def grade_submission(assignment_name: str, submission: Path | StudentFiles, *, l
     return SubmissionResult(
         student=files.student, score=score, max_score=config.total_points, items=tuple(items),
         isolation=used, private_scratch=scratch, placed=placed, own_network=namespaces[0], own_ipc=namespaces[1],
-        own_proc=namespaces[2],
+        own_proc=namespaces[2], disk_cap=disk_cap,
         seconds=round(time.perf_counter() - started, 3), assignment=config.assignment,
         fingerprint=files.fingerprint(config), case_set=assignment.case_set, quotas=quotas, executed=executed,
         student_id=who.student_id, student_id_source=who.source, variant=who.variant, declared_id=declared,

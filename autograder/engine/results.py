@@ -76,6 +76,10 @@ class SubmissionResult:
     # of its own (placement.py). None when nothing of the student's ran, or an older result.
     # Not part of the grade: equal results may come from differently placed sandboxes.
     private_scratch: bool | None = field(default=None, compare=False)
+    # How the total the sandbox wrote was capped (sandbox/disk_budget.py): "tmpfs" (bubblewrap's, or
+    # the uid fallback's own where it could make a mount namespace) or "watchdog" (the grader measured
+    # its writes and would stop it past the budget); None as for private_scratch.
+    disk_cap: str | None = field(default=None, compare=False)
     placed: bool | None = field(default=None, compare=False)
     # Whether the sandbox had a network and an IPC namespace of its own (bubblewrap always; the uid
     # fallback where the platform allows: without them it shared the host's ports and SysV tables),

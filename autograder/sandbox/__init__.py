@@ -12,12 +12,14 @@ plan: bwrap.py the bubblewrap command line and its probe, uid_fallback.py the ex
 its probes, worker_plan.py what every worker gets), lockdown (the
 confinement every worker applies to itself), uids (a host uid per sandbox), placement (CPUs of
 its own per open sandbox), reaper (ends a uid's
-processes), leftovers (removes the files a uid left in the host's shared folders), workdir (the private copy), output (per-call output capture), cgroups (per-sandbox
+processes), leftovers (removes the files a uid left in the host's shared folders), disk_budget
+(what a fallback sandbox may write in all, and the watchdog where no tmpfs caps it), workdir (the private copy), output (per-call output capture), cgroups (per-sandbox
 cgroups: the layout probe and each sandbox's group), cgroup_scope (a delegated scope, or what a
 grader without cgroups lacks),
 clock (CPU-time budgets), process (one worker process), session (Sandbox), resources (what a Sandbox must release), plotting (the shared
 font list), forkserver_client (workers forked from a process that imported numpy and matplotlib
-once); worker.py, nbrunner.py (with cell_outputs.py) and warm_notebook.py run inside the sandbox,
+once); worker.py, nbrunner.py (with cell_outputs.py), private_disk.py (the fallback's folder on
+a capped tmpfs) and warm_notebook.py run inside the sandbox,
 forkserver.py beside it.
 """
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import os
 import time
+from dataclasses import dataclass
 from typing import Callable, Iterable
 
 from .outcomes import TimeoutCause
@@ -36,6 +37,14 @@ Meter = Callable[[], "tuple[float, float, bool, bool] | None"]
 # ignored: not even the parent's cutime keeps their time), was always runnable with next to no
 # CPU time, 'machine overloaded' on every run, never graded.
 SEES_EXITED = "sees_exited"
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What a Sandbox's requests took so far (Sandbox.usage)."""
+    wall: float     # seconds requests took
+    cpu: float      # CPU seconds the sandbox used meanwhile
+    active: float   # CPU seconds plus seconds its tasks waited for a CPU
 
 
 class Budget:

@@ -11,7 +11,8 @@ fallback's plain start), it applies the same `Lockdown`, in this order:
    then, where the grader asks (the uid fallback, which has no bubblewrap to give it one) and the
    platform allows a mount namespace, private size-capped tmpfs over the host's shared scratch
    folders (/tmp, /var/tmp, /dev/shm, /run/lock), the sandbox's own folder bound back: nothing
-   written there outlives the sandbox or fills the host's memory; and a /proc listing only the
+   written there outlives the sandbox or fills the host's memory; its own folder (the copy and
+   HOME) on an overlay over a tmpfs of its disk budget (private_disk.py); and a /proc listing only the
    processes of its own uid (hidepid=invisible, Linux 5.8+). Where no mount namespace can be
    made (a container's default profile), the grader removes what the uid left (leftovers.py);
    and, where the grader asks (the uid fallback, where the platform allows one: launcher.py
@@ -76,6 +77,12 @@ import struct
 import sys
 from dataclasses import asdict, dataclass
 
+# A package module in the grader, a top-level module beside this one in the worker.
+if __package__:
+    from . import private_disk
+else:
+    import private_disk
+
 _PR_SET_PDEATHSIG, _PR_CAPBSET_DROP, _PR_SET_SECCOMP, _PR_SET_NO_NEW_PRIVS = 1, 24, 22, 38
 _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 _SECCOMP_MODE_FILTER = 2
@@ -128,8 +135,9 @@ class Lockdown:
     parent_pid: int | None = None      # die with this process (uid fallback), else None
     block_userns: bool = True
     cpus: tuple[int, ...] | None = None   # the sandbox's CPUs (placement.py), None: anywhere
-    # {"folders": [...], "keep": [...], "bytes": n}: private tmpfs over `folders` where a mount
-    # namespace can be made, `keep` (folders inside them the worker needs) bound back; else None
+    # {"folders": [...], "keep": [...], "bytes": n, "disk": {...}}: private tmpfs over `folders` where a
+    # mount namespace can be made, `keep` (folders inside them the worker needs) bound back, the
+    # sandbox's own folder overlaid (private_disk.py); else None
     scratch: dict | None = None
     own_network: bool = False          # a network namespace of its own (the uid fallback's)
     own_ipc: bool = False              # an IPC namespace of its own where the platform allows one
@@ -156,13 +164,14 @@ def apply(spec: dict) -> dict:
     """Confines this process as `spec` (Lockdown.to_config) says; exits if any step fails.
     Returns what the platform decided: {"private_scratch": whether the shared scratch folders
     were covered with tmpfs of its own, "own_network", "own_ipc": whether it has those namespaces
-    of its own, "own_proc": whether its /proc lists only its own uid's processes}."""
+    of its own, "own_proc": whether its /proc lists only its own uid's processes, "private_disk":
+    whether its own folder's writes land on a capped tmpfs}."""
     global _libc
     _libc = ctypes.CDLL(None, use_errno=True)
     try:
         _fresh_signal_state()
         _rlimits(spec)
-        private_scratch = _private_scratch(spec.get("scratch"))
+        private_scratch, private_disk = _private_scratch(spec.get("scratch"))
         own_proc = private_scratch and bool(spec["scratch"].get("hide_processes")) and _own_proc()
         if spec.get("own_network"):
             own_network()
@@ -187,7 +196,7 @@ def apply(spec: dict) -> dict:
     except OSError as exc:
         sys.exit(f"sandbox worker: lockdown failed: {exc}")
     return {"private_scratch": private_scratch, "own_network": bool(spec.get("own_network")), "own_ipc": own_ipc,
-            "own_proc": own_proc}
+            "own_proc": own_proc, "private_disk": private_disk}
 
 
 def _fresh_signal_state() -> None:
@@ -203,18 +212,19 @@ def _fresh_signal_state() -> None:
     signal.signal(signal.SIGPIPE, signal.SIG_IGN)
 
 
-def _private_scratch(scratch: dict | None) -> bool:
-    """Private tmpfs over the shared scratch folders (needs CAP_SYS_ADMIN: before the switch);
-    whether they were covered."""
+def _private_scratch(scratch: dict | None) -> tuple[bool, bool]:
+    """Private tmpfs over the shared scratch folders (needs CAP_SYS_ADMIN: before the switch), and
+    over the sandbox's own folder (private_disk.py); whether each was covered."""
     if not scratch:
-        return False
+        return False, False
     if _libc.unshare(_CLONE_NEWNS) != 0:
         err = ctypes.get_errno()
         if err in (errno.EPERM, errno.EINVAL, errno.ENOSYS):
-            return False   # no mount namespace here: the grader removes what the uid leaves instead
+            return False, False   # no mount namespace: the grader removes what the uid leaves instead
         raise OSError(err, "unshare(CLONE_NEWNS)")
     _mount(None, "/", None, _MS_REC | _MS_PRIVATE)   # nothing mounted here reaches the host
     cwd = os.getcwd()
+    disk = private_disk.overlay(scratch.get("disk"))   # before the folder is bound back below /tmp
     kept = [(path, os.open(path, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)) for path in scratch["keep"]]
     for folder in scratch["folders"]:
         if os.path.isdir(folder) and not os.path.islink(folder):
@@ -224,7 +234,7 @@ def _private_scratch(scratch: dict | None) -> bool:
         _mount(f"/proc/self/fd/{fd}", path, None, _MS_BIND | _MS_REC)
         os.close(fd)
     os.chdir(cwd)   # through the folder bound back
-    return True
+    return True, disk
 
 
 def _own_proc() -> bool:

@@ -17,6 +17,7 @@ import signal
 import socket
 import subprocess
 import time
+from typing import Callable
 
 from . import reaper
 from .cgroups import NO_GROUP, SandboxCgroup
@@ -55,7 +56,8 @@ class WorkerProcess:
         self.imported: set[str] = set()
         self.ready = False
         self.private_scratch = False
-        self.own_network = self.own_ipc = self.own_proc = False
+        self.own_network = self.own_ipc = self.own_proc = self.private_disk = False
+        self.why_stopped: Callable[[], str | None] = lambda: None   # the grader's reason, if it ended it
         self._next_id = 1
         self._max_reply = self._default_max_reply = limits.result_bytes + _HEADROOM
         nonce = secrets.token_hex(8)
@@ -187,6 +189,7 @@ class WorkerProcess:
         self.own_network = header.get("own_network") is True
         self.own_ipc = header.get("own_ipc") is True
         self.own_proc = header.get("own_proc") is True
+        self.private_disk = header.get("private_disk") is True   # its folder on a capped tmpfs
         self.ready = True
 
     def send(self, data: bytes, budget: Budget) -> None:
@@ -357,6 +360,8 @@ class WorkerProcess:
 
     def _ending(self, what: str) -> str:
         """How the worker ended, for a 'crashed' outcome."""
+        if self.why_stopped() is not None:   # the grader's watchdog ended it (disk_budget.py)
+            return self.why_stopped()
         if self._status is not None:
             from .forkserver_client import read_status
             code = read_status(self._status, 1.0)

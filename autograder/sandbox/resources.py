@@ -8,7 +8,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from . import cgroups, leftovers, placement, reaper
+from . import cgroups, disk_budget, leftovers, placement, reaper
+from .limits import Limits
 from .uids import release_uid, retire_uid
 from .process import WorkerProcess
 from .workdir import remove_tree
@@ -24,6 +25,25 @@ class SandboxResources:
         self.sweep_uid = False        # its files are removed first (a backend without namespaces)
         self.cgroup = cgroups.NO_GROUP   # its own group where the quota backend gives one
         self.cpus: placement.CpuClaim | None = None   # given back once the worker is dead
+        self.disk_watch: disk_budget.DiskWatch | None = None   # where no tmpfs caps its writes
+
+    def cap_disk(self, worker: WorkerProcess, limits: Limits) -> str:
+        """How this ready worker's writes are capped: a tmpfs (bubblewrap's, or the fallback
+        worker's own), else the watchdog, started here for the rest of the sandbox's life."""
+        if not worker.plan.backend.reaps_by_uid or (worker.private_disk and self.disk_watch is None):
+            return disk_budget.TMPFS
+        if self.disk_watch is None:
+            from .uid_fallback import SHARED_SCRATCH
+            # and the machine's other folders every uid may write into (leftovers' kept walk)
+            shared = (*SHARED_SCRATCH, *leftovers.world_writable_folders())
+            self.disk_watch = disk_budget.DiskWatch(self.root, self.uid, limits, shared)
+            self.disk_watch.start()
+        worker.why_stopped = lambda: self.disk_watch.overrun
+        return disk_budget.WATCHDOG
+
+    def disk_overrun(self) -> str | None:
+        """Why the watchdog stopped this sandbox for good, or None."""
+        return self.disk_watch.overrun if self.disk_watch is not None else None
 
     def stop_worker(self) -> None:
         if self.worker is not None:
@@ -31,6 +51,8 @@ class SandboxResources:
             self.worker = None
 
     def release(self) -> None:
+        if self.disk_watch is not None:   # before the uid can go to another sandbox
+            self.disk_watch.stop()
         self.stop_worker()
         self.cgroup.remove()
         self.cgroup = cgroups.NO_GROUP

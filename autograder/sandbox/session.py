@@ -10,12 +10,12 @@ from __future__ import annotations
 import tempfile
 import time
 import weakref
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import Iterable, Mapping, Sequence
 
-from . import confinement, leftovers, placement
-from .clock import ACTIVE_SHARE, Budget, PriorityWatch, SampledBudget
+from . import confinement, disk_budget, leftovers, placement
+from .clock import ACTIVE_SHARE, Budget, PriorityWatch, SampledBudget, Usage
 from .codec import Encoder, WireError, check_factory_name
 from .launcher import launch_plan
 from .limits import Limits
@@ -26,21 +26,12 @@ from .resources import SandboxResources
 from .uids import claim_uid
 from .workdir import check_overlay, copy_submission, lay_overlay
 
-_Resources = SandboxResources   # its name before resources.py
-
 _REQUEST_BYTES = 1 << 34     # arguments come from the trusted parent: no practical cap
 LOAD_RETRIES = 1             # fresh starts of a request that only load kept from finishing
 NOTEBOOK_SAMPLE_SECONDS = 0.5   # how often a running notebook's run-queue wait is read (SampledBudget)
 
 
 __all__ = ["Call", "MachineOverloaded", "Sandbox", "SandboxError", "Usage"]   # Call: messages.py
-
-
-@dataclass(frozen=True)
-class Usage:
-    wall: float     # seconds requests took
-    cpu: float      # CPU seconds the sandbox used meanwhile
-    active: float   # CPU seconds plus seconds its tasks waited for a CPU
 
 
 class Sandbox:
@@ -58,7 +49,8 @@ class Sandbox:
     it is isolated and `quotas` how its memory, processes and CPU are bounded (confinement.py),
     `confinement` both, as results record them ("bubblewrap + cgroup v2"); `cpus` the CPUs every
     process of it runs on (placement.py; () where it was not placed); `private_scratch` whether
-    its /tmp and /dev/shm were its own, `own_network` and `own_ipc` whether it had those
+    its /tmp and /dev/shm were its own, `disk_cap` how the total it wrote was capped ("tmpfs",
+    "watchdog": disk_budget.py), `own_network` and `own_ipc` whether it had those
     namespaces of its own, `own_proc` whether its /proc showed only its own processes (bubblewrap
     always; the uid fallback where the platform allows).
     """
@@ -88,6 +80,7 @@ class Sandbox:
         # bubblewrap's by construction; a started fallback worker may add them
         self.own_network = self.own_ipc = chosen.sealed_network
         self.own_proc = chosen.sealed_network   # bubblewrap's pid namespace; the fallback's /proc where mounted
+        self.disk_cap = disk_budget.TMPFS if chosen.private_scratch else ""   # a started worker says (resources.py)
         self.cpus: tuple[int, ...] = ()   # the CPUs its processes run on; () where not placed
         root = Path(tempfile.mkdtemp(prefix="cs349e-sandbox-"))
         self._resources = SandboxResources(root)
@@ -206,8 +199,9 @@ class Sandbox:
         start = time.monotonic()
         if self._out_of_time():
             self._resources.stop_worker()
-            return NotebookOutcome("timeout", {}, (), "", self._ceiling_text(), 0.0,
-                                   timeout_cause=self.deadline_cause())
+            stopped = self._resources.disk_overrun()   # the watchdog's reason, else the ceiling
+            return NotebookOutcome("crashed" if stopped else "timeout", {}, (), "", stopped or self._ceiling_text(),
+                                   0.0, timeout_cause=TimeoutCause.NONE if stopped else self.deadline_cause())
         worker = self._ready_worker()
         request_id = worker.new_id()
         request = Encoder(_REQUEST_BYTES).frame({
@@ -274,6 +268,7 @@ class Sandbox:
         self.own_network = self.own_network or worker.own_network
         self.own_ipc = self.own_ipc or worker.own_ipc
         self.own_proc = self.own_proc or worker.own_proc
+        self.disk_cap = self._resources.cap_disk(worker, self.limits)
         return worker
 
     def _start_worker(self, fork_server: bool = True) -> WorkerProcess:
@@ -297,8 +292,8 @@ class Sandbox:
         used = used_after - used_before
         return used < ACTIVE_SHARE * self.limits.cpu_share * seconds and used + waited >= ACTIVE_SHARE * seconds
 
-    def _out_of_time(self) -> bool:
-        return time.monotonic() >= self.ceiling
+    def _out_of_time(self) -> bool:   # or stopped for good by the watchdog for what it wrote
+        return time.monotonic() >= self.ceiling or self._resources.disk_overrun() is not None
 
     def _ceiling_text(self) -> str:
         return (f"the submission's time ceiling ({self.limits.submission_timeout:g} s for all its "
@@ -306,6 +301,8 @@ class Sandbox:
 
     def _deadline_outcome(self, what: str) -> CallOutcome:
         self._resources.stop_worker()
+        if self._resources.disk_overrun() is not None:
+            return CallOutcome("crashed", exc_message=self._resources.disk_overrun())
         if self.deadline_cause() is TimeoutCause.LOAD:
             return CallOutcome("timeout", timeout_cause=TimeoutCause.LOAD, exc_message=(
                 f"{what} was not run: {self._ceiling_text()} while the machine starved the sandbox"))

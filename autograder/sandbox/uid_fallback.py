@@ -19,6 +19,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
+from . import disk_budget
 from .limits import Limits
 from .lockdown import userns_filter_problem
 from .outcomes import SandboxUnavailable
@@ -113,8 +114,9 @@ def fallback_plan(backend, workdir, private_dir, limits, *, uid, env) -> LaunchP
     install_font_cache(home / "matplotlib")   # before hand_over: the worker's uid owns it
     warn_not_isolated("Student code runs as an unprivileged uid of its own.", backend.own_network)
     # The worker's only writable places: its submission copy and HOME, both in private_dir.
-    # Unlike under bubblewrap the copy stays writable (the worker's cwd is on the host disk,
-    # only RLIMIT_FSIZE caps each file).
+    # Unlike under bubblewrap the copy stays writable: on a tmpfs of the disk budget where the
+    # worker can make a mount namespace, else on the host disk under the grader's watchdog
+    # (disk_budget.py); RLIMIT_FSIZE caps each file.
     hand_over(private_dir, uid, uid)
     worker_dir = _private_worker_copy(private_dir)
     return LaunchPlan(
@@ -148,14 +150,16 @@ HIDDEN_HOST_FOLDERS = ("/run",)
 def _private_scratch(private_dir: Path, limits: Limits) -> dict:
     """Lockdown.scratch for a fallback worker: /run and the shared folders, each a tmpfs of
     `limits.file_bytes`, with the sandbox's folder and the interpreter's install bound back where
-    they lie inside one of them (a checkout with its .venv in /tmp)."""
+    they lie inside one of them (a checkout with its .venv in /tmp), and the sandbox's folder on
+    a tmpfs of its disk budget (disk_budget.py)."""
     folders = [*HIDDEN_HOST_FOLDERS, *SHARED_SCRATCH]
     covered = [Path(f) for f in folders]
     needed = {Path(os.path.realpath(private_dir))} | {Path(os.path.realpath(p)) for p in
                                                       (sys.prefix, sys.base_prefix, sys.exec_prefix)}
     needed.add(Path(sys.executable).resolve().parent.parent)
     keep = sorted({str(p) for p in needed if any(f in p.parents for f in covered)})
-    return {"folders": folders, "keep": keep, "bytes": limits.file_bytes, "hide_processes": True}
+    return {"folders": folders, "keep": keep, "bytes": limits.file_bytes, "hide_processes": True,
+            "disk": disk_budget.tmpfs_spec(private_dir, limits)}   # its own folder too (private_disk.py)
 
 
 def _private_worker_copy(private_dir: Path) -> Path:

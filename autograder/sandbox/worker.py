@@ -51,7 +51,7 @@ def main(config: dict) -> None:
     # so a student's `codec.py` is theirs, not ours.
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [os.getcwd()] + [p for p in sys.path if p and os.path.abspath(p) != here]
-    for name in ("codec", "lockdown", "nbrunner", "cell_outputs", "warm_notebook"):
+    for name in ("codec", "lockdown", "private_disk", "nbrunner", "cell_outputs", "warm_notebook"):
         sys.modules.pop(name, None)
     sys.argv = ["sandbox"]
 
@@ -60,7 +60,7 @@ def main(config: dict) -> None:
     server.send({"id": 0, "status": "ready", "pid": os.getpid(), "uid": os.getuid(),
                  "private_scratch": applied["private_scratch"],
                  "own_network": applied["own_network"], "own_ipc": applied["own_ipc"],
-                 "own_proc": applied["own_proc"]})
+                 "own_proc": applied["own_proc"], "private_disk": applied["private_disk"]})
     server.serve()
 
 

@@ -245,6 +245,8 @@ def test_a_rlimits_bundle_grades_without_bubblewrap_and_says_so(tmp_path, rlimit
     run = _grade_in_container(tmp_path, rlimits_bundle, reference, deny_bubblewrap=True, reachable_python=True)
     assert run.returncode == 0, run.log[-3000:]
     assert run.results["extra_data"]["submission"]["isolation"] == "rlimits"
+    # no mount namespace in the container: the grader's watchdog bounded what it wrote
+    assert run.results["extra_data"]["submission"]["disk_cap"] == "watchdog"
     assert "rlimits" in run.results["output"] and "bubblewrap" in run.results["output"]
     assert run.results["score"] == pytest.approx(AUTO_POINTS)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from autograder.sandbox import resources as sandbox_resources
-from autograder.sandbox.session import _Resources
+from autograder.sandbox.resources import SandboxResources as _Resources
 from autograder.sandbox.workdir import remove_tree as real_remove_tree
 from autograder.sandbox.uids import claim_uid, release_uid
 

@@ -1,0 +1,199 @@
+"""The uid fallback's writable copy of the submission and its HOME sit in the grader's temporary
+folder, not on bubblewrap's capped tmpfs: RLIMIT_FSIZE caps each file, but nothing capped how many
+files a student writes there, so one submission could fill the grader's disk. Now the total is
+bounded in every configuration of the fallback: a capped tmpfs under the copy and HOME where the
+worker can make a mount namespace, a watchdog that measures them (and the uid's files in the shared
+scratch folders) where it cannot; the result records which."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from dataclasses import replace
+
+import pytest
+from sandbox_helpers import FAST, needs_rlimits
+
+from autograder.sandbox import disk_budget, uid_fallback
+
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="only a root grader gives up its uid")
+pytestmark = [needs_root, needs_rlimits]
+
+RL = dict(isolation="rlimits")
+# A small per-file cap keeps the overflow cheap: the student writes 40 files of half a MB each,
+# every one under the 1 MB file cap, 20 MB in all against a budget of 1 MB.
+SMALL = replace(FAST, file_bytes=1024**2)
+PIECE, PIECES = 512 * 1024, 40
+BUDGET = disk_budget.budget_bytes(SMALL)   # what one sandbox may write in all: one scratch tmpfs's worth
+
+FILLER = {"codesign.py": """
+    import os, time
+
+    def fill(folders, pieces, size, pause):
+        # Writes `pieces` files of `size` bytes, in turn into each folder; how many bytes went in,
+        # and the error that stopped it (0: none).
+        written = 0
+        for piece in range(pieces):
+            path = os.path.join(folders[piece % len(folders)], f"fill-{piece}")
+            try:
+                with open(path, "wb") as handle:
+                    handle.write(b"x" * size)
+            except OSError as exc:
+                return written, exc.errno
+            written += size
+            time.sleep(pause)
+        return written, 0
+
+    def home():
+        return os.environ["HOME"], os.getcwd()
+
+    held = []
+
+    def hold_deleted(folder, pieces, size, pause):
+        # Files written, deleted and kept open: no folder lists them, the disk still holds them.
+        for piece in range(pieces):
+            path = os.path.join(folder, f"held-{piece}")
+            handle = open(path, "wb")
+            held.append(handle)
+            try:
+                handle.write(b"x" * size)
+                handle.flush()
+            except OSError as exc:
+                return piece, exc.errno
+            os.unlink(path)
+            time.sleep(pause)
+        return pieces, 0
+
+    def rewrite(name, times, size, pause):
+        # An honest cache: one file written again and again, never more than `size` at once.
+        for _ in range(times):
+            with open(name, "wb") as handle:
+                handle.write(b"x" * size)
+            time.sleep(pause)
+        os.remove(name)
+        return times
+"""}
+
+
+@pytest.fixture(params=["private scratch", "no mount namespace"])
+def scratch(request, monkeypatch):
+    """The fallback where the platform allows the worker a mount namespace, and where it does not
+    (a container's default profile)."""
+    monkeypatch.setattr(uid_fallback, "PRIVATE_SCRATCH", request.param == "private scratch")
+    return request.param
+
+
+def _bytes_below(path) -> int:
+    """What the files and folders below `path` take on the host's disk, as root sees them."""
+    total = 0
+    for folder, dirs, files in os.walk(path):
+        for name in dirs + files:
+            try:
+                total += os.lstat(os.path.join(folder, name)).st_blocks * 512
+            except OSError:
+                pass
+    return total
+
+
+def test_a_submission_cannot_fill_the_graders_disk_through_its_folder_and_home(sandbox, scratch):
+    """40 files of half a MB, each under the 1 MB file cap, into the working folder and HOME:
+    every one went to the grader's disk before. Now the student gets at most the budget, and
+    the host's copy of the sandbox grows by no more than the budget and the watchdog's overshoot."""
+    box = sandbox(FILLER, limits=SMALL, **RL)
+    home, cwd = box.call("codesign", "home").value
+    before = _bytes_below(box._resources.root)
+    # A pause between files keeps the writer going past one of the watchdog's readings.
+    outcome = box.call("codesign", "fill", ([cwd, home], PIECES, PIECE, 0.03), timeout=10)
+    grown = _bytes_below(box._resources.root) - before
+    budget = BUDGET
+    if outcome.status == "ok":   # refused by the tmpfs: the student's write failed
+        written, err = outcome.value
+        assert err != 0 and written <= budget, outcome
+    else:                        # stopped by the watchdog, which says why
+        assert outcome.status == "crashed", outcome
+        assert f"{budget / 1024**2:g} MB" in outcome.exc_message, outcome
+    assert grown <= budget + PIECE * 2, f"the sandbox's folder grew by {grown} bytes"
+    assert box.disk_cap == ("tmpfs" if scratch == "private scratch" else "watchdog")
+
+
+def test_a_submission_stopped_for_its_writes_stays_stopped(sandbox, scratch):
+    """A call that wrote past the budget faster than the watchdog reads may end first; the next
+    call finds the sandbox stopped with the reason, and does not get a fresh start to write again."""
+    box = sandbox(FILLER, limits=SMALL, **RL)
+    home, cwd = box.call("codesign", "home").value
+    first = box.call("codesign", "fill", ([cwd, home], PIECES, PIECE, 0.0), timeout=10)
+    if scratch == "private scratch":
+        assert first.status == "ok" and first.value[1] != 0, first
+        return
+    time.sleep(disk_budget.SAMPLE_SECONDS * 2)   # past the watchdog's next reading
+    later = box.call("codesign", "home", timeout=10)
+    stopped = first if first.status != "ok" else later
+    assert stopped.status == "crashed" and "MB" in stopped.exc_message, (first, later)
+    assert box.call("codesign", "home").status == "crashed"
+
+
+def test_many_empty_files_are_bounded_too(sandbox, scratch):
+    """Entries cost the disk's inodes even when empty: past the entry budget the student is refused
+    (tmpfs) or stopped (watchdog)."""
+    box = sandbox(FILLER, limits=SMALL, **RL)
+    home, cwd = box.call("codesign", "home").value
+    entries = disk_budget.BUDGET_ENTRIES
+    outcome = box.call("codesign", "fill", ([cwd, home], entries * 3, 0, 0.0001), timeout=20)
+    if outcome.status == "ok":
+        assert outcome.value[1] != 0 and outcome.value[0] == 0, outcome
+    else:
+        assert outcome.status == "crashed" and "文件" in outcome.exc_message, outcome
+
+
+def test_files_deleted_but_held_open_count_too(sandbox, scratch):
+    """A file written, deleted and kept open is in no folder, yet holds its blocks: 8 such files of
+    half a MB go past the 1 MB budget."""
+    box = sandbox(FILLER, limits=SMALL, **RL)
+    home, cwd = box.call("codesign", "home").value
+    outcome = box.call("codesign", "hold_deleted", (home, 8, PIECE, 0.05), timeout=10)
+    if scratch == "private scratch":
+        assert outcome.status == "ok" and outcome.value[1] != 0, outcome
+    else:
+        assert outcome.status == "crashed" and "MB" in outcome.exc_message, outcome
+
+
+def test_an_honest_submission_that_rewrites_its_files_is_not_stopped(sandbox, scratch):
+    """What counts is what is on the disk at each reading, not what was ever written: a file of
+    0.6 MB written 30 times over several readings (18 MB in all) stays within a 1 MB budget, and
+    the submission's own files (however large) are not the student's writes."""
+    box = sandbox({**FILLER, "data.bin": "x" * (3 * 1024**2)}, limits=SMALL, **RL)
+    outcome = box.call("codesign", "rewrite", ("cache.bin", 30, 600 * 1024, 0.04), timeout=10)
+    assert outcome.status == "ok" and outcome.value == 30, outcome
+    time.sleep(disk_budget.SAMPLE_SECONDS * 2)
+    assert box.call("codesign", "home").status == "ok"
+    assert box.disk_cap == ("tmpfs" if scratch == "private scratch" else "watchdog")
+
+
+@pytest.fixture
+def open_system_folder():
+    """A world-writable sticky folder of the system outside /tmp and its kind, as Ubuntu's
+    /var/crash (1777) is: made for the test, removed after it."""
+    for parent in ("/var/spool", "/var/lib", "/opt", "/srv", "/dev"):
+        folder = os.path.join(parent, f"cs349e-open-{os.urandom(4).hex()}")
+        try:
+            os.mkdir(folder)
+            break
+        except OSError:
+            continue
+    else:
+        pytest.skip("no system folder can be made here")
+    os.chmod(folder, 0o1777)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_without_a_mount_namespace_the_machines_other_open_folders_count_too(sandbox, monkeypatch, open_system_folder):
+    """In a container every world-writable folder of the machine is the grader's disk: what the
+    uid writes there counts against its budget as what it writes in /tmp does."""
+    monkeypatch.setattr(uid_fallback, "PRIVATE_SCRATCH", False)
+    box = sandbox(FILLER, limits=SMALL, **RL)
+    assert box.call("codesign", "home").status == "ok"
+    outcome = box.call("codesign", "fill", ([open_system_folder], PIECES, PIECE, 0.03), timeout=10)
+    assert outcome.status == "crashed" and "MB" in outcome.exc_message, outcome
+    assert box.disk_cap == "watchdog"
