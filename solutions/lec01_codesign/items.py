@@ -104,10 +104,10 @@ TEACHES: dict[str, str] = {
     "q15_h100_tensor_basis": "compare figures on one basis: H100's exp rate on its tensor peak's SMs and clock",
     "q16_software_exp_share": "moving exp to FMA polynomials: the share that balances SFU and tensor cores",
     "q17_backward_ratio": "count the backward pass's matmul work per exp: it barely cares about exp",
-    "q17b_decode_exp_vs_kv": "decode's attention streams the KV cache: exp against the HBM read, G·BW / (2·d·b·E), "
-                             "whatever the context; wide groups and narrow KV make exp a decode bottleneck too",
-    "q17c_prefill_attention_ratio": "attention inside the whole model: causal prefill's QKᵀ and PV against the weights' 2P a "
-                                    "token grow with the prompt (about L / 12·d_model): demo 3's exp matters for long prompts",
+    "q17b_decode_exp_vs_kv": "decode's attention streams the KV cache: exp against the HBM read, per KV head and context "
+                             "token, whatever the context; wide groups and narrow KV make exp a decode bottleneck too",
+    "q17c_prefill_attention_ratio": "attention inside the whole model: causal prefill's QKᵀ and PV against the weights' "
+                                    "matmuls grow with the prompt: demo 3's exp matters for long prompts",
     "q18_model_speedup": "the overlap (bottleneck) model of a generation step's attention speed-up",
     "q18b_serial_speedup": "the serial model: time = t_exp + t_mma, each part at its own chip's speed",
     "q18c_measured_position": "the one published measurement lies below both models",
