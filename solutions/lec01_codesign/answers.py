@@ -62,7 +62,7 @@ from solutions.lec01_codesign.encoder import (
     rank_agreement,
     rotate16,
 )
-from solutions.lec01_codesign.variants import LECTURE, USABLE_HBM
+from solutions.lec01_codesign.variants import DRAFT_LENGTHS, LECTURE, USABLE_HBM
 from solutions.lec01_codesign.codesign import to_e2m1
 
 # The real tensors ship in the student folder; the key reads the repository's copy of that file.
@@ -307,6 +307,84 @@ def decode_design(params=None) -> str:
     return "W4A8" if context <= decode_context_limit("W4A8", p) else "neither"
 
 
+def service_step_seconds(batch: float, params=None) -> float:
+    """One W4A4 decode step of `batch` sequences at the service's context on the serving B300, by the roofline:
+    the longer of computing 2P·B FLOP at the NVFP4 rate and reading W + B·L·k bytes at the bandwidth."""
+    p = _params(params)
+    chip, params_count = serve_chip(p), p["model_params_b"] * 1e9
+    weights = params_count * BYTES_PER_ELEM["nvfp4"]
+    compute = FLOP_PER_PARAM_PER_TOKEN * params_count * batch / chip.peak_flops("nvfp4")
+    memory = (weights + batch * p["service_context"] * kv_bytes_per_token(p)) / chip.mem_bw
+    return max(compute, memory)
+
+
+def service_limits(params=None) -> dict[str, float]:
+    """q09h: the largest batch each limit allows. The usable HBM: (C − W) / (L·k). The promised rate T
+    (a step at most 1 / T): on the compute roof F / (2P·T), on the memory roof (BW / T − W) / (L·k)."""
+    p = _params(params)
+    chip, params_count = serve_chip(p), p["model_params_b"] * 1e9
+    weights = params_count * BYTES_PER_ELEM["nvfp4"]
+    per_sequence = p["service_context"] * kv_bytes_per_token(p)
+    rate = p["service_rate"]
+    return {"hbm": (usable_hbm() - weights) / per_sequence,
+            "rate_compute": chip.peak_flops("nvfp4") / (FLOP_PER_PARAM_PER_TOKEN * params_count * rate),
+            "rate_memory": (chip.mem_bw / rate - weights) / per_sequence}
+
+
+def service_throughput(params=None) -> float:
+    """q09h: the tokens/s the whole batch reaches at the largest batch both limits allow. B / t(B) never falls
+    as B grows (on the memory roof it rises, on the compute roof it stays F / 2P), so that batch is the best."""
+    batch = min(service_limits(params).values())
+    return batch / service_step_seconds(batch, params)
+
+
+def speculative_throughputs(params=None) -> dict[int, float]:
+    """q09i: tokens/s of the whole batch (`spec_batch` sequences at the service's context, W4A4 on the serving
+    B300) for each draft length γ of DRAFT_LENGTHS. One round: γ draft steps (the draft model's NVFP4 weights,
+    its KV cache ignored), then one target step that checks γ + 1 tokens a sequence (2P·B·(γ + 1) FLOP, the
+    weights and every sequence's KV cache read once); a round yields (1 − α^(γ+1)) / (1 − α) tokens a sequence."""
+    p = _params(params)
+    chip = serve_chip(p)
+    params_count, draft = p["model_params_b"] * 1e9, p["draft_params_b"] * 1e9
+    batch, accept = p["spec_batch"], p["draft_accept"]
+    flops, bandwidth = chip.peak_flops("nvfp4"), chip.mem_bw
+
+    def step(flop: float, read: float) -> float:
+        return max(flop / flops, read / bandwidth)
+
+    t_draft = step(FLOP_PER_PARAM_PER_TOKEN * draft * batch, draft * BYTES_PER_ELEM["nvfp4"])
+    kv_read = batch * p["service_context"] * kv_bytes_per_token(p)
+    return {gamma: batch * (1 - accept ** (gamma + 1)) / (1 - accept)
+            / (gamma * t_draft + step(FLOP_PER_PARAM_PER_TOKEN * params_count * batch * (gamma + 1),
+                                      params_count * BYTES_PER_ELEM["nvfp4"] + kv_read))
+            for gamma in DRAFT_LENGTHS}
+
+
+def speculative_speedup(params=None) -> float:
+    """q09i: the best draft length's tokens/s over plain decode's (γ = 0): 1 when no draft pays."""
+    throughputs = speculative_throughputs(params)
+    return max(throughputs.values()) / throughputs[0]
+
+
+def decode_exp_over_kv_read(params=None) -> float:
+    """q17b: in decode attention, the SFU's exp time over the HBM time of reading the KV cache. Per context
+    token and KV head: G exps (one per query head of the group) against K and V of d values each:
+    G / E over 2·d·b / BW, whatever the context length, the layers and the KV heads."""
+    group, head_dim, kv_format = _params(params)["decode_attention"]
+    return (group / B300.exp_per_s) / (2 * head_dim * BYTES_PER_ELEM[kv_format] / serve_chip(params).mem_bw)
+
+
+def prefill_attention_ratio(params=None) -> float:
+    """q17c: a causal prefill's attention FLOP (QKᵀ and PV, a prompt of the service's context L) over its weights'
+    FLOP: every layer and query head scores token i against i tokens, L·(L + 1) / 2 scores, each with
+    flops_per_exp(d, d) of matmul; the weights take 2P FLOP a token."""
+    p = _params(params)
+    context, head_dim = p["service_context"], p["kv_head_dim"]
+    attention = p["kv_layers"] * p["query_heads"] * context * (context + 1) / 2 * flops_per_exp(head_dim, head_dim)
+    weights = FLOP_PER_PARAM_PER_TOKEN * p["model_params_b"] * 1e9 * context
+    return attention / weights
+
+
 def fp4_zero_share(params=None) -> float:
     """q10a: the share of the student's demo-2 values per-tensor FP4 turns into 0 (the quantizer's own count)."""
     x = demo2_prefix(params)
@@ -474,6 +552,8 @@ def _number_keys(canonical_params: str) -> dict[str, float]:
         "q09d_kv_equal_weights_context": kv_equal_weights_context(p),
         "q09e_ridge_share_with_kv": 100 * ridge_share_with_kv(p),
         "q09f_w4a4_context_limit": decode_context_limit("W4A4", p),
+        "q09h_service_throughput": service_throughput(p),
+        "q09i_speculative_speedup": speculative_speedup(p),
         "q10a_fp4_zero_share": 100 * fp4_zero_share(p),
         "q11_scale_format_gain": 100 * (ablation[little, "e8m0"] - ablation[little, "e4m3"]),
         "q12_block_size_gain": 100 * (ablation[big, "e4m3"] - ablation[little, "e4m3"]),
@@ -484,6 +564,8 @@ def _number_keys(canonical_params: str) -> dict[str, float]:
         / h100_exp_on_tensor_basis(),
         "q16_software_exp_share": 100 * max(0.0, 1 - 1 / forward),
         "q17_backward_ratio": 100 * backward,
+        "q17b_decode_exp_vs_kv": 100 * decode_exp_over_kv_read(p),
+        "q17c_prefill_attention_ratio": 100 * prefill_attention_ratio(p),
         "q18_model_speedup": model_speedup(overlap=True, d_qk=d_qk18, d_v=d_v18, chips=chips18),
         "q18b_serial_speedup": model_speedup(overlap=False, d_qk=d_qk18, d_v=d_v18, chips=chips18),
         "q19_mma_efficiency": 100 * mma_efficiency_for_measured_gain(p["sfu_share"]),

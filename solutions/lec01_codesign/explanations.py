@@ -36,6 +36,9 @@ from solutions.lec01_codesign.answers import (
     end_to_end,
     service_batch,
     service_bytes,
+    service_limits,
+    service_step_seconds,
+    speculative_throughputs,
 )
 from solutions.lec01_codesign.codesign import E2M1_MAX, SCHEMES, exp_ratio, flops_per_exp, ridge_point, trend_row
 from solutions.lec01_codesign.handout_data import (
@@ -74,6 +77,32 @@ _Q09E_GB = service_bytes() / 1e9
 _Q09E_KV_GB = _Q09E_GB - _W_GB
 _Q09E_FITS = service_batch() == _KEY["q09_decode_batch"]
 _Q09E_VERDICT = "装得下，batch 就是 q09 的" if _Q09E_FITS else f"装不下，batch 只能取 {service_batch():.1f}"
+
+
+# q09h: the lecture's three batch limits, the one that binds, and the step there
+_Q09H_LIMITS = service_limits()
+_Q09H_BATCH = min(_Q09H_LIMITS.values())
+_Q09H_BINDS = {"hbm": "HBM 的容量", "rate_compute": "承诺的速度（算力屋顶上）",
+               "rate_memory": "承诺的速度（带宽屋顶上）"}[min(_Q09H_LIMITS, key=_Q09H_LIMITS.get)]
+_Q09H_STEP_MS = 1e3 * service_step_seconds(_Q09H_BATCH)
+_COMPUTE_CEILING = B300.peak_flops("nvfp4") / (2 * MODEL_PARAMS)  # tokens/s: the NVFP4 compute roof, 2P FLOP a token
+# q09i: the lecture's speculative decoding: the best draft length, and the batch at which the check step turns compute-bound
+_SPEC = speculative_throughputs()
+_SPEC_BEST = max(_SPEC, key=_SPEC.get)
+_SPEC_P = variants.LECTURE
+_SPEC_KV_GB = _SPEC_P["spec_batch"] * _SPEC_P["service_context"] * kv_bytes_per_token() / 1e9
+_SPEC_STEP_MS = 1e3 * (MODEL_PARAMS * BYTES_PER_ELEM["nvfp4"] / 1e9 + _SPEC_KV_GB) * 1e9 / B300.mem_bw
+_SPEC_DRAFT_MS = 1e3 * _SPEC_P["draft_params_b"] * 1e9 * BYTES_PER_ELEM["nvfp4"] / B300.mem_bw
+# q17b: the lecture's design and the group at which exp takes as long as the KV read (FP8 KV, its head dimension)
+_Q17B_GROUP, _Q17B_DIM, _Q17B_FORMAT = variants.LECTURE["decode_attention"]
+_Q17B_EVEN_GROUP = 2 * _Q17B_DIM * BYTES_PER_ELEM["fp8"] * B300.exp_per_s / B300.mem_bw
+_Q17B_MLA = 128 * B300.mem_bw / (2 * 64 * BYTES_PER_ELEM["nvfp4"] * B300.exp_per_s)  # 128 heads, d = 64, NVFP4 KV
+
+
+# q17c: the lecture's prefill at the service's context, and the context at which attention takes half of it
+_Q17C_P = variants.LECTURE
+_Q17C_WIDTH = _Q17C_P["query_heads"] * _Q17C_P["kv_head_dim"]
+_Q17C_HALF = 2 * MODEL_PARAMS / (_Q17C_P["kv_layers"] * _Q17C_WIDTH * 2)  # 2P·L = layers·H_q·L²/2·4d at L ≈ this
 
 
 def _sci(value: float) -> str:
@@ -350,6 +379,28 @@ EXPLANATIONS = {
         在两条边界之间，只有 W4A8 能；比 W4A8 的还长，两者都始终受带宽限制——这时该省的是 KV 的字节（更少的 KV 头、更低精度的 KV、MLA），
         而不是换更快的矩阵乘法格式。
         """,
+    "q09h_service_throughput": f"""
+        一步 decode 的时间按 roofline 是两者中慢的那个：t(B) = max(2P·B / F, (W + B·L·k) / BW)（F、BW 是 B300_SERVE 的 NVFP4 算力和带宽，
+        L 是 `SERVICE_CONTEXT`，k 是 q09c）。一共的 token/s 是 B / t(B)：在带宽屋顶上它随 B 增长（权重的字节被更多序列分摊），
+        在算力屋顶上它停在 F / (2P)；所以 batch 越大越好，取三个条件都允许的最大 batch。三个条件：装得下，B ≤ (C − W) / (L·k)；
+        每个序列至少 T = `SERVICE_RATE` token/s，即 t(B) ≤ 1/T——在算力屋顶上是 B ≤ F / (2P·T)，在带宽屋顶上是 B ≤ (BW / T − W) / (L·k)。
+        哪个最小，哪个就卡住 batch。讲义的参数（T = {variants.LECTURE["service_rate"]}）：三个 batch 依次约 {_Q09H_LIMITS["hbm"]:,.0f}、
+        {_Q09H_LIMITS["rate_compute"]:,.0f}、{_Q09H_LIMITS["rate_memory"]:,.0f} 个序列，卡住的是{_Q09H_BINDS}；batch ≈ {_Q09H_BATCH:,.0f} 时
+        一步 {_Q09H_STEP_MS:.1f} ms，一共 ≈ {_KEY["q09h_service_throughput"]:,.0f} token/s（算力屋顶的上限是 {_COMPUTE_CEILING:,.0f}）。
+        承诺的速度越高，一步的时间越短，能一起跑的序列越少：服务的吞吐和每个用户的速度是一对要权衡的量，
+        而长上下文的 KV cache 让这个权衡更紧——KV 的字节随 batch 涨，带宽屋顶上的每一步都更慢。
+        """,
+    "q09i_speculative_speedup": f"""
+        一轮 = 草稿 γ 步 + 大模型检查一步。每一步都按 roofline 取慢的那个：草稿一步 t_d = max(2·P_d·B / F, W_d / BW)；检查一步每个序列算
+        γ + 1 个 token，t_v = max(2P·B·(γ + 1) / F, (W + B·L·k) / BW)——在带宽屋顶上它和普通的一步一样长（权重和 KV 只读一遍），这正是
+        投机解码的来源：多算的运算落在闲着的 Tensor Core 上。一共的 token/s = B·(1 − α^(γ+1)) / (1 − α) ÷ (γ·t_d + t_v)，
+        对 γ = 0…8 逐个算，取最大的除以 γ = 0 的。讲义的参数（P_d = {_SPEC_P["draft_params_b"]:g}B、α = {_SPEC_P["draft_accept"]:g}、
+        B = {_SPEC_P["spec_batch"]}、L = {_SPEC_P["service_context"]:,}，按规格表）：检查一步读 {MODEL_PARAMS * BYTES_PER_ELEM["nvfp4"] / 1e9:.1f} GB 权重和
+        {_SPEC_KV_GB:.1f} GB KV，约 {_SPEC_STEP_MS:.1f} ms，草稿一步只要 {_SPEC_DRAFT_MS:.2f} ms；最好的 γ = {_SPEC_BEST}，
+        快 {_KEY["q09i_speculative_speedup"]:.2f} 倍。KV cache 越大（上下文越长），检查一步越贵，草稿越显得便宜，投机越划算。
+        不划算的时候：batch 大到检查一步已经受算力限制——γ + 1 倍的运算就是 γ + 1 倍的时间，被拒绝的猜测白算了，γ = 0 最好；
+        α 低、草稿模型大时，收益也跟着变小。投机解码是拿闲置的算力换带宽，只有在 decode 受带宽限制时才有闲置的算力。
+        """,
     "q10a_fp4_zero_share": """
         整张量 FP4 的缩放因子 s = amax / 6，x 量化成 to_e2m1(x / s)·s；E2M1 最小的非零值是 0.5，|x| / s ≤ 0.25 的数舍入成 0
         （恰好 0.25 时平局取偶数，也是 0）。所以变成 0 的就是 |x| ≤ amax / 24 的非零数：`np.mean((np.abs(x) <= np.abs(x).max() / 24) & (x != 0))`。
@@ -419,6 +470,25 @@ EXPLANATIONS = {
         每次 exp 配的矩阵乘法是前向的 {_BACKWARD_RANGE} 倍（d_v = d_qk 时正好 2.5 倍，d_v 比 d_qk 小时更多；本题所有的形状都在这个范围里），
         比值降到 100% 以下：反向不太在乎 exp。这里假设反向的矩阵乘法也用 FP8（训练里并不常见）；用 BF16 时 Tensor Core 的算力只有一半，
         t_mma 翻倍，比值再减半。
+        """,
+    "q17b_decode_exp_vs_kv": f"""
+        每个上下文 token、每个 KV 头：从 HBM 读 K 和 V 各 d 个数，2·d·b 字节（b 是 KV 格式每个数的字节）；共用这个 KV 头的
+        G 个 query 头各有一个分数，各做一次 exp。所以 t_exp / t_读 = (G / E) / (2·d·b / BW) = G·BW / (2·d·b·E)：和上下文长度、层数、
+        KV 头数都无关（它们让两边同样变多）。讲义的设计（G = {_Q17B_GROUP}、d = {_Q17B_DIM}、{_Q17B_FORMAT.upper()}，按规格表的带宽）：
+        {_KEY["q17b_decode_exp_vs_kv"]:.1f}%——decode 读 KV 的时间远多于 exp，exp 不是瓶颈。可这个比值和 G 成正比、和 d·b 成反比：
+        FP8、d = {_Q17B_DIM} 时 G ≈ {_Q17B_EVEN_GROUP:.0f} 就持平；128 个 query 头共用一个 KV 头（MLA 的共享程度）、KV 存成 NVFP4、d = 64 时
+        是 {100 * _Q17B_MLA:.0f}%。省 KV 字节的设计（更大的组、更低精度的 KV）把 decode 从带宽推向 SFU：演示 3 的 exp 瓶颈在 decode 里同样会出现。
+        （这里只比 exp 和 HBM；decode 的注意力还有 QKᵀ 和 PV 的矩阵乘法，也随 G 增长。）
+        """,
+    "q17c_prefill_attention_ratio": f"""
+        因果注意力：第 i 个 token 和 i 个 token 算分数，一层一个 query 头共 L·(L + 1) / 2 个分数；每个分数配 flops_per_exp(d, d) = 4d FLOP
+        的 QKᵀ 和 PV（演示 3）。全模型：层数 × query 头数 × L·(L + 1) / 2 × 4d，约 2·层数·L²·(H_q·d)；权重的矩阵乘法是 2P·L。
+        两者之比 = 层数·H_q·L·(L + 1)·2d / (2P·L) ≈ 层数·L·(H_q·d) / P：随 L 线性增长（稠密模型 P ≈ 12·层数·d_model²，比值约 L / (12·d_model)）。讲义的模型
+        （{_Q17C_P["kv_layers"]} 层、{_Q17C_P["query_heads"]} 个 query 头 × {_Q17C_P["kv_head_dim"]} 维）、L = {_Q17C_P["service_context"]:,}：
+        {_KEY["q17c_prefill_attention_ratio"]:.2f}%。要到 L ≈ {_Q17C_HALF:,.0f} 个 token，注意力才和权重的矩阵乘法一样多。
+        所以演示 3 的 exp 瓶颈拖慢的只是注意力那一部分：短 prompt 的 prefill 几乎全是权重的矩阵乘法，exp 再慢也无关紧要；
+        上下文越长，注意力的份额越大，SFU 跟不跟得上 Tensor Core 才越来越影响整个 prefill 的速度——长上下文正是 Blackwell Ultra
+        提高 SFU 吞吐的理由。（这里还没算 exp 本身、softmax 的其余运算和 decode；只比矩阵乘法的运算量。）
         """,
     "q18_model_speedup": f"""
         你的形状和芯片：加速 = 旧芯片的 max(t_exp, t_mma) ÷ 新芯片的 max(t_exp, t_mma)，先看每块芯片受谁限制

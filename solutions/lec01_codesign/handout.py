@@ -290,7 +290,7 @@ CELLS = (
         `H100_RUN`、`B300_RUN`：它们和 hw_specs 的芯片是同一种对象，`trend_row`、`ridge_point` 照样能用。
         q01–q02、q04–q06b 用这两块实测芯片（H100_RUN 只有 FP8 的数字，它就是 H100 的"最低精度"）。
         推理组在线上服务的 B300 上用 decode 自己的内核又测了一遍（比例是 `VARIANT["serve_nvfp4_share"]` 等）：
-        decode 的问题（q07–q09b）用这块 `B300_SERVE`。
+        decode 的问题（q07–q09i，和演示 3 的 q17b）用这块 `B300_SERVE`。
         """),
     Code(_RUN_CHIPS, locked=True),
     Question("q01_compute_headline", """
@@ -368,10 +368,17 @@ CELLS = (
         MODEL_PARAMS = VARIANT["model_params_b"] * 1e9  # 参数个数
         DECODE_BATCH = VARIANT["decode_batch"]  # q07：一起 decode 的序列数
         KV_LAYERS, KV_HEADS, KV_HEAD_DIM = VARIANT["kv_layers"], VARIANT["kv_heads"], VARIANT["kv_head_dim"]  # q09c
+        QUERY_HEADS = VARIANT["query_heads"]  # q17c：每层的 query 头数（每个头也是 KV_HEAD_DIM 维）
         KV_BATCH = VARIANT["kv_batch"]  # q09d：一起 decode 的序列数
-        SERVICE_CONTEXT = VARIANT["service_context"]  # q09e–q09g：服务要给每个序列留的上下文（token）
+        SERVICE_CONTEXT = VARIANT["service_context"]  # q09e–q09i：服务要给每个序列留的上下文（token）
+        SERVICE_RATE = VARIANT["service_rate"]  # q09h：服务向每个序列承诺的生成速度（token/s）
+        DRAFT_PARAMS = VARIANT["draft_params_b"] * 1e9  # q09i：草稿模型的参数个数
+        DRAFT_ACCEPT, SPEC_BATCH = VARIANT["draft_accept"], VARIANT["spec_batch"]  # q09i：每个猜测被接受的概率；一起 decode 的序列数
         print(f"模型 {MODEL_PARAMS / 1e9:g}B 参数；q07 的 batch = {DECODE_BATCH}；KV cache：{KV_LAYERS} 层 × {KV_HEADS} 个 KV 头 "
-              f"× {KV_HEAD_DIM} 维；q09d 的 batch = {KV_BATCH}；服务的上下文 {SERVICE_CONTEXT} 个 token")
+              f"× {KV_HEAD_DIM} 维；q09d 的 batch = {KV_BATCH}；服务的上下文 {SERVICE_CONTEXT} 个 token，"
+              f"每个序列至少 {SERVICE_RATE} token/s")
+        print(f"每层 {QUERY_HEADS} 个 query 头（q17c），每 {QUERY_HEADS // KV_HEADS} 个共用一个 KV 头")
+        print(f"q09i：草稿模型 {DRAFT_PARAMS / 1e9:g}B 参数，每个猜测被接受的概率 {DRAFT_ACCEPT:g}，batch = {SPEC_BATCH}")
         print(f"NVFP4 的权重占 {MODEL_PARAMS * BYTES_PER_ELEM['nvfp4'] / 1e9:g} GB，B300 有 {B300.mem_cap / 1e9:g} GB HBM")
         """, locked=True),
     Question("q07_decode_intensity", """
@@ -418,7 +425,7 @@ CELLS = (
         【设计题：两个限制一起看】q09 的 batch 只算了权重。真实的服务里，每个序列都带着 `SERVICE_CONTEXT` 个 token 的上下文，
         每一步 decode 都要把它的 KV cache 读一遍；而且权重和**整个 batch** 的 KV cache 都得放进 HBM：最多
         `USABLE_HBM` = {USABLE_HBM:.0%} × {B300.mem_cap / 1e9:g} GB（其余留给运行时和激活）。运算仍只算权重的（注意力本身的运算忽略），
-        KV cache 用 FP8 存（q09c）。下面三题没有现成的公式：先写出一步 decode 的 FLOP 和字节，再把两个限制放在一起。
+        KV cache 用 FP8 存（q09c）。下面五题没有现成的公式：先写出一步 decode 的 FLOP 和字节，再把几个限制放在一起。
         """),
     Code(f"""
         USABLE_HBM = {USABLE_HBM} * B300.mem_cap  # 字节：权重 + 整个 batch 的 KV cache 最多占这么多
@@ -458,6 +465,51 @@ CELLS = (
         # 上下文比 W4A4 的边界短：W4A4；在两条边界之间：只有 W4A8；比 W4A8 的边界还长：两种都不行
         limits = {"A": q09f_w4a4_context_limit, "B": context_limit("fp8"), "C": float("inf")}
         q09g_decode_precision = next(letter for letter, limit in limits.items() if SERVICE_CONTEXT <= limit)
+        """),
+    Question("q09h_service_throughput", """
+        服务还向每个用户承诺了速度：每个序列每秒至少生成 `SERVICE_RATE` 个 token。仍是 W4A4、每个序列 `SERVICE_CONTEXT` 个 token
+        的上下文，权重和整个 batch 的 KV cache 仍要装进 `USABLE_HBM`；一步 decode 既要把运算做完，也要把这一步该读的字节读完
+        （B300_SERVE 的实测算力和带宽）。batch 由你选：守住这些条件时，这块 B300 每秒最多一共生成多少个 token（batch 里所有序列加起来）？
+        单位：token/s（batch 不必取整）。先想清楚：batch 变大时，一共的 token/s 和每个序列的速度各怎么变？三个条件里哪一个先卡住 batch？
+        """, f"""
+        weight_bytes = MODEL_PARAMS * BYTES_PER_ELEM["nvfp4"]
+        kv_per_sequence = SERVICE_CONTEXT * q09c_kv_bytes_per_token
+
+
+        def step_seconds(batch):  # 一步 decode：算完和读完，取慢的那个
+            compute = {FLOP_PER_PARAM_PER_TOKEN} * MODEL_PARAMS * batch / B300_SERVE.peak_flops("nvfp4")
+            memory = (weight_bytes + batch * kv_per_sequence) / B300_SERVE.mem_bw
+            return max(compute, memory)
+
+
+        # batch / step_seconds(batch) 随 batch 只增不减：取三个条件都允许的最大 batch
+        batch_limits = [(USABLE_HBM - weight_bytes) / kv_per_sequence,  # 装得下
+                        B300_SERVE.peak_flops("nvfp4") / ({FLOP_PER_PARAM_PER_TOKEN} * MODEL_PARAMS * SERVICE_RATE),  # 算一步不超过 1 / 速度
+                        (B300_SERVE.mem_bw / SERVICE_RATE - weight_bytes) / kv_per_sequence]  # 读一步不超过 1 / 速度
+        batch = min(batch_limits)
+        q09h_service_throughput = batch / step_seconds(batch)
+        """),
+    Question("q09i_speculative_speedup", """
+        【投机解码】decode 受带宽限制时，Tensor Core 多半闲着。投机解码让一个小的草稿模型（`DRAFT_PARAMS` 个参数，权重也按 NVFP4 存，
+        它的 KV cache 忽略不计）先一步一步猜出 γ 个 token（γ 步 decode），大模型再用**一步**检查这 γ 个 token 并多生成一个：这一步每个序列
+        按 γ + 1 个 token 做运算，权重和 KV cache 仍只读一遍。每个猜测被接受的概率是 α = `DRAFT_ACCEPT`，一轮（草稿 γ 步 + 检查一步）
+        平均给每个序列产出 (1 − α^(γ+1)) / (1 − α) 个 token。W4A4、`SPEC_BATCH` 个序列、每个序列 `SERVICE_CONTEXT` 个 token 的上下文，
+        在 B300_SERVE 上（草稿模型和大模型都按 NVFP4 的算力和实测带宽）：γ 在 0–8 里取最好的那个，一共的 token/s 是不投机（γ = 0）时的
+        多少倍？（不投机最好时写 1。）什么情况下投机解码不划算？
+        """, f"""
+        def step_seconds(flop, read):  # 一步：算完和读完，取慢的那个
+            return max(flop / B300_SERVE.peak_flops("nvfp4"), read / B300_SERVE.mem_bw)
+
+
+        weight_bytes = MODEL_PARAMS * BYTES_PER_ELEM["nvfp4"]
+        kv_read = SPEC_BATCH * SERVICE_CONTEXT * q09c_kv_bytes_per_token
+        t_draft = step_seconds({FLOP_PER_PARAM_PER_TOKEN} * DRAFT_PARAMS * SPEC_BATCH, DRAFT_PARAMS * BYTES_PER_ELEM["nvfp4"])
+        tokens_per_s = []
+        for gamma in range(9):
+            t_check = step_seconds({FLOP_PER_PARAM_PER_TOKEN} * MODEL_PARAMS * SPEC_BATCH * (gamma + 1), weight_bytes + kv_read)
+            tokens = (1 - DRAFT_ACCEPT ** (gamma + 1)) / (1 - DRAFT_ACCEPT)
+            tokens_per_s.append(SPEC_BATCH * tokens / (gamma * t_draft + t_check))
+        q09i_speculative_speedup = max(tokens_per_s) / tokens_per_s[0]
         """),
 
     # ------------------------------------------------------------------ demo 2
@@ -681,10 +733,12 @@ CELLS = (
         BASIS_SHAPE, SOFTWARE_SHAPE, BACKWARD_SHAPE = VARIANT["basis_shape"], VARIANT["software_shape"], VARIANT["backward_shape"]
         SPEEDUP_SHAPE, (OLD_CHIP, NEW_CHIP) = VARIANT["speedup_shape"], (CHIPS[name] for name in VARIANT["speedup_chips"])
         SFU_SHARE = VARIANT["sfu_share"]  # q19：SFU 达到 exp 峰值的比例
+        DECODE_ATTENTION = VARIANT["decode_attention"]  # q17b：[每个 KV 头配几个 query 头, 头维, KV cache 的格式]
         print_table(["题", "芯片", "d_qk", "d_v"],
                     [["q15", "H100", *BASIS_SHAPE], ["q16", "B200", *SOFTWARE_SHAPE], ["q17", "B200", *BACKWARD_SHAPE],
                      ["q18、q18b", f"{OLD_CHIP.name} → {NEW_CHIP.name}", *SPEEDUP_SHAPE]])
         print(f"q19：SFU 达到 exp 峰值的 {SFU_SHARE:.1%}")
+        print(f"q17b：每个 KV 头配 {DECODE_ATTENTION[0]} 个 query 头，头维 {DECODE_ATTENTION[1]}，KV cache 按 {DECODE_ATTENTION[2]} 存")
         """, locked=True),
     Question("q15_h100_tensor_basis", """
         把 H100 的 exp 吞吐换成和 989.4 TFLOPS 同一口径（H100 SXM5 的 SM 数和时钟），BF16 注意力、形状 `BASIS_SHAPE`
@@ -707,6 +761,33 @@ CELLS = (
         d_qk, d_v = BACKWARD_SHAPE
         backward_flops = {BACKWARD_FLOPS_PER_EXP["d_qk"]} * d_qk + {BACKWARD_FLOPS_PER_EXP["d_v"]} * d_v
         q17_backward_ratio = B200.peak_flops("fp8") / backward_flops / B200.exp_per_s * 100
+        """),
+    Question("q17b_decode_exp_vs_kv", """
+        上面的比值都是 prefill 和训练的：分数留在片上，exp 和矩阵乘法比。decode 不一样：每生成一个 token，每个序列都要把上下文里
+        全部 token 的 K 和 V 从 HBM 读一遍。推理组在 B300_SERVE 上评估一种注意力设计 `DECODE_ATTENTION`：GQA 每个 KV 头配
+        `DECODE_ATTENTION[0]` 个 query 头，K 和 V 都是 `DECODE_ATTENTION[1]` 维，KV cache 按 `DECODE_ATTENTION[2]` 存（字节数按
+        `BYTES_PER_ELEM`）。先自己数一数：读一个上下文 token 的一个 KV 头，要读多少字节、要做几次 exp？
+        SFU 做这些 exp 的时间是从 HBM 读 KV cache 的时间的百分之多少（exp 吞吐用表里的 `B300.exp_per_s`，带宽用 B300_SERVE 的实测值）？
+        它和上下文长度、层数、KV 头数有没有关系？什么样的设计会让 exp 在 decode 里也成为瓶颈？
+        """, """
+        group, head_dim, kv_format = DECODE_ATTENTION
+        # 每个上下文 token、每个 KV 头：读 K 和 V 各 head_dim 个数；组里每个 query 头各有一个分数，各做一次 exp
+        t_read = 2 * head_dim * BYTES_PER_ELEM[kv_format] / B300_SERVE.mem_bw
+        t_exps = group / B300.exp_per_s
+        q17b_decode_exp_vs_kv = t_exps / t_read * 100
+        """),
+    Question("q17c_prefill_attention_ratio", f"""
+        演示 3 的比值只看注意力内部。它在整个模型里占多少？回到 decode 那一节你的模型：`KV_LAYERS` 层，每层 `QUERY_HEADS` 个 query 头，
+        每个头 d_qk = d_v = `KV_HEAD_DIM`。一个新请求的 prompt 有 `SERVICE_CONTEXT` 个 token，一次 prefill 算完；注意力是因果的
+        （每个 token 只和它自己以及它前面的 token 算分数）。权重的矩阵乘法每个 token 做 {FLOP_PER_PARAM_PER_TOKEN} × `MODEL_PARAMS` 次运算，
+        注意力里的 QKᵀ 和 PV 另算。这次 prefill 里，QKᵀ 和 PV 的运算是权重的矩阵乘法的百分之多少？prompt 变长时这个比值怎么变？
+        演示 3 的 exp 瓶颈什么时候才会拖慢整个模型？
+        """, f"""
+        n = SERVICE_CONTEXT
+        scores = KV_LAYERS * QUERY_HEADS * n * (n + 1) / 2  # 因果：第 i 个 token 有 i 个分数，每层每个 query 头各一份
+        attention_flops = scores * flops_per_exp(KV_HEAD_DIM, KV_HEAD_DIM)
+        weight_flops = {FLOP_PER_PARAM_PER_TOKEN} * MODEL_PARAMS * n
+        q17c_prefill_attention_ratio = attention_flops / weight_flops * 100
         """),
     Markdown(f"""
         【模型和实测】一个分数的时间有两个极端：exp 和矩阵乘法**完全重叠**（两个单元同时忙，演示 3 的表判断谁是瓶颈用的就是它），

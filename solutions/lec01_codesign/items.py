@@ -35,6 +35,12 @@ REASONS: dict[str, Reason] = {
     "q09e_ridge_share_with_kv": Reason(Why.MODEL, ("W / (W + B·L·k)", "W + B·L·k")),
     "q09f_w4a4_context_limit": Reason(Why.DECISION, ("2P·(1 − W/C)", "R·W / (2P − R·L·k)")),
     "q09g_decode_precision": Reason(Why.DECISION, ("SERVICE_CONTEXT <= q09f",)),
+    # a third limit (the rate promised to each sequence) and the step time on both roofs: which limit caps the batch
+    "q09h_service_throughput": Reason(Why.DECISION, ("max(2P·B / F", "(W + B·L·k) / BW", "F / (2P·T)", "(BW / T − W)",
+                                                     "B / t(B)", "/ step_seconds(")),
+    # speculative decoding: the draft's steps and the target's check step, each on both roofs; the best draft length
+    "q09i_speculative_speedup": Reason(Why.DECISION, ("γ·t_d + t_v", "gamma * t_draft + t_check", "2P·B·(γ + 1) / F",
+                                                      "MODEL_PARAMS * SPEC_BATCH * (gamma + 1)")),
     "q10a_fp4_zero_share": Reason(Why.PREDICTION, ("amax / 24", "≤ 0.25"), verified_by="zeros[scheme] = relative_error(q, x), zero_fraction(q, x)"),
     "q28p_exp_if_memory_bound": Reason(Why.PREDICTION, ("2 * 4 / q28a", "8 / q28a"),
                                        verified_by="q28_exp_ns_per_value = exp_seconds() / EXP_N * 1e9"),
@@ -44,6 +50,10 @@ REASONS: dict[str, Reason] = {
                                         verified_by='end_deficits = {name: end_deficit(e, end_embeddings["fp32"])'),
     "q16_software_exp_share": Reason(Why.MODEL, ("1 - 1 /", "1 − 1 /")),
     "q17_backward_ratio": Reason(Why.MODEL, ("6·d_qk + 4·d_v", "·d_qk + 4·d_v")),
+    # decode's attention: the student counts a KV head's bytes and its group's exps per context token
+    "q17b_decode_exp_vs_kv": Reason(Why.MODEL, ("G·BW", "2·d·b", "G / E", "2 * head_dim * BYTES_PER_ELEM", "group / B300.exp_per_s")),
+    # the whole model's prefill: the student counts causal attention's scores over layers and heads against 2P a token
+    "q17c_prefill_attention_ratio": Reason(Why.MODEL, ("(n + 1) / 2", "L·(L + 1)", "L(L+1)", "L² ·", "KV_LAYERS * QUERY_HEADS *")),
     # the student works out which unit bounds each chip: only one case can give the measured gain
     "q19_mma_efficiency": Reason(Why.MODEL, ("t_b300 =", "(a × ", "B200 仍受 exp 限制", "B300 受矩阵乘法限制")),
     # which scheme's error grows with the data, committed before the size sweep runs
@@ -79,6 +89,10 @@ TEACHES: dict[str, str] = {
     "q09e_ridge_share_with_kv": "verifies q09: with the KV cache read and held in the HBM (which may cap the batch), decode falls short of the ridge",
     "q09f_w4a4_context_limit": "decode under two limits (ridge and HBM): the longest context W4A4 can be compute-bound",
     "q09g_decode_precision": "a design decision: the precision that stays compute-bound at the service's context, or none",
+    "q09h_service_throughput": "a design under three limits (HBM, the rate promised per sequence, the roofs): the largest "
+                               "batch all allow, and the whole chip's tokens/s there",
+    "q09i_speculative_speedup": "speculative decoding as a design: a draft's cheap steps buy tokens the memory-bound check "
+                                "step verifies almost for free; the best draft length, and no gain once the check is compute-bound",
     "q10a_fp4_zero_share": "predict, then verify: per-tensor FP4 flushes |x| <= amax/24 to zero",
     "q10_size_sensitive": "predict, then verify: per-tensor scaling depends on the sample's maximum: error grows with n",
     "q11_scale_format_gain": "the ablation: the scale format's share of NVFP4's gain",
@@ -90,6 +104,10 @@ TEACHES: dict[str, str] = {
     "q15_h100_tensor_basis": "compare figures on one basis: H100's exp rate on its tensor peak's SMs and clock",
     "q16_software_exp_share": "moving exp to FMA polynomials: the share that balances SFU and tensor cores",
     "q17_backward_ratio": "count the backward pass's matmul work per exp: it barely cares about exp",
+    "q17b_decode_exp_vs_kv": "decode's attention streams the KV cache: exp against the HBM read, per KV head and context "
+                             "token, whatever the context; wide groups and narrow KV make exp a decode bottleneck too",
+    "q17c_prefill_attention_ratio": "attention inside the whole model: causal prefill's QKᵀ and PV against the weights' "
+                                    "matmuls grow with the prompt: demo 3's exp matters for long prompts",
     "q18_model_speedup": "the overlap (bottleneck) model of a generation step's attention speed-up",
     "q18b_serial_speedup": "the serial model: time = t_exp + t_mma, each part at its own chip's speed",
     "q18c_measured_position": "the one published measurement lies below both models",

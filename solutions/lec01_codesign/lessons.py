@@ -9,6 +9,8 @@ reasons right is never marked wrong by a draw that makes two options equal).
 
 from __future__ import annotations
 
+import math
+
 from authoring.lessons import Lesson, margin
 from hw_specs import B200, B300, BYTES_PER_ELEM
 from solutions.lec01_codesign import answers, variants
@@ -128,6 +130,24 @@ LESSONS: tuple[Lesson, ...] = (
            f"the batch on the boundary, R·C / 2P, is one a server runs (at most {variants.BOUNDARY_BATCH_MOST:,} sequences)",
            lambda p, k: ridge_point(answers.serve_chip(p), "nvfp4") * answers.usable_hbm() / (2e9 * p["model_params_b"]),
            high=float(variants.BOUNDARY_BATCH_MOST), reads=MODEL + SERVE),
+    Lesson("q09h_service_throughput", "the rate promised per sequence is below batch 1's bandwidth-bound rate (q08): a promise "
+           "the chip can keep", lambda p, k: p["service_rate"] / k["q08_decode_tokens_per_s"], 1e-9, 1.0,
+           reads=MODEL + SERVE + ("service_rate",)),
+    Lesson("q09h_service_throughput", "the limit that caps the batch leads the next one (relative): a student who takes another "
+           "limit misses the key", lambda p, k: variants.service_lead(p), low=variants.Q09H_LEAD,
+           reads=MODEL + SERVE + ("service_context", "service_rate")),
+    Lesson("q09h_service_throughput", "the service runs at least two sequences at a time",
+           lambda p, k: min(answers.service_limits(p).values()), low=2.0,
+           reads=MODEL + SERVE + ("service_context", "service_rate")),
+    Lesson("q09i_speculative_speedup", "the batch fits: both models' weights and its KV cache in the usable HBM",
+           lambda p, k: ((p["model_params_b"] + p["draft_params_b"]) * 1e9 * BYTES_PER_ELEM["nvfp4"]
+                         + p["spec_batch"] * p["service_context"] * k["q09c_kv_bytes_per_token"]) / answers.usable_hbm(),
+           high=1.0, reads=MODEL + ("service_context", "draft_params_b", "spec_batch")),
+    Lesson("q09i_speculative_speedup", "speculation never loses: no draft (γ = 0) is an option",
+           lambda p, k: k["q09i_speculative_speedup"], low=1.0,
+           reads=MODEL + SERVE + ("service_context", "draft_params_b", "draft_accept", "spec_batch")),
+    Lesson("q09i_speculative_speedup", "speculation gains less than a round's most tokens, 1 / (1 − α)", lambda p, k: k["q09i_speculative_speedup"] * (1 - p["draft_accept"]), 1e-9, 1.0,
+           reads=MODEL + SERVE + ("service_context", "draft_params_b", "draft_accept", "spec_batch")),
     Lesson("q10a_fp4_zero_share", "per-tensor FP4 turns a real share of the data into 0, not all of it",
            lambda p, k: k["q10a_fp4_zero_share"], 5.0, 99.9, reads=DEMO2 + ("demo2_n",)),
     Lesson("q12b_e8m0_clipped_blocks", "about four in ten blocks clip (three to over five)",
@@ -136,6 +156,14 @@ LESSONS: tuple[Lesson, ...] = (
            lambda p, k: k["q16_software_exp_share"], 1e-9, 100 - 1e-9, reads=("software_shape",)),
     Lesson("q17_backward_ratio", "the backward pass barely cares about exp (ratio under 100 %)",
            lambda p, k: k["q17_backward_ratio"], high=100.0, reads=("backward_shape",)),
+    Lesson("q17b_decode_exp_vs_kv", "the design's group is one models use: from GQA's few query heads per KV head to "
+           "MLA-like 128", lambda p, k: p["decode_attention"][0], *map(float, variants.DECODE_GROUPS), reads=("decode_attention",)),
+    Lesson("q17c_prefill_attention_ratio", "the model's query heads are a whole number per KV head, and with the head "
+           "dimension make up its width (H_q·d_head within a fifth of d_model)",
+           lambda p, k: p["query_heads"] * p["kv_head_dim"] / variants.d_model(p) if p["query_heads"] % p["kv_heads"] == 0
+           else math.nan, 0.8 - 1e-9, 1.2 + 1e-9, reads=MODEL[:4] + ("query_heads",)),
+    Lesson("q17c_prefill_attention_ratio", "the model has no more query heads than dense LLMs use",
+           lambda p, k: p["query_heads"], high=float(variants.MAX_QUERY_HEADS), reads=("query_heads",)),
     Lesson("q18_model_speedup", "the new chip is faster (overlap model)",
            lambda p, k: k["q18_model_speedup"], low=1.0, reads=("speedup_shape", "speedup_chips")),
     Lesson("q18_model_speedup", "one chip of the step is exp-bound, the other matmul-bound (on the table's exp rates)",

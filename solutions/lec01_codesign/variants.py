@@ -43,6 +43,13 @@ What varies, and why the questions stay the same questions:
   that batch's KV cache fit in the usable HBM; beyond, at the largest batch that fits (service_batch):
   the service it asks about always exists (the weights take at most half the usable HBM, a sequence's
   KV cache at most 128 layers × 8,192 × 2 × 32,768 tokens ≈ 69 GB, so at least 1.9 sequences fit).
+- decode as a service (q09h–q09i), drawn after everything else: the rate promised to each sequence, a share
+  (SERVICE_RATE_SHARE) of batch 1's bandwidth-bound rate, redrawn until the limit that caps the batch (the HBM,
+  or the promise on either roof) leads the next by Q09H_LEAD; a draft model (DRAFT_SHARE of the target's
+  parameters), its acceptance (DRAFT_ACCEPT) and a batch that fits beside both models' weights (q09i).
+- decode attention (q17b): a design [query heads per KV head, head dimension, KV format], from GQA's groups to
+  MLA-like 128. The model's query heads (q17c) are not drawn: d_model / head_dim rounded to a multiple of the
+  KV heads.
 - real tensors (q22–q25, and the bit-budget lab q27 discusses): one tile of Y = X·Wᵀ (a few tokens × a few output channels, all of K),
   and the rotation's block size (16, aligned with NVFP4's blocks, the order NVIDIA's NVFP4 training
   recipe uses on its Wgrad GEMMs, or 32–128). A tile on which the rotation moves NVFP4's error by less than q25's margin, or
@@ -81,9 +88,18 @@ LECTURE = {
     "kv_heads": 8,
     "kv_head_dim": 128,
     "kv_batch": 64,
+    # q17c: the model's query heads, a multiple of its KV heads near d_model / head_dim (12 of them on each of the 8)
+    "query_heads": 96,
     # q09e–q09g: the context (tokens per sequence) the service must hold; the lecture's lies between the
     # contexts up to which W4A4 (681) and W4A8 (2,044) can reach their ridge within the HBM
     "service_context": 1024,
+    # q09h: the tokens per second each sequence is promised (one decode step at most 1 / rate): at the lecture's
+    # 40 the promise caps the batch at ~1,029 sequences before the HBM does (~1,470)
+    "service_rate": 40,
+    # q09i: speculative decoding: a 3B draft model (NVFP4 weights), each drafted token accepted with 0.7, 64 sequences
+    "draft_params_b": 3.0,
+    "draft_accept": 0.7,
+    "spec_batch": 64,
     # q03: the generation step whose growth is compared ([base, new]); q13: [chip, precision, d_qk, d_v] of
     # the attention whose bottleneck is asked; q14: the MLA-style shape compared with d_head = 128
     "growth_pair": ["H100", "B300"],
@@ -102,6 +118,8 @@ LECTURE = {
     "speedup_shape": [192, 128],
     "speedup_chips": ["B200", "B300"],
     "sfu_share": 1.0,  # q19: the share of its exp peak the SFU is assumed to reach
+    # q17b: a decode attention design [query heads per KV head, head dimension, KV cache format]: Llama 3 70B's GQA
+    "decode_attention": [8, 128, "fp8"],
     # real tensors: [first, count]
     "real_tokens": [0, 102],
     "real_outputs": [0, 384],
@@ -276,6 +294,11 @@ def variant(rng: np.random.Generator) -> dict:
         params["demo2_seed"] = _demo2_seed(rng, params["demo2_df"], params["demo2_scale"])
     while not Q34P_RATIO[0] <= end_measured_over_predicted(params) <= Q34P_RATIO[1]:
         params.update(_real_tile(rng))
+    # the two latest items' draws come last, so every draw above stays where the kit's earlier releases put it
+    params["service_rate"] = _service_rate(rng, params)
+    params["decode_attention"] = _decode_attention(rng)
+    params.update(_speculation(rng, params))
+    params["query_heads"] = model_query_heads(params)
     return {key: params[key] for key in LECTURE}  # LECTURE's order
 
 
@@ -388,6 +411,115 @@ def _serve_shares(rng: np.random.Generator) -> dict:
             "serve_bw_share": _share(rng, *HBM_SHARE)}
 
 
+SERVICE_RATE_SHARE = (0.15, 0.75)  # q09h: the promised rate per sequence, as a share of batch-1's q08
+# q09h: the limit that caps the batch (HBM, or the promised rate on either roof) leads the next by this (relative):
+# a student who takes the wrong limit lands outside the tolerance
+Q09H_LEAD = 0.15
+DECODE_GROUPS = (2, 128)  # q17b: query heads per KV head, log-uniform: GQA's 4–16 up to MLA-like 128 heads on one KV
+DECODE_HEAD_DIMS = (64, 96, 128, 192, 256)
+DECODE_KV_FORMATS = ("fp8", "nvfp4")
+
+
+def service_batches(p: dict) -> dict[str, float]:
+    """q09h from the parameters alone: the batch each limit allows W4A4 decode at the service's context L, one
+    step taking t(B) = max(2P·B / F, (W + B·L·k) / BW) on the serving B300. The HBM: (C − W) / (L·k); the
+    promised rate T (t(B) <= 1 / T) on the compute roof: F / (2P·T); on the memory roof: (BW / T − W) / (L·k)."""
+    params = p["model_params_b"] * 1e9
+    weights = params * BYTES_PER_ELEM["nvfp4"]
+    flops = B300.peak_flops("nvfp4") * p["serve_nvfp4_share"]
+    bandwidth = B300.mem_bw * p["serve_bw_share"]
+    kv = 2 * p["kv_layers"] * p["kv_heads"] * p["kv_head_dim"] * BYTES_PER_ELEM["fp8"]
+    per_sequence = p["service_context"] * kv
+    rate = p["service_rate"]
+    return {"hbm": (USABLE_HBM * B300.mem_cap - weights) / per_sequence,
+            "rate_compute": flops / (2 * params * rate),
+            "rate_memory": (bandwidth / rate - weights) / per_sequence}
+
+
+def service_throughput(p: dict) -> float:
+    """q09h from the parameters alone: tokens/s of the whole batch at the largest batch every limit allows
+    (B / t(B) grows with B, so the largest allowed batch is the best)."""
+    batch = min(service_batches(p).values())
+    params = p["model_params_b"] * 1e9
+    step = max(2 * params * batch / (B300.peak_flops("nvfp4") * p["serve_nvfp4_share"]),
+               (params * BYTES_PER_ELEM["nvfp4"] + batch * p["service_context"] * 2 * p["kv_layers"] * p["kv_heads"]
+                * p["kv_head_dim"] * BYTES_PER_ELEM["fp8"]) / (B300.mem_bw * p["serve_bw_share"]))
+    return batch / step
+
+
+def service_lead(p: dict) -> float:
+    """q09h's margin: the binding limit's batch under the next one's, relative."""
+    first, second = sorted(service_batches(p).values())[:2]
+    return second / first - 1
+
+
+def _service_rate(rng: np.random.Generator, p: dict) -> int:
+    """q09h: a promised rate per sequence (whole tokens/s), a share of batch-1's bandwidth-bound rate (q08, which
+    no batch can beat), drawn until the limit that binds leads the next by Q09H_LEAD and allows two sequences."""
+    batch_1 = B300.mem_bw * p["serve_bw_share"] / (p["model_params_b"] * 1e9 * BYTES_PER_ELEM["nvfp4"])
+    for _ in range(1000):
+        share = float(np.exp(rng.uniform(*np.log(SERVICE_RATE_SHARE))))
+        q = {**p, "service_rate": max(1, round(share * batch_1))}
+        if service_lead(q) >= Q09H_LEAD and min(service_batches(q).values()) >= 2:
+            return q["service_rate"]
+    raise AssertionError(f"no promised rate keeps q09h's limits apart for {p}")
+
+
+def _decode_attention(rng: np.random.Generator) -> list:
+    """q17b: [query heads per KV head, head dimension, KV format]."""
+    group = _log_int(rng, *DECODE_GROUPS)
+    return [group, int(rng.choice(DECODE_HEAD_DIMS)), DECODE_KV_FORMATS[int(rng.integers(len(DECODE_KV_FORMATS)))]]
+
+
+def model_query_heads(p: dict) -> int:
+    """q17c: the query heads of the drawn model: d_model / head_dim rounded to a multiple of the KV heads (GQA
+    shares each KV head among a whole number of query heads); at least two a KV head (the KV width is at most
+    half of d_model), at most MAX_QUERY_HEADS (a multiple of every KV head count drawn)."""
+    return p["kv_heads"] * max(2, round(query_heads(p) / p["kv_heads"]))
+
+
+DRAFT_SHARE = (0.01, 0.10)  # q09i: the draft model's parameters, a share of the target's (log-uniform)
+DRAFT_ACCEPT = (0.5, 0.85)  # q09i: the chance that one drafted token is accepted
+SPEC_BATCH_MOST = 1024  # q09i: the batch, log-uniform from 1 up to what fits in the usable HBM (at most this)
+DRAFT_LENGTHS = tuple(range(9))  # q09i: the draft lengths γ the student weighs (0: no speculation)
+
+
+def speculative_throughputs(p: dict) -> dict[int, float]:
+    """q09i from the parameters alone: tokens/s of the whole batch for each draft length γ. A round: the draft
+    model decodes γ steps (its KV cache ignored), t_d = max(2·P_d·B / F, W_d / BW) each; the target verifies the
+    γ drafted tokens and one more in one step, t_v = max(2P·B·(γ + 1) / F, (W + B·L·k) / BW); it yields
+    (1 − α^(γ+1)) / (1 − α) tokens a sequence on average."""
+    params, draft = p["model_params_b"] * 1e9, p["draft_params_b"] * 1e9
+    flops = B300.peak_flops("nvfp4") * p["serve_nvfp4_share"]
+    bandwidth = B300.mem_bw * p["serve_bw_share"]
+    kv = 2 * p["kv_layers"] * p["kv_heads"] * p["kv_head_dim"] * BYTES_PER_ELEM["fp8"]
+    batch, accept = p["spec_batch"], p["draft_accept"]
+    t_draft = max(2 * draft * batch / flops, draft * BYTES_PER_ELEM["nvfp4"] / bandwidth)
+    out = {}
+    for gamma in DRAFT_LENGTHS:
+        t_verify = max(2 * params * batch * (gamma + 1) / flops,
+                       (params * BYTES_PER_ELEM["nvfp4"] + batch * p["service_context"] * kv) / bandwidth)
+        out[gamma] = batch * (1 - accept ** (gamma + 1)) / (1 - accept) / (gamma * t_draft + t_verify)
+    return out
+
+
+def speculative_speedup(p: dict) -> float:
+    """q09i from the parameters alone: the best draft length's tokens/s over γ = 0's."""
+    throughputs = speculative_throughputs(p)
+    return max(throughputs.values()) / throughputs[0]
+
+
+def _speculation(rng: np.random.Generator, p: dict) -> dict:
+    """q09i: a draft model, its acceptance and a batch that fits beside both models' weights at the service's context."""
+    draft = round(p["model_params_b"] * float(np.exp(rng.uniform(*np.log(DRAFT_SHARE)))), 2)
+    accept = round(float(rng.uniform(*DRAFT_ACCEPT)), 3)
+    kv = 2 * p["kv_layers"] * p["kv_heads"] * p["kv_head_dim"] * BYTES_PER_ELEM["fp8"]
+    fits = ((USABLE_HBM * B300.mem_cap - (p["model_params_b"] + draft) * 1e9 * BYTES_PER_ELEM["nvfp4"])
+            / (p["service_context"] * kv))
+    return {"draft_params_b": draft, "draft_accept": accept,
+            "spec_batch": _log_int(rng, 1, max(1, int(min(fits, SPEC_BATCH_MOST))))}
+
+
 # Items whose key must move with the parameters (`check` fails if one has the same key in every sample):
 # every number item with a key. The choice items' keys follow from the parameters too, but most
 # of them are conceptual (the same letter for every student); q06, q09g and q25 move with the parameters.
@@ -395,9 +527,11 @@ DEPENDENT = (
     "q01_compute_headline", "q02_format_gain", "q04_ridge_same_precision", "q05_ridge_mixed_precision",
     "q06b_wall_for_nvfp4_kernel", "q07_decode_intensity", "q08_decode_tokens_per_s", "q09_decode_batch",
     "q09b_decode_batch_w4a8", "q09c_kv_bytes_per_token", "q09d_kv_equal_weights_context",
-    "q09e_ridge_share_with_kv", "q09f_w4a4_context_limit", "q10a_fp4_zero_share",
+    "q09e_ridge_share_with_kv", "q09f_w4a4_context_limit", "q09h_service_throughput", "q09i_speculative_speedup",
+    "q10a_fp4_zero_share",
     "q11_scale_format_gain", "q12_block_size_gain", "q12b_e8m0_clipped_blocks", "q15_h100_tensor_basis",
-    "q16_software_exp_share", "q17_backward_ratio", "q18_model_speedup", "q18b_serial_speedup",
+    "q16_software_exp_share", "q17_backward_ratio", "q17b_decode_exp_vs_kv", "q17c_prefill_attention_ratio",
+    "q18_model_speedup", "q18b_serial_speedup",
     "q19_mma_efficiency", "q22_real_fp4_tensor_error", "q23_real_nvfp4_error", "q24_rotated_fp4_tensor_error",
     "q34p_nvfp4_end_prediction", "q35p_fp4_end_prediction", "q34r_h16_end_prediction",
 )

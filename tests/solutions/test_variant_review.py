@@ -173,6 +173,18 @@ def recompute(p: dict) -> tuple[dict, dict, dict]:
     batch = min(k["q09_decode_batch"], (USABLE_HBM * B300.mem_cap - weights) / (p["service_context"] * kv_bytes(p)))
     service_bytes = weights + batch * p["service_context"] * kv_bytes(p)
     k["q09e_ridge_share_with_kv"] = 100 * (2 * params * batch / service_bytes) / ridge(s_nv, s_bw)
+    # q09h: the largest batch the HBM and the promised rate allow (a step is the slower of computing and reading)
+    per_seq = p["service_context"] * kv_bytes(p)
+    rate = p["service_rate"]
+    most = min((USABLE_HBM * B300.mem_cap - weights) / per_seq, s_nv / (2 * params * rate), (s_bw / rate - weights) / per_seq)
+    k["q09h_service_throughput"] = most / max(2 * params * most / s_nv, (weights + most * per_seq) / s_bw)
+    # q09i: speculative decoding, the best of γ = 0..8 over γ = 0
+    alpha, spec_b, draft = p["draft_accept"], p["spec_batch"], p["draft_params_b"] * 1e9
+    t_d = max(2 * draft * spec_b / s_nv, draft * nv / s_bw)
+    rates = [spec_b * (1 - alpha ** (g + 1)) / (1 - alpha)
+             / (g * t_d + max(2 * params * spec_b * (g + 1) / s_nv, (weights + spec_b * p["service_context"] * kv_bytes(p)) / s_bw))
+             for g in range(9)]
+    k["q09i_speculative_speedup"] = max(rates) / rates[0]
     limits = {"A": decode_limit(p, s_nv, s_bw), "B": decode_limit(p, s_f8, s_bw)}
     k["q09f_w4a4_context_limit"] = limits["A"]
     k["q09g_decode_precision"] = next((c for c in "AB" if p["service_context"] <= limits[c]), "C")
@@ -207,6 +219,11 @@ def recompute(p: dict) -> tuple[dict, dict, dict]:
     k["q16_software_exp_share"] = 100 * max(0.0, 1 - 1 / exp_ratio(B200, "fp8", *p["software_shape"]))
     d_qk, d_v = p["backward_shape"]
     k["q17_backward_ratio"] = 100 * B200.peak_flops("fp8") / (6 * d_qk + 4 * d_v) / B200.exp_per_s
+    group, dim, kv_format = p["decode_attention"]
+    k["q17b_decode_exp_vs_kv"] = 100 * (group / B300.exp_per_s) / (2 * dim * {"fp8": f8, "nvfp4": nv}[kv_format] / s_bw)
+    n = p["service_context"]
+    attention = p["kv_layers"] * p["query_heads"] * n * (n + 1) / 2 * 4 * p["kv_head_dim"]
+    k["q17c_prefill_attention_ratio"] = 100 * attention / (2 * params * n)
 
     def score_time(chip, overlap, d_qk, d_v, mma=1.0, sfu=1.0):
         t_exp, t_mma = 1 / (sfu * chip.exp_per_s), (2 * d_qk + 2 * d_v) / (mma * chip.peak_flops("fp8"))
