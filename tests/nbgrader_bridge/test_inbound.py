@@ -575,3 +575,20 @@ def test_a_name_holding_markup_is_refused_even_where_students_share_one_uid(tmp_
     folder = handed_in(tmp_path, owner=OTHER, named=named)
     with pytest.raises(Refused, match="markup"):
         read_submission(folder, parse_time, collector_uid=0, tolerance=TOLERANCE, shared_uid=uid(OTHER))
+
+
+@pytest.mark.parametrize("odd", ["\x1b]52;c;aGk=\x07notes.py", "x\x1b[2J\x1b[Hnbgrader: all graded.py", "a\nb.py",
+                                 "fdp.\u202eyp.py"])
+def test_a_file_named_with_control_characters_is_left_out_and_listed(tmp_path, odd):
+    """A student hands in a regular file of her own whose name holds a terminal escape sequence
+    (OSC 52 writes the clipboard, ESC[2J clears the screen) or a bidi override: it was copied into
+    submitted/, and `nbgrader autograde` and `generate_feedback` print every such file's name raw
+    on the instructor's terminal ("Copying <file> -> <dest>"). No file the assignment asks for has
+    such a name: it is left out and listed, shown escaped."""
+    folder = handed_in(tmp_path / "inbound")
+    (folder / odd).write_text("x = 1\n")
+    give(folder, STUDENT)
+    flags = copy_submission(read(folder), tmp_path / "out", CopyRules())
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["codesign.py", "handout.ipynb"]
+    assert [(f.file, f.outcome) for f in flags] == [(odd, FILE_LEFT_OUT)]
+    assert "control character" in flags[0].reason and "\x1b" not in flags[0].reason
