@@ -302,3 +302,19 @@ def test_a_file_in_an_upload_named_with_terminal_escapes_reaches_no_terminal(tmp
     assert submitted(root, "bob") == {"codesign.py": own_code("bob")}
     assert any("control character" in r for r in flagged(root).get("ivy", [])), flagged(root)
     assert any(r.startswith("ida_1_1_\\u001b") and "control character" in r for r in flagged(root)[""]), flagged(root)
+
+
+def test_a_timestamp_a_late_student_puts_in_their_upload_is_not_the_submission_time(tmp_path_factory):
+    """kim hands in late (Canvas marks the file _LATE) a zip holding a timestamp.txt of their own,
+    dated before the due date, beside it a loose one, and a `timestamp.txt.py`: nbgrader autograde
+    and the trusted grader read submitted/kim/lec01_codesign/timestamp.txt, so a student's file
+    collected there would have cancelled the late penalty. Only the LMS's _LATE counts."""
+    early = "2000-01-01 00:00:00.000000 UTC"
+    root, done = collect(tmp_path_factory, "own_time", {
+        "kim_LATE_5_5_lec01.zip": student_zip("kim", (FOLDER + "timestamp.txt", early),
+                                              (FOLDER + "timestamp.txt.py", early)),
+        "kim_LATE_5_5_timestamp.txt": early,
+    }, due=True)
+    assert done.returncode == 0, explain(done)
+    stamp = submitted(root, "kim").get("timestamp.txt", "")
+    assert stamp and parse_time(stamp.strip(), "timestamp.txt") > DUE, stamp
