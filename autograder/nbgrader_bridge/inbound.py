@@ -43,6 +43,9 @@ NOT_COLLECTED = "not collected"
 FILE_LEFT_OUT = "file left out"
 TIME_TAKEN = "time corrected"
 TIMESTAMP_FILE = "timestamp.txt"
+# What `nbgrader submit` writes and nbgrader's release_feedback names the student's page by.
+SECRET_FILE = "submission_secret.txt"
+SECRET_WRITTEN = "secret written"
 # Written by the collector from the trusted time, never copied from the student.
 NOT_COPIED = (TIMESTAMP_FILE,)
 CHUNK = 1 << 16
