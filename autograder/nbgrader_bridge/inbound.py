@@ -50,9 +50,11 @@ SECRET_WRITTEN = "secret written"
 NOT_COPIED = (TIMESTAMP_FILE,)
 CHUNK = 1 << 16
 _CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")   # and bytes that are no UTF-8 (surrogates)
-# Markup in HTML or Markdown, and spaces: no account name holds one, and formgrader shows the
-# student id unescaped (nbgrader's formgrade_macros.html.j2, rendered without autoescaping).
-_MARKUP = re.compile("[<>&\"'`\\s]")
+# Markup in HTML or Markdown, glob characters and spaces: no account name holds one; formgrader
+# shows the student id unescaped (nbgrader's formgrade_macros.html.j2, rendered without
+# autoescaping), and nbgrader reads it as a glob pattern (`--student`, release_feedback's
+# feedback/<student>/: a student named `*` is every student there).
+_MARKUP = re.compile("[<>&\"'`*?\\[\\]\\s]")
 MAX_DEPTH = 16          # nested folders below the submission's; deeper ones are left out
 MAX_ENTRIES = 10_000    # files and folders in one submission; more refuses it
 # bytes of a path inside the submission; longer ones are left out: sixteen folders of 255-byte
@@ -123,8 +125,8 @@ def read_submission(path: Path, parse_time, *, collector_uid: int, tolerance: fl
     if _MARKUP.search(student):
         # only where students share a uid can such a name be handed in; it would run as script in
         # the instructor's formgrader
-        raise refuse(f"the student id {student!r} holds markup (one of < > & \" ' `) or a space: no account "
-                     f"name does")
+        raise refuse(f"the student id {student!r} holds markup (one of < > & \" ' `), a glob character (* ? [ ]) "
+                     f"or a space: no account name does")
     try:
         info = os.lstat(path)
     except OSError as exc:

@@ -566,14 +566,16 @@ def test_a_file_swapped_with_a_link_while_collect_copies_it_is_left_out_not_a_cr
 
 
 @pytest.mark.parametrize("named", ['<img src=x onerror=alert(1)>', 'bob" autofocus onfocus="alert(1)', "amy&lt;b&gt;",
-                                   "x`![t](https:attacker.example)`", "alice bob"])
+                                   "x`![t](https:attacker.example)`", "alice bob", "*", "a[lb]ice"])
 def test_a_name_holding_markup_is_refused_even_where_students_share_one_uid(tmp_path, named):
     """Where students share a uid any name was collected, and became the student id formgrader
     shows raw in the instructor's Jupyter session (nbgrader 0.9.6's formgrade_macros.html.j2:
     `{{ resources.student }}` and a `data-link` attribute holding it, in a page nbconvert renders
-    without escaping): a folder named `<img src=x onerror=…>+lec01_codesign+…` ran script there."""
+    without escaping): a folder named `<img src=x onerror=…>+lec01_codesign+…` ran script there.
+    nbgrader also reads a student id as a glob pattern: a student named `*` was every student for
+    `--student` and release_feedback."""
     folder = handed_in(tmp_path, owner=OTHER, named=named)
-    with pytest.raises(Refused, match="markup"):
+    with pytest.raises(Refused, match="markup .* or a space"):
         read_submission(folder, parse_time, collector_uid=0, tolerance=TOLERANCE, shared_uid=uid(OTHER))
 
 
