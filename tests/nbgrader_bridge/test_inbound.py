@@ -594,3 +594,14 @@ def test_a_file_named_with_control_characters_is_left_out_and_listed(tmp_path, o
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["codesign.py", "handout.ipynb"]
     assert [(f.file, f.outcome) for f in flags] == [(odd, FILE_LEFT_OUT)]
     assert "control character" in flags[0].reason and "\x1b" not in flags[0].reason
+
+
+def test_a_folder_named_with_control_characters_is_left_out_with_everything_in_it(tmp_path):
+    """The same for a subfolder: nbgrader copies (and names on the terminal) every file under it."""
+    folder = handed_in(tmp_path / "inbound")
+    (folder / "notes\x1b]0;owned\x07").mkdir()
+    (folder / "notes\x1b]0;owned\x07" / "plot.py").write_text("x = 1\n")
+    give(folder, STUDENT)
+    flags = copy_submission(read(folder), tmp_path / "out", CopyRules())
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["codesign.py", "handout.ipynb"]
+    assert [f.file for f in flags] == ["notes\x1b]0;owned\x07"]
