@@ -351,11 +351,6 @@ def _copy_entry(fd: int, rel: str, name: str, dest: Path, sub: Submission, rules
         return
     if any(fnmatch.fnmatch(name, glob) for glob in rules.ignore) or (not rel and name in NOT_COPIED):
         return
-    if any(invisible(c) for c in name):
-        # nbgrader's autograde and generate_feedback print every copied file's name raw ("Copying …")
-        left_out(name, "its name holds a control character (or an invisible one: a bidi override, a zero-width "
-                       "mark, bytes that are no UTF-8), which nbgrader would print raw on the instructor's terminal")
-        return
     try:
         info = os.stat(name, dir_fd=fd, follow_symlinks=False)
     except OSError as exc:
@@ -366,6 +361,10 @@ def _copy_entry(fd: int, rel: str, name: str, dest: Path, sub: Submission, rules
     elif info.st_uid != sub.uid:
         left_out(name, f"is owned by {_owner_name(info.st_uid)}, not by the folder's owner "
                        f"{_owner_name(sub.uid)}")
+    elif any(invisible(c) for c in name):
+        # nbgrader's autograde and generate_feedback print every copied file's name raw ("Copying …")
+        left_out(name, "its name holds a control character (or an invisible one: a bidi override, a zero-width "
+                       "mark, bytes that are no UTF-8), which nbgrader would print raw on the instructor's terminal")
     elif stat.S_ISDIR(info.st_mode):
         if rel.count("/") >= MAX_DEPTH:
             left_out(name, f"is a folder nested deeper than {MAX_DEPTH} folders")

@@ -88,8 +88,9 @@ def _entry_parts(raw: str) -> tuple[str, ...]:
 
 
 def _check_entry(parts: tuple[str, ...], raw: str, collect_folder: str) -> None:
-    if any(invisible(c) for c in raw):
-        # nbgrader prints every collected file's name raw ("Parsing file", autograde's "Copying")
+    hidden = any(p.startswith(".") or p in IGNORED_FOLDERS for p in parts)   # never unpacked (Entry.ignored)
+    if not hidden and any(invisible(c) for c in raw):
+        # nbgrader prints every unpacked file's name raw ("Parsing file", autograde's "Copying")
         raise UploadRefused(f"entry {raw!r} has a name holding a control character (or an invisible one: a bidi "
                             "override, a zero-width mark), which nbgrader would print raw on the instructor's terminal")
     if collect_folder in parts[:-1] or (parts and parts[-1] == collect_folder):

@@ -295,8 +295,11 @@ def test_a_file_in_an_upload_named_with_terminal_escapes_reaches_no_terminal(tmp
         "ivy_1_1_lec01.zip": student_zip("ivy", (FOLDER + ESCAPING_NAME, "x = 1\n")),
         f"ida_1_1_{ESCAPING_NAME}": "x = 1\n",     # a loose file: the LMS keeps the student's own name
         "bob_1002_2002_codesign.py": own_code("bob"),
+        # what macOS adds (never unpacked) does not refuse an honest upload
+        "amy_1001_2001_lec01.zip": student_zip("amy", (f"__MACOSX/{FOLDER}._Icon\r", "resource fork")),
     })
     assert done.returncode == 0, explain(done)
+    assert submitted(root, "amy") == {"codesign.py": own_code("amy")}
     assert "\x1b" not in done.stderr + done.stdout
     assert not [p for p in (root / "submitted").rglob("*") if "\x1b" in p.name]
     assert submitted(root, "bob") == {"codesign.py": own_code("bob")}
