@@ -54,7 +54,7 @@ _CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")   # and bytes that a
 # shows the student id unescaped (nbgrader's formgrade_macros.html.j2, rendered without
 # autoescaping), and nbgrader reads it as a glob pattern (`--student`, release_feedback's
 # feedback/<student>/: a student named `*` is every student there).
-_MARKUP = re.compile("[<>&\"'`*?\\[\\]\\s]")
+_NOT_IN_AN_ID = re.compile("[<>&\"'`*?\\[\\]\\s]")
 MAX_DEPTH = 16          # nested folders below the submission's; deeper ones are left out
 MAX_ENTRIES = 10_000    # files and folders in one submission; more refuses it
 # bytes of a path inside the submission; longer ones are left out: sixteen folders of 255-byte
@@ -122,7 +122,7 @@ def read_submission(path: Path, parse_time, *, collector_uid: int, tolerance: fl
         # no account name holds one; the id would reach terminals and reports raw (pregrade, nbgrader)
         raise refuse(f"the student id {student.encode('utf-8', 'backslashreplace')!r} holds a control character "
                      f"(or an invisible one: a bidi override, a zero-width mark)")
-    if _MARKUP.search(student):
+    if _NOT_IN_AN_ID.search(student):
         # only where students share a uid can such a name be handed in; it would run as script in
         # the instructor's formgrader
         raise refuse(f"the student id {student!r} holds markup (one of < > & \" ' `), a glob character (* ? [ ]) "
