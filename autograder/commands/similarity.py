@@ -45,11 +45,12 @@ def add_parser(subparsers) -> None:
 
 
 def _say(*lines, file=None) -> None:
-    """A line for the terminal: a student's folder name may hold escape sequences (never sent raw)
-    or bytes that are no UTF-8 (shown as \\xNN)."""
-    from autograder.engine.outputs import strip_control_chars, utf8_text
+    """A line for the terminal: a student's folder name may hold escape sequences, bidi overrides or
+    zero-width marks (each shown as an escape, as every command shows them: stripped, `alice` + BEL
+    printed as `alice`) or bytes that are no UTF-8 (shown as \\xNN)."""
+    from autograder.engine.outputs import show_controls
 
-    print(*(strip_control_chars(utf8_text(str(line))) for line in lines), file=file)
+    print(*(show_controls(line) for line in lines), file=file)
 
 
 def run(args) -> int:

@@ -51,9 +51,10 @@ def _plain(value):
 
 
 def csv_cell(value) -> str:
-    """A grades.csv cell a spreadsheet shows as text: a leading formula character gets a `'`."""
+    """A grades.csv cell a spreadsheet shows as text: a leading formula character gets a `'`, and so
+    does one after a `;` (where `;` is the list separator, a spreadsheet splits the cell there)."""
     text = strip_control_chars(utf8_text(str(value)))   # first: a control character must not hide a formula
-    return f"'{text}" if text.startswith(_FORMULA_STARTS) else text
+    return ";".join(f"'{part}" if part.startswith(_FORMULA_STARTS) else part for part in text.split(";"))
 
 
 def _shown(char: str) -> str:
@@ -72,9 +73,13 @@ def student_cell(student: str) -> str:
     would clean `alice` + BEL to `alice`, a second row named alice that a gradebook import by name
     may take for her. Control and invisible characters (zero-width, bidi marks), non-UTF-8 bytes
     and the backslash are shown as escapes
-    (one reading back), a leading formula character or quote behind a `'`."""
-    text = "".join(_shown(c) for c in student)
-    return f"'{text}" if text.startswith((*_FORMULA_STARTS, "'")) else text
+    (one reading back), a leading formula character or quote behind a `'`, a formula character
+    after a `;` as its escape."""
+    first, *rest = "".join(_shown(c) for c in student).split(";")
+    # after a `;` (a list separator, where a spreadsheet splits the cell) a formula character is
+    # shown as its escape: a `'` there would make `a;=b` and `a;'=b` one cell
+    rest = [f"\\x{ord(part[0]):02x}{part[1:]}" if part.startswith(_FORMULA_STARTS) else part for part in rest]
+    return ";".join([f"'{first}" if first.startswith((*_FORMULA_STARTS, "'")) else first, *rest])
 
 
 def gradescope_results(result: SubmissionResult, *, visibility: str = "visible") -> dict:

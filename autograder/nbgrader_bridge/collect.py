@@ -42,6 +42,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from nbgrader.plugins import ExtractorPlugin, FileNameCollectorPlugin
 from traitlets import Int, Unicode
 
+from autograder.engine.terminal_text import invisible
 from autograder.nbgrader_bridge.flagged import shown, write_zip_flags
 from autograder.nbgrader_bridge.lms_upload import (Limits, UploadRefused, collected_name, copy_loose, is_archive,
                                                    list_archive, unpack)
@@ -183,6 +184,10 @@ class GuardedLmsExtractor(ExtractorPlugin):
         by_student: dict[str, list[Upload]] = defaultdict(list)
         hidden: list[str] = []
         for rel, path in self._lms_files(Path(archive_path), hidden):
+            if any(invisible(c) for c in path.name):   # nbgrader would print it raw ("Parsing file")
+                flags.append(("", rel, "its name holds a control character (or an invisible one: a bidi override, "
+                                       "a zero-width mark): not unpacked, read it"))
+                continue
             try:
                 info = collector.describe(path.name)
             except ValueError as exc:

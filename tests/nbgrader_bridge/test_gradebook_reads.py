@@ -221,3 +221,45 @@ def test_forged_flags_on_a_release_cell_cost_nothing_and_are_restored(db_url, fo
         assert _meta(nb.cells[index])["points"] == _meta(release)["points"]
     else:
         assert "points" not in _meta(nb.cells[index]) or not _meta(nb.cells[index]).get("grade")
+
+
+ESCAPES = "\x1b]52;c;aGk=\x07\x1b[2J\x1b[H"   # OSC 52 writes the instructor's clipboard; then the screen is cleared
+
+
+def test_what_a_student_wrote_into_cells_reaches_autogrades_log_without_terminal_escapes(db_url):
+    """nbgrader's sanitising logs what it restores and refuses: a locked cell rewritten, a grade_id
+    the release does not have, a duplicated grade_id. A terminal escape sequence the student writes
+    into that cell's source or that grade_id must not reach the instructor's terminal through
+    `nbgrader autograde`'s log: the locked cell is named by its checksum, the grade_id quoted
+    escaped (the schema refuses it before any lookup)."""
+    import logging
+
+    from nbgrader.preprocessors import CheckCellMetadata, ClearOutput, DeduplicateIds, OverwriteKernelspec
+
+    from autograder.nbgrader_bridge.sanitize_metadata import DropInvalidCellMetadata
+
+    nb = copy.deepcopy(SOURCE)
+    locked = next(c for c in nb.cells if _meta(c).get("locked") and not _meta(c).get("grade"))
+    locked.source = ESCAPES + "说明"
+    answer = next(c for c in nb.cells if _meta(c).get("solution") and not _meta(c).get("grade"))
+    twin = copy.deepcopy(answer)
+    twin.metadata["nbgrader"]["grade_id"] = answer.metadata["nbgrader"]["grade_id"] + ESCAPES
+    nb.cells.insert(1, twin)
+    nb.cells.insert(1, copy.deepcopy(twin))
+    records: list[logging.LogRecord] = []
+    capture = logging.Handler()
+    capture.emit = records.append
+    resources = _resources(db_url)
+    steps = (DropInvalidCellMetadata(), ClearOutput(), DeduplicateIds(), OverwriteKernelspec(), OverwriteCellsReadOnce(),
+             CheckCellMetadata())
+    for step in steps:
+        step.log.addHandler(capture)
+    try:
+        for step in steps:
+            nb, resources = step.preprocess(nb, resources)
+    finally:
+        for step in steps:
+            step.log.removeHandler(capture)
+    messages = [logging.Formatter().format(record) for record in records]
+    assert len(messages) >= 2, messages      # the grade_id refused and the locked cell restored were both logged
+    assert not [m for m in messages if "\x1b" in m or "\x07" in m], messages

@@ -563,3 +563,45 @@ def test_a_file_swapped_with_a_link_while_collect_copies_it_is_left_out_not_a_cr
     finally:
         stop()
     assert crashes == [], crashes
+
+
+@pytest.mark.parametrize("named", ['<img src=x onerror=alert(1)>', 'bob" autofocus onfocus="alert(1)', "amy&lt;b&gt;",
+                                   "x`![t](https:attacker.example)`", "alice bob", "*", "a[lb]ice"])
+def test_a_name_holding_markup_is_refused_even_where_students_share_one_uid(tmp_path, named):
+    """Where students share a uid any name was collected, and became the student id formgrader
+    shows raw in the instructor's Jupyter session (nbgrader 0.9.6's formgrade_macros.html.j2:
+    `{{ resources.student }}` and a `data-link` attribute holding it, in a page nbconvert renders
+    without escaping): a folder named `<img src=x onerror=…>+lec01_codesign+…` ran script there.
+    nbgrader also reads a student id as a glob pattern: a student named `*` was every student for
+    `--student` and release_feedback."""
+    folder = handed_in(tmp_path, owner=OTHER, named=named)
+    with pytest.raises(Refused, match="markup .* or a space"):
+        read_submission(folder, parse_time, collector_uid=0, tolerance=TOLERANCE, shared_uid=uid(OTHER))
+
+
+@pytest.mark.parametrize("odd", ["\x1b]52;c;aGk=\x07notes.py", "x\x1b[2J\x1b[Hnbgrader: all graded.py", "a\nb.py",
+                                 "fdp.\u202eyp.py"])
+def test_a_file_named_with_control_characters_is_left_out_and_listed(tmp_path, odd):
+    """A student hands in a regular file of her own whose name holds a terminal escape sequence
+    (OSC 52 writes the clipboard, ESC[2J clears the screen) or a bidi override: it was copied into
+    submitted/, and `nbgrader autograde` and `generate_feedback` print every such file's name raw
+    on the instructor's terminal ("Copying <file> -> <dest>"). No file the assignment asks for has
+    such a name: it is left out and listed, shown escaped."""
+    folder = handed_in(tmp_path / "inbound")
+    (folder / odd).write_text("x = 1\n")
+    give(folder, STUDENT)
+    flags = copy_submission(read(folder), tmp_path / "out", CopyRules())
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["codesign.py", "handout.ipynb"]
+    assert [(f.file, f.outcome) for f in flags] == [(odd, FILE_LEFT_OUT)]
+    assert "control character" in flags[0].reason and "\x1b" not in flags[0].reason
+
+
+def test_a_folder_named_with_control_characters_is_left_out_with_everything_in_it(tmp_path):
+    """The same for a subfolder: nbgrader copies (and names on the terminal) every file under it."""
+    folder = handed_in(tmp_path / "inbound")
+    (folder / "notes\x1b]0;owned\x07").mkdir()
+    (folder / "notes\x1b]0;owned\x07" / "plot.py").write_text("x = 1\n")
+    give(folder, STUDENT)
+    flags = copy_submission(read(folder), tmp_path / "out", CopyRules())
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["codesign.py", "handout.ipynb"]
+    assert [f.file for f in flags] == ["notes\x1b]0;owned\x07"]

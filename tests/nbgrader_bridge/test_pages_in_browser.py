@@ -680,3 +680,20 @@ def test_an_attachment_the_cell_does_not_hold_is_no_error_of_the_page(config, pa
     html = (_feedback_html if page == "feedback" else _formgrade_html)(config)
     assert "我的回答" in html and "输出" in html
     assert "attachment:" not in html.split("</head>")[-1].replace("![f](attachment:plot.png)", "")
+
+
+@pytest.mark.parametrize("page", ["feedback", "formgrade"])
+def test_a_raw_cell_a_student_marks_as_html_is_cleaned_like_an_output(config, page, tmp_path, monkeypatch):
+    """A raw cell whose `raw_mimetype` says text/html is written into the page as it is (nbconvert's
+    rawcell block), and autograde clears only code cells' metadata: the student's raw cell keeps
+    that mark into formgrader's view and the feedback page. It goes through the same cleaning."""
+    notebook = _graded_notebook()
+    raw = nbformat.v4.new_raw_cell(PAYLOAD + "<p>a raw answer</p>", metadata={"raw_mimetype": "text/html"})
+    notebook.cells.insert(2, raw)
+    monkeypatch.setattr(sys.modules[__name__], "_graded_notebook", lambda: notebook)
+    html = (_feedback_html if page == "feedback" else _formgrade_html)(config)
+    assert "a raw answer" in html          # the raw cell is on the page, so its cleaning is what is tested
+    path = tmp_path / f"{page}.html"
+    path.write_text(html, encoding="utf-8")
+    assert_inert(dump_dom(path, tmp_path / "profile"), must_show="a link",
+                 page_handlers=FORMGRADE_HANDLERS if page == "formgrade" else ())

@@ -139,3 +139,32 @@ def test_metadata_found_valid_is_validated_once_and_a_changed_value_or_type_is_j
     assert judged({**valid, "points": 2}) is None and judged({**valid, "points": "2"}) is not None
     assert judged({**valid, "points": "2"}) is not None   # an invalid one is judged (and reported) every time
     assert len(validated) == 5
+
+
+ESCAPES = "\x1b]52;c;aGk=\x07\x1b[2J"   # OSC 52 writes the instructor's clipboard, then the screen is cleared
+
+
+@pytest.mark.parametrize("meta", [
+    {"grade": True, "solution": True, "locked": False, "points": 1.0, "schema_version": 3, "task": False},
+    {"grade": False, "solution": False, "locked": False, "points": 1.0, "schema_version": 3, "task": True,
+     "grade_id": "zz"},
+])
+def test_the_line_saying_why_metadata_was_removed_shows_the_cells_source_without_terminal_escapes(meta):
+    """nbgrader's validator quotes the cell's source in its message ("nbgrader cell does not have a
+    grade_id: <source>", "Task cells have to be markdown: <source>"), and autograde logged that
+    message raw: a student's cell with such metadata and an escape sequence in its source wrote the
+    instructor's clipboard and cleared the terminal."""
+    import logging
+
+    records: list[logging.LogRecord] = []
+    capture = logging.Handler()
+    capture.emit = records.append
+    step = DropInvalidCellMetadata()
+    step.log.addHandler(capture)
+    try:
+        nb = step.preprocess(notebook(nbformat.v4.new_code_cell(ESCAPES + "x = 1", metadata={"nbgrader": meta})), {})[0]
+    finally:
+        step.log.removeHandler(capture)
+    assert "nbgrader" not in nb.cells[0].metadata
+    (message,) = [record.getMessage() for record in records]
+    assert "x = 1" in message and "\x1b" not in message and "\x07" not in message, message

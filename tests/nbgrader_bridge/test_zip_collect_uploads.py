@@ -281,3 +281,43 @@ def test_students_without_a_submission_time_are_named_in_a_warning(hostile):
     _, done = hostile
     warning = next(line for line in done.stderr.splitlines() if "No submission time known" in line)
     assert "amy" in warning and "bob" in warning and "timestamp.txt" in warning
+
+
+ESCAPING_NAME = "\x1b]52;c;aGk=\x07\x1b[2Jnotes.py"   # OSC 52 (writes the clipboard), then clears the screen
+
+
+def test_a_file_in_an_upload_named_with_terminal_escapes_reaches_no_terminal(tmp_path_factory):
+    """A student's zip holds, beside codesign.py, a .py file whose name is a terminal escape
+    sequence: zip_collect collected it under that name, and nbgrader (zip_collect's own copy, then
+    autograde's and generate_feedback's "Copying <file> -> <dest>") printed it raw on the
+    instructor's terminal. The upload is refused and listed, the name shown escaped."""
+    root, done = collect(tmp_path_factory, "escaping", {
+        "ivy_1_1_lec01.zip": student_zip("ivy", (FOLDER + ESCAPING_NAME, "x = 1\n")),
+        f"ida_1_1_{ESCAPING_NAME}": "x = 1\n",     # a loose file: the LMS keeps the student's own name
+        "bob_1002_2002_codesign.py": own_code("bob"),
+        # what macOS adds (never unpacked) does not refuse an honest upload
+        "amy_1001_2001_lec01.zip": student_zip("amy", (f"__MACOSX/{FOLDER}._Icon\r", "resource fork")),
+    })
+    assert done.returncode == 0, explain(done)
+    assert submitted(root, "amy") == {"codesign.py": own_code("amy")}
+    assert "\x1b" not in done.stderr + done.stdout
+    assert not [p for p in (root / "submitted").rglob("*") if "\x1b" in p.name]
+    assert submitted(root, "bob") == {"codesign.py": own_code("bob")}
+    assert any("control character" in r for r in flagged(root).get("ivy", [])), flagged(root)
+    assert any(r.startswith("ida_1_1_\\u001b") and "control character" in r for r in flagged(root)[""]), flagged(root)
+
+
+def test_a_timestamp_a_late_student_puts_in_their_upload_is_not_the_submission_time(tmp_path_factory):
+    """kim hands in late (Canvas marks the file _LATE) a zip holding a timestamp.txt of their own,
+    dated before the due date, beside it a loose one, and a `timestamp.txt.py`: nbgrader autograde
+    and the trusted grader read submitted/kim/lec01_codesign/timestamp.txt, so a student's file
+    collected there would have cancelled the late penalty. Only the LMS's _LATE counts."""
+    early = "2000-01-01 00:00:00.000000 UTC"
+    root, done = collect(tmp_path_factory, "own_time", {
+        "kim_LATE_5_5_lec01.zip": student_zip("kim", (FOLDER + "timestamp.txt", early),
+                                              (FOLDER + "timestamp.txt.py", early)),
+        "kim_LATE_5_5_timestamp.txt": early,
+    }, due=True)
+    assert done.returncode == 0, explain(done)
+    stamp = submitted(root, "kim").get("timestamp.txt", "")
+    assert stamp and parse_time(stamp.strip(), "timestamp.txt") > DUE, stamp

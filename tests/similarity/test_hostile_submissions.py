@@ -19,7 +19,7 @@ from autograder.similarity.sources import MAX_COMPARED_CHARS, stage_class
 HONEST_DIR = Path(__file__).resolve().parent / "honest"
 HUGE = "huge"
 ESCAPES = "esc\x1b]8;;x\x1b\\name\x1b[2J"     # a terminal link and a screen wipe
-SHOWN = "esc]8;;x\\name[2J"                    # as the terminal shows it
+SHOWN = "esc\\x1b]8;;x\\x1b\\name\\x1b[2J"   # as the terminal shows it
 # One line of 3 MB of tokens: before the bound, 28 s of CPU and 780 MB to tokenize and parse it.
 HUGE_LINE = "weights = [" + "0.5, -1.25, 3, " * 200_000 + "]\n"
 
@@ -175,3 +175,18 @@ def test_a_folder_name_that_is_no_utf_8_is_shown_escaped_and_the_report_written(
     assert "bad\\xff" in page or "bad\\udcff" in page
     with open(out / "pairs.csv", encoding="utf-8", newline="") as handle:
         assert len(list(csv.DictReader(handle))) == 3
+
+
+@pytest.mark.parametrize("lookalike", ["alice\x07", "alice\x1b[0m", "\u202ealice", "alice\u200b"])
+def test_a_folder_named_like_a_classmate_is_not_shown_as_that_classmate_on_the_terminal(capsys, lookalike):
+    """The terminal lines of `similarity` (pairs, notes, packed code) stripped control characters and
+    kept bidi overrides and zero-width marks: a copier whose folder is `alice` plus BEL (a hand-made
+    class folder, an exchange where students share a uid) was printed `3. alice ~ bob: 0.97  FLAGGED`,
+    pointing at the honest alice. Names are shown as every other command shows them: the invisible
+    character as an escape, so no two folders print alike and nothing reorders the line."""
+    from autograder.commands.similarity import _say
+
+    _say(f"  1. {lookalike} ~ bob: 0.97  FLAGGED")
+    shown = capsys.readouterr().out
+    assert "1. alice ~ bob" not in shown and "alice" in shown
+    assert not [c for c in shown if c in "\x07\x1b\u202e\u200b"], shown
