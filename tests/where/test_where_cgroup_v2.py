@@ -33,7 +33,15 @@ assert set(ORDER) == set(USERS) and set(PARTS[ORDER[1]].split(",")) <= set(PARTS
 def booted() -> dict:
     """One boot; the non-root instructor's scenarios, then root's, each in its own copy of the
     checkout. Root's copy takes over the instructor's store of answer keys (.key_cache, owned anew
-    by root): computing them again, emulated, was about 150 s of an untimed prepare."""
+    by root): computing them again, emulated, was about 150 s of an untimed prepare.
+
+    Where its time goes (measured on the 2-core machine, busy with other work: 658 s in all): the
+    boot 18 s; the instructor's pass 507 s, of which the prepare 135 s (the reference's end-to-end
+    forward pass, once, for the students' keys), the CPU scenario 306 s (alone 58, beside the hog
+    166: the hog's own grading, slowed by its spinners, must outlast the classmate's, alone again
+    82) and the memory scenario 60 s; root's pass 120 s (prepare 19, memory 96); copies, power-off
+    and the host's side about 12 s (qemu used 649 s of CPU in all). Machine set-up (system,
+    virtualenv, users) is all in the image already: what is left is the scenarios' own work."""
     problem = machine_problem()
     if problem:
         pytest.skip(f"cannot boot the cgroup v2 machine here: {problem}")
@@ -54,7 +62,8 @@ def report_of(booted: dict, user: str) -> dict:
     summary = {part: {key: report[part][key] for key in ("seconds", "tree_pss_bytes", "machine_bytes", "scores", "times",
                                                          "recorded", "csv")}
                for part in ("cpu_alone", "cpu_beside", "cpu_alone_after", "memory") if part in report}
-    print(f"\n[{user}] {done.seconds:.0f} s in the VM (prepare {report['prepare_seconds']:.0f} s), "
+    print(f"\n[{user}] {done.seconds:.0f} s in the VM after a {done.boot_seconds or 0:.0f} s boot "
+          f"(prepare {report['prepare_seconds']:.0f} s), "
           f"{report['cgroup']}: {json.dumps(summary, ensure_ascii=False)}")
     return report
 

@@ -13,6 +13,7 @@ user's systemd manager running.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -63,6 +64,12 @@ class VmRun:
     output: str             # the command's stdout and stderr
     console: str            # the machine's serial console (boot log)
     seconds: float          # the command's own time (inside the machine)
+
+    @property
+    def boot_seconds(self) -> float | None:
+        """Power-on to the job's start, as the job wrote it on the console (vm_image.JOB_SCRIPT)."""
+        booted = re.search(r"where-job: booted in ([0-9.]+) s", self.console)
+        return float(booted.group(1)) if booted else None
 
 
 def _step_script(index: int, user: str, command: list[str], inside: str, env: dict[str, str],
