@@ -331,11 +331,9 @@ def service_limits(params=None) -> dict[str, float]:
             "rate_memory": (chip.mem_bw / rate - weights) / per_sequence}
 
 
-def service_throughput(params=None) -> float:
-    """q09h: the tokens/s the whole batch reaches at the largest batch both limits allow. B / t(B) never falls
-    as B grows (on the memory roof it rises, on the compute roof it stays F / 2P), so that batch is the best."""
-    batch = min(service_limits(params).values())
-    return batch / service_step_seconds(batch, params)
+def promised_rate_batch(params=None) -> float:
+    """q09h: the largest batch every limit allows, the sequences the service can run at once."""
+    return min(service_limits(params).values())
 
 
 def speculative_throughputs(params=None) -> dict[int, float]:
@@ -552,7 +550,7 @@ def _number_keys(canonical_params: str) -> dict[str, float]:
         "q09d_kv_equal_weights_context": kv_equal_weights_context(p),
         "q09e_ridge_share_with_kv": 100 * ridge_share_with_kv(p),
         "q09f_w4a4_context_limit": decode_context_limit("W4A4", p),
-        "q09h_service_throughput": service_throughput(p),
+        "q09h_service_batch": promised_rate_batch(p),
         "q09i_speculative_speedup": speculative_speedup(p),
         "q10a_fp4_zero_share": 100 * fp4_zero_share(p),
         "q11_scale_format_gain": 100 * (ablation[little, "e8m0"] - ablation[little, "e4m3"]),

@@ -379,14 +379,14 @@ EXPLANATIONS = {
         在两条边界之间，只有 W4A8 能；比 W4A8 的还长，两者都始终受带宽限制——这时该省的是 KV 的字节（更少的 KV 头、更低精度的 KV、MLA），
         而不是换更快的矩阵乘法格式。
         """,
-    "q09h_service_throughput": f"""
+    "q09h_service_batch": f"""
         一步 decode 的时间按 roofline 是两者中慢的那个：t(B) = max(2P·B / F, (W + B·L·k) / BW)（F、BW 是 B300_SERVE 的 NVFP4 算力和带宽，
-        L 是 `SERVICE_CONTEXT`，k 是 q09c）。一共的 token/s 是 B / t(B)：在带宽屋顶上它随 B 增长（权重的字节被更多序列分摊），
-        在算力屋顶上它停在 F / (2P)；所以 batch 越大越好，取三个条件都允许的最大 batch。三个条件：装得下，B ≤ (C − W) / (L·k)；
-        每个序列至少 T = `SERVICE_RATE` token/s，即 t(B) ≤ 1/T——在算力屋顶上是 B ≤ F / (2P·T)，在带宽屋顶上是 B ≤ (BW / T − W) / (L·k)。
-        哪个最小，哪个就卡住 batch。讲义的参数（T = {variants.LECTURE["service_rate"]}）：三个 batch 依次约 {_Q09H_LIMITS["hbm"]:,.0f}、
+        L 是 `SERVICE_CONTEXT`，k 是 q09c）。两项都随 B 增长，所以每个序列的速度 1 / t(B) 随 batch 变慢，承诺的速度 T = `SERVICE_RATE`
+        给 batch 一个上限：t(B) ≤ 1/T——在算力屋顶上是 B ≤ F / (2P·T)，在带宽屋顶上是 B ≤ (BW / T − W) / (L·k)；装得下再给一个，
+        B ≤ (C − W) / (L·k)。三个上限取最小的，哪个最小，哪个就卡住 batch（每个上限都会卡住一部分同学的 batch，漏掉哪一个都可能答错）。
+        讲义的参数（T = {variants.LECTURE["service_rate"]}）：三个 batch 依次约 {_Q09H_LIMITS["hbm"]:,.0f}、
         {_Q09H_LIMITS["rate_compute"]:,.0f}、{_Q09H_LIMITS["rate_memory"]:,.0f} 个序列，卡住的是{_Q09H_BINDS}；batch ≈ {_Q09H_BATCH:,.0f} 时
-        一步 {_Q09H_STEP_MS:.1f} ms，一共 ≈ {_KEY["q09h_service_throughput"]:,.0f} token/s（算力屋顶的上限是 {_COMPUTE_CEILING:,.0f}）。
+        一步 {_Q09H_STEP_MS:.1f} ms，整块芯片一共 ≈ {_Q09H_BATCH / (_Q09H_STEP_MS / 1e3):,.0f} token/s（算力屋顶的上限是 {_COMPUTE_CEILING:,.0f}）。
         承诺的速度越高，一步的时间越短，能一起跑的序列越少：服务的吞吐和每个用户的速度是一对要权衡的量，
         而长上下文的 KV cache 让这个权衡更紧——KV 的字节随 batch 涨，带宽屋顶上的每一步都更慢。
         """,

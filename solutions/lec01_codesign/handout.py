@@ -466,33 +466,25 @@ CELLS = (
         limits = {"A": q09f_w4a4_context_limit, "B": context_limit("fp8"), "C": float("inf")}
         q09g_decode_precision = next(letter for letter, limit in limits.items() if SERVICE_CONTEXT <= limit)
         """),
-    Question("q09h_service_throughput", """
+    Question("q09h_service_batch", """
         服务还向每个用户承诺了速度：每个序列每秒至少生成 `SERVICE_RATE` 个 token。仍是 W4A4、每个序列 `SERVICE_CONTEXT` 个 token
         的上下文，权重和整个 batch 的 KV cache 仍要装进 `USABLE_HBM`；一步 decode 既要把运算做完，也要把这一步该读的字节读完
-        （B300_SERVE 的实测算力和带宽）。batch 由你选：守住这些条件时，这块 B300 每秒最多一共生成多少个 token（batch 里所有序列加起来）？
-        单位：token/s（batch 不必取整）。先想清楚：batch 变大时，一共的 token/s 和每个序列的速度各怎么变？三个条件里哪一个先卡住 batch？
+        （B300_SERVE 的实测算力和带宽）。守住这些条件时，这块 B300 最多能同时服务多少个序列（最大的 batch）？
+        单位：个序列（不必取整）。先想清楚：batch 变大时，一步的时间怎么变、每个序列的速度怎么变？什么先卡住 batch？
         """, f"""
         weight_bytes = MODEL_PARAMS * BYTES_PER_ELEM["nvfp4"]
         kv_per_sequence = SERVICE_CONTEXT * q09c_kv_bytes_per_token
-
-
-        def step_seconds(batch):  # 一步 decode：算完和读完，取慢的那个
-            compute = {FLOP_PER_PARAM_PER_TOKEN} * MODEL_PARAMS * batch / B300_SERVE.peak_flops("nvfp4")
-            memory = (weight_bytes + batch * kv_per_sequence) / B300_SERVE.mem_bw
-            return max(compute, memory)
-
-
-        # batch / step_seconds(batch) 随 batch 只增不减：取三个条件都允许的最大 batch
+        # 一步 decode：算完（{FLOP_PER_PARAM_PER_TOKEN}·P·B / F）和读完（(W + B·L·k) / BW），取慢的那个；速度的承诺是一步不超过 1 / 速度，
+        # 两个屋顶各给 batch 一个上限，容量再给一个：取最小的
         batch_limits = [(USABLE_HBM - weight_bytes) / kv_per_sequence,  # 装得下
                         B300_SERVE.peak_flops("nvfp4") / ({FLOP_PER_PARAM_PER_TOKEN} * MODEL_PARAMS * SERVICE_RATE),  # 算一步不超过 1 / 速度
                         (B300_SERVE.mem_bw / SERVICE_RATE - weight_bytes) / kv_per_sequence]  # 读一步不超过 1 / 速度
-        batch = min(batch_limits)
-        q09h_service_throughput = batch / step_seconds(batch)
+        q09h_service_batch = min(batch_limits)
         """),
     Question("q09i_speculative_speedup", """
         【投机解码】decode 受带宽限制时，Tensor Core 多半闲着。投机解码让一个小的草稿模型（`DRAFT_PARAMS` 个参数，权重也按 NVFP4 存，
-        它的 KV cache 忽略不计）先一步一步猜出 γ 个 token（γ 步 decode），大模型再用**一步**检查这 γ 个 token 并多生成一个：这一步每个序列
-        按 γ + 1 个 token 做运算，权重和 KV cache 仍只读一遍。每个猜测被接受的概率是 α = `DRAFT_ACCEPT`，一轮（草稿 γ 步 + 检查一步）
+        它的 KV cache 忽略不计）先一步一步猜出 γ 个 token（γ 步 decode），大模型再用**一步**同时检查这 γ 个 token 并多生成一个（这一步要算多少、
+        读多少，你自己按 decode 一步的算法想清楚）。每个猜测被接受的概率是 α = `DRAFT_ACCEPT`，一轮（草稿 γ 步 + 检查一步）
         平均给每个序列产出 (1 − α^(γ+1)) / (1 − α) 个 token。W4A4、`SPEC_BATCH` 个序列、每个序列 `SERVICE_CONTEXT` 个 token 的上下文，
         在 B300_SERVE 上（草稿模型和大模型都按 NVFP4 的算力和实测带宽）：γ 在 0–8 里取最好的那个，一共的 token/s 是不投机（γ = 0）时的
         多少倍？（不投机最好时写 1。）什么情况下投机解码不划算？
@@ -766,7 +758,7 @@ CELLS = (
         上面的比值都是 prefill 和训练的：分数留在片上，exp 和矩阵乘法比。decode 不一样：每生成一个 token，每个序列都要把上下文里
         全部 token 的 K 和 V 从 HBM 读一遍。推理组在 B300_SERVE 上评估一种注意力设计 `DECODE_ATTENTION`：GQA 每个 KV 头配
         `DECODE_ATTENTION[0]` 个 query 头，K 和 V 都是 `DECODE_ATTENTION[1]` 维，KV cache 按 `DECODE_ATTENTION[2]` 存（字节数按
-        `BYTES_PER_ELEM`）。先自己数一数：读一个上下文 token 的一个 KV 头，要读多少字节、要做几次 exp？
+        `BYTES_PER_ELEM`）。（这个设计和上面你自己那个模型的分组无关。）
         SFU 做这些 exp 的时间是从 HBM 读 KV cache 的时间的百分之多少（exp 吞吐用表里的 `B300.exp_per_s`，带宽用 B300_SERVE 的实测值）？
         它和上下文长度、层数、KV 头数有没有关系？什么样的设计会让 exp 在 decode 里也成为瓶颈？
         """, """

@@ -36,7 +36,7 @@ REASONS: dict[str, Reason] = {
     "q09f_w4a4_context_limit": Reason(Why.DECISION, ("2P·(1 − W/C)", "R·W / (2P − R·L·k)")),
     "q09g_decode_precision": Reason(Why.DECISION, ("SERVICE_CONTEXT <= q09f",)),
     # a third limit (the rate promised to each sequence) and the step time on both roofs: which limit caps the batch
-    "q09h_service_throughput": Reason(Why.DECISION, ("max(2P·B / F", "(W + B·L·k) / BW", "F / (2P·T)", "(BW / T − W)",
+    "q09h_service_batch": Reason(Why.DECISION, ("max(2P·B / F", "(W + B·L·k) / BW", "F / (2P·T)", "(BW / T − W)",
                                                      "B / t(B)", "/ step_seconds(")),
     # speculative decoding: the draft's steps and the target's check step, each on both roofs; the best draft length
     "q09i_speculative_speedup": Reason(Why.DECISION, ("γ·t_d + t_v", "gamma * t_draft + t_check", "2P·B·(γ + 1) / F",
@@ -89,8 +89,8 @@ TEACHES: dict[str, str] = {
     "q09e_ridge_share_with_kv": "verifies q09: with the KV cache read and held in the HBM (which may cap the batch), decode falls short of the ridge",
     "q09f_w4a4_context_limit": "decode under two limits (ridge and HBM): the longest context W4A4 can be compute-bound",
     "q09g_decode_precision": "a design decision: the precision that stays compute-bound at the service's context, or none",
-    "q09h_service_throughput": "a design under three limits (HBM, the rate promised per sequence, the roofs): the largest "
-                               "batch all allow, and the whole chip's tokens/s there",
+    "q09h_service_batch": "a design under three limits (HBM, and the rate promised per sequence on each roof): the "
+                          "largest batch all allow; each limit caps it for some students",
     "q09i_speculative_speedup": "speculative decoding as a design: a draft's cheap steps buy tokens the memory-bound check "
                                 "step verifies almost for free; the best draft length, and no gain once the check is compute-bound",
     "q10a_fp4_zero_share": "predict, then verify: per-tensor FP4 flushes |x| <= amax/24 to zero",

@@ -130,13 +130,13 @@ LESSONS: tuple[Lesson, ...] = (
            f"the batch on the boundary, R·C / 2P, is one a server runs (at most {variants.BOUNDARY_BATCH_MOST:,} sequences)",
            lambda p, k: ridge_point(answers.serve_chip(p), "nvfp4") * answers.usable_hbm() / (2e9 * p["model_params_b"]),
            high=float(variants.BOUNDARY_BATCH_MOST), reads=MODEL + SERVE),
-    Lesson("q09h_service_throughput", "the rate promised per sequence is below batch 1's bandwidth-bound rate (q08): a promise "
+    Lesson("q09h_service_batch", "the rate promised per sequence is below batch 1's bandwidth-bound rate (q08): a promise "
            "the chip can keep", lambda p, k: p["service_rate"] / k["q08_decode_tokens_per_s"], 1e-9, 1.0,
            reads=MODEL + SERVE + ("service_rate",)),
-    Lesson("q09h_service_throughput", "the limit that caps the batch leads the next one (relative): a student who takes another "
+    Lesson("q09h_service_batch", "the limit that caps the batch leads the next one (relative): a student who takes another "
            "limit misses the key", lambda p, k: variants.service_lead(p), low=variants.Q09H_LEAD,
            reads=MODEL + SERVE + ("service_context", "service_rate")),
-    Lesson("q09h_service_throughput", "the service runs at least two sequences at a time",
+    Lesson("q09h_service_batch", "the service runs at least two sequences at a time",
            lambda p, k: min(answers.service_limits(p).values()), low=2.0,
            reads=MODEL + SERVE + ("service_context", "service_rate")),
     Lesson("q09i_speculative_speedup", "the batch fits: both models' weights and its KV cache in the usable HBM",

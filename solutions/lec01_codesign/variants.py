@@ -436,17 +436,6 @@ def service_batches(p: dict) -> dict[str, float]:
             "rate_memory": (bandwidth / rate - weights) / per_sequence}
 
 
-def service_throughput(p: dict) -> float:
-    """q09h from the parameters alone: tokens/s of the whole batch at the largest batch every limit allows
-    (B / t(B) grows with B, so the largest allowed batch is the best)."""
-    batch = min(service_batches(p).values())
-    params = p["model_params_b"] * 1e9
-    step = max(2 * params * batch / (B300.peak_flops("nvfp4") * p["serve_nvfp4_share"]),
-               (params * BYTES_PER_ELEM["nvfp4"] + batch * p["service_context"] * 2 * p["kv_layers"] * p["kv_heads"]
-                * p["kv_head_dim"] * BYTES_PER_ELEM["fp8"]) / (B300.mem_bw * p["serve_bw_share"]))
-    return batch / step
-
-
 def service_lead(p: dict) -> float:
     """q09h's margin: the binding limit's batch under the next one's, relative."""
     first, second = sorted(service_batches(p).values())[:2]
@@ -527,7 +516,7 @@ DEPENDENT = (
     "q01_compute_headline", "q02_format_gain", "q04_ridge_same_precision", "q05_ridge_mixed_precision",
     "q06b_wall_for_nvfp4_kernel", "q07_decode_intensity", "q08_decode_tokens_per_s", "q09_decode_batch",
     "q09b_decode_batch_w4a8", "q09c_kv_bytes_per_token", "q09d_kv_equal_weights_context",
-    "q09e_ridge_share_with_kv", "q09f_w4a4_context_limit", "q09h_service_throughput", "q09i_speculative_speedup",
+    "q09e_ridge_share_with_kv", "q09f_w4a4_context_limit", "q09h_service_batch", "q09i_speculative_speedup",
     "q10a_fp4_zero_share",
     "q11_scale_format_gain", "q12_block_size_gain", "q12b_e8m0_clipped_blocks", "q15_h100_tensor_basis",
     "q16_software_exp_share", "q17_backward_ratio", "q17b_decode_exp_vs_kv", "q17c_prefill_attention_ratio",

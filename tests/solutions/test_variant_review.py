@@ -177,7 +177,7 @@ def recompute(p: dict) -> tuple[dict, dict, dict]:
     per_seq = p["service_context"] * kv_bytes(p)
     rate = p["service_rate"]
     most = min((USABLE_HBM * B300.mem_cap - weights) / per_seq, s_nv / (2 * params * rate), (s_bw / rate - weights) / per_seq)
-    k["q09h_service_throughput"] = most / max(2 * params * most / s_nv, (weights + most * per_seq) / s_bw)
+    k["q09h_service_batch"] = most
     # q09i: speculative decoding, the best of γ = 0..8 over γ = 0
     alpha, spec_b, draft = p["draft_accept"], p["spec_batch"], p["draft_params_b"] * 1e9
     t_d = max(2 * draft * spec_b / s_nv, draft * nv / s_bw)
