@@ -759,7 +759,7 @@ CELLS = (
         全部 token 的 K 和 V 从 HBM 读一遍。推理组在 B300_SERVE 上评估一种注意力设计 `DECODE_ATTENTION`：GQA 每个 KV 头配
         `DECODE_ATTENTION[0]` 个 query 头，K 和 V 都是 `DECODE_ATTENTION[1]` 维，KV cache 按 `DECODE_ATTENTION[2]` 存（字节数按
         `BYTES_PER_ELEM`）。（这个设计和上面你自己那个模型的分组无关。）
-        SFU 做这些 exp 的时间是从 HBM 读 KV cache 的时间的百分之多少（exp 吞吐用表里的 `B300.exp_per_s`，带宽用 B300_SERVE 的实测值）？
+        decode 的注意力要为每个分数做一次 exp：SFU 做完这些 exp 的时间是从 HBM 读 KV cache 的时间的百分之多少（exp 吞吐用表里的 `B300.exp_per_s`，带宽用 B300_SERVE 的实测值）？
         它和上下文长度、层数、KV 头数有没有关系？什么样的设计会让 exp 在 decode 里也成为瓶颈？
         """, """
         group, head_dim, kv_format = DECODE_ATTENTION
