@@ -192,8 +192,10 @@ def number_problem(value, item: dict) -> str | None:
 
 
 def percent_note(value, item: dict) -> str:
-    if item.get("unit") == "%" and 0 < abs(float(value)) < 1:
-        return "（提醒：这题要百分数——如果你写的是小数，0.12 应写成 12。）"
+    # the same words for every value: a note only for answers below 1 would also greet a right 0.73 %
+    # (and tell its author to multiply by 100)
+    if item.get("unit") == "%":
+        return "（提醒：这题的单位是 %：12% 写成 12，不写 0.12。）"
     return ""
 
 

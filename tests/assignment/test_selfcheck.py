@@ -146,8 +146,14 @@ def test_a_choice_letter_in_any_case_is_well_formed_as_the_grader_accepts_it(stu
 
 
 def test_a_percent_question_reminds_about_fractions_without_judging(student_folder, load_selfcheck):
-    verdict = load_selfcheck(student_folder).verdict("q16_software_exp_share", {"VARIANT": {}, "q16_software_exp_share": 0.49})
-    assert verdict.startswith("✓") and "百分数" in verdict
+    """The reminder is the same for every value: q17c's right answer can be 0.73 %, and a note for
+    values below 1 alone told its author to write 73."""
+    selfcheck = load_selfcheck(student_folder)
+    verdicts = [selfcheck.verdict("q16_software_exp_share", {"VARIANT": {}, "q16_software_exp_share": v}).replace(repr(v), "<v>")
+                for v in (0.49, 49.0)]
+    assert verdicts[0] == verdicts[1] and verdicts[0].startswith("✓") and "12% 写成 12，不写 0.12" in verdicts[0]
+    plain = selfcheck.verdict("q18_model_speedup", {"VARIANT": {}, "q18_model_speedup": 0.49})
+    assert "12%" not in plain   # only where the unit is %
 
 
 def test_text_and_unknown_items(student_folder, load_selfcheck):
