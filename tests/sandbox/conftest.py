@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 
 import fallback_in_machine
@@ -96,3 +98,21 @@ def worker_start(request):
     # A test run "with both" must really have had both: every worker that could be of this kind is.
     kinds = getattr(request.node, "worker_kinds", [])
     assert set(kinds) <= {request.param}, f"asked for {request.param} workers, got {kinds}"
+
+
+@pytest.fixture
+def open_system_folder():
+    """A world-writable sticky folder of the system outside /tmp and its kind, as Ubuntu's
+    /var/crash (1777) is: made for the test, removed after it."""
+    for parent in ("/var/spool", "/var/lib", "/opt", "/srv", "/dev"):   # not /run: covered where scratch is private
+        folder = Path(parent) / f"cs349e-open-{os.urandom(4).hex()}"
+        try:
+            folder.mkdir()
+            break
+        except OSError:
+            continue
+    else:
+        pytest.skip("no system folder can be made here")
+    os.chmod(folder, 0o1777)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)

@@ -8,7 +8,6 @@ scratch folders) where it cannot; the result records which."""
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from dataclasses import replace
 
@@ -170,30 +169,12 @@ def test_an_honest_submission_that_rewrites_its_files_is_not_stopped(sandbox, sc
     assert box.disk_cap == ("tmpfs" if scratch == "private scratch" else "watchdog")
 
 
-@pytest.fixture
-def open_system_folder():
-    """A world-writable sticky folder of the system outside /tmp and its kind, as Ubuntu's
-    /var/crash (1777) is: made for the test, removed after it."""
-    for parent in ("/var/spool", "/var/lib", "/opt", "/srv", "/dev"):
-        folder = os.path.join(parent, f"cs349e-open-{os.urandom(4).hex()}")
-        try:
-            os.mkdir(folder)
-            break
-        except OSError:
-            continue
-    else:
-        pytest.skip("no system folder can be made here")
-    os.chmod(folder, 0o1777)
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
-
-
 def test_without_a_mount_namespace_the_machines_other_open_folders_count_too(sandbox, monkeypatch, open_system_folder):
     """In a container every world-writable folder of the machine is the grader's disk: what the
     uid writes there counts against its budget as what it writes in /tmp does."""
     monkeypatch.setattr(uid_fallback, "PRIVATE_SCRATCH", False)
     box = sandbox(FILLER, limits=SMALL, **RL)
     assert box.call("codesign", "home").status == "ok"
-    outcome = box.call("codesign", "fill", ([open_system_folder], PIECES, PIECE, 0.03), timeout=10)
+    outcome = box.call("codesign", "fill", ([str(open_system_folder)], PIECES, PIECE, 0.03), timeout=10)
     assert outcome.status == "crashed" and "MB" in outcome.exc_message, outcome
     assert box.disk_cap == "watchdog"

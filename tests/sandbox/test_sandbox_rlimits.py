@@ -482,24 +482,6 @@ def test_a_sysv_object_given_to_another_uid_still_goes_with_the_sandbox(sandbox,
     assert _sysv_left_by(uid) == {"shm": [], "sem": [], "msg": []}
 
 
-@pytest.fixture
-def open_system_folder():
-    """A world-writable sticky folder of the system outside /tmp and its kind, as Ubuntu's
-    /var/crash (1777) is: made for the test, removed after it."""
-    for parent in ("/var/spool", "/var/lib", "/opt", "/srv", "/dev"):   # not /run: covered where scratch is private
-        folder = Path(parent) / f"cs349e-open-{os.urandom(4).hex()}"
-        try:
-            folder.mkdir()
-            break
-        except OSError:
-            continue
-    else:
-        pytest.skip("no system folder of _OPEN_FOLDER_PARENTS can be written here")
-    os.chmod(folder, 0o1777)
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
-
-
 @needs_root
 @needs_rlimits
 def test_a_file_left_in_any_world_writable_system_folder_goes_with_the_sandbox(sandbox, scratch, open_system_folder):
