@@ -57,11 +57,14 @@ def overrun_text(limits: Limits, written: int, entries: int) -> str:
 
 class DiskWatch:
     """One sandbox's watchdog thread: started once a worker says its folder is not on a capped
-    tmpfs, stopped at close. `overrun` is None, or why the uid's processes were ended."""
+    tmpfs, stopped at close. `overrun` is None, or why the uid's processes were ended for what the
+    student wrote; `unmeasured` is None, or why a reading failed (its processes were ended too:
+    writes nobody measures are not allowed to go on, but the failure is the grader's)."""
 
     def __init__(self, root: Path, uid: int, limits: Limits, shared: tuple[str, ...]):
         self.root, self.uid, self.limits, self.shared = root, uid, limits, shared
         self.overrun: str | None = None
+        self.unmeasured: str | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._start_bytes = self._start_entries = 0
@@ -90,6 +93,11 @@ class DiskWatch:
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
+
+    @property
+    def stopped(self) -> bool:
+        """Has the watchdog ended the sandbox for good (for the student's writes or its own failure)?"""
+        return self.overrun is not None or self.unmeasured is not None
 
     def check(self) -> bool:
         """Measures once; past the budget, ends the uid's processes. Whether it is over."""
@@ -136,12 +144,15 @@ class DiskWatch:
     def _watch(self) -> None:
         due = time.monotonic()
         while not self._stop.wait(POLL_SECONDS):
-            if time.monotonic() < due and (self.overrun is not None or not self._filling()):
+            if time.monotonic() < due and (self.stopped or not self._filling()):
                 continue
             try:
-                self.check()
+                if self.unmeasured is None:
+                    self.check()
+                else:
+                    reaper.kill_uid(self.uid)   # again at each reading: a worker started since goes too
             except Exception as exc:   # never silently unwatched: the sandbox stops instead
-                self.overrun = overrun_text(self.limits, 0, 0)
+                self.unmeasured = f"the grader could not measure what sandbox uid {self.uid} wrote ({exc})"
                 print(f"WARNING: sandbox uid {self.uid} stopped: its writes could not be measured ({exc})",
                       file=sys.stderr, flush=True)
                 reaper.kill_uid(self.uid)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from . import cgroups, disk_budget, leftovers, placement, reaper
 from .limits import Limits
+from .outcomes import SandboxError
 from .uids import release_uid, retire_uid
 from .process import WorkerProcess
 from .workdir import remove_tree
@@ -38,12 +39,19 @@ class SandboxResources:
             shared = (*SHARED_SCRATCH, *leftovers.world_writable_folders())
             self.disk_watch = disk_budget.DiskWatch(self.root, self.uid, limits, shared)
             self.disk_watch.start()
-        worker.why_stopped = lambda: self.disk_watch.overrun
+        worker.why_stopped = lambda: self.disk_watch.overrun or self.disk_watch.unmeasured
         return disk_budget.WATCHDOG
 
     def disk_overrun(self) -> str | None:
-        """Why the watchdog stopped this sandbox for good, or None."""
-        return self.disk_watch.overrun if self.disk_watch is not None else None
+        """Why the watchdog stopped this sandbox for good for what the student wrote, or None.
+        Raises SandboxError where it stopped it because it could not measure: the grader's failure,
+        which no result may record as the student's."""
+        if self.disk_watch is None:
+            return None
+        if self.disk_watch.unmeasured is not None:
+            raise SandboxError(f"{self.disk_watch.unmeasured}; the sandbox was stopped and no result was "
+                               f"recorded: grade again (the next run measures afresh)")
+        return self.disk_watch.overrun
 
     def stop_worker(self) -> None:
         if self.worker is not None:

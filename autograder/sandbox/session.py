@@ -169,6 +169,7 @@ class Sandbox:
                 batch.append(pending)
             self._stopped_by_load = False
             done = self._run_batch(worker, batch, timeout, retry_load=load_retries < LOAD_RETRIES)
+            self._resources.disk_overrun()   # a crash the watchdog caused by failing is no outcome
             outcomes += done
             if self._stopped_by_load:   # the same call runs again, in a fresh worker
                 load_retries = 1 if done else load_retries + 1
@@ -234,6 +235,7 @@ class Sandbox:
                                    timeout_cause=cause)
         except WorkerDied as exc:
             output = self._stop_worker(worker, request_id)
+            self._resources.disk_overrun()   # a crash the watchdog caused by failing is no outcome
             return NotebookOutcome("crashed", {}, (), output, str(exc), time.monotonic() - start)
         except WireError as exc:
             output = self._stop_worker(worker, request_id)
@@ -326,6 +328,7 @@ class Sandbox:
                 break
             worker = self._ready_worker()   # only load stopped it: import again in a fresh worker
         outcome = outcomes[0]
+        self._resources.disk_overrun()   # a crash the watchdog caused by failing is no outcome
         if outcome.status == "ok":
             names = outcome.value
             if isinstance(names, list) and all(isinstance(n, str) for n in names):

@@ -14,7 +14,7 @@ from dataclasses import replace
 import pytest
 from sandbox_helpers import FAST, needs_rlimits
 
-from autograder.sandbox import disk_budget, uid_fallback
+from autograder.sandbox import SandboxError, disk_budget, uid_fallback
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="only a root grader gives up its uid")
 pytestmark = [needs_root, needs_rlimits]
@@ -178,3 +178,24 @@ def test_without_a_mount_namespace_the_machines_other_open_folders_count_too(san
     outcome = box.call("codesign", "fill", ([str(open_system_folder)], PIECES, PIECE, 0.03), timeout=10)
     assert outcome.status == "crashed" and "MB" in outcome.exc_message, outcome
     assert box.disk_cap == "watchdog"
+
+
+def test_a_watchdog_that_cannot_measure_stops_the_sandbox_as_the_graders_failure(sandbox, monkeypatch):
+    """Unwatched writes are not allowed to go on, so a reading that fails stops the sandbox. The student
+    wrote nothing past the budget, though: the call is the grader's error (no result, graded again
+    on the next run), never a student's crash told it wrote more than N MB."""
+    monkeypatch.setattr(uid_fallback, "PRIVATE_SCRATCH", False)   # the watchdog, not a tmpfs
+
+    def unreadable(self):
+        raise OSError(5, "Input/output error")
+
+    box = sandbox(FILLER, limits=SMALL, **RL)
+    assert box.call("codesign", "home").status == "ok"
+    monkeypatch.setattr(disk_budget.DiskWatch, "written", unreadable)
+    time.sleep(disk_budget.SAMPLE_SECONDS * 3)   # past the watchdog's next reading
+    with pytest.raises(SandboxError) as stopped:
+        box.call("codesign", "home", timeout=10)
+    assert "could not measure" in str(stopped.value) and "Input/output error" in str(stopped.value)
+    assert "MB" not in str(stopped.value)
+    with pytest.raises(SandboxError):
+        box.run_notebook("x.ipynb", [])
