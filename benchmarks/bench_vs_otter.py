@@ -239,12 +239,13 @@ def function_tests(assignment) -> dict:
 
 
 def port_constants() -> dict:
-    from autograder.lec01_codesign.measurement import EXP_BYTES_PER_VALUE
+    from autograder.lec01_codesign.measurement import EXP_BYTES_PER_VALUE, triad_calibration
     from hw_specs import B300
     from solutions.lec01_codesign.codesign import exp_ratio, flops_per_exp
 
     return {"flops_per_exp_64": flops_per_exp(64, 64), "flops_per_exp_128": flops_per_exp(128, 128),
-            "b300_percent": 100 * exp_ratio(B300, "fp8", 128, 128), "exp_bytes_per_value": EXP_BYTES_PER_VALUE}
+            "b300_percent": 100 * exp_ratio(B300, "fp8", 128, 128), "exp_bytes_per_value": EXP_BYTES_PER_VALUE,
+            "triad_calibration": triad_calibration()}
 
 
 def verify_measured_port(kit_key: dict, constants: dict) -> None:

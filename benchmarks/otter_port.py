@@ -280,7 +280,7 @@ def derived(constants: dict) -> dict:
 
     return {
         "q29b_cpu_ridge": ((GEMM, TRIAD), lambda gflops, gbs: gflops / gbs),
-        "q28p_exp_if_memory_bound": ((TRIAD,), lambda gbs: constants["exp_bytes_per_value"] / gbs),
+        "q28p_exp_if_memory_bound": ((TRIAD,), lambda gbs: constants["exp_bytes_per_value"] / (gbs * constants["triad_calibration"])),
         "q28g_exp_vs_memory": ((EXP, "q28p_exp_if_memory_bound"), lambda ns, predicted: ns / predicted),
         "q28f_fmas_per_exp": ((EXP, GEMM), lambda ns, gflops: ns * gflops / 2),
         "q30_my_ratio_64": ((EXP, GEMM), ratio_percent(64)),

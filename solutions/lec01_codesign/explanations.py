@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import hw_specs
+from cpu_timing import TRIAD_BYTES_MOVED, TRIAD_BYTES_PER_ELEMENT
 from hw_specs import B200, B300, BYTES_PER_ELEM, H100
 import math
 
@@ -135,9 +136,10 @@ _BACKWARD_FACTORS = [(BACKWARD_FLOPS_PER_EXP["d_qk"] * q + BACKWARD_FLOPS_PER_EX
 _BACKWARD_RANGE = f"{math.floor(min(_BACKWARD_FACTORS) * 10) / 10:g}–{math.ceil(max(_BACKWARD_FACTORS) * 10) / 10:g}"
 
 
-# q28g: the triad is counted as STREAM's 3 × 8 B per element; numpy's two passes (a = 3·c; a += b) move 5 × 8 B.
-# With write-allocate both the triad (48 B) and exp (12 B for 8 counted) move more: 24/48 × 12/8 = 1.25 × 24/40.
-_TRIAD_COUNTED, _TRIAD_MOVED = 3 * 8, 5 * 8
+# q28p, q28g: the triad is counted as STREAM's 3 × 8 B per element; numpy's two passes (a = 3·c; a += b) move
+# 5 × 8 B, the bandwidth q28p predicts at. With write-allocate both the triad (48 B) and exp (12 B for 8 counted)
+# move more: 40/48 × 12/8 = 1.25.
+_TRIAD_COUNTED, _TRIAD_MOVED = TRIAD_BYTES_PER_ELEMENT, TRIAD_BYTES_MOVED
 
 
 def _peak_over_rms(a) -> float:
@@ -557,18 +559,18 @@ EXPLANATIONS = {
     "q29b_cpu_ridge": """
         ridge point = 算力屋顶 ÷ 带宽屋顶 = q29 × 10^9 FLOP/s ÷ (q28a × 10^9 B/s) = q29 / q28a FLOP/B；按你同一次运行的 q28a、q29 重算。
         """,
-    "q28p_exp_if_memory_bound": """
-        每个数读 4 字节、写 4 字节：8 B ÷ (q28a GB/s) = 8 / q28a 纳秒（GB/s 就是字节每纳秒）。按你同一次运行的 q28a 重算。
+    "q28p_exp_if_memory_bound": f"""
+        q28a 按 STREAM 的约定每个元素记 {_TRIAD_COUNTED} 字节，可 numpy 分两步算（先 a = 3·c，再 a += b），实际搬了 {_TRIAD_MOVED} 字节：
+        numpy 实际用到的带宽是 q28a × {_TRIAD_MOVED}/{_TRIAD_COUNTED}。exp 每个数读 4 字节、写 4 字节：
+        8 B ÷ (q28a × {_TRIAD_MOVED}/{_TRIAD_COUNTED} GB/s) = {8 * _TRIAD_COUNTED / _TRIAD_MOVED:g} / q28a 纳秒（GB/s 就是字节每纳秒）。按你同一次运行的 q28a 重算。
         """,
     "q28_exp_ns_per_value": """
         中位数耗时 ÷ 个数 × 10^9；和评分机同一次的参照测量比，相差不超过 `AGREEMENT_FACTOR` 倍。
         """,
     "q28g_exp_vs_memory": f"""
-        q28 ÷ q28p，按你同一次运行的数重算。读它之前先校准：q28a 按 STREAM 的约定每个元素记 {_TRIAD_COUNTED} 字节，可 numpy 分两步算
-        （先 a = 3·c，再 a += b），实际搬了 {_TRIAD_MOVED} 字节，所以 q28a 只有 numpy 实际用到的带宽的 {_TRIAD_COUNTED}/{_TRIAD_MOVED}
-        ≈ {_TRIAD_COUNTED / _TRIAD_MOVED:.1f}，q28p 把受内存限制的 exp 的耗时高估了同样的倍数：真正受内存限制的 exp，q28g 约
-        {_TRIAD_COUNTED / _TRIAD_MOVED:.1f}（写入前先把缓存行读进来的机器上约 {_TRIAD_COUNTED / _TRIAD_MOVED * 1.25:.2f}），而不是 1；
-        明显大于这个数，exp 受计算限制。哪一种取决于机器（向量宽度、内存），两种都可能。
+        q28 ÷ q28p，按你同一次运行的数重算。q28p 已经按 numpy 的 triad 实际用到的带宽算（q28a 的 {_TRIAD_MOVED}/{_TRIAD_COUNTED} 倍），
+        所以真正受内存限制的 exp，q28g 约 1（写入前先把缓存行读进来的机器上，exp 和 triad 都多搬一些，约
+        {_TRIAD_MOVED / (_TRIAD_MOVED + 8) * 12 / 8:.2f}）；明显大于这个数，exp 受计算限制。哪一种取决于机器（向量宽度、内存），两种都可能。
         """,
     "q28f_fmas_per_exp": """
         一次 FMA 是 2 FLOP：矩阵乘法每纳秒做 q29 / 2 次 FMA，一次 exp 要 q28 纳秒，所以约 q28 × q29 / 2 次 FMA。

@@ -42,7 +42,8 @@ REASONS: dict[str, Reason] = {
     "q09i_speculative_speedup": Reason(Why.DECISION, ("γ·t_d + t_v", "gamma * t_draft + t_check", "2P·B·(γ + 1) / F",
                                                       "MODEL_PARAMS * SPEC_BATCH * (gamma + 1)")),
     "q10a_fp4_zero_share": Reason(Why.PREDICTION, ("amax / 24", "≤ 0.25"), verified_by="zeros[scheme] = relative_error(q, x), zero_fraction(q, x)"),
-    "q28p_exp_if_memory_bound": Reason(Why.PREDICTION, ("2 * 4 / q28a", "8 / q28a"),
+    "q28p_exp_if_memory_bound": Reason(Why.PREDICTION, ("2 * 4 / q28a", "8 / q28a", "/ (q28a_triad_gb_per_s * 5 / 3)",
+                                                        "q28a × 40/24", "q28a × 5/3", "4.8 / q28a"),
                                        verified_by="q28_exp_ns_per_value = exp_seconds() / EXP_N * 1e9"),
     # demo 3's model is the GPU's (exp_ratio takes a chip); on the CPU the student maps it to the measurements
     "q30_my_ratio_64": Reason(Why.MODEL, ("flops_per_exp(64, 64) / q29", "/ q29_matmul_gflops", "q28 ÷ (", "用 q28、q29")),

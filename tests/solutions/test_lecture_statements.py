@@ -124,22 +124,27 @@ def test_b300s_exp_basis_is_stated_with_the_clock_it_implies():
 
 def test_the_exp_gap_is_read_against_the_bytes_numpys_triad_really_moves():
     """cpu_timing's triad is counted as STREAM's 24 B per element, but numpy runs it in two passes
-    (a = 3·c, then a += b): 40 B. q28a understates the bandwidth numpy used by 24/40, so q28p overstates a
-    memory-bound exp's time and such an exp gives q28g ≈ 0.6, not 1: no released text may read "close to
-    1" as memory-bound, and the q28g explanation states the calibration."""
+    (a = 3·c, then a += b): 40 B. q28p predicts a memory-bound exp at the bandwidth numpy really used
+    (q28a × 40/24), so such an exp gives q28g ≈ 1: the key says so (a planted exp that moves its 8 B at
+    that bandwidth is predicted exactly), the explanations state the calibration, and no released text
+    still reads the old 0.6 as memory-bound."""
     import inspect
 
     import cpu_timing
+    from autograder.lec01_codesign.measurement import measurement_keys
 
     source = inspect.getsource(cpu_timing.triad_seconds)
     assert "np.multiply(c, 3.0, out=a)" in source and "np.add(a, b, out=a)" in source  # two passes: 5 × 8 B
-    calibration = cpu_timing.TRIAD_BYTES_PER_ELEMENT / (5 * 8)
-    explanation = EXPLANATIONS["q28g_exp_vs_memory"]
-    assert f"{calibration:.1f}" in explanation and "40 字节" in explanation
-    for text in (explanation, REFERENCE_ANSWERS["q33_explain_measurement"]):
-        assert not re.search(r"接近 1[^。；]*受内存", text), text
-    prompt = next(cell.prompt for cell in handout.CELLS if getattr(cell, "id", None) == "q28a_triad_gb_per_s")
-    assert "能用到的带宽" not in prompt
+    assert cpu_timing.TRIAD_BYTES_MOVED == 5 * 8
+    counted_gbs = 10.0                                          # what q28a reports
+    moved_gbs = counted_gbs * cpu_timing.TRIAD_BYTES_MOVED / cpu_timing.TRIAD_BYTES_PER_ELEMENT
+    memory_bound_ns = 8 / moved_gbs                             # 4 B read + 4 B written at numpy's real rate
+    key = measurement_keys()["q28p_exp_if_memory_bound"]
+    assert key.compute(counted_gbs) == pytest.approx(memory_bound_ns)
+    for item in ("q28p_exp_if_memory_bound", "q28g_exp_vs_memory"):
+        assert "40" in EXPLANATIONS[item] and "24" in EXPLANATIONS[item], item
+    for text in (EXPLANATIONS["q28g_exp_vs_memory"], REFERENCE_ANSWERS["q33_explain_measurement"]):
+        assert "约 1" in text and "0.6" not in text, text
 
 
 def _peak_over_rms(a) -> float:
@@ -469,13 +474,14 @@ def test_the_student_readme_defines_each_demand_as_grading_toml_does():
 
 def test_the_triads_bytes_are_stated_as_a_floor_where_write_allocate_adds_more():
     """numpy's two-pass triad moves 40 B per element counting its reads and writes; a machine that reads a
-    cache line before writing it moves 48 (the q28g explanation's 1.25): the prompt and the reference answer
-    say "at least 40", and the reference answer gives the memory-bound q28g for both machines."""
+    cache line before writing it moves 48, and an exp 12 for its 8 (the q28g explanation's 1.25 = 40/48 × 12/8):
+    the prompt and the reference answer say "at least 40", and the reference answer gives the memory-bound q28g
+    for both machines."""
     explanation = EXPLANATIONS["q28g_exp_vs_memory"]
-    assert "写入前先把缓存行读进来" in explanation and "0.75" in explanation
+    assert "写入前先把缓存行读进来" in explanation and f"{40 / 48 * 12 / 8:.2f}" in explanation
     assert "至少搬 40 字节" in _prompt("q28a_triad_gb_per_s") and "实际每个元素搬 40 字节" not in _prompt("q28a_triad_gb_per_s")
     answer = REFERENCE_ANSWERS["q33_explain_measurement"]
-    assert "至少搬 40 字节" in answer and "0.75" in answer
+    assert "至少搬 40 字节" in answer and "约 1（" in answer and "约 1.25" in answer
 
 
 def test_the_exact_random_direction_model_predicts_less_than_the_approximation_and_the_measurement():
