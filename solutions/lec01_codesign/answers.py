@@ -263,14 +263,26 @@ def usable_hbm() -> float:
 def decode_context_limit(activations: str, params=None) -> float:
     """The longest context per sequence at which decode (weights and KV cache read every step) can reach
     the serving B300's ridge for W4A4 or W4A8 with the weights and the whole batch's KV in the usable
-    HBM. Per step: 2P·B FLOP over W + B·L·k bytes; reaching the ridge R needs B >= R·W / (2P − R·L·k),
-    and at that batch W + B·L·k <= C holds up to L = 2P·(1 − W/C) / (R·k)."""
+    HBM and at most max_batch sequences (what the serving framework runs at once). Per step: 2P·B FLOP over
+    W + B·L·k bytes; reaching the ridge R needs B >= R·W / (2P − R·L·k). At that batch W + B·L·k <= C
+    holds up to L = 2P·(1 − W/C) / (R·k), and B <= B_max up to L = (2P − R·W / B_max) / (R·k): the shorter."""
     p = _params(params)
     params_count = p["model_params_b"] * 1e9
     weights = params_count * BYTES_PER_ELEM["nvfp4"]
     ridge = ridge_point(serve_chip(p), DECODE_PRECISIONS[activations])
     flop_per_token = FLOP_PER_PARAM_PER_TOKEN * params_count
-    return flop_per_token * (1 - weights / usable_hbm()) / (ridge * kv_bytes_per_token(p))
+    fits = flop_per_token * (1 - weights / usable_hbm()) / (ridge * kv_bytes_per_token(p))
+    runs = (flop_per_token - ridge * weights / p["max_batch"]) / (ridge * kv_bytes_per_token(p))
+    return min(fits, runs)
+
+
+def boundary_batch(activations: str, params=None) -> float:
+    """The batch on q09f's boundary (W4A4) or W4A8's: R·C / 2P where the HBM ends the reach, max_batch where
+    the framework does."""
+    p = _params(params)
+    flop_per_token = FLOP_PER_PARAM_PER_TOKEN * p["model_params_b"] * 1e9
+    return min(ridge_point(serve_chip(p), DECODE_PRECISIONS[activations]) * usable_hbm() / flop_per_token,
+               float(p["max_batch"]))
 
 
 def service_batch(params=None) -> float:

@@ -27,6 +27,7 @@ from solutions.lec01_codesign.answers import (
     ablation_errors,
     budget_choice,
     budget_frontier,
+    boundary_batch,
     decode_context_limit,
     real_tensor_errors,
     answer_key,
@@ -94,6 +95,11 @@ _SPEC_P = variants.LECTURE
 _SPEC_KV_GB = _SPEC_P["spec_batch"] * _SPEC_P["service_context"] * kv_bytes_per_token() / 1e9
 _SPEC_STEP_MS = 1e3 * (MODEL_PARAMS * BYTES_PER_ELEM["nvfp4"] / 1e9 + _SPEC_KV_GB) * 1e9 / B300.mem_bw
 _SPEC_DRAFT_MS = 1e3 * _SPEC_P["draft_params_b"] * 1e9 * BYTES_PER_ELEM["nvfp4"] / B300.mem_bw
+# the first draft length at which the lecture's check step (γ + 1 tokens a sequence) leaves the memory roof
+_SPEC_ROOF = next(g for g in range(9)
+                  if 2 * MODEL_PARAMS * _SPEC_P["spec_batch"] * (g + 1) / B300.peak_flops("nvfp4") > _SPEC_STEP_MS / 1e3)
+# q09f: the lecture's boundary batch where the HBM alone would end W4A4's reach
+_Q09F_HBM_BATCH = ridge_point(B300, "nvfp4") * variants.USABLE_HBM * B300.mem_cap / (2 * MODEL_PARAMS)
 # q17b: the lecture's design and the group at which exp takes as long as the KV read (FP8 KV, its head dimension)
 _Q17B_GROUP, _Q17B_DIM, _Q17B_FORMAT = variants.LECTURE["decode_attention"]
 _Q17B_EVEN_GROUP = 2 * _Q17B_DIM * BYTES_PER_ELEM["fp8"] * B300.exp_per_s / B300.mem_bw
@@ -364,18 +370,20 @@ EXPLANATIONS = {
         KV cache 共 {_Q09E_KV_GB:.1f} GB，合计 {_Q09E_GB:.1f} GB {"≤" if _Q09E_FITS else "＞"} C = {_C_GB:.1f} GB，{_Q09E_VERDICT}；
         只到屋脊点的 {_KEY["q09e_ridge_share_with_kv"]:.1f}%。
         差距说明：只算权重的 roofline 在长上下文下高估了 decode 的强度——KV 的字节随 batch 一起涨，加大 batch 时强度最多趋近
-        2P / (L·k)：L 短时还能追上屋脊点，L 长了就追不上；batch 又受 HBM 容量的限制（q09f 把两个限制放在一起）。
+        2P / (L·k)：L 短时还能追上屋脊点，L 长了就追不上；batch 又受 HBM 容量的限制（q09f 把几个限制放在一起）。
         上下文长、每个 token 的 KV 大时，q09 的 batch 根本装不下，先碰到的是容量。
         """,
     "q09f_w4a4_context_limit": f"""
-        两个限制一起写：到达屋脊点要 2P·B ≥ R·(W + B·L·k)，即 B ≥ R·W / (2P − R·L·k)（只有 R·L·k < 2P 时才有解）；
-        装进 HBM 要 W + B·L·k ≤ C（C = {variants.USABLE_HBM:.0%} × {B300.mem_cap / 1e9:g} GB）。batch 取最小的那个，代入内存的限制：
-        W·2P / (2P − R·L·k) ≤ C，得 L ≤ 2P·(1 − W/C) / (R·k)。讲义的参数（R 是 B300 的 NVFP4 屋脊点）：L ≈ {_KEY["q09f_w4a4_context_limit"]:,.0f} 个 token；
-        在这条边界上 batch = R·C / (2P) ≈ {ridge_point(B300, "nvfp4") * variants.USABLE_HBM * B300.mem_cap / (2 * MODEL_PARAMS):,.0f} 个序列。
-        上下文再长，W4A4 的 decode 在装得下的任何 batch 上都到不了屋脊点。
+        三个限制一起写：到达屋脊点要 2P·B ≥ R·(W + B·L·k)，即 B ≥ R·W / (2P − R·L·k)（只有 R·L·k < 2P 时才有解）；
+        装进 HBM 要 W + B·L·k ≤ C（C = {variants.USABLE_HBM:.0%} × {B300.mem_cap / 1e9:g} GB）；框架排得下要 B ≤ B_max（`MAX_BATCH`）。
+        batch 取到达屋脊点的最小值，代入内存的限制：W·2P / (2P − R·L·k) ≤ C，得 L ≤ 2P·(1 − W/C) / (R·k)，这时 batch = R·C / (2P)；
+        代入 batch 的上限：R·W / (2P − R·L·k) ≤ B_max，得 L ≤ (2P − R·W / B_max) / (R·k)。两个都要满足，取短的：R·C / (2P) 比 B_max 大时，
+        先卡住的是框架的 batch，不是 HBM。讲义的参数（R 是 B300 的 NVFP4 屋脊点，B_max = {variants.LECTURE["max_batch"]:,}）：只看 HBM 时边界上的
+        batch 要 ≈ {_Q09F_HBM_BATCH:,.0f} 个序列，超过了 B_max，所以 L ≈ {_KEY["q09f_w4a4_context_limit"]:,.0f} 个 token，边界上 batch =
+        {boundary_batch("W4A4"):,.0f}。上下文再长，W4A4 的 decode 在装得下、排得下的任何 batch 上都到不了屋脊点。
         """,
     "q09g_decode_precision": f"""
-        W4A8 的屋脊点是 FP8 的（q09b），小 NVFP4 / FP8 的算力之比倍，边界 L 同样按 q09f 的式子算，长这么多倍（讲义的参数：
+        W4A8 的屋脊点是 FP8 的（q09b），小 NVFP4 / FP8 的算力之比倍，边界 L 同样按 q09f 的式子算（两个限制取短的），更长（讲义的参数：
         W4A4 {_KEY["q09f_w4a4_context_limit"]:,.0f}、W4A8 {decode_context_limit("W4A8"):,.0f} 个 token）。服务要的上下文
         （讲义的 {variants.LECTURE["service_context"]:,}）落在哪一段就选哪个：比 W4A4 的边界短，W4A4 能到达它（更高的）屋脊点；
         在两条边界之间，只有 W4A8 能；比 W4A8 的还长，两者都始终受带宽限制——这时该省的是 KV 的字节（更少的 KV 头、更低精度的 KV、MLA），
@@ -398,8 +406,10 @@ EXPLANATIONS = {
         投机解码的来源：多算的运算落在闲着的 Tensor Core 上。一共的 token/s = B·(1 − α^(γ+1)) / (1 − α) ÷ (γ·t_d + t_v)，
         对 γ = 0…8 逐个算，取最大的除以 γ = 0 的。讲义的参数（P_d = {_SPEC_P["draft_params_b"]:g}B、α = {_SPEC_P["draft_accept"]:g}、
         B = {_SPEC_P["spec_batch"]}、L = {_SPEC_P["service_context"]:,}，按规格表）：检查一步读 {MODEL_PARAMS * BYTES_PER_ELEM["nvfp4"] / 1e9:.1f} GB 权重和
-        {_SPEC_KV_GB:.1f} GB KV，约 {_SPEC_STEP_MS:.1f} ms，草稿一步只要 {_SPEC_DRAFT_MS:.2f} ms；最好的 γ = {_SPEC_BEST}，
-        快 {_KEY["q09i_speculative_speedup"]:.2f} 倍。KV cache 越大（上下文越长），检查一步越贵，草稿越显得便宜，投机越划算。
+        {_SPEC_KV_GB:.1f} GB KV，约 {_SPEC_STEP_MS:.1f} ms，草稿一步只要 {_SPEC_DRAFT_MS:.2f} ms；γ ≥ {_SPEC_ROOF} 时检查一步的运算超过了读取，
+        它离开带宽屋顶、随 γ 变长。最好的 γ = {_SPEC_BEST}，快 {_KEY["q09i_speculative_speedup"]:.2f} 倍；再长，多出的猜测被接受的机会（α^γ）
+        越来越小，付出的草稿步和检查的运算却一样多——最好的 γ 在中间，不是越长越好。
+        KV cache 越大（上下文越长），检查一步越贵，草稿越显得便宜，投机越划算。
         不划算的时候：batch 大到检查一步已经受算力限制——γ + 1 倍的运算就是 γ + 1 倍的时间，被拒绝的猜测白算了，γ = 0 最好；
         α 低、草稿模型大时，收益也跟着变小。投机解码是拿闲置的算力换带宽，只有在 decode 受带宽限制时才有闲置的算力。
         """,

@@ -267,7 +267,7 @@ CELLS = (
         """),
     Code("""
         intensity = np.logspace(0, 4.5, 200)  # FLOP/B
-        fig, ax = plt.subplots(figsize=(7, 4.2))
+        fig, ax = plt.subplots(figsize=(7, 4))
         for chip, low in TREND_CHIPS:
             peak = chip.peak_flops(low)
             (line,) = ax.loglog(intensity, np.minimum(peak, intensity * chip.mem_bw), label=f"{chip.name} ({low})")
@@ -424,10 +424,13 @@ CELLS = (
         【设计题：两个限制一起看】q09 的 batch 只算了权重。真实的服务里，每个序列都带着 `SERVICE_CONTEXT` 个 token 的上下文，
         每一步 decode 都要把它的 KV cache 读一遍；而且权重和**整个 batch** 的 KV cache 都得放进 HBM：最多
         `USABLE_HBM` = {USABLE_HBM:.0%} × {B300.mem_cap / 1e9:g} GB（其余留给运行时和激活）。运算仍只算权重的（注意力本身的运算忽略），
-        KV cache 用 FP8 存（q09c）。下面五题没有现成的公式：先写出一步 decode 的 FLOP 和字节，再把几个限制放在一起。
+        KV cache 用 FP8 存（q09c）。batch 也不能无限大：服务框架一次最多排 `MAX_BATCH` 个序列（vLLM 的 `max_num_seqs`、
+        TensorRT-LLM 的 `max_batch_size` 就是这个上限）。下面五题没有现成的公式：先写出一步 decode 的 FLOP 和字节，再把几个限制放在一起。
         """),
     Code(f"""
         USABLE_HBM = {USABLE_HBM} * B300.mem_cap  # 字节：权重 + 整个 batch 的 KV cache 最多占这么多
+        MAX_BATCH = VARIANT["max_batch"]  # 服务框架一次最多排这么多个序列
+        print(f"服务框架一次最多排 {{MAX_BATCH}} 个序列")
         """, locked=True),
     Question("q09e_ridge_share_with_kv", """
         q09 是只看权重的预测。现在验证它：每个序列的上下文是 `SERVICE_CONTEXT` 个 token，batch 取 q09 的值——
@@ -441,27 +444,31 @@ CELLS = (
         q09e_ridge_share_with_kv = intensity / ridge_point(B300_SERVE, "nvfp4") * 100
         """),
     Question("q09f_w4a4_context_limit", """
-        W4A4 的 decode 要**同时**满足两件事：算术强度到达 B300_SERVE 的 NVFP4 屋脊点，权重和整个 batch 的 KV cache 装进 `USABLE_HBM`。
-        batch 可以随便选。每个序列的上下文最长是多少个 token，这两件事还能同时做到？单位：token（不必取整）。
+        W4A4 的 decode 要**同时**满足三件事：算术强度到达 B300_SERVE 的 NVFP4 屋脊点，权重和整个 batch 的 KV cache 装进 `USABLE_HBM`，
+        batch 不超过 `MAX_BATCH`。batch 在这个范围里可以随便选。每个序列的上下文最长是多少个 token，这几件事还能同时做到？
+        单位：token（不必取整）。这条边界上的 batch 是多少，卡住它的是哪个限制？
         """, f"""
-        # 一步：FLOP = 2P·B，字节 = W + B·L·k。到达屋脊点 R：B ≥ R·W / (2P − R·L·k)；装得下：W + B·L·k ≤ C。
-        # batch 取到达屋脊点的最小值，代入内存的限制：W·2P / (2P − R·L·k) ≤ C，即 L ≤ 2P·(1 − W/C) / (R·k)
+        # 一步：FLOP = 2P·B，字节 = W + B·L·k。到达屋脊点 R：B ≥ R·W / (2P − R·L·k)；装得下：W + B·L·k ≤ C；排得下：B ≤ MAX_BATCH。
+        # batch 取到达屋脊点的最小值，代入内存的限制：W·2P / (2P − R·L·k) ≤ C，即 L ≤ 2P·(1 − W/C) / (R·k)；
+        # 代入 batch 的上限：R·W / (2P − R·L·k) ≤ MAX_BATCH，即 L ≤ (2P − R·W / MAX_BATCH) / (R·k)。两个都要满足：取短的
         flop_per_token = {FLOP_PER_PARAM_PER_TOKEN} * MODEL_PARAMS
         weight_bytes = MODEL_PARAMS * BYTES_PER_ELEM["nvfp4"]
 
 
         def context_limit(precision):
             ridge = ridge_point(B300_SERVE, precision)
-            return flop_per_token * (1 - weight_bytes / USABLE_HBM) / (ridge * q09c_kv_bytes_per_token)
+            fits = flop_per_token * (1 - weight_bytes / USABLE_HBM) / (ridge * q09c_kv_bytes_per_token)  # 装得下
+            runs = (flop_per_token - ridge * weight_bytes / MAX_BATCH) / (ridge * q09c_kv_bytes_per_token)  # 排得下
+            return min(fits, runs)
 
 
         q09f_w4a4_context_limit = context_limit("nvfp4")
         """),
     Question("q09g_decode_precision", _with_options("""
         你的服务要给每个序列留 `SERVICE_CONTEXT` 个 token 的上下文。权重都是 NVFP4，激活选 NVFP4（W4A4）还是 FP8（W4A8）：
-        在这个上下文下，哪一种能让 decode 到达它自己的屋脊点、同时装得进 HBM？
+        在这个上下文下，哪一种能让 decode 到达它自己的屋脊点、同时装得进 HBM、batch 不超过 `MAX_BATCH`？
         """, DECODE_DESIGN_OPTIONS), """
-        # 上下文比 W4A4 的边界短：W4A4；在两条边界之间：只有 W4A8；比 W4A8 的边界还长：两种都不行
+        # 两条边界都按 q09f 的 context_limit 算（三个限制）。上下文比 W4A4 的边界短：W4A4；在两条边界之间：只有 W4A8；比 W4A8 的边界还长：两种都不行
         limits = {"A": q09f_w4a4_context_limit, "B": context_limit("fp8"), "C": float("inf")}
         q09g_decode_precision = next(letter for letter, limit in limits.items() if SERVICE_CONTEXT <= limit)
         """),
@@ -486,7 +493,7 @@ CELLS = (
         读多少，你自己按 decode 一步的算法想清楚）。每个猜测被接受的概率是 α = `DRAFT_ACCEPT`，一轮（草稿 γ 步 + 检查一步）
         平均给每个序列产出 (1 − α^(γ+1)) / (1 − α) 个 token。W4A4、`SPEC_BATCH` 个序列、每个序列 `SERVICE_CONTEXT` 个 token 的上下文，
         在 B300_SERVE 上（草稿模型和大模型都按 NVFP4 的算力和实测带宽）：γ 在 0–8 里取最好的那个，一共的 token/s 是不投机（γ = 0）时的
-        多少倍？（不投机最好时写 1。）什么情况下投机解码不划算？
+        多少倍？最好的 γ 是几，为什么不是越长越好？什么情况下投机解码不划算？
         """, f"""
         def step_seconds(flop, read):  # 一步：算完和读完，取慢的那个
             return max(flop / B300_SERVE.peak_flops("nvfp4"), read / B300_SERVE.mem_bw)

@@ -33,7 +33,7 @@ class Reason:
 REASONS: dict[str, Reason] = {
     "q06b_wall_for_nvfp4_kernel": Reason(Why.MODEL, ('BYTES_PER_ELEM["nvfp4"] / BYTES_PER_ELEM["fp8"]', "q05 ×")),
     "q09e_ridge_share_with_kv": Reason(Why.MODEL, ("W / (W + B·L·k)", "W + B·L·k")),
-    "q09f_w4a4_context_limit": Reason(Why.DECISION, ("2P·(1 − W/C)", "R·W / (2P − R·L·k)")),
+    "q09f_w4a4_context_limit": Reason(Why.DECISION, ("2P·(1 − W/C)", "R·W / (2P − R·L·k)", "2P − R·W / B")),
     "q09g_decode_precision": Reason(Why.DECISION, ("SERVICE_CONTEXT <= q09f",)),
     # a third limit (the rate promised to each sequence) and the step time on both roofs: which limit caps the batch
     "q09h_service_batch": Reason(Why.DECISION, ("max(2P·B / F", "(W + B·L·k) / BW", "F / (2P·T)", "(BW / T − W)",
@@ -88,12 +88,14 @@ TEACHES: dict[str, str] = {
     "q09c_kv_bytes_per_token": "the KV cache's bytes per token from the GQA shape",
     "q09d_kv_equal_weights_context": "beyond some context decode reads more KV than weights",
     "q09e_ridge_share_with_kv": "verifies q09: with the KV cache read and held in the HBM (which may cap the batch), decode falls short of the ridge",
-    "q09f_w4a4_context_limit": "decode under two limits (ridge and HBM): the longest context W4A4 can be compute-bound",
+    "q09f_w4a4_context_limit": "decode under three limits (ridge, HBM and the framework's batch): the longest context W4A4 "
+                               "can be compute-bound, and which limit ends it",
     "q09g_decode_precision": "a design decision: the precision that stays compute-bound at the service's context, or none",
     "q09h_service_batch": "a design under three limits (HBM, and the rate promised per sequence on each roof): the "
                           "largest batch all allow; each limit caps it for some students",
     "q09i_speculative_speedup": "speculative decoding as a design: a draft's cheap steps buy tokens the memory-bound check "
-                                "step verifies almost for free; the best draft length, and no gain once the check is compute-bound",
+                                "step verifies almost for free; the best draft length lies inside the range (longer drafts are mostly rejected "
+                                "and push the check onto the compute roof)",
     "q10a_fp4_zero_share": "predict, then verify: per-tensor FP4 flushes |x| <= amax/24 to zero",
     "q10_size_sensitive": "predict, then verify: per-tensor scaling depends on the sample's maximum: error grows with n",
     "q11_scale_format_gain": "the ablation: the scale format's share of NVFP4's gain",

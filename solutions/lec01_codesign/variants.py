@@ -43,10 +43,16 @@ What varies, and why the questions stay the same questions:
   that batch's KV cache fit in the usable HBM; beyond, at the largest batch that fits (service_batch):
   the service it asks about always exists (the weights take at most half the usable HBM, a sequence's
   KV cache at most 128 layers × 8,192 × 2 × 32,768 tokens ≈ 69 GB, so at least 1.9 sequences fit).
+  q09f–q09g let the batch grow only up to what the serving framework runs at once (max_batch, drawn last,
+  MAX_BATCH): without it W4A4's boundary sat at R·C / 2P sequences, up to ~12k for a 20B model. It is drawn at
+  least Q09H_LEAD above q09h's batch (which it never moves) and again until the service's context keeps q09g's
+  margin from the boundaries it moves.
 - decode as a service (q09h–q09i), drawn after everything else: the rate promised to each sequence, a share
   (SERVICE_RATE_SHARE) of batch 1's bandwidth-bound rate, redrawn until the limit that caps the batch (the HBM,
   or the promise on either roof) leads the next by Q09H_LEAD; a draft model (DRAFT_SHARE of the target's
-  parameters), its acceptance (DRAFT_ACCEPT) and a batch that fits beside both models' weights (q09i).
+  parameters), its acceptance (DRAFT_ACCEPT) and a batch that fits beside both models' weights (q09i), drawn
+  again until the best draft length lies inside DRAFT_LENGTHS (neither 0 nor the last) and beats both
+  neighbours by Q09I_GAP: the lesson is an optimum, not "more is better".
 - decode attention (q17b): a design [query heads per KV head, head dimension, KV format], from GQA's groups to
   MLA-like 128. The model's query heads (q17c) are not drawn: d_model / head_dim rounded to a multiple of the
   KV heads.
@@ -91,15 +97,19 @@ LECTURE = {
     # q17c: the model's query heads, a multiple of its KV heads near d_model / head_dim (12 of them on each of the 8)
     "query_heads": 96,
     # q09e–q09g: the context (tokens per sequence) the service must hold; the lecture's lies between the
-    # contexts up to which W4A4 (681) and W4A8 (2,044) can reach their ridge within the HBM
+    # contexts up to which W4A4 (665) and W4A8 (2,044) can reach their ridge within the HBM and the framework's batch
     "service_context": 1024,
     # q09h: the tokens per second each sequence is promised (one decode step at most 1 / rate): at the lecture's
     # 40 the promise caps the batch at ~1,029 sequences before the HBM does (~1,470)
     "service_rate": 40,
-    # q09i: speculative decoding: a 3B draft model (NVFP4 weights), each drafted token accepted with 0.7, 64 sequences
+    # q09i: speculative decoding: a 3B draft model (NVFP4 weights), each drafted token accepted with 0.7, 128 sequences:
+    # the check step leaves the memory roof from γ = 4 on, the best draft length (2.56x, 7 % over γ = 3 and γ = 5)
     "draft_params_b": 3.0,
     "draft_accept": 0.7,
-    "spec_batch": 64,
+    "spec_batch": 128,
+    # q09f–q09g: the most sequences the serving framework runs at once (vLLM's max_num_seqs, TensorRT-LLM's
+    # max_batch_size): at the lecture's 2,048 it, not the HBM, ends W4A4's reach (the HBM alone would allow 2,209)
+    "max_batch": 2048,
     # q03: the generation step whose growth is compared ([base, new]); q13: [chip, precision, d_qk, d_v] of
     # the attention whose bottleneck is asked; q14: the MLA-style shape compared with d_head = 128
     "growth_pair": ["H100", "B300"],
@@ -299,6 +309,7 @@ def variant(rng: np.random.Generator) -> dict:
     params["decode_attention"] = _decode_attention(rng)
     params.update(_speculation(rng, params))
     params["query_heads"] = model_query_heads(params)
+    params["max_batch"] = _max_batch(rng, params)
     return {key: params[key] for key in LECTURE}  # LECTURE's order
 
 
@@ -352,8 +363,10 @@ MIN_W4A4_CONTEXT = 64  # q09f: a model (and serving B300) on which W4A4 reaches 
 # earns it) the check of q09 finds no gap to explain. Up to the W4A4 boundary the share is 1 / (2 − W/C) >= 50 %,
 # so the contexts for which W4A4 is the answer (q09g) still span a factor of 4.5 or more below it.
 Q09E_MOST_SHARE = 0.90
-# q09f: the batch on the W4A4 boundary, R·C / 2P, at most 16k sequences (the draws give at most ~12k)
-BOUNDARY_BATCH_MOST = 16384
+# q09f: the batch on the W4A4 boundary, min(R·C / 2P, max_batch): what a serving framework runs (max_batch is drawn
+# up to MAX_BATCH[1], or Q09H_LEAD above q09h's batch where that is larger, ~4.2k in 1,000 draws; the range doubles,
+# up to this, only for a draw none of whose batches keeps q09g's margin)
+BOUNDARY_BATCH_MOST = 8192
 
 
 def decode_context_limit(p: dict, precision: str) -> float:
@@ -469,6 +482,7 @@ def model_query_heads(p: dict) -> int:
 
 DRAFT_SHARE = (0.01, 0.10)  # q09i: the draft model's parameters, a share of the target's (log-uniform)
 DRAFT_ACCEPT = (0.5, 0.85)  # q09i: the chance that one drafted token is accepted
+Q09I_GAP = 0.005  # q09i: the best draft length's tokens/s over either neighbour's (relative), 25x a 3-digit rounding
 SPEC_BATCH_MOST = 1024  # q09i: the batch, log-uniform from 1 up to what fits in the usable HBM (at most this)
 DRAFT_LENGTHS = tuple(range(9))  # q09i: the draft lengths γ the student weighs (0: no speculation)
 
@@ -498,15 +512,75 @@ def speculative_speedup(p: dict) -> float:
     return max(throughputs.values()) / throughputs[0]
 
 
+def draft_lead(p: dict) -> float:
+    """q09i's lesson from the parameters alone: the best draft length's tokens/s over the better of its two
+    neighbours', minus 1; -1 when the best is an end of DRAFT_LENGTHS (none, or the longest offered)."""
+    throughputs = speculative_throughputs(p)
+    best = max(throughputs, key=throughputs.get)
+    if best in (DRAFT_LENGTHS[0], DRAFT_LENGTHS[-1]):
+        return -1.0
+    return throughputs[best] / max(throughputs[best - 1], throughputs[best + 1]) - 1
+
+
 def _speculation(rng: np.random.Generator, p: dict) -> dict:
-    """q09i: a draft model, its acceptance and a batch that fits beside both models' weights at the service's context."""
-    draft = round(p["model_params_b"] * float(np.exp(rng.uniform(*np.log(DRAFT_SHARE)))), 2)
-    accept = round(float(rng.uniform(*DRAFT_ACCEPT)), 3)
+    """q09i: a draft model, its acceptance and a batch that fits beside both models' weights at the service's
+    context, drawn again until the best draft length lies inside DRAFT_LENGTHS by Q09I_GAP (draft_lead). A first
+    draw that keeps it is the kit's earlier release's draw."""
     kv = 2 * p["kv_layers"] * p["kv_heads"] * p["kv_head_dim"] * BYTES_PER_ELEM["fp8"]
-    fits = ((USABLE_HBM * B300.mem_cap - (p["model_params_b"] + draft) * 1e9 * BYTES_PER_ELEM["nvfp4"])
-            / (p["service_context"] * kv))
-    return {"draft_params_b": draft, "draft_accept": accept,
-            "spec_batch": _log_int(rng, 1, max(1, int(min(fits, SPEC_BATCH_MOST))))}
+    for _ in range(10000):
+        draft = round(p["model_params_b"] * float(np.exp(rng.uniform(*np.log(DRAFT_SHARE)))), 2)
+        accept = round(float(rng.uniform(*DRAFT_ACCEPT)), 3)
+        fits = ((USABLE_HBM * B300.mem_cap - (p["model_params_b"] + draft) * 1e9 * BYTES_PER_ELEM["nvfp4"])
+                / (p["service_context"] * kv))
+        spec = {"draft_params_b": draft, "draft_accept": accept,
+                "spec_batch": _log_int(rng, 1, max(1, int(min(fits, SPEC_BATCH_MOST))))}
+        if draft_lead({**p, **spec}) >= Q09I_GAP:
+            return spec
+    raise AssertionError(f"no draft model gives q09i an inner optimum for {p}")
+
+
+MAX_BATCH = (1024, 4096)  # q09f–q09g: the most sequences a serving framework runs at once (log-uniform, steps of 64)
+
+
+def batch_context_limit(p: dict, precision: str) -> float:
+    """q09f/q09g's second limit from the parameters alone: reaching `precision`'s ridge at a batch of at most
+    max_batch sequences, B >= R·W / (2P − R·L·k) <= B_max, gives L <= (2P − R·W / B_max) / (R·k)."""
+    share = p[f"serve_{precision}_share"]
+    ridge = B300.peak_flops(precision) * share / (B300.mem_bw * p["serve_bw_share"])
+    params = p["model_params_b"] * 1e9
+    kv = 2 * p["kv_layers"] * p["kv_heads"] * p["kv_head_dim"] * BYTES_PER_ELEM["fp8"]
+    return (2 * params - ridge * params * BYTES_PER_ELEM["nvfp4"] / p["max_batch"]) / (ridge * kv)
+
+
+def design_context_limit(p: dict, precision: str) -> float:
+    """q09f/q09g from the parameters alone: the longest context at which `precision` reaches its ridge with the
+    weights and the batch's KV cache in the usable HBM and the batch within max_batch (answers.decode_context_limit)."""
+    return min(decode_context_limit(p, precision), batch_context_limit(p, precision))
+
+
+def _max_batch(rng: np.random.Generator, p: dict) -> int:
+    """q09f–q09g: the framework's largest batch, a multiple of 64 in MAX_BATCH, at least Q09H_LEAD above q09h's
+    batch (so q09h's key and its lead stay), among those with which the service's context lies MARGINS away from
+    the boundaries it sets (q09g) and W4A4 still reaches its ridge up to MIN_W4A4_CONTEXT tokens: the one nearest
+    (in log) to a log-uniform draw. With none up to MAX_BATCH[1], the range doubles (up to BOUNDARY_BATCH_MOST)."""
+    low = 64 * math.ceil(max(MAX_BATCH[0], (1 + Q09H_LEAD) * min(service_batches(p).values())) / 64)
+    lead = MARGINS["q09g_decode_precision"]
+
+    def keeps(most: int) -> bool:
+        q = {**p, "max_batch": most}
+        bounds = [design_context_limit(q, precision) for precision in ("nvfp4", "fp8")]
+        return all(abs(p["service_context"] / bound - 1) >= lead for bound in bounds) and bounds[0] >= MIN_W4A4_CONTEXT
+
+    high = max(MAX_BATCH[1], low)
+    while True:
+        fits = [most for most in range(low, high + 1, 64) if keeps(most)]
+        if fits or high >= BOUNDARY_BATCH_MOST:
+            break
+        high = min(2 * high, BOUNDARY_BATCH_MOST)
+    if not fits:
+        raise AssertionError(f"no framework batch keeps q09g's margin for {p}")
+    target = float(np.exp(rng.uniform(np.log(low), np.log(high))))
+    return min(fits, key=lambda most: abs(math.log(most / target)))
 
 
 # Items whose key must move with the parameters (`check` fails if one has the same key in every sample):

@@ -8,7 +8,10 @@ formulas written out here, the Student-t data drawn with numpy's own generator):
   192, batch 393, context 20,303: 6,179 GB of KV), so q09e asks at the largest batch that fits.
 - q10a is a prediction the table right below verifies; the table prints the zero share to one
   decimal. A tolerance that lets the printed figure through makes the prediction a copy.
-- q09f's boundary: the batch on it, R·C / 2P, must be one a server runs.
+- q09f's boundary: the batch on it must be one a server runs. Where the HBM alone ends W4A4's reach it
+  is R·C / 2P, up to ~12k sequences for a 20B model; the framework's batch limit (max_batch) ends it sooner.
+- q09i weighs draft lengths 0..8: the best must lie inside, ahead of both neighbours, for every draw (it was 8,
+  the top of the range, for a third of the ids, and 0 for one in twenty).
 """
 
 from functools import lru_cache
@@ -22,8 +25,9 @@ from solutions.lec01_codesign import variants
 CLASS = 400
 # q09e: the KV cache read at q09's batch is at least a ninth of the weight bytes, so the share is at most 90 %
 Q09E_MOST = 90.0
-# q09f: a decode batch of 16k sequences is the largest a server runs on one GPU (vLLM's default is 256 to 1,024)
-BOUNDARY_BATCH_MOST = 16384
+# q09f: the batch on the boundary is at most the framework's limit, drawn up to 4,096 (vLLM's max_num_seqs default
+# is 256 to 1,024, TensorRT-LLM's max_batch_size 2,048), or a little above q09h's batch where that is larger; the draw may double it, to 8,192 at most, where no batch keeps q09g's margin
+BOUNDARY_BATCH_MOST = 8192
 
 
 @lru_cache(maxsize=1)
@@ -99,12 +103,40 @@ def test_q10a_cannot_be_copied_off_the_verifying_table():
     assert len(copied) <= CLASS // 100, copied
 
 
+def _boundary(p: dict) -> tuple[float, float]:
+    """q09f from its three limits: (the longest context, the batch on it). Reaching the ridge R needs
+    B >= R·W / (2P − R·L·k); B·L·k <= C − W and B <= max_batch each bound L."""
+    params = p["model_params_b"] * 1e9
+    w, k, c, ridge = params * 0.5625, 2 * p["kv_layers"] * p["kv_heads"] * p["kv_head_dim"], variants.USABLE_HBM * B300.mem_cap, _serve_ridge(p)
+    fits, runs = 2 * params * (1 - w / c) / (ridge * k), (2 * params - ridge * w / p["max_batch"]) / (ridge * k)
+    length = min(fits, runs)
+    return length, ridge * w / (2 * params - ridge * length * k)
+
+
 def test_q09fs_boundary_batch_is_one_a_server_runs():
-    batches = [_serve_ridge(p) * variants.USABLE_HBM * B300.mem_cap / (2e9 * p["model_params_b"]) for p in _class()]
-    assert max(batches) <= BOUNDARY_BATCH_MOST
-    # the largest the draws allow: the highest ridge (NVFP4 at the top GEMM share, HBM at its lowest) on the smallest model
-    ridge_most = B300.peak_flops("nvfp4") * variants.GEMM_SHARE[1] / (B300.mem_bw * variants.HBM_SHARE[0])
-    assert ridge_most * variants.USABLE_HBM * B300.mem_cap / (2e9 * variants.MODEL_PARAMS_B[0]) <= BOUNDARY_BATCH_MOST
+    """The boundary batch stays within the framework's limit; without it (R·C / 2P) the class needs up to ~10k."""
+    from solutions.lec01_codesign.answers import answer_key
+
+    boundaries = [_boundary(p) for p in _class()]
+    assert max(batch for _, batch in boundaries) <= BOUNDARY_BATCH_MOST
+    assert all(batch <= p["max_batch"] * (1 + 1e-9) for (_, batch), p in zip(boundaries, _class()))
+    hbm_only = [_serve_ridge(p) * variants.USABLE_HBM * B300.mem_cap / (2e9 * p["model_params_b"]) for p in _class()]
+    assert max(hbm_only) > 2 * variants.MAX_BATCH[1]  # what the limit is for
+    for p, (length, _) in list(zip(_class(), boundaries))[:40]:
+        assert answer_key(p)["q09f_w4a4_context_limit"] == pytest.approx(length, rel=1e-9)
+
+
+def test_q09is_best_draft_length_lies_inside_the_range_with_a_lead():
+    """In a class of 400 draws (`check`'s lessons take 1,000): the best γ is 1..7, ahead of γ − 1 and
+    γ + 1 by variants.Q09I_GAP, and every inner length is somebody's best."""
+    best = []
+    for p in _class():
+        rates = variants.speculative_throughputs(p)
+        g = max(rates, key=rates.get)
+        assert 0 < g < 8, p
+        assert rates[g] >= (1 + variants.Q09I_GAP) * max(rates[g - 1], rates[g + 1]), p
+        best.append(g)
+    assert set(best) == set(range(1, 8))
 
 
 def test_q09es_explanation_claims_no_batch_limit_the_class_contradicts():
