@@ -75,9 +75,10 @@ WALL_OPTIONS = {"A": ("same_precision", "q04：同一种精度（FP8 对 FP8）�
 WALL_KERNELS = {"fp8": "在两块芯片上都用 FP8 计算，数据也按 FP8 从 HBM 读写",
                 "nvfp4_on_chip": "在 H100 上用 FP8；到了 B300 上，数据仍按 FP8 从 HBM 读写，在片上量化成 NVFP4 再按 NVFP4 的速率计算"}
 # q09g: which precision lets decode at the service's context reach its ridge with everything in HBM
-DECODE_DESIGN_OPTIONS = {"A": ("W4A4", "W4A4 就能到达它的屋脊点（W4A8 也能）"),
-                         "B": ("W4A8", "W4A4 到不了，W4A8 能到达它的屋脊点"),
-                         "C": ("neither", "两种都到不了：这个上下文下 decode 始终受带宽限制")}
+# (the texts say no more than the choice: which of the two reaches what whenever the other does is the student's)
+DECODE_DESIGN_OPTIONS = {"A": ("W4A4", "W4A4 能做到"),
+                         "B": ("W4A8", "W4A4 做不到，W4A8 能做到"),
+                         "C": ("neither", "两种都做不到")}
 SIZE_OPTIONS = {"A": ("fp8_tensor", "FP8 per-tensor"), "B": ("fp4_tensor", "FP4 per-tensor"),
                 "C": ("mxfp4", "MXFP4"), "D": ("nvfp4", "NVFP4")}
 BOTTLENECK_OPTIONS = {"A": ("mma", "Tensor Core 的矩阵乘法"), "B": ("exp", "SFU 的 exp"),

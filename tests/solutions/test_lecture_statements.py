@@ -263,8 +263,10 @@ CLAIMS = [
     ("q09d prompt", "不到 B300 容量的 45%",
      lambda r: r["p"]["model_params_b"] * 1e9 * BYTES_PER_ELEM["nvfp4"] < 0.45 * B300.mem_cap, True),
     ("q09e prompt", "只有 B300_SERVE 的 NVFP4 屋脊点的百分之多少", lambda r: 0 < r["k"]["q09e_ridge_share_with_kv"] < 100, True),
+    # the options once said W4A8 reaches its ridge whenever W4A4 does; the student now works it out
     ("q09g prompt", "W4A4 就能到达它的屋脊点（W4A8 也能）",
-     lambda r: r["w4a8_limit"] > r["k"]["q09f_w4a4_context_limit"], True),
+     lambda r: r["w4a8_limit"] > r["k"]["q09f_w4a4_context_limit"], False),
+    ("q09g", "只有 W4A8 能", lambda r: r["w4a8_limit"] > r["k"]["q09f_w4a4_context_limit"], True),
     ("q10", "几乎不受数据量影响",
      lambda r: max(abs(r["growth"][s]) for s in ("mxfp4", "nvfp4")) < r["growth"]["fp4_tensor"] / 2, False),
     # the block-scaled schemes' growth is sampling noise of a few points, never as large as per-tensor FP4's
