@@ -1,0 +1,105 @@
+"""Can a submission make the grader believe the machine starved it? A call stopped for "load"
+is retried, then refused as "machine overloaded": no result, graded again on the next run. If
+student code can bring that about on its own, it is never graded. Without a cgroup the sandbox's
+time is read from its live processes (clock.tree_meter), which is what these attacks aim at."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from sandbox_helpers import FAST, needs_rlimits
+
+from autograder.sandbox import cgroups
+
+CROWD = {"codesign.py": """
+    import hashlib, os, signal, threading, time
+
+    def crowd_and_vanish(live, life):
+        # the call itself keeps spinning while `live` children, each spinning `life` s of wall
+        # time, crowd it off the sandbox's CPU; each exits (reaped by the kernel) with its CPU
+        # time before a reading can keep it
+        signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+        every = life / live
+        due = time.monotonic()
+        while True:
+            now = time.monotonic()
+            if now >= due:
+                due = now + every
+                try:
+                    pid = os.fork()
+                except OSError:
+                    continue
+                if pid == 0:
+                    stop = time.monotonic() + life
+                    while time.monotonic() < stop:
+                        pass
+                    os._exit(0)
+
+    def threads_that_vanish(live, life):
+        # as crowd_and_vanish with threads: hashing releases the GIL, so `live` of them are
+        # runnable at once; each thread's own count goes with it when it ends
+        data = b"x" * (1 << 20)
+        def work():
+            stop = time.monotonic() + life
+            while time.monotonic() < stop:
+                hashlib.sha256(data).digest()
+        every = life / live
+        due = time.monotonic()
+        while True:
+            now = time.monotonic()
+            if now >= due:
+                due = now + every
+                try:
+                    threading.Thread(target=work, daemon=True).start()
+                except RuntimeError:
+                    pass
+
+    def spin_beside_daemons(count):
+        # daemons (double fork) spin outside the worker's process tree; the call spins beside them
+        for _ in range(count):
+            if os.fork() == 0:
+                os.setsid()
+                if os.fork() == 0:
+                    while True:
+                        pass
+                os._exit(0)
+            os.wait()
+        while True:
+            pass
+"""}
+
+
+@pytest.mark.parametrize("isolation", ["bubblewrap", pytest.param("rlimits", marks=needs_rlimits)])
+def test_a_call_crowded_by_its_own_short_lived_children_is_not_load(sandbox, isolation, monkeypatch):
+    """The call spins while 16 children, each alive 80 ms, crowd it off its CPU: it got a
+    sixteenth of the CPU, waited the rest, and the children's time left with them. 'load' at
+    the guard, twice, 'machine overloaded' on every run. The wait is the sandbox's own."""
+    monkeypatch.setattr(cgroups, "create", lambda limits: None)
+    box = sandbox(CROWD, limits=replace(FAST, call_timeout=0.5), isolation=isolation)
+    assert box.quotas == "rlimits"
+    outcome = box.call("codesign", "crowd_and_vanish", (16, 0.08))
+    assert outcome.status == "timeout" and outcome.timeout_cause == "cpu", outcome
+
+
+@pytest.mark.parametrize("isolation", ["bubblewrap", pytest.param("rlimits", marks=needs_rlimits)])
+def test_a_call_crowded_by_its_own_threads_that_ended_is_not_load(sandbox, isolation, monkeypatch):
+    """Threads that ended took their CPU time out of the per-thread readings: 20 hashing
+    threads of 0.3 s each crowded the call off its CPU, 'load' at the guard. A process's own
+    count keeps its dead threads' time."""
+    monkeypatch.setattr(cgroups, "create", lambda limits: None)
+    box = sandbox(CROWD, limits=replace(FAST, call_timeout=0.5), isolation=isolation)
+    outcome = box.call("codesign", "threads_that_vanish", (20, 0.3))
+    assert outcome.status == "timeout" and outcome.timeout_cause == "cpu", outcome
+
+
+@needs_rlimits
+def test_a_call_beside_its_own_daemons_is_not_load(sandbox, monkeypatch):
+    """The uid fallback has no pid namespace: a double-forked daemon leaves the worker's process
+    tree, and its CPU time is nowhere in the tree's readings. Spinning beside a dozen of them,
+    the call waited for a CPU the whole time with little CPU time: 'load'."""
+    monkeypatch.setattr(cgroups, "create", lambda limits: None)
+    box = sandbox(CROWD, limits=replace(FAST, call_timeout=0.5), isolation="rlimits")
+    assert box.quotas == "rlimits"
+    outcome = box.call("codesign", "spin_beside_daemons", (12,))
+    assert outcome.status == "timeout" and outcome.timeout_cause == "cpu", outcome
