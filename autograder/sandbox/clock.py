@@ -16,7 +16,9 @@ sandbox's scheduler statistics (/proc/<tid>/schedstat: time on a CPU, time waiti
 from __future__ import annotations
 
 import functools
+import math
 import os
+import secrets
 import time
 from dataclasses import dataclass
 from typing import Callable, Iterable
@@ -26,9 +28,14 @@ from .outcomes import TimeoutCause
 GUARD_FACTOR = 10.0   # a machine 10× oversubscribed still finishes honest work
 ACTIVE_SHARE = 0.5   # below this share of wall time on (or queued for) a CPU, the code is blocked
 BASE_DELAY = 0.05    # seconds into a request before the meter is first read
+# Without SEES_EXITED, a running request's meter is also read at random times this far apart
+# (readings that only record, never judge): a submission that crowds itself (`crowded`) cannot
+# time its crowd around readings it cannot foresee.
+PEEK_SECONDS = (0.05, 0.3)
+_random = secrets.SystemRandom()
 
 # () -> (cpu seconds, run-queue wait seconds, some task runnable now, some task below the grader's
-# priority now or before: `_lowered`). A task's wait is added to its schedstat only when it next
+# priority now or before: `_lowered`, or, without a cgroup, crowding its own CPUs: `crowded`). A task's wait is added to its schedstat only when it next
 # runs: one that a busy machine keeps from running at all shows no wait, only its state ("R").
 Meter = Callable[[], "tuple[float, float, bool, bool] | None"]
 # A meter's attribute: True where its CPU time counts the processes that exited too (a cgroup's).
@@ -64,12 +71,18 @@ class Budget:
         self._head = 0.0   # seconds before the base reading, counted as CPU time
         first = self.start + (min(BASE_DELAY, seconds) if meter else seconds)
         self._wake = min(first, ceiling)
+        self._peek_at = first if meter and not self._sees_exited else math.inf
 
     def wake_at(self) -> float:
-        return self._wake
+        return min(self._wake, self._peek_at)
 
     def check(self, now: float) -> TimeoutCause | None:
         """None (and a later wake-up time) while the request may go on, else why it must stop."""
+        if now >= self._peek_at:
+            self._peek_at = now + _random.uniform(*PEEK_SECONDS)
+            if now < self._wake:
+                self._meter()   # recorded by the meter's PriorityWatch: judged at the next wake-up
+                return None
         if now >= self.ceiling:
             return TimeoutCause.DEADLINE
         elapsed = now - self.start
@@ -116,6 +129,7 @@ class SampledBudget(Budget):
 
         setattr(recording, SEES_EXITED, getattr(meter, SEES_EXITED, False))
         super().__init__(seconds, recording if meter else None, ceiling)
+        self._peek_at = math.inf   # its own readings, every `every` seconds, record instead
         self._every = every
         self._due = self._wake               # when Budget itself judges next
         self._wake = min(self._due, self.start + every)
@@ -296,13 +310,33 @@ def group_cpu(pids: Iterable[int]) -> float:
 _TICKS = os.sysconf("SC_CLK_TCK")
 
 
+def crowded(tids: Iterable[int]) -> bool:
+    """Are more of tasks `tids` runnable now than there are CPUs they may run on? Then their wait
+    for a CPU is their own doing. Without a cgroup a child reaped unwaited for (SIGCHLD ignored)
+    takes its CPU time with it: a call spinning beside 22 such children, each started when one
+    ended, had 0.2 s of CPU time seen in 5 s and waited the rest, 'load' on every run."""
+    runnable, cpus = 0, set()
+    for tid in tids:
+        try:
+            with open(f"/proc/{tid}/stat", "rb") as handle:
+                if handle.read().rpartition(b")")[2].split()[:1] != [b"R"]:
+                    continue
+            cpus |= os.sched_getaffinity(tid)
+            runnable += 1
+        except OSError:
+            pass
+    return runnable > len(cpus)
+
+
 def process_meter(processes: Callable[[], list[int]]) -> Meter:
     """A meter over the processes `processes()` lists now, for machines without a usable cgroup.
-    A process that exited unwaited for took its CPU time with it (SEES_EXITED)."""
+    A process that exited unwaited for took its CPU time with it (SEES_EXITED); a sandbox seen
+    `crowded` counts as lowered (its wait is its own: never 'load')."""
     def sample():
         pids = processes()
-        _cpu, waited, runnable, lowered = schedstat(_threads(pids))
-        return group_cpu(pids), waited, runnable, lowered
+        tasks = _threads(pids)
+        _cpu, waited, runnable, lowered = schedstat(tasks)
+        return group_cpu(pids), waited, runnable, lowered or crowded(tasks)
     setattr(sample, SEES_EXITED, False)
     return sample
 

@@ -55,6 +55,27 @@ CROWD = {"codesign.py": """
                 except RuntimeError:
                     pass
 
+    def spawn_as_they_end(live, loops):
+        # as crowd_and_vanish, the children small shells each counting to `loops`, reaped by
+        # the kernel; one started as soon as one ended (posix_spawn: next to no time of the call's)
+        signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+        script = "i=0; while [ $i -lt %d ]; do i=$((i+1)); done" % loops
+        pids = []
+        while True:
+            pids = [pid for pid in pids if _alive(pid)]
+            while len(pids) < live:
+                try:
+                    pids.append(os.posix_spawn("/bin/sh", ["sh", "-c", script], {}))
+                except OSError:
+                    break
+
+    def _alive(pid):
+        try:
+            os.kill(pid, 0)
+            return True
+        except OSError:
+            return False
+
     def spin_beside_daemons(count):
         # daemons (double fork) spin outside the worker's process tree; the call spins beside them
         for _ in range(count):
@@ -90,6 +111,17 @@ def test_a_call_crowded_by_its_own_threads_that_ended_is_not_load(sandbox, isola
     monkeypatch.setattr(cgroups, "create", lambda limits: None)
     box = sandbox(CROWD, limits=replace(FAST, call_timeout=0.5), isolation=isolation)
     outcome = box.call("codesign", "threads_that_vanish", (20, 0.3))
+    assert outcome.status == "timeout" and outcome.timeout_cause == "cpu", outcome
+
+
+@pytest.mark.parametrize("isolation", ["bubblewrap", pytest.param("rlimits", marks=needs_rlimits)])
+def test_a_call_crowded_by_children_the_kernel_reaped_is_not_load(sandbox, isolation, monkeypatch):
+    """Children reaped unwaited for take their CPU time with them, from any count: the call
+    spun beside 22 shells, each started when one ended, with 0.2 s of CPU time seen in 5 s.
+    More of the sandbox's tasks runnable than its CPUs is its own crowd: never 'load'."""
+    monkeypatch.setattr(cgroups, "create", lambda limits: None)
+    box = sandbox(CROWD, limits=replace(FAST, call_timeout=0.5), isolation=isolation)
+    outcome = box.call("codesign", "spawn_as_they_end", (22, 30000))
     assert outcome.status == "timeout" and outcome.timeout_cause == "cpu", outcome
 
 
