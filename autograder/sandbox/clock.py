@@ -9,7 +9,8 @@ sandbox's scheduler statistics (/proc/<tid>/schedstat: time on a CPU, time waiti
   wall time, and none of its tasks is
   runnable now                             -> "blocked": it sleeps or waits on I/O (charged)
 - otherwise it was starved by load: keep waiting, up to GUARD_FACTOR × seconds of wall time,
-  then "load" (not the student's fault: the caller retries instead of charging it)
+  then "load" (not the student's fault: the caller retries instead of charging it), if it was
+  runnable at half the readings taken at random times meanwhile (else "blocked")
 - the submission's wall-clock ceiling       -> "deadline" (charged: the whole budget is spent)
 """
 
@@ -28,10 +29,11 @@ from .outcomes import TimeoutCause
 GUARD_FACTOR = 10.0   # a machine 10× oversubscribed still finishes honest work
 ACTIVE_SHARE = 0.5   # below this share of wall time on (or queued for) a CPU, the code is blocked
 BASE_DELAY = 0.05    # seconds into a request before the meter is first read
-# Without SEES_EXITED, a running request's meter is also read at random times this far apart
-# (readings that only record, never judge): a submission that crowds itself (`crowded`) cannot
-# time its crowd around readings it cannot foresee.
+# A running request's meter is also read at random times this far apart (readings that only
+# record, never judge): a submission cannot time its crowd (`crowded`), nor its moments on a CPU,
+# around readings it cannot foresee. The guard's "load" needs it runnable at half of them.
 PEEK_SECONDS = (0.05, 0.3)
+MIN_PEEKS = 5   # fewer say nothing
 _random = secrets.SystemRandom()
 
 # () -> (cpu seconds, run-queue wait seconds, some task runnable now, some task below the grader's
@@ -71,7 +73,8 @@ class Budget:
         self._head = 0.0   # seconds before the base reading, counted as CPU time
         first = self.start + (min(BASE_DELAY, seconds) if meter else seconds)
         self._wake = min(first, ceiling)
-        self._peek_at = first if meter and not self._sees_exited else math.inf
+        self._peek_at = first if meter else math.inf
+        self._peeks = self._runnable_peeks = 0
 
     def wake_at(self) -> float:
         return min(self._wake, self._peek_at)
@@ -81,7 +84,10 @@ class Budget:
         if now >= self._peek_at:
             self._peek_at = now + _random.uniform(*PEEK_SECONDS)
             if now < self._wake:
-                self._meter()   # recorded by the meter's PriorityWatch: judged at the next wake-up
+                sample = self._meter()   # also recorded by its PriorityWatch (lowered, crowded)
+                if sample is not None:
+                    self._peeks += 1
+                    self._runnable_peeks += bool(sample[2])
                 return None
         if now >= self.ceiling:
             return TimeoutCause.DEADLINE
@@ -102,6 +108,9 @@ class Budget:
         if now >= self.guard:
             if self.lowered:   # the sandbox lowered its own priority: the wait is its own doing
                 return TimeoutCause.CPU
+            if self._peeks >= MIN_PEEKS and self._runnable_peeks < ACTIVE_SHARE * self._peeks:
+                # runnable only when judged: asleep at the readings it could not foresee
+                return TimeoutCause.BLOCKED
             seen = (cpu - self._head) + waited >= ACTIVE_SHARE * (elapsed - self._head)
             # time no reading saw went to the sandbox's own processes that exited (see SEES_EXITED)
             return TimeoutCause.LOAD if self._sees_exited or seen else TimeoutCause.CPU

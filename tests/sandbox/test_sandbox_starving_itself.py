@@ -135,3 +135,52 @@ def test_a_call_beside_its_own_daemons_is_not_load(sandbox, monkeypatch):
     assert box.quotas == "rlimits"
     outcome = box.call("codesign", "spin_beside_daemons", (12,))
     assert outcome.status == "timeout" and outcome.timeout_cause == "cpu", outcome
+
+
+def judged_until_stopped(seconds: float, sees_exited: bool, reading) -> str:
+    """Runs a clock.Budget over simulated time; `reading(now, judged)` is the sandbox's meter at
+    `now`, `judged` telling whether the clock judges then (rather than only reading)."""
+    from autograder.sandbox import clock
+
+    moment = {}
+
+    def meter():
+        return reading(moment["now"], moment["judged"])
+    setattr(meter, clock.SEES_EXITED, sees_exited)
+    budget = clock.Budget(seconds, meter, ceiling=float("inf"))
+    while True:
+        moment["now"] = now = budget.wake_at()
+        moment["judged"] = now >= budget._wake   # the attacker knows when (clock.py's own rule)
+        cause = budget.check(now)
+        if cause is not None:
+            return cause
+
+
+@pytest.mark.parametrize("sees_exited", [True, False])
+def test_a_sandbox_runnable_only_when_the_clock_judges_it_is_not_starved(sees_exited):
+    """The clock judges a request at times a submission can work out (one timeout in, then each
+    time its CPU time so far would run out) and calls it blocked only when it is neither busy half
+    the time nor runnable at that moment. A submission asleep but for a moment around each of
+    those times (a cgroup counts every CPU second it spent: 0.05 s a moment) reached the guard
+    and was 'load': never graded. Its readings at random times find it asleep."""
+    spent = []
+
+    def reading(now, judged):
+        if judged:
+            spent.append(0.05)
+        return sum(spent), 0.0, judged, False
+
+    assert judged_until_stopped(2.0, sees_exited, reading) in ("blocked", "cpu")
+
+
+@pytest.mark.parametrize("sees_exited", [True, False])
+def test_honest_work_a_busy_machine_keeps_from_its_cpu_is_still_load(sees_exited):
+    """The other side: runnable at every reading, waiting for a CPU all but 5 % of the time."""
+    import time
+
+    start = time.monotonic()
+
+    def reading(now, judged):
+        return 0.05 * (now - start), 0.95 * (now - start), True, False
+
+    assert judged_until_stopped(2.0, sees_exited, reading) == "load"
