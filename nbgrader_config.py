@@ -119,6 +119,8 @@ c.HTMLExporter.filters = {
 # (autograder/nbgrader_bridge/exchange.py).
 c.ExchangeFactory.release_assignment = "autograder.nbgrader_bridge.exchange.GuardedReleaseAssignment"
 c.ExchangeFactory.collect = "autograder.nbgrader_bridge.exchange.GuardedExchangeCollect"
+# `nbgrader list --inbound` prints students' folder names: control characters shown as escapes.
+c.ExchangeFactory.list = "autograder.nbgrader_bridge.exchange.GuardedExchangeList"
 
 # ------------------------------------------------------------------ zip_collect
 # An LMS download in downloaded/<assignment>/archive/: either one zip per student named

@@ -27,6 +27,9 @@ MAX_CELLS = 10_000
 MAX_OUTPUTS_PER_CELL = 100
 _PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
+# nbformat's schema wants a count >= 0 (a negative one made the autograded notebook invalid); a
+# count of 4300 digits became the feedback's prompt
+_MAX_COUNT = 2**31
 
 
 def executed_notebook(notebook: str | None, outcome) -> dict:
@@ -47,7 +50,8 @@ def _cell(raw) -> dict | None:
     index, cell_id, digest = raw.get("index"), raw.get("id"), raw.get("source_sha256")
     count, outputs = raw.get("execution_count"), raw.get("outputs")
     if not (type(index) is int and index >= 0 and isinstance(cell_id, str) and isinstance(digest, str)
-            and _SHA256.match(digest) and type(count) is int and isinstance(outputs, list)):
+            and _SHA256.match(digest) and type(count) is int and 0 <= count < _MAX_COUNT
+            and isinstance(outputs, list)):
         return None
     kept = [o for o in (_output(o, count) for o in outputs[:MAX_OUTPUTS_PER_CELL]) if o is not None]
     return {"index": index, "id": _text(cell_id, 64), "source_sha256": digest, "execution_count": count,

@@ -14,11 +14,14 @@ collect_flagged/<assignment>.csv (flagged.py), which `reconcile` prints.
 
 GuardedReleaseAssignment is nbgrader's release plus the sticky bit on inbound/, so that a student
 cannot rename or remove a classmate's submission folder (nbgrader makes inbound/ 2733).
+GuardedExchangeList is nbgrader's list with every field of a folder's name shown as collect's
+table shows it (control characters as escapes): `list --inbound` prints students' folder names.
 Both say what to do when the exchange folder is missing, instead of nbgrader's "please contact
 your instructor" (the instructor is the one reading it). Loaded only by nbgrader.
 """
 
 import glob
+import logging
 import os
 import shutil
 import stat
@@ -28,6 +31,7 @@ from datetime import timezone
 from pathlib import Path
 
 from nbgrader.exchange.default.collect import ExchangeCollect
+from nbgrader.exchange.default.list import ExchangeList
 from nbgrader.exchange.default.release_assignment import ExchangeReleaseAssignment
 from nbgrader.utils import check_directory, get_osusername
 from traitlets import Float, Int
@@ -289,3 +293,30 @@ class GuardedExchangeCollect(ExchangeCollect):
             self.log.error("%d problem(s) in the exchange, listed in %s (python -m autograder reconcile %s shows "
                            "them); a refused folder is not collected, the student's own submission is", len(self.flags),
                            path, assignment)
+
+
+
+class GuardedExchangeList(ExchangeList):
+    """nbgrader's list; a folder's name (student, assignment, time) is a student's text on the
+    instructor's terminal: an escape sequence in it drove the terminal, a line break forged a
+    line of the listing. Only what is printed is escaped: the parsed names still find the files."""
+
+    def parse_assignments(self):
+        log = self.log
+        self.log = logging.LoggerAdapter(log)   # its warnings quote folder paths
+        self.log.process = lambda msg, kwargs: (shown(str(msg)), kwargs)
+        try:
+            return super().parse_assignments()
+        finally:
+            self.log = log
+
+    def format_inbound_assignment(self, info):
+        return super().format_inbound_assignment(_shown_fields(info))
+
+    def format_outbound_assignment(self, info):
+        return super().format_outbound_assignment(_shown_fields(info))
+
+
+def _shown_fields(info: dict) -> dict:
+    return {**info, **{key: shown(info[key]) for key in ("course_id", "student_id", "assignment_id", "timestamp")
+                       if isinstance(info.get(key), str)}}

@@ -9,14 +9,17 @@ sandbox's scheduler statistics (/proc/<tid>/schedstat: time on a CPU, time waiti
   wall time, and none of its tasks is
   runnable now                             -> "blocked": it sleeps or waits on I/O (charged)
 - otherwise it was starved by load: keep waiting, up to GUARD_FACTOR × seconds of wall time,
-  then "load" (not the student's fault: the caller retries instead of charging it)
+  then "load" (not the student's fault: the caller retries instead of charging it), if it was
+  runnable at half the readings taken at random times meanwhile (else "blocked")
 - the submission's wall-clock ceiling       -> "deadline" (charged: the whole budget is spent)
 """
 
 from __future__ import annotations
 
 import functools
+import math
 import os
+import secrets
 import time
 from dataclasses import dataclass
 from typing import Callable, Iterable
@@ -26,9 +29,15 @@ from .outcomes import TimeoutCause
 GUARD_FACTOR = 10.0   # a machine 10× oversubscribed still finishes honest work
 ACTIVE_SHARE = 0.5   # below this share of wall time on (or queued for) a CPU, the code is blocked
 BASE_DELAY = 0.05    # seconds into a request before the meter is first read
+# A running request's meter is also read at random times this far apart (readings that only
+# record, never judge): a submission cannot time its crowd (`crowded`), nor its moments on a CPU,
+# around readings it cannot foresee. The guard's "load" needs it runnable at half of them.
+PEEK_SECONDS = (0.05, 0.3)
+MIN_PEEKS = 5   # fewer say nothing
+_random = secrets.SystemRandom()
 
 # () -> (cpu seconds, run-queue wait seconds, some task runnable now, some task below the grader's
-# priority now or before: `_lowered`). A task's wait is added to its schedstat only when it next
+# priority now or before: `_lowered`, or, without a cgroup, crowding its own CPUs: `crowded`). A task's wait is added to its schedstat only when it next
 # runs: one that a busy machine keeps from running at all shows no wait, only its state ("R").
 Meter = Callable[[], "tuple[float, float, bool, bool] | None"]
 # A meter's attribute: True where its CPU time counts the processes that exited too (a cgroup's).
@@ -64,12 +73,22 @@ class Budget:
         self._head = 0.0   # seconds before the base reading, counted as CPU time
         first = self.start + (min(BASE_DELAY, seconds) if meter else seconds)
         self._wake = min(first, ceiling)
+        self._peek_at = first if meter else math.inf
+        self._peeks = self._runnable_peeks = 0
 
     def wake_at(self) -> float:
-        return self._wake
+        return min(self._wake, self._peek_at)
 
     def check(self, now: float) -> TimeoutCause | None:
         """None (and a later wake-up time) while the request may go on, else why it must stop."""
+        if now >= self._peek_at:
+            self._peek_at = now + _random.uniform(*PEEK_SECONDS)
+            if now < self._wake:
+                sample = self._meter()   # also recorded by its PriorityWatch (lowered, crowded)
+                if sample is not None:
+                    self._peeks += 1
+                    self._runnable_peeks += bool(sample[2])
+                return None
         if now >= self.ceiling:
             return TimeoutCause.DEADLINE
         elapsed = now - self.start
@@ -89,6 +108,9 @@ class Budget:
         if now >= self.guard:
             if self.lowered:   # the sandbox lowered its own priority: the wait is its own doing
                 return TimeoutCause.CPU
+            if self._peeks >= MIN_PEEKS and self._runnable_peeks < ACTIVE_SHARE * self._peeks:
+                # runnable only when judged: asleep at the readings it could not foresee
+                return TimeoutCause.BLOCKED
             seen = (cpu - self._head) + waited >= ACTIVE_SHARE * (elapsed - self._head)
             # time no reading saw went to the sandbox's own processes that exited (see SEES_EXITED)
             return TimeoutCause.LOAD if self._sees_exited or seen else TimeoutCause.CPU
@@ -116,6 +138,7 @@ class SampledBudget(Budget):
 
         setattr(recording, SEES_EXITED, getattr(meter, SEES_EXITED, False))
         super().__init__(seconds, recording if meter else None, ceiling)
+        self._peek_at = math.inf   # its own readings, every `every` seconds, record instead
         self._every = every
         self._due = self._wake               # when Budget itself judges next
         self._wake = min(self._due, self.start + every)
@@ -226,10 +249,115 @@ def tree_tasks(pid: int) -> list[int]:
     return tasks
 
 
-def tree_meter(pid: int) -> Meter:
-    """A meter over a process tree, for machines without a usable cgroup. It sees live tasks only:
-    a process that exited took its CPU time with it (SEES_EXITED)."""
+def uid_processes(uid: int) -> list[int]:
+    """Every process whose real, effective or saved uid is `uid`: the uid fallback's sandbox,
+    wherever its processes went (reaper.py ends them by the same rule)."""
+    found, wanted = [], str(uid).encode()
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/status", "rb") as handle:
+                uids = next((line.split()[1:4] for line in handle if line.startswith(b"Uid:")), [])
+        except OSError:
+            continue
+        if wanted in uids:
+            found.append(int(name))
+    return found
+
+
+def tree_processes(pid: int) -> list[int]:
+    """`pid` and its descendants (processes that left the tree are lost)."""
+    found, queue = [], [pid]
+    while queue:
+        current = queue.pop()
+        try:
+            threads = os.listdir(f"/proc/{current}/task")
+        except OSError:
+            continue
+        found.append(current)
+        for tid in threads:
+            try:
+                with open(f"/proc/{current}/task/{tid}/children", "rb") as handle:
+                    queue += [int(child) for child in handle.read().split()]
+            except (OSError, ValueError):
+                pass
+    return found
+
+
+def tree_tasks(pid: int) -> list[int]:
+    """Every thread of `pid` and of its descendants (processes that left the tree are lost)."""
+    return _threads(tree_processes(pid))
+
+
+def _threads(pids: Iterable[int]) -> list[int]:
+    tasks = []
+    for pid in pids:
+        try:
+            tasks += [int(tid) for tid in os.listdir(f"/proc/{pid}/task")]
+        except (OSError, ValueError):
+            pass
+    return tasks
+
+
+def group_cpu(pids: Iterable[int]) -> float:
+    """CPU seconds of processes `pids`: each one's threads, the dead ones too, and its children
+    it waited for (/proc/<pid>/stat utime, stime, cutime, cstime). Summing its live threads' own
+    counts lost every thread that had ended: a call whose threads (hashing, which releases the
+    GIL) each lived 0.3 s crowded itself off its CPU with next to no CPU time seen, 'load'."""
+    ticks = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as handle:
+                fields = handle.read().rpartition(b")")[2].split()
+            ticks += sum(int(field) for field in fields[11:15])
+        except (OSError, ValueError):
+            pass
+    return ticks / _TICKS
+
+
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def crowded(tids: Iterable[int]) -> bool:
+    """Are more of tasks `tids` runnable now than there are CPUs they may run on? Then their wait
+    for a CPU is their own doing. Without a cgroup a child reaped unwaited for (SIGCHLD ignored)
+    takes its CPU time with it: a call spinning beside 22 such children, each started when one
+    ended, had 0.2 s of CPU time seen in 5 s and waited the rest, 'load' on every run."""
+    runnable, cpus = 0, set()
+    for tid in tids:
+        try:
+            with open(f"/proc/{tid}/stat", "rb") as handle:
+                if handle.read().rpartition(b")")[2].split()[:1] != [b"R"]:
+                    continue
+            cpus |= os.sched_getaffinity(tid)
+            runnable += 1
+        except OSError:
+            pass
+    return runnable > len(cpus)
+
+
+def process_meter(processes: Callable[[], list[int]]) -> Meter:
+    """A meter over the processes `processes()` lists now, for machines without a usable cgroup.
+    A process that exited unwaited for took its CPU time with it (SEES_EXITED); a sandbox seen
+    `crowded` counts as lowered (its wait is its own: never 'load')."""
     def sample():
-        return schedstat(tree_tasks(pid))
+        pids = processes()
+        tasks = _threads(pids)
+        _cpu, waited, runnable, lowered = schedstat(tasks)
+        return group_cpu(pids), waited, runnable, lowered or crowded(tasks)
     setattr(sample, SEES_EXITED, False)
     return sample
+
+
+def tree_meter(pid: int) -> Meter:
+    """A meter over a process tree."""
+    return process_meter(lambda: tree_processes(pid))
+
+
+def uid_meter(pid: int, uid: int) -> Meter:
+    """A meter over the worker's tree and every process of the sandbox's own uid, for the uid
+    fallback without a cgroup. Its tree alone missed a double-forked daemon (no pid namespace:
+    it goes to the host's init): a call spinning beside a dozen of them waited for a CPU the
+    whole time with little CPU time of its own, 'load' on every run, never graded."""
+    return process_meter(lambda: sorted(set(tree_processes(pid)) | set(uid_processes(uid))))

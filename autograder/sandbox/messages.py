@@ -14,6 +14,7 @@ from .outcomes import CallOutcome, NotebookOutcome, TimeoutCause
 
 MODULE_NAME = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 IDENTIFIER = re.compile(r"^[A-Za-z_]\w*$")
+MAX_CELL_INDEX = 1_000_000   # more cells than any notebook the sandbox accepts
 
 
 @dataclass(frozen=True)
@@ -85,8 +86,9 @@ def notebook_outcome(header: dict, body, request_id: int, requested: list[str], 
     variables = {name: decoder.value(nodes[name]) for name in requested if name in nodes}
     cell_errors = []
     for error in errors[:10_000]:
+        # a cell's index (the feedback names "cell N"): an int of 4300 digits is past what str() writes
         if not (isinstance(error, list) and len(error) == 3 and type(error[0]) is int
-                and isinstance(error[1], str) and isinstance(error[2], str)):
+                and 0 <= error[0] < MAX_CELL_INDEX and isinstance(error[1], str) and isinstance(error[2], str)):
             raise WireError("malformed cell error")
         cell_errors.append((error[0], error[1][:200], error[2][:2000]))
     cells = header.get("cells", [])

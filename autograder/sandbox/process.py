@@ -21,7 +21,7 @@ from typing import Callable
 
 from . import reaper
 from .cgroups import NO_GROUP, SandboxCgroup
-from .clock import Budget, Meter
+from .clock import Budget, Meter, uid_meter
 from .codec import PREFIX, WireError, parse_header, parse_prefix
 from .launcher import LaunchPlan
 from .limits import Limits
@@ -264,8 +264,10 @@ class WorkerProcess:
 
     def meter(self) -> Meter:
         """The sandbox's (CPU, run-queue wait) seconds: from its cgroup, else from the worker's
-        process tree."""
-        return self._cgroup.meter(self.proc.pid)
+        process tree and, in the uid fallback, every process of its uid (clock.uid_meter)."""
+        if self._cgroup.bounded or self._reaped_uid is None:
+            return self._cgroup.meter(self.proc.pid)
+        return uid_meter(self.proc.pid, self._reaped_uid)
 
     @property
     def alive(self) -> bool:

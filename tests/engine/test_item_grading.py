@@ -147,3 +147,23 @@ def test_a_huge_timing_fails_the_table_without_an_error(huge):
     results = grade_report(_measured_items(), _measured_key(), NotebookOutcome("ok", answers, (), ""), "h.ipynb")
     assert [r.status for r in results] == ["failed", "passed", "failed"]
     assert "`t_exp`" in results[2].feedback_md and "无法评分" not in results[2].feedback_md
+
+
+def test_a_cell_index_no_notebook_has_is_a_malformed_reply():
+    """The notebook's reply is written in the student's process (its cell errors are a list
+    student code can reach). A cell error at index 10**4300 - 1, the longest int JSON reads
+    back, made the feedback's "第 N 个单元格" an int past Python's 4300-digit limit: a ValueError
+    in the grader on every run, the submission never graded. Such a reply is malformed (the
+    sandbox makes it a crashed notebook, the student's)."""
+    from autograder.sandbox.codec import WireError
+    from autograder.sandbox.messages import notebook_outcome
+
+    for index in (int("9" * 4300), -1):
+        header = {"id": 7, "status": "ok", "variables": {}, "cell_errors": [[index, "ValueError", "x"]],
+                  "message": ""}
+        with pytest.raises(WireError):
+            notebook_outcome(header, b"", 7, [], "", 0.0)
+    honest = {"id": 7, "status": "ok", "variables": {}, "cell_errors": [[3, "ValueError", "x"]], "message": ""}
+    notebook = notebook_outcome(honest, b"", 7, [], "", 0.0)
+    [result] = grade_report([item()], {"q01_compute_headline": 7.5}, notebook, "handout.ipynb")
+    assert "第 4 个单元格" in result.feedback_md

@@ -184,3 +184,15 @@ def test_many_cells_alternating_with_alike_ones_are_aligned_without_a_stall():
     where = align(cells, autograded)
     assert all(where[i] == i for i in range(101)) and all(where[i] == i - 1 for i in range(102, 40_000))
     assert 101 not in where
+
+
+@pytest.mark.parametrize("count", [-1, 2**31, pytest.param(int("9" * 4300), id="4300-digits")])
+def test_an_execution_count_no_run_gives_is_not_kept(count):
+    """The cells' records come from the student's process. A negative execution count made the
+    autograded notebook one nbformat's schema refuses (minimum 0); one of 4300 digits became the
+    feedback's prompt. Such a record is dropped: its outputs show nowhere."""
+    raw = {"index": 1, "id": "setup", "source_sha256": "0" * 64, "execution_count": count,
+           "outputs": [{"output_type": "stream", "name": "stdout", "text": "x"}]}
+    honest = {**raw, "index": 2, "execution_count": 2}
+    executed = executed_notebook("handout.ipynb", NotebookOutcome("ok", {}, (), "", cells=(raw, honest)))
+    assert [cell["execution_count"] for cell in executed["cells"]] == [2]

@@ -102,3 +102,5 @@ def test_release_and_collect_use_the_guarded_exchange(config):
     """collect takes inbound/ as student data (autograder/nbgrader_bridge/exchange.py, docs/exchange.md)."""
     assert config.ExchangeFactory.collect == "autograder.nbgrader_bridge.exchange.GuardedExchangeCollect"
     assert config.ExchangeFactory.release_assignment == "autograder.nbgrader_bridge.exchange.GuardedReleaseAssignment"
+    # inbound/ names are students' text on the instructor's terminal (test_exchange_list.py)
+    assert config.ExchangeFactory.list == "autograder.nbgrader_bridge.exchange.GuardedExchangeList"
