@@ -37,8 +37,9 @@ MIN_PEEKS = 5   # fewer say nothing
 _random = secrets.SystemRandom()
 
 # () -> (cpu seconds, run-queue wait seconds, some task runnable now, some task below the grader's
-# priority now or before: `_lowered`, or, without a cgroup, crowding its own CPUs: `crowded`). A task's wait is added to its schedstat only when it next
-# runs: one that a busy machine keeps from running at all shows no wait, only its state ("R").
+# priority now or before: `_lowered`, or, without a cgroup, crowding its own CPUs: `crowded`). A
+# task's wait is added to its schedstat only when it next runs: one that a busy machine keeps from
+# running at all shows no wait, only its state ("R").
 Meter = Callable[[], "tuple[float, float, bool, bool] | None"]
 # A meter's attribute: True where its CPU time counts the processes that exited too (a cgroup's).
 # Without it, the guard's "load" needs the time seen on a CPU or waiting for one: a call that
@@ -228,25 +229,6 @@ def _lowered(tid: int, stat: list[bytes]) -> bool:
 def _grader_priority() -> tuple[int, int]:
     """(nice, scheduling policy) of the grader, which its sandboxes start with."""
     return os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0)
-
-
-def tree_tasks(pid: int) -> list[int]:
-    """Every thread of `pid` and of its descendants (processes that left the tree are lost)."""
-    tasks, queue = [], [pid]
-    while queue:
-        current = queue.pop()
-        try:
-            threads = os.listdir(f"/proc/{current}/task")
-        except OSError:
-            continue
-        for tid in threads:
-            tasks.append(int(tid))
-            try:
-                with open(f"/proc/{current}/task/{tid}/children", "rb") as handle:
-                    queue += [int(child) for child in handle.read().split()]
-            except (OSError, ValueError):
-                pass
-    return tasks
 
 
 def uid_processes(uid: int) -> list[int]:
