@@ -275,17 +275,18 @@ REFERENCE = {TRIAD: triad_gb_per_s, GEMM: gemm_peak_gflops, EXP: exp_ns_per_valu
 
 def derived(constants: dict) -> dict:
     """item -> (needs, compute): the kit's DerivedKeys of the measured roofline."""
-    def ratio_percent(d: int):
-        return lambda exp_ns, matmul_gflops: 100 * exp_ns / (constants[f"flops_per_exp_{d}"] / matmul_gflops)
+    def exp_share_percent(d: int):
+        return lambda exp_ns, matmul_gflops: 100 * exp_ns / (exp_ns + constants[f"flops_per_exp_{d}"] / matmul_gflops)
 
     return {
         "q29b_cpu_ridge": ((GEMM, TRIAD), lambda gflops, gbs: gflops / gbs),
         "q28p_exp_if_memory_bound": ((TRIAD,), lambda gbs: constants["exp_bytes_per_value"] / (gbs * constants["triad_calibration"])),
         "q28g_exp_vs_memory": ((EXP, "q28p_exp_if_memory_bound"), lambda ns, predicted: ns / predicted),
         "q28f_fmas_per_exp": ((EXP, GEMM), lambda ns, gflops: ns * gflops / 2),
-        "q30_my_ratio_64": ((EXP, GEMM), ratio_percent(64)),
-        "q31_my_ratio_128": ((EXP, GEMM), ratio_percent(128)),
-        "q32_vs_b300": (("q31_my_ratio_128",), lambda mine: mine / constants["b300_percent"]),
+        "q30_exp_share_64": ((EXP, GEMM), exp_share_percent(64)),
+        "q31_exp_share_128": ((EXP, GEMM), exp_share_percent(128)),
+        "q32_vs_b300": ((EXP, GEMM), lambda ns, gflops: 100 * ns / (constants["flops_per_exp_128"] / gflops)
+                        / constants["b300_percent"]),
     }
 
 

@@ -586,15 +586,18 @@ EXPLANATIONS = {
         一次 FMA 是 2 FLOP：矩阵乘法每纳秒做 q29 / 2 次 FMA，一次 exp 要 q28 纳秒，所以约 q28 × q29 / 2 次 FMA。
         CPU 上 exp 和矩阵乘法共用向量单元，这个数就是"算一次 exp 少做多少次乘加"；GPU 的 exp 在单独的 SFU 上，不占 Tensor Core。
         """,
-    "q30_my_ratio_64": """
-        t_exp = q28 纳秒，t_mma = `flops_per_exp(64, 64)` FLOP ÷ q29 GFLOP/s = 256 / q29 纳秒：比值 = q28 × q29 / 256 × 100%。
+    "q30_exp_share_64": f"""
+        CPU 没有单独的 exp 单元：exp 和矩阵乘法在同一组向量单元上轮流算（q28f），不能像 GPU 的 SFU 和 Tensor Core 那样同时忙，
+        一个分数的时间是两者之和（演示 3 的"完全串行"）。t_exp = q28 纳秒，t_mma = `flops_per_exp(64, 64)` FLOP ÷ q29 GFLOP/s
+        = {flops_per_exp(64, 64)} / q29 纳秒：exp 的份额 = t_exp / (t_exp + t_mma) × 100%。按完全重叠算的 t_exp / t_mma 是另一个数，不是时间的份额。
         评分时按你同一次运行的 q28、q29 重算，对得上才算对。
         """,
-    "q31_my_ratio_128": """
-        同上，`flops_per_exp(128, 128)` = 512：比值正好是 q30 的一半。
+    "q31_exp_share_128": f"""
+        同上，`flops_per_exp(128, 128)` = {flops_per_exp(128, 128)}：t_mma 翻倍，exp 的份额变小（不是减半：分母里还有 t_exp）。
         """,
     "q32_vs_b300": f"""
-        q31 ÷ `exp_ratio(B300, "fp8", 128, 128)`（{exp_ratio(B300, "fp8", _D, _D):.0%}）：同样按你同一次运行的 q31 重算。
+        你的 CPU 在 d = 128 上的 t_exp / t_mma = q28 ÷ ({flops_per_exp(128, 128)} / q29)，再除以 `exp_ratio(B300, "fp8", 128, 128)`
+        （{exp_ratio(B300, "fp8", _D, _D):.0%}）：同样按你同一次运行的 q28、q29 重算。
         它比 1 大还是小取决于机器：BLAS 的线程数（评分机的沙箱里只用一个线程）、np.exp 写进新分配的数组还是预先分配的缓冲区，
         都能让 q28、q29 差好几倍。和 GPU 的区别在结构：CPU 没有单独的 exp 单元，exp 和矩阵乘法在同一组核心的向量单元上轮流算；
         GPU 上 exp 在 SFU、矩阵乘法在 Tensor Core，两个单元的相对速度才是演示 3 的比值。

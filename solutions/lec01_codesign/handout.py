@@ -475,7 +475,7 @@ CELLS = (
     Question("q09h_service_batch", """
         服务还向每个用户承诺了速度：每个序列每秒至少生成 `SERVICE_RATE` 个 token。仍是 W4A4、每个序列 `SERVICE_CONTEXT` 个 token
         的上下文，权重和整个 batch 的 KV cache 仍要装进 `USABLE_HBM`；一步 decode 既要把运算做完，也要把这一步该读的字节读完
-        （B300_SERVE 的实测算力和带宽）。守住这些条件时，这块 B300 最多能同时服务多少个序列（最大的 batch）？
+        （B300_SERVE 的实测算力和带宽；和 roofline 一样，运算和读取同时进行）。守住这些条件时，这块 B300 最多能同时服务多少个序列（最大的 batch）？
         单位：个序列（不必取整）。先想清楚：batch 变大时，一步的时间怎么变、每个序列的速度怎么变？什么先卡住 batch？
         """, f"""
         weight_bytes = MODEL_PARAMS * BYTES_PER_ELEM["nvfp4"]
@@ -492,7 +492,7 @@ CELLS = (
         它的 KV cache 忽略不计）先一步一步猜出 γ 个 token（γ 步 decode），大模型再用**一步**同时检查这 γ 个 token 并多生成一个（这一步要算多少、
         读多少，你自己按 decode 一步的算法想清楚）。每个猜测被接受的概率是 α = `DRAFT_ACCEPT`，一轮（草稿 γ 步 + 检查一步）
         平均给每个序列产出 (1 − α^(γ+1)) / (1 − α) 个 token。W4A4、`SPEC_BATCH` 个序列、每个序列 `SERVICE_CONTEXT` 个 token 的上下文，
-        在 B300_SERVE 上（草稿模型和大模型都按 NVFP4 的算力和实测带宽）：γ 在 0–8 里取最好的那个，一共的 token/s 是不投机（γ = 0）时的
+        在 B300_SERVE 上（草稿模型和大模型都按 NVFP4 的算力和实测带宽；和 roofline 一样，一步里运算和读取同时进行）：γ 在 0–8 里取最好的那个，一共的 token/s 是不投机（γ = 0）时的
         多少倍？最好的 γ 是几，为什么不是越长越好？什么情况下投机解码不划算？
         """, f"""
         def step_seconds(flop, read):  # 一步：算完和读完，取慢的那个
@@ -582,7 +582,7 @@ CELLS = (
         【数据量的影响】讲义量化了 2^20 个数，这里只用 `DEMO2_N` 个——结果一样吗？
         """),
     Question("q10_size_sensitive", _with_options("""
-        **先预测，再运行下面的扫描。** 数据量从 2^12 增加到 2^18（同一个分布）时，哪种方案的相对误差**增加得最多**？
+        **先预测，再运行下面的扫描。** 数据量从 2^12 增加到 2^18（同一个分布）时，哪种方案的相对误差**增加的百分点最多**？
         从每种方案的缩放因子由什么决定出发想一想，写下你的预测；下面的格子把四种方案在 2^12 到 2^18 上各算一遍，画出来验证。
         """, SIZE_OPTIONS), f"""
         # 缩放因子由谁决定：整张量的由全体数据的 amax 决定，块缩放的只由自己那一块决定。重尾分布的 amax 随 n 变大，
@@ -830,8 +830,7 @@ CELLS = (
         """),
     Question("q19_mma_efficiency", f"""
         在实测的形状上、完全重叠的模型里，假设两代芯片的 SFU 都只达到 exp 峰值的 `SFU_SHARE`，矩阵乘法都只达到峰值的 a：
-        a 是百分之多少时，模型的加速正好等于实测的 {MEASURED_FP8_FORWARD_GAIN:g} 倍？先想清楚每块芯片上是谁在限制速度
-        （两块芯片各有两种可能，只有一种组合给得出实测的倍数），再解出 a。把全部差距都归到 a 上合理吗？
+        a 是百分之多少时，模型的加速正好等于实测的 {MEASURED_FP8_FORWARD_GAIN:g} 倍？把全部差距都归到 a 上合理吗？
         """, f"""
         t_b300 = (1 / (SFU_SHARE * B200.exp_per_s)) / {MEASURED_FP8_FORWARD_GAIN:g}
         q19_mma_efficiency = flops_per_exp({MEASURED_D_QK}, {MEASURED_D_V}) / (B300.peak_flops("fp8") * t_b300) * 100
@@ -1165,22 +1164,26 @@ CELLS = (
             ax.set_title(label("你的 CPU 的 roofline（单线程）", "Your CPU's roofline (one thread)"))
             plt.show()
         """),
-    Question("q30_my_ratio_64", """
-        回到演示 3：在你的 CPU 上（单线程），d_head = 64 的注意力里 t_exp / t_mma 是百分之多少？演示 3 的模型是为 GPU 写的
-        （exp 在 SFU 上、矩阵乘法在 Tensor Core 上，各按芯片的峰值算）；你的 CPU 没有这两个单元。模型里的两个时间在你的 CPU 上
-        各由你量出的哪个数定、怎么换算成每个分数的时间，自己建立。
+    Question("q30_exp_share_64", """
+        回到演示 3：在你的 CPU 上（单线程），d_head = 64 的注意力里，算一个分数（它的 exp 和配套的矩阵乘法）的时间有百分之多少花在
+        exp 上？演示 3 的模型是为 GPU 写的（exp 在 SFU 上、矩阵乘法在 Tensor Core 上，两个单元各按峰值算）；你的 CPU 没有这两个单元。
+        在你的 CPU 上两样各要多少时间、能不能同时进行，由你量出的数自己建立。
         """, """
-        q30_my_ratio_64 = q28_exp_ns_per_value / (flops_per_exp(64, 64) / q29_matmul_gflops) * 100
+        # CPU 没有单独的 exp 单元：exp 和矩阵乘法在同一组向量单元上轮流算，一个分数的时间是两者之和
+        t_exp = q28_exp_ns_per_value
+        t_mma = flops_per_exp(64, 64) / q29_matmul_gflops  # FLOP ÷ GFLOP/s = 纳秒
+        q30_exp_share_64 = t_exp / (t_exp + t_mma) * 100
         """),
-    Question("q31_my_ratio_128", """
+    Question("q31_exp_share_128", """
         d_head = 128 时呢（百分之多少）？
         """, """
-        q31_my_ratio_128 = q28_exp_ns_per_value / (flops_per_exp(128, 128) / q29_matmul_gflops) * 100
+        t_mma_128 = flops_per_exp(128, 128) / q29_matmul_gflops
+        q31_exp_share_128 = q28_exp_ns_per_value / (q28_exp_ns_per_value + t_mma_128) * 100
         """),
     Question("q32_vs_b300", """
-        你的 d_head = 128 的比值是 B300 上 FP8 注意力（演示 3 的模型，`exp_ratio`）的多少倍？
+        在 d_head = 128 上，你的 CPU 的 t_exp / t_mma 是 B300 上 FP8 注意力的（演示 3 的模型，`exp_ratio`）多少倍？
         """, """
-        q32_vs_b300 = q31_my_ratio_128 / (exp_ratio(B300, "fp8", 128, 128) * 100)
+        q32_vs_b300 = (q28_exp_ns_per_value / t_mma_128) / exp_ratio(B300, "fp8", 128, 128)
         """),
 
     # ------------------------------------------------------------------ free text

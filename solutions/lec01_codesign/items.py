@@ -46,7 +46,8 @@ REASONS: dict[str, Reason] = {
                                                         "q28a × 40/24", "q28a × 5/3", "4.8 / q28a"),
                                        verified_by="q28_exp_ns_per_value = exp_seconds() / EXP_N * 1e9"),
     # demo 3's model is the GPU's (exp_ratio takes a chip); on the CPU the student maps it to the measurements
-    "q30_my_ratio_64": Reason(Why.MODEL, ("flops_per_exp(64, 64) / q29", "/ q29_matmul_gflops", "q28 ÷ (", "用 q28、q29")),
+    "q30_exp_share_64": Reason(Why.MODEL, ("t_exp + t_mma", "t_exp / (t_exp", "两者之和", "轮流算，一个分数",
+                                           "flops_per_exp(64, 64) / q29", "/ q29_matmul_gflops", "用 q28、q29")),
     "q34p_nvfp4_end_prediction": Reason(Why.PREDICTION, ('/ tile_errors["fp8_tensor"]) ** 2', "1 − cos ≈", "r²/2", "r² / 2", "误差的平方"),
                                         verified_by='end_deficits = {name: end_deficit(e, end_embeddings["fp32"])'),
     "q16_software_exp_share": Reason(Why.MODEL, ("1 - 1 /", "1 − 1 /")),
@@ -135,9 +136,10 @@ TEACHES: dict[str, str] = {
     "q28g_exp_vs_memory": "the gap between prediction and measurement tells which roof exp sits under",
     "q28f_fmas_per_exp": "on a CPU exp shares the vector units with the FMAs: its cost in FMAs (no SFU)",
     "q29_matmul_gflops": "measuring a matmul's FLOP rate",
-    "q30_my_ratio_64": "demo 3's model set up for the student's own CPU from its measurements (d = 64)",
-    "q31_my_ratio_128": "the same at d = 128",
-    "q32_vs_b300": "the CPU's ratio against B300's",
+    "q30_exp_share_64": "demo 3's model set up for the student's own CPU: no exp unit of its own, so exp and the "
+                        "matmul take turns on one set of vector units (d = 64)",
+    "q31_exp_share_128": "the same at d = 128",
+    "q32_vs_b300": "the CPU's t_exp / t_mma against B300's",
     "q20_explain_scaling": "explain: scale granularity and format",
     "q21_explain_codesign": "explain: why a small unit became the bottleneck",
     "q27_explain_format": "explain: a format chosen within a bit budget, from the measured frontier",
