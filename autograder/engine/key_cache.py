@@ -17,6 +17,10 @@ parameter another entry. Each entry repeats what it was computed for and is chec
 request and grading.toml on reading (assignment._checked_key); anything unreadable is computed
 again. Writes are atomic: processes grading side by side at worst compute an entry twice.
 
+Work every variant's keys share (lec01's end-to-end forward through the lab's model, the same for
+every student) is stored too (`cached_value`, in `shared/`): without it each process that met a
+student not yet stored did it again (≈ 1.1 s of CPU on a laptop-class core, minutes emulated).
+
 Only plain values are stored (numbers, letters). Keys that are checks rather than values
 (MeasuredKey, DerivedKey: the same in every variant) come from the hidden-test package's optional
 `key_checks()`; without it, a key holding such checks is not cached.
@@ -43,7 +47,7 @@ ENABLED = True   # off: every key computed afresh (to measure its cost, or to co
 FOLDER = ".key_cache"
 FORMAT = 1
 MAX_ENTRY_BYTES = 1 << 20
-KEYS, VARIANTS = "keys", "variants"
+KEYS, VARIANTS, SHARED = "keys", "variants", "shared"
 
 
 def store_root() -> Path:
@@ -100,6 +104,27 @@ def cached_params(name: str, student_id: str, draw: Callable[[], dict]) -> dict:
     if path is not None:
         _write(path, {"student": student_id, "params": params})
     return params
+
+
+def cached_value(name: str, label: str, compute: Callable[[], Any]) -> Any:
+    """`compute()` (a pure function of `name`'s sources: the same in every variant), from the store
+    or computed and stored; only a value that JSON gives back equal is stored (and returned as
+    JSON gives it back, so that the computing process sees what every reader does)."""
+    folder = _folder(name, SHARED)
+    path = None if folder is None else folder / _entry_name(f"shared:{label}")
+    entry = None if path is None else _read(path)
+    if entry is not None and entry.get("label") == label and "value" in entry:
+        return entry["value"]
+    value = compute()
+    try:
+        plain = json.loads(json.dumps(value, allow_nan=False))
+    except (TypeError, ValueError):
+        return value
+    if plain != value:
+        return value
+    if path is not None:
+        _write(path, {"label": label, "value": plain})
+    return plain   # as a later process reads it (float, not numpy's float64): the same value everywhere
 
 
 def _entry_name(text: str) -> str:

@@ -49,7 +49,8 @@ def test_the_store_is_private_and_outside_what_students_get(course):
     store = course / STORE
     folders = [store, *(p for p in store.rglob("*") if p.is_dir())]
     files = [p for p in store.rglob("*") if p.is_file()]
-    assert len(files) == 3   # the lecture's key, alice's key and alice's variant
+    # the lecture's key, alice's key and alice's variant (beside lec01's shared work the copy starts with)
+    assert len([p for p in files if p.relative_to(store).parts[0] == NAME]) == 3
     assert all(stat.S_IMODE(p.stat().st_mode) == 0o700 for p in folders)
     assert all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in files)
     assert not any(STORE in p.parts for p in (course / "assignments").rglob("*"))
@@ -131,3 +132,34 @@ def test_without_key_checks_a_key_holding_checks_is_not_stored(tmp_path, monkeyp
     monkeypatch.setattr(key_cache, "store_root", lambda: tmp_path / STORE)
     key_cache.cached_key("lec01_codesign", None, package.answer_key)
     assert not [p for p in (tmp_path / STORE).rglob("*") if p.is_file()]
+
+
+def test_shared_work_is_stored_once_and_read_back_as_every_process_sees_it(tmp_path, monkeypatch):
+    """cached_value: computed once, then read (never computed again); the computing process gets the
+    value as JSON gives it back, as every later one does; a value JSON changes is not stored."""
+    import numpy as np
+
+    monkeypatch.setattr(key_cache, "store_root", lambda: tmp_path / STORE)
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return {"nvfp4": {"deficit": np.float64(0.1) + np.float64(0.2)}}
+
+    first = key_cache.cached_value("lec01_codesign", "work", compute)
+    again = key_cache.cached_value("lec01_codesign", "work", compute)
+    assert calls == [1] and first == again == {"nvfp4": {"deficit": 0.1 + 0.2}}
+    assert type(first["nvfp4"]["deficit"]) is type(again["nvfp4"]["deficit"]) is float
+    assert key_cache.cached_value("lec01_codesign", "tuple", lambda: (1, 2)) == (1, 2)   # JSON gives a list back
+    assert key_cache.cached_value("lec01_codesign", "tuple", lambda: (3, 4)) == (3, 4)   # so it was not stored
+    monkeypatch.setattr(key_cache, "ENABLED", False)
+    assert key_cache.cached_value("lec01_codesign", "work", lambda: {"off": 1.0}) == {"off": 1.0}
+
+
+def test_lec01s_stored_end_to_end_forward_equals_a_fresh_one(tmp_path, monkeypatch):
+    from solutions.lec01_codesign import answers
+
+    monkeypatch.setattr(key_cache, "store_root", lambda: tmp_path / STORE)
+    fresh = answers._end_to_end()
+    stored = key_cache.cached_value("lec01_codesign", "end_to_end", answers._end_to_end)
+    assert key_cache.cached_value("lec01_codesign", "end_to_end", lambda: {}) == stored == fresh

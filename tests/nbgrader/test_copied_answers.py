@@ -35,7 +35,7 @@ from autograder.engine.outputs import read_results
 from autograder.engine.registry import load_config
 from autograder.engine.report_items import accepts_choice, accepts_number
 from autograder.sandbox import bubblewrap_problem
-from course_copy import clean_env, copy_course, run
+from course_copy import clean_env, run
 from student_id_cell import typed_in
 from variant_course import evaluate
 
@@ -96,17 +96,15 @@ def submit(root: Path, exchange: Path, home: Path, student: str, module: Path, n
 
 
 @pytest.fixture(scope="module")
-def course(tmp_path_factory):
+def course(tmp_path_factory, released_course, reference_submission):
     base = tmp_path_factory.mktemp("copied")
-    root = copy_course(base / "course")
+    root = released_course(base / "course")   # generate_assignment ran (conftest.py)
     keys = evaluate(root, f"{{s: {{k: v for k, v in keys_for({NAME!r}, s).items() if isinstance(v, (int, float, str))}} "
                           f"for s in {list(ROSTER)!r}}}", "from autograder.engine.variants import keys_for")
     who = cast(keys)
     config = load_config(NAME, assignments_dir=root / "assignments")
-    ok(run(root, "-m", "autograder", "reference", NAME, str(base / "reference")))
-    reference = base / "reference" / "handout.ipynb"
+    reference = reference_submission / "handout.ipynb"
     exchange = base / "exchange"
-    ok(run(root, "-m", "nbgrader", "generate_assignment", NAME, "--force"))
     ok(run(root, "-m", "nbgrader", "release_assignment", NAME, "--force", f"--Exchange.root={exchange}"))
     tokens = evaluate(root, f"{{s: variant_token({NAME!r}, s) for s in {list(ROSTER)!r}}}",
                       "from autograder.engine.variants import variant_token")
@@ -119,7 +117,7 @@ def course(tmp_path_factory):
         # the source's notebook as it is: their id and token typed, so it computes their numbers
         who.computing: with_id(reference, who.source, tokens[who.source]),
     }
-    uploads = {s: submit(root, exchange, base / "home" / s, s, base / "reference" / MODULE, nb)
+    uploads = {s: submit(root, exchange, base / "home" / s, s, reference_submission / MODULE, nb)
                for s, nb in notebooks.items()}
     ok(run(root, "-m", "nbgrader", "collect", NAME, f"--Exchange.root={exchange}"))
     ok(run(root, "-m", "autograder", "pregrade", NAME, "-j", "2"))

@@ -14,7 +14,6 @@ from pathlib import Path
 import nbformat
 import pytest
 from browser import PAYLOAD, assert_inert, dump_dom
-from course_copy import copy_course
 
 from autograder.engine.registry import load_config
 
@@ -50,9 +49,8 @@ def _answer_with_payload(notebook: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def feedback(tmp_path_factory) -> Path:
-    root = copy_course(tmp_path_factory.mktemp("course"))
-    run(root, "-m", "nbgrader", "generate_assignment", ASSIGNMENT, "--force")
+def feedback(tmp_path_factory, released_course) -> Path:
+    root = released_course(tmp_path_factory.mktemp("course"))   # generate_assignment ran (conftest.py)
     submitted = root / "submitted" / STUDENT / ASSIGNMENT
     shutil.copytree(root / "release" / ASSIGNMENT, submitted)
     _answer_with_payload(submitted / "handout.ipynb")

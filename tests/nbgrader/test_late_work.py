@@ -18,7 +18,6 @@ import pytest
 
 from autograder.engine.lateness import load_policy, parse_time, penalty_points
 from autograder.engine.registry import load_config
-from course_copy import copy_course
 from course_copy import run as run_in
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
@@ -37,12 +36,10 @@ def run(root: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def course(tmp_path_factory):
-    root = copy_course(tmp_path_factory.mktemp("late-course"))
-    run(root, "-m", "nbgrader", "generate_assignment", ASSIGNMENT, "--force")
+def course(tmp_path_factory, released_course, reference_submission):
+    root = released_course(tmp_path_factory.mktemp("late-course"))   # generate_assignment ran (conftest.py)
     run(root, "-m", "nbgrader", "db", "assignment", "add", ASSIGNMENT, f"--duedate={DUE.isoformat()}")
-    reference = tmp_path_factory.mktemp("reference") / "full"
-    run(root, "-m", "autograder", "reference", ASSIGNMENT, str(reference))
+    reference = reference_submission
     # A Canvas download: <student>[_LATE]_<user id>_<submission id>_<file>
     archive = root / "downloaded" / ASSIGNMENT / "archive"
     archive.mkdir(parents=True)
