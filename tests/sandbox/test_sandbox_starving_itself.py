@@ -15,26 +15,30 @@ from autograder.sandbox import cgroups
 CROWD = {"codesign.py": """
     import hashlib, os, signal, threading, time
 
-    def crowd_and_vanish(live, life):
-        # the call itself keeps spinning while `live` children, each spinning `life` s of wall
-        # time, crowd it off the sandbox's CPU; each exits (reaped by the kernel) with its CPU
-        # time before a reading can keep it
-        signal.signal(signal.SIGCHLD, signal.SIG_IGN)
-        every = life / live
+    def _spin_starting(start_one, every):
+        # the call itself keeps spinning, and starts one more worker every `every` s
         due = time.monotonic()
         while True:
             now = time.monotonic()
             if now >= due:
                 due = now + every
-                try:
-                    pid = os.fork()
-                except OSError:
-                    continue
-                if pid == 0:
-                    stop = time.monotonic() + life
-                    while time.monotonic() < stop:
-                        pass
-                    os._exit(0)
+                start_one()
+
+    def crowd_and_vanish(live, life):
+        # `live` children, each spinning `life` s of wall time, crowd the call off the sandbox's
+        # CPU; each exits (reaped by the kernel) with its CPU time before a reading can keep it
+        signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+        def start_one():
+            try:
+                pid = os.fork()
+            except OSError:
+                return
+            if pid == 0:
+                stop = time.monotonic() + life
+                while time.monotonic() < stop:
+                    pass
+                os._exit(0)
+        _spin_starting(start_one, life / live)
 
     def threads_that_vanish(live, life):
         # as crowd_and_vanish with threads: hashing releases the GIL, so `live` of them are
@@ -44,16 +48,12 @@ CROWD = {"codesign.py": """
             stop = time.monotonic() + life
             while time.monotonic() < stop:
                 hashlib.sha256(data).digest()
-        every = life / live
-        due = time.monotonic()
-        while True:
-            now = time.monotonic()
-            if now >= due:
-                due = now + every
-                try:
-                    threading.Thread(target=work, daemon=True).start()
-                except RuntimeError:
-                    pass
+        def start_one():
+            try:
+                threading.Thread(target=work, daemon=True).start()
+            except RuntimeError:
+                pass
+        _spin_starting(start_one, life / live)
 
     def spawn_as_they_end(live, loops):
         # as crowd_and_vanish, the children small shells each counting to `loops`, reaped by
