@@ -42,6 +42,14 @@ BLOCKING = textwrap.dedent('''
 ''')
 
 
+def _as_from_a_terminal() -> None:
+    """The stopped run starts with the signals' default dispositions, as one typed at a terminal: a
+    suite itself run under nohup (SIGHUP ignored, inherited) would otherwise hand that on, and the
+    plugin rightly leaves an ignored SIGHUP ignored."""
+    for signum in (signal.SIGHUP, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_DFL)
+
+
 def _run_and_stop(tmp_path, start_line: str, sig: int, *, test: str = TEST,
                    plugins: tuple[str, ...] = ()) -> list[bool]:
     """Runs `test` under pytest (with `plugins`), stops pytest with `sig` once both pids are
@@ -52,7 +60,8 @@ def _run_and_stop(tmp_path, start_line: str, sig: int, *, test: str = TEST,
     pytest_run = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *loaded,
                                    "-o", f"pythonpath={REPO} {REPO / 'tests'}", "test_server.py"],
                                   cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                  start_new_session=True)   # never this run's own group, which the cleanup below kills
+                                  start_new_session=True,   # never this run's own group, which the cleanup below kills
+                                  preexec_fn=_as_from_a_terminal)
     try:
         for _ in range(600):
             if pids.exists() and len(pids.read_text().split()) == 2:
