@@ -34,7 +34,6 @@ STREAM_BYTES = 32 * 1024**2
 EXP_N = STREAM_BYTES // 4          # float32 个数
 TRIAD_N = STREAM_BYTES // 8        # float64 个数
 TRIAD_BYTES_PER_ELEMENT = 3 * 8    # STREAM 的约定：读 b、读 c、写 a
-TRIAD_BYTES_MOVED = 5 * 8          # numpy 的两步：读 c、写 a；再读 a、读 b、写 a
 GEMM_SIZES = (64, 128, 256, 512)   # float32 方阵的边长
 REPEATS = 5
 # 计时用这个线程自己用掉的 CPU 时间：别的程序抢走 CPU 的那段时间不算进来，机器忙不忙都量得一样。

@@ -76,8 +76,8 @@ def quantize(x, scheme, block_size=None, scale_format=None):
         "fp4_tensor"：整个张量一个缩放因子 s = amax / 6，结果 = to_e2m1(x / s) × s（"标准 FP4"）
         "mxfp4"     ：每 32 个相邻元素一块（OCP MX v1.0）。块缩放因子是 2 的幂（E8M0）：
                       s = 2^(floor(log2(块内 max|x|)) − 2)，结果 = to_e2m1(x / s) × s
-                      （指数向下取整，所以块内最大值除以 s 后落在 [4, 8) 里：超过 6 的部分——最多比 6 大
-                      三分之一——按规范饱和到 ±6；指数按 E8M0 的范围限制在 [-127, 127]）
+                      （指数向下取整；除以 s 后超过 6 的数按规范饱和到 ±6，to_e2m1 已经这样做；
+                      指数按 E8M0 的范围限制在 [-127, 127]）
         "nvfp4"     ：每 16 个相邻元素一块，两级缩放。先算张量级缩放 g = amax / (6 × 448)
                       （硬件用 FP32 存 g；本作业全程用 float64 计算，不要转成 float32），
                       块缩放因子 s_b = round_e4m3(块内 max|x| / 6 / g)（用 FP8 E4M3 存），

@@ -15,7 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import hw_specs
-from cpu_timing import TRIAD_BYTES_MOVED, TRIAD_BYTES_PER_ELEMENT
+from autograder.lec01_codesign.measurement import NUMPY_TRIAD_BYTES_PER_ELEMENT
+from cpu_timing import TRIAD_BYTES_PER_ELEMENT
 from hw_specs import B200, B300, BYTES_PER_ELEM, H100
 import math
 
@@ -145,7 +146,7 @@ _BACKWARD_RANGE = f"{math.floor(min(_BACKWARD_FACTORS) * 10) / 10:g}–{math.cei
 # q28p, q28g: the triad is counted as STREAM's 3 × 8 B per element; numpy's two passes (a = 3·c; a += b) move
 # 5 × 8 B, the bandwidth q28p predicts at. With write-allocate both the triad (48 B) and exp (12 B for 8 counted)
 # move more: 40/48 × 12/8 = 1.25.
-_TRIAD_COUNTED, _TRIAD_MOVED = TRIAD_BYTES_PER_ELEMENT, TRIAD_BYTES_MOVED
+_TRIAD_COUNTED, _TRIAD_MOVED = TRIAD_BYTES_PER_ELEMENT, NUMPY_TRIAD_BYTES_PER_ELEMENT
 
 
 def _peak_over_rms(a) -> float:

@@ -1094,7 +1094,7 @@ CELLS = (
     Question("q28a_triad_gb_per_s", f"""
         **屋顶之一：带宽。** `triad_seconds()` 是 STREAM 的 triad `a = b + 3·c` 在 `TRIAD_N` = {TRIAD_N:,} 个 float64 上跑一次的时间。
         按 STREAM 的约定（每个元素读 b、读 c、写 a 各一次），你的内存带宽是多少 GB/s（10^9 字节每秒）？
-        （numpy 分两步算：先 `np.multiply(c, 3, out=a)`，再 `np.add(a, b, out=a)`，实际每个元素至少搬 40 字节：按约定算出的数比 numpy 实际用到的带宽小。）
+        （numpy 分两步算：先 `np.multiply(c, 3, out=a)`，再 `np.add(a, b, out=a)`，实际搬的字节比约定的多：按约定算出的数比 numpy 实际用到的带宽小。）
         """, """
         q28a_triad_gb_per_s = 3 * 8 * TRIAD_N / triad_seconds() / 1e9
         """),
@@ -1114,11 +1114,13 @@ CELLS = (
     Question("q28p_exp_if_memory_bound", """
         **先预测，再测量。** 在运行下一题的测量之前写下你的预测：`np.exp(x, out=y)` 对 float32 数组逐个算 exp，
         结果写进已有的数组 `y`。如果 exp 只受内存带宽限制（算 exp 本身不花时间），能用上 numpy 算 triad 时**实际**用到的带宽
-        （不是 q28a 按 STREAM 约定算出的那个数，见 q28a 的括号），每个数要多少纳秒？
-        （字节的数法和 q28a 的括号相同：只数程序读的和写的，写之前把缓存行读进来的那一次不算。）
+        （不是 q28a 按 STREAM 约定算出的那个数：numpy 的两步各读了哪些数组、写了哪些，每个元素一共搬了多少字节，自己数），
+        每个数要多少纳秒？（字节只数程序读的和写的，写之前把缓存行读进来的那一次不算。）
         """, """
-        # numpy 的 triad 实际每个元素搬 5 × 8 字节，q28a 只记 3 × 8：实际带宽是 q28a 的 5/3 倍；exp 读 4 字节、写 4 字节
-        q28p_exp_if_memory_bound = 2 * 4 / (q28a_triad_gb_per_s * 5 / 3)
+        # numpy 的 triad：先读 c、写 a，再读 a、读 b、写 a，每个元素 5 × 8 字节，q28a 只记 3 × 8：实际带宽是 q28a 的 5/3 倍；
+        # exp 读 4 字节、写 4 字节
+        numpy_triad_bytes = 5 * 8
+        q28p_exp_if_memory_bound = 2 * 4 / (q28a_triad_gb_per_s * numpy_triad_bytes / (3 * 8))
         """),
     Question("q28_exp_ns_per_value", """
         现在量：`exp_seconds()` 是 `np.exp(x, out=y)` 在 `EXP_N` 个 float32 数上跑一次的时间。每个数平均要多少纳秒？
@@ -1129,11 +1131,6 @@ CELLS = (
         测量值是你预测的多少倍（q28 ÷ q28p）？（它说明了什么，在最后的文字题里回答。）
         """, """
         q28g_exp_vs_memory = q28_exp_ns_per_value / q28p_exp_if_memory_bound
-        """),
-    Question("q28f_fmas_per_exp", """
-        CPU 没有单独的 exp 单元：exp 和矩阵乘法用的是同一组向量单元。按你量出的数，一次 exp 的时间够你的 CPU 在矩阵乘法里做多少次 FMA？
-        """, """
-        q28f_fmas_per_exp = q28_exp_ns_per_value * q29_matmul_gflops / 2
         """),
     Code("""
         # 把你的 quantize 也放到屋顶下：它每个数读一个 float64、写一个 float64（16 字节），能用到多少带宽？
@@ -1179,6 +1176,11 @@ CELLS = (
         """, """
         t_mma_128 = flops_per_exp(128, 128) / q29_matmul_gflops
         q31_exp_share_128 = q28_exp_ns_per_value / (q28_exp_ns_per_value + t_mma_128) * 100
+        """),
+    Question("q28f_fmas_per_exp", """
+        换一个角度看同一件事：CPU 没有单独的 exp 单元，exp 和矩阵乘法用的是同一组向量单元。按你量出的数，一次 exp 的时间够你的 CPU 在矩阵乘法里做多少次 FMA？
+        """, """
+        q28f_fmas_per_exp = q28_exp_ns_per_value * q29_matmul_gflops / 2
         """),
     Question("q32_vs_b300", """
         在 d_head = 128 上，你的 CPU 的 t_exp / t_mma 是 B300 上 FP8 注意力的（演示 3 的模型，`exp_ratio`）多少倍？

@@ -31,7 +31,6 @@ class Reason:
 
 
 REASONS: dict[str, Reason] = {
-    "q06b_wall_for_nvfp4_kernel": Reason(Why.MODEL, ('BYTES_PER_ELEM["nvfp4"] / BYTES_PER_ELEM["fp8"]', "q05 ×")),
     "q09e_ridge_share_with_kv": Reason(Why.MODEL, ("W / (W + B·L·k)", "W + B·L·k")),
     "q09f_w4a4_context_limit": Reason(Why.DECISION, ("2P·(1 − W/C)", "R·W / (2P − R·L·k)", "2P − R·W / B")),
     "q09g_decode_precision": Reason(Why.DECISION, ("SERVICE_CONTEXT <= q09f",)),
@@ -43,14 +42,15 @@ REASONS: dict[str, Reason] = {
                                                       "MODEL_PARAMS * SPEC_BATCH * (gamma + 1)")),
     "q10a_fp4_zero_share": Reason(Why.PREDICTION, ("amax / 24", "≤ 0.25"), verified_by="zeros[scheme] = relative_error(q, x), zero_fraction(q, x)"),
     "q28p_exp_if_memory_bound": Reason(Why.PREDICTION, ("2 * 4 / q28a", "8 / q28a", "/ (q28a_triad_gb_per_s * 5 / 3)",
-                                                        "q28a × 40/24", "q28a × 5/3", "4.8 / q28a"),
+                                                        "q28a × 40/24", "q28a × 5/3", "4.8 / q28a", "40 字节",
+                                                        "numpy_triad_bytes /", "TRIAD_BYTES_MOVED"),
                                        verified_by="q28_exp_ns_per_value = exp_seconds() / EXP_N * 1e9"),
     # demo 3's model is the GPU's (exp_ratio takes a chip); on the CPU the student maps it to the measurements
-    "q30_exp_share_64": Reason(Why.MODEL, ("t_exp + t_mma", "t_exp / (t_exp", "两者之和", "轮流算，一个分数",
+    "q30_exp_share_64": Reason(Why.MODEL, ("t_exp + t_mma", "t_exp / (t_exp", "两者之和", "轮流算，一个分数", "同一组向量单元",
+                                           "没有单独的 exp 单元",
                                            "flops_per_exp(64, 64) / q29", "/ q29_matmul_gflops", "用 q28、q29")),
     "q34p_nvfp4_end_prediction": Reason(Why.PREDICTION, ('/ tile_errors["fp8_tensor"]) ** 2', "1 − cos ≈", "r²/2", "r² / 2", "误差的平方"),
                                         verified_by='end_deficits = {name: end_deficit(e, end_embeddings["fp32"])'),
-    "q16_software_exp_share": Reason(Why.MODEL, ("1 - 1 /", "1 − 1 /")),
     "q17_backward_ratio": Reason(Why.MODEL, ("6·d_qk + 4·d_v", "·d_qk + 4·d_v")),
     # decode's attention: the student counts a KV head's bytes and its group's exps per context token
     "q17b_decode_exp_vs_kv": Reason(Why.MODEL, ("G·BW", "2·d·b", "G / E", "2 * head_dim * BYTES_PER_ELEM", "group / B300.exp_per_s")),
@@ -62,7 +62,7 @@ REASONS: dict[str, Reason] = {
     "q10_size_sensitive": Reason(Why.PREDICTION, ("最大值越大", "样本里的最大值"),
                                  verified_by="sweep[scheme].append(relative_error(quantize(xn, scheme), xn))"),
     # the share E8M0 FLOOR clips if block maxima were spread evenly on a log scale, before the count on the data
-    "q12p_e8m0_clip_prediction": Reason(Why.PREDICTION, ("log2(4/3)", "log2(4 / 3)", "log2(8/6)", "log2(8 / 6)", "log₂(4/3)", "0.415", "41.5"),
+    "q12p_e8m0_clip_prediction": Reason(Why.PREDICTION, ("log2(4/3)", "log2(4 / 3)", "log2(8/6)", "log2(8 / 6)", "log₂(4/3)", "0.415", "41.5", "[4, 8)", "三分之一"),
                                         verified_by="q12b_e8m0_clipped_blocks = np.mean(8 * mantissa > 6) * 100"),
 }
 

@@ -19,12 +19,16 @@ def _question_index(item: str) -> int:
     return next(i for i, cell in enumerate(CELLS) if getattr(cell, "id", None) == item)
 
 
+# The student's skeleton: its docstrings are read before any question (q12p's octave was once stated there).
+SKELETON = (REPO_ROOT / "assignments" / "lec01_codesign" / "codesign.py").read_text(encoding="utf-8")
+
+
 def _shown_up_to(item: str) -> str:
-    """What a student reads before answering: every Markdown and Code cell above the question (not the
-    answer cells: they are the reference's), and its prompt."""
+    """What a student reads before answering: the skeleton's docstrings, every Markdown and Code cell above
+    the question (not the answer cells: they are the reference's), and its prompt."""
     index = _question_index(item)
     above = [cell.source for cell in CELLS[:index] if type(cell).__name__ in ("Markdown", "Code")]
-    return "\n".join(above + [CELLS[index].prompt])
+    return "\n".join([SKELETON] + above + [CELLS[index].prompt])
 
 
 def reasoning_share(items) -> float:

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from autograder.engine.registry import REPO_ROOT
 from hw_specs import B300, BYTES_PER_ELEM
 from solutions.lec01_codesign import answers, handout, variants
 from solutions.lec01_codesign.explanations import EXPLANATIONS, RUBRICS
@@ -131,13 +132,13 @@ def test_the_exp_gap_is_read_against_the_bytes_numpys_triad_really_moves():
     import inspect
 
     import cpu_timing
-    from autograder.lec01_codesign.measurement import measurement_keys
+    from autograder.lec01_codesign.measurement import NUMPY_TRIAD_BYTES_PER_ELEMENT, measurement_keys
 
     source = inspect.getsource(cpu_timing.triad_seconds)
     assert "np.multiply(c, 3.0, out=a)" in source and "np.add(a, b, out=a)" in source  # two passes: 5 × 8 B
-    assert cpu_timing.TRIAD_BYTES_MOVED == 5 * 8
+    assert NUMPY_TRIAD_BYTES_PER_ELEMENT == 5 * 8
     counted_gbs = 10.0                                          # what q28a reports
-    moved_gbs = counted_gbs * cpu_timing.TRIAD_BYTES_MOVED / cpu_timing.TRIAD_BYTES_PER_ELEMENT
+    moved_gbs = counted_gbs * NUMPY_TRIAD_BYTES_PER_ELEMENT / cpu_timing.TRIAD_BYTES_PER_ELEMENT
     memory_bound_ns = 8 / moved_gbs                             # 4 B read + 4 B written at numpy's real rate
     key = measurement_keys()["q28p_exp_if_memory_bound"]
     assert key.compute(counted_gbs) == pytest.approx(memory_bound_ns)
@@ -477,11 +478,14 @@ def test_the_student_readme_defines_each_demand_as_grading_toml_does():
 def test_the_triads_bytes_are_stated_as_a_floor_where_write_allocate_adds_more():
     """numpy's two-pass triad moves 40 B per element counting its reads and writes; a machine that reads a
     cache line before writing it moves 48, and an exp 12 for its 8 (the q28g explanation's 1.25 = 40/48 × 12/8):
-    the prompt and the reference answer say "at least 40", and the reference answer gives the memory-bound q28g
-    for both machines."""
+    the reference answer says "at least 40" and gives the memory-bound q28g for both machines. Counting the 40
+    is q28p's step: neither the prompts nor the released cpu_timing state it."""
     explanation = EXPLANATIONS["q28g_exp_vs_memory"]
     assert "写入前先把缓存行读进来" in explanation and f"{40 / 48 * 12 / 8:.2f}" in explanation
-    assert "至少搬 40 字节" in _prompt("q28a_triad_gb_per_s") and "实际每个元素搬 40 字节" not in _prompt("q28a_triad_gb_per_s")
+    for item in ("q28a_triad_gb_per_s", "q28p_exp_if_memory_bound"):
+        assert "40" not in _prompt(item) and "5 × 8" not in _prompt(item), item
+    released = (REPO_ROOT / "assignments" / "lec01_codesign" / "cpu_timing.py").read_text(encoding="utf-8")
+    assert "TRIAD_BYTES_MOVED" not in released and "5 * 8" not in released and "40" not in released
     answer = REFERENCE_ANSWERS["q33_explain_measurement"]
     assert "至少搬 40 字节" in answer and "约 1（" in answer and "约 1.25" in answer
 
