@@ -27,8 +27,8 @@ if "numpy" not in sys.modules:
 import numpy as np
 
 THREADS = 1
-# 每个数组 32 MiB，大过大多数笔记本和台式机的最后一级缓存（几 MiB 到几十 MiB）。numpy 的 triad 分两遍、每遍碰两个
-# 数组（64 MiB），exp 也碰两个：最后一级缓存有 32 MiB 以上的处理器（带 3D V-Cache 的、许多服务器 CPU）上，量到的可能
+# 每个数组 32 MiB，大过大多数笔记本和台式机的最后一级缓存（几 MiB 到几十 MiB）。numpy 的 triad 用到三个
+# 数组（96 MiB），exp 用到两个（64 MiB）：最后一级缓存有 32 MiB 以上的处理器（带 3D V-Cache 的、许多服务器 CPU）上，量到的可能
 # 有一部分甚至全部是缓存的带宽
 STREAM_BYTES = 32 * 1024**2
 EXP_N = STREAM_BYTES // 4          # float32 个数

@@ -47,7 +47,7 @@ REASONS: dict[str, Reason] = {
                                        verified_by="q28_exp_ns_per_value = exp_seconds() / EXP_N * 1e9"),
     # demo 3's model is the GPU's (exp_ratio takes a chip); on the CPU the student maps it to the measurements
     "q30_exp_share_64": Reason(Why.MODEL, ("t_exp + t_mma", "t_exp / (t_exp", "两者之和", "轮流算，一个分数", "同一组向量单元",
-                                           "没有单独的 exp 单元",
+                                           "没有单独的 exp 单元", "没有这两个单元",
                                            "flops_per_exp(64, 64) / q29", "/ q29_matmul_gflops", "用 q28、q29")),
     "q34p_nvfp4_end_prediction": Reason(Why.PREDICTION, ('/ tile_errors["fp8_tensor"]) ** 2', "1 − cos ≈", "r²/2", "r² / 2", "误差的平方"),
                                         verified_by='end_deficits = {name: end_deficit(e, end_embeddings["fp32"])'),

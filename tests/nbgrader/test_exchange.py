@@ -304,6 +304,24 @@ def test_reconcile_lists_every_flagged_row(exchange):
         assert f"{row['student']}: exchange {row['inbound']}" in done.stdout, (row, done.stdout, done.stderr)
 
 
+def test_the_inbound_listing_through_the_course_config_shows_a_forged_name_escaped(exchange):
+    """`nbgrader list --inbound`, run by the instructor in the course as the doc sets it up: bob names a
+    folder with a title-setting escape and a line break followed by alice's name. nbgrader printed it raw
+    (the escape drove the terminal, the line read as alice's); the course config's list escapes it."""
+    inbound = exchange.machine.share / "nbgrader" / "exchange" / "cs349e" / "inbound"
+    forged = f"{BOB}\x1b]0;owned\x07\n{ALICE}+{ASSIGNMENT}+{stamp(BEFORE_DUE)}+x1"
+    exchange.machine.run(f"mkdir {quote(str(inbound / forged))}", user=BOB)
+    try:
+        done = exchange.machine.run(f"nbgrader list --inbound {ASSIGNMENT}", user=INSTRUCTOR, cwd=exchange.root)
+    finally:
+        shutil.rmtree(inbound / forged)
+    printed = done.stdout + done.stderr
+    assert not any(ord(c) < 32 and c not in "\n" or ord(c) == 127 for c in printed), printed
+    assert f"{BOB}\\x1b]0;owned\\x07\\x0a{ALICE} {ASSIGNMENT}" in printed, printed
+    assert not any(line.startswith(ALICE) for line in printed.splitlines()), printed
+    assert re.search(f"cs349e {ALICE} {ASSIGNMENT} ", printed), printed      # her own submission, as nbgrader lists it
+
+
 def test_a_missing_exchange_tells_the_instructor_what_to_do(tmp_path):
     """nbgrader says "Unwritable directory, please contact your instructor" to the instructor."""
     root = copy_course(tmp_path / "course")

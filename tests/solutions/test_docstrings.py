@@ -61,8 +61,12 @@ def test_negative_values_that_round_to_zero_keep_their_sign_as_hardware_does():
     assert np.signbit(ref.round_e4m3(e4m3.astype(np.float64))).all()
 
 
-def test_quantize_docstring_states_mxfp4_floor_range_and_warns_about_log2():
-    assert "[4, 8)" in QUANTIZE_DOC and "略超 6" not in QUANTIZE_DOC
+def test_quantize_docstring_states_mxfp4_floor_and_saturation_and_warns_about_log2():
+    """The floor and the saturation to ±6 are the implementer's; never "slightly over 6", which understates
+    it. The octave [4, 8) the floor puts a block's maximum in (and so how often it clips) is q12p's to work
+    out, so the docstring does not state it."""
+    assert "向下取整" in QUANTIZE_DOC and "饱和到 ±6" in QUANTIZE_DOC and "略超 6" not in QUANTIZE_DOC
+    assert "[4, 8)" not in QUANTIZE_DOC and "三分之一" not in QUANTIZE_DOC
     assert "np.frexp" in QUANTIZE_DOC and "np.log2" in QUANTIZE_DOC
     x = np.zeros(32)
     x[0], x[1] = 8 * (1 - 2.0 ** -53), 1.0

@@ -19,16 +19,18 @@ def _question_index(item: str) -> int:
     return next(i for i, cell in enumerate(CELLS) if getattr(cell, "id", None) == item)
 
 
-# The student's skeleton: its docstrings are read before any question (q12p's octave was once stated there).
-SKELETON = (REPO_ROOT / "assignments" / "lec01_codesign" / "codesign.py").read_text(encoding="utf-8")
+# What a student reads besides the notebook: the skeleton's docstrings (q12p's octave was once stated there),
+# cpu_timing.py (q28p's bytes were), the student README and the lecture script.
+RELEASED = "\n".join((REPO_ROOT / "assignments" / "lec01_codesign" / name).read_text(encoding="utf-8")
+                      for name in ("codesign.py", "cpu_timing.py", "README.md", "05_codesign_blackwell_ultra.py"))
 
 
 def _shown_up_to(item: str) -> str:
-    """What a student reads before answering: the skeleton's docstrings, every Markdown and Code cell above
-    the question (not the answer cells: they are the reference's), and its prompt."""
+    """What a student reads before answering: the files released beside the notebook, every Markdown and
+    Code cell above the question (not the answer cells: they are the reference's), and its prompt."""
     index = _question_index(item)
     above = [cell.source for cell in CELLS[:index] if type(cell).__name__ in ("Markdown", "Code")]
-    return "\n".join([SKELETON] + above + [CELLS[index].prompt])
+    return "\n".join([RELEASED] + above + [CELLS[index].prompt])
 
 
 def reasoning_share(items) -> float:
