@@ -21,6 +21,8 @@ your instructor" (the instructor is the one reading it). Loaded only by nbgrader
 """
 
 import glob
+import hashlib
+import io
 import logging
 import os
 import shutil
@@ -31,9 +33,11 @@ from datetime import timezone
 from pathlib import Path
 
 from nbgrader.exchange.default.collect import ExchangeCollect
+from nbgrader.exchange.default import list as _list_module
 from nbgrader.exchange.default.list import ExchangeList
 from nbgrader.exchange.default.release_assignment import ExchangeReleaseAssignment
 from nbgrader.utils import check_directory, get_osusername
+from nbgrader.utils import notebook_hash as _nbgrader_notebook_hash
 from traitlets import Float, Int
 
 from autograder.engine.lateness import parse_time
@@ -306,15 +310,76 @@ class GuardedExchangeList(ExchangeList):
         self.log = logging.LoggerAdapter(log)   # its warnings quote folder paths
         self.log.process = lambda msg, kwargs: (shown(str(msg)), kwargs)
         try:
-            return super().parse_assignments()
+            if not self.inbound:
+                return super().parse_assignments()
+            return self._inbound_one_by_one()
         finally:
             self.log = log
+
+    def _inbound_one_by_one(self):
+        """nbgrader's parse, one student's folder at a time, its files read bounded: it reads each
+        folder's notebooks and submission_secret.txt whole, and an empty secret (AssertionError), a
+        FIFO notebook (blocked forever) or a sparse 4 GiB secret (MemoryError) stopped the class's
+        listing. Such a folder is left out with a warning; the others are grouped as nbgrader does."""
+        paths, groups = self.assignments, {}
+        shadowed = {name: getattr(_list_module, name, None) for name in ("open", "notebook_hash")}
+        _list_module.open, _list_module.notebook_hash = _bounded_open, _bounded_notebook_hash
+        try:
+            for path in paths:
+                self.assignments = [path]
+                try:
+                    parsed = super().parse_assignments()
+                except Exception as exc:   # noqa: BLE001 - one student's folder never stops the listing
+                    self.log.warning("%s: not listed (%s: %s)", path, type(exc).__name__, exc)
+                    continue
+                for info in parsed:
+                    key = (info["course_id"], info["student_id"], info["assignment_id"])
+                    groups.setdefault(key, {**info, "submissions": []})["submissions"] += info["submissions"]
+        finally:
+            self.assignments = paths
+            for name, value in shadowed.items():
+                if value is None:
+                    delattr(_list_module, name)
+                else:
+                    setattr(_list_module, name, value)
+        for group in groups.values():
+            group["submissions"].sort(key=lambda x: x["timestamp"])
+            group["status"] = group["submissions"][0]["status"]
+        return [groups[key] for key in sorted(groups)]
 
     def format_inbound_assignment(self, info):
         return super().format_inbound_assignment(_shown_fields(info))
 
     def format_outbound_assignment(self, info):
         return super().format_outbound_assignment(_shown_fields(info))
+
+
+LISTED_FILE_BYTES = 64 << 20   # a notebook or secret in a student's inbound folder that list reads whole
+
+
+def _bounded_open(path, mode="r", *args, **kwargs):
+    """`open` for nbgrader's list: a regular file only, never through a link, a FIFO never waited
+    on, at most LISTED_FILE_BYTES read."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > LISTED_FILE_BYTES:
+            raise OSError(f"{path} is no regular file of at most {LISTED_FILE_BYTES >> 20} MiB")
+        data = handle.read(LISTED_FILE_BYTES + 1)
+    if len(data) > LISTED_FILE_BYTES:
+        raise OSError(f"{path} grew past {LISTED_FILE_BYTES >> 20} MiB while read")
+    return io.BytesIO(data) if "b" in mode else io.StringIO(data.decode("utf-8"))
+
+
+def _bounded_notebook_hash(path=None, unique_key=None, secret=None, notebook_id=None):
+    """nbgrader.utils.notebook_hash, its legacy form (a file's bytes) read through _bounded_open."""
+    if not path:
+        return _nbgrader_notebook_hash(secret=secret, notebook_id=notebook_id)
+    with _bounded_open(path, "rb") as handle:
+        digest = hashlib.md5(handle.read())
+    if unique_key:
+        digest.update(unique_key.encode("utf-8"))
+    return digest.hexdigest()
 
 
 def _shown_fields(info: dict) -> dict:
