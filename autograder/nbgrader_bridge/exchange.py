@@ -276,12 +276,18 @@ class GuardedExchangeCollect(ExchangeCollect):
         none: a folder handed in without nbgrader submit). The student's own fetch_feedback cannot
         find that page; the class's release goes on."""
         path = os.path.join(staging, SECRET_FILE)
-        if os.path.isfile(path) and not os.path.islink(path) and os.path.getsize(path) > 0:
-            return
+        if os.path.isfile(path) and not os.path.islink(path) and 0 < os.path.getsize(path) <= MAX_SECRET_BYTES:
+            with open(path, "rb") as handle:
+                try:
+                    handle.read().decode("utf-8")   # release_feedback reads it as text
+                    return
+                except UnicodeDecodeError:
+                    pass
         if os.path.lexists(path):   # nbgrader submit writes a non-empty one: this one the student made
             shutil.rmtree(path) if os.path.isdir(path) and not os.path.islink(path) else os.unlink(path)
             self.flags.append(Flag(student, sub.path.name, SECRET_FILE, SECRET_WRITTEN,
-                                   "an empty submission_secret.txt or a folder of that name, which would stop "
+                                   "an empty submission_secret.txt (or one that is no UTF-8 text, or over 4 KiB) or a folder "
+                                   "of that name, which would stop "
                                    "release_feedback for the class; collect wrote its own, so the student cannot "
                                    "fetch this feedback: ask them to submit again"))
         with open(path, "w", encoding="utf-8") as handle:
@@ -354,6 +360,7 @@ class GuardedExchangeList(ExchangeList):
         return super().format_outbound_assignment(_shown_fields(info))
 
 
+MAX_SECRET_BYTES = 4096        # nbgrader submit writes 128 hex digits; release_feedback reads the file whole
 LISTED_FILE_BYTES = 64 << 20   # a notebook or secret in a student's inbound folder that list reads whole
 
 
