@@ -80,6 +80,8 @@ HOSTILE_FOLDERS = {   # what the student's own folder holds besides a notebook (
     "an empty submission_secret.txt": "echo '{}' > handout.ipynb && : > submission_secret.txt",
     "a notebook that is a FIFO": "mkfifo handout.ipynb",
     "a sparse 4 GiB submission_secret.txt": "echo '{}' > handout.ipynb && truncate -s 4G submission_secret.txt",
+    # no secret: nbgrader hashes every notebook whole (its legacy feedback name), 4,000 x 64 MiB of holes
+    "4,000 sparse notebooks of 64 MiB": "for i in $(seq 4000); do truncate -s 64M n$i.ipynb; done",
 }
 
 
