@@ -332,7 +332,7 @@ class GuardedExchangeList(ExchangeList):
         _list_module.open, _list_module.notebook_hash = _bounded_open, _bounded_notebook_hash
         try:
             for path in paths:
-                self.assignments = [path]
+                self.assignments, _left_to_read[0] = [path], LISTED_FOLDER_BYTES
                 try:
                     parsed = super().parse_assignments()
                 except Exception as exc:   # noqa: BLE001 - one student's folder never stops the listing
@@ -361,20 +361,24 @@ class GuardedExchangeList(ExchangeList):
 
 
 MAX_SECRET_BYTES = 4096        # nbgrader submit writes 128 hex digits; release_feedback reads the file whole
-LISTED_FILE_BYTES = 64 << 20   # a notebook or secret in a student's inbound folder that list reads whole
+LISTED_FOLDER_BYTES = 64 << 20   # what list reads of one inbound folder in all (notebooks, secret)
+_left_to_read = [LISTED_FOLDER_BYTES]   # of the folder being listed
 
 
 def _bounded_open(path, mode="r", *args, **kwargs):
     """`open` for nbgrader's list: a regular file only, never through a link, a FIFO never waited
-    on, at most LISTED_FILE_BYTES read."""
+    on, at most what is left of the folder's LISTED_FOLDER_BYTES read (4,000 sparse notebooks of
+    64 MiB, hashed whole by nbgrader, took minutes)."""
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    left = _left_to_read[0]
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > LISTED_FILE_BYTES:
-            raise OSError(f"{path} is no regular file of at most {LISTED_FILE_BYTES >> 20} MiB")
-        data = handle.read(LISTED_FILE_BYTES + 1)
-    if len(data) > LISTED_FILE_BYTES:
-        raise OSError(f"{path} grew past {LISTED_FILE_BYTES >> 20} MiB while read")
+        if not stat.S_ISREG(info.st_mode) or info.st_size > left:
+            raise OSError(f"{path}: no regular file, or past the {LISTED_FOLDER_BYTES >> 20} MiB list reads of a folder")
+        data = handle.read(left + 1)
+    if len(data) > left:
+        raise OSError(f"{path} grew past the {LISTED_FOLDER_BYTES >> 20} MiB list reads of a folder")
+    _left_to_read[0] = left - len(data)
     return io.BytesIO(data) if "b" in mode else io.StringIO(data.decode("utf-8"))
 
 
