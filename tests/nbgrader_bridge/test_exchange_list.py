@@ -131,3 +131,21 @@ def _listing_with(tmp_path, payload: str) -> None:
         pytest.fail("nbgrader list --inbound did not end in 60 s")
     assert done.returncode == 0, done.stderr[-3000:]
     assert f"cs349e {CLASSMATE} {ASSIGNMENT} {WHEN}" in done.stderr + done.stdout
+
+
+def test_the_listing_does_not_grow_with_the_notebooks_one_folder_holds(tmp_path, caplog):
+    """nbgrader's list keeps a record of every `*.ipynb` of a folder (and opens each to hash it when
+    there is no secret): 200,000 empty notebooks a student made in her own inbound folder cost the
+    instructor's `nbgrader list --inbound` 31 s and 266 MB, growing with their number. The kit's list
+    reads a bounded number of a folder's notebooks; the classmates are listed."""
+    from memory_peak import traced_peak
+
+    root = tmp_path / "exchange"
+    hostile = root / "cs349e" / "inbound" / f"mallory+{ASSIGNMENT}+2026-01-01 00:00:00.000000 UTC+x2"
+    hostile.mkdir(parents=True)
+    for i in range(30_000):
+        (hostile / f"n{i}.ipynb").touch()
+    with traced_peak() as peak:
+        lines = listed(tmp_path, f"alice+{ASSIGNMENT}+2026-01-01 00:00:00.000000 UTC+x1", caplog)
+    assert f"cs349e alice {ASSIGNMENT} 2026-01-01 00:00:00.000000 UTC (no feedback available)" in lines
+    assert peak.bytes < 8 << 20, f"{peak.bytes >> 20} MiB for one folder of 30,000 notebooks"
