@@ -21,6 +21,8 @@ your instructor" (the instructor is the one reading it). Loaded only by nbgrader
 """
 
 import glob
+import hashlib
+import io
 import logging
 import os
 import shutil
@@ -31,9 +33,11 @@ from datetime import timezone
 from pathlib import Path
 
 from nbgrader.exchange.default.collect import ExchangeCollect
+from nbgrader.exchange.default import list as _list_module
 from nbgrader.exchange.default.list import ExchangeList
 from nbgrader.exchange.default.release_assignment import ExchangeReleaseAssignment
 from nbgrader.utils import check_directory, get_osusername
+from nbgrader.utils import notebook_hash as _nbgrader_notebook_hash
 from traitlets import Float, Int
 
 from autograder.engine.lateness import parse_time
@@ -272,12 +276,18 @@ class GuardedExchangeCollect(ExchangeCollect):
         none: a folder handed in without nbgrader submit). The student's own fetch_feedback cannot
         find that page; the class's release goes on."""
         path = os.path.join(staging, SECRET_FILE)
-        if os.path.isfile(path) and not os.path.islink(path) and os.path.getsize(path) > 0:
-            return
+        if os.path.isfile(path) and not os.path.islink(path) and 0 < os.path.getsize(path) <= MAX_SECRET_BYTES:
+            with open(path, "rb") as handle:
+                try:
+                    handle.read().decode("utf-8")   # release_feedback reads it as text
+                    return
+                except UnicodeDecodeError:
+                    pass
         if os.path.lexists(path):   # nbgrader submit writes a non-empty one: this one the student made
             shutil.rmtree(path) if os.path.isdir(path) and not os.path.islink(path) else os.unlink(path)
             self.flags.append(Flag(student, sub.path.name, SECRET_FILE, SECRET_WRITTEN,
-                                   "an empty submission_secret.txt or a folder of that name, which would stop "
+                                   "an empty submission_secret.txt (or one that is no UTF-8 text, or over 4 KiB) or a folder "
+                                   "of that name, which would stop "
                                    "release_feedback for the class; collect wrote its own, so the student cannot "
                                    "fetch this feedback: ask them to submit again"))
         with open(path, "w", encoding="utf-8") as handle:
@@ -306,15 +316,97 @@ class GuardedExchangeList(ExchangeList):
         self.log = logging.LoggerAdapter(log)   # its warnings quote folder paths
         self.log.process = lambda msg, kwargs: (shown(str(msg)), kwargs)
         try:
-            return super().parse_assignments()
+            if not self.inbound:
+                return super().parse_assignments()
+            return self._inbound_one_by_one()
         finally:
             self.log = log
+
+    def _inbound_one_by_one(self):
+        """nbgrader's parse, one student's folder at a time, its files read bounded: it reads each
+        folder's notebooks and submission_secret.txt whole, and an empty secret (AssertionError), a
+        FIFO notebook (blocked forever) or a sparse 4 GiB secret (MemoryError) stopped the class's
+        listing. Such a folder is left out with a warning; the others are grouped as nbgrader does."""
+        paths, groups = self.assignments, {}
+        shadowed = {name: getattr(_list_module, name, None) for name in ("open", "notebook_hash", "glob")}
+        _list_module.open, _list_module.notebook_hash = _bounded_open, _bounded_notebook_hash
+        _list_module.glob = _BoundedGlob   # parse_assignments globs only a folder's notebooks
+        try:
+            for path in paths:
+                self.assignments, _left_to_read[0] = [path], LISTED_FOLDER_BYTES
+                try:
+                    parsed = super().parse_assignments()
+                except Exception as exc:   # noqa: BLE001 - one student's folder never stops the listing
+                    self.log.warning("%s: not listed (%s: %s)", path, type(exc).__name__, exc)
+                    continue
+                for info in parsed:
+                    key = (info["course_id"], info["student_id"], info["assignment_id"])
+                    groups.setdefault(key, {**info, "submissions": []})["submissions"] += info["submissions"]
+        finally:
+            self.assignments = paths
+            for name, value in shadowed.items():
+                if value is None:
+                    delattr(_list_module, name)
+                else:
+                    setattr(_list_module, name, value)
+        for group in groups.values():
+            group["submissions"].sort(key=lambda x: x["timestamp"])
+            group["status"] = group["submissions"][0]["status"]
+        return [groups[key] for key in sorted(groups)]
 
     def format_inbound_assignment(self, info):
         return super().format_inbound_assignment(_shown_fields(info))
 
     def format_outbound_assignment(self, info):
         return super().format_outbound_assignment(_shown_fields(info))
+
+
+MAX_SECRET_BYTES = 4096        # nbgrader submit writes 128 hex digits; release_feedback reads the file whole
+LISTED_FOLDER_BYTES = 64 << 20   # what list reads of one inbound folder in all (notebooks, secret)
+_left_to_read = [LISTED_FOLDER_BYTES]   # of the folder being listed
+LISTED_NOTEBOOKS = 100           # notebooks of one inbound folder list reads (the release has one)
+
+
+def _bounded_open(path, mode="r", *args, **kwargs):
+    """`open` for nbgrader's list: a regular file only, never through a link, a FIFO never waited
+    on, at most what is left of the folder's LISTED_FOLDER_BYTES read (4,000 sparse notebooks of
+    64 MiB, hashed whole by nbgrader, took minutes)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    left = _left_to_read[0]
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > left:
+            raise OSError(f"{path}: no regular file, or past the {LISTED_FOLDER_BYTES >> 20} MiB list reads of a folder")
+        data = handle.read(left + 1)
+    if len(data) > left:
+        raise OSError(f"{path} grew past the {LISTED_FOLDER_BYTES >> 20} MiB list reads of a folder")
+    _left_to_read[0] = left - len(data)
+    return io.BytesIO(data) if "b" in mode else io.StringIO(data.decode("utf-8"))
+
+
+class _BoundedGlob:
+    """`glob` for nbgrader's list of one folder's notebooks: at most LISTED_NOTEBOOKS (nbgrader keeps
+    a record of each, and hashes each without a secret: 30,000 empty ones held 93 MiB)."""
+
+    @staticmethod
+    def glob(pattern):
+        found = []
+        for path in glob.iglob(pattern):
+            found.append(path)
+            if len(found) > LISTED_NOTEBOOKS:
+                raise OSError(f"more than {LISTED_NOTEBOOKS} notebooks in {os.path.dirname(pattern)}")
+        return found
+
+
+def _bounded_notebook_hash(path=None, unique_key=None, secret=None, notebook_id=None):
+    """nbgrader.utils.notebook_hash, its legacy form (a file's bytes) read through _bounded_open."""
+    if not path:
+        return _nbgrader_notebook_hash(secret=secret, notebook_id=notebook_id)
+    with _bounded_open(path, "rb") as handle:
+        digest = hashlib.md5(handle.read())
+    if unique_key:
+        digest.update(unique_key.encode("utf-8"))
+    return digest.hexdigest()
 
 
 def _shown_fields(info: dict) -> dict:

@@ -365,6 +365,11 @@ def _copy_entry(fd: int, rel: str, name: str, dest: Path, sub: Submission, rules
         # nbgrader's autograde and generate_feedback print every copied file's name raw ("Copying …")
         left_out(name, "its name holds a control character (or an invisible one: a bidi override, a zero-width "
                        "mark, bytes that are no UTF-8), which nbgrader would print raw on the instructor's terminal")
+    elif stat.S_ISDIR(info.st_mode) and not rel and name.endswith(".html"):
+        # autograde and generate_feedback copy it on; release_feedback takes every *.html there for a
+        # page and stopped for the class on a folder (IsADirectoryError)
+        left_out(name, "is a folder named like a feedback page (*.html), which would stop release_feedback "
+                       "for the class")
     elif stat.S_ISDIR(info.st_mode):
         if rel.count("/") >= MAX_DEPTH:
             left_out(name, f"is a folder nested deeper than {MAX_DEPTH} folders")

@@ -37,6 +37,10 @@ from autograder.engine.terminal_text import invisible
 IGNORED_FOLDERS = ("__MACOSX",)
 # An archive inside an upload: it would be unpacked blind (a zip bomb's usual shape), so refused.
 ARCHIVE_SUFFIXES = (".zip", ".gz", ".tgz", ".tar", ".bz2", ".xz", ".7z", ".rar")
+# Folders an entry may sit in (as collect's MAX_DEPTH for the exchange): nbgrader lists extracted/
+# with os.walk and clears it with shutil.rmtree, both recursing once a folder (RecursionError past
+# about 1,000, which stopped zip_collect for the whole class).
+MAX_DEPTH = 16
 RESUBMISSION_COUNTER = re.compile(r"-\d+(?=\.(?:ipynb|py)$)")   # Canvas: handout-1.ipynb
 CHUNK = 1 << 16
 
@@ -84,6 +88,8 @@ def _entry_parts(raw: str) -> tuple[str, ...]:
     parts = tuple(p for p in PurePosixPath(name).parts if p not in ("", "."))
     if ".." in parts:
         raise UploadRefused(f"entry {raw!r} points outside its folder (..)")
+    if len(parts) > MAX_DEPTH + 1:
+        raise UploadRefused(f"entry {raw[:200]!r} is nested in more than {MAX_DEPTH} folders")
     return parts
 
 

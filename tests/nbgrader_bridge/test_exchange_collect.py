@@ -294,3 +294,62 @@ def test_a_students_own_submission_secret_cannot_stop_the_class_feedback_release
     ExchangeReleaseFeedback(coursedir=coursedir, authenticator=Authenticator(), root=str(root)).start()
     released = {p.read_text() for p in (root / "cs349e" / "feedback").iterdir()}
     assert {f"<p>feedback of {s}</p>" for s in (STUDENT, THIRD)} <= released
+
+
+def test_a_submission_secret_that_is_no_utf8_cannot_stop_the_class_feedback_release(tmp_path):
+    """release_feedback reads each submission_secret.txt as text: a student's own non-empty secret
+    of bytes that are no UTF-8 (b"\\xff\\xfe") was kept by collect and raised UnicodeDecodeError in
+    `nbgrader release_feedback`, so every classmate after her (by name) got no feedback."""
+    from nbgrader.auth import Authenticator
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.exchange.default.release_feedback import ExchangeReleaseFeedback
+
+    root = exchange_root(tmp_path)
+    inbound = root / "cs349e" / "inbound"
+    for student in (STUDENT, THIRD, OTHER):
+        folder = handed_in(inbound, owner=student, named=student)
+        if student == OTHER:
+            (folder / "submission_secret.txt").write_bytes(b"\xff\xfe")
+        else:
+            (folder / "submission_secret.txt").write_text(f"secret of {student}")
+        give(folder, student)
+    course = collect(tmp_path, root)
+    assert students(course) == sorted([STUDENT, THIRD, OTHER])
+    for student in (STUDENT, THIRD, OTHER):
+        _feedback_as_generate_feedback_leaves_it(course, student)
+    coursedir = CourseDirectory(root=str(course), course_id="cs349e")
+    coursedir.assignment_id = ASSIGNMENT
+    ExchangeReleaseFeedback(coursedir=coursedir, authenticator=Authenticator(), root=str(root)).start()
+    released = {p.read_text() for p in (root / "cs349e" / "feedback").iterdir()}
+    assert {f"<p>feedback of {s}</p>" for s in (STUDENT, THIRD)} <= released
+    listed = [r for r in flagged(course) if r["student"] == OTHER and r["file"] == "submission_secret.txt"]
+    assert len(listed) == 1, flagged(course)
+
+
+def test_a_folder_named_like_a_page_cannot_stop_the_class_feedback_release(tmp_path):
+    """release_feedback releases every `*.html` of feedback/<student>/<assignment>/, where autograde
+    and generate_feedback copy every other file and folder the student handed in: a folder
+    `notes.html/` (holding any file) was globbed as a page, shutil.copy raised IsADirectoryError and
+    `nbgrader release_feedback` stopped, so classmates after her got no feedback."""
+    from nbgrader.auth import Authenticator
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.exchange.default.release_feedback import ExchangeReleaseFeedback
+
+    root = exchange_root(tmp_path)
+    inbound = root / "cs349e" / "inbound"
+    for student in (STUDENT, THIRD, OTHER):
+        folder = handed_in(inbound, owner=student, named=student)
+        (folder / "submission_secret.txt").write_text(f"secret of {student}")
+        if student == OTHER:
+            (folder / "notes.html").mkdir()
+            (folder / "notes.html" / "a.txt").write_text("x")
+        give(folder, student)
+    course = collect(tmp_path, root)
+    assert students(course) == sorted([STUDENT, THIRD, OTHER])
+    for student in (STUDENT, THIRD, OTHER):
+        _feedback_as_generate_feedback_leaves_it(course, student)
+    coursedir = CourseDirectory(root=str(course), course_id="cs349e")
+    coursedir.assignment_id = ASSIGNMENT
+    ExchangeReleaseFeedback(coursedir=coursedir, authenticator=Authenticator(), root=str(root)).start()
+    released = {p.read_text() for p in (root / "cs349e" / "feedback").iterdir() if p.is_file()}
+    assert {f"<p>feedback of {s}</p>" for s in (STUDENT, THIRD)} <= released

@@ -7,6 +7,7 @@ nbgrader_config.py) shows them as collect's table does: every control character 
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 import pytest
 
@@ -45,3 +46,106 @@ def test_an_honest_inbound_name_is_listed_as_nbgrader_lists_it(tmp_path, caplog)
     lines = listed(tmp_path, f"alice+{ASSIGNMENT}+2026-01-01 00:00:00.000000 UTC+x1", caplog)
     assert f"cs349e alice {ASSIGNMENT} 2026-01-01 00:00:00.000000 UTC (no feedback available)" in lines
 
+
+
+# ---------------------------------------------------------------------------------------------
+# the real CLI, with the course's config, on folders a student's own account made in inbound/
+# ---------------------------------------------------------------------------------------------
+STUDENT, CLASSMATE = "cs349e-ann", "cs349e-ben"
+WHEN = "2026-01-01 00:00:00.000000 UTC"
+
+
+def _account(name: str) -> str:
+    import pwd
+    import subprocess
+
+    try:
+        pwd.getpwnam(name)
+    except KeyError:
+        made = subprocess.run(["useradd", "--system", "--user-group", "--no-create-home", name],
+                              capture_output=True, text=True)
+        assert made.returncode in (0, 9), made.stderr
+    return name
+
+
+def _as(account: str, script: str) -> None:
+    import subprocess
+
+    done = subprocess.run(["setpriv", f"--reuid={account}", f"--regid={account}", "--clear-groups",
+                           "sh", "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+HOSTILE_FOLDERS = {   # what the student's own folder holds besides a notebook (shell, run as her)
+    "an empty submission_secret.txt": "echo '{}' > handout.ipynb && : > submission_secret.txt",
+    "a notebook that is a FIFO": "mkfifo handout.ipynb",
+    "a sparse 4 GiB submission_secret.txt": "echo '{}' > handout.ipynb && truncate -s 4G submission_secret.txt",
+    # no secret: nbgrader hashes every notebook whole (its legacy feedback name), 4,000 x 64 MiB of holes
+    "4,000 sparse notebooks of 64 MiB": "for i in $(seq 4000); do truncate -s 64M n$i.ipynb; done",
+}
+
+
+@pytest.mark.skipif(__import__("os").geteuid() != 0, reason="hands folders to other accounts: needs root")
+@pytest.mark.parametrize("payload", sorted(HOSTILE_FOLDERS))
+def test_one_students_inbound_folder_does_not_stop_the_instructors_listing(payload):
+    """`nbgrader list --inbound` (the course's config: GuardedExchangeList) reads every folder's
+    notebooks and submission_secret.txt whole, with no guard per folder: an empty secret failed
+    nbgrader's assert (AssertionError), a FIFO named handout.ipynb blocked the listing forever, and
+    a sparse secret of 4 GiB (no disk used) was read into memory (MemoryError at 1.5 GiB of address
+    space; without a limit, 4 GiB of the server's RAM). Each stopped the listing of the whole class."""
+    import shutil
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="cs349e-list-") as where:   # pytest's own is closed to students
+        _listing_with(Path(where), HOSTILE_FOLDERS[payload])
+
+
+def _listing_with(tmp_path, payload: str) -> None:
+    import shutil
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    exchange = tmp_path / "exchange"
+    inbound = exchange / "cs349e" / "inbound"
+    inbound.mkdir(parents=True)
+    tmp_path.chmod(0o755)
+    exchange.chmod(0o1777)
+    (exchange / "cs349e").chmod(0o755)
+    inbound.chmod(0o3733)
+    for account in (STUDENT, CLASSMATE):
+        _account(account)
+    _as(CLASSMATE, f"cd '{inbound}' && mkdir '{CLASSMATE}+{ASSIGNMENT}+{WHEN}+r1' && cd '{CLASSMATE}+{ASSIGNMENT}+{WHEN}+r1'"
+                   f" && echo '{{}}' > handout.ipynb && echo s3cret > submission_secret.txt")
+    _as(STUDENT, f"cd '{inbound}' && mkdir '{STUDENT}+{ASSIGNMENT}+{WHEN}+r2' && cd '{STUDENT}+{ASSIGNMENT}+{WHEN}+r2'"
+                 f" && {payload}")
+    course = tmp_path / "course"
+    course.mkdir()
+    shutil.copyfile(root / "nbgrader_config.py", course / "nbgrader_config.py")
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root), "HOME": str(tmp_path)}
+    try:
+        done = subprocess.run(["prlimit", f"--as={3 << 29}", sys.executable, "-m", "nbgrader", "list", "--inbound",
+                               "--course", "cs349e", f"--Exchange.root={exchange}"],
+                              cwd=course, env=env, capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("nbgrader list --inbound did not end in 60 s")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert f"cs349e {CLASSMATE} {ASSIGNMENT} {WHEN}" in done.stderr + done.stdout
+
+
+def test_the_listing_does_not_grow_with_the_notebooks_one_folder_holds(tmp_path, caplog):
+    """nbgrader's list keeps a record of every `*.ipynb` of a folder (and opens each to hash it when
+    there is no secret): 200,000 empty notebooks a student made in her own inbound folder cost the
+    instructor's `nbgrader list --inbound` 31 s and 266 MB, growing with their number. The kit's list
+    reads a bounded number of a folder's notebooks; the classmates are listed."""
+    from memory_peak import traced_peak
+
+    root = tmp_path / "exchange"
+    hostile = root / "cs349e" / "inbound" / f"mallory+{ASSIGNMENT}+2026-01-01 00:00:00.000000 UTC+x2"
+    hostile.mkdir(parents=True)
+    for i in range(30_000):
+        (hostile / f"n{i}.ipynb").touch()
+    with traced_peak() as peak:
+        lines = listed(tmp_path, f"alice+{ASSIGNMENT}+2026-01-01 00:00:00.000000 UTC+x1", caplog)
+    assert f"cs349e alice {ASSIGNMENT} 2026-01-01 00:00:00.000000 UTC (no feedback available)" in lines
+    assert peak.bytes < 8 << 20, f"{peak.bytes >> 20} MiB for one folder of 30,000 notebooks"

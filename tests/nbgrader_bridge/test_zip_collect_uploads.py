@@ -321,3 +321,28 @@ def test_a_timestamp_a_late_student_puts_in_their_upload_is_not_the_submission_t
     assert done.returncode == 0, explain(done)
     stamp = submitted(root, "kim").get("timestamp.txt", "")
     assert stamp and parse_time(stamp.strip(), "timestamp.txt") > DUE, stamp
+
+
+def deep_zip(student: str, levels: int) -> bytes:
+    """The student's own codesign.py, and a note in each of `levels` nested folders (one entry per
+    level, in order: each is unpacked one folder below the last one)."""
+    entries, folder = [(FOLDER + "codesign.py", own_code(student))], FOLDER
+    for _ in range(levels):
+        folder += "d/"
+        entries.append((folder + "n.txt", "x"))
+    return zip_bytes(entries)
+
+
+def test_an_upload_of_very_deep_folders_is_flagged_and_the_class_collected(tmp_path_factory):
+    """A zip of 1,100 nested folders (2,200 bytes of path, 1,101 small entries: within every cap of
+    the extractor) was unpacked as it came; nbgrader then listed extracted/ with os.walk, which
+    recurses once a folder (Python 3.11) and raised RecursionError: zip_collect stopped, nobody
+    collected. The next run's --force clears extracted/ with shutil.rmtree, recursive too."""
+    root, done = collect(tmp_path_factory, "deep", {
+        "amy_1_1_codesign.py": own_code("amy"),
+        "mallory_6_6_lec01.zip": deep_zip("mallory", 1100),
+    })
+    assert done.returncode == 0, explain(done)
+    assert "RecursionError" not in done.stderr
+    assert submitted(root, "amy") == {"codesign.py": own_code("amy")}
+    assert submitted(root, "mallory") == {} and set(flagged(root)) == {"mallory"}
