@@ -27,6 +27,7 @@ import logging
 import os
 import shutil
 import stat
+import threading
 import uuid
 from collections import defaultdict
 from datetime import timezone
@@ -327,6 +328,10 @@ class GuardedExchangeList(ExchangeList):
         folder's notebooks and submission_secret.txt whole, and an empty secret (AssertionError), a
         FIFO notebook (blocked forever) or a sparse 4 GiB secret (MemoryError) stopped the class's
         listing. Such a folder is left out with a warning; the others are grouped as nbgrader does."""
+        with _LISTING:   # the bounded readers replace nbgrader's list module's own while it runs
+            return self._inbound_bounded()
+
+    def _inbound_bounded(self):
         paths, groups = self.assignments, {}
         shadowed = {name: getattr(_list_module, name, None) for name in ("open", "notebook_hash", "glob")}
         _list_module.open, _list_module.notebook_hash = _bounded_open, _bounded_notebook_hash
@@ -361,6 +366,7 @@ class GuardedExchangeList(ExchangeList):
         return super().format_outbound_assignment(_shown_fields(info))
 
 
+_LISTING = threading.Lock()     # one bounded inbound listing at a time in a process (a Jupyter server's threads)
 MAX_SECRET_BYTES = 4096        # nbgrader submit writes 128 hex digits; release_feedback reads the file whole
 LISTED_FOLDER_BYTES = 64 << 20   # what list reads of one inbound folder in all (notebooks, secret)
 _left_to_read = [LISTED_FOLDER_BYTES]   # of the folder being listed
