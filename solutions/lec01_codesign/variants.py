@@ -42,7 +42,8 @@ What varies, and why the questions stay the same questions:
   than MIN_W4A4_CONTEXT tokens is drawn again. q09e asks at q09's batch only while the weights and
   that batch's KV cache fit in the usable HBM; beyond, at the largest batch that fits (service_batch):
   the service it asks about always exists (the weights take at most half the usable HBM, a sequence's
-  KV cache at most 128 layers × 8,192 × 2 × 32,768 tokens ≈ 69 GB, so at least 1.9 sequences fit).
+  KV cache at most 128 layers × 4,096 (16 KV heads × 256, the widest drawn) × 2 × 32,768 tokens ≈ 34 GB, so at
+  least 3.7 sequences fit).
   q09f–q09g let the batch grow only up to what the serving framework runs at once (max_batch, drawn last,
   MAX_BATCH): without it W4A4's boundary sat at R·C / 2P sequences, up to ~12k for a 20B model. It is drawn at
   least Q09H_LEAD above q09h's batch (which it never moves) and again until the service's context keeps q09g's
@@ -218,7 +219,7 @@ def crossover_context(p: dict) -> float:
 def _trend_shares(rng: np.random.Generator) -> dict:
     """The team's shares on its H100 and its B300. The same team's kernels on both chips: B300's FP8
     share is SAME_TEAM_FP8 times H100's and its HBM share SAME_TEAM_HBM times H100's, so q04 stays near
-    the spec sheet's 1.058 (1.015–1.20) and the same-precision ridge grows for every draw, without a
+    the spec sheet's 1.058 (1.017–1.20) and the same-precision ridge grows for every draw, without a
     redraw; NVFP4's share on B300 is drawn below FP8's. The draws are taken in the order of the kit's
     earlier releases (one per share), so the draws after them stay where they were."""
     def near(share: float, ratio: float, bounds: tuple[float, float]) -> float:
