@@ -645,6 +645,31 @@ def test_a_cells_tags_cannot_wear_the_pages_classes(config, page, tmp_path, monk
     assert not [cell for cell in cells if set(cell.attrs) - {"class", "id"}]
 
 
+
+@pytest.mark.parametrize("page", ["feedback", "formgrade"])
+@pytest.mark.parametrize("field", ["pygments_lexer", "name"])
+def test_the_notebooks_language_cannot_give_code_cells_the_pages_classes(config, page, field, tmp_path, monkeypatch):
+    """nbconvert writes the notebook's own `language_info.pygments_lexer` (else its `name`) into the
+    class of every code cell's highlighted input (`highlight hl-<language>`), escaped for quotes but
+    not for spaces, and autograde keeps a student's notebook metadata: `ipython3 modal-backdrop` gave
+    all 150 code cells of lecture 1's feedback Bootstrap's page-covering class, the last one laid
+    fixed over the TA's whole page (score headings and formgrader's score boxes under it)."""
+    from bs4 import BeautifulSoup
+    pinned = _pinned_classes(_feedback_html(config))
+    info = {"name": "python", "pygments_lexer": "ipython3"}
+    info[field] = "ipython3 modal-backdrop navbar-fixed-top"
+    if field == "name":
+        del info["pygments_lexer"]
+    _with_student_metadata(monkeypatch, notebook_metadata={"language_info": info})
+    path = tmp_path / f"{page}.html"
+    path.write_text((_feedback_html if page == "feedback" else _formgrade_html)(config), encoding="utf-8")
+    soup = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+    inputs = soup.select("div.cell div.input_area")
+    assert len(inputs) == 2                              # the student's code cell and the grade cell
+    worn = [e["class"] for area in inputs for e in [area, *area.find_all(class_=True)] if pinned & set(e["class"])]
+    assert not worn, worn
+    assert 'check("' in soup.get_text() and "show()" in soup.get_text()   # the code is still shown
+
 WIDGET_STATE = {"application/vnd.jupyter.widget-state+json": {
     "version_major": 2, "version_minor": 0,
     "state": {"w1": {"model_name": "HTMLModel", "model_module": "@jupyter-widgets/controls", "model_module_version": "2.0.0",
