@@ -133,6 +133,26 @@ def _renderer():
     return Renderer
 
 
+
+# Every notebook of the course is Python: its code cells are highlighted as IPython 3 code, whatever the
+# notebook says. nbconvert takes the lexer from the notebook's own `language_info` (pygments_lexer,
+# else name) and a cell's `magics_language`, and writes that language into the class of every code
+# cell's input (`highlight hl-<language>`, escaped for quotes only): a student's notebook naming
+# `ipython3 modal-backdrop` laid a code cell, fixed, over the TA's whole page.
+COURSE_LEXER = "ipython3"
+
+
+def highlight_code(source: str, language: str | None = None, metadata: object = None) -> str:
+    """nbconvert's `highlight_code` for a code cell, with the course's lexer and class only."""
+    return _highlighter()(source, COURSE_LEXER, None)
+
+
+@cache
+def _highlighter():
+    from nbconvert.filters.highlight import Highlight2HTML
+
+    return Highlight2HTML(pygments_lexer=COURSE_LEXER)
+
 _TAG_CHARACTERS = re.compile(r"[^A-Za-z0-9_-]")
 MOST_TAGS, TAG_LENGTH = 20, 40
 
