@@ -107,6 +107,7 @@ c.HTMLExporter.filters = {
     "clean_html": "autograder.nbgrader_bridge.safe_html.clean_html",
     "markdown2html": "autograder.nbgrader_bridge.safe_html.markdown2html",
     "cell_tag_classes": "autograder.nbgrader_bridge.safe_html.cell_tag_classes",   # templates/base/celltags.j2
+    "highlight_code": "autograder.nbgrader_bridge.safe_html.highlight_code",       # the course's lexer, not the notebook's
 }
 
 # ------------------------------------------------------------------ the exchange (release, collect)

@@ -107,6 +107,7 @@ def markdown2html(context, source: str) -> str:
 
     cell = context.get("cell", {})
     renderer = _renderer()(escape=False, allow_harmful_protocols=False, attachments=cell.get("attachments", {}))
+    renderer.take = lambda size: _take(context, size)
     return clean_html(MarkdownWithMath(renderer=renderer).render(source))
 
 
@@ -130,8 +131,64 @@ def _renderer():
                     return src
             return super()._embed_image_or_attachment(src)
 
+        def block_code(self, code: str, info: str | None = None) -> str:
+            """A fenced block: highlighted as the course's Python when it says it is Python and the
+            page's budget allows, else plain (never with a lexer the student names)."""
+            words = (info or "").split()
+            take = getattr(self, "take", None)
+            if words and words[0].lower() in _PYTHON_NAMES and take is not None and take(len(code)):
+                return super().block_code(code, info=COURSE_LEXER)
+            if words and words[0].lower() == PLAIN_LEXER:   # the explanations' output blocks: one token, linear
+                return super().block_code(code, info=PLAIN_LEXER)
+            return super(IPythonRenderer, self).block_code(code, info=None)
+
     return Renderer
 
+
+
+# Every notebook of the course is Python: its code is highlighted with Pygments' python lexer, whatever
+# the notebook says. nbconvert takes the lexer from the notebook's own `language_info` (pygments_lexer,
+# else name) and a cell's `magics_language`, and writes that language into the class of every code
+# cell's input (`highlight hl-<language>`, escaped for quotes only): a student's notebook naming
+# `ipython3 modal-backdrop` laid a code cell, fixed, over the TA's whole page. A fenced block in a
+# student's Markdown is highlighted only when it says it is Python, with the same lexer.
+COURSE_LEXER = "python"        # what the release's notebooks name (language_info.name)
+PLAIN_LEXER = "text"           # one token: linear, whatever the text
+_PYTHON_NAMES = frozenset({"python", "python3", "py", "py3", "ipython", "ipython3"})
+# Pygments' Python lexers take time in the square of a run of blank lines (16,000 characters of
+# " \n": 3.1 s of CPU with python, 33 s with ipython3): a page highlights at most this much, one
+# cell or fenced block at most MOST_HIGHLIGHTED_CELL of it (so at most about 4 s of CPU in all);
+# beyond, the code is shown as plain text. Lecture 1's largest code cell has 5,094 characters and
+# its 150 code cells 38,569 together.
+MOST_HIGHLIGHTED_CELL = 6_000
+MOST_HIGHLIGHTED_PAGE = 60_000
+_page = {"nb": None, "left": 0}   # the page being rendered (by its notebook) and what it may still highlight
+
+
+def _take(context, size: int) -> bool:
+    """Whether `size` characters more of this page may be highlighted (and then count them)."""
+    nb = context.get("nb") if context is not None else None
+    if nb is None or _page["nb"] is not nb:
+        _page.update(nb=nb, left=MOST_HIGHLIGHTED_PAGE)
+    if size > MOST_HIGHLIGHTED_CELL or size > _page["left"]:
+        return False
+    _page["left"] -= size
+    return True
+
+
+@pass_context
+def highlight_code(context, source: str, language: str | None = None, metadata: object = None) -> str:
+    """nbconvert's `highlight_code` for a code cell, with the course's lexer and class only, within
+    the page's budget (else as plain text)."""
+    lexer = COURSE_LEXER if _take(context, len(source)) else PLAIN_LEXER
+    return _highlighter()(source, lexer, None)
+
+
+@cache
+def _highlighter():
+    from nbconvert.filters.highlight import Highlight2HTML
+
+    return Highlight2HTML(pygments_lexer=COURSE_LEXER)
 
 _TAG_CHARACTERS = re.compile(r"[^A-Za-z0-9_-]")
 MOST_TAGS, TAG_LENGTH = 20, 40

@@ -12,6 +12,7 @@ compared as well, after the file or cell it hides in; every such place is report
 
 from __future__ import annotations
 
+import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,6 +53,18 @@ class StagedClass:
     files: dict[str, Path]          # student -> their staged code (one .py file)
     notes: dict[str, str]           # student -> what of theirs could not be read (not compared)
     packed: dict[str, PackedCode] = field(default_factory=dict)   # students who run packed code
+
+
+# Whitespace at the end of a line (and so every line of whitespace only). copydetect tokenizes each
+# staged text with Pygments' python lexer, which takes time in the square of a run of lines holding
+# only whitespace (32,000 characters of " \n" cost the class's run 22 s of CPU; runs of empty lines
+# cost nothing); tokens, and so the comparison, do not depend on it.
+_TRAILING_SPACE = re.compile(r"[^\S\n]+(?=\n|\Z)")
+
+
+def staged_text(text: str) -> str:
+    """A text as it is staged for comparison: without whitespace at the end of its lines."""
+    return _TRAILING_SPACE.sub("", text)
 
 
 def code_text(folder: Path, names: tuple[str, ...]) -> tuple[str, list[str]]:
@@ -157,7 +170,7 @@ def _stage_student(config: GradingConfig, student_dir: Path, dest: Path
     parts, unread = code_parts(located.folder, tuple(config.student_files), MAX_COMPARED_CHARS)
     text, packed_code = unpacked_text(parts)      # at most MAX_COMPARED_CHARS read, as many decoded
     target = dest / f"{student_dir.name}.py"
-    target.write_text(text, encoding="utf-8", errors="replace")   # a cell's lone surrogate is no character
+    target.write_text(staged_text(text), encoding="utf-8", errors="replace")   # a cell's lone surrogate is no character
     return target, "; ".join(unread), packed_code
 
 
@@ -186,5 +199,5 @@ def stage_boilerplate(config: GradingConfig, dest: Path) -> Boilerplate:
 
 
 def _staged(target: Path, folder: Path, names: tuple[str, ...]) -> Path:
-    target.write_text(code_text(folder, names)[0], encoding="utf-8")
+    target.write_text(staged_text(code_text(folder, names)[0]), encoding="utf-8")
     return target

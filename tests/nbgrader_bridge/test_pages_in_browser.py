@@ -645,6 +645,54 @@ def test_a_cells_tags_cannot_wear_the_pages_classes(config, page, tmp_path, monk
     assert not [cell for cell in cells if set(cell.attrs) - {"class", "id"}]
 
 
+
+@pytest.mark.parametrize("page", ["feedback", "formgrade"])
+@pytest.mark.parametrize("field", ["pygments_lexer", "name"])
+def test_the_notebooks_language_cannot_give_code_cells_the_pages_classes(config, page, field, tmp_path, monkeypatch):
+    """nbconvert writes the notebook's own `language_info.pygments_lexer` (else its `name`) into the
+    class of every code cell's highlighted input (`highlight hl-<language>`), escaped for quotes but
+    not for spaces, and autograde keeps a student's notebook metadata: `ipython3 modal-backdrop` gave
+    all 150 code cells of lecture 1's feedback Bootstrap's page-covering class, the last one laid
+    fixed over the TA's whole page (score headings and formgrader's score boxes under it)."""
+    from bs4 import BeautifulSoup
+    pinned = _pinned_classes(_feedback_html(config))
+    info = {"name": "python", "pygments_lexer": "ipython3"}
+    info[field] = "ipython3 modal-backdrop navbar-fixed-top"
+    if field == "name":
+        del info["pygments_lexer"]
+    _with_student_metadata(monkeypatch, notebook_metadata={"language_info": info})
+    path = tmp_path / f"{page}.html"
+    path.write_text((_feedback_html if page == "feedback" else _formgrade_html)(config), encoding="utf-8")
+    soup = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+    inputs = soup.select("div.cell div.input_area")
+    assert len(inputs) == 2                              # the student's code cell and the grade cell
+    worn = [e["class"] for area in inputs for e in [area, *area.find_all(class_=True)] if pinned & set(e["class"])]
+    assert not worn, worn
+    assert 'check("' in soup.get_text() and "show()" in soup.get_text()   # the code is still shown
+
+
+@pytest.mark.parametrize("page", ["feedback", "formgrade"])
+@pytest.mark.parametrize("where", ["code cell", "fenced block"])
+def test_code_a_student_wrote_is_shown_in_bounded_time(config, page, where, monkeypatch):
+    """Pygments' Python lexers take time in the square of a run of blank lines: a code cell of
+    16,000 characters of " \\n" took 3.1 s of CPU to highlight with the python lexer and 33 s with
+    ipython3 (the one a notebook saved by Jupyter names), 2 MB hours. generate_feedback renders the
+    class one page after another and formgrader renders the TA's view on request: one student's cell
+    (or a fenced block in a free-text answer, whose lexer the student names) stalled both."""
+    import time
+    notebook = _graded_notebook()
+    blank = " \n" * 6_000
+    if where == "code cell":
+        notebook.cells[2].source = "show()\n" + blank
+    else:
+        notebook.cells[1].source = "my answer\n\n```ipython3\nshow()\n" + blank + "```\n"
+    monkeypatch.setattr(sys.modules[__name__], "_graded_notebook", lambda: notebook)
+    started = time.process_time()
+    html = (_feedback_html if page == "feedback" else _formgrade_html)(config)
+    spent = time.process_time() - started
+    assert "show()" in html and html.count("\n \n") >= 2_900      # shown, as it was written
+    assert spent < 6, f"{spent:.1f} s of CPU for one page"
+
 WIDGET_STATE = {"application/vnd.jupyter.widget-state+json": {
     "version_major": 2, "version_minor": 0,
     "state": {"w1": {"model_name": "HTMLModel", "model_module": "@jupyter-widgets/controls", "model_module_version": "2.0.0",

@@ -190,3 +190,21 @@ def test_a_folder_named_like_a_classmate_is_not_shown_as_that_classmate_on_the_t
     shown = capsys.readouterr().out
     assert "1. alice ~ bob" not in shown and "alice" in shown
     assert not [c for c in shown if c in "\x07\x1b\u202e\u200b"], shown
+
+
+@pytest.mark.parametrize("blank", [" \n", "\t\n", "\u3000\n"])
+def test_a_run_of_blank_lines_costs_the_class_run_no_more_than_its_length(tmp_path_factory, blank):
+    """copydetect tokenizes each staged text with Pygments' python lexer, which takes time in the
+    square of a run of lines holding only whitespace: 32,000 characters of " \\n" in one codesign.py
+    added 22 s of CPU to the class's run, the 200,000 characters compared of a student about 14 min."""
+    import resource
+    code = (HONEST_DIR / "tables" / "codesign.py").read_text("utf-8")
+    other = (HONEST_DIR / "loops" / "codesign.py").read_text("utf-8")
+    codes = {"alice": code, "bob": other + blank * (32_000 // len(blank))}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done, out, pairs = similarity_of(codes, answered_reference(tmp_path_factory), tmp_path_factory,
+                                     without_notebook=tuple(codes), timeout=600)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    spent = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    assert len(pairs) == 1 and "return" in (out / "code" / "students" / "bob.py").read_text("utf-8")
+    assert spent < 12, f"{spent:.1f} s of CPU for two students"
