@@ -267,32 +267,16 @@ def test_a_students_own_submission_secret_cannot_stop_the_class_feedback_release
     folder of that name) stopped `nbgrader release_feedback` for the class (AssertionError in
     notebook_hash, FileNotFoundError, IsADirectoryError): classmates after her got no feedback.
     Collect writes a secret of its own in its place, and lists the one it replaced."""
-    from nbgrader.auth import Authenticator
-    from nbgrader.coursedir import CourseDirectory
-    from nbgrader.exchange.default.release_feedback import ExchangeReleaseFeedback
-
-    root = exchange_root(tmp_path)
-    inbound = root / "cs349e" / "inbound"
-    for student in (STUDENT, THIRD, OTHER):
-        folder = handed_in(inbound, owner=student, named=student)
-        if student != OTHER:
-            (folder / "submission_secret.txt").write_text(f"secret of {student}")
-        elif secret == "folder":
+    def plant(folder):
+        if secret == "folder":
             (folder / "submission_secret.txt").mkdir()
         elif secret is not None:
             (folder / "submission_secret.txt").write_text(secret)
-        give(folder, student)
-    course = collect(tmp_path, root)
-    assert students(course) == sorted([STUDENT, THIRD, OTHER])
+
+    course, released = _class_feedback_released(tmp_path, plant)
     assert (course / "submitted" / STUDENT / ASSIGNMENT / "submission_secret.txt").read_text() == f"secret of {STUDENT}"
     listed = [r for r in flagged(course) if r["student"] == OTHER and r["file"] == "submission_secret.txt"]
     assert len(listed) == (secret is not None), flagged(course)     # none at all: a folder made by hand
-    for student in (STUDENT, THIRD, OTHER):
-        _feedback_as_generate_feedback_leaves_it(course, student)
-    coursedir = CourseDirectory(root=str(course), course_id="cs349e")
-    coursedir.assignment_id = ASSIGNMENT
-    ExchangeReleaseFeedback(coursedir=coursedir, authenticator=Authenticator(), root=str(root)).start()
-    released = {p.read_text() for p in (root / "cs349e" / "feedback").iterdir()}
     assert {f"<p>feedback of {s}</p>" for s in (STUDENT, THIRD)} <= released
 
 
@@ -300,27 +284,8 @@ def test_a_submission_secret_that_is_no_utf8_cannot_stop_the_class_feedback_rele
     """release_feedback reads each submission_secret.txt as text: a student's own non-empty secret
     of bytes that are no UTF-8 (b"\\xff\\xfe") was kept by collect and raised UnicodeDecodeError in
     `nbgrader release_feedback`, so every classmate after her (by name) got no feedback."""
-    from nbgrader.auth import Authenticator
-    from nbgrader.coursedir import CourseDirectory
-    from nbgrader.exchange.default.release_feedback import ExchangeReleaseFeedback
-
-    root = exchange_root(tmp_path)
-    inbound = root / "cs349e" / "inbound"
-    for student in (STUDENT, THIRD, OTHER):
-        folder = handed_in(inbound, owner=student, named=student)
-        if student == OTHER:
-            (folder / "submission_secret.txt").write_bytes(b"\xff\xfe")
-        else:
-            (folder / "submission_secret.txt").write_text(f"secret of {student}")
-        give(folder, student)
-    course = collect(tmp_path, root)
-    assert students(course) == sorted([STUDENT, THIRD, OTHER])
-    for student in (STUDENT, THIRD, OTHER):
-        _feedback_as_generate_feedback_leaves_it(course, student)
-    coursedir = CourseDirectory(root=str(course), course_id="cs349e")
-    coursedir.assignment_id = ASSIGNMENT
-    ExchangeReleaseFeedback(coursedir=coursedir, authenticator=Authenticator(), root=str(root)).start()
-    released = {p.read_text() for p in (root / "cs349e" / "feedback").iterdir()}
+    course, released = _class_feedback_released(
+        tmp_path, lambda folder: (folder / "submission_secret.txt").write_bytes(b"\xff\xfe"))
     assert {f"<p>feedback of {s}</p>" for s in (STUDENT, THIRD)} <= released
     listed = [r for r in flagged(course) if r["student"] == OTHER and r["file"] == "submission_secret.txt"]
     assert len(listed) == 1, flagged(course)
@@ -331,6 +296,21 @@ def test_a_folder_named_like_a_page_cannot_stop_the_class_feedback_release(tmp_p
     and generate_feedback copy every other file and folder the student handed in: a folder
     `notes.html/` (holding any file) was globbed as a page, shutil.copy raised IsADirectoryError and
     `nbgrader release_feedback` stopped, so classmates after her got no feedback."""
+    def plant(folder):
+        (folder / "submission_secret.txt").write_text(f"secret of {OTHER}")
+        (folder / "notes.html").mkdir()
+        (folder / "notes.html" / "a.txt").write_text("x")
+
+    course, released = _class_feedback_released(tmp_path, plant)
+    assert {f"<p>feedback of {s}</p>" for s in (STUDENT, THIRD)} <= released
+
+
+
+
+def _class_feedback_released(tmp_path, plant):
+    """Three students hand in; OTHER's folder is what `plant` makes of it (her secret included). Then
+    collect, the pages generate_feedback leaves, and nbgrader's own release_feedback: the course and
+    the text of every page released."""
     from nbgrader.auth import Authenticator
     from nbgrader.coursedir import CourseDirectory
     from nbgrader.exchange.default.release_feedback import ExchangeReleaseFeedback
@@ -339,10 +319,10 @@ def test_a_folder_named_like_a_page_cannot_stop_the_class_feedback_release(tmp_p
     inbound = root / "cs349e" / "inbound"
     for student in (STUDENT, THIRD, OTHER):
         folder = handed_in(inbound, owner=student, named=student)
-        (folder / "submission_secret.txt").write_text(f"secret of {student}")
         if student == OTHER:
-            (folder / "notes.html").mkdir()
-            (folder / "notes.html" / "a.txt").write_text("x")
+            plant(folder)
+        else:
+            (folder / "submission_secret.txt").write_text(f"secret of {student}")
         give(folder, student)
     course = collect(tmp_path, root)
     assert students(course) == sorted([STUDENT, THIRD, OTHER])
@@ -351,5 +331,4 @@ def test_a_folder_named_like_a_page_cannot_stop_the_class_feedback_release(tmp_p
     coursedir = CourseDirectory(root=str(course), course_id="cs349e")
     coursedir.assignment_id = ASSIGNMENT
     ExchangeReleaseFeedback(coursedir=coursedir, authenticator=Authenticator(), root=str(root)).start()
-    released = {p.read_text() for p in (root / "cs349e" / "feedback").iterdir() if p.is_file()}
-    assert {f"<p>feedback of {s}</p>" for s in (STUDENT, THIRD)} <= released
+    return course, {p.read_text() for p in (root / "cs349e" / "feedback").iterdir() if p.is_file()}
