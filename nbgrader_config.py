@@ -73,7 +73,9 @@ c.Autograde.autograde_preprocessors = [
     "autograder.nbgrader_bridge.autograde_pipeline.LoadPinnedResult",
     "autograder.nbgrader_bridge.autograde_pipeline.WriteExecutedOutputs",
     "nbgrader.preprocessors.IgnorePattern",
-    "nbconvert.preprocessors.ClearMetadataPreprocessor",
+    # (nbgrader's list also names nbconvert's ClearMetadataPreprocessor, which is off unless enabled and so
+    # never ran: the student's notebook and cell metadata reach autograded/ and the pages, whose own filters
+    # keep it inert — safe_html.py's highlight_code, clean_html and cell_tag_classes)
     "nbgrader.preprocessors.LimitOutput",
     "autograder.nbgrader_bridge.autograde_pipeline.ShowTrustedFeedback",
     "autograder.nbgrader_bridge.autograde_pipeline.SaveTrustedGrades",

@@ -9,7 +9,7 @@ Order, in nbgrader's own process (trusted):
    pinned result is pregraded first.
 2. `WriteExecutedOutputs`: each code cell gets the outputs its submitted version produced in the
    grader's run (executed_outputs.py), where nbgrader would have executed the notebook.
-3. nbgrader's IgnorePattern, ClearMetadata, LimitOutput.
+3. nbgrader's IgnorePattern and LimitOutput (the student's metadata stays: the pages' filters keep it inert).
 4. `ShowTrustedFeedback`: each automatic grade cell's outputs become the trusted grader's Chinese
    explanation of that item, a text/markdown output (rendered as HTML in the feedback); the cell
    also records the item's title for the feedback's index.

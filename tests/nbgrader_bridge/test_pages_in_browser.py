@@ -733,8 +733,8 @@ def test_an_attachment_the_cell_does_not_hold_is_no_error_of_the_page(config, pa
 @pytest.mark.parametrize("page", ["feedback", "formgrade"])
 def test_a_raw_cell_a_student_marks_as_html_is_cleaned_like_an_output(config, page, tmp_path, monkeypatch):
     """A raw cell whose `raw_mimetype` says text/html is written into the page as it is (nbconvert's
-    rawcell block), and autograde clears only code cells' metadata: the student's raw cell keeps
-    that mark into formgrader's view and the feedback page. It goes through the same cleaning."""
+    rawcell block), and autograde keeps the student's metadata: the raw cell keeps that mark into
+    formgrader's view and the feedback page. It goes through the same cleaning."""
     notebook = _graded_notebook()
     raw = nbformat.v4.new_raw_cell(PAYLOAD + "<p>a raw answer</p>", metadata={"raw_mimetype": "text/html"})
     notebook.cells.insert(2, raw)
