@@ -33,7 +33,6 @@ class Reason:
 REASONS: dict[str, Reason] = {
     "q09e_ridge_share_with_kv": Reason(Why.MODEL, ("W / (W + B·L·k)", "W + B·L·k")),
     "q09f_w4a4_context_limit": Reason(Why.DECISION, ("2P·(1 − W/C)", "R·W / (2P − R·L·k)", "2P − R·W / B")),
-    "q09g_decode_precision": Reason(Why.DECISION, ("SERVICE_CONTEXT <= q09f",)),
     # a third limit (the rate promised to each sequence) and the step time on both roofs: which limit caps the batch
     "q09h_service_batch": Reason(Why.DECISION, ("max(2P·B / F", "(W + B·L·k) / BW", "F / (2P·T)", "(BW / T − W)",
                                                      "B / t(B)", "/ step_seconds(")),
