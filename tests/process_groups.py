@@ -45,8 +45,18 @@ def start(args, **popen_args) -> subprocess.Popen:
 
 
 def end(proc: subprocess.Popen, sig: int = signal.SIGTERM, grace: float = 15.0) -> None:
-    """Ends the process's whole group: `sig`, then SIGKILL after `grace` seconds."""
+    """Ends the process's whole group: `sig`, then SIGKILL after `grace` seconds. Named semaphores
+    the group held and no one else holds are removed: a group killed outright leaves its own in
+    /dev/shm (a dask worker's six, its resource tracker killed with it)."""
     _STARTED.pop(proc.pid, None)
+    semaphores = shm_mapped_by(_group(proc.pid))
+    try:
+        _end_group(proc, sig, grace)
+    finally:
+        _remove_unheld(semaphores, proc.pid)
+
+
+def _end_group(proc: subprocess.Popen, sig: int, grace: float) -> None:
     for signum in (sig, signal.SIGKILL):
         try:
             os.killpg(proc.pid, signum)
@@ -61,6 +71,61 @@ def end(proc: subprocess.Popen, sig: int = signal.SIGTERM, grace: float = 15.0) 
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def _group(pgid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if os.getpgid(int(entry)) == pgid:
+                    found.append(int(entry))
+            except OSError:
+                pass
+    return found
+
+
+def shm_mapped_by(pids) -> set[tuple[int, int, int]]:
+    """(major, minor, inode) of every /dev/shm file these processes map. sem_open maps a file under a
+    temporary name, then links it to the semaphore's: the maps show the temporary one, deleted, so a
+    semaphore is known by its inode."""
+    found = set()
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/maps", encoding="utf-8", errors="replace") as maps:
+                for line in maps:
+                    fields = line.split(maxsplit=5)
+                    if len(fields) == 6 and fields[5].startswith("/dev/shm/"):
+                        major, minor = (int(part, 16) for part in fields[3].split(":"))
+                        found.add((major, minor, int(fields[4])))
+        except (OSError, ValueError):
+            pass
+    return found
+
+
+def _remove_unheld(mapped: set[tuple[int, int, int]], pgid: int, wait: float = 5.0) -> None:
+    """Removes the /dev/shm/sem.* files among `mapped` that no process maps any more."""
+    if not mapped:
+        return
+    deadline = time.monotonic() + wait   # a killed process unmaps as it exits
+    while any(running(pid) for pid in _group(pgid)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    held = shm_mapped_by(int(e) for e in os.listdir("/proc") if e.isdigit())
+    try:
+        entries = list(os.scandir("/dev/shm"))
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        key = (os.major(info.st_dev), os.minor(info.st_dev), info.st_ino)
+        if entry.name.startswith("sem.") and key in mapped and key not in held:
+            try:
+                os.unlink(entry.path)
+            except OSError:
+                pass
 
 
 def end_all() -> None:

@@ -137,3 +137,45 @@ def test_a_stopped_run_still_runs_the_tests_finally(tmp_path, sig):
 def test_the_suite_loads_the_plugin():
     conftest = (REPO / "tests" / "conftest.py").read_text()
     assert "end_all_on_exit()" in conftest
+
+
+# A process whose multiprocessing lock is a named semaphore (spawn context: kept by name, removed by the
+# resource tracker it starts, in its group): as a dask worker's are.
+HOLDS_A_SEMAPHORE = ("import multiprocessing, time; lock = multiprocessing.get_context('spawn').Lock(); "
+                     "print(lock._semlock.name, flush=True); time.sleep(600)")
+
+
+def test_a_group_killed_outright_leaves_no_semaphore_in_dev_shm():
+    """A dask worker killed whole (tests/cluster) took its resource tracker with it: each run of the
+    suite left six /dev/shm/sem.mp-* files behind. Ending a group removes the named semaphores its
+    processes held that no other process holds."""
+    import process_groups
+
+    proc = process_groups.start([sys.executable, "-c", HOLDS_A_SEMAPHORE], stdout=subprocess.PIPE, text=True)
+    path = "/dev/shm/sem." + proc.stdout.readline().strip().lstrip("/")
+    assert os.path.exists(path)
+    process_groups.end(proc, signal.SIGKILL)
+    proc.stdout.close()
+    assert not os.path.exists(path)
+
+
+def test_a_semaphore_another_process_holds_is_kept():
+    """Only what no process outside the ended group maps is removed (a lock shared with the test)."""
+    import process_groups
+
+    holder = subprocess.Popen([sys.executable, "-c", HOLDS_A_SEMAPHORE], stdout=subprocess.PIPE, text=True)
+    try:
+        path = "/dev/shm/sem." + holder.stdout.readline().strip().lstrip("/")
+        code = f"import mmap, os, time; f = open({path!r}, 'r+b'); m = mmap.mmap(f.fileno(), 0); time.sleep(600)"
+        group = process_groups.start([sys.executable, "-c", code])
+        info = os.stat(path)
+        key = (os.major(info.st_dev), os.minor(info.st_dev), info.st_ino)
+        deadline = time.monotonic() + 10
+        while key not in process_groups.shm_mapped_by([group.pid]) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        process_groups.end(group, signal.SIGKILL)
+        assert os.path.exists(path)       # the holder, outside the group, still maps it
+    finally:
+        holder.terminate()
+        holder.wait()
+        holder.stdout.close()
