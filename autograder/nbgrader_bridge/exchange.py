@@ -319,7 +319,8 @@ class GuardedExchangeList(ExchangeList):
         try:
             if not self.inbound:
                 return super().parse_assignments()
-            return self._inbound_one_by_one()
+            with _LISTING:   # the bounded readers replace nbgrader's list module's own while it runs
+                return self._inbound_one_by_one()
         finally:
             self.log = log
 
@@ -328,10 +329,6 @@ class GuardedExchangeList(ExchangeList):
         folder's notebooks and submission_secret.txt whole, and an empty secret (AssertionError), a
         FIFO notebook (blocked forever) or a sparse 4 GiB secret (MemoryError) stopped the class's
         listing. Such a folder is left out with a warning; the others are grouped as nbgrader does."""
-        with _LISTING:   # the bounded readers replace nbgrader's list module's own while it runs
-            return self._inbound_bounded()
-
-    def _inbound_bounded(self):
         paths, groups = self.assignments, {}
         shadowed = {name: getattr(_list_module, name, None) for name in ("open", "notebook_hash", "glob")}
         _list_module.open, _list_module.notebook_hash = _bounded_open, _bounded_notebook_hash

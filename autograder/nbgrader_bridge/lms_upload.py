@@ -32,15 +32,15 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from autograder.engine.terminal_text import invisible
+# Folders an entry may sit in, the exchange's bound too: nbgrader lists extracted/ with os.walk and
+# clears it with shutil.rmtree, both recursing once a folder (RecursionError past about 1,000, which
+# stopped zip_collect for the whole class).
+from autograder.nbgrader_bridge.inbound import MAX_DEPTH
 
 # Names inside an archive that are not the student's work: never unpacked, never collected.
 IGNORED_FOLDERS = ("__MACOSX",)
 # An archive inside an upload: it would be unpacked blind (a zip bomb's usual shape), so refused.
 ARCHIVE_SUFFIXES = (".zip", ".gz", ".tgz", ".tar", ".bz2", ".xz", ".7z", ".rar")
-# Folders an entry may sit in (as collect's MAX_DEPTH for the exchange): nbgrader lists extracted/
-# with os.walk and clears it with shutil.rmtree, both recursing once a folder (RecursionError past
-# about 1,000, which stopped zip_collect for the whole class).
-MAX_DEPTH = 16
 RESUBMISSION_COUNTER = re.compile(r"-\d+(?=\.(?:ipynb|py)$)")   # Canvas: handout-1.ipynb
 CHUNK = 1 << 16
 
