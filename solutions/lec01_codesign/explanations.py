@@ -363,9 +363,10 @@ EXPLANATIONS = {
         ≤ {variants.USABLE_HBM:.0%} × {B300.mem_cap / 1e9:g} GB（留一成给运行时和激活）；每位同学的模型都满足这一点，交叉点才存在。
         """,
     "q09e_ridge_share_with_kv": f"""
-        q09 的 batch 是只算权重时的预测：那时 2P·B = R·W（P 个参数，W 是权重字节，R 是屋脊点）。先看它装不装得下：每个序列的
-        KV cache 占 L·k 字节（k 是 q09c，L 是服务要的上下文 `SERVICE_CONTEXT`），W + B·L·k 不能超过 C（`USABLE_HBM`）；
-        超过了，batch 只能取 (C − W) / (L·k)。一步读的字节是 W + B·L·k，强度 = 2P·B / (W + B·L·k)：q09 的 batch 装得下时，
+        q09 的 batch 是只算权重时的预测：那时 2P·B = R·W（P 个参数，W 是权重字节，R 是屋脊点）。算上 KV cache，每个序列的
+        KV cache 占 L·k 字节（k 是 q09c，L 是服务要的上下文 `SERVICE_CONTEXT`），一步读的字节是 W + B·L·k，
+        强度 = 2P·B / (W + B·L·k) = 2P / (W/B + L·k)：batch 越大，强度越高，所以取 q09 的值和装得下的最大值里小的那个。
+        装得下要 W + B·L·k ≤ C（`USABLE_HBM`），即 B ≤ (C − W) / (L·k)。q09 的 batch 装得下时，
         与屋脊点之比 = W / (W + B·L·k)；装不下时 W + B·L·k = C，比值 = 2P·B / (R·C)，更低。
         讲义的参数：W = {_W_GB:.1f} GB，B ≈ {_KEY["q09_decode_batch"]:.0f} 个序列、每个 L = {variants.LECTURE["service_context"]:,} 个 token 的
         KV cache 共 {_Q09E_KV_GB:.1f} GB，合计 {_Q09E_GB:.1f} GB {"≤" if _Q09E_FITS else "＞"} C = {_C_GB:.1f} GB，{_Q09E_VERDICT}；

@@ -433,9 +433,9 @@ CELLS = (
         print(f"服务框架一次最多排 {{MAX_BATCH}} 个序列")
         """, locked=True),
     Question("q09e_ridge_share_with_kv", """
-        q09 是只看权重的预测。现在验证它：每个序列的上下文是 `SERVICE_CONTEXT` 个 token，batch 取 q09 的值——
-        可权重和这么多序列的 KV cache 要一起装进 `USABLE_HBM`：装不下时，batch 取装得下的最大值（不必取整）。
-        算上 KV cache 的读取，W4A4 的 decode 的算术强度只有 B300_SERVE 的 NVFP4 屋脊点的百分之多少？这个差距说明了什么？
+        q09 是只看权重的预测。现在验证它：每个序列的上下文是 `SERVICE_CONTEXT` 个 token，权重和整个 batch 的 KV cache
+        要一起装进 `USABLE_HBM`。batch 可以取 q09 的值或任何更小的值（q09 按只看权重的模型已经到了屋脊点，不再加大；不必取整）。
+        算上 KV cache 的读取，W4A4 的 decode 的算术强度最多能到 B300_SERVE 的 NVFP4 屋脊点的百分之多少？这个差距说明了什么？
         """, f"""
         weight_bytes = MODEL_PARAMS * BYTES_PER_ELEM["nvfp4"]
         kv_per_sequence = SERVICE_CONTEXT * q09c_kv_bytes_per_token
@@ -1179,7 +1179,7 @@ CELLS = (
         q31_exp_share_128 = q28_exp_ns_per_value / (q28_exp_ns_per_value + t_mma_128) * 100
         """),
     Question("q28f_fmas_per_exp", """
-        换一个角度看同一件事：CPU 没有单独的 exp 单元，exp 和矩阵乘法用的是同一组向量单元。按你量出的数，一次 exp 的时间够你的 CPU 在矩阵乘法里做多少次 FMA？
+        按你量出的数，一次 exp 的时间够你的 CPU 在矩阵乘法里做多少次 FMA（一次乘加，算 2 次运算）？
         """, """
         q28f_fmas_per_exp = q28_exp_ns_per_value * q29_matmul_gflops / 2
         """),

@@ -31,7 +31,10 @@ class Reason:
 
 
 REASONS: dict[str, Reason] = {
-    "q09e_ridge_share_with_kv": Reason(Why.MODEL, ("W / (W + B·L·k)", "W + B·L·k")),
+    # the student sets up a step's FLOP and bytes with the KV cache, and decides which batch up to q09's gives the
+    # most: the intensity grows with the batch, so the largest that fits beside the weights
+    "q09e_ridge_share_with_kv": Reason(Why.DECISION, ("W / (W + B·L·k)", "W + B·L·k", "(C − W) / (L·k)", "装得下的最大值",
+                                                      "batch 越大，强度越高")),
     "q09f_w4a4_context_limit": Reason(Why.DECISION, ("2P·(1 − W/C)", "R·W / (2P − R·L·k)", "2P − R·W / B")),
     # a third limit (the rate promised to each sequence) and the step time on both roofs: which limit caps the batch
     "q09h_service_batch": Reason(Why.DECISION, ("max(2P·B / F", "(W + B·L·k) / BW", "F / (2P·T)", "(BW / T − W)",
@@ -39,7 +42,6 @@ REASONS: dict[str, Reason] = {
     # speculative decoding: the draft's steps and the target's check step, each on both roofs; the best draft length
     "q09i_speculative_speedup": Reason(Why.DECISION, ("γ·t_d + t_v", "gamma * t_draft + t_check", "2P·B·(γ + 1) / F",
                                                       "MODEL_PARAMS * SPEC_BATCH * (gamma + 1)")),
-    "q10a_fp4_zero_share": Reason(Why.PREDICTION, ("amax / 24", "≤ 0.25"), verified_by="zeros[scheme] = relative_error(q, x), zero_fraction(q, x)"),
     "q28p_exp_if_memory_bound": Reason(Why.PREDICTION, ("2 * 4 / q28a", "8 / q28a", "/ (q28a_triad_gb_per_s * 5 / 3)",
                                                         "q28a × 40/24", "q28a × 5/3", "4.8 / q28a", "40 字节",
                                                         "numpy_triad_bytes /", "TRIAD_BYTES_MOVED"),

@@ -25,12 +25,17 @@ RELEASED = "\n".join((REPO_ROOT / "assignments" / "lec01_codesign" / name).read_
                       for name in ("codesign.py", "cpu_timing.py", "README.md", "05_codesign_blackwell_ultra.py"))
 
 
-def _shown_up_to(item: str) -> str:
-    """What a student reads before answering: the files released beside the notebook, every Markdown and
-    Code cell above the question (not the answer cells: they are the reference's), and its prompt."""
+def _shown_to(item: str, why: Why) -> str:
+    """What a student can read when answering: the files released beside the notebook, and the notebook's
+    Markdown and Code cells and prompts (never the answer cells: they are the reference's). A prediction is
+    committed before the cells below it run, which are there to verify it; a model or a decision can be
+    answered after reading ahead, so for them every cell counts (q28f, two questions below q30, once
+    stated the fact q30's model rests on)."""
     index = _question_index(item)
-    above = [cell.source for cell in CELLS[:index] if type(cell).__name__ in ("Markdown", "Code")]
-    return "\n".join([RELEASED] + above + [CELLS[index].prompt])
+    readable = CELLS[: index + 1] if why == Why.PREDICTION else CELLS
+    shown = [cell.source if type(cell).__name__ in ("Markdown", "Code") else getattr(cell, "prompt", "")
+             for cell in readable if type(cell).__name__ in ("Markdown", "Code") or hasattr(cell, "prompt")]
+    return "\n".join([RELEASED] + shown)
 
 
 def reasoning_share(items) -> float:
@@ -56,12 +61,12 @@ def test_an_item_is_declared_reasoning_exactly_when_it_has_a_written_reason():
     assert declared == set(REASONS), (sorted(declared - set(REASONS)), sorted(set(REASONS) - declared))
 
 
-def test_no_reasoning_item_is_given_its_formula_above_or_in_its_prompt():
+def test_no_reasoning_item_is_given_its_formula_anywhere_a_student_reads_first():
     """Model set-up and decisions: the expression that yields the key is the student's to write."""
     for item, reason in REASONS.items():
-        shown = _shown_up_to(item)
+        shown = _shown_to(item, reason.why)
         leaked = [fragment for fragment in reason.hidden if fragment in shown]
-        assert not leaked, f"{item} ({reason.why}): the notebook states {leaked} before the answer"
+        assert not leaked, f"{item} ({reason.why}): what a student reads states {leaked}"
 
 
 def test_a_prediction_is_answered_before_the_cell_that_verifies_it():

@@ -263,7 +263,7 @@ CLAIMS = [
     ("q07", "远低于屋脊点", lambda r: r["k"]["q07_decode_intensity"] / r["serve_ridge"] <= 0.25, True),
     ("q09d prompt", "不到 B300 容量的 45%",
      lambda r: r["p"]["model_params_b"] * 1e9 * BYTES_PER_ELEM["nvfp4"] < 0.45 * B300.mem_cap, True),
-    ("q09e prompt", "只有 B300_SERVE 的 NVFP4 屋脊点的百分之多少", lambda r: 0 < r["k"]["q09e_ridge_share_with_kv"] < 100, True),
+    ("q09e prompt", "最多能到 B300_SERVE 的 NVFP4 屋脊点的百分之多少", lambda r: 0 < r["k"]["q09e_ridge_share_with_kv"] < 100, True),
     # the options once said W4A8 reaches its ridge whenever W4A4 does; the student now works it out
     ("q09g prompt", "W4A4 就能到达它的屋脊点（W4A8 也能）",
      lambda r: r["w4a8_limit"] > r["k"]["q09f_w4a4_context_limit"], False),
@@ -305,7 +305,7 @@ CLAIMS = [
      lambda r: _exact(r, "fp4_tensor") < _predicted(r, "fp4_tensor") < _end_deficit("fp4_tensor"), True),
     ("q35g", "预测只会更小", lambda r: _exact(r, "fp4_tensor") < _predicted(r, "fp4_tensor"), True),
     # q09e asks about a service that exists: weights and its batch's KV cache in the usable HBM, a sequence or more
-    ("q09e prompt", "装不下时，batch 取装得下的最大值",
+    ("q09e prompt", "要一起装进 `USABLE_HBM`。batch 可以取 q09 的值或任何更小的值",
      lambda r: answers.service_bytes(r["p"]) <= (1 + 1e-9) * answers.usable_hbm() and answers.service_batch(r["p"]) >= 1,
      True),
 ]
