@@ -654,10 +654,6 @@ CELLS = (
         mantissa, _ = np.frexp(amax)  # amax / s = m·2^e / 2^(e − 1 − 2) = 8m
         q12b_e8m0_clipped_blocks = np.mean(8 * mantissa > 6) * 100
         """),
-    Markdown("""
-        【E8M0 的两种块】块内最大值缩放后 amax / s 落在 [4, 8)：落在 [4, 6] 时，其余的数用到的网格比把最大值放到 6 的
-        E4M3 因子粗；落在 (6, 8) 时网格反而更细，代价是最大值被截断到 6。
-        """),
     Markdown(f"""
         【存储账】NVFP4 每个数平均 {8 * BYTES_PER_ELEM["nvfp4"]:g} bit，即 `BYTES_PER_ELEM["nvfp4"]` = {BYTES_PER_ELEM["nvfp4"]:g} 字节：
         decode 那一节的模型，权重占 `MODEL_PARAMS * BYTES_PER_ELEM["nvfp4"]` 字节（那里的格子打印了 GB 数），B300 的

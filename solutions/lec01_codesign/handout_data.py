@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from solutions.lec01_codesign.codesign import quantize
-from solutions.lec01_codesign.variants import LECTURE
+from solutions.lec01_codesign.variants import BACKWARD_FLOPS_PER_EXP, LECTURE  # noqa: F401 (BACKWARD_FLOPS_PER_EXP: q17's count)
 
 SIZE_SWEEP = (1 << 12, 1 << 14, 1 << 16, 1 << 18)  # q10: how the errors move with the data size
 ABLATION_SCALES = ("e8m0", "e4m3")  # q11/q12: the block-scale formats of the 2 × 2 ablation
@@ -29,9 +29,6 @@ HEAD_DIM = LECTURE["software_shape"][0]  # q15–q17: the lecture's d_head
 KV_LAYERS, KV_HEADS, KV_HEAD_DIM = LECTURE["kv_layers"], LECTURE["kv_heads"], LECTURE["kv_head_dim"]
 KV_BATCH = LECTURE["kv_batch"]  # q09d: concurrent sequences sharing each read of the weights
 ROTATION_SIZE = LECTURE["rotation_size"]  # q24–q25: the block-diagonal Hadamard rotation's block
-# FlashAttention backward, per score: recompute S = QKᵀ, then dV = Pᵀ·dO, dP = dO·Vᵀ, dQ = dS·K, dK = dSᵀ·Q.
-# d_qk-long products: S, dQ, dK; d_v-long: dV, dP (2 FLOP per multiply-add) — and one exp (recomputing P).
-BACKWARD_FLOPS_PER_EXP = {"d_qk": 3 * 2, "d_v": 2 * 2}
 # q18–q19: NVIDIA's measurement, on the shape it was measured on. The technical blog 'Making Softmax
 # More Efficient with NVIDIA Blackwell Ultra' reports GB300's FP8 attention forward pass (FPROP) end to
 # end about 35 % faster than GB200's on DeepSeek-V3, i.e. MLA with d_qk = 192, d_v = 128.

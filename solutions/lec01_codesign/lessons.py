@@ -169,6 +169,9 @@ LESSONS: tuple[Lesson, ...] = (
            lambda p, k: k["q16_software_exp_share"], 1e-9, 100 - 1e-9, reads=("software_shape",)),
     Lesson("q17_backward_ratio", "the backward pass barely cares about exp (ratio under 100 %)",
            lambda p, k: k["q17_backward_ratio"], high=100.0, reads=("backward_shape",)),
+    Lesson("q17_backward_ratio", "a count with d_qk and d_v swapped misses the key (relative), unless the head is "
+           "square and the two counts are one", lambda p, k: variants.swapped_count_miss(p["backward_shape"]),
+           low=variants.Q17_SWAP_APART, reads=("backward_shape",)),
     Lesson("q17b_decode_exp_vs_kv", "the design's group is one models use: from GQA's few query heads per KV head to "
            "MLA-like 128", lambda p, k: p["decode_attention"][0], *map(float, variants.DECODE_GROUPS), reads=("decode_attention",)),
     Lesson("q17c_prefill_attention_ratio", "the model's query heads are a whole number per KV head, and with the head "

@@ -139,6 +139,12 @@ LECTURE = {
 
 REAL_TOKENS, REAL_OUTPUTS = 102, 384  # rows of X (tokens) and of W (output channels) in real_tensors.npz
 HEAD_DIMS = tuple(range(64, 257, 8))  # head dimensions a model may use: multiples of 8
+# FlashAttention backward, per score: recompute S = QKᵀ, then dV = Pᵀ·dO, dP = dO·Vᵀ, dQ = dS·K, dK = dSᵀ·Q.
+# d_qk-long products: S, dQ, dK; d_v-long: dV, dP (2 FLOP per multiply-add) — and one exp (recomputing P).
+BACKWARD_FLOPS_PER_EXP = {"d_qk": 3 * 2, "d_v": 2 * 2}
+# q17: a count with d_qk and d_v swapped (the likeliest slip) misses the key by more than twice q17's 2 %
+# tolerance, unless the head is square (then the two counts are one); 17 % of ids once passed with it
+Q17_SWAP_APART = 0.05
 ABLATION_PAIRS = ((32, 16), (64, 32), (64, 16), (32, 8), (16, 8), (128, 32))  # (larger, smaller) block
 ROTATION_SIZES = (16, 32, 64, 128)  # 16: one Hadamard per NVFP4 block (the order NVIDIA's NVFP4 training recipe
 # uses, with random signs, on its weight-gradient GEMMs' inputs only; Y = X·Wᵀ here is a forward GEMM)
@@ -193,11 +199,22 @@ def _log_int(rng: np.random.Generator, low: int, high: int) -> int:
     return int(round(float(np.exp(rng.uniform(np.log(low), np.log(high))))))
 
 
-def _shape(rng: np.random.Generator, low: int, high: int) -> list[int]:
-    """A head shape [d_qk, d_v] from HEAD_DIMS with low <= d_qk + d_v <= high."""
-    pairs = [(q, v) for q in HEAD_DIMS for v in HEAD_DIMS if v <= q and low <= q + v <= high]
+def _shape(rng: np.random.Generator, low: int, high: int, keep=lambda shape: True) -> list[int]:
+    """A head shape [d_qk, d_v] from HEAD_DIMS with low <= d_qk + d_v <= high (and `keep`)."""
+    pairs = [(q, v) for q in HEAD_DIMS for v in HEAD_DIMS if v <= q and low <= q + v <= high and keep((q, v))]
     q, v = pairs[int(rng.integers(len(pairs)))]
     return [q, v]
+
+
+def swapped_count_miss(shape) -> float:
+    """q17: how far (relative) a backward count with d_qk and d_v swapped lands from the key. A square
+    head has one count, so there is no slip to miss: 1.0 (any figure past Q17_SWAP_APART says so)."""
+    d_qk, d_v = shape
+    if d_qk == d_v:
+        return 1.0
+    count = BACKWARD_FLOPS_PER_EXP["d_qk"] * d_qk + BACKWARD_FLOPS_PER_EXP["d_v"] * d_v
+    swapped = BACKWARD_FLOPS_PER_EXP["d_qk"] * d_v + BACKWARD_FLOPS_PER_EXP["d_v"] * d_qk
+    return abs(count / swapped - 1)   # the ratio goes as 1 / count
 
 
 def d_model(p: dict) -> float:
@@ -280,7 +297,7 @@ def variant(rng: np.random.Generator) -> dict:
         "basis_shape": _shape(rng, 128, 512),
         "software_shape": _shape(rng, 128, 400),
         # 6·d_qk + 4·d_v >= 5·(d_qk + d_v) > 1000 FLOP: the backward ratio stays below 100 % (q17)
-        "backward_shape": _shape(rng, 208, 512),
+        "backward_shape": _shape(rng, 208, 512, keep=lambda shape: swapped_count_miss(shape) >= Q17_SWAP_APART),
         "speedup_shape": _shape(rng, 240, 480),
         "speedup_chips": list(SPEEDUP_CHIPS[int(rng.integers(len(SPEEDUP_CHIPS)))]),
         "sfu_share": _share(rng, 0.70, 1.00),

@@ -27,14 +27,15 @@ RELEASED = "\n".join((REPO_ROOT / "assignments" / "lec01_codesign" / name).read_
 
 def _shown_to(item: str, why: Why) -> str:
     """What a student can read when answering: the files released beside the notebook, and the notebook's
-    Markdown and Code cells and prompts (never the answer cells: they are the reference's). A prediction is
-    committed before the cells below it run, which are there to verify it; a model or a decision can be
-    answered after reading ahead, so for them every cell counts (q28f, two questions below q30, once
-    stated the fact q30's model rests on)."""
+    Markdown cells, Code cells and prompts (never the answer cells: they are the reference's). A student
+    reads ahead, so every Markdown cell and prompt counts (q28f, two questions below q30, once stated the
+    fact q30's model rests on; a Markdown cell below q12b once explained q12p's octave). Only a
+    prediction's later Code cells are left out: they run after it is committed, to verify it."""
     index = _question_index(item)
-    readable = CELLS[: index + 1] if why == Why.PREDICTION else CELLS
-    shown = [cell.source if type(cell).__name__ in ("Markdown", "Code") else getattr(cell, "prompt", "")
-             for cell in readable if type(cell).__name__ in ("Markdown", "Code") or hasattr(cell, "prompt")]
+    shown = [getattr(cell, "prompt", "") if hasattr(cell, "prompt") else cell.source
+             for i, cell in enumerate(CELLS)
+             if type(cell).__name__ == "Markdown" or hasattr(cell, "prompt")
+             or (type(cell).__name__ == "Code" and (i < index or why != Why.PREDICTION))]
     return "\n".join([RELEASED] + shown)
 
 
@@ -94,9 +95,9 @@ def test_the_item_table_in_the_docs_is_what_the_declarations_give():
 
 
 def test_q06bs_prompt_leaves_both_factors_of_the_wall_to_the_student():
-    """q06b is declared a model: the student works out that the ridge to reach grows by q05 and the kernel's
-    own FLOP/B by the bytes ratio. The prompt once named both (q05 and BYTES_PER_ELEM): read-off by the
-    definition, since it stated the two factors whose product is the key."""
+    """q06b (read-off, 1 point) still leaves both factors of the wall to the student: the ridge to reach
+    grows by q05 and the kernel's own FLOP/B by the bytes ratio. The prompt once named both (q05 and
+    BYTES_PER_ELEM), leaving one multiplication."""
     prompt = CELLS[_question_index("q06b_wall_for_nvfp4_kernel")].prompt
     assert "q05" not in prompt and "BYTES_PER_ELEM" not in prompt and "q06" in prompt
 
