@@ -23,6 +23,7 @@ in templates/base/mathjax.html.j2, which both pages load in their head).
 from __future__ import annotations
 
 import re
+import threading
 from functools import cache
 
 import bleach
@@ -92,14 +93,24 @@ class _BoundedImages(Filter):
             yield token
 
 
-_CLEANER = Cleaner(tags=TAGS, attributes=_allowed, protocols=PROTOCOLS, css_sanitizer=_CSS, strip=False,
-                   strip_comments=True, filters=[_BoundedImages])
+# One Cleaner per thread: its HTML parser keeps state while it cleans (bleach: "not thread-safe"),
+# and with one for the process two pages cleaned at once in two threads got each other's text. It
+# keeps nothing of a page between two cleanings, so a thread's own is enough.
+_THREADS = threading.local()
+
+
+def _cleaner() -> Cleaner:
+    cleaner = getattr(_THREADS, "cleaner", None)
+    if cleaner is None:
+        cleaner = _THREADS.cleaner = Cleaner(tags=TAGS, attributes=_allowed, protocols=PROTOCOLS, css_sanitizer=_CSS,
+                                             strip=False, strip_comments=True, filters=[_BoundedImages])
+    return cleaner
 
 
 def clean_html(element) -> str:
     """HTML with only formatting left: the allowlisted tags and attributes; a link keeps its text only."""
     text = element.decode() if isinstance(element, bytes) else str(element)
-    return _CLEANER.clean(text)
+    return _cleaner().clean(text)
 
 
 @pass_context
