@@ -8,8 +8,8 @@ of 4 GiB was read into memory, 4,000 sparse notebooks of 64 MiB took minutes and
 notebooks, whether feedback was fetched, is ready or changed) with nbgrader's own names, keys and
 hashes, but reads through a `FolderReads` of that folder: regular files only, never through a
 link, a FIFO never waited on, at most LISTED_FOLDER_BYTES in all and LISTED_NOTEBOOKS notebooks.
-Each folder's bounds live in its own FolderReads: listings run at once (a Jupyter server's
-threads) share nothing, and nothing of nbgrader's is replaced.
+Each folder's bounds live in its own FolderReads: listings run at once (threads of one
+process) share nothing, and nothing of nbgrader's is replaced.
 """
 
 from __future__ import annotations

@@ -153,7 +153,7 @@ def test_the_listing_does_not_grow_with_the_notebooks_one_folder_holds(tmp_path,
 
 
 # ---------------------------------------------------------------------------------------------
-# listings in threads (a Jupyter server lists for each request in a thread of its own)
+# two listings at once, in threads of one process
 # ---------------------------------------------------------------------------------------------
 def _sparse_notebooks(folder: Path, **sizes_mib: int) -> None:
     folder.mkdir(parents=True)

@@ -1,7 +1,8 @@
 """The pages highlight at most 60,000 characters of code each (6,000 of one cell): Pygments' Python
-lexers take time in the square of a run of blank lines. formgrader (one exporter, a Tornado server
-that may render in threads) and a threaded exporter render two pages at once: each page's budget is
-its own, whatever the other page holds, and nothing of a page stays behind once it is rendered."""
+lexers take time in the square of a run of blank lines. formgrader renders every page with one
+exporter (today on its server's event-loop thread, one at a time); threads sharing an exporter render
+two pages at once: each page's budget is its own, whatever the other page holds, and nothing of a
+page stays behind once it is rendered."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ GUARD = 60                     # seconds a thread may wait for its turn before t
 
 
 def _formgrade_exporter():
-    """The exporter formgrader renders every submission with (one per server), with the course's config."""
+    """An exporter as formgrader makes it (one per server), with the course's config."""
     from nbconvert.exporters import HTMLExporter
 
     with process_state_restored():
@@ -75,7 +76,7 @@ class _Turns:
 
 def test_two_pages_rendered_at_once_each_highlight_within_their_own_budget(monkeypatch):
     """Page a holds 14 cells of 5,000 characters (70,000: 12 are highlighted, the rest shown plain),
-    page b 3; formgrader's one exporter renders them in two threads, a cell of one between two of
+    page b 3; one exporter renders them in two threads, a cell of one between two of
     the other. Before, the budget was one per process, kept for the last notebook seen: each page's
     next cell took the budget back from the other and started it afresh, so page a highlighted all
     of its 70,000 characters, and the last page's notebook stayed held once rendered."""
