@@ -357,7 +357,11 @@ class _ShownLog(logging.LoggerAdapter):
     """A log whose every message is shown as collect's table shows names, its arguments included."""
 
     def log(self, level, msg, *args, **kwargs):
-        super().log(level, shown(str(msg) % args if args else str(msg)), **kwargs)
+        try:
+            text = str(msg) % args if args else str(msg)
+        except (TypeError, ValueError):   # logging itself reports a bad format and goes on; so does this
+            text = f"{msg} {args!r}"
+        super().log(level, shown(text), **kwargs)
 
 
 MAX_SECRET_BYTES = 4096        # nbgrader submit writes 128 hex digits; release_feedback reads the file whole

@@ -250,3 +250,15 @@ def test_a_folder_left_out_is_named_escaped(tmp_path, caplog):
     lines = listed(tmp_path, f"alice+{ASSIGNMENT}+2026-01-01 00:00:00.000000 UTC+x2", caplog)
     assert not any(ord(c) < 32 or ord(c) == 127 for line in lines for c in line), lines
     assert any("bob\\x1b]0;owned\\x07\\x0aalice" in line and "not listed" in line for line in lines), lines
+
+
+def test_a_message_whose_arguments_do_not_fit_its_format_is_still_logged(caplog):
+    """nbgrader's own messages pass through the shown log too: a bad format never stops a listing."""
+    import logging
+
+    from autograder.nbgrader_bridge.exchange import _ShownLog
+
+    log = _ShownLog(logging.getLogger("listing-format"))
+    with caplog.at_level(logging.WARNING, logger="listing-format"):
+        log.warning("%s and %s", "\x1b]0;title\x07")
+    assert "\x1b" not in caplog.text and "and" in caplog.text
