@@ -15,30 +15,26 @@ collect_flagged/<assignment>.csv (flagged.py), which `reconcile` prints.
 GuardedReleaseAssignment is nbgrader's release plus the sticky bit on inbound/, so that a student
 cannot rename or remove a classmate's submission folder (nbgrader makes inbound/ 2733).
 GuardedExchangeList is nbgrader's list with every field of a folder's name shown as collect's
-table shows it (control characters as escapes): `list --inbound` prints students' folder names.
+table shows it (control characters as escapes): `list --inbound` prints students' folder names; it
+parses inbound/ one folder at a time, each read with bounds of its own (submission_listing.py).
 Both say what to do when the exchange folder is missing, instead of nbgrader's "please contact
 your instructor" (the instructor is the one reading it). Loaded only by nbgrader.
 """
 
 import glob
-import hashlib
-import io
 import logging
 import os
 import shutil
 import stat
-import threading
 import uuid
 from collections import defaultdict
 from datetime import timezone
 from pathlib import Path
 
 from nbgrader.exchange.default.collect import ExchangeCollect
-from nbgrader.exchange.default import list as _list_module
 from nbgrader.exchange.default.list import ExchangeList
 from nbgrader.exchange.default.release_assignment import ExchangeReleaseAssignment
 from nbgrader.utils import check_directory, get_osusername
-from nbgrader.utils import notebook_hash as _nbgrader_notebook_hash
 from traitlets import Float, Int
 
 from autograder.engine.lateness import parse_time
@@ -51,6 +47,7 @@ from autograder.nbgrader_bridge.gradebook import due_date
 from autograder.nbgrader_bridge.inbound import (NOT_COLLECTED, SECRET_FILE, SECRET_WRITTEN, TIMESTAMP_FILE, CopyRules,
                                                 Flag, Refused, Submission, copy_submission, read_submission)
 from autograder.nbgrader_bridge.inbound_listing import list_inbound
+from autograder.nbgrader_bridge.submission_listing import listed_submission
 
 SETUP_DOC = "docs/exchange.md"
 
@@ -310,51 +307,44 @@ class GuardedExchangeCollect(ExchangeCollect):
 class GuardedExchangeList(ExchangeList):
     """nbgrader's list; a folder's name (student, assignment, time) is a student's text on the
     instructor's terminal: an escape sequence in it drove the terminal, a line break forged a
-    line of the listing. Only what is printed is escaped: the parsed names still find the files."""
+    line of the listing. Only what is printed is escaped: the parsed names still find the files.
+    `--inbound` reads each folder through submission_listing.py (bounded, one folder at a time)."""
 
     def parse_assignments(self):
         log = self.log
-        self.log = logging.LoggerAdapter(log)   # its warnings quote folder paths
-        self.log.process = lambda msg, kwargs: (shown(str(msg)), kwargs)
+        self.log = _ShownLog(log)   # its warnings quote folder paths
         try:
-            if not self.inbound:
-                return super().parse_assignments()
-            with _LISTING:   # the bounded readers replace nbgrader's list module's own while it runs
-                return self._inbound_one_by_one()
+            return self._parse_inbound() if self.inbound else super().parse_assignments()
         finally:
             self.log = log
 
-    def _inbound_one_by_one(self):
-        """nbgrader's parse, one student's folder at a time, its files read bounded: it reads each
-        folder's notebooks and submission_secret.txt whole, and an empty secret (AssertionError), a
-        FIFO notebook (blocked forever) or a sparse 4 GiB secret (MemoryError) stopped the class's
-        listing. Such a folder is left out with a warning; the others are grouped as nbgrader does."""
-        paths, groups = self.assignments, {}
-        shadowed = {name: getattr(_list_module, name, None) for name in ("open", "notebook_hash", "glob")}
-        _list_module.open, _list_module.notebook_hash = _bounded_open, _bounded_notebook_hash
-        _list_module.glob = _BoundedGlob   # parse_assignments globs only a folder's notebooks
-        try:
-            for path in paths:
-                self.assignments, _left_to_read[0] = [path], LISTED_FOLDER_BYTES
-                try:
-                    parsed = super().parse_assignments()
-                except Exception as exc:   # noqa: BLE001 - one student's folder never stops the listing
-                    self.log.warning("%s: not listed (%s: %s)", path, type(exc).__name__, exc)
+    def _parse_inbound(self):
+        """nbgrader's parse of inbound/, one student's folder at a time: a folder it cannot read (an
+        empty secret, a FIFO notebook, a sparse 4 GiB secret) is left out with a warning, never a
+        stop of the class's listing; the others are grouped by course, student and assignment as
+        nbgrader groups them."""
+        student = self.coursedir.student_id
+        courses = self.authenticator.get_student_courses(student) if student else None
+        groups = {}
+        for path in self.assignments:
+            try:
+                info = self.parse_assignment(path)
+                if courses is not None and info["course_id"] not in courses:
                     continue
-                for info in parsed:
-                    key = (info["course_id"], info["student_id"], info["assignment_id"])
-                    groups.setdefault(key, {**info, "submissions": []})["submissions"] += info["submissions"]
-        finally:
-            self.assignments = paths
-            for name, value in shadowed.items():
-                if value is None:
-                    delattr(_list_module, name)
-                else:
-                    setattr(_list_module, name, value)
-        for group in groups.values():
-            group["submissions"].sort(key=lambda x: x["timestamp"])
-            group["status"] = group["submissions"][0]["status"]
-        return [groups[key] for key in sorted(groups)]
+                parts = (info["course_id"], info["assignment_id"]) if self.path_includes_course else (info["assignment_id"],)
+                info = listed_submission({**info, "path": path}, os.path.join(self.assignment_dir, *parts),
+                                         os.path.join(self.root, info["course_id"], "feedback"), self.remove, self.log)
+            except Exception as exc:   # noqa: BLE001 - one student's folder never stops the listing
+                self.log.warning("%s: not listed (%s: %s)", path, type(exc).__name__, exc)
+                continue
+            key = (info["course_id"], info["student_id"], info["assignment_id"])
+            groups.setdefault(key, []).append(info)
+        listed = []
+        for (course_id, student_id, assignment_id), submissions in sorted(groups.items()):
+            submissions.sort(key=lambda x: x["timestamp"])
+            listed.append({"course_id": course_id, "student_id": student_id, "assignment_id": assignment_id,
+                           "status": submissions[0]["status"], "submissions": submissions})
+        return listed
 
     def format_inbound_assignment(self, info):
         return super().format_inbound_assignment(_shown_fields(info))
@@ -363,53 +353,18 @@ class GuardedExchangeList(ExchangeList):
         return super().format_outbound_assignment(_shown_fields(info))
 
 
-_LISTING = threading.Lock()     # one bounded inbound listing at a time in a process (a Jupyter server's threads)
+class _ShownLog(logging.LoggerAdapter):
+    """A log whose every message is shown as collect's table shows names, its arguments included."""
+
+    def log(self, level, msg, *args, **kwargs):
+        try:
+            text = str(msg) % args if args else str(msg)
+        except (TypeError, ValueError):   # logging itself reports a bad format and goes on; so does this
+            text = f"{msg} {args!r}"
+        super().log(level, shown(text), **kwargs)
+
+
 MAX_SECRET_BYTES = 4096        # nbgrader submit writes 128 hex digits; release_feedback reads the file whole
-LISTED_FOLDER_BYTES = 64 << 20   # what list reads of one inbound folder in all (notebooks, secret)
-_left_to_read = [LISTED_FOLDER_BYTES]   # of the folder being listed
-LISTED_NOTEBOOKS = 100           # notebooks of one inbound folder list reads (the release has one)
-
-
-def _bounded_open(path, mode="r", *args, **kwargs):
-    """`open` for nbgrader's list: a regular file only, never through a link, a FIFO never waited
-    on, at most what is left of the folder's LISTED_FOLDER_BYTES read (4,000 sparse notebooks of
-    64 MiB, hashed whole by nbgrader, took minutes)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    left = _left_to_read[0]
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > left:
-            raise OSError(f"{path}: no regular file, or past the {LISTED_FOLDER_BYTES >> 20} MiB list reads of a folder")
-        data = handle.read(left + 1)
-    if len(data) > left:
-        raise OSError(f"{path} grew past the {LISTED_FOLDER_BYTES >> 20} MiB list reads of a folder")
-    _left_to_read[0] = left - len(data)
-    return io.BytesIO(data) if "b" in mode else io.StringIO(data.decode("utf-8"))
-
-
-class _BoundedGlob:
-    """`glob` for nbgrader's list of one folder's notebooks: at most LISTED_NOTEBOOKS (nbgrader keeps
-    a record of each, and hashes each without a secret: 30,000 empty ones held 93 MiB)."""
-
-    @staticmethod
-    def glob(pattern):
-        found = []
-        for path in glob.iglob(pattern):
-            found.append(path)
-            if len(found) > LISTED_NOTEBOOKS:
-                raise OSError(f"more than {LISTED_NOTEBOOKS} notebooks in {os.path.dirname(pattern)}")
-        return found
-
-
-def _bounded_notebook_hash(path=None, unique_key=None, secret=None, notebook_id=None):
-    """nbgrader.utils.notebook_hash, its legacy form (a file's bytes) read through _bounded_open."""
-    if not path:
-        return _nbgrader_notebook_hash(secret=secret, notebook_id=notebook_id)
-    with _bounded_open(path, "rb") as handle:
-        digest = hashlib.md5(handle.read())
-    if unique_key:
-        digest.update(unique_key.encode("utf-8"))
-    return digest.hexdigest()
 
 
 def _shown_fields(info: dict) -> dict:

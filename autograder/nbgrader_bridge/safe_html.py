@@ -23,6 +23,7 @@ in templates/base/mathjax.html.j2, which both pages load in their head).
 from __future__ import annotations
 
 import re
+import threading
 from functools import cache
 
 import bleach
@@ -31,6 +32,8 @@ from bleach.css_sanitizer import CSSSanitizer
 from bleach.html5lib_shim import Filter
 from bleach.sanitizer import Cleaner
 from jinja2 import pass_context
+
+from autograder.nbgrader_bridge.highlight_budget import page_budget
 
 TAGS = frozenset({
     "a", "abbr", "b", "blockquote", "br", "caption", "code", "dd", "del", "details", "div", "dl", "dt", "em",
@@ -90,14 +93,24 @@ class _BoundedImages(Filter):
             yield token
 
 
-_CLEANER = Cleaner(tags=TAGS, attributes=_allowed, protocols=PROTOCOLS, css_sanitizer=_CSS, strip=False,
-                   strip_comments=True, filters=[_BoundedImages])
+# One Cleaner per thread: its HTML parser keeps state while it cleans (bleach: "not thread-safe"),
+# and with one for the process two pages cleaned at once in two threads got each other's text. It
+# keeps nothing of a page between two cleanings, so a thread's own is enough.
+_THREADS = threading.local()
+
+
+def _cleaner() -> Cleaner:
+    cleaner = getattr(_THREADS, "cleaner", None)
+    if cleaner is None:
+        cleaner = _THREADS.cleaner = Cleaner(tags=TAGS, attributes=_allowed, protocols=PROTOCOLS, css_sanitizer=_CSS,
+                                             strip=False, strip_comments=True, filters=[_BoundedImages])
+    return cleaner
 
 
 def clean_html(element) -> str:
     """HTML with only formatting left: the allowlisted tags and attributes; a link keeps its text only."""
     text = element.decode() if isinstance(element, bytes) else str(element)
-    return _CLEANER.clean(text)
+    return _cleaner().clean(text)
 
 
 @pass_context
@@ -107,7 +120,7 @@ def markdown2html(context, source: str) -> str:
 
     cell = context.get("cell", {})
     renderer = _renderer()(escape=False, allow_harmful_protocols=False, attachments=cell.get("attachments", {}))
-    renderer.take = lambda size: _take(context, size)
+    renderer.take = page_budget(context).take   # the page's, for its fenced blocks
     return clean_html(MarkdownWithMath(renderer=renderer).render(source))
 
 
@@ -155,32 +168,14 @@ def _renderer():
 COURSE_LEXER = "python"        # what the release's notebooks name (language_info.name)
 PLAIN_LEXER = "text"           # one token: linear, whatever the text
 _PYTHON_NAMES = frozenset({"python", "python3", "py", "py3", "ipython", "ipython3"})
-# Pygments' Python lexers take time in the square of a run of blank lines (16,000 characters of
-# " \n": 3.1 s of CPU with python, 33 s with ipython3): a page highlights at most this much, one
-# cell or fenced block at most MOST_HIGHLIGHTED_CELL of it (so at most about 4 s of CPU in all);
-# beyond, the code is shown as plain text. Lecture 1's largest code cell has 5,094 characters and
-# its 150 code cells 38,569 together.
-MOST_HIGHLIGHTED_CELL = 6_000
-MOST_HIGHLIGHTED_PAGE = 60_000
-_page = {"nb": None, "left": 0}   # the page being rendered (by its notebook) and what it may still highlight
-
-
-def _take(context, size: int) -> bool:
-    """Whether `size` characters more of this page may be highlighted (and then count them)."""
-    nb = context.get("nb") if context is not None else None
-    if nb is None or _page["nb"] is not nb:
-        _page.update(nb=nb, left=MOST_HIGHLIGHTED_PAGE)
-    if size > MOST_HIGHLIGHTED_CELL or size > _page["left"]:
-        return False
-    _page["left"] -= size
-    return True
+# How much of it a page highlights, and why it is bounded at all: highlight_budget.py.
 
 
 @pass_context
 def highlight_code(context, source: str, language: str | None = None, metadata: object = None) -> str:
     """nbconvert's `highlight_code` for a code cell, with the course's lexer and class only, within
     the page's budget (else as plain text)."""
-    lexer = COURSE_LEXER if _take(context, len(source)) else PLAIN_LEXER
+    lexer = COURSE_LEXER if page_budget(context).take(len(source)) else PLAIN_LEXER
     return _highlighter()(source, lexer, None)
 
 

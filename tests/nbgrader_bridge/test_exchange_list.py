@@ -7,6 +7,7 @@ nbgrader_config.py) shows them as collect's table does: every control character 
 from __future__ import annotations
 
 import logging
+import threading
 from pathlib import Path
 
 import pytest
@@ -149,3 +150,115 @@ def test_the_listing_does_not_grow_with_the_notebooks_one_folder_holds(tmp_path,
         lines = listed(tmp_path, f"alice+{ASSIGNMENT}+2026-01-01 00:00:00.000000 UTC+x1", caplog)
     assert f"cs349e alice {ASSIGNMENT} 2026-01-01 00:00:00.000000 UTC (no feedback available)" in lines
     assert peak.bytes < 8 << 20, f"{peak.bytes >> 20} MiB for one folder of 30,000 notebooks"
+
+
+# ---------------------------------------------------------------------------------------------
+# two listings at once, in threads of one process
+# ---------------------------------------------------------------------------------------------
+def _sparse_notebooks(folder: Path, **sizes_mib: int) -> None:
+    folder.mkdir(parents=True)
+    for name, size in sizes_mib.items():     # holes: no disk used, every byte still read and hashed
+        with open(folder / f"{name}.ipynb", "wb") as handle:
+            handle.truncate(size << 20)
+
+
+def _lister(root: Path, assignment: str, logger: logging.Logger):
+    from nbgrader.auth import Authenticator
+    from nbgrader.coursedir import CourseDirectory
+
+    from autograder.nbgrader_bridge.exchange import GuardedExchangeList
+
+    coursedir = CourseDirectory(root=str(root.parent / "course"), course_id="cs349e", assignment_id=assignment)
+    lister = GuardedExchangeList(coursedir=coursedir, authenticator=Authenticator(), root=str(root), inbound=True)
+    lister.log = logger
+    return lister
+
+
+class _PauseAt(logging.Handler):
+    """Holds the listing whose logger it is on at the first record that mentions `mark`, until let go."""
+
+    def __init__(self, mark: str):
+        super().__init__(logging.DEBUG)
+        self.mark, self.paused, self.go_on = mark, threading.Event(), threading.Event()
+
+    def emit(self, record):
+        if self.mark in record.getMessage() and not self.paused.is_set():
+            self.paused.set()
+            self.go_on.wait(timeout=DEADLOCK_GUARD)
+
+
+DEADLOCK_GUARD = 60   # seconds a step may wait for another thread before the test calls it a deadlock
+
+
+def test_two_listings_in_threads_each_read_within_their_own_bounds(tmp_path, caplog):
+    """Each folder's bound (64 MiB read, 100 notebooks) belongs to the listing reading it. A listing
+    held half-way through a folder of 68 MiB (10 MiB read, 58 to go) while another lists folders of
+    its own still leaves that folder out: the other listing's start of a folder gives it no new
+    64 MiB. The other listing leaves out its own folder of 70 MiB and lists its 4 MiB one. Neither
+    waits for the other, and nbgrader's list module is never changed (its functions stay nbgrader's
+    before, during and after a listing): no code of nbgrader's reads through a listing's bounds."""
+    from nbgrader.exchange.default import list as list_module
+
+    as_imported = dict(vars(list_module))
+    root = tmp_path / "exchange"
+    inbound = root / "cs349e" / "inbound"
+    # no submission_secret.txt: nbgrader then hashes each notebook whole
+    _sparse_notebooks(inbound / f"alice+hw_a+{WHEN}+x1", n1=10, n2=58)   # 68 MiB: past its bound
+    _sparse_notebooks(inbound / f"dave+hw_a+{WHEN}+x4", n1=1)
+    _sparse_notebooks(inbound / f"bob+hw_b+{WHEN}+x2", n1=40, n2=30)     # 70 MiB: past its bound
+    _sparse_notebooks(inbound / f"carol+hw_b+{WHEN}+x3", n1=4)           # the last folder the second lists
+
+    pause = _PauseAt(mark="+n2+")        # the key nbgrader logs before it reads a notebook: after n1, before n2
+    first_log, second_log = logging.getLogger("list-a"), logging.getLogger("list-b")
+    first_log.addHandler(pause)
+    first_log.setLevel(logging.DEBUG)
+    results = {}
+    first = threading.Thread(target=lambda: results.setdefault("a", _lister(root, "hw_a", first_log).start()))
+    second = threading.Thread(target=lambda: results.setdefault("b", _lister(root, "hw_b", second_log).start()))
+    try:
+        with caplog.at_level(logging.INFO):
+            first.start()
+            assert pause.paused.wait(timeout=DEADLOCK_GUARD), "the first listing never reached its second notebook"
+            during = {name: value for name, value in vars(list_module).items() if as_imported.get(name) is not value}
+            second.start()
+            second.join(timeout=DEADLOCK_GUARD)
+            assert not second.is_alive(), "the second listing waited for the first to end"
+            pause.go_on.set()
+            first.join(timeout=DEADLOCK_GUARD)
+    finally:
+        pause.go_on.set()
+        first_log.removeHandler(pause)
+        first.join()
+        second.join()
+    assert during == {}, f"nbgrader's list module changed while a listing ran: {sorted(during)}"
+    assert {name: value for name, value in vars(list_module).items() if as_imported.get(name) is not value} == {}
+    listed = {key: [(s["student_id"], len(s["notebooks"])) for group in results[key] for s in group["submissions"]]
+              for key in ("a", "b")}
+    assert listed == {"a": [("dave", 1)], "b": [("carol", 1)]}, listed
+    for logger, student in (("list-a", "alice"), ("list-b", "bob")):
+        left_out = [r.getMessage() for r in caplog.records if r.name == logger and r.levelno == logging.WARNING]
+        assert len(left_out) == 1 and f"/{student}+" in left_out[0] and "not listed" in left_out[0], left_out
+
+
+def test_a_folder_left_out_is_named_escaped(tmp_path, caplog):
+    """The warning that leaves a folder out quotes its name: its control characters are escaped too."""
+    name = f"{FORGED}+{ASSIGNMENT}+2026-01-01 00:00:00.000000 UTC+x1"
+    folder = tmp_path / "exchange" / "cs349e" / "inbound" / name
+    folder.mkdir(parents=True)
+    (folder / "handout.ipynb").write_text("{}")
+    (folder / "submission_secret.txt").write_bytes(b"")     # nbgrader's assert fails on an empty secret
+    lines = listed(tmp_path, f"alice+{ASSIGNMENT}+2026-01-01 00:00:00.000000 UTC+x2", caplog)
+    assert not any(ord(c) < 32 or ord(c) == 127 for line in lines for c in line), lines
+    assert any("bob\\x1b]0;owned\\x07\\x0aalice" in line and "not listed" in line for line in lines), lines
+
+
+def test_a_message_whose_arguments_do_not_fit_its_format_is_still_logged(caplog):
+    """nbgrader's own messages pass through the shown log too: a bad format never stops a listing."""
+    import logging
+
+    from autograder.nbgrader_bridge.exchange import _ShownLog
+
+    log = _ShownLog(logging.getLogger("listing-format"))
+    with caplog.at_level(logging.WARNING, logger="listing-format"):
+        log.warning("%s and %s", "\x1b]0;title\x07")
+    assert "\x1b" not in caplog.text and "and" in caplog.text
