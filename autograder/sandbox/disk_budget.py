@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 from . import reaper
+from .open_files import deleted_but_open
 from .limits import Limits
 from .workdir import MAX_ENTRIES
 
@@ -55,6 +56,10 @@ def overrun_text(limits: Limits, written: int, entries: int) -> str:
     return f"写入的文件超过 {budget_bytes(limits) / 1024**2:g} MB（沙箱的写入上限），代码被停止"
 
 
+HIDDEN_TEXT = ("代码里有进程把自己设成了不可转储（PR_SET_DUMPABLE），评分程序无法计量它打开的文件占了多少磁盘，"
+               "代码被停止")
+
+
 class DiskWatch:
     """One sandbox's watchdog thread: started once a worker says its folder is not on a capped
     tmpfs, stopped at close. `overrun` is None, or why the uid's processes were ended for what the
@@ -72,6 +77,8 @@ class DiskWatch:
         self._devices: dict[int, str] = {}  # a folder on each disk measured
         self._last_free: list[int] = []     # their free bytes at the last reading
         self._root_id = (-1, -1)            # the sandbox's folder (device, inode)
+        self._hidden: set[int] = set()      # processes whose open files were closed to the last reading
+        self._hidden_since: dict[int, float] = {}
 
     def start(self) -> None:
         if self._thread is not None:
@@ -108,6 +115,10 @@ class DiskWatch:
                 self.overrun = overrun_text(self.limits, written, entries)
                 print(f"WARNING: sandbox uid {self.uid} stopped: it wrote {written} bytes in {entries} new "
                       f"entries, past its budget", file=sys.stderr, flush=True)
+            elif hiding := self._hiding_since_a_reading_ago():
+                self.overrun = HIDDEN_TEXT
+                print(f"WARNING: sandbox uid {self.uid} stopped: its process(es) {sorted(hiding)} closed their "
+                      f"open files to the grader (non-dumpable, and no CAP_SYS_PTRACE here)", file=sys.stderr, flush=True)
         if self.overrun is not None:
             reaper.kill_uid(self.uid)   # again at each reading: a worker started since goes too
         return self.overrun is not None
@@ -124,7 +135,15 @@ class DiskWatch:
             # the sandbox's own folder may lie in one (TMPDIR=/tmp): measured above already
             more_size, more = _tree(folder, self.uid, BUDGET_ENTRIES - entries + 1, skip=self._root_id)
             size, entries = size + more_size, entries + more
-        return size + _deleted_but_open(self.uid, set(self._devices)), entries
+        held, self._hidden = deleted_but_open(self.uid, set(self._devices))
+        return size + held, entries
+
+    def _hiding_since_a_reading_ago(self) -> set[int]:
+        """The processes whose open files were closed to the grader at this reading and SAMPLE_SECONDS
+        ago or more: a worker is closed for the moment between its uid switch and its prctl."""
+        now = time.monotonic()
+        self._hidden_since = {pid: self._hidden_since.get(pid, now) for pid in self._hidden}
+        return {pid for pid, since in self._hidden_since.items() if now - since >= SAMPLE_SECONDS}
 
     def _free(self) -> list[int]:
         """Free bytes on each disk measured."""
@@ -183,34 +202,3 @@ def _tree(top: str, owner: int | None, most: int, skip: tuple[int, int] = (-1, -
                 if stat.S_ISDIR(info.st_mode):
                     stack.append(entry.path)
     return size, entries
-
-
-def _deleted_but_open(uid: int, devices: set[int]) -> int:
-    """Bytes of the files the uid's processes hold open after deleting them, on `devices` (the
-    disks measured above; a memfd is memory, not disk): no folder lists them."""
-    seen: dict[tuple[int, int], int] = {}
-    for pid in _processes_of(uid):
-        try:
-            fds = os.listdir(f"/proc/{pid}/fd")
-        except OSError:
-            continue
-        for fd in fds:
-            try:
-                info = os.stat(f"/proc/{pid}/fd/{fd}")
-            except OSError:
-                continue
-            if stat.S_ISREG(info.st_mode) and info.st_nlink == 0 and info.st_dev in devices:
-                seen[(info.st_dev, info.st_ino)] = info.st_blocks * 512
-    return sum(seen.values())
-
-
-def _processes_of(uid: int) -> list[int]:
-    found = []
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
-            try:
-                if entry.stat().st_uid == uid:
-                    found.append(int(entry.name))
-            except OSError:
-                pass
-    return found

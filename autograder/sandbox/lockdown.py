@@ -84,6 +84,7 @@ else:
     import private_disk
 
 _PR_SET_PDEATHSIG, _PR_CAPBSET_DROP, _PR_SET_SECCOMP, _PR_SET_NO_NEW_PRIVS = 1, 24, 22, 38
+_PR_SET_DUMPABLE = 4
 _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 _SECCOMP_MODE_FILTER = 2
 _CLONE_NEWNS, _CLONE_NEWNET, _CLONE_NEWIPC = 0x00020000, 0x40000000, 0x08000000
@@ -183,6 +184,11 @@ def apply(spec: dict) -> dict:
         _prctl(_PR_SET_NO_NEW_PRIVS, 1)
         _empty_bounding_set(spec.get("drop_to") is not None)
         _switch_ids(spec.get("drop_to"))
+        if spec.get("drop_to"):
+            # The switch made the worker non-dumpable: its open files closed to all but CAP_SYS_PTRACE,
+            # which a container's root lacks, so the disk watchdog could not count the deleted files
+            # it holds (open_files.py). Student code could make itself dumpable anyway (prctl).
+            _prctl(_PR_SET_DUMPABLE, 1)
         if spec.get("parent_pid"):
             # After the switch: the kernel clears the parent-death signal when the uid changes.
             _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)

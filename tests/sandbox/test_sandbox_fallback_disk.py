@@ -14,7 +14,7 @@ from dataclasses import replace
 import pytest
 from sandbox_helpers import FAST, needs_rlimits
 
-from autograder.sandbox import SandboxError, disk_budget, uid_fallback
+from autograder.sandbox import SandboxError, disk_budget, open_files, uid_fallback
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="only a root grader gives up its uid")
 pytestmark = [needs_root, needs_rlimits]
@@ -63,6 +63,18 @@ FILLER = {"codesign.py": """
             os.unlink(path)
             time.sleep(pause)
         return pieces, 0
+
+    def hold_deleted_hidden(folder, pieces, size, pause):
+        # The same, from a process that made itself non-dumpable: its /proc entries belong to root
+        # and its open files can be read only with CAP_SYS_PTRACE (a container's root has none).
+        import ctypes
+        if ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0) != 0:   # PR_SET_DUMPABLE
+            return -1, ctypes.get_errno()
+        return hold_deleted(folder, pieces, size, pause)
+
+    def dumpable():
+        import ctypes
+        return ctypes.CDLL(None).prctl(3, 0, 0, 0, 0)   # PR_GET_DUMPABLE
 
     def rewrite(name, times, size, pause):
         # An honest cache: one file written again and again, never more than `size` at once.
@@ -157,6 +169,20 @@ def test_files_deleted_but_held_open_count_too(sandbox, scratch):
         assert outcome.status == "crashed" and "MB" in outcome.exc_message, outcome
 
 
+def test_files_held_open_by_a_non_dumpable_process_count_too(sandbox, scratch):
+    """The same 8 files held by a process that made itself non-dumpable (prctl, one call). Kernels that
+    give such a process's /proc folder to root hid it from a search by that folder's owner; the
+    watchdog finds the uid's processes by their uids (/proc/<pid>/status), and the grader here has
+    CAP_SYS_PTRACE to read their files (without it: test_disk_budget_without_ptrace.py)."""
+    box = sandbox(FILLER, limits=SMALL, **RL)
+    home, cwd = box.call("codesign", "home").value
+    outcome = box.call("codesign", "hold_deleted_hidden", (home, 8, PIECE, 0.05), timeout=10)
+    if scratch == "private scratch":
+        assert outcome.status == "ok" and outcome.value[1] != 0, outcome
+    else:
+        assert outcome.status == "crashed" and "MB" in outcome.exc_message, outcome
+
+
 def test_an_honest_submission_that_rewrites_its_files_is_not_stopped(sandbox, scratch):
     """What counts is what is on the disk at each reading, not what was ever written: a file of
     0.6 MB written 30 times over several readings (18 MB in all) stays within a 1 MB budget, and
@@ -199,3 +225,42 @@ def test_a_watchdog_that_cannot_measure_stops_the_sandbox_as_the_graders_failure
     assert "MB" not in str(stopped.value)
     with pytest.raises(SandboxError):
         box.run_notebook("x.ipynb", [])
+
+
+def test_the_uid_fallbacks_worker_is_dumpable_so_a_graders_reading_as_its_uid_is_let_in(sandbox, scratch):
+    """The uid switch makes a process non-dumpable; a grader without CAP_SYS_PTRACE (a container) can
+    read a process's open files only as its uid and only while it is dumpable (open_files.py)."""
+    box = sandbox(FILLER, limits=SMALL, **RL)
+    outcome = box.call("codesign", "dumpable")
+    assert outcome.status == "ok" and outcome.value == 1, outcome
+
+
+def _watchdog_sees_hidden(monkeypatch, readings: list[set[int]]):
+    """The watchdog's readings name `readings` (then the last one for good) as closed to the grader."""
+    def hidden(uid, devices):
+        return 0, readings.pop(0) if len(readings) > 1 else readings[0]
+
+    monkeypatch.setattr(disk_budget, "deleted_but_open", hidden)
+
+
+def test_a_process_that_hides_its_open_files_stops_the_sandbox_as_the_students_doing(sandbox, monkeypatch):
+    """Where the grader has no CAP_SYS_PTRACE, a process that made itself non-dumpable keeps its open
+    files from the grader even as its own uid (test_disk_budget_without_ptrace.py): the watchdog
+    cannot count them, so it stops the sandbox and tells the student why; a grader's failure it is not."""
+    monkeypatch.setattr(uid_fallback, "PRIVATE_SCRATCH", False)   # the watchdog, not a tmpfs
+    box = sandbox(FILLER, limits=SMALL, **RL)
+    assert box.call("codesign", "home").status == "ok"
+    _watchdog_sees_hidden(monkeypatch, [{4242}])
+    time.sleep(disk_budget.SAMPLE_SECONDS * 4)   # hidden at two readings or more
+    outcome = box.call("codesign", "home", timeout=10)
+    assert outcome.status == "crashed" and outcome.exc_message == disk_budget.HIDDEN_TEXT, outcome
+
+
+def test_a_process_closed_for_one_reading_only_is_not_stopped(sandbox, monkeypatch):
+    """A new worker is closed between its uid switch and its prctl: one reading may find it so."""
+    monkeypatch.setattr(uid_fallback, "PRIVATE_SCRATCH", False)
+    box = sandbox(FILLER, limits=SMALL, **RL)
+    assert box.call("codesign", "home").status == "ok"
+    _watchdog_sees_hidden(monkeypatch, [{4242}, set()])
+    time.sleep(disk_budget.SAMPLE_SECONDS * 4)
+    assert box.call("codesign", "home", timeout=10).status == "ok"

@@ -49,6 +49,20 @@ if _seen:
     raise SystemExit("READ /autograder/source: " + ", ".join(_seen))
 '''
 
+# Writes three files of 30 MB into HOME, each under the 64 MB file cap, and keeps them open after
+# deleting them: no folder lists them, the disk still holds them (90 MB against a 64 MB budget).
+HOLDS_DELETED = '''
+import os as _os
+_held = []
+for _piece in range(3):
+    _path = _os.path.join(_os.environ["HOME"], f"held-{_piece}")
+    _handle = open(_path, "wb")
+    _handle.write(b"x" * (30 << 20))
+    _handle.flush()
+    _os.unlink(_path)
+    _held.append(_handle)
+'''
+
 
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory) -> Path:
@@ -144,3 +158,17 @@ def test_no_submission_reads_the_bundle_source(graded, hostile, tmp_path):
         assert run.results["score"] == pytest.approx(AUTO_POINTS)
     else:  # found no reference to run: its functions earn nothing
         assert sum(score_of(run, f) for f in FUNCTIONS) == 0
+
+
+def test_files_held_open_after_deleting_them_count_against_the_budget_in_a_container(graded, tmp_path):
+    """Docker's root has no CAP_SYS_PTRACE: the watchdog, reading /proc/<pid>/fd as root, counted
+    none of these files, and the student kept alice's points with 90 MB on a 64 MB budget (one
+    import, any number of files). It reads as the sandbox's uid where root is refused."""
+    submission = tmp_path / "holds_deleted"
+    shutil.copytree(EXAMPLES / "alice", submission)
+    code = submission / "codesign.py"
+    code.write_text(HOLDS_DELETED + code.read_text(encoding="utf-8"), encoding="utf-8")
+    run = graded("holds_deleted", submission)
+    assert isolation_of(run) != "bubblewrap"
+    assert sum(score_of(run, f) for f in FUNCTIONS) == 0, run.results["output"][-2000:]
+    assert "写入的文件超过" in str(run.results), str(run.results)[-2000:]
