@@ -6,7 +6,8 @@ through an alias, `builtins.exec` or `getattr(..., "exec")`), whose argument is 
 small interpreter that knows only literals, constants assigned once, `+`, slicing, and pure
 decoders (base64/binascii, zlib/gzip/bz2/lzma, codecs, bytes.fromhex, str/bytes conversions);
 a chain of those decoders outside any exec whose result is Python code (exec may be hidden);
-marshal/pickle loads; a builtin looked up by a computed name.
+marshal/pickle loads; a builtin looked up by a computed name; a plain string literal that is Python
+defining a function or class (the code may write it to a module file and import it, no exec).
 Every value is bounded (MAX_DECODED bytes), its size computed before it is built where it can be
 (a join, `+`, a slice) and decompression stopped past it; so are the nesting of packed code in
 packed code (MAX_DEPTH) and, through one Budget shared by a submission's sources, sites and
@@ -579,6 +580,14 @@ def _sites(tree: ast.Module, depth: int, budget: Budget) -> list[Site]:
             elif _computed_builtin(node, module):
                 found.append(Site(node.lineno, "getattr(builtins, <computed>)", None,
                                   "a builtin looked up by a name computed at run time", depth))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                and not {"runner", "decoder"} & around.get(id(node), frozenset()) \
+                and ("def " in node.value or "class " in node.value):
+            # Python in a plain literal, which the code may write to a module file and import
+            # (no exec): a token comparison sees one string
+            site = _read(Site(node.lineno, LITERAL, node.value, depth=depth), budget, read)
+            if site.unread or site.decoded is not None and _defines(site.decoded):
+                found.append(site)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) \
                 and _runner(module.aliases.get(node.id, node.id)):
             parent = parents.get(id(node))
@@ -620,6 +629,16 @@ def _computed_builtin(call: ast.Call, module: _Module) -> bool:
     base = call.args[0]
     base_name = module.qualified(base.func if isinstance(base, ast.Call) else base)
     return base_name in BUILTIN_NAMESPACES
+
+
+LITERAL = "a string literal holding Python code"
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _defines(text: str) -> bool:
+    """Text that is Python defining a function or class (prose and data mentioning `def` are not)."""
+    tree = _parse(text)
+    return tree is not None and any(isinstance(node, _DEFINITIONS) for node in ast.walk(tree))
 
 
 def _is_code(text: str, read: dict[str, bool | None]) -> bool:

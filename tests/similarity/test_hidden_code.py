@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from class_similarity import answered_reference
+from test_packed_code import written_and_imported
 
 from autograder.commands.similarity import DEFAULT_THRESHOLD
 
@@ -23,6 +24,7 @@ ASSIGNMENT = "lec01_codesign"
 CORPUS = ROOT / "tests" / "corpus" / ASSIGNMENT
 HONEST = ("correct_loops", "float32", "different_algebra", "correct_ml_dtypes")
 VICTIM, HIDER = "different_algebra", "hider"
+STRINGER, STRUNG_FROM = "stringer", "correct_loops"   # the copy in a literal of codesign.py, written and imported
 
 LOADER = '''"""My codesign functions (the helpers are kept with my notebook)."""
 import json, os, sys, tempfile
@@ -49,6 +51,10 @@ def checked(tmp_path_factory):
     notebook["metadata"]["notes"] = (CORPUS / VICTIM / "codesign.py").read_text(encoding="utf-8")
     (submissions / HIDER / "handout.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
     (submissions / HIDER / "codesign.py").write_text(LOADER, encoding="utf-8")
+    (submissions / STRINGER).mkdir()
+    shutil.copyfile(answered / "handout.ipynb", submissions / STRINGER / "handout.ipynb")
+    (submissions / STRINGER / "codesign.py").write_text(
+        written_and_imported((CORPUS / STRUNG_FROM / "codesign.py").read_text(encoding="utf-8")), encoding="utf-8")
     out = tmp_path_factory.mktemp("similarity")
     done = subprocess.run([sys.executable, "-m", "autograder", "similarity", ASSIGNMENT, str(submissions),
                            "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=300)
@@ -66,6 +72,14 @@ def test_code_kept_in_the_notebooks_metadata_is_compared_with_its_victim(checked
     assert float(row["score"]) >= DEFAULT_THRESHOLD and row["flagged"] == "yes"
     assert f"{HIDER}: packed code decoded" in row["packed"]
     assert "handout.ipynb metadata.notes" in done.stdout
+
+
+def test_code_in_a_literal_written_to_a_module_is_compared_with_its_victim(checked):
+    done, pairs = checked
+    row = pairs[frozenset((STRUNG_FROM, STRINGER))]
+    print(f"copy in a string literal against its victim: {float(row['score']):.3f}")
+    assert float(row["score"]) >= DEFAULT_THRESHOLD and row["flagged"] == "yes"
+    assert f"{STRINGER}: packed code decoded" in row["packed"] and "string literal" in done.stdout
 
 
 def test_an_honest_class_has_no_hidden_code(checked):

@@ -249,3 +249,23 @@ def test_the_report_lists_packed_code(checked):
     assert not [name for name in HONEST if f"<b>{name}</b>" in section]
     staged = (out / "code" / "students" / f"{PACKER}.py").read_text(encoding="utf-8")
     assert victim_source().strip() in staged                # the decoded copy is what was compared
+
+
+def written_and_imported(source: str) -> str:
+    """The copy as a plain string literal, written to a module file and imported: no exec, eval or
+    compile, no decoder; a token comparison sees one string."""
+    return ("import os, sys, tempfile\n"
+            f"SRC = {source!r}\n"
+            "_folder = tempfile.mkdtemp()\n"
+            "with open(os.path.join(_folder, 'impl.py'), 'w') as handle:\n"
+            "    handle.write(SRC)\n"
+            "sys.path.insert(0, _folder)\n"
+            "from impl import *\n")
+
+
+def test_code_in_a_plain_string_literal_is_found_and_decoded():
+    source = victim_source()
+    found = unpack(written_and_imported(source))
+    assert found.status == "decoded", found
+    assert [text for _, text in found.decoded_texts] == [source]
+    assert "string literal" in found.sites[0].describe()
