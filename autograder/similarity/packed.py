@@ -5,8 +5,11 @@ Read statically with `ast`, never run. Packing sites: each call of exec/eval/com
 through an alias, `builtins.exec` or `getattr(..., "exec")`), whose argument is evaluated by a
 small interpreter that knows only literals, constants assigned once, `+`, slicing, and pure
 decoders (base64/binascii, zlib/gzip/bz2/lzma, codecs, bytes.fromhex, str/bytes conversions);
-a chain of those decoders outside any exec whose result is Python code (exec may be hidden);
-marshal/pickle loads; a builtin looked up by a computed name.
+a chain of those decoders outside any exec whose result is Python code (exec may be hidden), or
+whose argument cannot be evaluated (data read at run time, e.g. from the notebook's attachments,
+may be code written to a module and imported);
+marshal/pickle loads; a builtin looked up by a computed name; a plain string literal that is Python
+defining a function or class (the code may write it to a module file and import it, no exec).
 Every value is bounded (MAX_DECODED bytes), its size computed before it is built where it can be
 (a join, `+`, a slice) and decompression stopped past it; so are the nesting of packed code in
 packed code (MAX_DEPTH) and, through one Budget shared by a submission's sources, sites and
@@ -542,6 +545,9 @@ def _parse(source: str) -> ast.Module | None:
 
 DECODERS = {name for name in FUNCTIONS if name not in ("bytes", "bytearray", "str", "chr")}
 BUILTIN_NAMESPACES = {"builtins", "__builtins__", "globals", "vars", "locals"}
+# Decoders whose output is text only when text was encoded: one of data read at run time may be code.
+RUNTIME_DECODERS = {name for name in DECODERS if name.split(".")[0] in ("base64", "binascii", "zlib", "gzip", "bz2", "lzma")} \
+    | {"bytes.fromhex", "bytearray.fromhex"}
 
 
 def _sites(tree: ast.Module, depth: int, budget: Budget) -> list[Site]:
@@ -574,11 +580,23 @@ def _sites(tree: ast.Module, depth: int, budget: Budget) -> list[Site]:
                 found.append(Site(node.lineno, f"{name}(...)", None, OPAQUE[name], depth))
             elif what == "decoder" and not {"runner", "decoder"} & outer:
                 site = _read(_decode_site(node, None, evaluator, depth), budget, read)
-                if site.unread or site.decoded is not None and _is_code(site.decoded, read):
-                    found.append(site)     # decoded data that is not code is not packing; unread data may be
+                # decoded data that is not code is not packing; data a binary-to-text decoder cannot
+                # decode statically (read at run time: the notebook's attachments, a file) may be code
+                # written to a module (float.fromhex, codecs' text encodings: honest code uses them)
+                runtime = site.decoded is None and module.qualified(node.func) in RUNTIME_DECODERS
+                if site.unread or runtime or site.decoded is not None and _is_code(site.decoded, read):
+                    found.append(site)
             elif _computed_builtin(node, module):
                 found.append(Site(node.lineno, "getattr(builtins, <computed>)", None,
                                   "a builtin looked up by a name computed at run time", depth))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                and not {"runner", "decoder"} & around.get(id(node), frozenset()) \
+                and ("def " in node.value or "class " in node.value):
+            # Python in a plain literal, which the code may write to a module file and import
+            # (no exec): a token comparison sees one string
+            site = _read(Site(node.lineno, LITERAL, node.value, depth=depth), budget, read)
+            if site.unread or site.decoded is not None and _defines(site.decoded):
+                found.append(site)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) \
                 and _runner(module.aliases.get(node.id, node.id)):
             parent = parents.get(id(node))
@@ -620,6 +638,16 @@ def _computed_builtin(call: ast.Call, module: _Module) -> bool:
     base = call.args[0]
     base_name = module.qualified(base.func if isinstance(base, ast.Call) else base)
     return base_name in BUILTIN_NAMESPACES
+
+
+LITERAL = "a string literal holding Python code"
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _defines(text: str) -> bool:
+    """Text that is Python defining a function or class (prose and data mentioning `def` are not)."""
+    tree = _parse(text)
+    return tree is not None and any(isinstance(node, _DEFINITIONS) for node in ast.walk(tree))
 
 
 def _is_code(text: str, read: dict[str, bool | None]) -> bool:

@@ -20,6 +20,7 @@ from pathlib import Path
 from autograder.engine.locate import locate, student_folders
 from autograder.engine.registry import GradingConfig
 from autograder.sandbox.nbrunner import NotebookUnreadable, load_code_cells
+from autograder.similarity.hidden import UNREAD, hidden_code
 from autograder.similarity.packed import Budget, Site, Unpacked, unpack
 
 PUBLIC_BOILERPLATE = ("test_codesign.py", "public_checks.py", "selfcheck.py", "conftest.py")
@@ -29,6 +30,8 @@ PUBLIC_BOILERPLATE = ("test_codesign.py", "public_checks.py", "selfcheck.py", "c
 # and copydetect's input is at most twice this per student. What is cut is said in the notes.
 MAX_COMPARED_CHARS = 200_000
 LABEL_OVERHEAD = len("# --- \n\n\n")   # what unpacked_text adds around each part besides its label
+# The end of the label of a part that is code a notebook keeps outside its code cells (hidden.py).
+HIDDEN = ": code outside the code cells"
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,8 @@ def code_parts(folder: Path, names: tuple[str, ...], limit: int | None = None
                 notes.append(f"{name}: {exc}")
                 continue
             parts += [(f"{name} cell {index}", source) for index, source in cells]
+            # after the code cells: code it keeps elsewhere, which its code may load at run time
+            parts += [(f"{name} {place}{HIDDEN}", text) for place, text in hidden_code(path)]
         else:
             with open(path, encoding="utf-8", errors="replace") as handle:
                 parts.append((name, handle.read(limit + 1) if limit is not None else handle.read()))
@@ -98,10 +103,11 @@ def code_parts(folder: Path, names: tuple[str, ...], limit: int | None = None
 def _within(parts: list[tuple[str, str]], limit: int, notes: list[str]) -> list[tuple[str, str]]:
     """The parts up to `limit` characters in all, each part's label and separator counted (60,000
     cells of `x=1` were 180,000 characters of code and 2 MB staged); a whitespace-only part is left
-    out (it compares nothing and would cost its label); a note names where the cut fell."""
+    out (it compares nothing and would cost its label); a note names where the cut fell. Code kept
+    outside a notebook's code cells is always reported: past the cut by its place only, unread."""
     kept, left = [], limit
-    for label, source in parts:
-        if not source.strip():
+    for position, (label, source) in enumerate(parts):
+        if not source.strip() and not label.endswith(HIDDEN):
             continue
         left -= len(label) + LABEL_OVERHEAD
         if len(source) > left:
@@ -110,6 +116,8 @@ def _within(parts: list[tuple[str, str]], limit: int, notes: list[str]) -> list[
                          "not the rest (read it)")
             if left:
                 kept.append((label, source[:left]))
+            kept += [(later.replace(HIDDEN, f" {UNREAD}{HIDDEN}"), "") for later, _ in parts[position + 1:]
+                     if later.endswith(HIDDEN) and UNREAD not in later]
             break
         kept.append((label, source))
         left -= len(source)
@@ -122,6 +130,9 @@ def unpacked_text(parts: list[tuple[str, str]], budget: int = MAX_COMPARED_CHARS
     sections, places, statuses = [], [], set()
     left = Budget(text=budget)
     for label, source in parts:
+        if label.endswith(HIDDEN):
+            statuses.add("undecodable" if UNREAD in label else "decoded")
+            places.append(label)
         sections.append(f"# --- {label}\n{source}")
         found = _unpacked(source, left)
         if found.status:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hub_courses import load_hub  # noqa: E402
+from service_ports import refuse_held_ports, watch  # noqa: E402
 
 c = get_config()  # noqa: F821  (provided by JupyterHub)
 
@@ -82,3 +83,13 @@ for course in HUB.courses:
     c.Authenticator.allowed_users.add(course.grader)
 c.JupyterHub.load_roles = roles
 c.JupyterHub.services = services
+
+# ------------------------------------------------------------------ formgrader ports
+# Any hub user may bind a free port of 127.0.0.1: one who holds a formgrader's port would get the
+# course's formgrader traffic (service_ports.py). Only in the hub itself, not where this file is read
+# for its settings (tests/hub/test_hub_config.py).
+_hub = sys.modules.get("jupyterhub.app")
+if _hub is not None and _hub.JupyterHub.initialized():
+    refuse_held_ports(HUB.courses)
+    watch(HUB.courses)
+

@@ -6,7 +6,8 @@ deploy/jupyterhub/courses.toml` from the kit's folder (docs/jupyterhub.md). Safe
    etc/jupyter/nbgrader_config.py (the exchange, one folder per course, the hub's groups decide
    who may use which course).
 2. The exchange folder, world-writable with the sticky bit (nbgrader's documented permissions).
-3. Users: each course's grader user (and, with create_users = true, everyone listed).
+3. Users: each course's grader user (and, with create_users = true, everyone listed); every
+   listed person's home closed to other users (mode 0700).
 4. Each course folder: a copy of the kit owned by the grader user in a home nobody else can enter
    (solutions/ and autograder/ stay closed to students), with the hub's settings appended to its
    nbgrader_config.py. An existing course folder is left as it is (it holds the gradebook).
@@ -22,6 +23,7 @@ import hashlib
 import os
 import pwd
 import shutil
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -140,6 +142,22 @@ def make_users(hub: Hub) -> None:
     missing = [name for name in hub.users() if not user_exists(name)]
     if missing:
         raise CoursesError(f"no system user {', '.join(missing)}: create them (useradd) or set create_users = true")
+    close_homes(hub)
+
+
+def close_homes(hub: Hub) -> None:
+    """Every person's home closed to every other user (mode 0700). A student works there: the
+    fetched notebooks and feedback, and nbgrader's submission cache, whose secret names their
+    feedback in the exchange. useradd makes homes 0755 where login.defs sets no HOME_MODE
+    (Debian's default), and JupyterLab writes with umask 022: a classmate would read it all."""
+    for name in hub.users():
+        home = Path(pwd.getpwnam(name).pw_dir)
+        mode = os.lstat(home).st_mode   # lstat: a home that is a link is not followed to its target
+        if not stat.S_ISDIR(mode):
+            raise CoursesError(f"home of {name}: {home} is not a folder")
+        if mode & 0o077:
+            os.chmod(home, stat.S_IMODE(mode) & 0o700)
+            print(f"home of {name}: closed to other users (it was mode {stat.S_IMODE(mode):04o})")
 
 
 def make_course(hub: Hub) -> None:

@@ -181,7 +181,8 @@ def _kill_user(name: str) -> None:
         time.sleep(0.2)
 
 
-def start_hub() -> HubMachine:
+def start_hub(before_start=None) -> HubMachine:
+    """The hub set up and started; `before_start(machine)`, if given, runs once its users exist."""
     for name in ("instructor", "ta", "alice", "bob", "carol", "dave", "grader-cs349e", "grader-cs349f"):
         try:
             pwd.getpwnam(name)
@@ -210,6 +211,8 @@ def start_hub() -> HubMachine:
             machine.passwords[name] = secrets.token_urlsafe(12)
         subprocess.run(["chpasswd"], input="".join(f"{u}:{p}\n" for u, p in machine.passwords.items()),
                        text=True, check=True)
+        if before_start is not None:
+            before_start(machine)
         env = {**os.environ, "CS349E_HUB_URL": machine.url,
                "CS349E_HUB_API_URL": f"http://127.0.0.1:{free_port()}",
                "CS349E_HUB_PROXY_API_URL": f"http://127.0.0.1:{free_port()}",

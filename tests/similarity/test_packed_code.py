@@ -249,3 +249,48 @@ def test_the_report_lists_packed_code(checked):
     assert not [name for name in HONEST if f"<b>{name}</b>" in section]
     staged = (out / "code" / "students" / f"{PACKER}.py").read_text(encoding="utf-8")
     assert victim_source().strip() in staged                # the decoded copy is what was compared
+
+
+def written_and_imported(source: str) -> str:
+    """The copy as a plain string literal, written to a module file and imported: no exec, eval or
+    compile, no decoder; a token comparison sees one string."""
+    return ("import os, sys, tempfile\n"
+            f"SRC = {source!r}\n"
+            "_folder = tempfile.mkdtemp()\n"
+            "with open(os.path.join(_folder, 'impl.py'), 'w') as handle:\n"
+            "    handle.write(SRC)\n"
+            "sys.path.insert(0, _folder)\n"
+            "from impl import *\n")
+
+
+def test_code_in_a_plain_string_literal_is_found_and_decoded():
+    source = victim_source()
+    found = unpack(written_and_imported(source))
+    assert found.status == "decoded", found
+    assert [text for _, text in found.decoded_texts] == [source]
+    assert "string literal" in found.sites[0].describe()
+
+
+def test_decoding_data_the_code_reads_at_run_time_is_flagged_undecodable():
+    """The copy base64-encoded in the notebook (an attachment reads like an image), decoded at run
+    time, written to a module and imported: no exec, and the decoder's argument is no literal. A
+    decoder of what cannot be read statically is an undecodable site (honest code decodes nothing)."""
+    source = ("import base64, json, os, sys, tempfile\n"
+              "nb = json.load(open(os.path.join(os.path.dirname(__file__), 'handout.ipynb')))\n"
+              "blob = nb['cells'][0]['attachments']['a.png']['image/png']\n"
+              "folder = tempfile.mkdtemp()\n"
+              "open(os.path.join(folder, 'impl.py'), 'wb').write(base64.b64decode(blob))\n"
+              "sys.path.insert(0, folder)\n"
+              "from impl import *\n")
+    found = unpack(source)
+    assert found.status == "undecodable" and "line 5" in found.sites[0].describe() \
+        and "computed at run time" in found.sites[0].reason, found
+
+
+@pytest.mark.parametrize("honest", [
+    'x = float.fromhex("0x1.cp+8")\n',
+    "def f(s):\n    return float.fromhex(s)\n",
+    "import codecs\ndef g(b):\n    return codecs.decode(b, 'utf-8')\n",
+])
+def test_honest_decoding_of_run_time_data_is_no_packed_code(honest):
+    assert unpack(honest).sites == []
