@@ -129,8 +129,9 @@ def _grading_toml(name: str, step: Step) -> None:
         step.notes.append(f"warning: no [late] table in assignments/{name}/grading.toml: late work loses "
                           "nothing (`python -m autograder new` writes the course's policy)")
     else:
+        last = "no last day" if policy.accept_days is None else f"nothing after {policy.accept_days:g} days"
         step.notes.append(f"late policy: {policy.percent_per_day:g}% per started day, at most "
-                          f"{policy.max_percent:g}%, grace {policy.grace_minutes:g} min")
+                          f"{policy.max_percent:g}%, grace {policy.grace_minutes:g} min, {last}")
     step.problems += unshipped_imports(config)
 
 

@@ -40,11 +40,12 @@ RESERVED_MODULES = {"selfcheck", "public_checks", "public_cases", "conftest", "h
                     "variants", "explanations", "demo", "solutions", "autograder", "authoring", "numpy", "matplotlib",
                     "pytest", "hypothesis", "test"}
 # Used only when no assignment of the course has a [late] table yet (lecture 1's policy).
-DEFAULT_LATE = {"percent_per_day": 10, "max_percent": 50, "grace_minutes": 0}
+DEFAULT_LATE = {"percent_per_day": 10, "max_percent": 50, "grace_minutes": 0, "accept_days": 7}
 LATE_COMMENT = """\
 # ---------------------------------------------------------------- 迟交
 # 截止时间（见课程通知）之后，每迟交一天扣自动评分的 percent_per_day%，不足一天按一天算，
 # 最多扣 max_percent%；截止后 grace_minutes 分钟内提交不算迟交。文字题的人工评分不扣。
+# 截止（加宽限期）后超过 accept_days 天才提交的，自动评分记 0 分：参考答案在那之后发布。
 """
 NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
 

@@ -48,10 +48,24 @@ class LatePolicy:
     percent_per_day: float
     max_percent: float
     grace_minutes: float = 0.0
+    # Days after the due date (and the grace period) late work still earns points; past them it
+    # earns none, and the solutions may go out (release_gate.py). None: no last day.
+    accept_days: float | None = None
 
     def percent(self, seconds_late: float) -> float:
         """Percentage of the automatic points lost `seconds_late` after the due date."""
+        if self.past_last_day(seconds_late):
+            return 100.0
         return min(self.max_percent, self.percent_per_day * self.days_charged(seconds_late))
+
+    def past_last_day(self, seconds_late: float) -> bool:
+        return self.accept_days is not None and seconds_late > self.open_seconds()
+
+    def open_seconds(self) -> float:
+        """How long after the due date late work still earns points (inf: no last day)."""
+        if self.accept_days is None:
+            return math.inf
+        return 60.0 * self.grace_minutes + DAY * self.accept_days
 
     def days_charged(self, seconds_late: float) -> int:
         """Started days late after the grace period (0 when on time)."""
@@ -70,13 +84,15 @@ class Lateness:
     percent: float
     penalty: float           # points taken off the automatic score
     source: str              # where the submission time came from
+    closed: bool = False     # handed in past the policy's last day (accept_days): no automatic points
 
 
 def penalty_points(score: float, seconds_late: float, policy: LatePolicy | None) -> float:
     """Points a submission `seconds_late` loses of its automatic `score` (never more than it has)."""
     if policy is None or seconds_late <= 0 or score <= 0:
         return 0.0
-    return min(score, round(score * policy.percent(seconds_late) / 100.0, 2))
+    percent = policy.percent(seconds_late)
+    return score if percent >= 100 else min(score, round(score * percent / 100.0, 2))   # all of it, unrounded
 
 
 def load_policy(config: GradingConfig) -> LatePolicy | None:
@@ -90,19 +106,23 @@ def load_policy(config: GradingConfig) -> LatePolicy | None:
         return None
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [late] must be a table")
-    unknown = sorted(set(table) - {"percent_per_day", "max_percent", "grace_minutes"})
+    unknown = sorted(set(table) - set(_LATE_KEYS))
     if unknown:
-        raise ConfigError(f"{path}: [late] has unknown keys {unknown} "
-                          "(allowed: percent_per_day, max_percent, grace_minutes)")
+        raise ConfigError(f"{path}: [late] has unknown keys {unknown} (allowed: {', '.join(_LATE_KEYS)})")
     values = {}
-    for key, default in (("percent_per_day", None), ("max_percent", None), ("grace_minutes", 0.0)):
+    for key, (default, most) in _LATE_KEYS.items():
         value = table.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= (
-                100 if key != "grace_minutes" else 7 * 24 * 60):
-            raise ConfigError(f"{path}: [late] {key} must be a number from 0 to "
-                              f"{100 if key != 'grace_minutes' else 7 * 24 * 60}, got {value!r}")
+        if key == "accept_days" and value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= most:
+            raise ConfigError(f"{path}: [late] {key} must be a number from 0 to {most}, got {value!r}")
         values[key] = float(value)
     return LatePolicy(**values)
+
+
+# key: (default, largest value); accept_days absent: late work earns points without end
+_LATE_KEYS = {"percent_per_day": (None, 100), "max_percent": (None, 100), "grace_minutes": (0.0, 7 * 24 * 60),
+              "accept_days": (None, 365)}
 
 
 def parse_time(text: str, where: str = "time") -> datetime:
@@ -150,7 +170,7 @@ def assess(score: float, submitted: datetime | None, due: datetime | None, polic
     seconds = max(0.0, (submitted - due).total_seconds())
     return Lateness(submitted_at=_iso(submitted), due=_iso(due), seconds_late=round(seconds, 3),
                     days_charged=policy.days_charged(seconds), percent=policy.percent(seconds),
-                    penalty=penalty_points(score, seconds, policy), source=source)
+                    penalty=penalty_points(score, seconds, policy), source=source, closed=policy.past_last_day(seconds))
 
 
 def stamp(result, folder: Path, due: datetime | None, policy: LatePolicy | None):
@@ -180,6 +200,9 @@ def describe(late: Lateness) -> str:
     span = f"{hours / 24:.1f} 天" if hours >= 24 else f"{hours:.1f} 小时"
     if late.days_charged == 0:
         return f"迟交 {span}，仍在宽限期内，不扣分（提交时间 {late.submitted_at}，截止时间 {late.due}，UTC）。"
+    if late.closed:
+        return (f"迟交 {span}，已过接收迟交作业的最后期限（grading.toml 的 [late] accept_days），自动评分记 0 分："
+                f"−{late.penalty:g} 分（提交时间 {late.submitted_at}，截止时间 {late.due}，UTC；时间来源：{late.source}）。")
     return (f"迟交 {span}（按 {late.days_charged} 天计），扣自动评分的 {late.percent:g}%："
             f"−{late.penalty:g} 分（提交时间 {late.submitted_at}，截止时间 {late.due}，UTC；"
             f"时间来源：{late.source}）。")

@@ -1,18 +1,33 @@
-"""When solutions may go out: only after the due date recorded in nbgrader's gradebook."""
+"""When solutions may go out: only after the due date recorded in nbgrader's gradebook, and only once
+late work can no longer earn points (the late policy's last day, `[late] accept_days`): a solution
+released while a late hand-in still scores is one a student can hand in."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
+
+from autograder.engine.lateness import LatePolicy
 
 
-def refusal(due: datetime | None, now: datetime) -> str | None:
+def refusal(due: datetime | None, now: datetime, policy: LatePolicy | None = None) -> str | None:
     """Why releasing now is refused, or None when it is allowed. Both datetimes are timezone-aware."""
     if due is None:
         return ("no due date is recorded in nbgrader's gradebook; record one with "
                 "`nbgrader db assignment add <assignment> --duedate=2030-01-31T23:59:00+08:00`")
     if now < due:
-        left = due - now
-        days = f"{left.days} d " if left.days else ""
-        return (f"the due date {due:%Y-%m-%d %H:%M} UTC has not passed yet "
-                f"({days}{left.seconds // 3600} h {left.seconds // 60 % 60} min left)")
+        return f"the due date {due:%Y-%m-%d %H:%M} UTC has not passed yet ({_left(due - now)} left)"
+    if policy is not None and policy.max_percent < 100 and policy.accept_days is None:
+        return (f"late work still earns up to {100 - policy.max_percent:g}% of the automatic points and the late "
+                f"policy has no last day: a student could hand in the solutions; set `accept_days` in the "
+                f"assignment's grading.toml [late] table (late work handed in after it earns nothing)")
+    if policy is not None and policy.accept_days is not None:
+        closes = due + timedelta(seconds=policy.open_seconds())
+        if now <= closes:
+            return (f"late work is accepted until {closes:%Y-%m-%d %H:%M} UTC ([late] accept_days = "
+                    f"{policy.accept_days:g} after the due date) ({_left(closes - now)} left)")
     return None
+
+
+def _left(left: timedelta) -> str:
+    days = f"{left.days} d " if left.days else ""
+    return f"{days}{left.seconds // 3600} h {left.seconds // 60 % 60} min"

@@ -64,10 +64,20 @@ def test_a_malformed_timestamp_names_the_file(tmp_path):
 
 @settings(derandomize=True, database=None, max_examples=200)
 @given(score=st.floats(0, 100), a=st.floats(0, 60 * DAY), b=st.floats(0, 60 * DAY))
-def test_the_penalty_grows_with_lateness_and_stays_within_the_cap(score, a, b):
+def test_the_penalty_grows_with_lateness_and_stays_within_the_cap_until_the_last_day(score, a, b):
     early, late = sorted((a, b))
     assert 0 <= penalty_points(score, early, POLICY) <= penalty_points(score, late, POLICY)
-    assert penalty_points(score, late, POLICY) <= round(score * POLICY.max_percent / 100, 2) + 1e-9
+    if late <= POLICY.open_seconds():
+        assert penalty_points(score, late, POLICY) <= round(score * POLICY.max_percent / 100, 2) + 1e-9
+    else:   # past the last day late work earns nothing (the solutions may be out)
+        assert penalty_points(score, late, POLICY) == score
+
+
+def test_the_last_day_counts_from_the_end_of_the_grace_period():
+    policy = LatePolicy(percent_per_day=10, max_percent=50, grace_minutes=15, accept_days=7)
+    last = 900 + 7 * DAY
+    assert policy.percent(last) == 50 and policy.percent(last + 1) == 100
+    assert LatePolicy(percent_per_day=10, max_percent=50).percent(400 * DAY) == 50   # no last day
 
 
 def test_started_days_count_whole_and_grace_is_free():
@@ -94,7 +104,8 @@ def test_no_submission_time_with_a_due_date_is_a_warning_naming_the_student_and_
 STUDENTS = {   # student -> submission time relative to the due date (None: no timestamp.txt)
     "ontime": -timedelta(hours=2),
     "late": timedelta(hours=30),          # 2 started days
-    "verylate": timedelta(days=40),       # capped
+    "capped": timedelta(days=6),          # 60 %, capped
+    "verylate": timedelta(days=40),       # past the last day: nothing
     "nostamp": None,
 }
 
@@ -128,7 +139,8 @@ def test_grades_csv_shows_the_penalty_for_late_students_only(late_class):
     auto = next(r for r in report.results if r.student == "ontime").score
     expected = {s: (penalty_points(auto, max(0.0, o.total_seconds()), POLICY) if o is not None else None)
                 for s, o in STUDENTS.items()}
-    assert expected["late"] > 0 and expected["verylate"] == round(auto * POLICY.max_percent / 100, 2)
+    assert expected["late"] > 0 and expected["capped"] == round(auto * POLICY.max_percent / 100, 2)
+    assert expected["verylate"] == auto
     for student, penalty in expected.items():
         row = rows[student]
         assert row["late_penalty"] == ("" if penalty is None else f"{penalty:g}"), student
@@ -142,10 +154,13 @@ def test_feedback_and_results_json_state_the_lateness(late_class):
     assert "迟交" in late_md and "按 2 天计" in late_md
     assert "按时提交" in (out / "feedback" / "ontime.md").read_text(encoding="utf-8")
     assert "迟交" not in (out / "feedback" / "nostamp.md").read_text(encoding="utf-8")
-    data = json.loads((out / "results" / "verylate.json").read_text(encoding="utf-8"))
+    data = json.loads((out / "results" / "capped.json").read_text(encoding="utf-8"))
     late = data["extra_data"]["submission"]["late"]
-    assert late["percent"] == POLICY.max_percent and data["score"] == pytest.approx(
+    assert late["percent"] == POLICY.max_percent and not late["closed"] and data["score"] == pytest.approx(
         data["extra_data"]["submission"]["score"] - late["penalty"])
+    data = json.loads((out / "results" / "verylate.json").read_text(encoding="utf-8"))
+    assert data["extra_data"]["submission"]["late"]["closed"] and data["score"] == 0
+    assert "已过接收迟交作业的最后期限" in (out / "feedback" / "verylate.md").read_text(encoding="utf-8")
 
 
 def test_a_changed_due_date_is_applied_without_regrading(late_class):

@@ -24,7 +24,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 ASSIGNMENT = "lec01_codesign"
 DUE = datetime(2030, 1, 31, 23, 59, tzinfo=timezone(timedelta(hours=8)))
-VERY_LATE = timedelta(days=40)
+VERY_LATE = timedelta(days=6)   # capped (60 % charged, at most 50 %), before the last day
 ON_TIME, CANVAS_LATE, EXCHANGE_VERY_LATE = "amy", "bob", "cy"
 POLICY = load_policy(load_config(ASSIGNMENT))
 

@@ -29,6 +29,7 @@ import nbformat
 import pytest
 
 from autograder.build.markers import find_regions
+from autograder.engine.lateness import load_policy
 from autograder.engine.outputs import read_results
 from autograder.engine.registry import load_config
 from autograder.nbgrader_bridge.feedback_tracebacks import OMITTED
@@ -39,6 +40,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 ROOT = Path(__file__).resolve().parents[2]
 ASSIGNMENT = "lec01_codesign"
 CONFIG = load_config(ASSIGNMENT)
+LATE_POLICY = load_policy(CONFIG)
 COURSE_FILES = ("nbgrader_config.py", "assignments", "authoring", "autograder", "solutions", "hw_specs.py", "console.py",
                 "plot_fonts.py", "cpu_timing.py")
 AUTO_ITEMS = [item.id for item in CONFIG.items if item.kind != "text"]
@@ -389,8 +391,10 @@ def course(tmp_path_factory) -> SimpleNamespace:
     # 5. feedback  6. export
     nbgrader(root, "generate_feedback", ASSIGNMENT, "--force")
     nbgrader(root, "export", "--to", "grades.csv")
-    # 8. solutions, after the due date
+    # 8. solutions, once late work earns nothing: a day after the due date it still scores (10 % a day, at most 50 %)
     nbgrader(root, "db", "assignment", "add", ASSIGNMENT, f"--duedate={duedate(-1)}")
+    w.refused_while_late_work_scores = release_solutions()
+    nbgrader(root, "db", "assignment", "add", ASSIGNMENT, f"--duedate={duedate(-1 - LATE_POLICY.accept_days)}")
     w.released = release_solutions("--out", str(root / "released"))
     # 4'. reconcile once more: a TA's edit of an automatic score in the gradebook and a submitted file
     # changed after pregrade are named; then an honest class (students with bugs included) agrees.
@@ -914,10 +918,11 @@ def test_free_text_answers_wait_for_manual_grading_with_their_points(course):
 # ---------------------------------------------------------------------------------------------
 # 8. releasing the solutions
 # ---------------------------------------------------------------------------------------------
-def test_release_solutions_refuses_without_gradebook_or_due_date_and_before_it(course):
+def test_release_solutions_refuses_without_gradebook_or_due_date_before_it_and_while_late_work_scores(course):
     for refused, reason in ((course.refused_without_gradebook, "no gradebook"),
                             (course.refused_without_duedate, "no due date"),
-                            (course.refused_before_duedate, "has not passed")):
+                            (course.refused_before_duedate, "has not passed"),
+                            (course.refused_while_late_work_scores, "late work is accepted until")):
         assert refused.returncode == 1 and reason in refused.stderr, refused.stderr
     assert not (course.root / "released_solutions").exists()
 
