@@ -320,13 +320,16 @@ class GuardedExchangeList(ExchangeList):
 
     def _parse_inbound(self):
         """nbgrader's parse of inbound/, one student's folder at a time: a folder it cannot read (an
-        empty secret, a FIFO notebook, a sparse 4 GiB secret) is left out with a warning, never a
-        stop of the class's listing; the others are grouped by course, student and assignment as
-        nbgrader groups them."""
+        empty secret, a FIFO notebook, a sparse 4 GiB secret) or an entry that is a link is left out
+        with a warning, never a stop of the class's listing; the others are grouped by course,
+        student and assignment as nbgrader groups them."""
         student = self.coursedir.student_id
         courses = self.authenticator.get_student_courses(student) if student else None
         groups = {}
         for path in self.assignments:
+            if os.path.islink(path):   # a link to a folder elsewhere (the course's source): collect refuses it too
+                self.log.warning("%s: not listed (a link, not a folder of inbound/)", path)
+                continue
             try:
                 info = self.parse_assignment(path)
                 if courses is not None and info["course_id"] not in courses:

@@ -262,3 +262,20 @@ def test_a_message_whose_arguments_do_not_fit_its_format_is_still_logged(caplog)
     with caplog.at_level(logging.WARNING, logger="listing-format"):
         log.warning("%s and %s", "\x1b]0;title\x07")
     assert "\x1b" not in caplog.text and "and" in caplog.text
+
+
+def test_an_inbound_entry_that_is_a_link_is_not_listed(tmp_path, caplog):
+    """A student's inbound entry that is a link to a folder elsewhere (the course's source, another
+    student's submitted/) was followed by the listing, which read and hashed the notebooks there as
+    the instructor; collect refuses such a link. The listing leaves it out and says so."""
+    elsewhere = tmp_path / "course" / "source" / ASSIGNMENT
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "handout.ipynb").write_text('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
+    (elsewhere / "submission_secret.txt").write_text("0" * 128)
+    link = tmp_path / "exchange" / "cs349e" / "inbound" / f"bob+{ASSIGNMENT}+2026-01-01 00:00:00.000000 UTC+x1"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(elsewhere, target_is_directory=True)
+    lines = listed(tmp_path, f"alice+{ASSIGNMENT}+2026-01-01 00:00:00.000000 UTC+x2", caplog)
+    assert any("bob+" in line and "not listed" in line and "link" in line for line in lines), lines
+    assert not any(line.startswith("cs349e bob ") for line in lines), lines
+    assert any(line.startswith("cs349e alice ") for line in lines), lines
