@@ -24,8 +24,8 @@ import time
 from pathlib import Path
 
 from . import reaper
-from .open_files import deleted_but_open
 from .limits import Limits
+from .open_files import deleted_but_open
 from .workdir import MAX_ENTRIES
 
 BUDGET_ENTRIES = MAX_ENTRIES   # new files and folders: as many as a whole submission may hold

@@ -36,6 +36,8 @@ def test_the_course_policy_is_read_from_grading_toml():
     ("[late]\npercent_per_day = 10\nmax_percent = 150\n", "max_percent"),
     ("[late]\npercent_per_day = '10'\nmax_percent = 50\n", "percent_per_day"),
     ("[late]\npercent_per_day = 10\nmax_percent = 50\nper_hour = 1\n", "unknown keys ['per_hour']"),
+    ("[late]\npercent_per_day = 10\nmax_percent = 50\naccept_days = -1\n", "accept_days"),
+    ("[late]\npercent_per_day = 10\nmax_percent = 50\naccept_days = 'a week'\n", "accept_days"),
     ("[late.per_day]\npercent = 1\n", "unknown keys ['per_day']"),
 ])
 def test_a_malformed_policy_is_a_clear_config_error(tmp_path, table, problem):
