@@ -21,9 +21,10 @@ import stat
 
 from nbgrader.utils import make_unique_key, notebook_hash, to_bytes
 
+from autograder.nbgrader_bridge.inbound import SECRET_FILE
+
 LISTED_FOLDER_BYTES = 64 << 20   # what the listing reads of one inbound folder in all (notebooks, secret, feedback)
 LISTED_NOTEBOOKS = 100           # notebooks of one inbound folder the listing reads (the release has one)
-SECRET_FILE = "submission_secret.txt"
 
 
 class FolderReads:

@@ -14,15 +14,14 @@ one longer than MAX_STRING_CHARS is reported unread.
 
 from __future__ import annotations
 
-import ast
 import json
 
 from autograder.sandbox.nbrunner import MAX_NOTEBOOK_BYTES, json_too_deep
+from autograder.similarity.packed import defines_code
 
 MAX_STRING_CHARS = 200_000    # one string parsed (the comparison reads no more of a student's code)
 MAX_PARSED = 1_000_000        # characters parsed in one notebook (ast: ~0.3 s of CPU a million)
 UNREAD = "(not read: longer than the comparison reads, or past what one notebook's parsing may cost)"
-_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 def hidden_code(path) -> list[tuple[str, str]]:
@@ -80,9 +79,5 @@ def _check(text: str, where: str, found: list, left: list) -> None:
         found.append((f"{where} {UNREAD}", ""))
         return
     left[0] -= len(text)
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return
-    if any(isinstance(node, _DEFINITIONS) for node in ast.walk(tree)):
+    if defines_code(text):
         found.append((where, text))

@@ -595,7 +595,7 @@ def _sites(tree: ast.Module, depth: int, budget: Budget) -> list[Site]:
             # Python in a plain literal, which the code may write to a module file and import
             # (no exec): a token comparison sees one string
             site = _read(Site(node.lineno, LITERAL, node.value, depth=depth), budget, read)
-            if site.unread or site.decoded is not None and _defines(site.decoded):
+            if site.unread or site.decoded is not None and defines_code(site.decoded):
                 found.append(site)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) \
                 and _runner(module.aliases.get(node.id, node.id)):
@@ -644,7 +644,7 @@ LITERAL = "a string literal holding Python code"
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
-def _defines(text: str) -> bool:
+def defines_code(text: str) -> bool:
     """Text that is Python defining a function or class (prose and data mentioning `def` are not)."""
     tree = _parse(text)
     return tree is not None and any(isinstance(node, _DEFINITIONS) for node in ast.walk(tree))
