@@ -23,7 +23,6 @@ import ctypes
 import os
 import signal
 import subprocess
-import sys
 import time
 
 _PR_SET_PDEATHSIG = 1
