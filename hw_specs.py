@@ -283,6 +283,10 @@ _H100_SXM5 = "H100 SXM5: 132 SMs at 1.83 GHz boost"
 EX2_PER_SM_PER_CLK = MappingProxyType({"Hopper": 16, "Blackwell": 16,
                                        "Blackwell Ultra FP32": 32, "Blackwell Ultra FP16": 32,
                                        "Rubin FP32": 32, "Rubin FP16": 64})
+# FP32 add, multiply and multiply-add results per SM and clock on Blackwell (compute capability 10.0): the FMA
+# pipe a software exp (a polynomial) runs on. CUDA C++ Programming Guide, "Throughput of Native Arithmetic
+# Instructions"; FlashAttention-4 (arXiv 2603.05451) sets it against the SFU's 16 exp2 per SM and clock.
+FP32_FMA_PER_SM_PER_CLK = MappingProxyType({"Blackwell": 128})
 GH100_FULL_SMS, GH100_FULL_CLOCK_HZ = 144, 1.98e9  # the full GH100 die at its top clock
 H100_SXM5_SMS, H100_SXM5_BOOST_HZ = 132, 1.83e9  # the product whose tensor peaks the table lists
 RUBIN_SMS = 224

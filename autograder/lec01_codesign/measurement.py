@@ -65,6 +65,9 @@ def measurement_keys() -> dict[str, object]:
         exp: ReferenceKey(exp_ns_per_value, AGREEMENT_FACTOR),
         # FLOP/s ÷ B/s; both in 10^9
         "q29b_cpu_ridge": DerivedKey((gemm, triad), lambda gflops, gbs: gflops / gbs),
+        # an m × m float32 matmul moves at least A and B in and C out (3m² × 4 B) for 2m³ FLOP: m / 6 FLOP/B,
+        # the ridge at m = 6 × (FLOP/s ÷ B/s)
+        "q29c_gemm_edge_at_ridge": DerivedKey((gemm, triad), lambda gflops, gbs: 2 * 3 * gflops / gbs),
         # np.exp(x, out=y) on float32 moves 4 B in and 4 B out, at the bandwidth numpy's triad really used
         # (q28a counts STREAM's 24 B an element, numpy's two passes move 40); GB/s = bytes per ns
         "q28p_exp_if_memory_bound": DerivedKey((triad,), lambda gbs: EXP_BYTES_PER_VALUE / (gbs * calibration)),

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 import hw_specs
-from hw_specs import B200, B300, BYTES_PER_ELEM, CHIPS, H100
+from hw_specs import B200, B300, BYTES_PER_ELEM, CHIPS, EX2_PER_SM_PER_CLK, FP32_FMA_PER_SM_PER_CLK, H100
 from solutions.lec01_codesign.codesign import exp_ratio, flops_per_exp, quantize, ridge_point, trend_row
 from solutions.lec01_codesign.handout_data import (
     ABLATION_BLOCKS,
@@ -201,6 +201,22 @@ def measured_position() -> str:
     return "above" if MEASURED_FP8_FORWARD_GAIN > high else "below" if MEASURED_FP8_FORWARD_GAIN < low else "between"
 
 
+def emulation_times(params=None) -> dict[str, float]:
+    """q16b on B200, FP8, the software shape, per score in units of the SFU-only exp time: the tensor cores'
+    time, 1 / (t_exp / t_mma), and the exp's at the best split s, where the SFU's 1 − s equals the FMA pipe's
+    (a + s·c) / f (f: FMA-pipe results over SFU exp2 per SM and clock): (a + c) / (f + c)."""
+    p = _params(params)
+    poly, softmax = p["exp_emulation"]
+    pipes = FP32_FMA_PER_SM_PER_CLK["Blackwell"] / EX2_PER_SM_PER_CLK["Blackwell"]
+    return {"tensor": 1 / exp_ratio(B200, "fp8", *p["software_shape"]), "balanced": (softmax + poly) / (pipes + poly)}
+
+
+def emulated_exp_time(params=None) -> float:
+    """q16b: attention's time per score, over its time with every exp on the SFU, when the best share moves to
+    the FMA pipe: the three units overlap, so it is the larger of the tensor cores' and the balanced exp's."""
+    return max(emulation_times(params).values())
+
+
 def decode_intensity(batch: int = 1) -> float:
     """Decode of `batch` sequences, weights only: FLOP per byte of NVFP4 weights read."""
     return batch * FLOP_PER_PARAM_PER_TOKEN / BYTES_PER_ELEM["nvfp4"]
@@ -308,6 +324,16 @@ def ridge_share_with_kv(params=None) -> float:
     p = _params(params)
     flop = FLOP_PER_PARAM_PER_TOKEN * p["model_params_b"] * 1e9 * service_batch(p)
     return flop / service_bytes(p) / ridge_point(serve_chip(p), "nvfp4")
+
+
+def chunked_prefill_tokens(params=None) -> float:
+    """q09j: the prompt tokens one decode step of q09e can take along without growing longer (chunked prefill).
+    The step is memory-bound: it lasts (W + B·L·k) / BW, in which the tensor cores could do R·(W + B·L·k)
+    FLOP; decode uses 2P·B of it, and a prompt token 2P more on the same weights (its own attention and the
+    KV cache it writes are left out): R·(W + B·L·k) / 2P − B tokens."""
+    p = _params(params)
+    flop_per_token = FLOP_PER_PARAM_PER_TOKEN * p["model_params_b"] * 1e9
+    return ridge_point(serve_chip(p), "nvfp4") * service_bytes(p) / flop_per_token - service_batch(p)
 
 
 def decode_design(params=None) -> str:
@@ -561,6 +587,7 @@ def _number_keys(canonical_params: str) -> dict[str, float]:
         "q09c_kv_bytes_per_token": kv_bytes_per_token(p),
         "q09d_kv_equal_weights_context": kv_equal_weights_context(p),
         "q09e_ridge_share_with_kv": 100 * ridge_share_with_kv(p),
+        "q09j_chunked_prefill_tokens": chunked_prefill_tokens(p),
         "q09f_w4a4_context_limit": decode_context_limit("W4A4", p),
         "q09h_service_batch": promised_rate_batch(p),
         "q09i_speculative_speedup": speculative_speedup(p),
@@ -573,6 +600,7 @@ def _number_keys(canonical_params: str) -> dict[str, float]:
         "q15_h100_tensor_basis": 100 * H100.peak_flops("bf16") / flops_per_exp(*p["basis_shape"])
         / h100_exp_on_tensor_basis(),
         "q16_software_exp_share": 100 * max(0.0, 1 - 1 / forward),
+        "q16b_emulated_exp_time": 100 * emulated_exp_time(p),
         "q17_backward_ratio": 100 * backward,
         "q17b_decode_exp_vs_kv": 100 * decode_exp_over_kv_read(p),
         "q17c_prefill_attention_ratio": 100 * prefill_attention_ratio(p),

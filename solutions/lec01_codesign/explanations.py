@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import hw_specs
 from autograder.lec01_codesign.measurement import NUMPY_TRIAD_BYTES_PER_ELEMENT
 from cpu_timing import TRIAD_BYTES_PER_ELEMENT
-from hw_specs import B200, B300, BYTES_PER_ELEM, H100
+from hw_specs import B200, B300, BYTES_PER_ELEM, EX2_PER_SM_PER_CLK, FP32_FMA_PER_SM_PER_CLK, H100
 import math
 
 import numpy as np
@@ -30,6 +30,7 @@ from solutions.lec01_codesign.answers import (
     budget_frontier,
     boundary_batch,
     decode_context_limit,
+    emulation_times,
     real_tensor_errors,
     answer_key,
     attention_time_per_score,
@@ -120,6 +121,8 @@ def _sci(value: float) -> str:
 
 
 _D = HEAD_DIM
+_EMULATION = emulation_times()  # q16b at the lecture's parameters
+_PIPES = FP32_FMA_PER_SM_PER_CLK["Blackwell"] / EX2_PER_SM_PER_CLK["Blackwell"]
 _FPE = flops_per_exp(_D, _D)
 _NV_BITS, _MX_BITS = 8 * BYTES_PER_ELEM["nvfp4"], 8 * BYTES_PER_ELEM["mxfp4"]
 _B200_RATIO = exp_ratio(B200, "fp8", _D, _D)
@@ -375,6 +378,18 @@ EXPLANATIONS = {
         2P / (L·k)：L 短时还能追上屋脊点，L 长了就追不上；batch 又受 HBM 容量的限制（q09f 把几个限制放在一起）。
         上下文长、每个 token 的 KV 大时，q09 的 batch 根本装不下，先碰到的是容量。
         """,
+    "q09j_chunked_prefill_tokens": f"""
+        q09e 的那一步受带宽限制（强度只到屋脊点的 q09e）：它的长短 = 读的字节 ÷ 带宽 = (W + B·L·k) / BW。这段时间里 Tensor Core
+        能做 F·(W + B·L·k) / BW = R·(W + B·L·k) FLOP（R = F / BW 是屋脊点），decode 只用掉 2P·B。提示词的 token 和 decode 的一样，
+        每个 2P FLOP，用的是这一步已经读进来的权重，不多读字节：一步能顺带处理 R·(W + B·L·k) / 2P − B 个提示词 token，
+        也就是 B × (100 / q09e − 1)。
+        讲义的参数：一步读 {_Q09E_GB:.1f} GB，约 {1e3 * service_step_seconds(service_batch()):.1f} 毫秒，B ≈ {service_batch():.0f}，
+        能顺带 {_KEY["q09j_chunked_prefill_tokens"]:,.0f} 个提示词 token。
+        这是分块预填充（chunked prefill）的道理：decode 的一步受带宽限制时 Tensor Core 空着，把 prefill 切成块塞进来几乎不花时间；
+        块再大，这一步就到了算力屋顶，每多一个 token 都让这一步变长，batch 里每个序列的生成也跟着变慢。
+        忽略了的两样：这些 token 自己的注意力（提示词长时不小，见 q17c），和它们写入的 KV cache（要占 HBM：q09e 的 batch
+        装满 HBM 时，得等有序列结束腾出位置）。
+        """,
     "q09f_w4a4_context_limit": f"""
         三个限制一起写：到达屋脊点要 2P·B ≥ R·(W + B·L·k)，即 B ≥ R·W / (2P − R·L·k)（只有 R·L·k < 2P 时才有解）；
         装进 HBM 要 W + B·L·k ≤ C（C = {variants.USABLE_HBM:.0%} × {B300.mem_cap / 1e9:g} GB）；框架排得下要 B ≤ B_max（`MAX_BATCH`）。
@@ -480,6 +495,21 @@ EXPLANATIONS = {
         令 (1 − f) × 比值 = 1，f = 1 − 1 / 比值；比值不超过 1 时什么也不用挪（f = 0）。这假设 FMA 单元还有空闲——
         它们同时要做 softmax 的其他运算，所以实际能挪的更少。
         """,
+    "q16b_emulated_exp_time": f"""
+        以"全部 exp 都在 SFU 上"时每个分数的时间为 1。Tensor Core 要 1 / 比值（比值 = `exp_ratio(B200, "fp8", *SOFTWARE_SHAPE)`）。
+        把比例 s 的 exp 挪到 FMA 管线：SFU 还剩 1 − s；FMA 管线每个时钟出的结果是 SFU 的
+        f = {_PIPES:g} 倍（{FP32_FMA_PER_SM_PER_CLK["Blackwell"]} ÷ {EX2_PER_SM_PER_CLK["Blackwell"]}），它要做 a + s·c 条
+        （a = `SOFTMAX_FMA_OPS`，c = `EXP_POLY_OPS`），时间 (a + s·c) / f。三个单元同时工作，一个分数的时间是三者里最长的。
+        s 越大，SFU 越快、FMA 管线越慢：exp 的部分在两者相等时最快，1 − s = (a + s·c) / f，s = (f − a) / (f + c)，
+        时间 (a + c) / (f + c)。所以最短的时间 = max(1 / 比值, (a + c) / (f + c)) × 100%：两个限制里长的那个卡住它。
+        讲义的参数（d_head = {_D}，c = {variants.LECTURE["exp_emulation"][0]}，a = {variants.LECTURE["exp_emulation"][1]}）：
+        Tensor Core {_EMULATION["tensor"]:.1%}，SFU 和 FMA 管线平衡时 {_EMULATION["balanced"]:.1%}，卡住它的是
+        {"exp（SFU 加 FMA 管线）" if _EMULATION["balanced"] > _EMULATION["tensor"] else "Tensor Core"}，
+        最短 {_KEY["q16b_emulated_exp_time"]:.1f}%（快 {100 / _KEY["q16b_emulated_exp_time"]:.2f} 倍）。Tensor Core 先卡住时，只需挪 q16 的那一点，再多挪也不会更快；
+        exp 先卡住时，挪到平衡点为止，再挪 FMA 管线就成了瓶颈。软件 exp 的上限由 FMA 管线定，还要和 softmax 抢同一条管线：
+        FlashAttention-4 只把一部分 exp 挪到 FMA 管线上；Blackwell Ultra 把 SFU 的 exp2 吞吐翻倍（每个 SM 每个时钟 16 → 32），
+        不占 FMA 管线就把 exp 的时间减半。
+        """,
     "q17_backward_ratio": f"""
         反向传播每个分数仍只有一次 exp（重算 P），却有 5 次矩阵乘法：重算 S = QKᵀ、dV = Pᵀ·dO、dP = dO·Vᵀ、dQ = dS·K、
         dK = dSᵀ·Q，合计 6·d_qk + 4·d_v FLOP（讲义的 d_head = {_D} 时是前向的 {_BACKWARD_FACTOR:g} 倍，比值 {_KEY["q17_backward_ratio"]:.0f}%）。
@@ -572,6 +602,14 @@ EXPLANATIONS = {
         """,
     "q29b_cpu_ridge": """
         ridge point = 算力屋顶 ÷ 带宽屋顶 = q29 × 10^9 FLOP/s ÷ (q28a × 10^9 B/s) = q29 / q28a FLOP/B；按你同一次运行的 q28a、q29 重算。
+        """,
+    "q29c_gemm_edge_at_ridge": """
+        m × m 的矩阵乘法做 2·m³ FLOP。它最少要搬的：A、B 各读一次，C 只写一次（`out=c`，不用先读），共 3·m² 个 float32，
+        12·m² 字节。强度 = 2m³ / 12m² = m / 6 FLOP/B，随边长线性增长；到达 ridge point q29b 时 m = 6 × q29b。
+        按你同一次运行的 q28a、q29 重算。单线程的 ridge point 通常只有几到十几 FLOP/B，边长几十到一百来就够得着算力屋顶，
+        `GEMM_SIZES` 里大的边长都在它右边；可 q29 的扫描里小矩阵常常仍然慢：roofline 只给上界，每次调用的固定开销、打包和分块的
+        效率都不在图里。反过来，m / 6 要求每个数只搬一次，这要靠缓存装得下分块；缓存装不下、同一块要反复从内存读时，实际强度比
+        m / 6 低。
         """,
     "q28p_exp_if_memory_bound": f"""
         q28a 按 STREAM 的约定每个元素记 {_TRIAD_COUNTED} 字节，可 numpy 分两步算（先 a = 3·c，再 a += b），实际搬了 {_TRIAD_MOVED} 字节：

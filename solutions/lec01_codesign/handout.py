@@ -14,7 +14,7 @@ import textwrap
 from authoring.cells import Code, FunctionCheck, Markdown, Question
 from autograder.sandbox.limits import Limits
 from cpu_timing import AGREEMENT_FACTOR, STREAM_BYTES, TRIAD_N
-from hw_specs import B300, BYTES_PER_ELEM, LABELLED_FIGURES
+from hw_specs import B300, BYTES_PER_ELEM, EX2_PER_SM_PER_CLK, FP32_FMA_PER_SM_PER_CLK, LABELLED_FIGURES
 from solutions.lec01_codesign.variants import USABLE_HBM
 from solutions.lec01_codesign import encoder as end_to_end
 from solutions.lec01_codesign import handout_data
@@ -443,6 +443,19 @@ CELLS = (
         intensity = service_batch * {FLOP_PER_PARAM_PER_TOKEN} * MODEL_PARAMS / (weight_bytes + service_batch * kv_per_sequence)
         q09e_ridge_share_with_kv = intensity / ridge_point(B300_SERVE, "nvfp4") * 100
         """),
+    Question("q09j_chunked_prefill_tokens", """
+        **分块预填充（chunked prefill）。** q09e 的那一步没有到达屋脊点：这一步的长短由什么决定，Tensor Core 这时在做什么？
+        服务器把排队的请求的提示词（prefill）切成块，和 decode 的 batch 放进同一步，一起用这一步的权重。batch 和上下文同 q09e
+        （W4A4，B300_SERVE），这一步不许变长：一步最多能顺带处理多少个提示词 token？
+        （只算线性层的矩阵乘法，每个 token 和 decode 的一样；忽略这些 token 自己的注意力和它们写入的 KV cache。单位：token，不必取整。）
+        """, f"""
+        # q09e 的那一步受带宽限制：长短 = 读的字节 ÷ 带宽。这段时间里 Tensor Core 能做 NVFP4 算力 × 时间 的 FLOP，
+        # decode 用掉 2P·B，剩下的每个提示词 token 要 2P（权重已经读进来了，不用再读）
+        nvfp4_flops = B300_SERVE.peak_flops("nvfp4")
+        step_time = (weight_bytes + service_batch * kv_per_sequence) / B300_SERVE.mem_bw
+        spare_flop = nvfp4_flops * step_time - {FLOP_PER_PARAM_PER_TOKEN} * MODEL_PARAMS * service_batch
+        q09j_chunked_prefill_tokens = spare_flop / ({FLOP_PER_PARAM_PER_TOKEN} * MODEL_PARAMS)
+        """),
     Question("q09f_w4a4_context_limit", """
         W4A4 的 decode 要**同时**满足三件事：算术强度到达 B300_SERVE 的 NVFP4 屋脊点，权重和整个 batch 的 KV cache 装进 `USABLE_HBM`，
         batch 不超过 `MAX_BATCH`。batch 在这个范围里可以随便选。每个序列的上下文最长是多少个 token，这几件事还能同时做到？
@@ -733,11 +746,13 @@ CELLS = (
         SPEEDUP_SHAPE, (OLD_CHIP, NEW_CHIP) = VARIANT["speedup_shape"], (CHIPS[name] for name in VARIANT["speedup_chips"])
         SFU_SHARE = VARIANT["sfu_share"]  # q19：SFU 达到 exp 峰值的比例
         DECODE_ATTENTION = VARIANT["decode_attention"]  # q17b：[每个 KV 头配几个 query 头, 头维, KV cache 的格式]
+        EXP_POLY_OPS, SOFTMAX_FMA_OPS = VARIANT["exp_emulation"]  # q16b：软件 exp、softmax 其他运算各占 FMA 管线几条指令
         print_table(["题", "芯片", "d_qk", "d_v"],
                     [["q15", "H100", *BASIS_SHAPE], ["q16", "B200", *SOFTWARE_SHAPE], ["q17", "B200", *BACKWARD_SHAPE],
                      ["q18、q18b", f"{OLD_CHIP.name} → {NEW_CHIP.name}", *SPEEDUP_SHAPE]])
         print(f"q19：SFU 达到 exp 峰值的 {SFU_SHARE:.1%}")
         print(f"q17b：每个 KV 头配 {DECODE_ATTENTION[0]} 个 query 头，头维 {DECODE_ATTENTION[1]}，KV cache 按 {DECODE_ATTENTION[2]} 存")
+        print(f"q16b：软件算一次 exp 要 FMA 管线 {EXP_POLY_OPS} 条指令，softmax 的其他运算平均每个分数 {SOFTMAX_FMA_OPS} 条")
         """, locked=True),
     Question("q15_h100_tensor_basis", """
         把 H100 的 exp 吞吐换成和 989.4 TFLOPS 同一口径（H100 SXM5 的 SM 数和时钟），BF16 注意力、形状 `BASIS_SHAPE`
@@ -751,6 +766,20 @@ CELLS = (
         至少要挪走百分之多少的 exp，SFU 的时间才不超过矩阵乘法的时间？（假设 FMA 单元有空闲；如果本来就不超过，写 0。）
         """, """
         q16_software_exp_share = max(0.0, 1 - 1 / exp_ratio(B200, "fp8", *SOFTWARE_SHAPE)) * 100
+        """),
+    Question("q16b_emulated_exp_time", f"""
+        **FMA 单元其实不空闲。** B200 每个 SM 每个时钟：FMA 管线出 {FP32_FMA_PER_SM_PER_CLK["Blackwell"]} 个 FP32
+        加、乘或乘加的结果（`hw_specs.FP32_FMA_PER_SM_PER_CLK`），SFU 算 {EX2_PER_SM_PER_CLK["Blackwell"]} 个 exp2
+        （`hw_specs.EX2_PER_SM_PER_CLK`）。用多项式算一次 exp 要在 FMA 管线上执行
+        `EXP_POLY_OPS` 条指令（范围约简加多项式）；softmax 的其他运算（减去最大值并缩放、累加行和，最大值变了才重新缩放输出）
+        平均每个分数本来就占 FMA 管线 `SOFTMAX_FMA_OPS` 条。Tensor Core、SFU、FMA 管线同时工作。B200、FP8、形状 `SOFTWARE_SHAPE`：挪走多少 exp 由你定，
+        注意力每个分数的时间最短能缩到全部 exp 都在 SFU 上时的百分之多少？这时卡住它的是什么？
+        """, """
+        # 以"全部 exp 都在 SFU 上"每个分数的时间为 1：矩阵乘法 1 / exp_ratio。挪走比例 s：SFU 1 − s，FMA 管线 (a + s·c) / f
+        # （f：每个时钟 FMA 管线的结果数 ÷ SFU 的）。exp 的部分在两者相等时最快：(a + c) / (f + c)
+        pipes = hw_specs.FP32_FMA_PER_SM_PER_CLK["Blackwell"] / hw_specs.EX2_PER_SM_PER_CLK["Blackwell"]
+        balanced = (SOFTMAX_FMA_OPS + EXP_POLY_OPS) / (pipes + EXP_POLY_OPS)
+        q16b_emulated_exp_time = max(1 / exp_ratio(B200, "fp8", *SOFTWARE_SHAPE), balanced) * 100
         """),
     Question("q17_backward_ratio", f"""
         反向传播每个分数仍然只有一次 exp（重算 P），但有 5 次矩阵乘法：重算 S = QKᵀ、dV = Pᵀ·dO、dP = dO·Vᵀ、
@@ -1061,7 +1090,7 @@ CELLS = (
         ## 测一测：你的 CPU 的 roofline
 
         【问题】演示 3 的比值来自规格表。换成你自己的 CPU：它的"屋顶"——内存带宽和矩阵乘法的算力——各是多少？
-        `np.exp` 和你的 `quantize` 落在屋顶下的什么位置？一次 exp 相当于多少次 FMA？
+        矩阵乘法要多大才够得着算力屋顶？`np.exp` 和你的 `quantize` 落在屋顶下的什么位置？一次 exp 相当于多少次 FMA？
 
         【做法】计时要可靠。`cpu_timing.py` 里的 `triad_seconds`、`gemm_seconds`、`exp_seconds` 各返回一种运算一次的耗时（秒），
         评分机用的是同一份代码（打开读一读）：
@@ -1108,6 +1137,15 @@ CELLS = (
         """, """
         q29b_cpu_ridge = q29_matmul_gflops / q28a_triad_gb_per_s
         """),
+    Question("q29c_gemm_edge_at_ridge", """
+        **矩阵乘法在屋顶下的哪里？** 按你的 roofline（q28a 的带宽、q29 的算力），m × m 的 float32 矩阵乘法 `np.matmul(a, b, out=c)`
+        的 m 至少要多大，它才可能够得着算力屋顶？搬运的字节按它最少必须搬的算（每个数在内存和处理器之间最少走几趟，自己想）。
+        单位：m（不必取整）。
+        """, """
+        # 最少的搬运：A、B 各读一次，C 只写一次，共 3m² 个 float32；FLOP 是 2m³。强度 2m³ / (3 · 4 · m²) = m / 6 FLOP/B，
+        # 到达 ridge point q29b 时 m = 6 · q29b
+        q29c_gemm_edge_at_ridge = 6 * q29b_cpu_ridge
+        """),
     Question("q28p_exp_if_memory_bound", """
         **先预测，再测量。** 在运行下一题的测量之前写下你的预测：`np.exp(x, out=y)` 对 float32 数组逐个算 exp，
         结果写进已有的数组 `y`。如果 exp 只受内存带宽限制（算 exp 本身不花时间），能用上 numpy 算 triad 时**实际**用到的带宽
@@ -1140,10 +1178,10 @@ CELLS = (
                         f"{16 / quantize_ns / q28a_triad_gb_per_s:.0%}"]])
 
         # 你的 roofline：屋顶是 min(带宽 × 运算强度, 算力)。exp 和 quantize 每个数记一次运算（exp 读写一个 float32：8 字节，
-        # quantize 读写一个 float64：16 字节）；GEMM 做 2m³ FLOP，读 A、B 写 C（3m² 个 float32）
+        # quantize 读写一个 float64：16 字节）；GEMM 的强度和边长成正比，按你的 q29c：边长 q29c 时正好是 ridge point
         if shows_measured():  # 评分时不画：量出的数每次不同
             edge = max(gemm_sweep, key=gemm_sweep.get)
-            kernels = {"GEMM": (2 * edge**3 / (3 * 4 * edge**2), q29_matmul_gflops),
+            kernels = {"GEMM": (edge / q29c_gemm_edge_at_ridge * q29b_cpu_ridge, q29_matmul_gflops),
                        "np.exp": (1 / 8, 1 / q28_exp_ns_per_value), "quantize": (1 / 16, 1 / quantize_ns)}
             intensity = np.logspace(-2, np.log10(max(4 * edge, 10 * q29_matmul_gflops / q28a_triad_gb_per_s)), 200)
             fig, ax = plt.subplots(figsize=(6, 4))

@@ -35,6 +35,11 @@ REASONS: dict[str, Reason] = {
     # most: the intensity grows with the batch, so the largest that fits beside the weights
     "q09e_ridge_share_with_kv": Reason(Why.DECISION, ("W / (W + B·L·k)", "W + B·L·k", "(C − W) / (L·k)", "装得下的最大值",
                                                       "batch 越大，强度越高")),
+    # chunked prefill: the student sees that q09e's step lasts as long as its read, and what the idle tensor cores
+    # could do in that time on the weights already read
+    "q09j_chunked_prefill_tokens": Reason(Why.MODEL, ("R·(W + B·L·k)", "(W + B·L·k) / BW", "/ (2P) − B", "/ 2P − B",
+                                                      "weight_bytes + service_batch * kv_per_sequence) /",
+                                                      "nvfp4_flops * step_time", "spare_flop")),
     "q09f_w4a4_context_limit": Reason(Why.DECISION, ("2P·(1 − W/C)", "R·W / (2P − R·L·k)", "2P − R·W / B")),
     # a third limit (the rate promised to each sequence) and the step time on both roofs: which limit caps the batch
     "q09h_service_batch": Reason(Why.DECISION, ("max(2P·B / F", "(W + B·L·k) / BW", "F / (2P·T)", "(BW / T − W)",
@@ -46,19 +51,19 @@ REASONS: dict[str, Reason] = {
                                                         "q28a × 40/24", "q28a × 5/3", "4.8 / q28a", "40 字节",
                                                         "numpy_triad_bytes /", "TRIAD_BYTES_MOVED"),
                                        verified_by="q28_exp_ns_per_value = exp_seconds() / EXP_N * 1e9"),
-    # demo 3's model is the GPU's (exp_ratio takes a chip); on the CPU the student maps it to the measurements
-    "q30_exp_share_64": Reason(Why.MODEL, ("t_exp + t_mma", "t_exp / (t_exp", "两者之和", "轮流算，一个分数", "同一组向量单元",
-                                           "没有单独的 exp 单元", "没有这两个单元",
-                                           "flops_per_exp(64, 64) / q29", "/ q29_matmul_gflops", "用 q28、q29")),
+    # the student finds the least traffic an m × m matmul must move and where its intensity meets the CPU's ridge
+    "q29c_gemm_edge_at_ridge": Reason(Why.MODEL, ("m / 6", "6 * q29b", "6 × q29b", "6 · q29b", "3m²", "3 m²", "3 * 4 * m",
+                                                  "3 * 4 * edge", "(3 · 4 · m²)", "2 * m**3 /", "2m³ / (")),
     "q34p_nvfp4_end_prediction": Reason(Why.PREDICTION, ('/ tile_errors["fp8_tensor"]) ** 2', "1 − cos ≈", "r²/2", "r² / 2", "误差的平方"),
                                         verified_by='end_deficits = {name: end_deficit(e, end_embeddings["fp32"])'),
+    # the software exp against two limits: the FMA pipe it shares with softmax, and the tensor cores; the best split
+    "q16b_emulated_exp_time": Reason(Why.DECISION, ("(a + c) / (f + c)", "(a + s·c)", "1 − s", "(SOFTMAX_FMA_OPS + EXP_POLY_OPS) /",
+                                                       "/ (pipes + EXP_POLY_OPS)", "两者相等时最快")),
     "q17_backward_ratio": Reason(Why.MODEL, ("6·d_qk + 4·d_v", "·d_qk + 4·d_v")),
     # decode's attention: the student counts a KV head's bytes and its group's exps per context token
     "q17b_decode_exp_vs_kv": Reason(Why.MODEL, ("G·BW", "2·d·b", "G / E", "2 * head_dim * BYTES_PER_ELEM", "group / B300.exp_per_s")),
     # the whole model's prefill: the student counts causal attention's scores over layers and heads against 2P a token
     "q17c_prefill_attention_ratio": Reason(Why.MODEL, ("(n + 1) / 2", "L·(L + 1)", "L(L+1)", "L² ·", "KV_LAYERS * QUERY_HEADS *")),
-    # the student works out which unit bounds each chip: only one case can give the measured gain
-    "q19_mma_efficiency": Reason(Why.MODEL, ("t_b300 =", "(a × ", "B200 仍受 exp 限制", "B300 受矩阵乘法限制")),
     # which scheme's error grows with the data, committed before the size sweep runs
     "q10_size_sensitive": Reason(Why.PREDICTION, ("最大值越大", "样本里的最大值"),
                                  verified_by="sweep[scheme].append(relative_error(quantize(xn, scheme), xn))"),
@@ -90,6 +95,8 @@ TEACHES: dict[str, str] = {
     "q09c_kv_bytes_per_token": "the KV cache's bytes per token from the GQA shape",
     "q09d_kv_equal_weights_context": "beyond some context decode reads more KV than weights",
     "q09e_ridge_share_with_kv": "verifies q09: with the KV cache read and held in the HBM (which may cap the batch), decode falls short of the ridge",
+    "q09j_chunked_prefill_tokens": "chunked prefill: a memory-bound decode step leaves the tensor cores idle; prompt tokens "
+                                   "ride on the weights it already reads, free up to the ridge",
     "q09f_w4a4_context_limit": "decode under three limits (ridge, HBM and the framework's batch): the longest context W4A4 "
                                "can be compute-bound, and which limit ends it",
     "q09g_decode_precision": "a design decision: the precision that stays compute-bound at the service's context, or none",
@@ -108,6 +115,8 @@ TEACHES: dict[str, str] = {
     "q14_mla_effect": "the ratio scales as 1 / (d_qk + d_v): a wider head gives each exp more matmul",
     "q15_h100_tensor_basis": "compare figures on one basis: H100's exp rate on its tensor peak's SMs and clock",
     "q16_software_exp_share": "moving exp to FMA polynomials: the share that balances SFU and tensor cores",
+    "q16b_emulated_exp_time": "a design under two limits: the FMA pipe a software exp shares with softmax caps the "
+                              "split, the tensor cores cap the gain; why Blackwell Ultra doubled the SFU instead",
     "q17_backward_ratio": "count the backward pass's matmul work per exp: it barely cares about exp",
     "q17b_decode_exp_vs_kv": "decode's attention streams the KV cache: exp against the HBM read, per KV head and context "
                              "token, whatever the context; wide groups and narrow KV make exp a decode bottleneck too",
@@ -116,7 +125,8 @@ TEACHES: dict[str, str] = {
     "q18_model_speedup": "the overlap (bottleneck) model of a generation step's attention speed-up",
     "q18b_serial_speedup": "the serial model: time = t_exp + t_mma, each part at its own chip's speed",
     "q18c_measured_position": "the one published measurement lies below both models",
-    "q19_mma_efficiency": "invert the model: the matmul efficiency that explains the measurement",
+    "q19_mma_efficiency": "invert q18's model: the matmul efficiency that explains the measurement (which unit bounds "
+                          "each chip follows from the numbers)",
     "q22_real_fp4_tensor_error": "per-tensor FP4 on real, channel-structured activations",
     "q23_real_nvfp4_error": "NVFP4 on the same tile",
     "q24_rotated_fp4_tensor_error": "a Hadamard rotation spreads outlier channels: per-tensor FP4 recovers",
@@ -132,12 +142,14 @@ TEACHES: dict[str, str] = {
     "q35m_nvfp4_weight_mb": "count a real model's linear weights from its shapes: what NVFP4 stores",
     "q28a_triad_gb_per_s": "measuring the CPU's bandwidth roof: a triad beyond the last-level cache, warmed up, median",
     "q29b_cpu_ridge": "the CPU's own ridge point from its two measured roofs",
+    "q29c_gemm_edge_at_ridge": "place the matmul on the CPU's own roofline: its least traffic gives an intensity of m / 6, "
+                               "past the ridge from a small edge on",
     "q28p_exp_if_memory_bound": "predict, then verify: the exp time the bandwidth roof alone allows",
     "q28_exp_ns_per_value": "measuring: warm up, repeat, take the median",
     "q28g_exp_vs_memory": "the gap between prediction and measurement tells which roof exp sits under",
     "q28f_fmas_per_exp": "on a CPU exp shares the vector units with the FMAs: its cost in FMAs (no SFU)",
     "q29_matmul_gflops": "measuring a matmul's FLOP rate",
-    "q30_exp_share_64": "demo 3's model set up for the student's own CPU: no exp unit of its own, so exp and the "
+    "q30_exp_share_64": "demo 3's serial model (q18b) on the student's own CPU: no exp unit of its own, so exp and the "
                         "matmul take turns on one set of vector units (d = 64)",
     "q31_exp_share_128": "the same at d = 128",
     "q32_vs_b300": "the CPU's t_exp / t_mma against B300's",

@@ -123,6 +123,10 @@ LESSONS: tuple[Lesson, ...] = (
            reads=MODEL + SERVE + ("service_context",)),
     Lesson("q09e_ridge_share_with_kv", "beside the weights, the usable HBM holds at least one sequence of the service's context",
            lambda p, k: answers.service_batch(p), low=1.0, reads=MODEL + SERVE + ("service_context",)),
+    Lesson("q09j_chunked_prefill_tokens",
+           f"the idle tensor cores of q09e's step take a real chunk of prompt tokens "
+           f"({variants.PREFILL_CHUNK[0]:,.0f} to {variants.PREFILL_CHUNK[1]:,.0f})",
+           lambda p, k: k["q09j_chunked_prefill_tokens"], *variants.PREFILL_CHUNK, reads=MODEL + SERVE + ("service_context",)),
     Lesson("q09f_w4a4_context_limit",
            f"W4A4 reaches its ridge within the HBM and the framework's batch up to a context of at least "
            f"{variants.MIN_W4A4_CONTEXT} tokens",
@@ -167,6 +171,12 @@ LESSONS: tuple[Lesson, ...] = (
            lambda p, k: k["q12b_e8m0_clipped_blocks"], *variants.Q12B_CLIPPED, reads=DEMO2 + ("demo2_n", "ablation_blocks")),
     Lesson("q16_software_exp_share", "some exp must move to the FMA units, not all",
            lambda p, k: k["q16_software_exp_share"], 1e-9, 100 - 1e-9, reads=("software_shape",)),
+    Lesson("q16b_emulated_exp_time", "the limit that sets the shortest time (the tensor cores, or the SFU and FMA pipe "
+           "balanced) leads the other (relative): a student who takes the other limit misses the key",
+           lambda p, k: variants.emulation_lead(p), low=variants.EMULATION_LEAD - 1e-9,
+           reads=("software_shape", "exp_emulation")),
+    Lesson("q16b_emulated_exp_time", "a software exp pays: attention takes less time than with every exp on the SFU",
+           lambda p, k: k["q16b_emulated_exp_time"], 1e-9, 100 - 1e-9, reads=("software_shape", "exp_emulation")),
     Lesson("q17_backward_ratio", "the backward pass barely cares about exp (ratio under 100 %)",
            lambda p, k: k["q17_backward_ratio"], high=100.0, reads=("backward_shape",)),
     Lesson("q17_backward_ratio", "a count with d_qk and d_v swapped misses the key (relative), unless the head is "

@@ -30,7 +30,9 @@ What varies, and why the questions stay the same questions:
   sizes of the 2 × 2 ablation. A seed whose 2^12-value sample already holds so large an outlier that
   per-tensor FP4's error barely grows to 2^18 (q10's key would be noise) is drawn again, and so is one
   on which the share of blocks E8M0 FLOOR clips (q12b) leaves Q12B_CLIPPED.
-- demo 3 (q15–q18b): the head shapes of the basis, software-exp, backward and speed-up questions.
+- demo 3 (q15–q18b): the head shapes of the basis, software-exp, backward and speed-up questions; q16b's
+  cost of a software exp on the FMA pipe and what softmax already spends there (drawn last, until the limit that
+  caps the speed-up leads the other by EMULATION_LEAD).
   q18c and q19 stay on the shape NVIDIA measured (a measurement cannot be moved); q19 assumes the
   SFU reaches a share of its peak (1 in the lecture): B200 stays exp-bound and B300 matmul-bound
   for every share drawn, so the question is the same one.
@@ -129,6 +131,10 @@ LECTURE = {
     "speedup_shape": [192, 128],
     "speedup_chips": ["B200", "B300"],
     "sfu_share": 1.0,  # q19: the share of its exp peak the SFU is assumed to reach
+    # q16b: [FMA-pipe instructions of one software exp (range reduction and polynomial), FMA-pipe instructions
+    # softmax already spends per score on average (scale and subtract the maximum, the row sum)]: at the lecture's [7, 3]
+    # the SFU and FMA pipe, balanced, take 10 / 15 of the SFU-only exp time (67 %), above the tensor cores' 51 %
+    "exp_emulation": [7, 3],
     # q17b: a decode attention design [query heads per KV head, head dimension, KV cache format]: Llama 3 70B's GQA
     "decode_attention": [8, 128, "fp8"],
     # real tensors: [first, count]
@@ -328,6 +334,7 @@ def variant(rng: np.random.Generator) -> dict:
     params.update(_speculation(rng, params))
     params["query_heads"] = model_query_heads(params)
     params["max_batch"] = _max_batch(rng, params)
+    params["exp_emulation"] = _exp_emulation(rng, params)
     return {key: params[key] for key in LECTURE}  # LECTURE's order
 
 
@@ -442,6 +449,9 @@ def _serve_shares(rng: np.random.Generator) -> dict:
             "serve_bw_share": _share(rng, *HBM_SHARE)}
 
 
+# q09j: the prompt tokens q09e's step takes along (chunked prefill): a real chunk, neither a token or two nor more
+# than a step of a serving framework holds; 31 to 11,305 in 1,000 draws
+PREFILL_CHUNK = (16.0, 32768.0)
 SERVICE_RATE_SHARE = (0.15, 0.75)  # q09h: the promised rate per sequence, as a share of batch-1's q08
 # q09h: the limit that caps the batch (HBM, or the promised rate on either roof) leads the next by this (relative):
 # a student who takes the wrong limit lands outside the tolerance
@@ -483,6 +493,34 @@ def _service_rate(rng: np.random.Generator, p: dict) -> int:
         if service_lead(q) >= Q09H_LEAD and min(service_batches(q).values()) >= 2:
             return q["service_rate"]
     raise AssertionError(f"no promised rate keeps q09h's limits apart for {p}")
+
+
+# q16b: a software exp costs EXP_POLY_OPS instructions on the FMA pipe (a whole number); softmax already spends
+# SOFTMAX_FMA_OPS there per score on average (scaling, the maximum, the row sum; the output's rescaling only when the
+# maximum moves, so a mean, drawn to two decimals: a classmate's key differs). The limit that caps the speed-up
+# (the tensor cores, or the SFU and FMA pipe balanced) leads the other by EMULATION_LEAD (relative), so a student
+# who takes the other limit misses the key.
+EXP_POLY_OPS = (5, 10)
+SOFTMAX_FMA_OPS = (1.5, 4.0)
+EMULATION_LEAD = 0.10
+
+
+def emulation_lead(p: dict) -> float:
+    """q16b's margin: the binding limit's time over the other one's, less 1."""
+    from solutions.lec01_codesign.answers import emulation_times
+
+    times = sorted(emulation_times(p).values())
+    return times[1] / times[0] - 1
+
+
+def _exp_emulation(rng: np.random.Generator, p: dict) -> list:
+    """q16b: [poly ops, softmax ops per score], drawn until the binding limit leads the other by EMULATION_LEAD."""
+    for _ in range(200):
+        drawn = [int(rng.integers(EXP_POLY_OPS[0], EXP_POLY_OPS[1] + 1)),
+                 round(float(rng.uniform(*SOFTMAX_FMA_OPS)), 2)]
+        if emulation_lead({**p, "exp_emulation": drawn}) >= EMULATION_LEAD:
+            return drawn
+    raise AssertionError(f"no software exp cost keeps q16b's limits apart for {p['software_shape']}")
 
 
 def _decode_attention(rng: np.random.Generator) -> list:
@@ -608,10 +646,10 @@ DEPENDENT = (
     "q01_compute_headline", "q02_format_gain", "q04_ridge_same_precision", "q05_ridge_mixed_precision",
     "q06b_wall_for_nvfp4_kernel", "q07_decode_intensity", "q08_decode_tokens_per_s", "q09_decode_batch",
     "q09b_decode_batch_w4a8", "q09c_kv_bytes_per_token", "q09d_kv_equal_weights_context",
-    "q09e_ridge_share_with_kv", "q09f_w4a4_context_limit", "q09h_service_batch", "q09i_speculative_speedup",
+    "q09e_ridge_share_with_kv", "q09j_chunked_prefill_tokens", "q09f_w4a4_context_limit", "q09h_service_batch", "q09i_speculative_speedup",
     "q10a_fp4_zero_share",
     "q11_scale_format_gain", "q12_block_size_gain", "q12b_e8m0_clipped_blocks", "q15_h100_tensor_basis",
-    "q16_software_exp_share", "q17_backward_ratio", "q17b_decode_exp_vs_kv", "q17c_prefill_attention_ratio",
+    "q16_software_exp_share", "q16b_emulated_exp_time", "q17_backward_ratio", "q17b_decode_exp_vs_kv", "q17c_prefill_attention_ratio",
     "q18_model_speedup", "q18b_serial_speedup",
     "q19_mma_efficiency", "q22_real_fp4_tensor_error", "q23_real_nvfp4_error", "q24_rotated_fp4_tensor_error",
     "q34p_nvfp4_end_prediction", "q35p_fp4_end_prediction", "q34r_h16_end_prediction",

@@ -145,12 +145,22 @@ def test_at_least_half_of_automatic_report_points_need_reasoning():
 
 
 def test_a_reasoning_key_is_not_printed_by_the_answered_notebook():
-    """A key marked reasoning is computed in an answer cell, not printed by a demo cell: no non-answer
-    code cell names the item's variable."""
-    demo_code = "\n".join(c.source for c in handout.CELLS if type(c).__name__ == "Code")
-    for item in CONFIG.items_of(*KEYED_KINDS):
-        if item.demand == Demand.REASONING:
-            assert item.id not in demo_code, item.id
+    """A key marked reasoning is computed in an answer cell, not by a demo cell: no non-answer code cell
+    assigns the item's variable. A demo cell may read the student's own answer (the CPU roofline's plot
+    places the GEMM by q29c), which shows the student's model, not the key."""
+    import ast
+
+    def assigned(source: str) -> set[str]:
+        tree = ast.parse("\n".join("pass" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines()))
+        return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
+
+    demo = [c.source for c in handout.CELLS if type(c).__name__ == "Code"]
+    stored = set().union(*(assigned(source) for source in demo))
+    reasoning = {item.id for item in CONFIG.items_of(*KEYED_KINDS) if item.demand == Demand.REASONING}
+    assert stored & reasoning == set()
+    # and no demo cell names one outside the plot that reads q29c
+    named = {item for item in reasoning for source in demo if item in source}
+    assert named <= {"q29c_gemm_edge_at_ridge"}, named
 
 
 def test_the_main_readme_states_the_points_grading_toml_gives():

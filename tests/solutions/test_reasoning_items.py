@@ -84,3 +84,67 @@ def test_the_end_to_end_predictions_accept_the_exact_form_of_their_model():
                            ("q35p_fp4_end_prediction", exact["fp4_tensor"] / measured_fp8),
                            ("q34r_h16_end_prediction", exact["nvfp4 + H16"] / measured_fp8)):
             assert abs(mine - keys[item]) <= tolerance[item] * abs(keys[item]), (item, mine, keys[item])
+
+
+def _variants(count: int, seed: int = 11):
+    rng = np.random.default_rng(seed)
+    return [variants.variant(rng) for _ in range(count)]
+
+
+def test_q16bs_key_is_the_best_split_of_three_units_counted_in_clocks():
+    """q16b per SM and clock: the SFU's (1 − s) / 16, the FMA pipe's (a + s·c) / 128, the tensor cores' FLOP per
+    score at B200's FP8 rate on the exp table's basis; the slowest sets the time. The best of a fine grid of
+    splits, as a share of all exps on the SFU, is the key; taking only one of the two limits misses it by more
+    than twice the item's 1 % tolerance."""
+    from hw_specs import EX2_PER_SM_PER_CLK, FP32_FMA_PER_SM_PER_CLK
+
+    sfu, fma = EX2_PER_SM_PER_CLK["Blackwell"], FP32_FMA_PER_SM_PER_CLK["Blackwell"]
+    split = np.linspace(0, 1, 200_001)
+    for p in [variants.LECTURE, *_variants(60)]:
+        poly, softmax = p["exp_emulation"]
+        tensor_per_clock = B200.peak_flops("fp8") / (B200.exp_per_s / sfu)  # FLOP per SM and clock, on the table's basis
+        mma = answers.flops_per_exp(*p["software_shape"]) / tensor_per_clock
+        times = np.maximum(mma, np.maximum((1 - split) / sfu, (softmax + split * poly) / fma))
+        best = 100 * times.min() / max(mma, 1 / sfu, softmax / fma)
+        key = answers.answer_key(p)["q16b_emulated_exp_time"]
+        assert key == pytest.approx(best, rel=1e-4)
+        tensor_only = 100 * sfu * mma  # q16's assumption: the FMA pipe is free
+        balanced_only = 100 * answers.emulation_times(p)["balanced"]  # the tensor cores forgotten
+        wrong = balanced_only if key == pytest.approx(tensor_only) else tensor_only
+        assert abs(wrong / key - 1) > 0.02, p
+
+
+def test_q09js_key_is_the_largest_chunk_that_keeps_q09es_step_as_long():
+    """q09j: the largest number of prompt tokens n whose 2P·n FLOP, added to decode's, still finish within the time
+    q09e's step spends reading its W + B·L·k bytes (found by bisection); it is B·(100 / q09e − 1)."""
+    for p in [variants.LECTURE, *_variants(40)]:
+        chip = answers.serve_chip(p)
+        flop_per_token = 2 * p["model_params_b"] * 1e9
+        batch, read = answers.service_batch(p), answers.service_bytes(p)
+        step = read / chip.mem_bw
+        low, high = 0.0, 1e7
+        for _ in range(200):
+            mid = (low + high) / 2
+            low, high = (mid, high) if flop_per_token * (batch + mid) / chip.peak_flops("nvfp4") <= step else (low, mid)
+        key = answers.answer_key(p)
+        assert key["q09j_chunked_prefill_tokens"] == pytest.approx(low, rel=1e-6)
+        assert key["q09j_chunked_prefill_tokens"] == pytest.approx(batch * (100 / key["q09e_ridge_share_with_kv"] - 1))
+
+
+@pytest.mark.parametrize("gflops, gbs", [(40.0, 12.0), (120.0, 18.0), (8.0, 25.0)])
+def test_q29cs_key_is_the_smallest_edge_whose_least_traffic_reaches_the_ridge(gflops, gbs):
+    """q29c from the student's own q29 and q28a: the smallest m at which 2m³ FLOP over A and B read and C written
+    (3m² float32) reaches the ridge, by bisection; counting C as read too (4m²) misses the 2 % tolerance."""
+    from autograder.lec01_codesign.measurement import measurement_keys
+
+    key = measurement_keys()["q29c_gemm_edge_at_ridge"].compute(gflops, gbs)
+    low, high = 0.0, 1e6
+    for _ in range(200):
+        mid = (low + high) / 2
+        low, high = (low, mid) if 2 * mid**3 / (3 * 4 * mid**2) >= gflops / gbs else (mid, high)
+    assert key == pytest.approx(high, rel=1e-9)
+    from autograder.engine.registry import load_config
+
+    rtol = next(item.rtol for item in load_config("lec01_codesign").items_of("number") if item.id == "q29c_gemm_edge_at_ridge")
+    c_read_too = 2 * 4 * 4 * gflops / gbs / 2  # 2m³ / (4 · 4 · m²) = ridge: m = 8 × ridge
+    assert abs(c_read_too - key) > rtol * key

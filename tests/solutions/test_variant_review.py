@@ -175,6 +175,8 @@ def recompute(p: dict) -> tuple[dict, dict, dict]:
     batch = min(k["q09_decode_batch"], (USABLE_HBM * B300.mem_cap - weights) / (p["service_context"] * kv_bytes(p)))
     service_bytes = weights + batch * p["service_context"] * kv_bytes(p)
     k["q09e_ridge_share_with_kv"] = 100 * (2 * params * batch / service_bytes) / ridge(s_nv, s_bw)
+    # q09j: that step lasts service_bytes / BW; the NVFP4 rate fills it with FLOP, decode takes 2P·B, a prompt token 2P
+    k["q09j_chunked_prefill_tokens"] = (s_nv * service_bytes / s_bw - 2 * params * batch) / (2 * params)
     # q09h: the largest batch the HBM and the promised rate allow (a step is the slower of computing and reading)
     per_seq = p["service_context"] * kv_bytes(p)
     rate = p["service_rate"]
@@ -221,6 +223,12 @@ def recompute(p: dict) -> tuple[dict, dict, dict]:
     k["q14_mla_effect"] = "A" if mla > 1 else "B"
     k["q15_h100_tensor_basis"] = 100 * exp_ratio(H100, "bf16", *p["basis_shape"], exp_per_s=sxm5_exp)
     k["q16_software_exp_share"] = 100 * max(0.0, 1 - 1 / exp_ratio(B200, "fp8", *p["software_shape"]))
+    # q16b: per score, in SFU-only exp time: tensor cores 1 / ratio; a share s on the FMA pipe costs s·c + a results
+    # there at 128 / 16 = 8 per SFU exp2; the best s balances the two: the slowest of the three units sets the time
+    poly, softmax = p["exp_emulation"]
+    split = np.linspace(0, 1, 100_001)
+    best_split = float(np.maximum(1 - split, (softmax + split * poly) / 8).min())
+    k["q16b_emulated_exp_time"] = 100 * max(1 / exp_ratio(B200, "fp8", *p["software_shape"]), best_split)
     d_qk, d_v = p["backward_shape"]
     k["q17_backward_ratio"] = 100 * B200.peak_flops("fp8") / (6 * d_qk + 4 * d_v) / B200.exp_per_s
     group, dim, kv_format = p["decode_attention"]
