@@ -251,7 +251,8 @@ RUBRICS: dict[str, tuple[Criterion, ...]] = {
                   f"在实测的形状（本课程推断的 {MEASURED_MODEL} 的 MLA，d_qk = {MEASURED_D_QK}、d_v = {MEASURED_D_V}）上，完全重叠的模型说 "
                   f"B300 比 B200 快 {_KEY['q18_model_speedup']:g} 倍，完全串行的模型说 {_KEY['q18b_serial_speedup']:.2f} 倍，"
                   f"实测端到端约 {MEASURED_FP8_FORWARD_GAIN:g} 倍，比两者都低：模型假设 Tensor Core 达到峰值、softmax 的其他运算"
-                  "（求最大值、减法、缩放、求和）不占时间；重叠不完美、矩阵乘法达不到峰值、其他运算都在其中，"
+                  "（求最大值、减法、缩放、求和）不占时间；矩阵乘法达不到峰值、其他运算、两代内核重叠程度不同都在其中"
+                  "（两代重叠程度相同时，不完美的重叠只会让加速落在两个模型之间），"
                   f"若把差距全归到矩阵乘法效率上，效率就是 q19（讲义的参数，SFU 达到 exp 峰值时约 {_KEY['q19_mma_efficiency']:.0f}%）——那只是一种归因。"),
     ),
     "q33_explain_measurement": (
@@ -472,7 +473,7 @@ EXPLANATIONS = {
         限制速度的是 SFU 的 exp；小于 1 则是 Tensor Core（讲义的 B200、FP8、d_head = 128 是前者）。
         H100 上按表里的 {H100.exp_per_s / 1e12:g} T exp/s 算，还是按 q15 的同一口径（{h100_exp_on_tensor_basis() / 1e12:.2f} T）算，
         答案都一样：每位同学的比值在两种口径下都离 1 至少 {variants.MARGINS["q13_bottleneck"]:.0%}。
-        （decode 的注意力则受 HBM 带宽限制，那是另一个问题。）
+        （decode 的注意力通常受 HBM 带宽限制，那是另一个问题；q17b 看 exp 什么时候也会卡住它。）
         """,
     "q14_mla_effect": """
         比较 `exp_ratio(B300, "fp8", *MLA_SHAPE)` 和 `exp_ratio(B300, "fp8", 128, 128)`。t_exp 不变，t_mma 和 d_qk + d_v 成正比：
@@ -508,7 +509,8 @@ EXPLANATIONS = {
         最短 {_KEY["q16b_emulated_exp_time"]:.1f}%（快 {100 / _KEY["q16b_emulated_exp_time"]:.2f} 倍）。Tensor Core 先卡住时，只需挪 q16 的那一点，再多挪也不会更快；
         exp 先卡住时，挪到平衡点为止，再挪 FMA 管线就成了瓶颈。软件 exp 的上限由 FMA 管线定，还要和 softmax 抢同一条管线：
         FlashAttention-4 只把一部分 exp 挪到 FMA 管线上；Blackwell Ultra 把 SFU 的 exp2 吞吐翻倍（每个 SM 每个时钟 16 → 32），
-        不占 FMA 管线就把 exp 的时间减半。
+        不占 FMA 管线就把 exp 的时间减半。本题是简化：每个 SM 每个时钟发射的指令也有限，FMA 管线出 128 个结果时发射已经用满，
+        SFU 的每条 exp 指令还要再占发射；算上它，平衡点的时间更长，软件 exp 能省的更少。
         """,
     "q17_backward_ratio": f"""
         反向传播每个分数仍只有一次 exp（重算 P），却有 5 次矩阵乘法：重算 S = QKᵀ、dV = Pᵀ·dO、dP = dO·Vᵀ、dQ = dS·K、
@@ -546,11 +548,13 @@ EXPLANATIONS = {
     "q18b_serial_speedup": f"""
         完全串行时一个分数的时间 = t_exp + t_mma（讲义的参数）：B200 {_sci(_T["B200", False])} 秒，B300 {_sci(_T["B300", False])} 秒，
         之比 ≈ {_KEY["q18b_serial_speedup"]:.2f} 倍。exp 只占一部分时间，把它加速 {B300.exp_per_s / B200.exp_per_s:.2f} 倍，
-        整体只快这么多——这才是 Amdahl 定律的形状。真实的内核介于两者之间：部分重叠。
+        整体只快这么多——这才是 Amdahl 定律的形状。每块芯片上一个分数的真实时间介于两个模型之间（部分重叠）；
+        两块芯片重叠得不一样时，加速却不一定介于两个模型之间（q18c）。
         """,
     "q18c_measured_position": f"""
         在实测的形状、B200 → B300 上（每位同学都一样），两个模型给出 {_KEY["q18b_serial_speedup"]:.2f}（串行）到 {_KEY["q18_model_speedup"]:g}（重叠）倍，实测
-        {MEASURED_FP8_FORWARD_GAIN:g} 倍比两者都低：重叠程度解释不了全部差距。两个模型都假设矩阵乘法跑满峰值、softmax 的
+        {MEASURED_FP8_FORWARD_GAIN:g} 倍比两者都低：两块芯片的重叠程度相同时，重叠解释不了全部差距（两代的内核重叠得不一样时，加速可以落在两个模型之外：
+        B200 上完全重叠、B300 上重叠得差一些，就可以正好是 {MEASURED_FP8_FORWARD_GAIN:g} 倍）。两个模型都假设矩阵乘法跑满峰值、softmax 的
         其他运算不占时间；实测是端到端的前向，还包括这些。（"只算注意力"和形状 ({MEASURED_D_QK}, {MEASURED_D_V}) 是本课程对这次
         测量的推断：博客只说是 {MEASURED_MODEL}；它的 MLA 在 decode 时吸收权重后是 d_qk = 576、d_v = 512。）
         """,
@@ -562,8 +566,8 @@ EXPLANATIONS = {
         B200 上矩阵乘法慢于 exp 的 a，在 B300 上更慢于 exp）。只剩 B200 受 exp 限制、B300 受矩阵乘法限制：
         若 SFU 达到 exp 峰值的 b，矩阵乘法达到峰值的 a：
         {_MLA_FPE} / (a × {_sci(B300.peak_flops("fp8"))}) = (1 / (b × {_sci(B200.exp_per_s)})) / {MEASURED_FP8_FORWARD_GAIN:g}，
-        a 和 b 成正比；讲义取 b = 1，解得 a ≈ {_KEY["q19_mma_efficiency"]:.0f}%。这是把全部差距都归到矩阵乘法效率上的一种归因。不完美的重叠只能让加速落在两个模型之间，
-        解释不了低于两者的实测（q18c）；模型没算的 softmax 其他运算（在 FMA 单元上）、两代芯片上不同的内核也会让实测的提升变小，
+        a 和 b 成正比；讲义取 b = 1，解得 a ≈ {_KEY["q19_mma_efficiency"]:.0f}%。这是把全部差距都归到矩阵乘法效率上的一种归因。两块芯片重叠程度相同时，不完美的重叠只能让加速落在两个模型之间，
+        解释不了低于两者的实测（q18c）；两代内核的重叠程度不同也是一种解释；模型没算的 softmax 其他运算（在 FMA 单元上）、两代芯片上不同的内核也会让实测的提升变小，
         所以真实的矩阵乘法效率可以更高。
         """,
     "q22_real_fp4_tensor_error": f"""
@@ -598,7 +602,7 @@ EXPLANATIONS = {
         """,
     "q29_matmul_gflops": """
         每个边长 2·m³ FLOP ÷ 中位数耗时 ÷ 10^9，取最大的一个；和评分机同一次的参照测量比，相差不超过 `AGREEMENT_FACTOR` 倍。
-        小矩阵每次调用的固定开销占比大；分块的 BLAS 在大一些的矩阵上通常能保持速率，所以取各边长里最大的那个作屋顶。
+        小矩阵每次调用的固定开销占比大；分块的 BLAS 在大一些的矩阵上通常能保持速率，所以取各边长的 GFLOP/s 里最大的那个作屋顶。
         """,
     "q29b_cpu_ridge": """
         ridge point = 算力屋顶 ÷ 带宽屋顶 = q29 × 10^9 FLOP/s ÷ (q28a × 10^9 B/s) = q29 / q28a FLOP/B；按你同一次运行的 q28a、q29 重算。

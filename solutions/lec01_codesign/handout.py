@@ -425,7 +425,7 @@ CELLS = (
         每一步 decode 都要把它的 KV cache 读一遍；而且权重和**整个 batch** 的 KV cache 都得放进 HBM：最多
         `USABLE_HBM` = {USABLE_HBM:.0%} × {B300.mem_cap / 1e9:g} GB（其余留给运行时和激活）。运算仍只算权重的（注意力本身的运算忽略），
         KV cache 用 FP8 存（q09c）。batch 也不能无限大：服务框架一次最多排 `MAX_BATCH` 个序列（vLLM 的 `max_num_seqs`、
-        TensorRT-LLM 的 `max_batch_size` 就是这个上限）。下面五题没有现成的公式：先写出一步 decode 的 FLOP 和字节，再把几个限制放在一起。
+        TensorRT-LLM 的 `max_batch_size` 就是这个上限）。下面几题没有现成的公式：先写出一步 decode 的 FLOP 和字节，再把几个限制放在一起。
         """),
     Code(f"""
         USABLE_HBM = {USABLE_HBM} * B300.mem_cap  # 字节：权重 + 整个 batch 的 KV cache 最多占这么多
@@ -772,7 +772,8 @@ CELLS = (
         加、乘或乘加的结果（`hw_specs.FP32_FMA_PER_SM_PER_CLK`），SFU 算 {EX2_PER_SM_PER_CLK["Blackwell"]} 个 exp2
         （`hw_specs.EX2_PER_SM_PER_CLK`）。用多项式算一次 exp 要在 FMA 管线上执行
         `EXP_POLY_OPS` 条指令（范围约简加多项式）；softmax 的其他运算（减去最大值并缩放、累加行和，最大值变了才重新缩放输出）
-        平均每个分数本来就占 FMA 管线 `SOFTMAX_FMA_OPS` 条。Tensor Core、SFU、FMA 管线同时工作。B200、FP8、形状 `SOFTWARE_SHAPE`：挪走多少 exp 由你定，
+        平均每个分数本来就占 FMA 管线 `SOFTMAX_FMA_OPS` 条。Tensor Core、SFU、FMA 管线同时工作（简化：只算三个单元各自的吞吐，
+        不算它们共用的指令发射）。B200、FP8、形状 `SOFTWARE_SHAPE`：挪走多少 exp 由你定，
         注意力每个分数的时间最短能缩到全部 exp 都在 SFU 上时的百分之多少？这时卡住它的是什么？
         """, """
         # 以"全部 exp 都在 SFU 上"每个分数的时间为 1：矩阵乘法 1 / exp_ratio。挪走比例 s：SFU 1 − s，FMA 管线 (a + s·c) / f
@@ -819,7 +820,7 @@ CELLS = (
         """),
     Markdown(f"""
         【模型和实测】一个分数的时间有两个极端：exp 和矩阵乘法**完全重叠**（两个单元同时忙，演示 3 的表判断谁是瓶颈用的就是它），
-        或者**完全串行**（一个做完另一个才开始）。真实的内核介于两者之间。两个模型的式子由你自己写出来。q18–q18b 先在你的形状 `SPEEDUP_SHAPE`、
+        或者**完全串行**（一个做完另一个才开始）。每块芯片上真实的时间介于两者之间。两个模型的式子由你自己写出来。q18–q18b 先在你的形状 `SPEEDUP_SHAPE`、
         你的一次换代 `OLD_CHIP` → `NEW_CHIP` 上、按 FP8 算这两个模型。
 
         实测只有一个：{MEASURED_DOCUMENT} 报告，GB300（Blackwell Ultra）上 FP8 前向（端到端）比 GB200（Blackwell）快约
@@ -1139,7 +1140,8 @@ CELLS = (
         """),
     Question("q29c_gemm_edge_at_ridge", """
         **矩阵乘法在屋顶下的哪里？** 按你的 roofline（q28a 的带宽、q29 的算力），m × m 的 float32 矩阵乘法 `np.matmul(a, b, out=c)`
-        的 m 至少要多大，它才可能够得着算力屋顶？搬运的字节按它最少必须搬的算（每个数在内存和处理器之间最少走几趟，自己想）。
+        的 m 至少要多大，它才可能够得着算力屋顶？搬运的字节按它最少必须搬的算（每个数在内存和处理器之间最少走几趟，自己想；
+        写之前把缓存行读进来的那一次不算）。
         单位：m（不必取整）。
         """, """
         # 最少的搬运：A、B 各读一次，C 只写一次，共 3m² 个 float32；FLOP 是 2m³。强度 2m³ / (3 · 4 · m²) = m / 6 FLOP/B，
@@ -1180,7 +1182,7 @@ CELLS = (
         # 你的 roofline：屋顶是 min(带宽 × 运算强度, 算力)。exp 和 quantize 每个数记一次运算（exp 读写一个 float32：8 字节，
         # quantize 读写一个 float64：16 字节）；GEMM 的强度和边长成正比，按你的 q29c：边长 q29c 时正好是 ridge point
         if shows_measured():  # 评分时不画：量出的数每次不同
-            edge = max(gemm_sweep, key=gemm_sweep.get)
+            edge = max(GEMM_SIZES)  # 扫描里最大的矩阵：q29 的屋顶通常在它上面量到
             kernels = {"GEMM": (edge / q29c_gemm_edge_at_ridge * q29b_cpu_ridge, q29_matmul_gflops),
                        "np.exp": (1 / 8, 1 / q28_exp_ns_per_value), "quantize": (1 / 16, 1 / quantize_ns)}
             intensity = np.logspace(-2, np.log10(max(4 * edge, 10 * q29_matmul_gflops / q28a_triad_gb_per_s)), 200)
@@ -1199,7 +1201,7 @@ CELLS = (
     Question("q30_exp_share_64", """
         回到演示 3：在你的 CPU 上（单线程），d_head = 64 的注意力里，算一个分数（它的 exp 和配套的矩阵乘法）的时间有百分之多少花在
         exp 上？演示 3 的模型是为 GPU 写的（exp 在 SFU 上、矩阵乘法在 Tensor Core 上，两个单元各按峰值算）。
-        一次 exp 的时间按你量出的 np.exp 算，矩阵乘法按你的 CPU 的算力屋顶算；在你的 CPU 上两样能不能同时进行、一个分数的时间怎么由它们组成，自己建立。
+        一次 exp 的时间按你量出的 np.exp 算，矩阵乘法按你的 CPU 的算力屋顶算；在你的 CPU 上两样能不能同时进行——演示 3 的两个模型（q18、q18b）哪一个适用，自己判断。
         """, """
         # CPU 没有单独的 exp 单元：exp 和矩阵乘法在同一组向量单元上轮流算，一个分数的时间是两者之和
         t_exp = q28_exp_ns_per_value

@@ -180,3 +180,37 @@ def test_the_main_readme_states_the_points_grading_toml_gives():
     text = CONFIG.items_of(ItemKind.TEXT)
     short = ", ".join(i.id.split("_")[0] for i in text)
     assert f"**Free text.** The hand-graded items {short} ({sum(i.points for i in text):g} points)" in readme
+
+
+def test_a_provided_cell_needs_only_what_provided_cells_and_the_answer_variables_define():
+    """A student answers each question with code of their own, so a provided cell may read the answer
+    variables but no other name the reference answer code happens to define (the roofline's plot once read
+    the reference q29 cell's `gemm_sweep`: a NameError for a student who wrote q29 another way). VARIANT
+    comes from the variant cell the build puts at the top."""
+    import ast
+    import builtins
+
+    defined = set(dir(builtins)) | {item.id for item in CONFIG.items} | {"VARIANT"}
+    needs = {}
+    for cell in handout.CELLS:
+        if type(cell).__name__ != "Code":
+            continue
+        tree = ast.parse("\n".join("pass" if line.lstrip().startswith(("%", "!")) else line
+                                   for line in cell.source.splitlines()))
+        bound = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                bound.add(node.id)
+            elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                bound |= {node.name, *(a.arg for a in node.args.args + node.args.kwonlyargs)} if isinstance(node, ast.FunctionDef) else {node.name}
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                bound |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.Lambda):
+                bound |= {a.arg for a in node.args.args}
+            elif isinstance(node, ast.ExceptHandler) and node.name:
+                bound.add(node.name)
+        loads = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+        if loads - defined - bound:
+            needs[cell.source.strip().splitlines()[0][:60]] = sorted(loads - defined - bound)
+        defined |= bound
+    assert needs == {}
