@@ -22,6 +22,7 @@ in templates/base/mathjax.html.j2, which both pages load in their head).
 
 from __future__ import annotations
 
+import html
 import re
 import threading
 from functools import cache
@@ -33,7 +34,7 @@ from bleach.html5lib_shim import Filter
 from bleach.sanitizer import Cleaner
 from jinja2 import pass_context
 
-from autograder.nbgrader_bridge.highlight_budget import page_budget
+from autograder.nbgrader_bridge.highlight_budget import markup_budget, page_budget
 
 TAGS = frozenset({
     "a", "abbr", "b", "blockquote", "br", "caption", "code", "dd", "del", "details", "div", "dl", "dt", "em",
@@ -114,14 +115,59 @@ def clean_html(element) -> str:
 
 
 @pass_context
+def clean_cell_html(context, element) -> str:
+    """`clean_html` as the pages' filter: a raw cell's own HTML and a cell's HTML output (a student's)
+    are cleaned within the page's markup budget, else shown as the text they are."""
+    if _own_text_beyond_budget(context, element):
+        return _as_text(element)
+    return clean_html(element)
+
+
+@pass_context
 def markdown2html(context, source: str) -> str:
-    """nbconvert's Markdown rendering (math, attachments, anchors), then `clean_html`."""
+    """nbconvert's Markdown rendering (math, attachments, anchors), then `clean_html`. A student's
+    Markdown (a cell's own, an output's) beyond the page's markup budget is shown as the text it is."""
     from nbconvert.filters.markdown_mistune import MarkdownWithMath
 
+    if _own_text_beyond_budget(context, source):
+        return _as_text(source)
     cell = context.get("cell", {})
     renderer = _renderer()(escape=False, allow_harmful_protocols=False, attachments=cell.get("attachments", {}))
     renderer.take = page_budget(context).take   # the page's, for its fenced blocks
     return clean_html(MarkdownWithMath(renderer=renderer).render(source))
+
+
+def _own_text_beyond_budget(context, text) -> bool:
+    """Whether `text` is a student's (a Markdown or raw cell's own source, or an output of any cell but
+    the release's grade cells, whose outputs are the grader's explanations) and the page's markup
+    budget has no room for it."""
+    cell = context.get("cell") if context is not None else None
+    text = text.decode("utf-8", errors="replace") if isinstance(text, bytes) else text
+    if not isinstance(cell, dict) or not isinstance(text, str):
+        return False
+    output = context.get("output")
+    if isinstance(output, dict) and _holds(output.get("data"), text):
+        if _grade_cell(cell):
+            return False
+    elif not (cell.get("cell_type") in ("markdown", "raw") and _holds({"source": cell.get("source")}, text)):
+        return False
+    return not markup_budget(context).take(len(text))
+
+
+def _holds(data, text: str) -> bool:
+    return isinstance(data, dict) and any(v is text or v == text for v in data.values() if isinstance(v, str))
+
+
+def _grade_cell(cell) -> bool:
+    """One of the release's grade cells (after autograde only those keep nbgrader's grade mark)."""
+    meta = cell.get("metadata", {}).get("nbgrader") if isinstance(cell.get("metadata"), dict) else None
+    return isinstance(meta, dict) and meta.get("grade") is True and not meta.get("solution")
+
+
+def _as_text(text) -> str:
+    """Text shown as written: escaped, in a block that keeps its lines (linear, whatever it holds)."""
+    text = text.decode(errors="replace") if isinstance(text, bytes) else str(text)
+    return f"<pre>{html.escape(text)}</pre>"
 
 
 _ATTACHMENT = "attachment:"
