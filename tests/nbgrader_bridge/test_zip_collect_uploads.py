@@ -212,6 +212,10 @@ HOSTILE = {   # student -> (LMS file name, content, what the flag must say)
     # a few MB whose pax header claims 1 GiB (before: read into memory, MemoryError, nobody collected)
     "paxton": ("paxton_1_1_lec01.tar.gz", lambda: pax_bomb(1 << 30), "header"),
     "zed": ("zed_1_1_lec01.zip", lambda: zip_index_bomb(100_000), "entries"),
+    # a notebook the grader would not read (over 20 MB), within the upload's 64 MiB: nbgrader's autograde
+    # read all of it, cell by cell, in the one process that autogrades the class
+    "nora": ("nora_1_1_lec01.zip", lambda: student_zip("nora", (FOLDER + "handout.ipynb", bytes(21 * MIB))),
+             "larger than the grader reads"),
 }
 
 
