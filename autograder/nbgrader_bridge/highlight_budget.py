@@ -14,6 +14,11 @@ output at most MOST_MARKUP_CELL of them (about 3 s in all); beyond, it is shown 
 escaped. Lecture 1's 100 Markdown cells hold 29,831 characters, its largest 1,152; its cells print
 no HTML. The grader's own explanations (the outputs of the release's grade cells) are not counted.
 
+Whatever is shown costs the page too: nbconvert reads the whole rendered page back with BeautifulSoup
+(its alt-text pass), about 1 s of CPU a MB of escaped text (a code cell of 8 MB of `<b>` took 8 s). A
+page shows at most MOST_SHOWN_PAGE characters of the students' cells (code, and Markdown shown as
+text beyond the budget above), then says how many more there are.
+
 Each budget lives in the render's `resources`. nbconvert makes that dict for each conversion (its
 exporter copies whatever dict the caller passes: formgrader's handler and nbgrader's converters pass
 a new one for every page) and the template renders with it, so a filter finds it in its Jinja
@@ -29,8 +34,10 @@ MOST_HIGHLIGHTED_CELL = 6_000
 MOST_HIGHLIGHTED_PAGE = 60_000
 MOST_MARKUP_CELL = 20_000
 MOST_MARKUP_PAGE = 200_000
+MOST_SHOWN_PAGE = 1_000_000
 RESOURCES_KEY = "cs349e_highlight_budget"
 MARKUP_RESOURCES_KEY = "cs349e_markup_budget"
+SHOWN_RESOURCES_KEY = "cs349e_shown_budget"
 
 
 class HighlightBudget:
@@ -46,6 +53,12 @@ class HighlightBudget:
         self.left -= size
         return True
 
+    def take_up_to(self, size: int) -> int:
+        """How many of `size` characters may be shown (and then count them)."""
+        room = max(0, min(size, self.cell, self.left))
+        self.left -= room
+        return room
+
 
 def page_budget(context) -> HighlightBudget:
     """The highlighting budget of the page a filter's Jinja context renders, made at its first use in
@@ -56,6 +69,11 @@ def page_budget(context) -> HighlightBudget:
 def markup_budget(context) -> HighlightBudget:
     """The page's budget of students' Markdown and raw HTML, as `page_budget`."""
     return _kept(context, MARKUP_RESOURCES_KEY, lambda: HighlightBudget(MOST_MARKUP_CELL, MOST_MARKUP_PAGE))
+
+
+def shown_budget(context) -> HighlightBudget:
+    """The page's budget of students' cell text shown at all, as `page_budget`."""
+    return _kept(context, SHOWN_RESOURCES_KEY, lambda: HighlightBudget(MOST_SHOWN_PAGE, MOST_SHOWN_PAGE))
 
 
 def _kept(context, key: str, make) -> HighlightBudget:
