@@ -55,6 +55,9 @@ c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.DeduplicateIds",
     "nbgrader.preprocessors.OverwriteKernelspec",
     "autograder.nbgrader_bridge.overwrite_cells.OverwriteCellsReadOnce",   # nbgrader's, one read per notebook
+    # at most 1,000 cells reach autograded/, which both pages read (the release's, then the student's own);
+    # after OverwriteCells, where only cells whose grade_id the release knows keep nbgrader's metadata
+    "autograder.nbgrader_bridge.page_cells.BoundStudentCells",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
 # nbconvert validates the whole notebook after each of these steps; once after the last is enough
@@ -105,8 +108,14 @@ c.HTMLExporter.extra_template_basedirs = [
 # nbconvert's sanitizer on, and both of its filters replaced by one that keeps the formatting and
 # also cleans markdown cells (autograder/nbgrader_bridge/safe_html.py).
 c.HTMLExporter.sanitize_html = True
+# Both pages show at most 1,000 cells (every cell the release made, then the student's own in order):
+# each costs a page about 0.5 ms whatever it holds (autograder/nbgrader_bridge/page_cells.py). Autograde
+# writes autograded/ bounded the same way; this bounds a page of a notebook autograded otherwise.
+c.HTMLExporter.preprocessors = ["autograder.nbgrader_bridge.page_cells.BoundStudentCells"]
+# nbconvert checks the whole notebook after each of its dozen preprocessors; once, after the last, is enough.
+c.HTMLExporter.optimistic_validation = True
 c.HTMLExporter.filters = {
-    "clean_html": "autograder.nbgrader_bridge.safe_html.clean_html",
+    "clean_html": "autograder.nbgrader_bridge.safe_html.clean_cell_html",      # a raw cell's within the page's budget
     "markdown2html": "autograder.nbgrader_bridge.safe_html.markdown2html",
     "cell_tag_classes": "autograder.nbgrader_bridge.safe_html.cell_tag_classes",   # templates/base/celltags.j2
     "highlight_code": "autograder.nbgrader_bridge.safe_html.highlight_code",       # the course's lexer, not the notebook's

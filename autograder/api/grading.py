@@ -7,14 +7,13 @@ the verbs print that line after their name and exit with status 2.
 
 from __future__ import annotations
 
-import os
-import stat
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Mapping
 
 from autograder.engine.batch import BatchReport, OnResult, OnStart, grade_batch
+from autograder.engine.others_access import open_to_others
 from autograder.errors import InstructorError
 from autograder.sandbox import confinement
 
@@ -40,26 +39,11 @@ def check_folders_private(isolation: str, folders: Mapping[str, Path]) -> None:
     if confinement.choose(isolation).name != confinement.UID_FALLBACK.name:
         return
     for what, folder in folders.items():
-        if _open_to_others(Path(folder)):
+        if open_to_others(Path(folder)):
             raise Refused(f"isolation 'rlimits' refused: the {what} folder {folder} is readable by other users, and "
                           f"student code runs as another user on this machine's filesystem (it could read "
                           f"classmates' submissions and results); put it in a folder only you can enter "
                           f"(chmod 700 on it or a folder above it), or install bubblewrap")
-
-
-def _open_to_others(folder: Path) -> bool:
-    """Whether every existing folder on the way to `folder` (itself included) lets others in."""
-    path = Path(os.path.realpath(folder))
-    for step in (*reversed(path.parents), path):
-        try:
-            mode = os.stat(step).st_mode
-        except FileNotFoundError:
-            break          # made by the grader below a folder checked already
-        except OSError:
-            return False   # (what the grader cannot check, student code cannot enter either)
-        if not mode & stat.S_IXOTH:
-            return False
-    return True
 
 
 def check_placement(jobs: int, scheduler: str | None) -> None:

@@ -3,7 +3,9 @@
 Who handed in a file is read only from the LMS's own file name in downloaded/<assignment>/archive/
 (`amy_1001_2001_codesign.py`, `amy_lec01.zip`): `named_regexp` is matched against that name alone,
 never against a path inside a student's archive, so nothing a student packs can be collected as a
-classmate's file or make a classmate late.
+classmate's file or make a classmate late. Where the name carries Canvas's user id
+(`<name>_<user id>_<submission id>_<file>`), one name that arrives with two user ids (a classmate who
+renamed herself in her LMS profile) collects nothing of either: both are listed.
 
 GuardedLmsExtractor plans the whole collection before nbgrader collects anything: it lists every
 student's archives (lms_upload.py), refuses an upload that holds absolute or `..` paths, links,
@@ -42,6 +44,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from nbgrader.plugins import ExtractorPlugin, FileNameCollectorPlugin
 from traitlets import Int, Unicode
 
+from autograder.engine.locate import MAX_STUDENT_FILE_BYTES
 from autograder.engine.terminal_text import invisible
 from autograder.nbgrader_bridge.flagged import shown, write_zip_flags
 from autograder.nbgrader_bridge.lms_upload import (Limits, UploadRefused, collected_name, copy_loose, is_archive,
@@ -54,6 +57,8 @@ def _described(exc: BaseException) -> str:
 
 COMPACT_TIME = re.compile(r"^(\d{4})-(\d\d)-(\d\d)-(\d\d)-(\d\d)-(\d\d)$")
 CANVAS_LATE = "_LATE_"
+# Canvas: <name>[_LATE]_<user id>_<submission id>_<file>; the name is one a student may edit in her profile
+CANVAS_USER = r"(?:_LATE)?_(\d+)_\d+_"
 FLAGGED_CSV = "flagged.csv"
 
 
@@ -66,6 +71,7 @@ class Upload:
     file_id: str            # the collected name the LMS file name gives (loose files)
     timestamp: str | None   # ISO 8601 from the name, if any
     late: bool              # Canvas's _LATE marker
+    lms_user: str | None = None   # Canvas's user id after the name, if the name has one
 
 
 @dataclass(frozen=True)
@@ -105,6 +111,9 @@ class LmsFileNameCollector(FileNameCollectorPlugin):
             info["timestamp"] = self._iso(groups["timestamp"])
         elif lms_name.startswith(f"{info['student_id']}{CANVAS_LATE}"):
             info["late"] = True
+        user = re.match(re.escape(info["student_id"]) + CANVAS_USER, lms_name)
+        if user:
+            info["lms_user"] = user[1]
         return info
 
     def collect(self, submitted_file):
@@ -199,11 +208,19 @@ class GuardedLmsExtractor(ExtractorPlugin):
                                        f"({collector.named_regexp}), so it is no student's{whole_class}"))
                 continue
             by_student[info["student_id"]].append(Upload(rel, path, info["student_id"], info["file_id"],
-                                                         info.get("timestamp"), info.get("late", False)))
+                                                         info.get("timestamp"), info.get("late", False),
+                                                         info.get("lms_user")))
         flags += [("", rel, "a hidden file or folder (its name starts with '.', e.g. a macOS resource fork "
                             "._…): no student's upload, not looked into") for rel in hidden]
         self._warn_without_time(by_student)
         for student, uploads in sorted(by_student.items()):
+            users = sorted({u.lms_user for u in uploads if u.lms_user})
+            if len(users) > 1:
+                # a classmate who took her name in the LMS would hand in the files she did not
+                flags += [(student, u.rel, f"{len(users)} LMS users hand in as {student} (Canvas user ids "
+                                           f"{', '.join(users)}): none of their files is collected; read them and "
+                                           f"rename each to its student") for u in uploads]
+                continue
             try:
                 self.plan.update(self._collect_student(uploads))
             except UploadRefused as exc:
@@ -264,6 +281,7 @@ class GuardedLmsExtractor(ExtractorPlugin):
                     planned[os.path.normpath(dest.joinpath(*entry.parts))] = Planned(
                         upload, collected_name(name), f"{upload.rel}:{entry.name}")
         self._refuse_duplicates(planned.values())
+        self._refuse_unread_notebooks(listed)
         written = []
         try:
             for upload, entries in listed:
@@ -283,6 +301,17 @@ class GuardedLmsExtractor(ExtractorPlugin):
                 raise
             raise UploadRefused(written[-1].relative_to(self._extracted).as_posix(), str(exc)) from None
         return {os.path.normpath(k): v for k, v in planned.items()}
+
+    def _refuse_unread_notebooks(self, listed) -> None:
+        """A notebook larger than the grader reads scores nothing, and nbgrader's autograde read all of
+        it, cell by cell, in the one process that autogrades the class (100,000 cells: 34 s, 670 MB)."""
+        for upload, entries in listed:
+            sizes = ([(upload.file_id, upload.path.stat().st_size)] if entries is None else
+                     [(entry.parts[-1], entry.size) for entry in entries if not entry.ignored])
+            for name, size in sizes:
+                if name.endswith(".ipynb") and self._collectable(name) and size > MAX_STUDENT_FILE_BYTES:
+                    raise UploadRefused(upload.rel, f"holds {name}, a notebook larger than the grader reads "
+                                                    f"({MAX_STUDENT_FILE_BYTES // 1024**2} MB)")
 
     def _collectable(self, file_name: str) -> bool:
         return os.path.splitext(file_name)[1] in self._collector.valid_ext

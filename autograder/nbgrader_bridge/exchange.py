@@ -40,6 +40,7 @@ from traitlets import Float, Int
 from autograder.engine.lateness import parse_time
 from autograder.engine.outputs import student_cell
 from autograder.nbgrader_bridge.course import Course
+from autograder.nbgrader_bridge.course_privacy import open_course
 from autograder.nbgrader_bridge.exchange_root import (exchange_problems, foreign_course_folders, home_mode_default,
                                                       instructors, open_homes)
 from autograder.nbgrader_bridge.flagged import collect_csv, shown, write_collect_flags
@@ -77,6 +78,13 @@ def _sticky_or_fail(exchange) -> None:
         exchange.fail("\n".join(problems))
 
 
+def _closed_course_or_fail(exchange) -> None:
+    """The command stops while other accounts can reach the course folder (solutions/, submitted/)."""
+    problem = open_course(exchange.coursedir.root)
+    if problem:
+        exchange.fail(problem)
+
+
 def _roster_students(root: str) -> list[str]:
     from autograder.engine.roster import read_roster, roster_path
     try:
@@ -102,6 +110,7 @@ class GuardedReleaseAssignment(ExchangeReleaseAssignment):
             self.fail(_missing_exchange(self.root))
         super().ensure_root()
         _sticky_or_fail(self)
+        _closed_course_or_fail(self)
         problems = foreign_course_folders(self.root, self.coursedir.course_id, instructors(self.coursedir.groupshared))
         if problems:
             self.fail("\n".join(problems))
@@ -134,6 +143,7 @@ class GuardedExchangeCollect(ExchangeCollect):
         if not check_directory(self.root, write=True, execute=True):
             self.fail(_missing_exchange(self.root))
         _sticky_or_fail(self)
+        _closed_course_or_fail(self)
 
     def init_src(self):
         if self.coursedir.course_id == "":

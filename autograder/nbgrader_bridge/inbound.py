@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from autograder.engine.locate import MAX_STUDENT_FILE_BYTES
 from autograder.engine.outputs import invisible
 
 NOT_COLLECTED = "not collected"
@@ -293,6 +294,7 @@ class CopyRules:
     max_file_bytes: int = 100_000_000     # larger files are left out
     max_total_bytes: int = 100_000_000    # a larger folder is refused
     max_entries: int = MAX_ENTRIES        # a folder with more files and folders is refused
+    max_notebook_bytes: int = MAX_STUDENT_FILE_BYTES   # larger notebooks are left out (the grader reads no more)
 
 
 def copy_submission(sub: Submission, dest: Path, rules: CopyRules) -> list[Flag]:
@@ -405,6 +407,11 @@ def _copy_entry(fd: int, rel: str, name: str, dest: Path, sub: Submission, rules
         return
     elif info.st_size > rules.max_file_bytes:
         left_out(name, f"is larger than {rules.max_file_bytes} bytes (CourseDirectory.max_file_size)")
+    elif name.endswith(".ipynb") and info.st_size > rules.max_notebook_bytes:
+        # the grader scores it nothing unread; nbgrader's autograde would read all of it, cell by cell,
+        # in the one process that autogrades the class (100,000 cells: 34 s and 670 MB)
+        left_out(name, f"is a notebook larger than the grader reads ({rules.max_notebook_bytes // 1024**2} MB): "
+                       f"it would score nothing, and autograde would read it whole")
     else:
         _copy_file(fd, name, dest / name, sub, rules, total, left_out)
 

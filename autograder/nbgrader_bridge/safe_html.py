@@ -22,6 +22,7 @@ in templates/base/mathjax.html.j2, which both pages load in their head).
 
 from __future__ import annotations
 
+import html
 import re
 import threading
 from functools import cache
@@ -33,7 +34,7 @@ from bleach.html5lib_shim import Filter
 from bleach.sanitizer import Cleaner
 from jinja2 import pass_context
 
-from autograder.nbgrader_bridge.highlight_budget import page_budget
+from autograder.nbgrader_bridge.highlight_budget import MOST_SHOWN_PAGE, markup_budget, page_budget, shown_budget
 
 TAGS = frozenset({
     "a", "abbr", "b", "blockquote", "br", "caption", "code", "dd", "del", "details", "div", "dl", "dt", "em",
@@ -114,14 +115,83 @@ def clean_html(element) -> str:
 
 
 @pass_context
+def clean_cell_html(context, element) -> str:
+    """`clean_html` as the pages' filter: a raw cell's own HTML and a cell's HTML output (a student's)
+    are cleaned within the page's markup budget, else shown as the text they are."""
+    if isinstance(element, Highlighted):
+        return element
+    if _own_text_beyond_budget(context, element):
+        return _as_text(context, element)
+    return clean_html(element)
+
+
+@pass_context
 def markdown2html(context, source: str) -> str:
-    """nbconvert's Markdown rendering (math, attachments, anchors), then `clean_html`."""
+    """nbconvert's Markdown rendering (math, attachments, anchors), then `clean_html`. A student's
+    Markdown (a cell's own, an output's) beyond the page's markup budget is shown as the text it is."""
     from nbconvert.filters.markdown_mistune import MarkdownWithMath
 
+    if _own_text_beyond_budget(context, source):
+        return _as_text(context, source)
     cell = context.get("cell", {})
     renderer = _renderer()(escape=False, allow_harmful_protocols=False, attachments=cell.get("attachments", {}))
     renderer.take = page_budget(context).take   # the page's, for its fenced blocks
     return clean_html(MarkdownWithMath(renderer=renderer).render(source))
+
+
+def _own_text_beyond_budget(context, text) -> bool:
+    """Whether `text` is a student's (a Markdown or raw cell's own source, or an output of any cell but
+    the release's grade cells, whose outputs are the grader's explanations) and the page's markup
+    budget has no room for it."""
+    cell = context.get("cell") if context is not None else None
+    text = text.decode("utf-8", errors="replace") if isinstance(text, bytes) else text
+    if not isinstance(cell, dict) or not isinstance(text, str):
+        return False
+    output = context.get("output")
+    if isinstance(output, dict) and _holds(output.get("data"), text):
+        if _grade_cell(cell):
+            return False
+    elif not (cell.get("cell_type") in ("markdown", "raw") and _holds({"source": cell.get("source")}, text)):
+        return False
+    return not markup_budget(context).take(len(text))
+
+
+def _holds(data, text: str) -> bool:
+    return isinstance(data, dict) and any(v is text or v == text for v in data.values() if isinstance(v, str))
+
+
+def _locked(context) -> bool:
+    """Whether the cell being rendered is a locked cell of the release (autograde restores its source)."""
+    cell = context.get("cell") if context is not None else None
+    if not isinstance(cell, dict) or not isinstance(cell.get("metadata"), dict):
+        return False
+    meta = cell["metadata"].get("nbgrader")
+    return isinstance(meta, dict) and meta.get("locked") is True
+
+
+def _grade_cell(cell) -> bool:
+    """One of the release's grade cells (after autograde only those keep nbgrader's grade mark)."""
+    meta = cell.get("metadata", {}).get("nbgrader") if isinstance(cell.get("metadata"), dict) else None
+    return isinstance(meta, dict) and meta.get("grade") is True and not meta.get("solution")
+
+
+def _as_text(context, text) -> str:
+    """Text shown as written: escaped, in a block that keeps its lines (linear, whatever it holds), as
+    much of it as the page shows."""
+    text = text.decode(errors="replace") if isinstance(text, bytes) else str(text)
+    shown, more = _within_shown(context, text)
+    return f"<pre>{html.escape(shown)}</pre>" + (f"<p>{html.escape(more)}</p>" if more else "")
+
+
+NOT_SHOWN = "（此处另有 {count} 个字符未在本页显示：一页最多显示 {most} 个字符。笔记本本身保留了它们。）"
+
+
+def _within_shown(context, text: str) -> tuple[str, str]:
+    """(the part of `text` the page's shown budget allows, and the note for the rest or "")."""
+    room = shown_budget(context).take_up_to(len(text))
+    if room == len(text):
+        return text, ""
+    return text[:room], NOT_SHOWN.format(count=len(text) - room, most=MOST_SHOWN_PAGE)
 
 
 _ATTACHMENT = "attachment:"
@@ -175,8 +245,18 @@ _PYTHON_NAMES = frozenset({"python", "python3", "py", "py3", "ipython", "ipython
 def highlight_code(context, source: str, language: str | None = None, metadata: object = None) -> str:
     """nbconvert's `highlight_code` for a code cell, with the course's lexer and class only, within
     the page's budget (else as plain text)."""
+    more = ""
+    if not _locked(context):        # the release's own cells (restored by autograde) are always shown
+        source, more = _within_shown(context, source)
     lexer = COURSE_LEXER if page_budget(context).take(len(source)) else PLAIN_LEXER
-    return _highlighter()(source, lexer, None)
+    return Highlighted(_highlighter()(source, lexer, None) + (f"<p>{html.escape(more)}</p>" if more else ""))
+
+
+class Highlighted(str):
+    """What Pygments made of a code cell with the course's lexer (and the escaped note after it):
+    every character of the source escaped, every class a token type's. The page's template cleans it
+    again (`| clean_html`), which cost 1.3 s of CPU a MB of a cell's markup-like text (bleach reads
+    every entity) and is skipped."""
 
 
 @cache

@@ -6,6 +6,7 @@ free-text question and a cell's displayed output with HTML that would run if it 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -67,3 +68,35 @@ def test_the_payload_reached_the_feedback_page(feedback):
 
 def test_nothing_the_student_wrote_runs_in_nbgraders_feedback_page(feedback, tmp_path):
     assert_inert(dump_dom(feedback, tmp_path / "profile"), must_show="a link")
+
+
+def test_a_notebook_of_many_cells_reaches_the_pages_bounded(tmp_path, released_course, reference_submission):
+    """Pages cost about 0.5 ms of CPU a cell, formgrader's view more (it reads, copies and checks the
+    notebook before rendering it), and the trusted grader reads 20 MB of notebook: 100,000 one-line
+    Markdown cells cost autograde 34 s, generate_feedback 90 s and 1.7 GB, and formgrader's one thread
+    tens of seconds each time a TA opened the student. The autograded notebook, which both pages read,
+    keeps every cell of the release and the student's own up to 1,000 cells in all, with a note; the
+    submitted notebook keeps them all."""
+    from autograder.nbgrader_bridge.page_cells import MOST_PAGE_CELLS
+
+    root = released_course(tmp_path / "course")
+    submitted = root / "submitted" / STUDENT / ASSIGNMENT
+    shutil.copytree(root / "release" / ASSIGNMENT, submitted)
+    for name in ("codesign.py", "handout.ipynb"):
+        shutil.copyfile(reference_submission / name, submitted / name)
+    nb = nbformat.read(submitted / "handout.ipynb", as_version=4)
+    release_cells = len(nb.cells)
+    graded = [c.metadata["nbgrader"]["grade_id"] for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")]
+    nb.cells[3:3] = [nbformat.v4.new_markdown_cell(f"my note {index}") for index in range(20_000)]
+    nbformat.write(nb, submitted / "handout.ipynb")
+    run(root, "-m", "autograder", "pregrade", ASSIGNMENT)
+    run(root, "-m", "nbgrader", "autograde", ASSIGNMENT, "--force")
+    autograded = nbformat.read(root / "autograded" / STUDENT / ASSIGNMENT / "handout.ipynb", as_version=4)
+    assert len(autograded.cells) <= MOST_PAGE_CELLS + 1
+    assert [c.metadata["nbgrader"]["grade_id"] for c in autograded.cells
+            if c.metadata.get("nbgrader", {}).get("grade")] == graded           # every grade cell, in order
+    own = [c.source for c in autograded.cells if c.source.startswith("my note")]
+    assert own == [f"my note {index}" for index in range(len(own))] and len(own) >= MOST_PAGE_CELLS - release_cells
+    notes = [int(m[1]) for c in autograded.cells if (m := re.search(r"另有 (\d+) 个你自己加的单元格", c.source))]
+    assert len(notes) == 1 and notes[0] >= 20_000 - len(own)      # one note says how many are left out
+    assert len(nbformat.read(submitted / "handout.ipynb", as_version=4).cells) == release_cells + 20_000

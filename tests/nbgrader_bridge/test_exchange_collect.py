@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import csv
 import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -332,3 +334,49 @@ def _class_feedback_released(tmp_path, plant):
     coursedir.assignment_id = ASSIGNMENT
     ExchangeReleaseFeedback(coursedir=coursedir, authenticator=Authenticator(), root=str(root)).start()
     return course, {p.read_text() for p in (root / "cs349e" / "feedback").iterdir() if p.is_file()}
+
+
+def test_release_and_collect_refuse_a_course_folder_other_accounts_can_enter(tmp_path):
+    """The course folder holds solutions/, the hidden tests, the gradebook and, once collected, every
+    classmate's submitted/, autograded/, feedback/ and pinned results, which nbgrader and the kit write
+    0755/0644. A course kept where other accounts can enter (in /srv, or a home left 0755): a student's
+    own account read the solutions by their path, and release and collect went on. Both now stop,
+    naming the chmod, until the folder is closed."""
+    import pwd
+    import tempfile
+
+    from nbgrader.auth import Authenticator
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.exchange import ExchangeError
+
+    from autograder.nbgrader_bridge.exchange import GuardedExchangeCollect, GuardedReleaseAssignment
+
+    base = Path(tempfile.mkdtemp(prefix="cs349e-open-course-"))
+    try:
+        base.chmod(0o755)
+        course = base / "course"
+        solved = course / "solutions" / ASSIGNMENT / "codesign.py"
+        solved.parent.mkdir(parents=True)
+        solved.write_text("SOLVED = True\n")
+        course.chmod(0o755)
+        student = pwd.getpwuid(uid(OTHER))
+        read = subprocess.run(["setpriv", f"--reuid={student.pw_uid}", f"--regid={student.pw_gid}", "--clear-groups",
+                               "cat", str(solved)], capture_output=True, text=True)
+        assert read.stdout == "SOLVED = True\n"          # what a student can do in such a folder
+        root = exchange_root(tmp_path)
+        handed_in(root / "cs349e" / "inbound", owner=STUDENT, named=STUDENT)
+
+        def run(kind):
+            coursedir = CourseDirectory(root=str(course), course_id="cs349e")
+            coursedir.assignment_id = ASSIGNMENT
+            kind(coursedir=coursedir, authenticator=Authenticator(), root=str(root)).start()
+
+        for kind in (GuardedReleaseAssignment, GuardedExchangeCollect):
+            with pytest.raises(ExchangeError, match=f"chmod 700 {course}"):
+                run(kind)
+        assert not (course / "submitted").exists()
+        course.chmod(0o700)
+        run(GuardedExchangeCollect)
+        assert students(course) == [STUDENT]
+    finally:
+        shutil.rmtree(base, ignore_errors=True)

@@ -311,6 +311,26 @@ def test_a_huge_sparse_file_is_left_out_unread(tmp_path):
     assert not (tmp_path / "out" / "weights.npy").exists()
 
 
+def test_a_notebook_larger_than_the_grader_reads_is_left_out(tmp_path):
+    """The trusted grader reads notebooks of up to 20 MB and scores a larger one nothing, but collect
+    took up to nbgrader's 100 MB, and nbgrader's autograde then read all of it: about 0.3 ms and 7 KB
+    of memory a cell (100,000 one-line cells, 11 MB: 34 s and 670 MB), so 100 MB of cells was minutes
+    and gigabytes in the one process that autogrades the class. Left out and listed, unread; other
+    files keep nbgrader's bound."""
+    from autograder.engine.locate import MAX_STUDENT_FILE_BYTES
+
+    folder = handed_in(tmp_path / "inbound")
+    with open(folder / "handout.ipynb", "wb") as handle:
+        handle.truncate(MAX_STUDENT_FILE_BYTES + 1)
+    with open(folder / "data.bin", "wb") as handle:
+        handle.truncate(MAX_STUDENT_FILE_BYTES + 1)
+    give(folder, STUDENT)
+    flags = copy_submission(read(folder), tmp_path / "out", CopyRules())
+    assert [(f.file, f.outcome) for f in flags] == [("handout.ipynb", FILE_LEFT_OUT)]
+    assert "20 MB" in flags[0].reason
+    assert not (tmp_path / "out" / "handout.ipynb").exists() and (tmp_path / "out" / "data.bin").is_file()
+
+
 def test_file_names_that_are_not_utf8_are_listed_not_a_crash(tmp_path):
     """A student's folder holds a link named with bytes that are no UTF-8 (any bytes but '/' make a
     file name): before, writing the instructor's list stopped with UnicodeEncodeError, and the

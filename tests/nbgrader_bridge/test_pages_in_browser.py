@@ -693,6 +693,43 @@ def test_code_a_student_wrote_is_shown_in_bounded_time(config, page, where, monk
     assert "show()" in html and html.count("\n \n") >= 2_900      # shown, as it was written
     assert spent < 6, f"{spent:.1f} s of CPU for one page"
 
+@pytest.mark.parametrize("page", ["feedback", "formgrade"])
+@pytest.mark.parametrize("where", ["markdown answer", "raw html cell", "many cells", "html outputs",
+                                   "markdown outputs", "code of markup"])
+def test_what_a_student_wrote_besides_code_is_shown_in_bounded_time(config, page, where, monkeypatch):
+    """Markdown costs about 15 µs of CPU a character to render and clean, a tag in raw HTML about
+    70 µs, and every cell about 0.5 ms whatever it holds: a free-text answer of 1 MB took 25 s of CPU
+    for one page, 10,000 one-letter cells 5.5 s, and the trusted grader reads notebooks of 20 MB
+    (collect takes 100 MB). The outputs the grader keeps (64 KB a value, 2 MB a notebook) were 17 s
+    of HTML tags, a code cell of 8 MB of markup text 10 s. generate_feedback renders the class one page after another and formgrader
+    renders the TA's view on its server's one thread, for every TA, each time it is opened."""
+    import time
+
+    from bs4 import BeautifulSoup
+    notebook = _graded_notebook()
+    if where == "markdown answer":
+        notebook.cells[1].source = "my answer\n\n" + "*a" * 300_000
+    elif where == "raw html cell":
+        notebook.cells.insert(2, nbformat.v4.new_raw_cell("my answer " + "<b>a</b>" * 150_000,
+                                                          metadata={"raw_mimetype": "text/html"}))
+    elif where == "code of markup":       # past the highlight budget, plain, but cleaned again: 1.3 s a MB
+        notebook.cells[2].source = "my answer = '" + "<b>a</b>&amp;" * 600_000 + "'\n"
+    elif where == "many cells":
+        notebook.cells[2:2] = [nbformat.v4.new_markdown_cell(f"my answer {index}") for index in range(15_000)]
+    else:
+        kind, value = ("text/html", "<b>a</b>" * 8_000) if where == "html outputs" else ("text/markdown", "*a" * 32_000)
+        notebook.cells[2].outputs = [nbformat.v4.new_output("display_data", data={kind: value, "text/plain": "x"})
+                                     for _ in range(32)]       # what the grader keeps of a notebook's outputs
+        notebook.cells[1].source = "my answer"
+    monkeypatch.setattr(sys.modules[__name__], "_graded_notebook", lambda: notebook)
+    started = time.process_time()
+    html = (_feedback_html if page == "feedback" else _formgrade_html)(config)
+    spent = time.process_time() - started
+    shown = BeautifulSoup(html, "html.parser").get_text()
+    assert "my answer" in shown and 'check("' in shown     # the answer is shown, and the grade cell after it
+    assert spent < 6, f"{spent:.1f} s of CPU for one page"
+
+
 WIDGET_STATE = {"application/vnd.jupyter.widget-state+json": {
     "version_major": 2, "version_minor": 0,
     "state": {"w1": {"model_name": "HTMLModel", "model_module": "@jupyter-widgets/controls", "model_module_version": "2.0.0",

@@ -128,6 +128,25 @@ def test_the_steering_uploads_are_flagged_and_not_collected(steered):
     assert set(reasons) == {"zoe", "mallory"}
 
 
+def test_a_classmate_who_takes_a_students_name_in_the_lms_hands_in_nothing_for_her(tmp_path_factory):
+    """Canvas names a download `<name>_<user id>_<submission id>_<file>`, the name being the one a
+    student may edit in her profile where the school allows it. Bob, Canvas user 2002, renamed
+    himself "alice" and handed in the notebook alice had not: it was collected as alice's
+    (submitted/alice/ held his handout.ipynb beside her codesign.py). Two LMS users under one name
+    are now both refused and listed, naming their user ids; the class is collected."""
+    bobs = "# bob's notebook, not alice's\n"
+    root, done = collect(tmp_path_factory, "renamed", {
+        "alice_1001_5001_codesign.py": own_code("alice"),
+        "alice_2002_5002_handout.ipynb": bobs,                          # bob, renamed in Canvas
+        "carol_3003_5003_codesign.py": own_code("carol"),
+    })
+    assert done.returncode == 0, explain(done)
+    assert submitted(root, "carol") == {"codesign.py": own_code("carol")}
+    assert bobs not in submitted(root, "alice").values()
+    reasons = flagged(root)["alice"]
+    assert any("1001" in r and "2002" in r for r in reasons), reasons
+
+
 # ---------------------------------------------------------------------------------------------
 # the same plant while victor handed in his own file: nbgrader 0.9.6 aborted the whole class
 # ---------------------------------------------------------------------------------------------
@@ -212,6 +231,10 @@ HOSTILE = {   # student -> (LMS file name, content, what the flag must say)
     # a few MB whose pax header claims 1 GiB (before: read into memory, MemoryError, nobody collected)
     "paxton": ("paxton_1_1_lec01.tar.gz", lambda: pax_bomb(1 << 30), "header"),
     "zed": ("zed_1_1_lec01.zip", lambda: zip_index_bomb(100_000), "entries"),
+    # a notebook the grader would not read (over 20 MB), within the upload's 64 MiB: nbgrader's autograde
+    # read all of it, cell by cell, in the one process that autogrades the class
+    "nora": ("nora_1_1_lec01.zip", lambda: student_zip("nora", (FOLDER + "handout.ipynb", bytes(21 * MIB))),
+             "larger than the grader reads"),
 }
 
 

@@ -144,3 +144,22 @@ def test_an_overlong_hidden_string_is_reported_unread(tmp_path):
                 "metadata": {"notes": "def f():\n    return 1\n" + "#" * MAX_STRING_CHARS}}
     (tmp_path / "handout.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
     assert hidden_code(tmp_path / "handout.ipynb") == [(f"metadata.notes {UNREAD}", "")]
+
+
+def test_a_notebook_of_many_hidden_sites_names_a_bounded_number_of_them(tmp_path):
+    """120,000 markdown cells, each a function with one in its metadata (18 MB, under the grader's
+    20 MB): the run stayed within its bounds (9.6 s) but named every site, one by one, on one line of
+    4.6 MB on the instructor's terminal and in 5 MB of report.html, burying the class's pairs. The
+    student is still marked, with the first places and how many more."""
+    from autograder.similarity.sources import MAX_COMPARED_CHARS, MOST_PLACES, code_parts, unpacked_text
+
+    cells = [{"cell_type": "markdown", "id": f"h{index}", "metadata": {"x": f"def g{index}(a):\n    return a\n"},
+              "source": f"def f{index}(a):\n    return a\n"} for index in range(20_000)]
+    notebook = {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": cells}
+    (tmp_path / "handout.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
+    (tmp_path / "codesign.py").write_text("", encoding="utf-8")
+    parts, _ = code_parts(tmp_path, ("codesign.py", "handout.ipynb"), MAX_COMPARED_CHARS)
+    _, packed = unpacked_text(parts)
+    assert len(packed.places) == MOST_PLACES + 1
+    assert packed.places[0].startswith("handout.ipynb cell 0") and "more" in packed.places[-1]
+    assert sum(map(len, packed.places)) < 5_000
