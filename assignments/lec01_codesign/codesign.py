@@ -7,7 +7,7 @@ CS349E · 第 1 讲 · 练习：用 roofline 读懂 Blackwell Ultra 的设计取
     演示 3（softmax 的 exp 瓶颈）：flops_per_exp、exp_ratio
     演示 1（代际趋势）：ridge_point、trend_row
 
-【和讲义的区别】讲义里的 round_e4m3 只接受非负数，to_e2m1 用 argmin 找最近点、平局时偏向较小的值
+【和讲义的区别】讲义里的 round_e4m3 只对非负数正确（负数不报错，结果不对），to_e2m1 用 argmin 找最近点、平局时偏向较小的值
     （0.75 → 0.5）；硬件的舍入规则是"平局取偶数"（ties to even，0.75 → 1.0）。本作业要求和硬件完全一致。
 【约定】数组函数接受任意形状、任意符号的输入（list、标量或 numpy 数组均可），返回 float64 的 numpy 数组；
     芯片参数来自同目录的 hw_specs.py，单位一律是 SI（FLOP/s、B/s、B、W、exp/s）。

@@ -631,6 +631,8 @@ EXPLANATIONS = {
     "q28f_fmas_per_exp": """
         一次 FMA 是 2 FLOP：矩阵乘法每纳秒做 q29 / 2 次 FMA，一次 exp 要 q28 纳秒，所以约 q28 × q29 / 2 次 FMA。
         CPU 上 exp 和矩阵乘法共用向量单元，这个数就是"算一次 exp 少做多少次乘加"；GPU 的 exp 在单独的 SFU 上，不占 Tensor Core。
+        q28 量的是内存里的大数组：exp 受内存限制时（q28g 约 1），这个时间里有一部分是搬数据，分数在寄存器或缓存里时算一次 exp
+        要快一些；q30–q32 用的也是这个数，所以它们给的是 exp 代价的上界。
         """,
     "q30_exp_share_64": f"""
         CPU 没有单独的 exp 单元：exp 和矩阵乘法在同一组向量单元上轮流算（q28f），不能像 GPU 的 SFU 和 Tensor Core 那样同时忙，

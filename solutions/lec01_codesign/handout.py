@@ -1022,7 +1022,7 @@ CELLS = (
         """),
     Question("q35p_fp4_end_prediction", """
         **先预测，再测量。** 按 q34p 的同一个模型，整张量 FP4 的 1 − cos 应该是 FP8 的多少倍？
-        它在你那一块上的张量误差比 NVFP4 大得多：想一想这个模型在误差很大时还靠不靠得住。
+        它在你那一块上的张量误差（q22）比 NVFP4 的（q23）大，本身就有十几个百分点以上：想一想这个模型在误差很大时还靠不靠得住。
         """, """
         q35p_fp4_end_prediction = (tile_errors["fp4_tensor"] / tile_errors["fp8_tensor"]) ** 2
         """),

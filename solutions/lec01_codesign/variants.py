@@ -1,6 +1,6 @@
 """Per-student variants of lecture 1: the parameters each student's questions are asked with.
 
-`LECTURE` is the lecture's own worked example (the spec sheet as printed, a 300B model at batch 1,
+`LECTURE` is the lecture's own worked example (the spec sheet as printed, a 110B model at batch 1,
 d_head = 128, the lecture's Student-t data, all of the real tensors): its keys are the ones the
 released solutions show. `variant(rng)` draws a student's parameters. Every numeric item depends on
 at least one continuous draw (or on several discrete ones), so that a classmate's number fails this

@@ -80,11 +80,11 @@ def test_a_submission_returning_huge_integers_is_graded_item_by_item(tmp_path):
     result = grade_submission("lec01_codesign", student)
     not_full = {i.id: i.status for i in result.items if i.score < i.max_score and i.status != "manual"}
     # trend_row uses ridge_point, and the notebook's ridge and decode answers (q04–q06b, q09–q09b,
-    # q09e–q09g) use it
+    # q09e–q09g, and q09j on q09e's batch) use it
     assert set(not_full) <= {"ridge_point", "trend_row", "q01_compute_headline", "q04_ridge_same_precision",
                              "q05_ridge_mixed_precision", "q06b_wall_for_nvfp4_kernel", "q09_decode_batch",
-                             "q09b_decode_batch_w4a8", "q09e_ridge_share_with_kv", "q09f_w4a4_context_limit",
-                             "q09g_decode_precision"}, not_full
+                             "q09b_decode_batch_w4a8", "q09e_ridge_share_with_kv", "q09j_chunked_prefill_tokens",
+                             "q09f_w4a4_context_limit", "q09g_decode_precision"}, not_full
     assert result.item("ridge_point").score == 0 and result.item("q01_compute_headline").score == 0
     assert "超出 float64 的范围" in result.item("ridge_point").feedback_md
 

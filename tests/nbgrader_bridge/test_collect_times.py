@@ -29,7 +29,8 @@ def test_a_time_in_the_file_name_becomes_iso_in_the_lms_time_zone(zone, expected
 def test_a_name_without_time_or_late_marker_records_none():
     regexp = r"(?P<student_id>[a-z]+)(?:_LATE)?(?:_\d+)*_(?P<file_id>[^/]+)$"
     info = collector(regexp).describe("amy_12_34_handout-2.ipynb")
-    assert info == {"student_id": "amy", "file_id": "handout.ipynb"}
+    # no time and no late marker; the number after the name is Canvas's user id, kept to tell two users apart
+    assert info == {"student_id": "amy", "file_id": "handout.ipynb", "lms_user": "12"}
 
 
 def test_an_unknown_time_zone_is_a_clear_error():

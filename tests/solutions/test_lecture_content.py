@@ -125,7 +125,7 @@ def test_prompts_and_rubrics_do_not_presume_other_answers():
 # --- 10: the student README says what is compared how ----------------------------------------------
 def test_student_readme_says_which_lecture_helper_is_wrong_and_how_quantize_is_compared():
     readme = (CONFIG.folder / "README.md").read_text(encoding="utf-8")
-    assert "逐位一致" not in readme and "`to_e2m1` 用 argmin" in readme and "不接受负数" in readme
+    assert "逐位一致" not in readme and "`to_e2m1` 用 argmin" in readme and "只对非负数正确" in readme
     assert "8 个 ulp" in readme and "`round_e4m3`、`to_e2m1` 逐位比较" in readme
 
 
