@@ -160,19 +160,23 @@ def _holds(data, text: str) -> bool:
     return isinstance(data, dict) and any(v is text or v == text for v in data.values() if isinstance(v, str))
 
 
+def _nbgrader_metadata(cell) -> dict:
+    """nbgrader's metadata of a cell being rendered ({} when it has none, or a student made it no dict)."""
+    metadata = cell.get("metadata") if isinstance(cell, dict) else None
+    meta = metadata.get("nbgrader") if isinstance(metadata, dict) else None
+    return meta if isinstance(meta, dict) else {}
+
+
 def _locked(context) -> bool:
     """Whether the cell being rendered is a locked cell of the release (autograde restores its source)."""
     cell = context.get("cell") if context is not None else None
-    if not isinstance(cell, dict) or not isinstance(cell.get("metadata"), dict):
-        return False
-    meta = cell["metadata"].get("nbgrader")
-    return isinstance(meta, dict) and meta.get("locked") is True
+    return _nbgrader_metadata(cell).get("locked") is True
 
 
 def _grade_cell(cell) -> bool:
     """One of the release's grade cells (after autograde only those keep nbgrader's grade mark)."""
-    meta = cell.get("metadata", {}).get("nbgrader") if isinstance(cell.get("metadata"), dict) else None
-    return isinstance(meta, dict) and meta.get("grade") is True and not meta.get("solution")
+    meta = _nbgrader_metadata(cell)
+    return meta.get("grade") is True and not meta.get("solution")
 
 
 def _as_text(context, text) -> str:
