@@ -83,7 +83,7 @@ def _letter(options: dict[str, tuple], name) -> str:
 
 
 def run_chips(params=None):
-    """The team's measured H100 and B300 (q01–q06b): the spec sheet times the sustained shares."""
+    """The team's measured H100 and B300 (q01–q06c): the spec sheet times the sustained shares."""
     p = _params(params)
     h100 = sustained_chip(H100, {"fp8": p["h100_fp8_share"]}, p["h100_bw_share"])
     b300 = sustained_chip(B300, {"nvfp4": p["b300_nvfp4_share"], "fp8": p["b300_fp8_share"]}, p["b300_bw_share"])
@@ -580,6 +580,9 @@ def _number_keys(canonical_params: str) -> dict[str, float]:
         "q04_ridge_same_precision": same,
         "q05_ridge_mixed_precision": mixed,
         "q06b_wall_for_nvfp4_kernel": wall_for_nvfp4_kernel,
+        # batch-1 decode reads every weight once per token and does one multiply-add with it: about 2 FLOP/B on
+        # both chips, far below either ridge, so a token takes the weights' bytes over the bandwidth
+        "q06c_decode_generation_speedup": b300_run.mem_bw / h100_run.mem_bw * BYTES_PER_ELEM["fp8"] / BYTES_PER_ELEM["nvfp4"],
         "q07_decode_intensity": decode_intensity(p["decode_batch"]),
         "q08_decode_tokens_per_s": serve_chip(p).mem_bw / (p["model_params_b"] * 1e9 * BYTES_PER_ELEM["nvfp4"]),
         "q09_decode_batch": decode_batch_at_ridge("W4A4", p),

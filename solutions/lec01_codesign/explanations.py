@@ -129,6 +129,7 @@ _B200_RATIO = exp_ratio(B200, "fp8", _D, _D)
 _BACKWARD_FACTOR = (BACKWARD_FLOPS_PER_EXP["d_qk"] + BACKWARD_FLOPS_PER_EXP["d_v"]) * _D / _FPE
 _FP8_GAIN = B200.peak_flops("fp8") / H100.peak_flops("fp8")
 _SXM5 = f"{hw_specs.H100_SXM5_SMS} × {hw_specs.EX2_PER_SM_PER_CLK['Hopper']} × {hw_specs.H100_SXM5_BOOST_HZ / 1e9:g} GHz"
+_LECTURE_BW_GAIN = B300.mem_bw / H100.mem_bw  # q06c: the spec sheet's bandwidths (the lecture's shares are all 1)
 _OVERSTATEMENT = BYTES_PER_ELEM["fp8"] / BYTES_PER_ELEM["nvfp4"]  # q05 ÷ q06b: the mixed ratio's exaggeration
 _ABLATION = ablation_errors(demo_weights(DEMO2_N))
 _GAP = 100 * (_ABLATION[32, "e8m0"] - _ABLATION[16, "e4m3"])  # MXFP4 → NVFP4, both factors at once
@@ -327,6 +328,14 @@ EXPLANATIONS = {
         {_KEY["q05_ridge_mixed_precision"]:.2f} × {BYTES_PER_ELEM["nvfp4"]:g} ≈ {_KEY["q06b_wall_for_nvfp4_kernel"]:.2f} 倍。
         混合精度的比值把这个内核碰到的墙夸大了约 {_OVERSTATEMENT:.2f} 倍（不是 q02 的 {_KEY["q02_format_gain"]:g} 倍）；
         同样的运算、同样的格式，墙涨 q04 倍（讲义的参数：{_KEY["q04_ridge_same_precision"]:.2f} 倍）。
+        """,
+    "q06c_decode_generation_speedup": f"""
+        batch = 1 的 decode 每生成一个 token，要把每个权重从 HBM 读一次、用它做一次乘加（2 FLOP）：算术强度在 H100 上约
+        2 FLOP/B（FP8，每个数 {BYTES_PER_ELEM["fp8"]:g} 字节），在 B300 上约 {2 / BYTES_PER_ELEM["nvfp4"]:.1f} FLOP/B（NVFP4，{BYTES_PER_ELEM["nvfp4"]:g} 字节），
+        都远低于屋脊点：两块芯片上都受带宽限制，一个 token 的时间 = 权重的字节 ÷ 带宽。所以倍数 = 带宽之比 × 每个权重的字节之比
+        = (B300_RUN.mem_bw / H100_RUN.mem_bw) × ({BYTES_PER_ELEM["fp8"]:g} / {BYTES_PER_ELEM["nvfp4"]:g})（讲义的参数：
+        {_LECTURE_BW_GAIN:.2f} × {_OVERSTATEMENT:.2f} ≈ {_KEY["q06c_decode_generation_speedup"]:.2f} 倍），算力不进来。厂商口径的 q01
+        （讲义的参数：{_KEY["q01_compute_headline"]:.1f} 倍）对它不适用：受带宽限制的 decode 只吃到 HBM 带宽和更小的格式带来的好处。
         """,
     "q07_decode_intensity": f"""
         batch 个序列一起 decode：每一步把每个权重从 HBM 读一次（{BYTES_PER_ELEM["nvfp4"]:g} 字节），给每个序列各做一次乘加（2 FLOP）。

@@ -288,7 +288,7 @@ CELLS = (
         `VARIANT["h100_fp8_share"]`、`VARIANT["b300_nvfp4_share"]` 等）。同一个团队、同一套内核：两块卡上 FP8 的矩阵乘法和 HBM
         达到的比例都相差在一成以内；B300 上 NVFP4 达到的比例不高于 FP8 的。下面的格子把规格表上的芯片换成"实测芯片"
         `H100_RUN`、`B300_RUN`：它们和 hw_specs 的芯片是同一种对象，`trend_row`、`ridge_point` 照样能用。
-        q01–q02、q04–q06b 用这两块实测芯片（H100_RUN 只有 FP8 的数字，它就是 H100 的"最低精度"）。
+        q01–q02、q04–q06c 用这两块实测芯片（H100_RUN 只有 FP8 的数字，它就是 H100 的"最低精度"）。
         推理组在线上服务的 B300 上用 decode 自己的内核又测了一遍（比例是 `VARIANT["serve_nvfp4_share"]` 等）：
         decode 的问题（q07–q09i，和演示 3 的 q17b）用这块 `B300_SERVE`。
         """),
@@ -350,6 +350,16 @@ CELLS = (
         """, """
         # 屋脊点涨 q05 倍；内核每个数的字节从 FP8 的变成 NVFP4 的，FLOP/B 涨 bytes(fp8) / bytes(nvfp4) 倍
         q06b_wall_for_nvfp4_kernel = q05_ridge_mixed_precision * BYTES_PER_ELEM["nvfp4"] / BYTES_PER_ELEM["fp8"]
+        """),
+    Question("q06c_decode_generation_speedup", """
+        **换代给生成 token 带来了多少？** 你的团队把一个大模型的 decode（一次生成一个 token）从 H100_RUN 搬到 B300_RUN：
+        在 H100 上权重用 FP8 存，在 B300 上换成 NVFP4（每个数的大小连同它分摊的块缩放因子一起算），batch = 1，别的都不变。
+        每秒生成的 token 数涨到原来的多少倍？KV cache 和激活的读写先忽略。哪个屋顶管着它、每生成一个 token 要搬什么、
+        要算什么，自己想；想好了，和 q01 的厂商口径比一比。
+        """, """
+        # batch = 1：每个权重读一次、做一次乘加，强度约 2 FLOP/B（FP8）或 2 / 0.5625 FLOP/B（NVFP4），两块芯片上都远低于屋脊点。
+        # 一个 token 的时间 = 权重的字节 ÷ 带宽：倍数 = 带宽之比 × 每个权重的字节之比，算力不进来
+        q06c_decode_generation_speedup = (B300_RUN.mem_bw / H100_RUN.mem_bw) * (BYTES_PER_ELEM["fp8"] / BYTES_PER_ELEM["nvfp4"])
         """),
     Markdown(f"""
         ## roofline 的用法：decode

@@ -31,6 +31,10 @@ class Reason:
 
 
 REASONS: dict[str, Reason] = {
+    # the student sees that batch-1 decode sits under the bandwidth roof on both chips and that a token moves the
+    # weights once: the gain is the bandwidth's times the weights' bytes', and the compute headline does not enter
+    "q06c_decode_generation_speedup": Reason(Why.MODEL, ("B300_RUN.mem_bw / H100_RUN.mem_bw", "mem_bw / H100_RUN", "带宽之比 ×",
+                                                         "字节之比", "权重的字节 ÷ 带宽", "权重字节 ÷ 带宽")),
     # the student sets up a step's FLOP and bytes with the KV cache, and decides which batch up to q09's gives the
     # most: the intensity grows with the batch, so the largest that fits beside the weights
     "q09e_ridge_share_with_kv": Reason(Why.DECISION, ("W / (W + B·L·k)", "W + B·L·k", "(C − W) / (L·k)", "装得下的最大值",
@@ -88,6 +92,8 @@ TEACHES: dict[str, str] = {
     "q05_ridge_mixed_precision": "the mixed ratio is q04 times the format gain",
     "q06_memory_wall": "a kernel's wall is the ridge it must reach over the intensity it has: pick the ratio for your kernel",
     "q06b_wall_for_nvfp4_kernel": "a kernel that moves its data to NVFP4 also gains intensity: its wall grows less",
+    "q06c_decode_generation_speedup": "set up batch-1 decode on two generations: under the bandwidth roof a token moves the "
+                                      "weights once, so the gain is the bandwidth's times the format's bytes, far below the headline",
     "q07_decode_intensity": "decode's arithmetic intensity is tiny: memory-bound",
     "q08_decode_tokens_per_s": "bandwidth bounds batch-1 decode: bytes per token over bandwidth",
     "q09_decode_batch": "batching raises decode's intensity: the batch that reaches the W4A4 ridge (weights only)",

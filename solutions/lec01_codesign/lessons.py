@@ -54,6 +54,13 @@ def _service_lead(p: dict, k: dict) -> float:
     return min(abs(p["service_context"] / bound - 1) for bound in bounds)
 
 
+def _batch1_decode_over_ridge(p: dict) -> float:
+    """q06c: one multiply-add (2 FLOP) per weight read, on the nearer of the two chips' ridges."""
+    h100_run, b300_run = answers.run_chips(p)
+    return max(2 / BYTES_PER_ELEM["fp8"] / ridge_point(h100_run, "fp8"),
+               2 / BYTES_PER_ELEM["nvfp4"] / ridge_point(b300_run, "nvfp4"))
+
+
 def _weights(p: dict) -> float:
     return p["model_params_b"] * 1e9 * BYTES_PER_ELEM["nvfp4"]
 
@@ -103,6 +110,11 @@ LESSONS: tuple[Lesson, ...] = (
            lambda p, k: k["q04_ridge_same_precision"], 1.01, 1.21, reads=TREND),
     Lesson("q06b_wall_for_nvfp4_kernel", "the wall an NVFP4 kernel meets still grows",
            lambda p, k: k["q06b_wall_for_nvfp4_kernel"], low=1.0, reads=TREND),
+    Lesson("q06c_decode_generation_speedup",
+           "batch-1 decode lies far under the bandwidth roof on both chips (its FLOP/B over the ridge, FP8 on H100, NVFP4 on B300)",
+           lambda p, k: _batch1_decode_over_ridge(p), high=0.05, reads=TREND),
+    Lesson("q06c_decode_generation_speedup", "decode gains well under the compute headline (q06c / q01)",
+           lambda p, k: k["q06c_decode_generation_speedup"] / k["q01_compute_headline"], high=0.9, reads=TREND),
     Lesson("q07_decode_intensity", "decode lies below the serving B300's NVFP4 ridge",
            lambda p, k: k["q07_decode_intensity"] / ridge_point(answers.serve_chip(p), "nvfp4"), high=1.0,
            reads=("decode_batch",) + SERVE),

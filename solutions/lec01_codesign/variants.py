@@ -7,7 +7,7 @@ at least one continuous draw (or on several discrete ones), so that a classmate'
 student's tolerance: tests/solutions/test_lecture_variants.py measures that over a class.
 
 What varies, and why the questions stay the same questions:
-- trend (q01–q06b): the sustained share of the spec peak the team measured on its own H100 and B300
+- trend (q01–q06c): the sustained share of the spec peak the team measured on its own H100 and B300
   (GEMM per precision, HBM bandwidth). The vendor headline (share 1) is one case. A variant is a real
   chip: GEMM sustains 0.6–0.9 of its peak, HBM 0.8–0.95 of its rating, the same team's kernels reach
   nearly the same shares on both chips (B300's FP8 share 0.99–1.10 × H100's, its HBM share 0.97–1.03 ×:
@@ -644,8 +644,8 @@ def _max_batch(rng: np.random.Generator, p: dict) -> int:
 # of them are conceptual (the same letter for every student); q06, q09g and q25 move with the parameters.
 DEPENDENT = (
     "q01_compute_headline", "q02_format_gain", "q04_ridge_same_precision", "q05_ridge_mixed_precision",
-    "q06b_wall_for_nvfp4_kernel", "q07_decode_intensity", "q08_decode_tokens_per_s", "q09_decode_batch",
-    "q09b_decode_batch_w4a8", "q09c_kv_bytes_per_token", "q09d_kv_equal_weights_context",
+    "q06b_wall_for_nvfp4_kernel", "q06c_decode_generation_speedup", "q07_decode_intensity", "q08_decode_tokens_per_s",
+    "q09_decode_batch", "q09b_decode_batch_w4a8", "q09c_kv_bytes_per_token", "q09d_kv_equal_weights_context",
     "q09e_ridge_share_with_kv", "q09j_chunked_prefill_tokens", "q09f_w4a4_context_limit", "q09h_service_batch", "q09i_speculative_speedup",
     "q10a_fp4_zero_share",
     "q11_scale_format_gain", "q12_block_size_gain", "q12b_e8m0_clipped_blocks", "q15_h100_tensor_basis",

@@ -91,6 +91,25 @@ def _variants(count: int, seed: int = 11):
     return [variants.variant(rng) for _ in range(count)]
 
 
+def test_q06cs_key_is_the_roofline_time_of_a_batch_1_token_on_each_chip():
+    """q06c: a token of batch-1 decode on each measured chip takes max(FLOP / peak, bytes / bandwidth) for a model
+    of P weights (FP8 on H100, NVFP4 on B300); the ratio of the two times is the key, whatever P is. A student who
+    takes the compute headline (q01) or the bandwidth alone misses it by far more than the 1 % tolerance."""
+    from hw_specs import BYTES_PER_ELEM
+
+    for p in [variants.LECTURE, *_variants(60)]:
+        h100_run, b300_run = answers.run_chips(p)
+        key = answers.answer_key(p)
+        for weights in (1e9, 70e9, 400e9):
+            def token_seconds(chip, precision):
+                return max(2 * weights / chip.peak_flops(precision), weights * BYTES_PER_ELEM[precision] / chip.mem_bw)
+
+            gain = token_seconds(h100_run, "fp8") / token_seconds(b300_run, "nvfp4")
+            assert key["q06c_decode_generation_speedup"] == pytest.approx(gain, rel=1e-9)
+        for wrong in (key["q01_compute_headline"], b300_run.mem_bw / h100_run.mem_bw):
+            assert abs(wrong / key["q06c_decode_generation_speedup"] - 1) > 0.2, p
+
+
 def test_q16bs_key_is_the_best_split_of_three_units_counted_in_clocks():
     """q16b per SM and clock: the SFU's (1 − s) / 16, the FMA pipe's (a + s·c) / 128, the tensor cores' FLOP per
     score at B200's FP8 rate on the exp table's basis; the slowest sets the time. The best of a fine grid of

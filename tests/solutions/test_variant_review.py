@@ -165,6 +165,7 @@ def recompute(p: dict) -> tuple[dict, dict, dict]:
     k["q04_ridge_same_precision"] = ridge(b_f8, b_bw) / ridge(h_f8, h_bw)
     k["q05_ridge_mixed_precision"] = ridge(b_nv, b_bw) / ridge(h_f8, h_bw)
     k["q06b_wall_for_nvfp4_kernel"] = k["q05_ridge_mixed_precision"] / (f8 / nv)
+    k["q06c_decode_generation_speedup"] = b_bw / h_bw * f8 / nv  # batch-1 decode: bytes over bandwidth on both chips
     k["q07_decode_intensity"] = 2 * p["decode_batch"] / nv
     k["q08_decode_tokens_per_s"] = s_bw / weights
     k["q09_decode_batch"] = ridge(s_nv, s_bw) / (2 / nv)
