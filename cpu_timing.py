@@ -38,7 +38,8 @@ TRIAD_N = STREAM_BYTES // 8        # float64 个数
 TRIAD_BYTES_PER_ELEMENT = 3 * 8    # STREAM 的约定：读 b、读 c、写 a
 GEMM_SIZES = (64, 128, 256, 512)   # float32 方阵的边长
 REPEATS = 5
-# 计时用这个线程自己用掉的 CPU 时间：别的程序抢走 CPU 的那段时间不算进来，机器忙不忙都量得一样。
+# 计时用这个线程自己用掉的 CPU 时间：别的程序抢走 CPU 的那段时间不算进来。机器忙时它也会变长：别的程序分走内存带宽、
+# 占用同一个物理核心（超线程）或让 CPU 降频时，同样的运算要用更多 CPU 时间。
 # Windows 的线程 CPU 时间按 15.6 ms 的时钟节拍累加，量不了几毫秒的运行：那里退回到墙上时间 perf_counter。
 CLOCK = time.perf_counter if sys.platform == "win32" else time.thread_time
 # 你的测量值 / 评分机的参照值 落在 [1/AGREEMENT_FACTOR, AGREEMENT_FACTOR] 内算一致（为什么是 3：课程仓库的 docs/measurement.md）

@@ -421,8 +421,8 @@ EXPLANATIONS = {
         L 是 `SERVICE_CONTEXT`，k 是 q09c）。两项都随 B 增长，所以每个序列的速度 1 / t(B) 随 batch 变慢，承诺的速度 T = `SERVICE_RATE`
         给 batch 一个上限：t(B) ≤ 1/T——在算力屋顶上是 B ≤ F / (2P·T)，在带宽屋顶上是 B ≤ (BW / T − W) / (L·k)；装得下再给一个，
         B ≤ (C − W) / (L·k)。三个上限取最小的，哪个最小，哪个就卡住 batch（每个上限都会卡住一部分同学的 batch，漏掉哪一个都可能答错）。
-        讲义的参数（T = {variants.LECTURE["service_rate"]}）：三个 batch 依次约 {_Q09H_LIMITS["hbm"]:,.0f}、
-        {_Q09H_LIMITS["rate_compute"]:,.0f}、{_Q09H_LIMITS["rate_memory"]:,.0f} 个序列，卡住的是{_Q09H_BINDS}；batch ≈ {_Q09H_BATCH:,.0f} 时
+        讲义的参数（T = {variants.LECTURE["service_rate"]}）：三个上限（算力屋顶、带宽屋顶、HBM 容量）依次约
+        {_Q09H_LIMITS["rate_compute"]:,.0f}、{_Q09H_LIMITS["rate_memory"]:,.0f}、{_Q09H_LIMITS["hbm"]:,.0f} 个序列，卡住的是{_Q09H_BINDS}；batch ≈ {_Q09H_BATCH:,.0f} 时
         一步 {_Q09H_STEP_MS:.1f} ms，整块芯片一共 ≈ {_Q09H_BATCH / (_Q09H_STEP_MS / 1e3):,.0f} token/s（算力屋顶的上限是 {_COMPUTE_CEILING:,.0f}）。
         承诺的速度越高，一步的时间越短，能一起跑的序列越少：服务的吞吐和每个用户的速度是一对要权衡的量，
         而长上下文的 KV cache 让这个权衡更紧——KV 的字节随 batch 涨，带宽屋顶上的每一步都更慢。

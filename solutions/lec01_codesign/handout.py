@@ -14,7 +14,7 @@ import textwrap
 from authoring.cells import Code, FunctionCheck, Markdown, Question
 from autograder.sandbox.limits import Limits
 from cpu_timing import AGREEMENT_FACTOR, STREAM_BYTES, TRIAD_N
-from hw_specs import B300, BYTES_PER_ELEM, EX2_PER_SM_PER_CLK, FP32_FMA_PER_SM_PER_CLK, LABELLED_FIGURES
+from hw_specs import B300, BYTES_PER_ELEM, H100, EX2_PER_SM_PER_CLK, FP32_FMA_PER_SM_PER_CLK, LABELLED_FIGURES
 from solutions.lec01_codesign.variants import USABLE_HBM
 from solutions.lec01_codesign import encoder as end_to_end
 from solutions.lec01_codesign import handout_data
@@ -141,6 +141,7 @@ def _reference_facts() -> dict[str, float]:
         "nvfp4": relative_error(quantize(x, "nvfp4"), x),
         "scale_gain": key["q11_scale_format_gain"], "block_gain": key["q12_block_size_gain"],
         "b200_ratio": exp_ratio(B200, "fp8", 128, 128), "h100_basis": key["q15_h100_tensor_basis"],
+        "h100_basis_fp8": key["q15_h100_tensor_basis"] * H100.peak_flops("fp8") / H100.peak_flops("bf16"),
         "software": key["q16_software_exp_share"], "backward": key["q17_backward_ratio"],
         "speedup": key["q18_model_speedup"], "serial": key["q18b_serial_speedup"], "mma": key["q19_mma_efficiency"],
         "real_fp4": key["q22_real_fp4_tensor_error"], "real_nvfp4": key["q23_real_nvfp4_error"],
@@ -352,10 +353,10 @@ CELLS = (
         q06b_wall_for_nvfp4_kernel = q05_ridge_mixed_precision * BYTES_PER_ELEM["nvfp4"] / BYTES_PER_ELEM["fp8"]
         """),
     Question("q06c_decode_generation_speedup", """
-        **换代给生成 token 带来了多少？** 你的团队把一个大模型的 decode（一次生成一个 token）从 H100_RUN 搬到 B300_RUN：
+        **换代给生成 token 带来了多少？** 你的团队把一个模型（一块 H100 装得下）的 decode（一次生成一个 token）从 H100_RUN 搬到 B300_RUN：
         在 H100 上权重用 FP8 存，在 B300 上换成 NVFP4（每个数的大小连同它分摊的块缩放因子一起算），batch = 1，别的都不变。
         每秒生成的 token 数涨到原来的多少倍？KV cache 和激活的读写先忽略。哪个屋顶管着它、每生成一个 token 要搬什么、
-        要算什么，自己想；想好了，和 q01 的厂商口径比一比。
+        要算什么，自己想；想好了，和 q01 的厂商口径比一比。（直接用 H100_RUN、B300_RUN 的数算，中途不要取整。）
         """, """
         # batch = 1：每个权重读一次、做一次乘加，强度约 2 FLOP/B（FP8）或 2 / 0.5625 FLOP/B（NVFP4），两块芯片上都远低于屋脊点。
         # 一个 token 的时间 = 权重的字节 ÷ 带宽：倍数 = 带宽之比 × 每个权重的字节之比，算力不进来
@@ -413,7 +414,7 @@ CELLS = (
         q09b_decode_batch_w4a8 = ridge_point(B300_SERVE, "fp8") / ({FLOP_PER_PARAM_PER_TOKEN} / BYTES_PER_ELEM["nvfp4"])
         """),
     Markdown("""
-        【KV cache】这个模型用 GQA：`KV_LAYERS` 层，每层 `KV_HEADS` 个 KV 头，每个头 `KV_HEAD_DIM` 维（上面的格子打印了你的数）；
+        【KV cache】这个模型用 GQA（KV 头只有 1 个时就是 MQA）：`KV_LAYERS` 层，每层 `KV_HEADS` 个 KV 头，每个头 `KV_HEAD_DIM` 维（上面的格子打印了你的数）；
         KV cache 用 FP8 存（`BYTES_PER_ELEM["fp8"]` 字节/数）。每生成一个 token，每个序列都要把自己上下文里全部 L 个 token
         的 K 和 V 读一遍；权重则每一步只读一次，batch 里的序列共用。
         """),
@@ -1101,7 +1102,7 @@ CELLS = (
         ## 测一测：你的 CPU 的 roofline
 
         【问题】演示 3 的比值来自规格表。换成你自己的 CPU：它的"屋顶"——内存带宽和矩阵乘法的算力——各是多少？
-        矩阵乘法要多大才够得着算力屋顶？`np.exp` 和你的 `quantize` 落在屋顶下的什么位置？一次 exp 相当于多少次 FMA？
+        矩阵乘法要多大才够得着算力屋顶？`np.exp` 和你的 `quantize` 离带宽屋顶多远？一次 exp 相当于多少次 FMA？
 
         【做法】计时要可靠。`cpu_timing.py` 里的 `triad_seconds`、`gemm_seconds`、`exp_seconds` 各返回一种运算一次的耗时（秒），
         评分机用的是同一份代码（打开读一读）：
@@ -1111,7 +1112,8 @@ CELLS = (
           exp 用到两个：最后一级缓存有 {STREAM_BYTES // 1024**2} MiB 以上的处理器（带 3D V-Cache 的、许多服务器 CPU），量到的可能有一部分
           甚至全部是缓存的带宽；
         - 先**热身**一次，再重复几次取**中位数**（`median_seconds`）；
-        - 计的是这个线程用掉的 **CPU 时间**，不是墙上时间：别的程序抢走 CPU 的那段时间不算进来。
+        - 计的是这个线程用掉的 **CPU 时间**，不是墙上时间：别的程序抢走 CPU 的那段时间不算进来（Windows 上线程的 CPU 时间
+          太粗，`cpu_timing` 改计墙上时间，见它的 `CLOCK`；评分机的沙箱里总是 CPU 时间）。
 
         要你做的是把耗时换算成屋顶：每种运算搬了多少字节、做了多少 FLOP。
 
@@ -1181,13 +1183,16 @@ CELLS = (
         """),
     Code("""
         # 把你的 quantize 也放到屋顶下：它每个数读一个 float64、写一个 float64（16 字节），能用到多少带宽？
+        # 带宽屋顶按 q28a 画（q29b 的 ridge point、q29c 用的也是它）。q28a 按 STREAM 的约定记字节，比 numpy 的 triad 实际搬的少
+        # （q28p）：受内存限制的 np.exp 用到的带宽可以超过 q28a，点会画在屋顶上方、"占 q28a"超过 100%
+        roof_gb_per_s = q28a_triad_gb_per_s
         quantize_x = np.random.default_rng(2).standard_normal(1 << 18)
         quantize_ns = median_seconds(lambda: quantize(quantize_x, "nvfp4"), repeats=3) / quantize_x.size * 1e9
-        show_measured(["运算", "每个数的时间", "用到的带宽", "占 triad 带宽"],
+        show_measured(["运算", "每个数的时间", "用到的带宽", "占 q28a"],
                       [["np.exp (float32)", f"{q28_exp_ns_per_value:.2f} ns", f"{8 / q28_exp_ns_per_value:.1f} GB/s",
-                        f"{8 / q28_exp_ns_per_value / q28a_triad_gb_per_s:.0%}"],
+                        f"{8 / q28_exp_ns_per_value / roof_gb_per_s:.0%}"],
                        ["你的 quantize (nvfp4, float64)", f"{quantize_ns:.2f} ns", f"{16 / quantize_ns:.1f} GB/s",
-                        f"{16 / quantize_ns / q28a_triad_gb_per_s:.0%}"]])
+                        f"{16 / quantize_ns / roof_gb_per_s:.0%}"]])
 
         # 你的 roofline：屋顶是 min(带宽 × 运算强度, 算力)。exp 和 quantize 每个数记一次运算（exp 读写一个 float32：8 字节，
         # quantize 读写一个 float64：16 字节）；GEMM 的强度和边长成正比，按你的 q29c：边长 q29c 时正好是 ridge point
@@ -1195,9 +1200,9 @@ CELLS = (
             edge = max(GEMM_SIZES)  # 扫描里最大的矩阵：q29 的屋顶通常在它上面量到
             kernels = {"GEMM": (edge / q29c_gemm_edge_at_ridge * q29b_cpu_ridge, q29_matmul_gflops),
                        "np.exp": (1 / 8, 1 / q28_exp_ns_per_value), "quantize": (1 / 16, 1 / quantize_ns)}
-            intensity = np.logspace(-2, np.log10(max(4 * edge, 10 * q29_matmul_gflops / q28a_triad_gb_per_s)), 200)
+            intensity = np.logspace(-2, np.log10(max(4 * edge, 10 * q29_matmul_gflops / roof_gb_per_s)), 200)
             fig, ax = plt.subplots(figsize=(6, 4))
-            ax.plot(intensity, np.minimum(q28a_triad_gb_per_s * intensity, q29_matmul_gflops), color="black")
+            ax.plot(intensity, np.minimum(roof_gb_per_s * intensity, q29_matmul_gflops), color="black")
             for name, (x, y) in kernels.items():
                 ax.scatter(x, y)
                 ax.annotate(name, (x, y), textcoords="offset points", xytext=(4, 4))
@@ -1265,7 +1270,8 @@ CELLS = (
         每做一次 exp，注意力只配 2·d_qk + 2·d_v 次矩阵乘法运算（d_head = 128 时 512 FLOP）。从 Hopper 到 Blackwell，
         Tensor Core 的 FP8 算力涨了约 2.5 倍，SFU 的 exp 吞吐却只从 4.5 涨到 5 T/s：B200 上 FP8、d_head = 128 时
         t_exp / t_mma 约 {_FACTS["b200_ratio"]:.0%}，注意力被 exp 卡住，再快的 Tensor Core 也没用（瓶颈模型 max(t_exp, t_mma)）。
-        （而且 H100 的 4.5 T 和它的 989.4 TFLOPS 不是同一口径：同一口径下 H100 的比值是 {_FACTS["h100_basis"]:.0f}%。）
+        （而且 H100 的 4.5 T 和它 BF16 的 989.4 TFLOPS 不是同一口径：同一口径下，d_head = 128 时 H100 的比值 BF16 是
+        {_FACTS["h100_basis"]:.0f}%、FP8 是 {_FACTS["h100_basis_fp8"]:.0f}%——H100 的 FP8 注意力已经碰到 exp 的上限。）
 
         硬件：Blackwell Ultra 把 exp 吞吐翻倍到 10.7 T/s（FP32 和 FP16 都翻倍），d_head = 128 的比值回到 100% 以下；
         Rubin 的 FP32 ex2 与 Blackwell Ultra 相同，只有 FP16 再翻倍。软件：把约 {_FACTS["software"]:.0f}% 的 exp 挪到 FMA 单元上的多项式（FlashAttention-4），让 exp
@@ -1274,7 +1280,8 @@ CELLS = (
 
         在实测的 MLA 形状上，完全重叠的模型说 B300 比 B200 快 {_FACTS["speedup"]:g} 倍，完全串行的说 {_FACTS["serial"]:.2f} 倍，
         实测端到端只有约 {MEASURED_FP8_FORWARD_GAIN:g} 倍，比两者都低：模型假设 Tensor Core 跑满峰值、softmax 的其他运算不占时间；
-        若把差距全归到矩阵乘法效率上，只要峰值的约 {_FACTS["mma"]:.0f}%，但不完美的重叠和其他运算也各占一份。
+        若把差距全归到矩阵乘法效率上，只要峰值的约 {_FACTS["mma"]:.0f}%；但两代内核的重叠程度不同、softmax 的其他运算也各占一份
+        （两代重叠程度相同时，不完美的重叠只让加速落在两个模型之间）。
         瓶颈会随另一个单元变快而转移，软硬件要一起设计。
         """),
     Question("q27_explain_format", _text_question_prompt("q27_explain_format", f"""
@@ -1302,7 +1309,7 @@ CELLS = (
         先旋转再 NVFP4：q35g、q34h）又怎样？这个差距说明了什么——评价一种格式时该看什么（引用 q35）？
         """), f"""
         我的预测用的模型是：每种格式让句向量偏离的误差向量方向随机，长度和它在我那一块上的张量误差成正比。方向随机时误差几乎和句向量垂直，
-        cos ≈ 1 − r²/2，所以 1 − cos 按张量误差的**平方**增长；用 FP8 定出比例，NVFP4 的测量（q34b）是预测（q34p）的若干倍。讲义的那一块上是
+        cos ≈ 1 − r²/2，所以 1 − cos 按张量误差的**平方**增长；用 FP8 定出比例，NVFP4 的测量（q34b）和预测（q34p）之比因那一块而异（也可能小于 1）。讲义的那一块上是
         {_END["gap"]:.2f} 倍：对小的误差，张量误差是一个不错的代理。
 
         两头不成立。整张量 FP4 测出的 1 − cos 约 {_END["fp4"]:.2f}，平方模型只预测 {_END["fp4_predicted"]:.2f}；这不怪 r²/2 这个近似，
@@ -1324,7 +1331,7 @@ CELLS = (
         q28g 倍，这个倍数就是判断的依据。真正受内存带宽限制的 exp，q28g 约 1（向量化的 exp 算得和内存送数据一样快；写入前先把
         缓存行读进来的机器上约 1.25）；明显大于它，受计算限制。哪一种取决于 CPU 的向量宽度和内存，我按自己的 q28g 说。
         一次 exp 的时间够矩阵乘法做约 q28f 次 FMA：CPU 没有单独的 exp 单元，exp 是在同一组向量单元上用一串乘加和查表算出来的，
-        算 exp 的时间就是少做的矩阵乘法。我的 `quantize` 每个数用的时间是搬运 16 字节所需的几十倍，只用到 triad 带宽的百分之几：
+        算 exp 的时间就是少做的矩阵乘法。我的 `quantize` 每个数用的时间远多于搬运 16 字节所需的时间，只用到 q28a 带宽的一小部分（倍数按自己的表说）：
         它是一串 numpy 的小运算，每一步都把整个数组读写一遍。
 
         我的比值和 B300 的比（q32）是大是小，取决于机器，我按自己量出的数说，不预设方向。结构上的区别才是要点：GPU 上 exp 在 SFU、

@@ -68,7 +68,8 @@ REASONS: dict[str, Reason] = {
     "q17b_decode_exp_vs_kv": Reason(Why.MODEL, ("G·BW", "2·d·b", "G / E", "2 * head_dim * BYTES_PER_ELEM", "group / B300.exp_per_s")),
     # the whole model's prefill: the student counts causal attention's scores over layers and heads against 2P a token
     "q17c_prefill_attention_ratio": Reason(Why.MODEL, ("(n + 1) / 2", "L·(L + 1)", "L(L+1)", "L² ·", "KV_LAYERS * QUERY_HEADS *")),
-    # which scheme's error grows with the data, committed before the size sweep runs
+    # which scheme's error grows with the data, committed before the size sweep runs: q10a's prompt says the scale
+    # follows the maximum, that a heavy-tailed sample's maximum grows with n is the student's to see
     "q10_size_sensitive": Reason(Why.PREDICTION, ("最大值越大", "样本里的最大值"),
                                  verified_by="sweep[scheme].append(relative_error(quantize(xn, scheme), xn))"),
     # the share E8M0 FLOOR clips if block maxima were spread evenly on a log scale, before the count on the data
