@@ -78,9 +78,15 @@ def _sticky_or_fail(exchange) -> None:
         exchange.fail("\n".join(problems))
 
 
+def _existing_or_fail(exchange) -> None:
+    """The exchange folder exists (under groupshared nbgrader neither creates nor checks it)."""
+    if not os.path.isdir(exchange.root):
+        exchange.fail(_missing_exchange(exchange.root))
+
+
 def _closed_course_or_fail(exchange) -> None:
     """The command stops while other accounts can reach the course folder (solutions/, submitted/)."""
-    problem = open_course(exchange.coursedir.root)
+    problem = open_course(exchange.coursedir.root, staff_group=exchange.coursedir.groupshared)
     if problem:
         exchange.fail(problem)
 
@@ -109,6 +115,16 @@ class GuardedReleaseAssignment(ExchangeReleaseAssignment):
         if not os.path.isdir(self.root) and not check_directory(str(existing), write=True, execute=True):
             self.fail(_missing_exchange(self.root))
         super().ensure_root()
+        self._guard()
+
+    def start(self):
+        # nbgrader's start skips ensure_root under CourseDirectory.groupshared, and the checks with it
+        if self.coursedir.groupshared:
+            _existing_or_fail(self)
+            self._guard()
+        return super().start()
+
+    def _guard(self):
         _sticky_or_fail(self)
         _closed_course_or_fail(self)
         problems = foreign_course_folders(self.root, self.coursedir.course_id, instructors(self.coursedir.groupshared))
@@ -144,6 +160,13 @@ class GuardedExchangeCollect(ExchangeCollect):
             self.fail(_missing_exchange(self.root))
         _sticky_or_fail(self)
         _closed_course_or_fail(self)
+
+    def start(self):
+        # nbgrader's start skips ensure_root under CourseDirectory.groupshared, and the checks with it
+        if self.coursedir.groupshared:
+            _existing_or_fail(self)
+            self.ensure_root()
+        return super().start()
 
     def init_src(self):
         if self.coursedir.course_id == "":
