@@ -121,6 +121,12 @@ c.HTMLExporter.filters = {
     "highlight_code": "autograder.nbgrader_bridge.safe_html.highlight_code",       # the course's lexer, not the notebook's
 }
 
+# formgrader serves a submission's files (autograded/<student>/<assignment>/*) from the instructor's
+# origin: a handed-in .html or .svg is sent sandboxed, no script of it runs
+# (autograder/nbgrader_bridge/formgrader_files.py; only in formgrader's own server, which reads this file).
+from autograder.nbgrader_bridge.formgrader_files import sandbox_submission_files  # noqa: E402
+sandbox_submission_files()
+
 # ------------------------------------------------------------------ the exchange (release, collect)
 # Where it is and how to create it on a server: docs/exchange.md. Students' fetch and submit are
 # nbgrader's own; the instructor's release makes inbound/ sticky, and collect treats inbound/ as
