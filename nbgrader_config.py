@@ -48,6 +48,10 @@ c.Autograde.exclude_overwriting = {
     name: [f for f in load_config(name).student_files if not f.endswith(".ipynb")]
     for name in _ASSIGNMENTS
 }
+# nbgrader reads each submitted notebook whole before any preprocessor: one that holds more JSON than a
+# notebook does (18 MB of `{}` cost 3 GB) is refused first, that student listed as failed
+# (autograder/nbgrader_bridge/bounded_read.py).
+c.Autograde.exporter_class = "autograder.nbgrader_bridge.bounded_read.BoundedNotebookExporter"
 # A student's duplicated or corrupted cell metadata must not abort the batch (nbgrader 0.9.6 does).
 c.Autograde.sanitize_preprocessors = [
     "autograder.nbgrader_bridge.sanitize_metadata.DropInvalidCellMetadata",
