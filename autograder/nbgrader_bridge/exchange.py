@@ -43,7 +43,7 @@ from autograder.nbgrader_bridge.course import Course
 from autograder.nbgrader_bridge.course_privacy import open_course
 from autograder.nbgrader_bridge.exchange_root import (exchange_problems, foreign_course_folders, home_mode_default,
                                                       instructors, open_homes)
-from autograder.nbgrader_bridge.flagged import collect_csv, shown, write_collect_flags
+from autograder.nbgrader_bridge.flagged import bounded_file_rows, collect_csv, shown, write_collect_flags
 from autograder.nbgrader_bridge.gradebook import due_date
 from autograder.nbgrader_bridge.inbound import (NOT_COLLECTED, SECRET_FILE, SECRET_WRITTEN, TIMESTAMP_FILE, CopyRules,
                                                 Flag, Refused, Submission, copy_submission, read_submission)
@@ -285,7 +285,7 @@ class GuardedExchangeCollect(ExchangeCollect):
         staging = f"{dest}.collecting"
         shutil.rmtree(staging, ignore_errors=True)
         try:
-            self.flags.extend(copy_submission(sub, Path(staging), rules))
+            self.flags.extend(bounded_file_rows(copy_submission(sub, Path(staging), rules)))
         except Refused as exc:
             self.flags.append(exc.args[0])
             return
