@@ -13,36 +13,19 @@ the others. Set as `c.Autograde.exporter_class` in nbgrader_config.py.
 
 from __future__ import annotations
 
-import re
-
 from nbconvert.exporters import NotebookExporter
 
-from autograder.sandbox.nbrunner import MAX_JSON_NESTING, MAX_NOTEBOOK_BYTES, json_too_deep
-
-MAX_CONTAINERS = 100_000     # JSON objects and arrays of one notebook
-MAX_VALUES = 1_000_000       # every value in them (commas, plus one a container)
-_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+from autograder.sandbox.nbrunner import MAX_JSON_NESTING, MAX_NOTEBOOK_BYTES, json_too_deep, too_much_json
 
 
 class NotebookTooLarge(ValueError):
     """A student's notebook holds more JSON than autograde reads."""
 
 
-def json_counts(text: str) -> tuple[int, int]:
-    """(objects and arrays, values) of the JSON `text`, counted outside its strings. Its strings are
-    cut out first only when there are at most MAX_VALUES of them (each is a value): cutting out
-    millions holds a pointer for each piece, 100 MB."""
-    strings = text.count('"') // 2       # at least as many as it holds
-    if strings > MAX_VALUES:
-        return 0, strings
-    bare = _JSON_STRING.sub("", text)
-    containers = bare.count("{") + bare.count("[")
-    return containers, bare.count(",") + containers
-
-
 def check_notebook_size(path: str) -> None:
     """NotebookTooLarge naming `path` and the bound it passes; nothing for a notebook of usual size
-    (or one nbformat will refuse anyway: not UTF-8)."""
+    (or one nbformat will refuse anyway: not UTF-8). The trusted grader reads by the same bounds
+    (nbrunner.read_code_cells)."""
     with open(path, "rb") as handle:
         raw = handle.read(MAX_NOTEBOOK_BYTES + 1)
     advice = "it is not autograded (read it as text, grade it by hand or ask the student to hand in again)"
@@ -52,11 +35,9 @@ def check_notebook_size(path: str) -> None:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         return
-    containers, values = json_counts(text)
-    if containers > MAX_CONTAINERS or values > MAX_VALUES:
-        raise NotebookTooLarge(f"{path} holds {containers:,} JSON objects and arrays and {values:,} values (at most "
-                               f"{MAX_CONTAINERS:,} and {MAX_VALUES:,}; reading it whole would cost autograde "
-                               f"gigabytes): {advice}")
+    too_much = too_much_json(text)
+    if too_much:
+        raise NotebookTooLarge(f"{path} {too_much}; reading it whole would cost autograde gigabytes: {advice}")
     if json_too_deep(text):
         raise NotebookTooLarge(f"{path} nests JSON more than {MAX_JSON_NESTING} levels deep: {advice}")
 
