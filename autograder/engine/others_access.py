@@ -28,7 +28,7 @@ def open_to_others(folder: Path) -> bool:
 
 
 def group_reachers(folder: Path) -> tuple[set[str], list[tuple[Path, str]]]:
-    """The accounts (root and this one aside) that enter every existing folder on the way to
+    """The accounts (root, this one and the folder's owner aside) that enter every existing folder on the way to
     `folder` only thanks to its group (each folder's group, where "others" may not enter it), and
     those gated folders with their group's name. Nobody when no folder on the way is gated by a group."""
     path = Path(os.path.realpath(folder))
@@ -50,7 +50,8 @@ def group_reachers(folder: Path) -> tuple[set[str], list[tuple[Path, str]]]:
         gated.append((step, name))
     if reachers is None:
         return set(), []
-    reachers -= {_name(0), _name(os.geteuid())}
+    owner = os.stat(path).st_uid if path.exists() else os.geteuid()   # the course's own account (root may run it)
+    reachers -= {_name(0), _name(os.geteuid()), _name(owner)}
     return reachers, gated
 
 

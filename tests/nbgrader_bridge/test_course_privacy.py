@@ -158,3 +158,21 @@ def test_groupshared_does_not_turn_the_exchange_checks_off(tmp_path):
         assert not (course / "submitted").exists()
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+def test_the_courses_own_account_in_its_group_is_no_student(everyone_group):
+    """The instructor's course in a 0750 folder of her own group, the command run by root: she is in
+    the group but is the course's owner, not a student; a classmate in the group still is one."""
+    import os
+
+    from autograder.nbgrader_bridge.course_privacy import open_course
+
+    base, course = group_open_course(everyone_group)
+    try:
+        os.chown(course, uid(OTHER), -1)
+        subprocess.run(["gpasswd", "-M", OTHER, GROUP], check=True, capture_output=True)
+        assert open_course(course) is None
+        subprocess.run(["gpasswd", "-M", f"{STUDENT},{OTHER}", GROUP], check=True, capture_output=True)
+        assert STUDENT in open_course(course) and f"{OTHER}," not in open_course(course)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
