@@ -48,6 +48,10 @@ c.Autograde.exclude_overwriting = {
     name: [f for f in load_config(name).student_files if not f.endswith(".ipynb")]
     for name in _ASSIGNMENTS
 }
+# nbgrader reads each submitted notebook whole before any preprocessor: one that holds more JSON than a
+# notebook does (18 MB of `{}` cost 3 GB) is refused first, that student listed as failed
+# (autograder/nbgrader_bridge/bounded_read.py).
+c.Autograde.exporter_class = "autograder.nbgrader_bridge.bounded_read.BoundedNotebookExporter"
 # A student's duplicated or corrupted cell metadata must not abort the batch (nbgrader 0.9.6 does).
 c.Autograde.sanitize_preprocessors = [
     "autograder.nbgrader_bridge.sanitize_metadata.DropInvalidCellMetadata",
@@ -120,6 +124,12 @@ c.HTMLExporter.filters = {
     "cell_tag_classes": "autograder.nbgrader_bridge.safe_html.cell_tag_classes",   # templates/base/celltags.j2
     "highlight_code": "autograder.nbgrader_bridge.safe_html.highlight_code",       # the course's lexer, not the notebook's
 }
+
+# formgrader serves a submission's files (autograded/<student>/<assignment>/*) from the instructor's
+# origin: a handed-in .html or .svg is sent sandboxed, no script of it runs
+# (autograder/nbgrader_bridge/formgrader_files.py; only in formgrader's own server, which reads this file).
+from autograder.nbgrader_bridge.formgrader_files import sandbox_submission_files  # noqa: E402
+sandbox_submission_files()
 
 # ------------------------------------------------------------------ the exchange (release, collect)
 # Where it is and how to create it on a server: docs/exchange.md. Students' fetch and submit are

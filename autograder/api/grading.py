@@ -123,6 +123,7 @@ def pregrade(*, assignment: str, jobs: int = 1, force: bool = False, isolation: 
     bubblewrap."""
     from autograder.engine.registry import REPO_ROOT, ConfigError
     from autograder.nbgrader_bridge.course import CourseError, load_course
+    from autograder.nbgrader_bridge.course_privacy import open_course
     from autograder.nbgrader_bridge.pinned import (drop_results_without_executed, pinned_folder, snapshot_class,
                                                    write_manifest)
     from autograder.sandbox import SandboxUnavailable, isolation_from_env
@@ -136,6 +137,9 @@ def pregrade(*, assignment: str, jobs: int = 1, force: bool = False, isolation: 
         check_isolation(isolation)
     try:
         course = load_course(REPO_ROOT)
+        # it writes every student's results and executed notebook into the course folder
+        if problem := open_course(course.root, staff_group=course.groupshared):
+            raise CourseError(problem)
         if not course.submitted_folder.is_dir():
             raise CourseError(f"{course.submitted_folder} does not exist: collect the submissions first")
         snapshots = snapshot_class(course, assignment)  # before anything of the students' runs

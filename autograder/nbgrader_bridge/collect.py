@@ -46,6 +46,7 @@ from traitlets import Int, Unicode
 
 from autograder.engine.locate import MAX_STUDENT_FILE_BYTES
 from autograder.engine.terminal_text import invisible
+from autograder.nbgrader_bridge.course_privacy import open_course
 from autograder.nbgrader_bridge.flagged import shown, write_zip_flags
 from autograder.nbgrader_bridge.lms_upload import (Limits, UploadRefused, collected_name, copy_loose, is_archive,
                                                    list_archive, unpack)
@@ -183,7 +184,7 @@ class GuardedLmsExtractor(ExtractorPlugin):
         if not isinstance(collector, LmsFileNameCollector):
             app.fail("GuardedLmsExtractor needs c.ZipCollectApp.collector_plugin = "
                      "autograder.nbgrader_bridge.collect.LmsFileNameCollector")
-        problem = collector.check_regexp()
+        problem = collector.check_regexp() or open_course(app.coursedir.root, staff_group=app.coursedir.groupshared)
         if problem:
             app.fail(problem)
         self.plan = {}

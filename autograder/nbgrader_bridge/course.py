@@ -29,6 +29,7 @@ class Course:
     db_url: str
     submitted_directory: str
     exchange_root: str = "/usr/local/share/nbgrader/exchange"   # nbgrader 0.9.6's Exchange.root default
+    groupshared: bool = False     # CourseDirectory.groupshared: the course folder's group is its staff's
 
     @property
     def submitted_folder(self) -> Path:
@@ -60,4 +61,5 @@ def load_course(root: Path) -> Course:
     return Course(root=course_root, course_id=settings.get("course_id", ""),
                   db_url=settings.get("db_url", f"sqlite:///{course_root / 'gradebook.db'}"),
                   submitted_directory=settings.get("submitted_directory", DEFAULT_SUBMITTED),
+                  groupshared=bool(settings.get("groupshared", False)),
                   **({"exchange_root": config.Exchange.root} if "root" in config.Exchange else {}))

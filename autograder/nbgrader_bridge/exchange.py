@@ -43,7 +43,7 @@ from autograder.nbgrader_bridge.course import Course
 from autograder.nbgrader_bridge.course_privacy import open_course
 from autograder.nbgrader_bridge.exchange_root import (exchange_problems, foreign_course_folders, home_mode_default,
                                                       instructors, open_homes)
-from autograder.nbgrader_bridge.flagged import collect_csv, shown, write_collect_flags
+from autograder.nbgrader_bridge.flagged import bounded_file_rows, collect_csv, shown, write_collect_flags
 from autograder.nbgrader_bridge.gradebook import due_date
 from autograder.nbgrader_bridge.inbound import (NOT_COLLECTED, SECRET_FILE, SECRET_WRITTEN, TIMESTAMP_FILE, CopyRules,
                                                 Flag, Refused, Submission, copy_submission, read_submission)
@@ -78,9 +78,15 @@ def _sticky_or_fail(exchange) -> None:
         exchange.fail("\n".join(problems))
 
 
+def _existing_or_fail(exchange) -> None:
+    """The exchange folder exists (under groupshared nbgrader neither creates nor checks it)."""
+    if not os.path.isdir(exchange.root):
+        exchange.fail(_missing_exchange(exchange.root))
+
+
 def _closed_course_or_fail(exchange) -> None:
     """The command stops while other accounts can reach the course folder (solutions/, submitted/)."""
-    problem = open_course(exchange.coursedir.root)
+    problem = open_course(exchange.coursedir.root, staff_group=exchange.coursedir.groupshared)
     if problem:
         exchange.fail(problem)
 
@@ -109,6 +115,16 @@ class GuardedReleaseAssignment(ExchangeReleaseAssignment):
         if not os.path.isdir(self.root) and not check_directory(str(existing), write=True, execute=True):
             self.fail(_missing_exchange(self.root))
         super().ensure_root()
+        self._guard()
+
+    def start(self):
+        # nbgrader's start skips ensure_root under CourseDirectory.groupshared, and the checks with it
+        if self.coursedir.groupshared:
+            _existing_or_fail(self)
+            self._guard()
+        return super().start()
+
+    def _guard(self):
         _sticky_or_fail(self)
         _closed_course_or_fail(self)
         problems = foreign_course_folders(self.root, self.coursedir.course_id, instructors(self.coursedir.groupshared))
@@ -144,6 +160,13 @@ class GuardedExchangeCollect(ExchangeCollect):
             self.fail(_missing_exchange(self.root))
         _sticky_or_fail(self)
         _closed_course_or_fail(self)
+
+    def start(self):
+        # nbgrader's start skips ensure_root under CourseDirectory.groupshared, and the checks with it
+        if self.coursedir.groupshared:
+            _existing_or_fail(self)
+            self.ensure_root()
+        return super().start()
 
     def init_src(self):
         if self.coursedir.course_id == "":
@@ -262,7 +285,7 @@ class GuardedExchangeCollect(ExchangeCollect):
         staging = f"{dest}.collecting"
         shutil.rmtree(staging, ignore_errors=True)
         try:
-            self.flags.extend(copy_submission(sub, Path(staging), rules))
+            self.flags.extend(bounded_file_rows(copy_submission(sub, Path(staging), rules)))
         except Refused as exc:
             self.flags.append(exc.args[0])
             return

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from autograder.engine.outputs import csv_cell, student_cell
 from autograder.engine.outputs import show_controls as shown
-from autograder.nbgrader_bridge.inbound import Flag
+from autograder.nbgrader_bridge.inbound import FILE_LEFT_OUT, Flag
 
 COLLECT_FOLDER = "collect_flagged"
 COLLECT_COLUMNS = tuple(f.name for f in fields(Flag))
@@ -38,6 +38,29 @@ _NAMED = {"student", "inbound", "file"}
 def _flag_row(flag) -> tuple[str, ...]:
     return tuple(student_cell(v) if name in _NAMED and v else csv_cell(v)
                  for name, v in zip(COLLECT_COLUMNS, astuple(flag)))
+
+
+# Rows one collected folder gives for its files: a folder of 10,000 links gave 10,000 rows, as many
+# error lines on the instructor's terminal at each collect and in every reconcile.
+FILE_ROWS_PER_FOLDER = 20
+
+
+def bounded_file_rows(flags: list[Flag], limit: int = FILE_ROWS_PER_FOLDER) -> list[Flag]:
+    """`flags` of one inbound folder with at most `limit` rows about its files; the rest counted in one
+    row, by what happened to them."""
+    files = [flag for flag in flags if flag.file]
+    if len(files) <= limit:
+        return list(flags)
+    rest = files[limit:]
+    dropped = set(map(id, rest))
+    counts: dict[str, int] = {}
+    for flag in rest:
+        counts[flag.outcome] = counts.get(flag.outcome, 0) + 1
+    what = ", ".join(f"{count:,} {outcome}" for outcome, count in counts.items())
+    first = rest[0]
+    return [flag for flag in flags if id(flag) not in dropped] + [
+        Flag(first.student, first.inbound, "", FILE_LEFT_OUT,
+             f"{len(rest):,} more rows about files of this folder not listed ({what}): read the folder in inbound/")]
 
 
 def collect_csv(course_root: Path, assignment: str) -> Path:

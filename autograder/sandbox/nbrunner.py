@@ -45,6 +45,11 @@ MAX_NOTEBOOK_BYTES = 20 * 1024**2
 # grader reading it in the batch (~20 frames deep) called it unreadable. Refused by this bound,
 # it reads the same everywhere.
 MAX_JSON_NESTING = 100
+# A notebook holds about a thousand JSON objects and arrays (lecture 1's: 1,182, ~3,900 values);
+# 18 MB of `{}` (under the 20 MB) cost json.loads 0.6 GB and 2 s in the grader's own process, and
+# nbformat (nbgrader's autograde) 3 GB. More than these is no notebook, read the same everywhere.
+MAX_JSON_CONTAINERS = 100_000
+MAX_JSON_VALUES = 1_000_000
 _JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
 _NOT_A_BRACKET = re.compile(r"[^\[\]{}]+")
 _OPEN_AS_TWO = bytes.maketrans(b"[{]}", b"\x02\x02\x00\x00")
@@ -94,6 +99,27 @@ def json_too_deep(text: str) -> bool:
     return max(depths, default=0) > MAX_JSON_NESTING
 
 
+def json_counts(text: str) -> tuple[int, int]:
+    """(objects and arrays, values) of the JSON `text`, counted outside its strings. Its strings are
+    cut out first only when there are at most MAX_JSON_VALUES of them (each is a value): cutting out
+    millions holds a pointer for each piece, 100 MB."""
+    strings = text.count('"') // 2       # at least as many as it holds
+    if strings > MAX_JSON_VALUES:
+        return 0, strings
+    bare = _JSON_STRING.sub("", text)
+    containers = bare.count("{") + bare.count("[")
+    return containers, bare.count(",") + containers
+
+
+def too_much_json(text: str) -> str | None:
+    """What the JSON `text` holds beyond a notebook's bounds, or None."""
+    containers, values = json_counts(text)
+    if containers > MAX_JSON_CONTAINERS or values > MAX_JSON_VALUES:
+        return (f"holds {containers:,} JSON objects and arrays and {values:,} values (at most "
+                f"{MAX_JSON_CONTAINERS:,} and {MAX_JSON_VALUES:,})")
+    return None
+
+
 def load_code_cells(path: str) -> list[tuple[int, str]]:
     """(cell index, source) of every code cell, in order; NotebookUnreadable if not a notebook."""
     return [(index, source) for index, _, source in read_code_cells(path)]
@@ -117,6 +143,9 @@ def read_code_cells(path: str) -> list[tuple[int, str, str]]:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise NotebookUnreadable(f"{path} is not UTF-8 text") from None
+    too_much = too_much_json(text)     # first: cheaper than the depth's reading of a bomb of brackets
+    if too_much:
+        raise NotebookUnreadable(f"{path} {too_much}")
     if json_too_deep(text):
         raise NotebookUnreadable(f"{path} nests JSON more than {MAX_JSON_NESTING} levels deep")
     try:

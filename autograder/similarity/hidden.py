@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 
-from autograder.sandbox.nbrunner import MAX_NOTEBOOK_BYTES, json_too_deep
+from autograder.sandbox.nbrunner import MAX_NOTEBOOK_BYTES, json_too_deep, too_much_json
 from autograder.similarity.packed import defines_code
 
 MAX_STRING_CHARS = 200_000    # one string parsed (the comparison reads no more of a student's code)
@@ -34,8 +34,8 @@ def hidden_code(path) -> list[tuple[str, str]]:
         text = raw.decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return []
-    if len(raw) > MAX_NOTEBOOK_BYTES or json_too_deep(text):
-        return []
+    if len(raw) > MAX_NOTEBOOK_BYTES or too_much_json(text) or json_too_deep(text):
+        return []   # (the code cells' reader, by the same bounds, says why)
     try:
         notebook = json.loads(text)
     except (ValueError, RecursionError):

@@ -174,3 +174,19 @@ def test_a_notebook_cell_that_says_its_notebook_is_unreadable_is_graded_not_a_gr
     report = [item for item in result.items if item.kind != "function" and item.status != "manual"]
     assert report and not any(item.score for item in report)
     assert all("its cells made the notebook's process report it unreadable" in item.feedback_md for item in report)
+
+
+def test_a_notebook_of_a_million_empty_objects_is_unreadable_and_read_in_bounded_memory(tmp_path):
+    """1.2 million `{}` in a notebook's metadata (3.6 MB; 18 MB stay under the 20 MB): the grader's
+    own process built every one (0.6 GB and 2 s for 18 MB, per student, beside the sandbox's bounds).
+    Now refused before json.loads by the same bound autograde reads by (nbgrader_bridge/bounded_read.py)."""
+    from memory_peak import traced_peak
+
+    bomb = tmp_path / "handout.ipynb"
+    bomb.write_text('{"nbformat": 4, "nbformat_minor": 5, "cells": [], "metadata": {"x": ['
+                    + ",".join(["{}"] * 1_200_000) + "]}}")
+    with traced_peak() as peak:
+        assert grader._code_cells(bomb) is None
+    assert peak.bytes < 64 * 1024**2, peak.bytes
+    with pytest.raises(grader.NotebookUnreadable, match=r"1,200,00\d JSON objects and arrays"):
+        grader.load_code_cells(str(bomb))

@@ -380,3 +380,25 @@ def test_release_and_collect_refuse_a_course_folder_other_accounts_can_enter(tmp
         assert students(course) == [STUDENT]
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+def test_a_folder_of_thousands_of_links_gives_a_bounded_list(tmp_path):
+    """A student's own submission holding 3,000 links (to /etc/passwd): each was one row of
+    collect_flagged/, one error line at each collect and one line of every reconcile (10,000, the
+    most a folder may hold, buried the class's list). Now the first rows and one that counts the rest."""
+    from autograder.nbgrader_bridge.flagged import FILE_ROWS_PER_FOLDER
+
+    root = exchange_root(tmp_path)
+    inbound = root / "cs349e" / "inbound"
+    own = handed_in(inbound / "stage", owner=STUDENT, named=STUDENT)
+    for index in range(3000):
+        os.symlink("/etc/passwd", own / f"link{index}.py")
+    subprocess.run(["chown", "-h", f"{uid(STUDENT)}:{uid(STUDENT)}", *map(str, own.iterdir())], check=True)
+    own.rename(inbound / own.name)
+    course = collect(tmp_path, root)
+    assert students(course) == [STUDENT]
+    rows = flagged(course)
+    assert len(rows) == FILE_ROWS_PER_FOLDER + 1, len(rows)
+    assert all("symbolic link" in r["reason"] for r in rows[:-1]), rows[:-1]
+    assert rows[-1]["file"] == "" and f"{3000 - FILE_ROWS_PER_FOLDER:,} more rows" in rows[-1]["reason"], rows[-1]
+    assert "file left out" in rows[-1]["reason"], rows[-1]

@@ -177,7 +177,8 @@ def test_an_upload_whose_reading_fails_unforeseen_is_flagged_and_the_class_colle
     app.extracted_directory = "extracted"
     app.fail = lambda message: pytest.fail(message)
     app.coursedir = SimpleNamespace(assignment_id="a", submitted_directory=str(tmp_path / "submitted"),
-                                    format_path=lambda *parts: str(Path(*parts)))
+                                    format_path=lambda *parts: str(Path(*parts)),
+                                    root=str(tmp_path), groupshared=False)   # a course closed to others
     extractor = GuardedLmsExtractor(parent=app)
     extractor.extract(str(archive), str(extracted))
     assert {planned.upload.student_id for planned in extractor.plan.values()} == {"amy"}

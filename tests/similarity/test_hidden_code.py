@@ -163,3 +163,18 @@ def test_a_notebook_of_many_hidden_sites_names_a_bounded_number_of_them(tmp_path
     assert len(packed.places) == MOST_PLACES + 1
     assert packed.places[0].startswith("handout.ipynb cell 0") and "more" in packed.places[-1]
     assert sum(map(len, packed.places)) < 5_000
+
+
+def test_a_notebook_of_a_million_empty_objects_is_not_parsed(tmp_path):
+    """1.2 million `{}` (3.6 MB): json.loads built each in the instructor's similarity run (0.6 GB
+    for 18 MB). Refused unparsed by the bounds every reader of a notebook keeps (nbrunner.too_much_json)."""
+    from memory_peak import traced_peak
+
+    from autograder.similarity.hidden import hidden_code
+
+    bomb = tmp_path / "handout.ipynb"
+    bomb.write_text('{"nbformat": 4, "nbformat_minor": 5, "cells": [], "metadata": {"x": ['
+                    + ",".join(["{}"] * 1_200_000) + "]}}")
+    with traced_peak() as peak:
+        assert hidden_code(bomb) == []
+    assert peak.bytes < 64 * 1024**2, peak.bytes
