@@ -84,6 +84,14 @@ def _existing_or_fail(exchange) -> None:
         exchange.fail(_missing_exchange(exchange.root))
 
 
+def _check_under_groupshared(exchange, checks) -> None:
+    """nbgrader's start skips ensure_root under CourseDirectory.groupshared, and the kit's checks with it:
+    run them there, after making sure the exchange exists."""
+    if exchange.coursedir.groupshared:
+        _existing_or_fail(exchange)
+        checks()
+
+
 def _closed_course_or_fail(exchange) -> None:
     """The command stops while other accounts can reach the course folder (solutions/, submitted/)."""
     problem = open_course(exchange.coursedir.root, staff_group=exchange.coursedir.groupshared)
@@ -118,10 +126,7 @@ class GuardedReleaseAssignment(ExchangeReleaseAssignment):
         self._guard()
 
     def start(self):
-        # nbgrader's start skips ensure_root under CourseDirectory.groupshared, and the checks with it
-        if self.coursedir.groupshared:
-            _existing_or_fail(self)
-            self._guard()
+        _check_under_groupshared(self, self._guard)
         return super().start()
 
     def _guard(self):
@@ -162,10 +167,7 @@ class GuardedExchangeCollect(ExchangeCollect):
         _closed_course_or_fail(self)
 
     def start(self):
-        # nbgrader's start skips ensure_root under CourseDirectory.groupshared, and the checks with it
-        if self.coursedir.groupshared:
-            _existing_or_fail(self)
-            self.ensure_root()
+        _check_under_groupshared(self, self.ensure_root)
         return super().start()
 
     def init_src(self):
