@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from nbconvert.exporters import NotebookExporter
 
-from autograder.sandbox.nbrunner import MAX_JSON_NESTING, MAX_NOTEBOOK_BYTES, json_too_deep, too_much_json
+from autograder.sandbox.nbrunner import MAX_NOTEBOOK_BYTES, beyond_a_notebook
 
 
 class NotebookTooLarge(ValueError):
@@ -35,11 +35,9 @@ def check_notebook_size(path: str) -> None:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         return
-    too_much = too_much_json(text)
-    if too_much:
-        raise NotebookTooLarge(f"{path} {too_much}; reading it whole would cost autograde gigabytes: {advice}")
-    if json_too_deep(text):
-        raise NotebookTooLarge(f"{path} nests JSON more than {MAX_JSON_NESTING} levels deep: {advice}")
+    problem = beyond_a_notebook(text)
+    if problem:
+        raise NotebookTooLarge(f"{path} {problem}; reading it whole would cost autograde gigabytes: {advice}")
 
 
 class BoundedNotebookExporter(NotebookExporter):

@@ -120,6 +120,13 @@ def too_much_json(text: str) -> str | None:
     return None
 
 
+def beyond_a_notebook(text: str) -> str | None:
+    """What the JSON `text` holds beyond a notebook's bounds (too many objects or values, or nested
+    too deep), or None: the one check every reader of a student's notebook makes before parsing it."""
+    return too_much_json(text) or (  # first: cheaper than the depth's reading of a bomb of brackets
+        f"nests JSON more than {MAX_JSON_NESTING} levels deep" if json_too_deep(text) else None)
+
+
 def load_code_cells(path: str) -> list[tuple[int, str]]:
     """(cell index, source) of every code cell, in order; NotebookUnreadable if not a notebook."""
     return [(index, source) for index, _, source in read_code_cells(path)]
@@ -143,11 +150,9 @@ def read_code_cells(path: str) -> list[tuple[int, str, str]]:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise NotebookUnreadable(f"{path} is not UTF-8 text") from None
-    too_much = too_much_json(text)     # first: cheaper than the depth's reading of a bomb of brackets
-    if too_much:
-        raise NotebookUnreadable(f"{path} {too_much}")
-    if json_too_deep(text):
-        raise NotebookUnreadable(f"{path} nests JSON more than {MAX_JSON_NESTING} levels deep")
+    problem = beyond_a_notebook(text)
+    if problem:
+        raise NotebookUnreadable(f"{path} {problem}")
     try:
         nb = json.loads(text)
     except (ValueError, RecursionError) as exc:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 
-from autograder.sandbox.nbrunner import MAX_NOTEBOOK_BYTES, json_too_deep, too_much_json
+from autograder.sandbox.nbrunner import MAX_NOTEBOOK_BYTES, beyond_a_notebook
 from autograder.similarity.packed import defines_code
 
 MAX_STRING_CHARS = 200_000    # one string parsed (the comparison reads no more of a student's code)
@@ -34,7 +34,7 @@ def hidden_code(path) -> list[tuple[str, str]]:
         text = raw.decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return []
-    if len(raw) > MAX_NOTEBOOK_BYTES or too_much_json(text) or json_too_deep(text):
+    if len(raw) > MAX_NOTEBOOK_BYTES or beyond_a_notebook(text):
         return []   # (the code cells' reader, by the same bounds, says why)
     try:
         notebook = json.loads(text)
