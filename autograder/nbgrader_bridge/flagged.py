@@ -63,6 +63,23 @@ def bounded_file_rows(flags: list[Flag], limit: int = FILE_ROWS_PER_FOLDER) -> l
              f"{len(rest):,} more rows about files of this folder not listed ({what}): read the folder in inbound/")]
 
 
+ZIP_ROWS_PER_STUDENT = 20
+
+
+def bounded_zip_rows(flags, limit: int = ZIP_ROWS_PER_STUDENT) -> list[tuple[str, str, str]]:
+    """zip_collect's (student, LMS file, reason) rows with at most `limit` of each student (and of
+    no student), in order; the rest of each counted in one row after them."""
+    seen: dict[str, int] = {}
+    kept = []
+    for flag in flags:
+        seen[flag[0]] = seen.get(flag[0], 0) + 1
+        if seen[flag[0]] <= limit:
+            kept.append(flag)
+    return kept + [(student, "", f"{count - limit:,} more rows of {'this student' if student else 'no student'} not "
+                                 f"listed: read downloaded/<assignment>/archive/")
+                   for student, count in seen.items() if count > limit]
+
+
 def collect_csv(course_root: Path, assignment: str) -> Path:
     return Path(course_root) / COLLECT_FOLDER / f"{assignment}.csv"
 
