@@ -132,7 +132,9 @@ class GuardedReleaseAssignment(ExchangeReleaseAssignment):
     def _guard(self):
         _sticky_or_fail(self)
         _closed_course_or_fail(self)
-        problems = foreign_course_folders(self.root, self.coursedir.course_id, instructors(self.coursedir.groupshared))
+        students = _roster_students(self.coursedir.root)
+        problems = foreign_course_folders(self.root, self.coursedir.course_id,
+                                          instructors(self.coursedir.groupshared, students), students)
         if problems:
             self.fail("\n".join(problems))
 
@@ -204,7 +206,9 @@ class GuardedExchangeCollect(ExchangeCollect):
     def _check_inbound(self):
         """inbound/ must be the instructor's (a student's own inbound/ would decide what is collected);
         with CourseDirectory.groupshared, the instructors' group's."""
-        problems = foreign_course_folders(self.root, self.coursedir.course_id, instructors(self.coursedir.groupshared))
+        students = _roster_students(self.coursedir.root)
+        problems = foreign_course_folders(self.root, self.coursedir.course_id,
+                                          instructors(self.coursedir.groupshared, students), students)
         if problems:
             self.fail("\n".join(problems))
         mode = os.stat(self.inbound_path).st_mode
