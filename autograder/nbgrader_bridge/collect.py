@@ -3,7 +3,8 @@
 Who handed in a file is read only from the LMS's own file name in downloaded/<assignment>/archive/
 (`amy_1001_2001_codesign.py`, `amy_lec01.zip`): `named_regexp` is matched against that name alone,
 never against a path inside a student's archive, so nothing a student packs can be collected as a
-classmate's file or make a classmate late. Where the name carries Canvas's user id
+classmate's file or make a classmate late. A file in a folder of archive/ is listed, never collected:
+an LMS that downloads in folders keeps each student's own file names inside her folder. Where the name carries Canvas's user id
 (`<name>_<user id>_<submission id>_<file>`), one name that arrives with two user ids (a classmate who
 renamed herself in her LMS profile) collects nothing of either: both are listed.
 
@@ -194,6 +195,12 @@ class GuardedLmsExtractor(ExtractorPlugin):
         by_student: dict[str, list[Upload]] = defaultdict(list)
         hidden: list[str] = []
         for rel, path in self._lms_files(Path(archive_path), hidden):
+            if "/" in rel:
+                # an LMS that downloads in folders (Moodle) keeps the student's own file name inside hers:
+                # a classmate's Canvas-style name there was read as the classmate's upload
+                flags.append(("", rel, "in a folder of the download, where a file's name is the student's own, "
+                                       "not the LMS's: no student's; put the LMS's files in archive/ itself"))
+                continue
             if any(invisible(c) for c in path.name):   # nbgrader would print it raw ("Parsing file")
                 flags.append((self._named_student(path.name), rel,
                               "its name holds a control character (or an invisible one: a bidi override, "
@@ -345,7 +352,7 @@ class GuardedLmsExtractor(ExtractorPlugin):
     def _report(self, flags, csv_path: Path) -> None:
         # one student's uploads give at most ZIP_ROWS_PER_STUDENT rows and one that counts the rest:
         # 300 files with a zero-width space in their names were 300 rows and error lines
-        flags = bounded_zip_rows(flags)
+        flags = bounded_zip_rows(flags, archive=f"downloaded/{self.parent.coursedir.assignment_id}/archive/")
         write_zip_flags(csv_path, flags)
         submitted = self.parent.coursedir.submitted_directory
         collected = {planned.upload.student_id for planned in self.plan.values()}

@@ -74,8 +74,10 @@ def foreign_course_folders(root: str | os.PathLike, course_id: str, ours, studen
             break
         # nbgrader's release under groupshared makes these 2775 in the instructor's login group: where
         # that group holds students (`users`), any of them could rename inbound/ or outbound/ away and
-        # make her own (classmates hand in to her, or fetch her files)
-        who, group = _students_in_group(info.st_gid, students) if info.st_mode & stat.S_IWGRP else ([], "")
+        # make her own (classmates hand in to her, or fetch her files). inbound/ is writable by everyone
+        # on purpose (sticky: no one renames another's entry), whatever its group.
+        writable = info.st_mode & stat.S_IWGRP and path != course / "inbound"
+        who, group = _students_in_group(info.st_gid, students) if writable else ([], "")
         if who:
             problems.append(f"{path} is writable by group {group}, which holds roster students: {', '.join(who[:5])}"
                             f"{f' and {len(who) - 5} more' if len(who) > 5 else ''}: any of them could put her own "

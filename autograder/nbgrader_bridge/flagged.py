@@ -66,7 +66,7 @@ def bounded_file_rows(flags: list[Flag], limit: int = FILE_ROWS_PER_FOLDER) -> l
 ZIP_ROWS_PER_STUDENT = 20
 
 
-def bounded_zip_rows(flags, limit: int = ZIP_ROWS_PER_STUDENT) -> list[tuple[str, str, str]]:
+def bounded_zip_rows(flags, limit: int = ZIP_ROWS_PER_STUDENT, archive: str = "archive/") -> list[tuple[str, str, str]]:
     """zip_collect's (student, LMS file, reason) rows with at most `limit` of each student (and of
     no student), in order; the rest of each counted in one row after them."""
     seen: dict[str, int] = {}
@@ -76,7 +76,7 @@ def bounded_zip_rows(flags, limit: int = ZIP_ROWS_PER_STUDENT) -> list[tuple[str
         if seen[flag[0]] <= limit:
             kept.append(flag)
     return kept + [(student, "", f"{count - limit:,} more rows of {'this student' if student else 'no student'} not "
-                                 f"listed: read downloaded/<assignment>/archive/")
+                                 f"listed: read {archive}")
                    for student, count in seen.items() if count > limit]
 
 

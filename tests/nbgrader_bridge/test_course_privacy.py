@@ -215,6 +215,18 @@ def test_under_groupshared_a_group_that_holds_students_cannot_own_the_courses_ex
             coursedir.assignment_id = ASSIGNMENT
             with pytest.raises(ExchangeError, match=f"{GROUP}.*roster students.*{STUDENT}"):
                 kind(coursedir=coursedir, authenticator=Authenticator(), root=str(root)).start()
+        assert not (course / "submitted").exists()
+        # put right as the message says: the course's folder the staff's alone; inbound/ (writable by
+        # everyone and sticky on purpose) may stay in the group
+        shutil.rmtree(theirs)
+        (exchange_course / "moved").rename(theirs)
+        os.chown(exchange_course, 0, 0)
+        exchange_course.chmod(0o755)
+        os.chown(theirs, 0, everyone_group)
+        handed_in(theirs, owner=STUDENT, named=STUDENT)
+        coursedir = CourseDirectory(root=str(course), course_id="cs349e", groupshared=True)
+        coursedir.assignment_id = ASSIGNMENT
+        GuardedExchangeCollect(coursedir=coursedir, authenticator=Authenticator(), root=str(root)).start()
+        assert (course / "submitted" / STUDENT).is_dir()
     finally:
         os.setgroups(groups)
-    assert not (course / "submitted").exists()

@@ -390,3 +390,21 @@ def test_a_flood_of_one_students_unreadable_names_is_counted_not_listed_row_by_r
     assert "280 more" in rows["eve"][-1], rows["eve"][-1]
     assert len(rows.get("", [])) == 0, rows.get("")
     assert done.stderr.count("notes\\u200b") <= 20
+
+
+def test_a_name_inside_a_folder_of_the_download_is_no_lms_name(tmp_path_factory):
+    """An LMS that downloads in folders (Moodle: `Full Name_id_assignsubmission_file_/<the student's
+    own file name>`): inside the folder the name is the student's. Eve named hers like Amy's Canvas-style
+    file: it was read as Amy's, two codesign.py with no time to choose by, and none of Amy's own was
+    collected. Only the names in archive/ itself say who handed in; a file in a folder is listed."""
+    root = copy_course(tmp_path_factory.mktemp("folders"))
+    archive = root / "downloaded" / ASSIGNMENT / "archive"
+    (archive / "Eve Evil_1009_assignsubmission_file_").mkdir(parents=True)
+    (archive / "amy_1001_2001_codesign.py").write_text(own_code("amy"))
+    (archive / "Eve Evil_1009_assignsubmission_file_" / "amy_1001_2001_codesign.py").write_text(FORGED)
+    done = run_in(root, "-m", "nbgrader", "zip_collect", ASSIGNMENT, "--force", timeout=300)
+    assert done.returncode == 0, explain(done)
+    assert submitted(root, "amy") == {"codesign.py": own_code("amy")}
+    rows = flagged(root)
+    assert any(r.startswith("Eve Evil_1009_assignsubmission_file_/amy_1001_2001_codesign.py: ") and "folder" in r
+               for r in rows.get("", [])), rows
