@@ -3,7 +3,8 @@
 - `nbgrader collect` (the exchange): collect_flagged/<assignment>.csv, written by
   autograder.nbgrader_bridge.exchange (columns student, inbound, file, outcome, reason);
 - `nbgrader zip_collect` (an LMS download): downloaded/<assignment>/flagged.csv, written by
-  autograder.nbgrader_bridge.collect (columns student, lms_file, reason).
+  autograder.nbgrader_bridge.collect (columns student, lms_file, reason), at most 20 rows of each
+  student (and of no student) and one that counts the rest.
 
 `reconcile` prints every row of both. No nbgrader import. Student and file names are any text but
 '/' (a folder a student names, a file in an LMS zip): in the CSV a cell never starts a spreadsheet
