@@ -972,9 +972,9 @@ CELLS = (
         print(f"q25x：线性层 Y = X·Wᵀ，K = {WGRAD_K}，N = {WGRAD_N}")
         """, locked=True),
     Question("q25x_wgrad_rotation_share", """
-        **训练里的旋转。** NVIDIA 的 NVFP4 训练方案只在计算权重梯度的矩阵乘法 dW = dYᵀ·X 上旋转（上面【旋转】说过）：
-        它的两个输入都先做 16 阶 Hadamard 变换再量化成 NVFP4。这一层前向是 Y = X·Wᵀ，X 是 M × `WGRAD_K`（M 个 token），
-        输出宽度 `WGRAD_N`；dW 的这次矩阵乘法沿 token 那一维求和，旋转也就沿着这一维，每 16 个数一段。
+        **训练里的旋转。** NVIDIA 的 NVFP4 训练方案只在计算权重梯度的矩阵乘法 dW = dYᵀ·X 上旋转（上面【旋转】说过），
+        旋转后再量化成 NVFP4。这一层前向是 Y = X·Wᵀ，X 是 M × `WGRAD_K`（M 个 token），输出宽度 `WGRAD_N`；
+        dW 的这次矩阵乘法沿 token 那一维求和，旋转也就沿着这一维，每 16 个数一段，结果不变。哪些要在线旋转、各有多少个数，由你判断。
         旋转的做法、计数的口径和 q25w 一样（随机符号只改符号位，不另算）；矩阵乘法同样在 B200 上达到 NVFP4 峰值的
         `ROTATION_GEMM_SHARE`，两步先后执行。旋转的时间是这次矩阵乘法时间的百分之多少？
         """, """
