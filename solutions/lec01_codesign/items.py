@@ -154,7 +154,7 @@ TEACHES: dict[str, str] = {
                                  "that GEMM unless it is fused or run on the tensor cores",
     "q25w_online_rotation_width": "an online rotation's cost on two units: a 16-wide fast Walsh–Hadamard transform "
                                   "takes 4 adds a value on the FMA pipe, the GEMM 2N FLOP a value on the tensor cores "
-                                  "(200–400x faster): only wide layers keep it within budget",
+                                  "(250x faster on the spec sheet): only wide layers keep it within budget",
     "q34a_fp8_end_deficit": "end to end: FP8 in all 36 linear layers of a real encoder barely moves its sentence embeddings",
     "q34p_nvfp4_end_prediction": "predict, then verify: from a tensor error to the end effect (1 − cos grows with the error squared)",
     "q34b_nvfp4_end_deficit": "verifies q34p: NVFP4's measured end effect, next to the tensor-error model's prediction",
