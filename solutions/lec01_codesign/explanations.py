@@ -617,23 +617,26 @@ EXPLANATIONS = {
         矩阵乘法：X 的每个数和 W 的 N 行各乘加一次，2N FLOP，在 Tensor Core 上以 NVFP4 峰值 × `ROTATION_GEMM_SHARE` 的速度算。
         每个数的时间之比 (4 / R_FMA) / (2N / (F·s)) ≤ 预算 b，M 和 K 两边都有、约掉，得 N ≥ 4·F·s / (2·R_FMA·b) =
         2·F·s / (R_FMA·b)。讲义的参数（预算 {_ROT_BUDGET:g}%，峰值的 {_ROT_SHARE:.0%}）：N ≥ {_KEY["q25w_online_rotation_width"]:,.0f}。
-        Tensor Core 的 NVFP4 比 FMA 管线快 {B200.peak_flops("nvfp4") / _FMA_PIPE:.0f} 倍，每个数 4 次加减在这个倍数面前不是小数目：
+        Tensor Core 的 NVFP4 峰值约是 FMA 管线的 {B200.peak_flops("nvfp4") / _FMA_PIPE:.0f} 倍，每个数 4 次加减在这个倍数面前不是小数目：
         d_model = 4096 的投影要多花 {100 * 2 * B200.peak_flops("nvfp4") * _ROT_SHARE / (_FMA_PIPE * 4096):.0f}%。
-        把旋转当成 16 × 16 的矩阵乘法（每个数 32 FLOP）放在 Tensor Core 上算，得数差得很远；
-        在 FMA 管线上按稠密矩阵数（每个数 16 次乘加、忘了 log2）会大 4 倍。反过来，这正是设计上的取舍：同一个 16 × 16 旋转
-        真用 BF16 的 Tensor Core 做矩阵乘法，运算多 8 倍，时间却只有 FMA 管线的 {_ROT_AS_MATMUL:.0%}——慢的单元、而不是运算次数，
-        决定代价：实现上可以把旋转和量化融合在一个 kernel 里，并把这个小矩阵乘法交给 Tensor Core。
+        题目假设了旋转在 FMA 管线上做：按这个假设，把旋转的时间按 Tensor Core 的速度算（每个数 32 FLOP），得数差得很远；
+        在 FMA 管线上按稠密矩阵数（每个数 16 次乘加、忘了 log2）会大 4 倍。
+        另一种做法是设计上的取舍：同一个 16 × 16 旋转当作矩阵乘法交给 Tensor Core（用 BF16 算），运算多 8 倍，
+        时间却只有 FMA 管线上快速变换的 {_ROT_AS_MATMUL:.0%}——决定代价的是慢的单元，而不是运算次数。
+        NVIDIA 的 Transformer Engine 正是这样实现 NVFP4 训练里的 16 × 16 随机 Hadamard 变换的：把它和量化（cast）融合进一个
+        kernel，变换本身作为小矩阵乘法在 Tensor Core 上做；那时旋转的代价主要是这个 kernel 读写数据的时间，而不是 FMA 管线。
         本题是简化：旋转要读写 X，和量化融合时这份读写本来就要做；没有算 FMA 管线发射的其他指令（取数、shuffle）。
         """,
     "q25x_wgrad_rotation_share": f"""
-        dW = dYᵀ·X 的两个输入都是这一步刚算出来的：dY 是 M × N，X 是 M × K，没有哪个能离线旋转好，两个都要在线旋转，
+        沿求和的 token 维旋转，乘积要不变，两个输入都得旋转：(HᵀdY)ᵀ·(HᵀX) = dYᵀ·H·Hᵀ·X = dYᵀ·X。
+        它们又都是这一步刚算出来的：dY 是 M × N，X 是 M × K，没有哪个能离线旋转好，两个都要在线旋转，
         共 M·(N + K) 个数，每个数 4 个 FMA 管线的结果（q25w 的计数）；矩阵乘法 2·M·N·K FLOP。M 约掉，比值
         = 4·(N + K) / R_FMA ÷ (2·N·K / (F·s)) = 2·F·s·(1/N + 1/K) / R_FMA。讲义的参数（Llama 3 8B 的 MLP 上投影，
         K = {variants.LECTURE["wgrad_layer"][0]}、N = {variants.LECTURE["wgrad_layer"][1]}，峰值的 {_ROT_SHARE:.0%}）：
         {_KEY["q25x_wgrad_rotation_share"]:.1f}%。和 q25w 不同，这里两个宽度都进来：窄的那一维决定代价，只算 X 的话少算了 dY 那一份。
-        前向 Y = X·Wᵀ 只旋转 X，且 W 可以离线旋转好；权重梯度的两个输入都是新的，所以方案把旋转只放在这一次矩阵乘法上，
-        代价也更大。在 FMA 管线上单独做，这个比例不可忽略：实现上把旋转和量化融合进一个 kernel，或把 16 × 16 的小矩阵乘法交给
-        Tensor Core（q25w 的解释）。
+        推理时（q25w）W 可以离线旋转好；训练里 W 每步都在变。NVIDIA 的方案只在 Wgrad 上旋转，理由是精度（在 Fprop、Dgrad
+        上没看到收益），而它恰是代价最大的一处：两个输入都要在线旋转。在 FMA 管线上单独做，这个比例不可忽略：实现上把旋转和
+        量化融合进一个 kernel，把 16 × 16 的小矩阵乘法交给 Tensor Core（q25w 的解释）。
         """,
     "q28a_triad_gb_per_s": """
         24 字节 × 元素个数 ÷ 中位数耗时 ÷ 10^9。评分机在同样的沙箱里、用同样的 `cpu_timing` 量同样的 triad（一批作业量一次），

@@ -924,8 +924,8 @@ CELLS = (
     Markdown("""
         【旋转】H 是正交矩阵（HHᵀ = I）时，(XH)(WH)ᵀ = XWᵀ：先把两个操作数都乘以 H 再量化，结果不变，
         但一个离群通道被摊到了很多通道上。`block_hadamard(384, ROTATION_SIZE)` 是对角线上放 384 / `ROTATION_SIZE` 个
-        `ROTATION_SIZE` 阶 Hadamard 矩阵的旋转（QuaRot 在推理里这样旋转前向的矩阵乘法；NVIDIA 的 NVFP4 训练方案只旋转
-        权重梯度那个矩阵乘法的输入，用带随机符号的 16 阶 Hadamard 变换；这里的旋转固定、没有随机符号。你的块大小见上面的格子）。
+        `ROTATION_SIZE` 阶 Hadamard 矩阵的旋转（QuaRot 在推理里这样旋转前向的矩阵乘法；NVIDIA 的 NVFP4 训练方案只在
+        权重梯度那个矩阵乘法上旋转，用带随机符号的 16 阶 Hadamard 变换；这里的旋转固定、没有随机符号。你的块大小见上面的格子）。
         """),
     Question("q24_rotated_fp4_tensor_error", """
         两个操作数都先乘以 `block_hadamard(384, ROTATION_SIZE)` 再用整张量 FP4 量化：Y 的相对误差是百分之多少？
@@ -943,8 +943,9 @@ CELLS = (
     Markdown("""
         【在线旋转的代价】推理时权重 W 可以离线旋转好、直接存成 NVFP4；激活 X 每次前向都是新的，只能在线旋转：
         X 的每一行按 16 个数一段（和 NVFP4 的块对齐），每段乘以 16 阶 Hadamard 矩阵，再量化成 NVFP4，送进 Tensor Core。
-        旋转不用矩阵乘法做，而用快速 Walsh–Hadamard 变换在 CUDA core 的 FMA 管线上做（像 FFT 那样分级的蝶形：每一级把
-        一段里的数两两配对，每对算一次加、一次减，下一级换一种配对，直到每个输出都含了这一段的全部输入）。
+        这里假设旋转用快速 Walsh–Hadamard 变换在 CUDA core 的 FMA 管线上做（像 FFT 那样分级的蝶形：每一级把
+        一段里的数两两配对，每对算一次加、一次减，下一级换一种配对，直到每个输出都含了这一段的全部输入）；
+        另一种做法——在 Tensor Core 上当作 16 × 16 矩阵乘法做——见解释。
         """),
     Code("""
         # q25w 的参数（VARIANT）：[旋转最多占矩阵乘法时间的百分之几, 矩阵乘法达到 NVFP4 峰值的比例]
@@ -1330,7 +1331,7 @@ CELLS = (
     Question("q27_explain_format", _text_question_prompt("q27_explain_format", f"""
         每个数最多 {BIT_BUDGET:g} bit，你选哪种格式？用你在上面的实验里量出的"误差—比特数"前沿说明理由：缩放因子的三种取法各输在哪里，
         真实张量和演示 2 的随机数有什么不同，旋转对整张量 FP4 和对 NVFP4 各起什么作用（引用你的 q24、q25）？
-        （NVIDIA 的 NVFP4 训练方案，arXiv 2509.25149，只在权重梯度（Wgrad）的矩阵乘法前对它的两个输入做 16 × 16 的随机 Hadamard
+        （NVIDIA 的 NVFP4 训练方案，arXiv 2509.25149，只在权重梯度（Wgrad）的那次矩阵乘法上做 16 × 16 的随机 Hadamard
         变换，前向和输入梯度的矩阵乘法不做；这里的旋转是固定的 Hadamard 矩阵，没有随机符号。）
         """), f"""
         在 {BIT_BUDGET:g} bit/值 的预算内，我选块大小 16、E4M3 块因子加张量级 FP32 因子（即 NVFP4），Y 的相对误差约
