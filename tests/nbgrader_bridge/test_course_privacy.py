@@ -139,22 +139,13 @@ def test_groupshared_does_not_turn_the_exchange_checks_off(tmp_path):
     """nbgrader's exchange skips ensure_root under CourseDirectory.groupshared, and the kit's checks
     lived there: with groupshared on, release and collect went on in a course every account can
     enter (and in an exchange others can write to without the sticky bit). They now stop all the same."""
-    from nbgrader.auth import Authenticator
-    from nbgrader.coursedir import CourseDirectory
-    from nbgrader.exchange import ExchangeError
-
-    from autograder.nbgrader_bridge.exchange import GuardedExchangeCollect, GuardedReleaseAssignment
     from test_exchange_collect import exchange_root
 
     base, course = open_course_copy("groupshared")
     try:
         root = exchange_root(tmp_path)
         handed_in(root / "cs349e" / "inbound", owner=STUDENT, named=STUDENT)
-        for kind in (GuardedReleaseAssignment, GuardedExchangeCollect):
-            coursedir = CourseDirectory(root=str(course), course_id="cs349e", groupshared=True)
-            coursedir.assignment_id = ASSIGNMENT
-            with pytest.raises(ExchangeError, match=f"chmod 700 {course}"):
-                kind(coursedir=coursedir, authenticator=Authenticator(), root=str(root)).start()
+        groupshared_starts_refused(course, root, match=f"chmod 700 {course}")
         assert not (course / "submitted").exists()
     finally:
         shutil.rmtree(base, ignore_errors=True)
@@ -189,9 +180,8 @@ def test_under_groupshared_a_group_that_holds_students_cannot_own_the_courses_ex
 
     from nbgrader.auth import Authenticator
     from nbgrader.coursedir import CourseDirectory
-    from nbgrader.exchange import ExchangeError
 
-    from autograder.nbgrader_bridge.exchange import GuardedExchangeCollect, GuardedReleaseAssignment
+    from autograder.nbgrader_bridge.exchange import GuardedExchangeCollect
     from test_exchange_collect import exchange_root
 
     root = exchange_root(tmp_path)
@@ -210,11 +200,7 @@ def test_under_groupshared_a_group_that_holds_students_cannot_own_the_courses_ex
     groups = os.getgroups()
     os.setgroups([*groups, everyone_group])                    # the instructor is in the group
     try:
-        for kind in (GuardedExchangeCollect, GuardedReleaseAssignment):
-            coursedir = CourseDirectory(root=str(course), course_id="cs349e", groupshared=True)
-            coursedir.assignment_id = ASSIGNMENT
-            with pytest.raises(ExchangeError, match=f"{GROUP}.*roster students.*{STUDENT}"):
-                kind(coursedir=coursedir, authenticator=Authenticator(), root=str(root)).start()
+        groupshared_starts_refused(course, root, match=f"{GROUP}.*roster students.*{STUDENT}")
         assert not (course / "submitted").exists()
         # put right as the message says: the course's folder the staff's alone; inbound/ (writable by
         # everyone and sticky on purpose) may stay in the group
@@ -230,3 +216,18 @@ def test_under_groupshared_a_group_that_holds_students_cannot_own_the_courses_ex
         assert (course / "submitted" / STUDENT).is_dir()
     finally:
         os.setgroups(groups)
+
+
+def groupshared_starts_refused(course, root, match: str) -> None:
+    """Release and collect, each started under groupshared, stop with a message matching `match`."""
+    from nbgrader.auth import Authenticator
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.exchange import ExchangeError
+
+    from autograder.nbgrader_bridge.exchange import GuardedExchangeCollect, GuardedReleaseAssignment
+
+    for kind in (GuardedReleaseAssignment, GuardedExchangeCollect):
+        coursedir = CourseDirectory(root=str(course), course_id="cs349e", groupshared=True)
+        coursedir.assignment_id = ASSIGNMENT
+        with pytest.raises(ExchangeError, match=match):
+            kind(coursedir=coursedir, authenticator=Authenticator(), root=str(root)).start()
