@@ -32,7 +32,7 @@ from autograder.gradescope.container import (BEST, DEFAULT_TIMEOUT, STUDENT, Gra
 from autograder.gradescope.lateness import submission_times, write_timestamp
 from autograder.gradescope.results import FALLBACK_LOG, failure_results, fallback_note, final_results
 from autograder.gradescope.schema import check_results
-from autograder.gradescope.submission import UploadTooLarge, collect_submission, submission_student
+from autograder.gradescope.submission import UploadTooLarge, collect_submission, submission_student, submitter_count
 
 
 def _auto_points(assignment: str) -> float:
@@ -127,6 +127,12 @@ def grade_upload(assignment: str, root: Path, visibility: str, timeout: float, i
             # variant nobody was given
             raise GradingFailed("submission_metadata.json names no submitter (users[0].sid or email): "
                                 f"{assignment} has per-student variants and cannot be graded without the student's id")
+        members = submitter_count(root)
+        if members > 1 and has_variants(assignment):
+            # a member who uploads may add classmates: graded in one member's variant, her work was
+            # scored against a classmate's parameters, and Gradescope gives every member that score
+            raise GradingFailed(f"a group submission of {members} students: {assignment} has per-student variants, "
+                                "so no one variant grades it; grade each student's own upload (turn groups off)")
         if student is not None:
             ids = {STUDENT: (student[0], student[1])}
         print(f"student id: {student[0]!r} ({student[1]})" if student else "student id: none in the metadata")

@@ -274,6 +274,9 @@ def _error(item, feedback: str) -> ItemResult:
     return ItemResult(item.id, item.kind, 0.0, item.points, "error", feedback, "", item.title)
 
 
+SIMILAR_NAMED = 5   # look-alike files a missing file's feedback names
+
+
 def _missing_text(name: str | None, files: StudentFiles) -> str:
     if name in files.oversized:
         size = files.size(name) / 1024**2
@@ -287,6 +290,9 @@ def _missing_text(name: str | None, files: StudentFiles) -> str:
     similar = [o for o in files.others if o.endswith(suffix)]
     if similar:
         # quoted as code: a file's name is the student's (a backtick in it closed the span, and
-        # the rest was live Markdown: a remote image, a link)
-        text += f"（提交的文件夹里有 {'、'.join(quoted(o) for o in similar)}，但评分只读取 `{name}`。）"
+        # the rest was live Markdown: a remote image, a link). A few named, the rest counted: a
+        # folder of 9,990 look-alike names put 27 MB of names into one student's feedback.
+        named = "、".join(quoted(o) for o in similar[:SIMILAR_NAMED])
+        more = f" 等 {len(similar):,} 个文件" if len(similar) > SIMILAR_NAMED else ""
+        text += f"（提交的文件夹里有 {named}{more}，但评分只读取 `{name}`。）"
     return text

@@ -13,7 +13,7 @@ import json
 from autograder.engine.locate import StudentFiles
 from autograder.engine.registry import GradingConfig
 from autograder.engine.results import ItemResult
-from autograder.sandbox.nbrunner import MAX_JSON_NESTING, json_too_deep
+from autograder.sandbox.nbrunner import beyond_a_notebook
 
 READ_LIMIT = 64 * 1024 * 1024   # a notebook larger than this is not opened here (the grader says why)
 
@@ -45,8 +45,11 @@ def _unreadable(files: StudentFiles, name: str) -> str:
         if files.size(name) > READ_LIMIT:
             return ""
         text = files.read(name).decode("utf-8")
-        if json_too_deep(text):   # as the sandbox's reader: not at whatever depth this stack allows
-            return f"not JSON: nested more than {MAX_JSON_NESTING} levels deep"
+        # The sandbox's one bound, before parsing: the depth alone let 18 MB of `{}` through, parsed
+        # whole here in the grader's process (450 MB) and then not named though the sandbox refused it.
+        beyond = beyond_a_notebook(text)
+        if beyond:
+            return beyond
         data = json.loads(text)
     except RecursionError:   # a student's JSON nested deeper than the parser recurses
         return "not JSON: nested too deeply"

@@ -83,6 +83,18 @@ def collect_submission(upload: Path, student_files: tuple[str, ...], dest: Path)
     return CollectedFiles(found, tuple(missing))
 
 
+def submitter_count(root: Path) -> int:
+    """How many students submission_metadata.json names (a group submission names each member)."""
+    import json
+
+    try:
+        data = json.loads((root / "submission_metadata.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return 0
+    users = data.get("users") if isinstance(data, dict) else None
+    return len(users) if isinstance(users, list) else 0
+
+
 def submission_student(root: Path) -> tuple[str, str] | None:
     """(student id, where it came from) of the submission, from Gradescope's
     submission_metadata.json: the first submitter's `sid` (the roster's student id), else their

@@ -3,7 +3,8 @@
 Who handed in a file is read only from the LMS's own file name in downloaded/<assignment>/archive/
 (`amy_1001_2001_codesign.py`, `amy_lec01.zip`): `named_regexp` is matched against that name alone,
 never against a path inside a student's archive, so nothing a student packs can be collected as a
-classmate's file or make a classmate late. Where the name carries Canvas's user id
+classmate's file or make a classmate late. A file in a folder of archive/ is listed, never collected:
+an LMS that downloads in folders keeps each student's own file names inside her folder. Where the name carries Canvas's user id
 (`<name>_<user id>_<submission id>_<file>`), one name that arrives with two user ids (a classmate who
 renamed herself in her LMS profile) collects nothing of either: both are listed.
 
@@ -47,7 +48,7 @@ from traitlets import Int, Unicode
 from autograder.engine.locate import MAX_STUDENT_FILE_BYTES
 from autograder.engine.terminal_text import invisible
 from autograder.nbgrader_bridge.course_privacy import open_course
-from autograder.nbgrader_bridge.flagged import shown, write_zip_flags
+from autograder.nbgrader_bridge.flagged import bounded_zip_rows, shown, write_zip_flags
 from autograder.nbgrader_bridge.lms_upload import (Limits, UploadRefused, collected_name, copy_loose, is_archive,
                                                    list_archive, unpack)
 
@@ -194,9 +195,16 @@ class GuardedLmsExtractor(ExtractorPlugin):
         by_student: dict[str, list[Upload]] = defaultdict(list)
         hidden: list[str] = []
         for rel, path in self._lms_files(Path(archive_path), hidden):
+            if "/" in rel:
+                # an LMS that downloads in folders (Moodle) keeps the student's own file name inside hers:
+                # a classmate's Canvas-style name there was read as the classmate's upload
+                flags.append(("", rel, "in a folder of the download, where a file's name is the student's own, "
+                                       "not the LMS's: no student's; put the LMS's files in archive/ itself"))
+                continue
             if any(invisible(c) for c in path.name):   # nbgrader would print it raw ("Parsing file")
-                flags.append(("", rel, "its name holds a control character (or an invisible one: a bidi override, "
-                                       "a zero-width mark): not unpacked, read it"))
+                flags.append((self._named_student(path.name), rel,
+                              "its name holds a control character (or an invisible one: a bidi override, "
+                              "a zero-width mark): not unpacked, read it"))
                 continue
             try:
                 info = collector.describe(path.name)
@@ -231,6 +239,17 @@ class GuardedLmsExtractor(ExtractorPlugin):
                 self.log.error("%s: reading the upload failed", shown(student), exc_info=exc)
                 flags.append((student, uploads[0].rel, f"could not be read ({_described(exc)})"))
         self._report(flags, Path(extracted_path).parent / FLAGGED_CSV)
+
+    def _named_student(self, lms_name: str) -> str:
+        """The student an LMS file name that is not unpacked is listed under: the one the pattern reads
+        from it when that id is plain text, else none. The LMS writes the id; the rest of the name is the
+        student's own, and a flood of them is then that student's rows (capped), not the class's."""
+        try:
+            info = self._collector.describe(lms_name)
+        except ValueError:
+            return ""
+        student = info["student_id"] if info else ""
+        return "" if any(invisible(c) for c in student) else student
 
     @staticmethod
     def _lms_files(archive: Path, hidden: list[str]):
@@ -331,12 +350,19 @@ class GuardedLmsExtractor(ExtractorPlugin):
                                     f"({', '.join(item.source for item in items)}) with no time to choose by")
 
     def _report(self, flags, csv_path: Path) -> None:
+        # one student's uploads give at most ZIP_ROWS_PER_STUDENT rows and one that counts the rest:
+        # 300 files with a zero-width space in their names were 300 rows and error lines
+        flags = bounded_zip_rows(flags, archive=f"downloaded/{self.parent.coursedir.assignment_id}/archive/")
         write_zip_flags(csv_path, flags)
         submitted = self.parent.coursedir.submitted_directory
+        collected = {planned.upload.student_id for planned in self.plan.values()}
         for student, lms_file, reason in flags:
             self.log.error("%s", shown(f"{student or '(no student)'}: {lms_file}: {reason}; not collected"))
+        # once per student none of whose files is collected (a student whose one oddly named file is
+        # listed has the rest collected)
+        for student in dict.fromkeys(student for student, _, _ in flags if student and student not in collected):
             earlier = self.parent.coursedir.format_path(submitted, student, self.parent.coursedir.assignment_id)
-            if student and os.path.isdir(earlier):
+            if os.path.isdir(earlier):
                 self.log.error("%s: %s holds an earlier collection, which is graded unless you remove it",
                                student, earlier)
         if flags:

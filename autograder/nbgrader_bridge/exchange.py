@@ -114,6 +114,18 @@ def _warn_open_homes(exchange, students, new_accounts: bool = False) -> None:
         exchange.log.warning("%s", shown(problem))
 
 
+def _warn_off_roster(exchange, students) -> None:
+    """Names the accounts that handed in but are not on the course roster: the exchange is every
+    account's (another course's students too), and a folder of one's own account is collected."""
+    roster = set(_roster_students(exchange.coursedir.root))
+    off = sorted(set(students) - roster) if roster else []
+    if off:
+        exchange.log.warning("%s", shown(f"handed in but not on the course roster (roster.txt): {', '.join(off[:20])}"
+                                         f"{f' and {len(off) - 20} more' if len(off) > 20 else ''}; collected as any "
+                                         f"student is (autograde adds them to the gradebook): remove their "
+                                         f"submitted/ folders if they are not in the course"))
+
+
 class GuardedReleaseAssignment(ExchangeReleaseAssignment):
     def ensure_root(self):
         """nbgrader's (it creates a missing exchange if it can), with what to do when it cannot."""
@@ -132,7 +144,9 @@ class GuardedReleaseAssignment(ExchangeReleaseAssignment):
     def _guard(self):
         _sticky_or_fail(self)
         _closed_course_or_fail(self)
-        problems = foreign_course_folders(self.root, self.coursedir.course_id, instructors(self.coursedir.groupshared))
+        students = _roster_students(self.coursedir.root)
+        problems = foreign_course_folders(self.root, self.coursedir.course_id,
+                                          instructors(self.coursedir.groupshared, students), students)
         if problems:
             self.fail("\n".join(problems))
 
@@ -200,11 +214,14 @@ class GuardedExchangeCollect(ExchangeCollect):
             accepted[sub.student].append(sub)
         self.submissions = {s: self._choose(subs) for s, subs in accepted.items()}
         _warn_open_homes(self, self.submissions)
+        _warn_off_roster(self, self.submissions)
 
     def _check_inbound(self):
         """inbound/ must be the instructor's (a student's own inbound/ would decide what is collected);
         with CourseDirectory.groupshared, the instructors' group's."""
-        problems = foreign_course_folders(self.root, self.coursedir.course_id, instructors(self.coursedir.groupshared))
+        students = _roster_students(self.coursedir.root)
+        problems = foreign_course_folders(self.root, self.coursedir.course_id,
+                                          instructors(self.coursedir.groupshared, students), students)
         if problems:
             self.fail("\n".join(problems))
         mode = os.stat(self.inbound_path).st_mode

@@ -43,9 +43,18 @@ def unsticky_root(root: str | os.PathLike) -> str | None:
     return None
 
 
-def foreign_course_folders(root: str | os.PathLike, course_id: str, ours) -> list[str]:
-    """The course's folders in the exchange (the course folder, outbound/, inbound/) that are a link
-    or not owned as `ours(stat_result)` allows, each with what to do."""
+def _students_in_group(gid: int, students) -> tuple[list[str], str]:
+    """(the `students` in group `gid`, sorted; the group's name)."""
+    from autograder.engine.others_access import _group_members
+
+    members, name = _group_members(gid)
+    return sorted(members & set(students)), name
+
+
+def foreign_course_folders(root: str | os.PathLike, course_id: str, ours, students=()) -> list[str]:
+    """The course's folders in the exchange (the course folder, outbound/, inbound/) that are a link,
+    not owned as `ours(stat_result)` allows, or writable by a group holding any of `students` (the
+    roster), each with what to do."""
     problems = []
     course = Path(root) / course_id
     for path in (course, course / "outbound", course / "inbound"):
@@ -63,6 +72,19 @@ def foreign_course_folders(root: str | os.PathLike, course_id: str, ours) -> lis
                             f"root: rm -r {course} ; make the exchange sticky (chmod 1777 {root}) and release again "
                             f"({SETUP_DOC})")
             break
+        # nbgrader's release under groupshared makes these 2775 in the instructor's login group: where
+        # that group holds students (`users`), any of them could rename inbound/ or outbound/ away and
+        # make her own (classmates hand in to her, or fetch her files). inbound/ is writable by everyone
+        # on purpose (sticky: no one renames another's entry), whatever its group.
+        writable = info.st_mode & stat.S_IWGRP and path != course / "inbound"
+        who, group = _students_in_group(info.st_gid, students) if writable else ([], "")
+        if who:
+            problems.append(f"{path} is writable by group {group}, which holds roster students: {', '.join(who[:5])}"
+                            f"{f' and {len(who) - 5} more' if len(who) > 5 else ''}: any of them could put her own "
+                            f"inbound/ or outbound/ there (classmates would hand in to her, or fetch her files). As "
+                            f"root: chgrp -R to a group of the course's staff only (or chmod -R g-w {course}), and "
+                            f"remove what a student made there ({SETUP_DOC})")
+            break
     return problems
 
 
@@ -72,10 +94,12 @@ def exchange_problems(root: str | os.PathLike, course_id: str, ours) -> list[str
     return ([problem] if problem else []) + (foreign_course_folders(root, course_id, ours) if course_id else [])
 
 
-def instructors(groupshared: bool = False):
-    """`ours` for this account: owned by it or root (or, with CourseDirectory.groupshared, its groups)."""
+def instructors(groupshared: bool = False, students=()):
+    """`ours` for this account: owned by it or root (or, with CourseDirectory.groupshared, its groups
+    that hold none of `students`: a folder a student made in a group she shares with the staff is hers)."""
     uid, groups = os.geteuid(), set(os.getgroups())
-    return lambda info: info.st_uid in (uid, 0) or (groupshared and info.st_gid in groups)
+    return lambda info: info.st_uid in (uid, 0) or (
+        groupshared and info.st_gid in groups and not _students_in_group(info.st_gid, students)[0])
 
 
 LOGIN_DEFS = "/etc/login.defs"

@@ -3,7 +3,8 @@
 - `nbgrader collect` (the exchange): collect_flagged/<assignment>.csv, written by
   autograder.nbgrader_bridge.exchange (columns student, inbound, file, outcome, reason);
 - `nbgrader zip_collect` (an LMS download): downloaded/<assignment>/flagged.csv, written by
-  autograder.nbgrader_bridge.collect (columns student, lms_file, reason).
+  autograder.nbgrader_bridge.collect (columns student, lms_file, reason), at most 20 rows of each
+  student (and of no student) and one that counts the rest.
 
 `reconcile` prints every row of both. No nbgrader import. Student and file names are any text but
 '/' (a folder a student names, a file in an LMS zip): in the CSV a cell never starts a spreadsheet
@@ -61,6 +62,23 @@ def bounded_file_rows(flags: list[Flag], limit: int = FILE_ROWS_PER_FOLDER) -> l
     return [flag for flag in flags if id(flag) not in dropped] + [
         Flag(first.student, first.inbound, "", FILE_LEFT_OUT,
              f"{len(rest):,} more rows about files of this folder not listed ({what}): read the folder in inbound/")]
+
+
+ZIP_ROWS_PER_STUDENT = 20
+
+
+def bounded_zip_rows(flags, limit: int = ZIP_ROWS_PER_STUDENT, archive: str = "archive/") -> list[tuple[str, str, str]]:
+    """zip_collect's (student, LMS file, reason) rows with at most `limit` of each student (and of
+    no student), in order; the rest of each counted in one row after them."""
+    seen: dict[str, int] = {}
+    kept = []
+    for flag in flags:
+        seen[flag[0]] = seen.get(flag[0], 0) + 1
+        if seen[flag[0]] <= limit:
+            kept.append(flag)
+    return kept + [(student, "", f"{count - limit:,} more rows of {'this student' if student else 'no student'} not "
+                                 f"listed: read {archive}")
+                   for student, count in seen.items() if count > limit]
 
 
 def collect_csv(course_root: Path, assignment: str) -> Path:

@@ -7,7 +7,7 @@ sandbox's scheduler statistics (/proc/<tid>/schedstat: time on a CPU, time waiti
 - CPU time used >= seconds                 -> "cpu": the student's code is too slow (charged)
 - on a CPU or waiting for one < half the
   wall time, and none of its tasks is
-  runnable now                             -> "blocked": it sleeps or waits on I/O (charged)
+  runnable at three readings in a row      -> "blocked": it sleeps or waits on I/O (charged)
 - otherwise it was starved by load: keep waiting, up to GUARD_FACTOR × seconds of wall time,
   then "load" (not the student's fault: the caller retries instead of charging it), if it was
   runnable at half the readings taken at random times meanwhile (else "blocked")
@@ -34,6 +34,11 @@ BASE_DELAY = 0.05    # seconds into a request before the meter is first read
 # around readings it cannot foresee. The guard's "load" needs it runnable at half of them.
 PEEK_SECONDS = (0.05, 0.3)
 MIN_PEEKS = 5   # fewer say nothing
+# 'blocked' rests on no task being runnable at one moment, and listing a sandbox's processes races
+# their exits (the parent read asleep in waitpid, its child gone before its own line was read):
+# that many readings in a row, this far apart, must agree.
+QUIET_READINGS = 3
+QUIET_GAP = 0.02
 _random = secrets.SystemRandom()
 
 # () -> (cpu seconds, run-queue wait seconds, some task runnable now, some task below the grader's
@@ -76,6 +81,7 @@ class Budget:
         self._wake = min(first, ceiling)
         self._peek_at = first if meter else math.inf
         self._peeks = self._runnable_peeks = 0
+        self._quiet = 0   # readings in a row that found it idle and no task runnable
 
     def wake_at(self) -> float:
         return min(self._wake, self._peek_at)
@@ -104,7 +110,11 @@ class Budget:
         if cpu >= self.seconds:
             return TimeoutCause.CPU
         if (cpu - self._head) + waited < ACTIVE_SHARE * (elapsed - self._head) and not sample[2]:
-            return TimeoutCause.BLOCKED
+            self._quiet += 1
+            if self._quiet >= QUIET_READINGS:
+                return TimeoutCause.BLOCKED
+            return self._later(now + QUIET_GAP)
+        self._quiet = 0
         self.lowered = self.lowered or (len(sample) > 3 and bool(sample[3]))
         if now >= self.guard:
             if self.lowered:   # the sandbox lowered its own priority: the wait is its own doing

@@ -218,6 +218,37 @@ def emulated_exp_time(params=None) -> float:
     return max(emulation_times(params).values())
 
 
+ONLINE_HADAMARD = 16  # q25w: the rotation's order, one NVFP4 block (NVIDIA's NVFP4 recipe)
+
+
+def fp32_pipe_results_per_s() -> float:
+    """B200's FMA-pipe results per second on the exp table's basis (its SMs × clock = exp/s over ex2 per SM and clock)."""
+    return B200.exp_per_s / EX2_PER_SM_PER_CLK["Blackwell"] * FP32_FMA_PER_SM_PER_CLK["Blackwell"]
+
+
+def online_rotation_width(params=None) -> float:
+    """q25w: the smallest output width N of Y = X·Wᵀ (B200, NVFP4) at which rotating X online costs at most the
+    budget's share of the GEMM's time. A fast Walsh–Hadamard transform of order h takes h·log2(h) additions and
+    subtractions per h values (log2 h levels of h/2 butterflies, an add and a subtract each) on the FMA pipe; the GEMM
+    does 2·N FLOP per value of X on the tensor cores. M and K cancel: N = ops per value · F / (2 · R · budget)."""
+    p = _params(params)
+    budget, share = p["online_rotation"]
+    ops_per_value = math.log2(ONLINE_HADAMARD)
+    flops = B200.peak_flops("nvfp4") * share
+    return ops_per_value * flops / (2 * fp32_pipe_results_per_s() * budget / 100)
+
+
+def wgrad_rotation_share(params=None) -> float:
+    """q25x: the share of the weight-gradient GEMM dW = dYᵀ·X (B200, NVFP4, M tokens) that rotating both of its
+    inputs online takes: NVIDIA's recipe rotates dY (M × N) and X (M × K) along M, the summed dimension, 16 values at
+    a time; neither is a stored weight. log2(16) FMA-pipe results a value against 2·M·N·K FLOP: M cancels."""
+    p = _params(params)
+    k, n = p["wgrad_layer"]
+    _, share = p["online_rotation"]
+    rotation = math.log2(ONLINE_HADAMARD) * (n + k) / fp32_pipe_results_per_s()
+    return rotation / (2 * n * k / (B200.peak_flops("nvfp4") * share))
+
+
 def decode_intensity(batch: int = 1) -> float:
     """Decode of `batch` sequences, weights only: FLOP per byte of NVFP4 weights read."""
     return batch * FLOP_PER_PARAM_PER_TOKEN / BYTES_PER_ELEM["nvfp4"]
@@ -646,6 +677,8 @@ def _number_keys(canonical_params: str) -> dict[str, float]:
         "q22_real_fp4_tensor_error": 100 * real["fp4_tensor"],
         "q23_real_nvfp4_error": 100 * real["nvfp4"],
         "q24_rotated_fp4_tensor_error": 100 * real["fp4_tensor rotated"],
+        "q25w_online_rotation_width": online_rotation_width(p),
+        "q25x_wgrad_rotation_share": 100 * wgrad_rotation_share(p),
         **end_to_end_keys(p),
     }
 

@@ -141,6 +141,11 @@ _B200_RATIO = exp_ratio(B200, "fp8", _D, _D)
 _BACKWARD_FACTOR = (BACKWARD_FLOPS_PER_EXP["d_qk"] + BACKWARD_FLOPS_PER_EXP["d_v"]) * _D / _FPE
 _FP8_GAIN = B200.peak_flops("fp8") / H100.peak_flops("fp8")
 _SXM5 = f"{hw_specs.H100_SXM5_SMS} × {hw_specs.EX2_PER_SM_PER_CLK['Hopper']} × {hw_specs.H100_SXM5_BOOST_HZ / 1e9:g} GHz"
+# q25w at the lecture's parameters: the FMA pipe on the exp table's basis, and the same 16 × 16 rotation as a BF16
+# matmul on the tensor cores (32 FLOP a value) over the FMA pipe's 4 results a value
+_FMA_PIPE = B200.exp_per_s / EX2_PER_SM_PER_CLK["Blackwell"] * FP32_FMA_PER_SM_PER_CLK["Blackwell"]
+_ROT_BUDGET, _ROT_SHARE = variants.LECTURE["online_rotation"]
+_ROT_AS_MATMUL = (32 / B200.peak_flops("bf16")) / (4 / _FMA_PIPE)
 _LECTURE_BW_GAIN = B300.mem_bw / H100.mem_bw  # q06c: the spec sheet's bandwidths (the lecture's shares are all 1)
 _OVERSTATEMENT = BYTES_PER_ELEM["fp8"] / BYTES_PER_ELEM["nvfp4"]  # q05 ÷ q06b: the mixed ratio's exaggeration
 _ABLATION = ablation_errors(demo_weights(DEMO2_N))
@@ -638,6 +643,34 @@ EXPLANATIONS = {
         两种作用谁大取决于数据和旋转块的大小——你的那一块按自己量出的两个数作答（每位同学的那一块上，两个数至少差
         {variants.MARGINS["q25_rotation_nvfp4"]:g} 个百分点）。{_NV_BLOCK} 阶旋转只在一个 NVFP4 块里混合，更大的旋转块会跨块混合。
         {_RECIPE}。
+        """,
+    "q25w_online_rotation_width": f"""
+        数一数两个单元上的活。快速 Walsh–Hadamard 变换：16 个数要 log2(16) = 4 级蝶形，每级 8 对、每对一加一减，
+        共 16 × 4 = 64 个 FMA 管线的结果，每个数 4 个。B200 的 FMA 管线按 exp 吞吐的口径：
+        {_sci(B200.exp_per_s)} ÷ {EX2_PER_SM_PER_CLK["Blackwell"]} × {FP32_FMA_PER_SM_PER_CLK["Blackwell"]} = {_sci(_FMA_PIPE)} 个结果/s。
+        矩阵乘法：X 的每个数和 W 的 N 行各乘加一次，2N FLOP，在 Tensor Core 上以 NVFP4 峰值 × `ROTATION_GEMM_SHARE` 的速度算。
+        每个数的时间之比 (4 / R_FMA) / (2N / (F·s)) ≤ 预算 b，M 和 K 两边都有、约掉，得 N ≥ 4·F·s / (2·R_FMA·b) =
+        2·F·s / (R_FMA·b)。讲义的参数（预算 {_ROT_BUDGET:g}%，峰值的 {_ROT_SHARE:.0%}）：N ≥ {_KEY["q25w_online_rotation_width"]:,.0f}。
+        Tensor Core 的 NVFP4 峰值约是 FMA 管线的 {B200.peak_flops("nvfp4") / _FMA_PIPE:.0f} 倍，每个数 4 次加减在这个倍数面前不是小数目：
+        d_model = 4096 的投影要多花 {100 * 2 * B200.peak_flops("nvfp4") * _ROT_SHARE / (_FMA_PIPE * 4096):.0f}%。
+        题目假设了旋转在 FMA 管线上做：按这个假设，把旋转的时间按 Tensor Core 的速度算（每个数 32 FLOP），得数差得很远；
+        在 FMA 管线上按稠密矩阵数（每个数 16 次乘加、忘了 log2）会大 4 倍。
+        另一种做法是设计上的取舍：同一个 16 × 16 旋转当作矩阵乘法交给 Tensor Core（用 BF16 算），运算多 8 倍，
+        时间却只有 FMA 管线上快速变换的 {_ROT_AS_MATMUL:.0%}——决定代价的是慢的单元，而不是运算次数。
+        NVIDIA 的 Transformer Engine 正是这样实现 NVFP4 训练里的 16 × 16 随机 Hadamard 变换的：把它和量化（cast）融合进一个
+        kernel，变换本身作为小矩阵乘法在 Tensor Core 上做；那时旋转的代价主要是这个 kernel 读写数据的时间，而不是 FMA 管线。
+        本题是简化：旋转要读写 X，和量化融合时这份读写本来就要做；没有算 FMA 管线发射的其他指令（取数、shuffle）。
+        """,
+    "q25x_wgrad_rotation_share": f"""
+        沿求和的 token 维旋转，乘积要不变，两个输入都得旋转：(HᵀdY)ᵀ·(HᵀX) = dYᵀ·H·Hᵀ·X = dYᵀ·X。
+        它们又都是这一步刚算出来的：dY 是 M × N，X 是 M × K，没有哪个能离线旋转好，两个都要在线旋转，
+        共 M·(N + K) 个数，每个数 4 个 FMA 管线的结果（q25w 的计数）；矩阵乘法 2·M·N·K FLOP。M 约掉，比值
+        = 4·(N + K) / R_FMA ÷ (2·N·K / (F·s)) = 2·F·s·(1/N + 1/K) / R_FMA。讲义的参数（Llama 3 8B 的 MLP 上投影，
+        K = {variants.LECTURE["wgrad_layer"][0]}、N = {variants.LECTURE["wgrad_layer"][1]}，峰值的 {_ROT_SHARE:.0%}）：
+        {_KEY["q25x_wgrad_rotation_share"]:.1f}%。和 q25w 不同，这里两个宽度都进来：窄的那一维决定代价，只算 X 的话少算了 dY 那一份。
+        推理时（q25w）W 可以离线旋转好；训练里 W 每步都在变。NVIDIA 的方案只在 Wgrad 上旋转，理由是精度（在 Fprop、Dgrad
+        上没看到收益），而它恰是代价最大的一处：两个输入都要在线旋转。在 FMA 管线上单独做，这个比例不可忽略：实现上把旋转和
+        量化融合进一个 kernel，把 16 × 16 的小矩阵乘法交给 Tensor Core（q25w 的解释）。
         """,
     "q28a_triad_gb_per_s": """
         24 字节 × 元素个数 ÷ 中位数耗时 ÷ 10^9。评分机在同样的沙箱里、用同样的 `cpu_timing` 量同样的 triad（一批作业量一次），

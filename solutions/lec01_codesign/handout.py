@@ -977,8 +977,8 @@ CELLS = (
     Markdown("""
         【旋转】H 是正交矩阵（HHᵀ = I）时，(XH)(WH)ᵀ = XWᵀ：先把两个操作数都乘以 H 再量化，结果不变，
         但一个离群通道被摊到了很多通道上。`block_hadamard(384, ROTATION_SIZE)` 是对角线上放 384 / `ROTATION_SIZE` 个
-        `ROTATION_SIZE` 阶 Hadamard 矩阵的旋转（QuaRot 在推理里这样旋转前向的矩阵乘法；NVIDIA 的 NVFP4 训练方案只旋转
-        权重梯度那个矩阵乘法的输入，用带随机符号的 16 阶 Hadamard 变换；这里的旋转固定、没有随机符号。你的块大小见上面的格子）。
+        `ROTATION_SIZE` 阶 Hadamard 矩阵的旋转（QuaRot 在推理里这样旋转前向的矩阵乘法；NVIDIA 的 NVFP4 训练方案只在
+        权重梯度那个矩阵乘法上旋转，用带随机符号的 16 阶 Hadamard 变换；这里的旋转固定、没有随机符号。你的块大小见上面的格子）。
         """),
     Question("q24_rotated_fp4_tensor_error", """
         两个操作数都先乘以 `block_hadamard(384, ROTATION_SIZE)` 再用整张量 FP4 量化：Y 的相对误差是百分之多少？
@@ -992,6 +992,50 @@ CELLS = (
         """, ROTATION_OPTIONS), """
         rotated = matmul_error(quantize_matrix(X_TILE @ H, "nvfp4"), quantize_matrix(W_TILE @ H, "nvfp4"), X_TILE, W_TILE) * 100
         q25_rotation_nvfp4 = "A" if rotated < q23_real_nvfp4_error else "B"
+        """),
+    Markdown("""
+        【在线旋转的代价】推理时权重 W 可以离线旋转好、直接存成 NVFP4；激活 X 每次前向都是新的，只能在线旋转：
+        X 的每一行按 16 个数一段（和 NVFP4 的块对齐），每段乘以 16 阶 Hadamard 矩阵，再量化成 NVFP4，送进 Tensor Core。
+        这里假设旋转用快速 Walsh–Hadamard 变换在 CUDA core 的 FMA 管线上做（像 FFT 那样分级的蝶形：每一级把
+        一段里的数两两配对，每对算一次加、一次减，下一级换一种配对，直到每个输出都含了这一段的全部输入）；
+        另一种做法——在 Tensor Core 上当作 16 × 16 矩阵乘法做——见解释。
+        """),
+    Code("""
+        # q25w 的参数（VARIANT）：[旋转最多占矩阵乘法时间的百分之几, 矩阵乘法达到 NVFP4 峰值的比例]
+        ROTATION_BUDGET, ROTATION_GEMM_SHARE = VARIANT["online_rotation"]
+        print(f"q25w：旋转最多占矩阵乘法时间的 {ROTATION_BUDGET:g}%，B200 的 NVFP4 矩阵乘法达到峰值的 {ROTATION_GEMM_SHARE:.1%}")
+        """, locked=True),
+    Question("q25w_online_rotation_width", """
+        B200 上的一层 Y = X·Wᵀ（X 是 M × K 的激活，W 是 N × K，N 是这一层的输出宽度），两个操作数都是 NVFP4，
+        矩阵乘法达到 NVFP4 峰值的 `ROTATION_GEMM_SHARE`。X 先按上面的办法在线旋转（W 已离线旋转好）；归一化的 1/4 并进
+        NVFP4 的缩放因子，不另算。口径：一次 FP32 加或减是 FMA 管线的一个结果（`hw_specs.FP32_FMA_PER_SM_PER_CLK` 数的就是结果，
+        FMA 管线跑满）；B200 的 SM 数和时钟取表里 exp 吞吐的口径（`B200.exp_per_s` 按每个 SM 每个时钟
+        `hw_specs.EX2_PER_SM_PER_CLK["Blackwell"]` 次 ex2 算）。旋转和矩阵乘法先后执行、不重叠。
+        输出宽度 N 至少是多少，旋转的时间才不超过矩阵乘法时间的 `ROTATION_BUDGET`%？（写边界值，不必取整。）
+        """, """
+        # 每 16 个数：log2(16) = 4 级，每级 8 对、每对一加一减：16 · 4 = 64 个 FMA 管线的结果，每个数 4 个
+        # 矩阵乘法：X 的每个数参与 N 次乘加，2N FLOP。M、K 两边都有，约掉
+        fma_pipe = B200.exp_per_s / hw_specs.EX2_PER_SM_PER_CLK["Blackwell"] * hw_specs.FP32_FMA_PER_SM_PER_CLK["Blackwell"]
+        gemm = B200.peak_flops("nvfp4") * ROTATION_GEMM_SHARE
+        # 4 / fma_pipe <= ROTATION_BUDGET / 100 × 2N / gemm
+        q25w_online_rotation_width = 4 * gemm / (2 * fma_pipe * ROTATION_BUDGET / 100)
+        """),
+    Code("""
+        # q25x 的参数（VARIANT）：训练里一个线性层的 [输入宽度 K, 输出宽度 N]
+        WGRAD_K, WGRAD_N = VARIANT["wgrad_layer"]
+        print(f"q25x：线性层 Y = X·Wᵀ，K = {WGRAD_K}，N = {WGRAD_N}")
+        """, locked=True),
+    Question("q25x_wgrad_rotation_share", """
+        **训练里的旋转。** NVIDIA 的 NVFP4 训练方案只在计算权重梯度的矩阵乘法 dW = dYᵀ·X 上旋转（上面【旋转】说过），
+        旋转后再量化成 NVFP4。这一层前向是 Y = X·Wᵀ，X 是 M × `WGRAD_K`（M 个 token），输出宽度 `WGRAD_N`；
+        dW 的这次矩阵乘法沿 token 那一维求和，旋转也就沿着这一维，每 16 个数一段，结果不变。哪些要在线旋转、各有多少个数，由你判断。
+        旋转的做法、计数的口径和 q25w 一样（随机符号只改符号位，不另算）；矩阵乘法同样在 B200 上达到 NVFP4 峰值的
+        `ROTATION_GEMM_SHARE`，两步先后执行。旋转的时间是这次矩阵乘法时间的百分之多少？
+        """, """
+        # 两个输入都是这一步刚算出来的（没有哪个是存好的权重）：dY 有 M·N 个数，X 有 M·K 个，每个数 4 个 FMA 管线的结果
+        # 矩阵乘法 2·M·N·K FLOP；M 约掉
+        rotation = 4 * (WGRAD_N + WGRAD_K) / fma_pipe
+        q25x_wgrad_rotation_share = rotation / (2 * WGRAD_N * WGRAD_K / gemm) * 100
         """),
     Markdown(f"""
         【在比特预算内设计格式】元素都是 4 bit 的 E2M1，每块一个 8 bit 的缩放因子：每个数平均 `format_bits(块大小)` = 4 + 8 / 块大小 bit
@@ -1340,7 +1384,7 @@ CELLS = (
     Question("q27_explain_format", _text_question_prompt("q27_explain_format", f"""
         每个数最多 {BIT_BUDGET:g} bit，你选哪种格式？用你在上面的实验里量出的"误差—比特数"前沿说明理由：缩放因子的三种取法各输在哪里，
         真实张量和演示 2 的随机数有什么不同，旋转对整张量 FP4 和对 NVFP4 各起什么作用（引用你的 q24、q25）？
-        （NVIDIA 的 NVFP4 训练方案，arXiv 2509.25149，只在权重梯度（Wgrad）的矩阵乘法前对它的两个输入做 16 × 16 的随机 Hadamard
+        （NVIDIA 的 NVFP4 训练方案，arXiv 2509.25149，只在权重梯度（Wgrad）的那次矩阵乘法上做 16 × 16 的随机 Hadamard
         变换，前向和输入梯度的矩阵乘法不做；这里的旋转是固定的 Hadamard 矩阵，没有随机符号。）
         """), f"""
         在 {BIT_BUDGET:g} bit/值 的预算内，我选块大小 16、E4M3 块因子加张量级 FP32 因子（即 NVFP4），Y 的相对误差约

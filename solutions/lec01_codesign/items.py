@@ -72,6 +72,19 @@ REASONS: dict[str, Reason] = {
     # the software exp against two limits: the FMA pipe it shares with softmax, and the tensor cores; the best split
     "q16b_emulated_exp_time": Reason(Why.DECISION, ("(a + c) / (f + c)", "(a + s·c)", "1 − s", "(SOFTMAX_FMA_OPS + EXP_POLY_OPS) /",
                                                        "/ (pipes + EXP_POLY_OPS)", "两者相等时最快")),
+    # an online rotation's cost on two units, one limit (the budget): the student counts the butterflies of a 16-wide
+    # fast Walsh–Hadamard transform on the FMA pipe against the GEMM's 2N FLOP per activation on the tensor cores,
+    # and solves for the width at which the rotation fits the budget (M and K cancel): a model set-up, like q29c
+    "q25w_online_rotation_width": Reason(Why.MODEL, ("16 · 4 = 64", "16·log2", "16 * log2", "h·log2", "n·log2",
+                                                        "log2(16) = 4", "每个数 4 个", "2N FLOP", "2·N FLOP",
+                                                        "4 * gemm /", "4 / fma_pipe", "M、K 两边都有")),
+    # the recipe's rotation in training: the student decides that both inputs of dW = dYᵀ·X are rotated (a rotation
+    # along the summed dimension keeps the product only if both operands take it) and both are fresh, none stored
+    # (M·N and M·K values), against the GEMM's 2·M·N·K FLOP: M cancels, both widths stay
+    "q25x_wgrad_rotation_share": Reason(Why.MODEL, ("(WGRAD_N + WGRAD_K)", "N + K", "M·N + M·K", "M·(N + K)",
+                                                    "1/N + 1/K", "1 / N + 1 / K", "2 * WGRAD_N * WGRAD_K",
+                                                    "2·M·N·K", "dY 有 M·N 个数", "两个输入", "两个都要在线旋转",
+                                                    "dY 和 X 都")),
     "q17_backward_ratio": Reason(Why.MODEL, ("6·d_qk + 4·d_v", "·d_qk + 4·d_v")),
     # decode's attention: the student counts a KV head's bytes and its group's exps per context token
     "q17b_decode_exp_vs_kv": Reason(Why.MODEL, ("G·BW", "2·d·b", "G / E", "2 * head_dim * BYTES_PER_ELEM", "group / B300.exp_per_s")),
@@ -153,6 +166,12 @@ TEACHES: dict[str, str] = {
     "q23_real_nvfp4_error": "NVFP4 on the same tile",
     "q24_rotated_fp4_tensor_error": "a Hadamard rotation spreads outlier channels: per-tensor FP4 recovers",
     "q25_rotation_nvfp4": "the same rotation's effect on NVFP4 depends on the tile",
+    "q25x_wgrad_rotation_share": "the recipe's rotation in training: both inputs of the weight-gradient GEMM are fresh, "
+                                 "so both widths enter (4·(N + K) adds against 2·N·K FLOP a token): a real share of "
+                                 "that GEMM unless it is fused or run on the tensor cores",
+    "q25w_online_rotation_width": "an online rotation's cost on two units: a 16-wide fast Walsh–Hadamard transform "
+                                  "takes 4 adds a value on the FMA pipe, the GEMM 2N FLOP a value on the tensor cores "
+                                  "(about 250x at peak): only wide layers keep it within budget",
     "q34a_fp8_end_deficit": "end to end: FP8 in all 36 linear layers of a real encoder barely moves its sentence embeddings",
     "q34p_nvfp4_end_prediction": "predict, then verify: from a tensor error to the end effect (1 − cos grows with the error squared)",
     "q34b_nvfp4_end_deficit": "verifies q34p: NVFP4's measured end effect, next to the tensor-error model's prediction",

@@ -272,6 +272,17 @@ LESSONS: tuple[Lesson, ...] = (
            MARGINS["q14_mla_effect"], reads=("mla_shape",)),
     margin("q18c_measured_position", "relative distance of the measurement from the nearer bound", _position_lead,
            MARGINS["q18c_measured_position"]),
+    Lesson("q25w_online_rotation_width", "the boundary is a layer width models use (1,024 to 65,536 output channels)",
+           lambda p, k: k["q25w_online_rotation_width"], 1024.0, 65536.0, reads=("online_rotation",)),
+    Lesson("q25w_online_rotation_width", "the slow unit sets the cost, not the op count: the same rotation as a 16 × 16 "
+           "BF16 matmul on the tensor cores (32 FLOP a value) takes at most a quarter of the FMA pipe's time",
+           lambda p, k: 2 * answers.ONLINE_HADAMARD / B200.peak_flops("bf16")
+           / (math.log2(answers.ONLINE_HADAMARD) / answers.fp32_pipe_results_per_s()), high=0.25),
+    Lesson("q25x_wgrad_rotation_share", "rotating both inputs costs a real share of the weight-gradient GEMM, under "
+           "its whole time (%)", lambda p, k: k["q25x_wgrad_rotation_share"], 1.0, 100.0,
+           reads=("online_rotation", "wgrad_layer")),
+    Lesson("q25x_wgrad_rotation_share", "a count that rotates only X (as q25w) misses the key: its relative miss is K / (N + K), "
+           "at least a tenth", lambda p, k: 1 - p["wgrad_layer"][1] / sum(p["wgrad_layer"]), low=0.1, reads=("wgrad_layer",)),
     margin("q25_rotation_nvfp4", "pp of Y's NVFP4 error, rotated vs not", lambda p, k: _real(p)["q25_rotation_nvfp4"],
            MARGINS["q25_rotation_nvfp4"], reads=TILE),
     margin("q09g_decode_precision", "relative distance of the service's context from the nearer boundary",

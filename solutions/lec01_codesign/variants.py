@@ -70,6 +70,9 @@ What varies, and why the questions stay the same questions:
   whose two best configurations within the bit budget lie closer than the lab's margin, is drawn again: each
   choice's key leads the runner-up by MARGINS (`check` verifies it over many variants); so is a tile on
   which the error-squared model misses NVFP4's measured end effect by more than Q34P_RATIO (q34p).
+- online rotation (q25w–q25x), drawn last: the share of the GEMM's time a 16-wide rotation of the activations may cost
+  (ROTATION_BUDGET), the share of NVFP4's peak the B200 GEMM sustains (GEMM_SHARE), and the widths of a training
+  layer whose weight-gradient GEMM rotates both of its inputs (WGRAD_WIDTH, WGRAD_RATIOS).
 """
 
 from __future__ import annotations
@@ -153,6 +156,13 @@ LECTURE = {
     "real_tokens": [0, 102],
     "real_outputs": [0, 384],
     "rotation_size": 128,
+    # q25w: an online 16-wide rotation of the activations before an NVFP4 GEMM on B200: [the share of the GEMM's time
+    # the rotation may cost (%), the share of NVFP4's peak the GEMM sustains]; at the lecture's [5.0, 1.0] the layer
+    # needs N >= 10,000 output channels
+    "online_rotation": [5.0, 1.0],
+    # q25x: a linear layer of training [K, N] (input and output width) whose weight-gradient GEMM rotates both inputs:
+    # Llama 3 8B's MLP up-projection, 4,096 -> 14,336
+    "wgrad_layer": [4096, 14336],
 }
 
 REAL_TOKENS, REAL_OUTPUTS = 102, 384  # rows of X (tokens) and of W (output channels) in real_tensors.npz
@@ -205,6 +215,19 @@ MARGINS = {
 # The lesson a number teaches, by a margin (pp): the rotation lowers per-tensor FP4's error (q24 < q22)
 # and the bit-budget lab q27 discusses has one best configuration (pp of Y's error over the second)
 LESSON_MARGINS = {"q24_rotated_fp4_tensor_error": 1.0, "budget_lab": 0.10}
+# q25w: the share (%) of the GEMM's time an online rotation of its activations may cost, one decimal: with the
+# GEMM's share of NVFP4's peak (GEMM_SHARE) the boundary width spans about 3,000 to 22,500 output channels
+ROTATION_BUDGET = (2.0, 10.0)
+# q25x: a training layer's input width K (log-uniform, a multiple of 512) and its output width N = K times one of the
+# ratios MLPs use (up-projections 2.5x to 4x: Llama 3 8B's 3.5x; 1x: an attention projection)
+WGRAD_WIDTH = (2048, 16384)
+WGRAD_RATIOS = (1.0, 2.5, 3.0, 3.5, 4.0)
+
+
+def _wgrad_layer(rng: np.random.Generator) -> list[int]:
+    """q25x: [K, N] of a linear layer in training."""
+    k = 512 * round(_log_int(rng, *WGRAD_WIDTH) / 512)
+    return [k, int(k * WGRAD_RATIOS[int(rng.integers(len(WGRAD_RATIOS)))])]
 Q10_FP4_GROWTH = 2.5  # pp: a seed whose per-tensor FP4 error grows less than this from 2^12 to 2^18 is redrawn
 
 
@@ -349,6 +372,8 @@ def variant(rng: np.random.Generator) -> dict:
     params["exp_emulation"] = _exp_emulation(rng, params)
     params.update(_moe(rng))
     params["tp_gpus"] = TP_GPUS[int(rng.integers(len(TP_GPUS)))]
+    params["online_rotation"] = [round(float(rng.uniform(*ROTATION_BUDGET)), 1), _share(rng, *GEMM_SHARE)]
+    params["wgrad_layer"] = _wgrad_layer(rng)
     return {key: params[key] for key in LECTURE}  # LECTURE's order
 
 
@@ -712,5 +737,5 @@ DEPENDENT = (
     "q16_software_exp_share", "q16b_emulated_exp_time", "q17_backward_ratio", "q17b_decode_exp_vs_kv", "q17c_prefill_attention_ratio",
     "q18_model_speedup", "q18b_serial_speedup",
     "q19_mma_efficiency", "q22_real_fp4_tensor_error", "q23_real_nvfp4_error", "q24_rotated_fp4_tensor_error",
-    "q34p_nvfp4_end_prediction", "q35p_fp4_end_prediction", "q34r_h16_end_prediction",
+    "q25w_online_rotation_width", "q25x_wgrad_rotation_share", "q34p_nvfp4_end_prediction", "q35p_fp4_end_prediction", "q34r_h16_end_prediction",
 )

@@ -58,9 +58,9 @@ def test_eve_the_cheater_gets_almost_nothing(graded_batch):
     assert {i for i in functions if items[i].score > 0.1 * items[i].max_score} == set()
     score, maximum = score_outside(eve, independent)
     assert score <= LOW_FRACTION * maximum
-    # the exemption (byte counts, the CPU timings, decode set-ups on the chip table such as q09k-q09l) stays at
-    # most 35 % of the automatic points: 55 of 173
-    assert maximum >= 0.65 * eve.auto_max_score
+    # the exemption (byte counts, the CPU timings, reasoning items set up from the chip table alone such as
+    # q09k-q09l and q25w-q25x) stays under two fifths: 63 of 181
+    assert maximum >= 0.6 * eve.auto_max_score
 
 
 @pytest.mark.parametrize("name", ["alice", "bob", "carol", "dave", "eve"])

@@ -56,3 +56,20 @@ def test_a_student_off_the_roster_is_flagged_and_one_on_it_is_not(graded):
     assert results["frank"].score > 0   # graded as anyone is (in the variant of the id frank)
     assert "flagged: frank: not on the course roster (roster.txt)" in summary
     assert "flagged: alice: not on the course roster" not in summary
+
+
+def test_a_notebook_of_millions_of_empty_objects_is_named_unreadable_in_bounded_memory(tmp_path):
+    """6 million `{}` in a notebook's metadata (18 MB, under the 20 MB a file may have): the sandbox
+    calls it unreadable by nbrunner's bound, but the reason-giver parsed it whole in the grader's own
+    process (450 MB traced, 2 s untraced, per student) and then said nothing about it."""
+    from memory_peak import traced_peak
+    from autograder.engine.locate import locate
+    from autograder.engine.nothing_graded import why_nothing
+
+    (tmp_path / "handout.ipynb").write_text('{"nbformat": 4, "nbformat_minor": 5, "cells": [], "metadata": {"x": ['
+                                            + ",".join(["{}"] * 6_000_000) + "]}}")
+    files = locate(tmp_path, CONFIG)
+    with traced_peak() as peak:
+        flags = why_nothing(CONFIG, files, [])
+    assert peak.bytes < 128 * 1024**2, peak.bytes
+    assert any(f.startswith("handout.ipynb cannot be read as a notebook (holds 6,000,00") for f in flags), flags

@@ -160,3 +160,23 @@ def test_a_pipe_or_socket_named_like_a_student_file_is_never_read(tmp_path):
         collected = collect_submission(upload, ("codesign.py", "handout.ipynb"), tmp_path / "out")
     assert time.monotonic() - started < 5
     assert collected.found == {} and collected.missing == ("codesign.py", "handout.ipynb")
+
+
+def test_a_group_submission_of_a_variant_assignment_is_not_graded_in_one_members_variant(tmp_path, capsys):
+    """Where the instructor allows groups, the student who uploads may add classmates to her
+    submission: it was graded in the first member's variant, so her work was scored against a
+    classmate's parameters (and, once published, showed her the classmate's expected values), and
+    Gradescope gave that score to every member. Each student has a variant of their own: such an
+    upload now fails with the reason, for the staff to settle."""
+    import shutil
+
+    from autograder.engine.registry import REPO_ROOT
+    from autograder.gradescope.runtime import main
+
+    shutil.copytree(REPO_ROOT / "examples" / "lec01_codesign" / "submissions" / "alice", tmp_path / "submission")
+    (tmp_path / "results").mkdir()
+    _metadata(tmp_path, [{"sid": "amy", "email": "amy@x.edu"}, {"sid": "eve", "email": "eve@x.edu"}])
+    assert main(["lec01_codesign", "--root", str(tmp_path)]) == 1
+    results = json.loads((tmp_path / "results" / "results.json").read_text(encoding="utf-8"))
+    assert results["score"] == 0
+    assert "2 students" in capsys.readouterr().err

@@ -309,6 +309,12 @@ def ta_grades(chromium, hub, shots) -> dict[str, float]:
     points = next(item.points for item in CONFIG.items if item.id == TA_ITEM)
     given = {"alice": TA_POINTS, "bob": points}
     probe = ta.context.new_page()
+    # A handed-in file formgrader serves (an image a notebook links to, or a student's page) is
+    # sandboxed in the hub's service too: its server reads the course's nbgrader_config.py.
+    served = ta.request.get(formgrader(hub.url, f"/submissions/{ids['alice']}/codesign.py"))
+    assert served.ok, served.status
+    policy = served.headers.get("content-security-policy", "")
+    assert "sandbox" in [d.strip() for d in policy.split(";")], policy
 
     def stored(user):
         grades = api(probe, formgrader(hub.url, f"/api/grades?submission_id={ids[user]}"))

@@ -176,3 +176,57 @@ def test_the_courses_own_account_in_its_group_is_no_student(everyone_group):
         assert STUDENT in open_course(course) and f"{OTHER}," not in open_course(course)
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+def test_under_groupshared_a_group_that_holds_students_cannot_own_the_courses_exchange_folders(tmp_path, everyone_group):
+    """groupshared with an instructor whose login group holds the students (`users`, where accounts
+    share one): nbgrader's release makes the course's exchange folder 2775 in that group, so any
+    student may rename inbound/ away and make her own (classmates then hand in into her folder, and
+    she reads their work) or do the same to outbound/ (they fetch her files). The kit took any folder
+    in one of the instructor's groups for the staff's; collect went on and read her inbound/. Now the
+    course's exchange folders must not be writable by, nor belong to, a group holding roster students."""
+    import os
+
+    from nbgrader.auth import Authenticator
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.exchange import ExchangeError
+
+    from autograder.nbgrader_bridge.exchange import GuardedExchangeCollect, GuardedReleaseAssignment
+    from test_exchange_collect import exchange_root
+
+    root = exchange_root(tmp_path)
+    exchange_course = root / "cs349e"
+    os.chown(exchange_course, 0, everyone_group)
+    exchange_course.chmod(0o2775)                              # as nbgrader's release makes it under groupshared
+    (exchange_course / "inbound").rename(exchange_course / "moved")   # what a student of the group may do
+    theirs = exchange_course / "inbound"
+    theirs.mkdir()
+    os.chown(theirs, uid(STUDENT), everyone_group)
+    theirs.chmod(0o2733)
+    handed_in(theirs, owner=STUDENT, named=STUDENT)
+    course = tmp_path / "course"
+    course.mkdir()
+    (course / "roster.txt").write_text(f"{STUDENT}\n")
+    groups = os.getgroups()
+    os.setgroups([*groups, everyone_group])                    # the instructor is in the group
+    try:
+        for kind in (GuardedExchangeCollect, GuardedReleaseAssignment):
+            coursedir = CourseDirectory(root=str(course), course_id="cs349e", groupshared=True)
+            coursedir.assignment_id = ASSIGNMENT
+            with pytest.raises(ExchangeError, match=f"{GROUP}.*roster students.*{STUDENT}"):
+                kind(coursedir=coursedir, authenticator=Authenticator(), root=str(root)).start()
+        assert not (course / "submitted").exists()
+        # put right as the message says: the course's folder the staff's alone; inbound/ (writable by
+        # everyone and sticky on purpose) may stay in the group
+        shutil.rmtree(theirs)
+        (exchange_course / "moved").rename(theirs)
+        os.chown(exchange_course, 0, 0)
+        exchange_course.chmod(0o755)
+        os.chown(theirs, 0, everyone_group)
+        handed_in(theirs, owner=STUDENT, named=STUDENT)
+        coursedir = CourseDirectory(root=str(course), course_id="cs349e", groupshared=True)
+        coursedir.assignment_id = ASSIGNMENT
+        GuardedExchangeCollect(coursedir=coursedir, authenticator=Authenticator(), root=str(root)).start()
+        assert (course / "submitted" / STUDENT).is_dir()
+    finally:
+        os.setgroups(groups)

@@ -402,3 +402,22 @@ def test_a_folder_of_thousands_of_links_gives_a_bounded_list(tmp_path):
     assert all("symbolic link" in r["reason"] for r in rows[:-1]), rows[:-1]
     assert rows[-1]["file"] == "" and f"{3000 - FILE_ROWS_PER_FOLDER:,} more rows" in rows[-1]["reason"], rows[-1]
     assert "file left out" in rows[-1]["reason"], rows[-1]
+
+
+def test_collect_names_an_account_off_the_roster_that_handed_in(tmp_path, caplog):
+    """The exchange is shared by every account of the server (another course's students too): any
+    account may `nbgrader submit --course cs349e`, and collect took her folder silently (autograde
+    then made her a row of the gradebook). Her folder is her own, so it is collected; collect names
+    her as off the course roster (roster.txt), and names no one on it."""
+    import logging
+
+    root = exchange_root(tmp_path)
+    handed_in(root / "cs349e" / "inbound", owner=STUDENT, named=STUDENT)
+    handed_in(root / "cs349e" / "inbound", owner=OTHER, named=OTHER)
+    (tmp_path / "course").mkdir()
+    (tmp_path / "course" / "roster.txt").write_text(f"{STUDENT}\n")
+    with caplog.at_level(logging.WARNING):
+        course = collect(tmp_path, root)
+    assert students(course) == sorted([STUDENT, OTHER])
+    off = [line for line in caplog.text.splitlines() if "not on the course roster" in line]
+    assert len(off) == 1 and OTHER in off[0] and STUDENT not in off[0].replace(OTHER, ""), caplog.text

@@ -327,7 +327,7 @@ def test_a_file_in_an_upload_named_with_terminal_escapes_reaches_no_terminal(tmp
     assert not [p for p in (root / "submitted").rglob("*") if "\x1b" in p.name]
     assert submitted(root, "bob") == {"codesign.py": own_code("bob")}
     assert any("control character" in r for r in flagged(root).get("ivy", [])), flagged(root)
-    assert any(r.startswith("ida_1_1_\\u001b") and "control character" in r for r in flagged(root)[""]), flagged(root)
+    assert any(r.startswith("ida_1_1_\\u001b") and "control character" in r for r in flagged(root)["ida"]), flagged(root)
 
 
 def test_a_timestamp_a_late_student_puts_in_their_upload_is_not_the_submission_time(tmp_path_factory):
@@ -369,3 +369,42 @@ def test_an_upload_of_very_deep_folders_is_flagged_and_the_class_collected(tmp_p
     assert "RecursionError" not in done.stderr
     assert submitted(root, "amy") == {"codesign.py": own_code("amy")}
     assert submitted(root, "mallory") == {} and set(flagged(root)) == {"mallory"}
+
+
+def test_a_flood_of_one_students_unreadable_names_is_counted_not_listed_row_by_row(tmp_path_factory):
+    """Canvas keeps a student's own file names after its prefix; one student hands in 300 files
+    whose names hold a zero-width space. Each was a row of flagged.csv and an error line, none
+    named for her ("(no student)"): a classmate's one refused upload was row 150 of 302. Now her
+    rows are hers, at most 20 and one that counts the rest; the classmate's row is still listed."""
+    uploads = {f"eve_1_1_notes\u200b{i:03d}.py": "x = 1\n" for i in range(300)}
+    uploads.update({"eve_1_1_codesign.py": own_code("eve"), "amy_1001_2001_codesign.py": own_code("amy"),
+                    "ben_1002_2002_lec01.zip": zip_bytes([(FOLDER + "codesign.py", own_code("ben")),
+                                                          (FOLDER + "link.py", "x")])[:40]})   # a broken zip
+    root, done = collect(tmp_path_factory, "flood", uploads)
+    assert done.returncode == 0, explain(done)
+    assert submitted(root, "amy") == {"codesign.py": own_code("amy")}
+    assert submitted(root, "eve") == {"codesign.py": own_code("eve")}
+    rows = flagged(root)
+    assert "ben" in rows, rows
+    assert len(rows.get("eve", [])) == 21, {k: len(v) for k, v in rows.items()}
+    assert "280 more" in rows["eve"][-1], rows["eve"][-1]
+    assert len(rows.get("", [])) == 0, rows.get("")
+    assert done.stderr.count("notes\\u200b") <= 20
+
+
+def test_a_name_inside_a_folder_of_the_download_is_no_lms_name(tmp_path_factory):
+    """An LMS that downloads in folders (Moodle: `Full Name_id_assignsubmission_file_/<the student's
+    own file name>`): inside the folder the name is the student's. Eve named hers like Amy's Canvas-style
+    file: it was read as Amy's, two codesign.py with no time to choose by, and none of Amy's own was
+    collected. Only the names in archive/ itself say who handed in; a file in a folder is listed."""
+    root = copy_course(tmp_path_factory.mktemp("folders"))
+    archive = root / "downloaded" / ASSIGNMENT / "archive"
+    (archive / "Eve Evil_1009_assignsubmission_file_").mkdir(parents=True)
+    (archive / "amy_1001_2001_codesign.py").write_text(own_code("amy"))
+    (archive / "Eve Evil_1009_assignsubmission_file_" / "amy_1001_2001_codesign.py").write_text(FORGED)
+    done = run_in(root, "-m", "nbgrader", "zip_collect", ASSIGNMENT, "--force", timeout=300)
+    assert done.returncode == 0, explain(done)
+    assert submitted(root, "amy") == {"codesign.py": own_code("amy")}
+    rows = flagged(root)
+    assert any(r.startswith("Eve Evil_1009_assignsubmission_file_/amy_1001_2001_codesign.py: ") and "folder" in r
+               for r in rows.get("", [])), rows

@@ -184,3 +184,35 @@ def test_honest_work_a_busy_machine_keeps_from_its_cpu_is_still_load(sees_exited
         return 0.05 * (now - start), 0.95 * (now - start), True, False
 
     assert judged_until_stopped(2.0, sees_exited, reading) == "load"
+
+
+def test_one_reading_that_catches_no_task_runnable_does_not_make_spinning_children_blocked():
+    """Without a cgroup, a call forking child after child (each spinning, gone unwaited for before
+    the next reading) shows next to no CPU time, so the clock's 'blocked' rests on whether a task
+    is runnable at that moment. Listing the processes races their exits: one judgment in ten
+    that read the parent asleep in waitpid and the child already gone called it 'blocked' (a
+    spinning call told it was sleeping; seen once on a loaded CI machine). A moment is confirmed
+    by the next readings before it says 'blocked'."""
+    judgments = []
+
+    def reading(now, judged):
+        if judged:
+            judgments.append(now)
+        return 0.0, 0.0, len(judgments) != 2, False
+
+    assert judged_until_stopped(0.5, False, reading) == "cpu"
+
+
+def test_a_sleeping_call_is_still_blocked_soon_after_its_timeout():
+    import time
+
+    start = time.monotonic()
+    stopped = {}
+
+    def reading(now, judged):
+        stopped["at"] = now
+        return 0.0, 0.0, False, False
+
+    for sees_exited in (True, False):
+        assert judged_until_stopped(0.5, sees_exited, reading) == "blocked"
+        assert stopped["at"] - start < 0.5 + 0.2

@@ -226,3 +226,55 @@ def test_q09ls_key_is_where_a_simulated_ring_all_reduce_takes_the_shards_read_ti
         assert key == pytest.approx(shard_seconds / per_sequence, rel=1e-9)
         for wrong in (key * per_value, key * 2, key * per_value / 2):  # factor 1, both directions, factor 2
             assert abs(wrong / key - 1) > 0.1, (gpus, wrong, key)
+
+
+def test_q25ws_key_is_the_narrowest_layer_whose_online_rotation_fits_the_budget():
+    """q25w: Y = X·Wᵀ on B200 for some M × K and the key's N: the rotation of X (a 16-point fast Walsh–Hadamard
+    transform, 4 log2-levels of 8 butterflies, an add and a subtract each, on the FMA pipe at its chip rate on the
+    exp table's basis) takes the budget's share of the GEMM's 2·M·N·K FLOP at the sustained NVFP4 rate, whatever M
+    and K are. The plausible slips miss the key by far more than its 1 % tolerance: the rotation counted as a
+    16 × 16 matmul (on the tensor cores at NVFP4's or BF16's rate, or on the FMA pipe: log2 forgotten), one result
+    a butterfly, or FP32's FLOP (2 a multiply-add) taken for the pipe's results."""
+    from hw_specs import EX2_PER_SM_PER_CLK, FP32_FMA_PER_SM_PER_CLK
+
+    fma_pipe = B200.exp_per_s / EX2_PER_SM_PER_CLK["Blackwell"] * FP32_FMA_PER_SM_PER_CLK["Blackwell"]
+    butterflies = 4 * 8  # log2(16) levels of 16 / 2 pairs
+    for p in [variants.LECTURE, *_variants(40)]:
+        budget, share = p["online_rotation"]
+        gemm = B200.peak_flops("nvfp4") * share
+        key = answers.answer_key(p)["q25w_online_rotation_width"]
+        for m, k in ((1, 4096), (8192, 16384), (333, 1024)):
+            rotation = 2 * butterflies * (m * k / 16) / fma_pipe
+            matmul = 2 * m * key * k / gemm
+            assert rotation / matmul == pytest.approx(budget / 100, rel=1e-9)
+
+        def width(seconds_per_value):  # N at which a rotation of this cost per value meets the budget
+            return seconds_per_value * gemm / (2 * budget / 100)
+
+        wrong = {"matmul on the tensor cores (NVFP4)": width(32 / B200.peak_flops("nvfp4")),
+                 "matmul on the tensor cores (BF16)": width(32 / B200.peak_flops("bf16")),
+                 "matmul on the FMA pipe (log2 forgotten)": width(16 / fma_pipe),
+                 "one result a butterfly": width(2 / fma_pipe),
+                 "FP32 FLOP for results": width(4 / (2 * fma_pipe))}
+        for slip, value in wrong.items():
+            assert abs(value / key - 1) > 0.3, (slip, p)
+
+
+def test_q25xs_key_rotates_both_fresh_inputs_of_the_weight_gradient_gemm():
+    """q25x: for M tokens, the rotation of dY (M × N) and X (M × K), 4 FMA-pipe results a value, over the GEMM
+    dW = dYᵀ·X's 2·M·N·K FLOP at the sustained NVFP4 rate, whatever M is. Rotating only X (q25w's forward
+    count) or only dY misses the key by more than ten times its 1 % tolerance."""
+    from hw_specs import EX2_PER_SM_PER_CLK, FP32_FMA_PER_SM_PER_CLK
+
+    fma_pipe = B200.exp_per_s / EX2_PER_SM_PER_CLK["Blackwell"] * FP32_FMA_PER_SM_PER_CLK["Blackwell"]
+    for p in [variants.LECTURE, *_variants(40)]:
+        k, n = p["wgrad_layer"]
+        gemm = B200.peak_flops("nvfp4") * p["online_rotation"][1]
+        key = answers.answer_key(p)["q25x_wgrad_rotation_share"]
+        for m in (16, 4096, 1 << 20):
+            def share(values):
+                return 100 * (4 * values / fma_pipe) / (2 * m * n * k / gemm)
+
+            assert share(m * n + m * k) == pytest.approx(key, rel=1e-9)
+            for only in (m * k, m * n):
+                assert abs(share(only) / key - 1) > 0.1, p

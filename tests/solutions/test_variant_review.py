@@ -116,6 +116,24 @@ def exp_ratio(chip, precision: str, d_qk: int, d_v: int, exp_per_s: float | None
     return chip.peak_flops(precision) / (2 * d_qk + 2 * d_v) / (exp_per_s or chip.exp_per_s)
 
 
+def fwht_ops(size: int) -> int:
+    """Adds and subtracts of an in-place fast Walsh–Hadamard transform of `size` values, counted while it runs
+    (and checked against the Sylvester matrix on a random vector)."""
+    x = np.random.default_rng(size).standard_normal(size)
+    y, ops, span = x.copy(), 0, 1
+    while span < size:
+        for start in range(0, size, 2 * span):
+            for i in range(start, start + span):
+                y[i], y[i + span] = y[i] + y[i + span], y[i] - y[i + span]
+                ops += 2
+        span *= 2
+    h = np.array([[1.0]])
+    while h.shape[0] < size:
+        h = np.block([[h, h], [h, -h]])
+    assert np.allclose(y, h @ x)
+    return ops
+
+
 def hadamard(n: int, size: int) -> np.ndarray:
     h = np.array([[1.0]])
     while len(h) < size:
@@ -287,6 +305,18 @@ def recompute(p: dict) -> tuple[dict, dict, dict]:
     k["q23_real_nvfp4_error"] = 100 * real["nvfp4"]
     k["q24_rotated_fp4_tensor_error"] = 100 * real["fp4_tensor rotated"]
     k["q25_rotation_nvfp4"] = "A" if real["nvfp4 rotated"] < real["nvfp4"] else "B"
+    # q25w: count a 16-point fast Walsh–Hadamard transform's adds and subtracts by running it; per SM and clock on the
+    # exp table's basis: the FMA pipe's 128 results, the tensor cores' NVFP4 FLOP; 2N FLOP a value of X in the GEMM
+    budget, gemm_share = p["online_rotation"]
+    ops_per_value = fwht_ops(16) / 16
+    clocks = B200.exp_per_s / hw_specs.EX2_PER_SM_PER_CLK["Blackwell"]  # SMs × clock
+    tensor_per_clock = B200.peak_flops("nvfp4") * gemm_share / clocks
+    fma_per_clock = hw_specs.FP32_FMA_PER_SM_PER_CLK["Blackwell"]
+    # rotation / GEMM = (ops / fma) / (2N / tensor) <= budget / 100
+    k["q25w_online_rotation_width"] = ops_per_value / fma_per_clock * tensor_per_clock / (2 * budget / 100)
+    # q25x: dW = dYᵀ·X rotates dY (tokens × N) and X (tokens × K) online; per token: (N + K) values against 2·N·K FLOP
+    wk, wn = p["wgrad_layer"]
+    k["q25x_wgrad_rotation_share"] = 100 * (ops_per_value * (wn + wk) / fma_per_clock) / (2 * wn * wk / tensor_per_clock)
     k["q06_memory_wall"] = {"fp8": "A", "nvfp4_on_chip": "B"}[p["wall_kernel"]]
     base, new_name = (CHIPS[c] for c in p["growth_pair"])
     base_low = next(pr for pr in hw_specs.PRECISIONS if base.has(pr))
