@@ -210,6 +210,15 @@ LESSONS: tuple[Lesson, ...] = (
            lambda p, k: _moe_over_ridge(p), high=0.5, reads=MOE + SERVE),
     Lesson("q09k_moe_tokens_per_s", "counting only the k active experts, every expert, or B·k distinct ones misses the key "
            "(relative distance of the bytes read)", _moe_wrong_lead, low=0.08, reads=MOE),
+    Lesson("q09k_moe_tokens_per_s", "total/E per expert with nothing shared misses the key (relative distance of the bytes read)",
+           lambda p, k: variants.moe_no_shared_lead(p), low=variants.MOE_NO_SHARED_LEAD, reads=MOE),
+    Lesson("q09l_tp_allreduce_batch", "the tensor-parallel degree divides the model's query heads (Megatron splits attention "
+           "by heads; the remainder of query heads over the GPUs)", lambda p, k: p["query_heads"] % p["tp_gpus"], 0.0, 0.0,
+           reads=("query_heads", "tp_gpus")),
+    Lesson("q09l_tp_allreduce_batch", "q09l's key ≤ 0.8 × the W4A4 ridge batch: past it NVLink, not the tensor cores, binds first "
+           "(the key over the W4A4 ridge batch)",
+           lambda p, k: k["q09l_tp_allreduce_batch"] / answers.decode_batch_at_ridge("W4A4", p), high=variants.Q09L_RIDGE_SHARE,
+           reads=MODEL + SERVE + ("query_heads", "tp_gpus")),
     Lesson("q09l_tp_allreduce_batch", "the batch where NVLink's all-reduce time meets the shard's HBM read is one a server runs",
            lambda p, k: k["q09l_tp_allreduce_batch"], 16.0, 8192.0, reads=MODEL + SERVE + ("query_heads", "tp_gpus")),
     Lesson("q09l_tp_allreduce_batch", "a ring counted as moving the data once or twice, or NVLink's both-direction figure "

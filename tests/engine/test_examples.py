@@ -59,7 +59,7 @@ def test_eve_the_cheater_gets_almost_nothing(graded_batch):
     score, maximum = score_outside(eve, independent)
     assert score <= LOW_FRACTION * maximum
     # the exemption (byte counts, the CPU timings, reasoning items set up from the chip table alone such as
-    # q09k-q09l and q25w-q25x) stays under two fifths: 63 of 181
+    # q09k-q09l and q25w-q25x) stays under two fifths: 61 of 179
     assert maximum >= 0.6 * eve.auto_max_score
 
 

@@ -446,6 +446,10 @@ def test_every_drawn_chip_and_model_is_a_real_one(review):
             bad.append(f"{sid}: MoE batch {p['moe_batch']}, {p['tp_gpus']} tensor-parallel GPUs")
         if not 16 <= mine["q09l_tp_allreduce_batch"] <= 8192:
             bad.append(f"{sid}: q09l's batch {mine['q09l_tp_allreduce_batch']:.0f} is none a server runs")
+        if p["query_heads"] % p["tp_gpus"]:  # once 39 % of ids: 43 query heads on 8 GPUs
+            bad.append(f"{sid}: {p['query_heads']} query heads do not split over {p['tp_gpus']} GPUs")
+        if mine["q09l_tp_allreduce_batch"] > 0.8 * mine["q09_decode_batch"]:  # once 1 in 10 ids: the tensor cores bind first
+            bad.append(f"{sid}: q09l's batch {mine['q09l_tp_allreduce_batch']:.0f} lies past 0.8 of W4A4's ridge batch")
         if facts["draft_lead"] < 0.005:  # once 8 (the top of the range) for about 3 in 10 ids, 0 for 1 in 20
             bad.append(f"{sid}: q09i's best draft length is no inner optimum (lead {facts['draft_lead']:.4f})")
     assert bad == []
