@@ -172,7 +172,8 @@ def test_q29cs_key_is_the_smallest_edge_whose_least_traffic_reaches_the_ridge(gf
 def test_q09ks_key_is_the_bandwidth_over_the_bytes_a_routed_batch_reads_on_average():
     """q09k: route B tokens, each to k distinct experts of E drawn uniformly, in many simulated layers; the experts
     some token picked are read once. The mean bytes read, over the serving B300's bandwidth, is the key. A count of
-    only the k active experts, of every expert, or of B·k distinct ones misses it by far more than the 1 % tolerance."""
+    only the k active experts, of every expert, or of B·k distinct ones misses it by far more than the 1 % tolerance;
+    E equal experts of total / E with nothing shared misses it too."""
     from hw_specs import BYTES_PER_ELEM
 
     rng = np.random.default_rng(3)
@@ -191,6 +192,8 @@ def test_q09ks_key_is_the_bandwidth_over_the_bytes_a_routed_batch_reads_on_avera
         for wrong_experts in (top_k, experts, min(batch * top_k, experts)):
             wrong = bandwidth / ((shared + wrong_experts * expert) * BYTES_PER_ELEM["nvfp4"])
             assert abs(wrong / key - 1) > 0.08, (name, batch, wrong_experts)
+        no_shared = bandwidth / (read * total * 1e9 / experts * BYTES_PER_ELEM["nvfp4"])  # total / E each, nothing shared
+        assert abs(no_shared / key - 1) > 0.015, (name, batch)
 
 
 def test_q09ls_key_is_where_a_simulated_ring_all_reduce_takes_the_shards_read_time():
