@@ -62,6 +62,7 @@ from solutions.lec01_codesign.encoder import (
     rank_agreement,
     rotate16,
 )
+from solutions.lec01_codesign import variants
 from solutions.lec01_codesign.variants import DRAFT_LENGTHS, LECTURE, USABLE_HBM
 from solutions.lec01_codesign.codesign import to_e2m1
 
@@ -433,6 +434,36 @@ def speculative_speedup(params=None) -> float:
     return max(throughputs.values()) / throughputs[0]
 
 
+def moe_step_bytes(params=None) -> float:
+    """q09k: the NVFP4 weight bytes one decode step of `moe_batch` sequences reads on average: the part every token
+    reads, and each routed expert some token of the batch picked (expected count E·(1 − (1 − k/E)^B) per layer)."""
+    p = _params(params)
+    shared, expert = variants.moe_parts(p)
+    return (shared + variants.moe_expected_experts(p) * expert) * BYTES_PER_ELEM["nvfp4"]
+
+
+def moe_tokens_per_s(params=None) -> float:
+    """q09k: each sequence's tokens/s on the serving B300: one token a step, a step as long as its average weight
+    read over the bandwidth (memory-bound: 2·active·B FLOP on those bytes lies far below the ridge)."""
+    return serve_chip(params).mem_bw / moe_step_bytes(params)
+
+
+TP_ACTIVATION_BYTES = BYTES_PER_ELEM["bf16"]  # q09l: the activations the all-reduces sum, in BF16
+
+
+def tp_allreduce_batch(params=None) -> float:
+    """q09l: the batch at which a decode step's all-reduce traffic over NVLink takes as long as reading the GPU's
+    weight shard from HBM. Megatron-style tensor parallelism over N GPUs: two all-reduces a layer (after attention,
+    after the MLP) of B × d_model BF16 values; a ring all-reduce sends 2(N − 1)/N of them from each GPU, at NVLink's
+    one-direction rate (half the table's both-direction figure). Each GPU reads W / N of the weights."""
+    p = _params(params)
+    chip, gpus = serve_chip(p), p["tp_gpus"]
+    shard_seconds = p["model_params_b"] * 1e9 * BYTES_PER_ELEM["nvfp4"] / gpus / chip.mem_bw
+    width = p["query_heads"] * p["kv_head_dim"]
+    per_sequence = 2 * p["kv_layers"] * 2 * (gpus - 1) / gpus * width * TP_ACTIVATION_BYTES / (chip.link_bw / 2)
+    return shard_seconds / per_sequence
+
+
 def decode_exp_over_kv_read(params=None) -> float:
     """q17b: in decode attention, the SFU's exp time over the HBM time of reading the KV cache. Per context
     token and KV head: G exps (one per query head of the group) against K and V of d values each:
@@ -625,6 +656,8 @@ def _number_keys(canonical_params: str) -> dict[str, float]:
         "q09f_w4a4_context_limit": decode_context_limit("W4A4", p),
         "q09h_service_batch": promised_rate_batch(p),
         "q09i_speculative_speedup": speculative_speedup(p),
+        "q09k_moe_tokens_per_s": moe_tokens_per_s(p),
+        "q09l_tp_allreduce_batch": tp_allreduce_batch(p),
         "q10a_fp4_zero_share": 100 * fp4_zero_share(p),
         "q11_scale_format_gain": 100 * (ablation[little, "e8m0"] - ablation[little, "e4m3"]),
         "q12_block_size_gain": 100 * (ablation[big, "e4m3"] - ablation[little, "e4m3"]),

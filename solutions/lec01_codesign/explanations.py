@@ -69,6 +69,19 @@ from solutions.lec01_codesign.handout_data import (
 )
 
 _KEY = answer_key()
+# q09k and q09l on the lecture's parameters (the spec sheet's serving B300)
+_MOE_NAME, _, _MOE_ACTIVE_B, _MOE_E, _MOE_K = variants.LECTURE["moe_model"]
+_MOE_B = variants.LECTURE["moe_batch"]
+_MOE_S, _MOE_X = variants.moe_parts(variants.LECTURE)
+_MOE_READ = variants.moe_expected_experts(variants.LECTURE)
+_MOE_GB = (_MOE_S + _MOE_READ * _MOE_X) * BYTES_PER_ELEM["nvfp4"] / 1e9
+_MOE_DENSE_GB = _MOE_ACTIVE_B * BYTES_PER_ELEM["nvfp4"]
+_MOE_TIMES = _MOE_GB / _MOE_DENSE_GB
+_MOE_DENSE_RATE = B300.mem_bw / (_MOE_DENSE_GB * 1e9)
+_MOE_K_ONLY_TIMES = (_MOE_S + _MOE_READ * _MOE_X) / (_MOE_S + _MOE_K * _MOE_X)  # "only the k experts" over the key
+_TP_WIDTH = variants.LECTURE["query_heads"] * variants.LECTURE["kv_head_dim"]
+_TP_SHARD_MS = variants.LECTURE["model_params_b"] * 1e9 * BYTES_PER_ELEM["nvfp4"] / variants.LECTURE["tp_gpus"] / B300.mem_bw * 1e3
+_TP_PER_SEQ_US = _TP_SHARD_MS * 1e3 / _KEY["q09l_tp_allreduce_batch"]
 # q09: the context each of q09's sequences may hold before weights + KV fill the usable HBM (the lecture's)
 _RIDGE_CONTEXT = ((variants.USABLE_HBM * B300.mem_cap - MODEL_PARAMS * BYTES_PER_ELEM["nvfp4"])
                   / (_KEY["q09_decode_batch"] * kv_bytes_per_token()))
@@ -444,6 +457,30 @@ EXPLANATIONS = {
         KV cache 越大（上下文越长），检查一步越贵，草稿越显得便宜，投机越划算。
         不划算的时候：batch 大到检查一步已经受算力限制——γ + 1 倍的运算就是 γ + 1 倍的时间，被拒绝的猜测白算了，γ = 0 最好；
         α 低、草稿模型大时，收益也跟着变小。投机解码是拿闲置的算力换带宽，只有在 decode 受带宽限制时才有闲置的算力。
+        """,
+    "q09k_moe_tokens_per_s": f"""
+        先从公开的参数数算出专家的大小：总参数 − 激活参数 = 没被选中的 E − k 个专家，所以一个路由专家 X = (总 − 激活) / (E − k)，
+        专家以外每个 token 都读的部分 S = 激活 − k·X。一个 token 不选某个专家的概率是 1 − k/E，B 个 token 都不选它的概率是 (1 − k/E)^B：
+        一层平均读到 E·(1 − (1 − k/E)^B) 个专家（每个 token 选的是 k 个不同的专家，所以是 1 − k/E，不是 (1 − 1/E)^k）。一步读 (S + E·(1 − (1 − k/E)^B)·X) × {BYTES_PER_ELEM["nvfp4"]:g} 字节；运算只有 2 × 激活参数 × B，
+        强度远低于屋脊点，一步的时间 = 字节 ÷ 带宽，每个序列一步一个 token。讲义的参数（{_MOE_NAME}，E = {_MOE_E}，k = {_MOE_K}，
+        B = {_MOE_B}，按规格表）：X ≈ {_MOE_X / 1e9:.3f}B，S ≈ {_MOE_S / 1e9:.1f}B，一层平均读 {_MOE_READ:.1f} 个专家（不是 {_MOE_K} 个），
+        一步读 {_MOE_GB:.0f} GB，是激活参数的 {_MOE_TIMES:.1f} 倍，每个序列约 {_KEY["q09k_moe_tokens_per_s"]:.0f} token/s；
+        激活参数一样多的稠密模型每步只读 {_MOE_DENSE_GB:.1f} GB，约 {_MOE_DENSE_RATE:.0f} token/s。batch = 1 时 MoE 确实只读激活参数；
+        batch 变大，不同的 token 选中不同的专家，读的字节很快涨向全部参数，"激活参数"就不再是 decode 的成本。
+        常见的错：只数 k 个专家，算出的速度是正确值的 (S + E·(1 − (1 − k/E)^B)·X) ÷ (S + k·X) 倍（讲义的参数下
+        {_MOE_K_ONLY_TIMES:.1f} 倍，用你自己的 S、X、B 算一算）；把 B·k 个专家都当成不同的（忽略了重复选中）；
+        或者把总参数平均分给 E 个专家、不留专家以外的部分（每个专家当成 总/E，漏掉了 S）。E·(1 − e^(−B·k/E)) 是期望值的近似。
+        """,
+    "q09l_tp_allreduce_batch": f"""
+        一步 decode，每块 GPU 从 HBM 读 W / N 字节的权重：t_w = W / (N·BW)，与 batch 无关。每层两次 all-reduce，每次 B × d_model 个 BF16；
+        环形 all-reduce 的 reduce-scatter 和 all-gather 各 N − 1 轮、每轮每块 GPU 发 1/N 的数据，共发 2(N − 1)/N 倍的数据量，
+        同时也收这么多：按一个方向的带宽算，即规格表 NVLink 数的一半（{B300.link_bw / 2e9:g} GB/s）。
+        t_ar = 2·L × 2(N − 1)/N × B·d_model·2 字节 ÷ {B300.link_bw / 2e9:g} GB/s，随 batch 线性增长。令两者相等：
+        B = t_w ÷ (每个序列的 t_ar)。讲义的参数（N = {variants.LECTURE["tp_gpus"]}，L = {variants.LECTURE["kv_layers"]}，d_model =
+        {_TP_WIDTH:,}，按规格表）：t_w ≈ {_TP_SHARD_MS:.2f} ms，每个序列的 all-reduce ≈ {_TP_PER_SEQ_US:.2f} µs，B ≈ {_KEY["q09l_tp_allreduce_batch"]:.0f}。
+        这个 batch 在 W4A4 的屋脊 batch 之下，张量核还没饱和；batch 再大，NVLink 上的传输比读权重还长：不和读取重叠时它先成为瓶颈。GPU 数加倍，t_w 减半，而 2(N − 1)/N 还略涨：
+        这个 batch 减到一半还少——张量并行越宽，越早被 NVLink 卡住。真实的 all-reduce 还有每次几微秒的启动延迟，
+        每步 2·L 次，batch 小时它往往比传输本身还长。
         """,
     "q10a_fp4_zero_share": """
         整张量 FP4 的缩放因子 s = amax / 6，x 量化成 to_e2m1(x / s)·s；E2M1 最小的非零值是 0.5，|x| / s ≤ 0.25 的数舍入成 0

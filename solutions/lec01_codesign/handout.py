@@ -291,7 +291,7 @@ CELLS = (
         `H100_RUN`、`B300_RUN`：它们和 hw_specs 的芯片是同一种对象，`trend_row`、`ridge_point` 照样能用。
         q01–q02、q04–q06c 用这两块实测芯片（H100_RUN 只有 FP8 的数字，它就是 H100 的"最低精度"）。
         推理组在线上服务的 B300 上用 decode 自己的内核又测了一遍（比例是 `VARIANT["serve_nvfp4_share"]` 等）：
-        decode 的问题（q07–q09i，和演示 3 的 q17b）用这块 `B300_SERVE`。
+        decode 的问题（q07–q09l，和演示 3 的 q17b）用这块 `B300_SERVE`。
         """),
     Code(_RUN_CHIPS, locked=True),
     Question("q01_compute_headline", """
@@ -532,6 +532,62 @@ CELLS = (
             tokens = (1 - DRAFT_ACCEPT ** (gamma + 1)) / (1 - DRAFT_ACCEPT)
             tokens_per_s.append(SPEC_BATCH * tokens / (gamma * t_draft + t_check))
         q09i_speculative_speedup = max(tokens_per_s) / tokens_per_s[0]
+        """),
+    Markdown("""
+        【两种放大规模的办法】上面的模型是稠密的，一块 B300 装得下。服务更大的模型有两条路：混合专家（MoE）让每个 token 只用
+        一部分参数；张量并行（tensor parallelism）把一个模型切到几块 GPU 上。两道题都只算权重（NVFP4）和题里说的数据搬运，
+        KV cache 忽略；没有现成的公式：一步 decode 要搬什么、搬多少，自己列出来。
+        """),
+    Code("""
+        # q09k：MoE 模型（VARIANT["moe_model"]）和一起 decode 的序列数
+        MOE_NAME, MOE_TOTAL_B, MOE_ACTIVE_B, MOE_EXPERTS, MOE_TOP_K = VARIANT["moe_model"]
+        MOE_BATCH = VARIANT["moe_batch"]
+        MOE_ACTIVE_NOTE = {"Grok-1": "（约 86B，按结构推算，官方未公布）"}.get(MOE_NAME, "")
+        print(f"{MOE_NAME}：共 {MOE_TOTAL_B:g}B 参数，每个 token 激活 {MOE_ACTIVE_B:g}B{MOE_ACTIVE_NOTE}；每个 MoE 层 {MOE_EXPERTS} 个路由专家，"
+              f"每个 token 选 {MOE_TOP_K} 个；batch = {MOE_BATCH}")
+        # q09l：张量并行的 GPU 数；模型（MODEL_PARAMS、KV_LAYERS）同 q07–q09i，hidden size = QUERY_HEADS × KV_HEAD_DIM
+        TP_GPUS = VARIANT["tp_gpus"]
+        D_MODEL = QUERY_HEADS * KV_HEAD_DIM
+        print(f"q09l：{TP_GPUS} 块 B300_SERVE，{KV_LAYERS} 层，hidden size {D_MODEL}；"
+              f"每块 GPU 的 NVLink（规格表，双向合计）{B300_SERVE.link_bw / 1e12:g} TB/s")
+        """, locked=True),
+    Question("q09k_moe_tokens_per_s", """
+        **MoE 模型的 decode。** 你的团队在 B300_SERVE 上服务 MoE 模型 `MOE_NAME`：一共 `MOE_TOTAL_B` × 10^9 个参数，每个 token
+        只用其中 `MOE_ACTIVE_B` × 10^9 个（"激活参数"）。每个 MoE 层有 `MOE_EXPERTS` 个路由专家（routed expert），每个 token 在每个
+        MoE 层从中选 `MOE_TOP_K` 个**不同的**专家（同一个 token 不会两次选同一个专家）；所有路由专家一样大，专家以外的部分
+        （注意力、嵌入和输出层、共享专家、稠密层）每一步都要整个读（嵌入其实只取 batch 里的几行，按全读近似）。
+        权重全部按 NVFP4 存。
+        `MOE_BATCH` 个序列一起 decode：一步里，一个专家只要被 batch 里任何一个 token 选中，它的权重就要从 HBM 读一次（被几个 token
+        选中也只读一次）。假设每个 token 在每个 MoE 层从 `MOE_EXPERTS` 个专家里均匀随机地选 `MOE_TOP_K` 个不同的（每种组合的机会
+        相同；各 token、各层之间互不相关）。按一步**平均**要读的权重字节（按这个假设的期望值）算一步的时间：每个序列每秒生成多少个 token？（只算权重的读取，KV cache、激活和路由本身忽略；按 B300_SERVE 的实测带宽。
+        单位：token/s。）和激活参数一样多的稠密模型比一比：差在哪里，batch 变大时差距怎么变？
+        """, """
+        # 每个路由专家的大小：总参数和激活参数之差全是没被选中的 E − k 个专家；专家以外的部分 = 激活参数 − k 个专家
+        expert = (MOE_TOTAL_B - MOE_ACTIVE_B) * 1e9 / (MOE_EXPERTS - MOE_TOP_K)
+        always = MOE_ACTIVE_B * 1e9 - MOE_TOP_K * expert
+        # 一个 token 选的 k 个专家互不相同，不选某个专家的概率是 1 − k/E；B 个 token 都不选它：(1 − k/E)^B。一层平均读到的专家数：
+        experts_read = MOE_EXPERTS * (1 - (1 - MOE_TOP_K / MOE_EXPERTS) ** MOE_BATCH)
+        step_bytes = (always + experts_read * expert) * BYTES_PER_ELEM["nvfp4"]
+        # 一步的 FLOP 只有 2 × 激活参数 × B，强度远低于屋脊点：受带宽限制，每个序列一步一个 token
+        q09k_moe_tokens_per_s = B300_SERVE.mem_bw / step_bytes
+        """),
+    Question("q09l_tp_allreduce_batch", """
+        **张量并行的 decode。** 为了让每一步更短，把 q07–q09i 的模型（`MODEL_PARAMS` 个参数，NVFP4，`KV_LAYERS` 层，
+        hidden size `D_MODEL`）按 Megatron 的做法切到 `TP_GPUS` 块 B300_SERVE 上：注意力按头切（`QUERY_HEADS` 个查询头，每块 GPU
+        分到同样多个），MLP 按列、按行切开，每块 GPU 存、读 1 / `TP_GPUS` 的权重；矩阵乘按 W4A4（权重和激活都是 NVFP4）在张量核上算。每层在注意力之后、
+        MLP 之后各做一次 all-reduce，把 batch 里每个 token 的 `D_MODEL` 维激活（BF16）在所有 GPU 间求和。all-reduce 用环形算法：
+        每块 GPU 把数据切成 `TP_GPUS` 份，先 reduce-scatter、再 all-gather，每一轮都同时向下一块发、从上一块收。规格表的 NVLink 带宽
+        是两个方向加起来的。只算传输的数据量（每次 all-reduce 的启动延迟、加法本身忽略）：batch 多大时，一步 decode 里 all-reduce
+        在 NVLink 上花的时间等于每块 GPU 从 HBM 读自己那份权重的时间？（按 B300_SERVE 的实测带宽；单位：个序列，不必取整。）
+        batch 再大，什么先成为瓶颈？GPU 数加倍，这个 batch 怎么变？
+        """, """
+        # 每块 GPU 读 W / N 字节的权重，按实测带宽
+        shard_seconds = MODEL_PARAMS * BYTES_PER_ELEM["nvfp4"] / TP_GPUS / B300_SERVE.mem_bw
+        # 环形 all-reduce：reduce-scatter 和 all-gather 各 N − 1 轮，每轮发 1/N 的数据：每块 GPU 发 2(N − 1)/N 倍的数据量，
+        # 按一个方向的 NVLink 带宽（规格表的一半）。每个序列每层两次，每次 D_MODEL 个 BF16
+        one_direction = B300_SERVE.link_bw / 2
+        allreduce_per_sequence = 2 * KV_LAYERS * 2 * (TP_GPUS - 1) / TP_GPUS * D_MODEL * BYTES_PER_ELEM["bf16"] / one_direction
+        q09l_tp_allreduce_batch = shard_seconds / allreduce_per_sequence
         """),
 
     # ------------------------------------------------------------------ demo 2

@@ -51,6 +51,15 @@ REASONS: dict[str, Reason] = {
     # speculative decoding: the draft's steps and the target's check step, each on both roofs; the best draft length
     "q09i_speculative_speedup": Reason(Why.DECISION, ("γ·t_d + t_v", "gamma * t_draft + t_check", "2P·B·(γ + 1) / F",
                                                       "MODEL_PARAMS * SPEC_BATCH * (gamma + 1)")),
+    # MoE decode: the student works out an expert's size from the published counts and how many distinct experts a
+    # batch's step reads on average under uniform routing: far more than the k a token uses
+    "q09k_moe_tokens_per_s": Reason(Why.MODEL, ("(1 − k/E)^B", "(1 - k/E)", "1 − (1 − k", "(1 - MOE_TOP_K / MOE_EXPERTS)",
+                                                "(total − active) / (E − k)", "(MOE_TOTAL_B - MOE_ACTIVE_B)", "experts_read",
+                                                "E·(1 −", "E × (1 −")),
+    # tensor-parallel decode: the student counts the all-reduces a step makes, a ring's traffic per GPU and NVLink's
+    # one-direction rate, against the HBM time of the GPU's weight shard
+    "q09l_tp_allreduce_batch": Reason(Why.MODEL, ("2(N − 1)/N", "2·(N − 1)/N", "2 * (TP_GPUS - 1) / TP_GPUS", "(TP_GPUS - 1)",
+                                                  "link_bw / 2", "shard_seconds /", "allreduce_per_sequence", "4·L·(N − 1)")),
     "q28p_exp_if_memory_bound": Reason(Why.PREDICTION, ("2 * 4 / q28a", "8 / q28a", "/ (q28a_triad_gb_per_s * 5 / 3)",
                                                         "q28a × 40/24", "q28a × 5/3", "4.8 / q28a", "40 字节",
                                                         "numpy_triad_bytes /", "TRIAD_BYTES_MOVED"),
@@ -125,6 +134,12 @@ TEACHES: dict[str, str] = {
     "q09i_speculative_speedup": "speculative decoding as a design: a draft's cheap steps buy tokens the memory-bound check "
                                 "step verifies almost for free; the best draft length lies inside the range (longer drafts are mostly rejected "
                                 "and push the check onto the compute roof)",
+    "q09k_moe_tokens_per_s": "MoE decode: a batch's tokens pick different experts, so a step reads E·(1 − (1 − k/E)^B) "
+                             "experts a layer, far more than the k 'active' ones: at batch B a MoE decodes well below a dense "
+                             "model of its active parameters",
+    "q09l_tp_allreduce_batch": "tensor-parallel decode: each GPU reads 1/N of the weights, but every token's activations cross "
+                               "NVLink twice a layer (a ring moves 2(N − 1)/N of them at one direction's rate): beyond some "
+                               "batch NVLink, not HBM, bounds the step",
     "q10a_fp4_zero_share": "predict, then verify: per-tensor FP4 flushes |x| <= amax/24 to zero",
     "q10_size_sensitive": "predict, then verify: per-tensor scaling depends on the sample's maximum: error grows with n",
     "q11_scale_format_gain": "the ablation: the scale format's share of NVFP4's gain",

@@ -23,6 +23,7 @@ SERVE = ("serve_fp8_share", "serve_nvfp4_share", "serve_bw_share")
 MODEL = ("model_params_b", "kv_layers", "kv_heads", "kv_head_dim", "kv_batch")
 TILE = ("real_tokens", "real_outputs", "rotation_size")
 DEMO2 = ("demo2_seed", "demo2_df", "demo2_scale")
+MOE = ("moe_model", "moe_batch")
 
 
 def _measured(p: dict) -> bool:
@@ -59,6 +60,29 @@ def _batch1_decode_over_ridge(p: dict) -> float:
     h100_run, b300_run = answers.run_chips(p)
     return max(2 / BYTES_PER_ELEM["fp8"] / ridge_point(h100_run, "fp8"),
                2 / BYTES_PER_ELEM["nvfp4"] / ridge_point(b300_run, "nvfp4"))
+
+
+def _moe_wrong_lead(p: dict, k: dict) -> float:
+    """q09k: how far the key lies (relative) from the tokens/s of a step that reads only the active parameters, every
+    expert (the total), or B·k distinct experts up to E (no two tokens share one)."""
+    _, total, active, experts, top_k = p["moe_model"]
+    shared, expert = variants.moe_parts(p)
+    key_bytes = shared + variants.moe_expected_experts(p) * expert
+    wrong = (active * 1e9, total * 1e9, shared + min(p["moe_batch"] * top_k, experts) * expert)
+    return min(abs(key_bytes / bytes_read - 1) for bytes_read in wrong)
+
+
+def _moe_over_ridge(p: dict) -> float:
+    """q09k: the step's FLOP/B (2 FLOP per active parameter and sequence over the bytes it reads) over the NVFP4 ridge."""
+    active = p["moe_model"][2] * 1e9
+    return 2 * active * p["moe_batch"] / answers.moe_step_bytes(p) / ridge_point(answers.serve_chip(p), "nvfp4")
+
+
+def _tp_wrong_lead(p: dict) -> float:
+    """q09l: how far (relative) a ring counted as moving the data once, or twice, or NVLink's both-direction figure
+    taken as one direction's, lands from the key: the ring's 2(N − 1)/N against 1 and 2, and a factor 2."""
+    ring = 2 * (p["tp_gpus"] - 1) / p["tp_gpus"]
+    return min(abs(ring / 1 - 1), abs(ring / 2 - 1), 1.0)
 
 
 def _weights(p: dict) -> float:
@@ -177,6 +201,28 @@ LESSONS: tuple[Lesson, ...] = (
            f"{variants.Q09I_GAP:.1%} (relative tokens/s): an optimum, not 'the longest offered'",
            lambda p, k: variants.draft_lead(p), low=variants.Q09I_GAP,
            reads=MODEL + SERVE + ("service_context", "draft_params_b", "draft_accept", "spec_batch")),
+    Lesson("q09k_moe_tokens_per_s", "the MoE model is one that exists: its part outside the routed experts, active − k·expert, "
+           "is a real share of its active parameters", lambda p, k: variants.moe_parts(p)[0] / (p["moe_model"][2] * 1e9),
+           0.05, 0.95, reads=MOE),
+    Lesson("q09k_moe_tokens_per_s", "its NVFP4 weights fit in the serving B300's usable HBM",
+           lambda p, k: p["moe_model"][1] * 1e9 * BYTES_PER_ELEM["nvfp4"] / answers.usable_hbm(), high=1.0, reads=MOE),
+    Lesson("q09k_moe_tokens_per_s", "the step lies far under the bandwidth roof (its FLOP/B over the NVFP4 ridge)",
+           lambda p, k: _moe_over_ridge(p), high=0.5, reads=MOE + SERVE),
+    Lesson("q09k_moe_tokens_per_s", "counting only the k active experts, every expert, or B·k distinct ones misses the key "
+           "(relative distance of the bytes read)", _moe_wrong_lead, low=0.08, reads=MOE),
+    Lesson("q09k_moe_tokens_per_s", "total/E per expert with nothing shared misses the key (relative distance of the bytes read)",
+           lambda p, k: variants.moe_no_shared_lead(p), low=variants.MOE_NO_SHARED_LEAD, reads=MOE),
+    Lesson("q09l_tp_allreduce_batch", "the tensor-parallel degree divides the model's query heads (Megatron splits attention "
+           "by heads; the remainder of query heads over the GPUs)", lambda p, k: p["query_heads"] % p["tp_gpus"], 0.0, 0.0,
+           reads=("query_heads", "tp_gpus")),
+    Lesson("q09l_tp_allreduce_batch", "q09l's key ≤ 0.8 × the W4A4 ridge batch: past it NVLink, not the tensor cores, binds first "
+           "(the key over the W4A4 ridge batch)",
+           lambda p, k: k["q09l_tp_allreduce_batch"] / answers.decode_batch_at_ridge("W4A4", p), high=variants.Q09L_RIDGE_SHARE,
+           reads=MODEL + SERVE + ("query_heads", "tp_gpus")),
+    Lesson("q09l_tp_allreduce_batch", "the batch where NVLink's all-reduce time meets the shard's HBM read is one a server runs",
+           lambda p, k: k["q09l_tp_allreduce_batch"], 16.0, 8192.0, reads=MODEL + SERVE + ("query_heads", "tp_gpus")),
+    Lesson("q09l_tp_allreduce_batch", "a ring counted as moving the data once or twice, or NVLink's both-direction figure "
+           "taken for one direction, misses the key (relative)", lambda p, k: _tp_wrong_lead(p), low=0.1, reads=("tp_gpus",)),
     Lesson("q10a_fp4_zero_share", "per-tensor FP4 turns a real share of the data into 0, not all of it",
            lambda p, k: k["q10a_fp4_zero_share"], 5.0, 99.9, reads=DEMO2 + ("demo2_n",)),
     Lesson("q12b_e8m0_clipped_blocks", "about four in ten blocks clip (three to over five)",

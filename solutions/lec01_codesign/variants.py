@@ -56,6 +56,13 @@ What varies, and why the questions stay the same questions:
   parameters), its acceptance (DRAFT_ACCEPT) and a batch that fits beside both models' weights (q09i), drawn
   again until the best draft length lies inside DRAFT_LENGTHS (neither 0 nor the last) and beats both
   neighbours by Q09I_GAP: the lesson is an optimum, not "more is better".
+- scaling decode out (q09k–q09l), drawn last: a mixture-of-experts model that exists (MOE_MODELS: its published
+  total and active parameters, experts and top-k; its NVFP4 weights fit in one B300's usable HBM) and a batch
+  whose expert picks per expert, B·k / E, lie in MOE_PICKS_PER_EXPERT (q09k: so neither "no two tokens share an
+  expert" nor "every expert is read" lands within the tolerance) and where "total / E per expert, nothing shared"
+  misses by MOE_NO_SHARED_LEAD; the number of GPUs the dense model is split over by tensor parallelism (q09l,
+  TP_GPUS: one that divides the model's query heads and keeps q09l's batch under Q09L_RIDGE_SHARE of the W4A4
+  ridge batch; the whole variant is drawn again when neither does).
 - decode attention (q17b): a design [query heads per KV head, head dimension, KV format], from GQA's groups to
   MLA-like 128. The model's query heads (q17c) are not drawn: d_model / head_dim rounded to a multiple of the
   KV heads.
@@ -116,6 +123,13 @@ LECTURE = {
     # q09f–q09g: the most sequences the serving framework runs at once (vLLM's max_num_seqs, TensorRT-LLM's
     # max_batch_size): at the lecture's 2,048 it, not the HBM, ends W4A4's reach (the HBM alone would allow 2,209)
     "max_batch": 2048,
+    # q09k: a mixture-of-experts model [name, total parameters (B), active parameters a token (B), routed experts
+    # per layer, experts a token picks] (MOE_MODELS) and the batch of one decode step: Qwen3-235B-A22B at 12
+    # sequences touches ~69 of 128 experts a layer, so a step reads ~6x the active parameters' bytes
+    "moe_model": ["Qwen3-235B-A22B", 235.0, 22.0, 128, 8],
+    "moe_batch": 12,
+    # q09l: tensor parallelism: the decode model split over this many serving B300s
+    "tp_gpus": 8,
     # q03: the generation step whose growth is compared ([base, new]); q13: [chip, precision, d_qk, d_v] of
     # the attention whose bottleneck is asked; q14: the MLA-style shape compared with d_head = 128
     "growth_pair": ["H100", "B300"],
@@ -316,7 +330,21 @@ def _real_tile(rng: np.random.Generator) -> dict:
 
 
 def variant(rng: np.random.Generator) -> dict:
-    """One student's parameters (JSON-plain)."""
+    """One student's parameters (JSON-plain): drawn again, whole, until q09l has a tensor-parallel degree in
+    TP_GPUS that divides the model's query heads and keeps q09l's batch under Q09L_RIDGE_SHARE of the W4A4 ridge
+    batch (about two draws in three pass). A draw one of the parts cannot complete (an AssertionError: e.g. no
+    framework batch keeps q09g's margin, rare) is drawn again too."""
+    for _ in range(200):
+        try:
+            params = _variant(rng)
+        except AssertionError:
+            continue
+        if params is not None:
+            return params
+    raise AssertionError("no draw gave q09l a tensor-parallel degree")
+
+
+def _variant(rng: np.random.Generator) -> dict | None:
     params = {**_trend_shares(rng), "decode_batch": int(rng.integers(2, 49)), **_model(rng)}
     df, scale = round(float(rng.uniform(2.5, 10.0)), 2), round(float(np.exp(rng.uniform(np.log(0.002), np.log(0.2)))), 5)
     params.update({
@@ -358,6 +386,12 @@ def variant(rng: np.random.Generator) -> dict:
     params["query_heads"] = model_query_heads(params)
     params["max_batch"] = _max_batch(rng, params)
     params["exp_emulation"] = _exp_emulation(rng, params)
+    params.update(_moe(rng))
+    fits = tp_degrees(params)
+    pick = int(rng.integers(len(TP_GPUS)))
+    if not fits:
+        return None
+    params["tp_gpus"] = fits[pick % len(fits)]
     params["online_rotation"] = [round(float(rng.uniform(*ROTATION_BUDGET)), 1), _share(rng, *GEMM_SHARE)]
     params["wgrad_layer"] = _wgrad_layer(rng)
     return {key: params[key] for key in LECTURE}  # LECTURE's order
@@ -664,6 +698,84 @@ def _max_batch(rng: np.random.Generator, p: dict) -> int:
     return min(fits, key=lambda most: abs(math.log(most / target)))
 
 
+# q09k: mixture-of-experts models as published [name, total parameters (B), active parameters a token (B), routed
+# experts per layer, experts a token picks]. A routed expert's size follows, (total − active) / (E − k), and the part
+# every token reads (attention, embeddings, shared experts) is active − k · expert: positive for each. Each fits
+# with its NVFP4 weights in the usable HBM of one B300 (Llama 4 Maverick's 400B: 225 GB of 259 GB); DeepSeek-V3
+# (671B) and Kimi K2 (1T) do not, and are left out.
+MOE_MODELS = (
+    ("Mixtral-8x7B", 46.7, 12.9, 8, 2),
+    ("Mixtral-8x22B", 141.0, 39.0, 8, 2),
+    ("Grok-1", 314.0, 86.0, 8, 2),  # xAI published 314B; the ~86B active is derived from the structure (the cell says so)
+    ("DBRX", 132.0, 36.0, 16, 4),
+    ("Phi-3.5-MoE", 41.9, 6.6, 16, 2),
+    ("Llama-4-Scout", 109.0, 17.0, 16, 1),
+    ("Llama-4-Maverick", 400.0, 17.0, 128, 1),
+    ("OLMoE-1B-7B", 6.9, 1.3, 64, 8),
+    ("DeepSeek-V2", 236.0, 21.0, 160, 6),
+    ("Qwen3-30B-A3B", 30.5, 3.3, 128, 8),
+    ("Qwen3-235B-A22B", 235.0, 22.0, 128, 8),
+)
+# gpt-oss-120b (117B, 5.1B active, 128 experts, top-4) is left out: its part outside the routed experts is ~1 % of
+# its parameters, so "E equal experts of total / E, nothing shared" lands within the tolerance at any batch.
+# q09k's batch, as B·k / E (expert picks a step makes per expert): from half to one. Fewer, and the picks
+# barely collide (a count of B·k experts would pass); more, and the experts read approach E·(1 − e^(−Bk/E)) of a
+# model whose routed experts are nearly all of it, so "total / E per expert, nothing shared" would pass
+MOE_PICKS_PER_EXPERT = (0.5, 1.0)
+# q09k: "E experts of total / E, nothing shared" misses the key by at least this (relative bytes); batches where
+# it would not are not drawn
+MOE_NO_SHARED_LEAD = 0.02
+TP_GPUS = (4, 8)  # q09l: a tensor-parallel group inside one NVLink domain; at 2 a ring's 2(N − 1)/N is 1
+# q09l: its batch stays at most this share of the batch at which W4A4 decode reaches the serving B300's ridge, so
+# past it NVLink, not the tensor cores, binds first
+Q09L_RIDGE_SHARE = 0.8
+
+
+def tp_degrees(p: dict) -> list[int]:
+    """q09l: the degrees in TP_GPUS Megatron can use on the drawn model (they divide its query heads: attention is
+    split by heads) whose all-reduce batch stays under Q09L_RIDGE_SHARE of the W4A4 ridge batch."""
+    from solutions.lec01_codesign import answers  # answers imports this module
+
+    ridge = answers.decode_batch_at_ridge("W4A4", p)
+    return [gpus for gpus in TP_GPUS if p["query_heads"] % gpus == 0
+            and answers.tp_allreduce_batch({**p, "tp_gpus": gpus}) <= Q09L_RIDGE_SHARE * ridge]
+
+
+def moe_parts(p: dict) -> tuple[float, float]:
+    """q09k: (the parameters every token reads, one routed expert's parameters), from the model's published counts."""
+    _, total, active, experts, top_k = p["moe_model"]
+    expert = (total - active) / (experts - top_k) * 1e9
+    return active * 1e9 - top_k * expert, expert
+
+
+def moe_expected_experts(p: dict) -> float:
+    """q09k: the experts a layer's step touches on average, each of B tokens picking k of E uniformly and independently."""
+    _, _, _, experts, top_k = p["moe_model"]
+    return experts * (1 - (1 - top_k / experts) ** p["moe_batch"])
+
+
+def moe_no_shared_lead(p: dict) -> float:
+    """q09k: how far (relative) the bytes of "E equal experts of total / E, nothing shared" lie from the key's."""
+    _, total, _, experts, _ = p["moe_model"]
+    shared, expert = moe_parts(p)
+    read = moe_expected_experts(p)
+    return abs(read * total * 1e9 / experts / (shared + read * expert) - 1)
+
+
+def _moe(rng: np.random.Generator) -> dict:
+    model = MOE_MODELS[int(rng.integers(len(MOE_MODELS)))]
+    name, total, active, experts, top_k = model
+    picks = float(np.exp(rng.uniform(*np.log(MOE_PICKS_PER_EXPERT))))
+    low = max(2, math.ceil(MOE_PICKS_PER_EXPERT[0] * experts / top_k))
+    high = max(low, math.floor(MOE_PICKS_PER_EXPERT[1] * experts / top_k))
+    fits = [batch for batch in range(low, high + 1)
+            if moe_no_shared_lead({"moe_model": list(model), "moe_batch": batch}) >= MOE_NO_SHARED_LEAD]
+    if not fits:
+        raise AssertionError(f"q09k: no batch keeps the no-shared-part model off the key for {name}")
+    target = picks * experts / top_k
+    return {"moe_model": list(model), "moe_batch": min(fits, key=lambda batch: abs(math.log(batch / target)))}
+
+
 # Items whose key must move with the parameters (`check` fails if one has the same key in every sample):
 # every number item with a key. The choice items' keys follow from the parameters too, but most
 # of them are conceptual (the same letter for every student); q06, q09g and q25 move with the parameters.
@@ -672,7 +784,7 @@ DEPENDENT = (
     "q06b_wall_for_nvfp4_kernel", "q06c_decode_generation_speedup", "q07_decode_intensity", "q08_decode_tokens_per_s",
     "q09_decode_batch", "q09b_decode_batch_w4a8", "q09c_kv_bytes_per_token", "q09d_kv_equal_weights_context",
     "q09e_ridge_share_with_kv", "q09j_chunked_prefill_tokens", "q09f_w4a4_context_limit", "q09h_service_batch", "q09i_speculative_speedup",
-    "q10a_fp4_zero_share",
+    "q09k_moe_tokens_per_s", "q09l_tp_allreduce_batch", "q10a_fp4_zero_share",
     "q11_scale_format_gain", "q12_block_size_gain", "q12b_e8m0_clipped_blocks", "q15_h100_tensor_basis",
     "q16_software_exp_share", "q16b_emulated_exp_time", "q17_backward_ratio", "q17b_decode_exp_vs_kv", "q17c_prefill_attention_ratio",
     "q18_model_speedup", "q18b_serial_speedup",

@@ -58,8 +58,8 @@ def test_eve_the_cheater_gets_almost_nothing(graded_batch):
     assert {i for i in functions if items[i].score > 0.1 * items[i].max_score} == set()
     score, maximum = score_outside(eve, independent)
     assert score <= LOW_FRACTION * maximum
-    # the exemption (byte counts, the CPU timings, reasoning items from the chip table alone such as q25w–q25x)
-    # stays under two fifths: 53 of 171
+    # the exemption (byte counts, the CPU timings, reasoning items set up from the chip table alone such as
+    # q09k-q09l and q25w-q25x) stays under two fifths: 61 of 179
     assert maximum >= 0.6 * eve.auto_max_score
 
 

@@ -169,6 +169,68 @@ def test_q29cs_key_is_the_smallest_edge_whose_least_traffic_reaches_the_ridge(gf
     assert abs(c_read_too - key) > rtol * key
 
 
+def test_q09ks_key_is_the_bandwidth_over_the_bytes_a_routed_batch_reads_on_average():
+    """q09k: route B tokens, each to k distinct experts of E drawn uniformly, in many simulated layers; the experts
+    some token picked are read once. The mean bytes read, over the serving B300's bandwidth, is the key. A count of
+    only the k active experts, of every expert, or of B·k distinct ones misses it by far more than the 1 % tolerance;
+    E equal experts of total / E with nothing shared misses it too."""
+    from hw_specs import BYTES_PER_ELEM
+
+    rng = np.random.default_rng(3)
+    for p in [variants.LECTURE, *_variants(12, seed=17)]:
+        name, total, active, experts, top_k = p["moe_model"]
+        batch = p["moe_batch"]
+        expert = (total - active) * 1e9 / (experts - top_k)
+        shared = active * 1e9 - top_k * expert
+        layers = 20_000
+        picks = np.argsort(rng.random((layers, batch, experts)), axis=2)[:, :, :top_k].reshape(layers, -1)
+        read = np.mean([np.unique(row).size for row in picks])
+        key = answers.answer_key(p)["q09k_moe_tokens_per_s"]
+        bandwidth = answers.serve_chip(p).mem_bw
+        simulated = bandwidth / ((shared + read * expert) * BYTES_PER_ELEM["nvfp4"])
+        assert key == pytest.approx(simulated, rel=0.004), (name, batch)
+        for wrong_experts in (top_k, experts, min(batch * top_k, experts)):
+            wrong = bandwidth / ((shared + wrong_experts * expert) * BYTES_PER_ELEM["nvfp4"])
+            assert abs(wrong / key - 1) > 0.08, (name, batch, wrong_experts)
+        no_shared = bandwidth / (read * total * 1e9 / experts * BYTES_PER_ELEM["nvfp4"])  # total / E each, nothing shared
+        assert abs(no_shared / key - 1) > 0.015, (name, batch)
+
+
+def test_q09ls_key_is_where_a_simulated_ring_all_reduce_takes_the_shards_read_time():
+    """q09l: run a ring all-reduce (reduce-scatter, then all-gather) on N GPUs holding B × d_model values, count what
+    each GPU sends, and time it at NVLink's one-direction rate for the step's two all-reduces a layer. At the key's
+    batch it equals the time each GPU reads its 1/N of the NVFP4 weights. Forgetting the ring's factor, or taking
+    the table's both-direction figure, misses the 1 % tolerance."""
+    from hw_specs import BYTES_PER_ELEM
+
+    def ring_bytes_sent_per_gpu(gpus: int, values: int) -> float:
+        chunks = [[np.full(values // gpus, float(g)) for _ in range(gpus)] for g in range(gpus)]
+        sent = np.zeros(gpus)
+        for phase in ("reduce-scatter", "all-gather"):
+            for step in range(gpus - 1):
+                moves = []
+                for g in range(gpus):
+                    c = (g - step + (0 if phase == "reduce-scatter" else 1)) % gpus
+                    moves.append((g, (g + 1) % gpus, c, chunks[g][c].copy()))
+                    sent[g] += chunks[g][c].size
+                for _, dst, c, data in moves:
+                    chunks[dst][c] = chunks[dst][c] + data if phase == "reduce-scatter" else data
+        total = sum(range(gpus))
+        assert all(np.all(chunks[g][c] == total) for g in range(gpus) for c in range(gpus))  # a real all-reduce
+        return float(sent.max())
+
+    for p in [variants.LECTURE, *_variants(12, seed=19)]:
+        gpus, width = p["tp_gpus"], p["query_heads"] * p["kv_head_dim"]
+        key = answers.answer_key(p)["q09l_tp_allreduce_batch"]
+        chip = answers.serve_chip(p)
+        shard_seconds = p["model_params_b"] * 1e9 * BYTES_PER_ELEM["nvfp4"] / gpus / chip.mem_bw
+        per_value = ring_bytes_sent_per_gpu(gpus, gpus * 64) / (gpus * 64)  # values each GPU sends per value reduced
+        per_sequence = 2 * p["kv_layers"] * per_value * width * BYTES_PER_ELEM["bf16"] / (chip.link_bw / 2)
+        assert key == pytest.approx(shard_seconds / per_sequence, rel=1e-9)
+        for wrong in (key * per_value, key * 2, key * per_value / 2):  # factor 1, both directions, factor 2
+            assert abs(wrong / key - 1) > 0.1, (gpus, wrong, key)
+
+
 def test_q25ws_key_is_the_narrowest_layer_whose_online_rotation_fits_the_budget():
     """q25w: Y = X·Wᵀ on B200 for some M × K and the key's N: the rotation of X (a 16-point fast Walsh–Hadamard
     transform, 4 log2-levels of 8 butterflies, an add and a subtract each, on the FMA pipe at its chip rate on the

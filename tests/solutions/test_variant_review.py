@@ -166,6 +166,12 @@ def kv_bytes(p: dict) -> float:
     return 2 * p["kv_layers"] * p["kv_heads"] * p["kv_head_dim"] * 1
 
 
+def active_moe_shared(p: dict) -> float:
+    """The parameters of a MoE model outside its routed experts: active minus k experts of (total − active) / (E − k)."""
+    _, total_b, active_b, n_experts, top_k = p["moe_model"]
+    return (active_b - top_k * (total_b - active_b) / (n_experts - top_k)) * 1e9
+
+
 def recompute(p: dict) -> tuple[dict, dict, dict]:
     """(keys, choice leads, facts) of one variant, from the lecture's formulas alone."""
     nv, f8, bf16 = 4.5 / 8, 1.0, 2.0
@@ -210,6 +216,19 @@ def recompute(p: dict) -> tuple[dict, dict, dict]:
     k["q09i_speculative_speedup"] = max(rates) / rates[0]
     best = max(range(9), key=rates.__getitem__)  # q09i's lesson: an inner optimum, ahead of both neighbours
     draft_lead = rates[best] / max(rates[best - 1], rates[best + 1]) - 1 if 0 < best < 8 else -1.0
+    # q09k: a MoE step reads what every token uses plus each expert some token picked. A token's k distinct experts
+    # miss a given one with probability C(E − 1, k) / C(E, k); all B tokens miss it with that to the B-th power
+    _, total_b, active_b, n_experts, top_k = p["moe_model"]
+    expert_params = (total_b - active_b) * 1e9 / (n_experts - top_k)
+    missed = math.comb(n_experts - 1, top_k) / math.comb(n_experts, top_k)
+    moe_bytes = (active_b * 1e9 - top_k * expert_params + n_experts * (1 - missed ** p["moe_batch"]) * expert_params) * nv
+    k["q09k_moe_tokens_per_s"] = s_bw / moe_bytes
+    # q09l: a ring all-reduce of M bytes over N GPUs is N − 1 reduce-scatter and N − 1 all-gather rounds of M / N each
+    # way; NVLink's table figure counts both directions. Two all-reduces a layer of d_model BF16 values a sequence
+    gpus = p["tp_gpus"]
+    ring_seconds_per_sequence = 2 * p["kv_layers"] * (2 * (gpus - 1)) * (p["query_heads"] * p["kv_head_dim"] * bf16 / gpus) \
+        / (B300.link_bw / 2)
+    k["q09l_tp_allreduce_batch"] = (weights / gpus / s_bw) / ring_seconds_per_sequence
     limits = {"A": decode_limit(p, s_nv, s_bw), "B": decode_limit(p, s_f8, s_bw)}
     k["q09f_w4a4_context_limit"] = limits["A"]
     k["q09g_decode_precision"] = next((c for c in "AB" if p["service_context"] <= limits[c]), "C")
@@ -421,6 +440,16 @@ def test_every_drawn_chip_and_model_is_a_real_one(review):
             bad.append(f"{sid}: q09e reaches {mine['q09e_ridge_share_with_kv']:.1f} % of the ridge (context {p['service_context']})")
         if facts["boundary_batch"] > BOUNDARY_BATCH_MOST:
             bad.append(f"{sid}: q09f's boundary needs a batch of {facts['boundary_batch']:,.0f} sequences")
+        if not 0 < active_moe_shared(p) < p["moe_model"][2] * 1e9 or p["moe_model"][1] * 1e9 * 0.5625 > USABLE_HBM * B300.mem_cap:
+            bad.append(f"{sid}: MoE {p['moe_model']} is no model one B300 serves")
+        if not 2 <= p["moe_batch"] <= 512 or p["tp_gpus"] not in (2, 4, 8):
+            bad.append(f"{sid}: MoE batch {p['moe_batch']}, {p['tp_gpus']} tensor-parallel GPUs")
+        if not 16 <= mine["q09l_tp_allreduce_batch"] <= 8192:
+            bad.append(f"{sid}: q09l's batch {mine['q09l_tp_allreduce_batch']:.0f} is none a server runs")
+        if p["query_heads"] % p["tp_gpus"]:  # once 39 % of ids: 43 query heads on 8 GPUs
+            bad.append(f"{sid}: {p['query_heads']} query heads do not split over {p['tp_gpus']} GPUs")
+        if mine["q09l_tp_allreduce_batch"] > 0.8 * mine["q09_decode_batch"]:  # once 1 in 10 ids: the tensor cores bind first
+            bad.append(f"{sid}: q09l's batch {mine['q09l_tp_allreduce_batch']:.0f} lies past 0.8 of W4A4's ridge batch")
         if facts["draft_lead"] < 0.005:  # once 8 (the top of the range) for about 3 in 10 ids, 0 for 1 in 20
             bad.append(f"{sid}: q09i's best draft length is no inner optimum (lead {facts['draft_lead']:.4f})")
     assert bad == []
