@@ -478,7 +478,7 @@ EXPLANATIONS = {
         t_ar = 2·L × 2(N − 1)/N × B·d_model·2 字节 ÷ {B300.link_bw / 2e9:g} GB/s，随 batch 线性增长。令两者相等：
         B = t_w ÷ (每个序列的 t_ar)。讲义的参数（N = {variants.LECTURE["tp_gpus"]}，L = {variants.LECTURE["kv_layers"]}，d_model =
         {_TP_WIDTH:,}，按规格表）：t_w ≈ {_TP_SHARD_MS:.2f} ms，每个序列的 all-reduce ≈ {_TP_PER_SEQ_US:.2f} µs，B ≈ {_KEY["q09l_tp_allreduce_batch"]:.0f}。
-        这个 batch 在 W4A4 的屋脊 batch 之下，张量核还没饱和；batch 再大，NVLink 上的传输比读权重还长：不和读取重叠时它先成为瓶颈。GPU 数加倍，t_w 减半，而 2(N − 1)/N 还略涨：
+        这个 batch 在 W4A4 的屋脊 batch 之下，张量核还没饱和；batch 再大，NVLink 上的传输比读权重还长：重叠与否，NVLink 都先于张量核（它们的屋脊 batch 更大）卡住这一步。GPU 数加倍，t_w 减半，而 2(N − 1)/N 还略涨：
         这个 batch 减到一半还少——张量并行越宽，越早被 NVLink 卡住。真实的 all-reduce 还有每次几微秒的启动延迟，
         每步 2·L 次，batch 小时它往往比传输本身还长。
         """,

@@ -560,7 +560,7 @@ CELLS = (
         `MOE_BATCH` 个序列一起 decode：一步里，一个专家只要被 batch 里任何一个 token 选中，它的权重就要从 HBM 读一次（被几个 token
         选中也只读一次）。假设每个 token 在每个 MoE 层从 `MOE_EXPERTS` 个专家里均匀随机地选 `MOE_TOP_K` 个不同的（每种组合的机会
         相同；各 token、各层之间互不相关）。按一步**平均**要读的权重字节（按这个假设的期望值）算一步的时间：每个序列每秒生成多少个 token？（只算权重的读取，KV cache、激活和路由本身忽略；按 B300_SERVE 的实测带宽。
-        单位：token/s。）和激活参数一样多的稠密模型比一比：差在哪里，batch 变大时差距怎么变？
+        单位：token/s，写四位有效数字。）和激活参数一样多的稠密模型比一比：差在哪里，batch 变大时差距怎么变？
         """, """
         # 每个路由专家的大小：总参数和激活参数之差全是没被选中的 E − k 个专家；专家以外的部分 = 激活参数 − k 个专家
         expert = (MOE_TOTAL_B - MOE_ACTIVE_B) * 1e9 / (MOE_EXPERTS - MOE_TOP_K)
@@ -574,7 +574,7 @@ CELLS = (
     Question("q09l_tp_allreduce_batch", """
         **张量并行的 decode。** 为了让每一步更短，把 q07–q09i 的模型（`MODEL_PARAMS` 个参数，NVFP4，`KV_LAYERS` 层，
         hidden size `D_MODEL`）按 Megatron 的做法切到 `TP_GPUS` 块 B300_SERVE 上：注意力按头切（`QUERY_HEADS` 个查询头，每块 GPU
-        分到同样多个），MLP 按列、按行切开，每块 GPU 存、读 1 / `TP_GPUS` 的权重；矩阵乘按 W4A4（权重和激活都是 NVFP4）在张量核上算。每层在注意力之后、
+        分到同样多个），MLP 按列、按行切开，每块 GPU 存、读 1 / `TP_GPUS` 的权重（KV 头比 GPU 少时，K、V 的投影要在几块 GPU 上复制，多出的这点权重忽略）；矩阵乘按 W4A4（权重和激活都是 NVFP4）在张量核上算。每层在注意力之后、
         MLP 之后各做一次 all-reduce，把 batch 里每个 token 的 `D_MODEL` 维激活（BF16）在所有 GPU 间求和。all-reduce 用环形算法：
         每块 GPU 把数据切成 `TP_GPUS` 份，先 reduce-scatter、再 all-gather，每一轮都同时向下一块发、从上一块收。规格表的 NVLink 带宽
         是两个方向加起来的。只算传输的数据量（每次 all-reduce 的启动延迟、加法本身忽略）：batch 多大时，一步 decode 里 all-reduce

@@ -135,7 +135,7 @@ TEACHES: dict[str, str] = {
                                 "step verifies almost for free; the best draft length lies inside the range (longer drafts are mostly rejected "
                                 "and push the check onto the compute roof)",
     "q09k_moe_tokens_per_s": "MoE decode: a batch's tokens pick different experts, so a step reads E·(1 − (1 − k/E)^B) "
-                             "experts a layer, far more than the k 'active' ones: at batch B a MoE decodes well below a dense "
+                             "experts a layer, more than the k 'active' ones: at batch B a MoE decodes well below a dense "
                              "model of its active parameters",
     "q09l_tp_allreduce_batch": "tensor-parallel decode: each GPU reads 1/N of the weights, but every token's activations cross "
                                "NVLink twice a layer (a ring moves 2(N − 1)/N of them at one direction's rate): beyond some "
@@ -166,9 +166,10 @@ TEACHES: dict[str, str] = {
     "q23_real_nvfp4_error": "NVFP4 on the same tile",
     "q24_rotated_fp4_tensor_error": "a Hadamard rotation spreads outlier channels: per-tensor FP4 recovers",
     "q25_rotation_nvfp4": "the same rotation's effect on NVFP4 depends on the tile",
-    "q25x_wgrad_rotation_share": "the recipe's rotation in training: both inputs of the weight-gradient GEMM are fresh, "
-                                 "so both widths enter (4·(N + K) adds against 2·N·K FLOP a token): a real share of "
-                                 "that GEMM unless it is fused or run on the tensor cores",
+    "q25x_wgrad_rotation_share": "the recipe's rotation in training runs along the summed token dimension, so both inputs of "
+                                 "the weight-gradient GEMM take it and neither is a stored weight: both widths enter "
+                                 "(4·(N + K) adds against 2·N·K FLOP a token): a real share of that GEMM unless it runs "
+                                 "on the tensor cores (fused with the NVFP4 cast)",
     "q25w_online_rotation_width": "an online rotation's cost on two units: a 16-wide fast Walsh–Hadamard transform "
                                   "takes 4 adds a value on the FMA pipe, the GEMM 2N FLOP a value on the tensor cores "
                                   "(about 250x at peak): only wide layers keep it within budget",
