@@ -45,7 +45,7 @@ def group_reachers(folder: Path) -> tuple[set[str], list[tuple[Path, str]]]:
             continue
         if not info.st_mode & stat.S_IXGRP:
             return set(), []   # closed to all but its owner
-        members, name = _group_members(info.st_gid)
+        members, name = group_members(info.st_gid)
         reachers = members if reachers is None else reachers & members
         gated.append((step, name))
     if reachers is None:
@@ -55,7 +55,7 @@ def group_reachers(folder: Path) -> tuple[set[str], list[tuple[Path, str]]]:
     return reachers, gated
 
 
-def _group_members(gid: int) -> tuple[set[str], str]:
+def group_members(gid: int) -> tuple[set[str], str]:
     """Everyone in group `gid`: listed in it, or having it as their login group."""
     try:
         group = grp.getgrgid(gid)

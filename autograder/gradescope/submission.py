@@ -83,22 +83,8 @@ def collect_submission(upload: Path, student_files: tuple[str, ...], dest: Path)
     return CollectedFiles(found, tuple(missing))
 
 
-def submitter_count(root: Path) -> int:
-    """How many students submission_metadata.json names (a group submission names each member)."""
-    import json
-
-    try:
-        data = json.loads((root / "submission_metadata.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return 0
-    users = data.get("users") if isinstance(data, dict) else None
-    return len(users) if isinstance(users, list) else 0
-
-
-def submission_student(root: Path) -> tuple[str, str] | None:
-    """(student id, where it came from) of the submission, from Gradescope's
-    submission_metadata.json: the first submitter's `sid` (the roster's student id), else their
-    `email`; None when the metadata names neither (the grader then uses the folder's name)."""
+def _metadata_users(root: Path) -> list | None:
+    """The `users` list of Gradescope's submission_metadata.json, or None where there is none."""
     import json
 
     try:
@@ -106,7 +92,20 @@ def submission_student(root: Path) -> tuple[str, str] | None:
     except (OSError, ValueError):
         return None
     users = data.get("users") if isinstance(data, dict) else None
-    first = users[0] if isinstance(users, list) and users and isinstance(users[0], dict) else {}
+    return users if isinstance(users, list) else None
+
+
+def submitter_count(root: Path) -> int:
+    """How many students submission_metadata.json names (a group submission names each member)."""
+    return len(_metadata_users(root) or [])
+
+
+def submission_student(root: Path) -> tuple[str, str] | None:
+    """(student id, where it came from) of the submission, from Gradescope's
+    submission_metadata.json: the first submitter's `sid` (the roster's student id), else their
+    `email`; None when the metadata names neither (the grader then uses the folder's name)."""
+    users = _metadata_users(root)
+    first = users[0] if users and isinstance(users[0], dict) else {}
     for field in ("sid", "email"):
         value = first.get(field)
         if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value).strip():

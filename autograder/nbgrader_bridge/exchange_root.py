@@ -45,9 +45,9 @@ def unsticky_root(root: str | os.PathLike) -> str | None:
 
 def _students_in_group(gid: int, students) -> tuple[list[str], str]:
     """(the `students` in group `gid`, sorted; the group's name)."""
-    from autograder.engine.others_access import _group_members
+    from autograder.engine.others_access import group_members
 
-    members, name = _group_members(gid)
+    members, name = group_members(gid)
     return sorted(members & set(students)), name
 
 
