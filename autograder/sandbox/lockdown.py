@@ -20,7 +20,7 @@ fallback's plain start), it applies the same `Lockdown`, in this order:
    (its loopback services, another sandbox's listener) nor an abstract socket is reachable;
    asked for, it is required, and with a mount namespace a sysfs of its own (/sys/class/net then
    lists only its loopback, not the host's interfaces); and, likewise where asked (the uid fallback), an IPC namespace of
-   its own where the platform allows one: a SysV segment or POSIX queue a student makes is never
+   its own where the platform allows one (its SysV segments bounded in all): a SysV segment or POSIX queue a student makes is never
    in the host's tables (elsewhere the grader removes the uid's by owner and creator, leftovers.py);
 2. no_new_privs: no setuid binary or file capability can ever raise privileges again;
 3. an empty capability bounding set (and no ambient capabilities), while still privileged;
@@ -38,7 +38,9 @@ fallback's plain start), it applies the same `Lockdown`, in this order:
    whose flags a filter cannot read, answers ENOSYS so the C library uses clone); the keyring
    calls (keyctl, add_key, request_key: every uid's own keyrings outlive its processes, so a
    sandbox's uid would carry keys to the next student it is given to); io_uring (an SQPOLL ring's
-   kernel thread runs on any CPU it names, outside the sandbox's affinity), userfaultfd,
+   kernel thread runs on any CPU it names, outside the sandbox's affinity), memfd_create (a
+   memfd written but never mapped is memory RLIMIT_AS does not count: where no cgroup holds the
+   sandbox it was unbounded), userfaultfd,
    perf_event_open, bpf, fanotify (open to unprivileged users since Linux 5.13) and inotify (the
    marks and watches of both sit on the host's inodes, under every mount namespace: a watch on a
    file every sandbox reads read-only, the standard library, would tell one student when another
@@ -100,21 +102,23 @@ _ARCHES = {
                             "perf_event_open": 298, "bpf": 321, "fanotify_init": 300, "fanotify_mark": 301,
                             "inotify_init": 253, "inotify_init1": 294, "inotify_add_watch": 254,
                             "pidfd_send_signal": 424, "pidfd_open": 434, "pidfd_getfd": 438,
-                            "sched_setscheduler": 144, "sched_setattr": 314, "setpriority": 141}),
+                            "sched_setscheduler": 144, "sched_setattr": 314, "setpriority": 141,
+                            "memfd_create": 319}),
     "aarch64": (0xC00000B7, {"clone": 220, "unshare": 97, "clone3": 435, "sched_setaffinity": 122, "socket": 198,
                              "add_key": 217, "request_key": 218, "keyctl": 219, "io_uring_setup": 425,
                              "io_uring_enter": 426, "io_uring_register": 427, "userfaultfd": 282,
                              "perf_event_open": 241, "bpf": 280, "fanotify_init": 262, "fanotify_mark": 263,
                              "inotify_init1": 26, "inotify_add_watch": 27,   # no inotify_init here
                              "pidfd_send_signal": 424, "pidfd_open": 434, "pidfd_getfd": 438,
-                             "sched_setscheduler": 119, "sched_setattr": 274, "setpriority": 140}),
+                             "sched_setscheduler": 119, "sched_setattr": 274, "setpriority": 140,
+                             "memfd_create": 279}),
 }
 # Refused outright (EPERM): see step 8 above.
 REFUSED_CALLS = ("sched_setaffinity", "keyctl", "add_key", "request_key", "io_uring_setup",
                  "io_uring_enter", "io_uring_register", "userfaultfd", "perf_event_open", "bpf",
                  "fanotify_init", "fanotify_mark", "inotify_init", "inotify_init1", "inotify_add_watch",
                  "pidfd_open", "pidfd_getfd", "pidfd_send_signal",
-                 "sched_setscheduler", "sched_setattr", "setpriority")
+                 "sched_setscheduler", "sched_setattr", "setpriority", "memfd_create")
 # socket() families the sandbox's network namespace confines, the only ones libraries here use
 # (AF_UNIX, AF_INET, AF_INET6, AF_NETLINK); any other is EAFNOSUPPORT, see step 8 above.
 SOCKET_FAMILIES = (1, 2, 10, 16)
@@ -180,7 +184,7 @@ def apply(spec: dict) -> dict:
                 # sysfs lists the interfaces of the namespace that mounted it: the host's, with
                 # their addresses and traffic counters, until the sandbox mounts its own
                 _mount("sysfs", "/sys", "sysfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC | _MS_RDONLY)
-        own_ipc = bool(spec.get("own_ipc")) and _own_ipc()
+        own_ipc = bool(spec.get("own_ipc")) and _own_ipc(spec["file_bytes"])
         _prctl(_PR_SET_NO_NEW_PRIVS, 1)
         _empty_bounding_set(spec.get("drop_to") is not None)
         _switch_ids(spec.get("drop_to"))
@@ -258,9 +262,17 @@ def _own_proc() -> bool:
     return True
 
 
-def _own_ipc() -> bool:
-    """An IPC namespace of its own (needs CAP_SYS_ADMIN: before the switch); whether it was made."""
+def _own_ipc(segment_bytes: int) -> bool:
+    """An IPC namespace of its own (needs CAP_SYS_ADMIN: before the switch), its SysV segments
+    bounded to `segment_bytes` in all; whether it was made. A detached segment's pages are in no
+    process's address space, so RLIMIT_AS never counted them: where no cgroup holds the sandbox,
+    a new namespace's default (no bound) let one call keep 2 GB after another until the machine
+    ran out of memory."""
     if _libc.unshare(_CLONE_NEWIPC) == 0:
+        pages = max(1, segment_bytes // os.sysconf("SC_PAGE_SIZE"))
+        for name, value in (("shmmax", segment_bytes), ("shmall", pages)):
+            with open(f"/proc/sys/kernel/{name}", "w", encoding="ascii") as setting:
+                setting.write(str(value))   # this namespace's own value; a failure ends the worker
         return True
     err = ctypes.get_errno()
     if err in (errno.EPERM, errno.EINVAL, errno.ENOSYS):
