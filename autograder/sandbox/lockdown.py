@@ -20,7 +20,8 @@ fallback's plain start), it applies the same `Lockdown`, in this order:
    (its loopback services, another sandbox's listener) nor an abstract socket is reachable;
    asked for, it is required, and with a mount namespace a sysfs of its own (/sys/class/net then
    lists only its loopback, not the host's interfaces); and, likewise where asked (the uid fallback), an IPC namespace of
-   its own where the platform allows one (its SysV segments bounded in all): a SysV segment or POSIX queue a student makes is never
+   its own where the platform allows one (its SysV segments bounded in all; with a mount namespace,
+   /dev/mqueue shows its own queues): a SysV segment or POSIX queue a student makes is never
    in the host's tables (elsewhere the grader removes the uid's by owner and creator, leftovers.py);
 2. no_new_privs: no setuid binary or file capability can ever raise privileges again;
 3. an empty capability bounding set (and no ambient capabilities), while still privileged;
@@ -93,6 +94,7 @@ _CLONE_NEWNS, _CLONE_NEWNET, _CLONE_NEWIPC = 0x00020000, 0x40000000, 0x08000000
 _SIOCGIFFLAGS, _SIOCSIFFLAGS, _IFF_UP = 0x8913, 0x8914, 0x1
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_BIND, _MS_REC, _MS_PRIVATE = 0x1, 0x2, 0x4, 0x8, 0x1000, 0x4000, 1 << 18
 _LAST_CAPABILITY = 63
+_QUEUE_FOLDER = "/dev/mqueue"   # POSIX message queues as files, where the host mounts them
 CLONE_NEWUSER = 0x10000000
 # (audit arch, syscall numbers) of the architectures the filter is written for.
 _ARCHES = {
@@ -185,6 +187,10 @@ def apply(spec: dict) -> dict:
                 # their addresses and traffic counters, until the sandbox mounts its own
                 _mount("sysfs", "/sys", "sysfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC | _MS_RDONLY)
         own_ipc = bool(spec.get("own_ipc")) and _own_ipc(spec["file_bytes"])
+        if own_ipc and private_scratch and os.path.isdir(_QUEUE_FOLDER):
+            # a queue made through the folder lands in the namespace of its mount: the host's,
+            # where a classmate graded at once opened it, until the folder shows this one's own
+            _mount("mqueue", _QUEUE_FOLDER, "mqueue", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
         _prctl(_PR_SET_NO_NEW_PRIVS, 1)
         _empty_bounding_set(spec.get("drop_to") is not None)
         _switch_ids(spec.get("drop_to"))
