@@ -39,9 +39,9 @@ fallback's plain start), it applies the same `Lockdown`, in this order:
    whose flags a filter cannot read, answers ENOSYS so the C library uses clone); the keyring
    calls (keyctl, add_key, request_key: every uid's own keyrings outlive its processes, so a
    sandbox's uid would carry keys to the next student it is given to); io_uring (an SQPOLL ring's
-   kernel thread runs on any CPU it names, outside the sandbox's affinity), memfd_create (a
-   memfd written but never mapped is memory RLIMIT_AS does not count: where no cgroup holds the
-   sandbox it was unbounded), userfaultfd,
+   kernel thread runs on any CPU it names, outside the sandbox's affinity), memfd_create and memfd_secret (a
+   memfd written but never mapped, a secret one mapped a little at a time, is memory neither
+   RLIMIT_AS nor RLIMIT_MEMLOCK counts: where no cgroup holds the sandbox it was unbounded), userfaultfd,
    perf_event_open, bpf, fanotify (open to unprivileged users since Linux 5.13) and inotify (the
    marks and watches of both sit on the host's inodes, under every mount namespace: a watch on a
    file every sandbox reads read-only, the standard library, would tell one student when another
@@ -105,7 +105,7 @@ _ARCHES = {
                             "inotify_init": 253, "inotify_init1": 294, "inotify_add_watch": 254,
                             "pidfd_send_signal": 424, "pidfd_open": 434, "pidfd_getfd": 438,
                             "sched_setscheduler": 144, "sched_setattr": 314, "setpriority": 141,
-                            "memfd_create": 319}),
+                            "memfd_create": 319, "memfd_secret": 447}),
     "aarch64": (0xC00000B7, {"clone": 220, "unshare": 97, "clone3": 435, "sched_setaffinity": 122, "socket": 198,
                              "add_key": 217, "request_key": 218, "keyctl": 219, "io_uring_setup": 425,
                              "io_uring_enter": 426, "io_uring_register": 427, "userfaultfd": 282,
@@ -113,14 +113,14 @@ _ARCHES = {
                              "inotify_init1": 26, "inotify_add_watch": 27,   # no inotify_init here
                              "pidfd_send_signal": 424, "pidfd_open": 434, "pidfd_getfd": 438,
                              "sched_setscheduler": 119, "sched_setattr": 274, "setpriority": 140,
-                             "memfd_create": 279}),
+                             "memfd_create": 279, "memfd_secret": 447}),
 }
 # Refused outright (EPERM): see step 8 above.
 REFUSED_CALLS = ("sched_setaffinity", "keyctl", "add_key", "request_key", "io_uring_setup",
                  "io_uring_enter", "io_uring_register", "userfaultfd", "perf_event_open", "bpf",
                  "fanotify_init", "fanotify_mark", "inotify_init", "inotify_init1", "inotify_add_watch",
                  "pidfd_open", "pidfd_getfd", "pidfd_send_signal",
-                 "sched_setscheduler", "sched_setattr", "setpriority", "memfd_create")
+                 "sched_setscheduler", "sched_setattr", "setpriority", "memfd_create", "memfd_secret")
 # socket() families the sandbox's network namespace confines, the only ones libraries here use
 # (AF_UNIX, AF_INET, AF_INET6, AF_NETLINK); any other is EAFNOSUPPORT, see step 8 above.
 SOCKET_FAMILIES = (1, 2, 10, 16)
