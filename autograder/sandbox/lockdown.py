@@ -94,6 +94,9 @@ _CLONE_NEWNS, _CLONE_NEWNET, _CLONE_NEWIPC = 0x00020000, 0x40000000, 0x08000000
 _SIOCGIFFLAGS, _SIOCSIFFLAGS, _IFF_UP = 0x8913, 0x8914, 0x1
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_BIND, _MS_REC, _MS_PRIVATE = 0x1, 0x2, 0x4, 0x8, 0x1000, 0x4000, 1 << 18
 _LAST_CAPABILITY = 63
+# The machine's other world-writable folders: one page and a few entries, enough for the folders
+# of a path bound back inside one (nothing the worker runs writes there)
+_OTHER_OPEN_FOLDER = "mode=1777,size=4k,nr_inodes=64"
 _QUEUE_FOLDER = "/dev/mqueue"   # POSIX message queues as files, where the host mounts them
 CLONE_NEWUSER = 0x10000000
 # (audit arch, syscall numbers) of the architectures the filter is written for.
@@ -245,6 +248,9 @@ def _private_scratch(scratch: dict | None) -> tuple[bool, bool]:
     for folder in scratch["folders"]:
         if os.path.isdir(folder) and not os.path.islink(folder):
             _mount("tmpfs", folder, "tmpfs", _MS_NOSUID | _MS_NODEV, f"mode=1777,size={int(scratch['bytes'])}")
+    for folder in scratch.get("others", ()):   # parents first: a folder inside one covered is gone
+        if os.path.isdir(folder) and not os.path.islink(folder):
+            _mount("tmpfs", folder, "tmpfs", _MS_NOSUID | _MS_NODEV, _OTHER_OPEN_FOLDER)
     for path, fd in kept:
         os.makedirs(path, mode=0o755, exist_ok=True)
         _mount(f"/proc/self/fd/{fd}", path, None, _MS_BIND | _MS_REC)

@@ -149,16 +149,22 @@ HIDDEN_HOST_FOLDERS = ("/run",)
 
 def _private_scratch(private_dir: Path, limits: Limits) -> dict:
     """Lockdown.scratch for a fallback worker: /run and the shared folders, each a tmpfs of
-    `limits.file_bytes`, with the sandbox's folder and the interpreter's install bound back where
-    they lie inside one of them (a checkout with its .venv in /tmp), and the sandbox's folder on
-    a tmpfs of its disk budget (disk_budget.py)."""
+    `limits.file_bytes`; the machine's other folders every uid may write into (Ubuntu's
+    /var/crash, PHP's sessions), each an all but empty tmpfs (nothing a worker runs writes there,
+    and on the host's disk nothing bounded what a student wrote while the sandbox ran); the
+    sandbox's folder and the interpreter's install bound back where they lie inside one of them (a
+    checkout with its .venv in /tmp), and the sandbox's folder on a tmpfs of its disk budget
+    (disk_budget.py)."""
+    from .leftovers import world_writable_folders   # (leftovers imports this module)
     folders = [*HIDDEN_HOST_FOLDERS, *SHARED_SCRATCH]
-    covered = [Path(f) for f in folders]
+    others = [f for f in world_writable_folders()
+              if not any(Path(f) == Path(c) or Path(c) in Path(f).parents for c in folders)]
+    covered = [Path(f) for f in (*folders, *others)]
     needed = {Path(os.path.realpath(private_dir))} | {Path(os.path.realpath(p)) for p in
                                                       (sys.prefix, sys.base_prefix, sys.exec_prefix)}
     needed.add(Path(sys.executable).resolve().parent.parent)
     keep = sorted({str(p) for p in needed if any(f in p.parents for f in covered)})
-    return {"folders": folders, "keep": keep, "bytes": limits.file_bytes, "hide_processes": True,
+    return {"folders": folders, "others": others, "keep": keep, "bytes": limits.file_bytes, "hide_processes": True,
             "disk": disk_budget.tmpfs_spec(private_dir, limits)}   # its own folder too (private_disk.py)
 
 

@@ -14,7 +14,7 @@ from dataclasses import replace
 import pytest
 from sandbox_helpers import FAST, needs_rlimits
 
-from autograder.sandbox import SandboxError, disk_budget, open_files, uid_fallback
+from autograder.sandbox import SandboxError, disk_budget, leftovers, open_files, uid_fallback
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="only a root grader gives up its uid")
 pytestmark = [needs_root, needs_rlimits]
@@ -255,3 +255,17 @@ def test_a_process_closed_for_one_reading_only_is_not_stopped(sandbox, monkeypat
     _watchdog_sees_hidden(monkeypatch, [{4242}, set()])
     time.sleep(disk_budget.SAMPLE_SECONDS * 4)
     assert box.call("codesign", "home", timeout=10).status == "ok"
+
+
+def test_with_a_mount_namespace_the_machines_other_open_folders_are_bounded_too(sandbox, open_system_folder):
+    """Where the worker covers /tmp, /var/tmp, /dev/shm and /run/lock with tmpfs of its own, the
+    machine's other world-writable folders (Ubuntu's /var/crash) stayed the host's disk, measured
+    by nothing while the sandbox ran: 40 files of half a MB, each under the file cap, went in
+    against a 1 MB budget (at full speed a call fills the grader's disk, and every student graded
+    after it loses their result). Now they are covered too: a write there stops at the budget."""
+    leftovers.forget_world_writable_folders()   # the walk sees the folder made for this test
+    box = sandbox(FILLER, limits=SMALL, **RL)
+    outcome = box.call("codesign", "fill", ([str(open_system_folder)], PIECES, PIECE, 0), timeout=10)
+    assert box.disk_cap == "tmpfs"
+    assert outcome.status == "ok" and outcome.value[0] <= BUDGET and outcome.value[1] != 0, outcome
+    assert not any(open_system_folder.iterdir())   # nothing reached the host's folder
