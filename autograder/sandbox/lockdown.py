@@ -58,7 +58,8 @@ fallback's plain start), it applies the same `Lockdown`, in this order:
    priority); and socket() of any family but
    Unix, IPv4/6 and netlink (EAFNOSUPPORT): the network namespace confines those, not AF_VSOCK,
    which reaches the hypervisor and the host's VM sockets from any namespace, nor the rarely used
-   families (AF_ALG, AF_TIPC, AF_RDS...) whose kernel code nothing here needs.
+   families (AF_ALG, AF_TIPC, AF_RDS...) whose kernel code nothing here needs; and prctl
+   PR_SCHED_CORE (a core scheduling cookie keeps an SMT sibling, a classmate's CPU, idle).
 
 Any step that does not take effect ends the worker (fail closed), but for the two a platform
 may not offer, as said in 1 and 7. The parent builds the spec
@@ -108,7 +109,7 @@ _ARCHES = {
                             "inotify_init": 253, "inotify_init1": 294, "inotify_add_watch": 254,
                             "pidfd_send_signal": 424, "pidfd_open": 434, "pidfd_getfd": 438,
                             "sched_setscheduler": 144, "sched_setattr": 314, "setpriority": 141,
-                            "memfd_create": 319, "memfd_secret": 447}),
+                            "memfd_create": 319, "memfd_secret": 447, "prctl": 157}),
     "aarch64": (0xC00000B7, {"clone": 220, "unshare": 97, "clone3": 435, "sched_setaffinity": 122, "socket": 198,
                              "add_key": 217, "request_key": 218, "keyctl": 219, "io_uring_setup": 425,
                              "io_uring_enter": 426, "io_uring_register": 427, "userfaultfd": 282,
@@ -116,7 +117,7 @@ _ARCHES = {
                              "inotify_init1": 26, "inotify_add_watch": 27,   # no inotify_init here
                              "pidfd_send_signal": 424, "pidfd_open": 434, "pidfd_getfd": 438,
                              "sched_setscheduler": 119, "sched_setattr": 274, "setpriority": 140,
-                             "memfd_create": 279, "memfd_secret": 447}),
+                             "memfd_create": 279, "memfd_secret": 447, "prctl": 167}),
 }
 # Refused outright (EPERM): see step 8 above.
 REFUSED_CALLS = ("sched_setaffinity", "keyctl", "add_key", "request_key", "io_uring_setup",
@@ -127,6 +128,9 @@ REFUSED_CALLS = ("sched_setaffinity", "keyctl", "add_key", "request_key", "io_ur
 # socket() families the sandbox's network namespace confines, the only ones libraries here use
 # (AF_UNIX, AF_INET, AF_INET6, AF_NETLINK); any other is EAFNOSUPPORT, see step 8 above.
 SOCKET_FAMILIES = (1, 2, 10, 16)
+# prctl options refused (EPERM): PR_SCHED_CORE, a core scheduling cookie of its own, which on a
+# machine with SMT keeps the sibling CPU (a classmate's) idle whenever the sandbox runs on its own.
+REFUSED_PRCTL_OPTIONS = (62,)
 _KEYCTL_JOIN_SESSION_KEYRING = 1
 _MAX_LOCKED_BYTES = 1 << 20   # RLIMIT_MEMLOCK at most (a typical default is 8 MB; nothing here locks pages)
 _MAX_OPEN_FILES = 4096        # RLIMIT_NOFILE at most
@@ -420,7 +424,8 @@ def _install_filter() -> None:
 def _filter_program(arch: int, numbers: dict[str, int]) -> bytes:
     """The classic-BPF program: wrong architecture (i386 via int 0x80) -> killed; x32 -> EPERM;
     clone3 -> ENOSYS; REFUSED_CALLS -> EPERM; unshare/clone whose flags (first argument) hold
-    CLONE_NEWUSER -> EPERM; socket of a family not in SOCKET_FAMILIES -> EAFNOSUPPORT; all else allowed. Jumps name labels, resolved below."""
+    CLONE_NEWUSER -> EPERM; socket of a family not in SOCKET_FAMILIES -> EAFNOSUPPORT; prctl of an
+    option in REFUSED_PRCTL_OPTIONS -> EPERM; all else allowed. Jumps name labels, resolved below."""
     ld_w_abs, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
     allow, kill = 0x7FFF0000, 0x80000000
     eperm, enosys = 0x00050000 | errno.EPERM, 0x00050000 | errno.ENOSYS
@@ -435,6 +440,7 @@ def _filter_program(arch: int, numbers: dict[str, int]) -> bytes:
         (jeq, "flags", None, numbers["unshare"]),
         (jeq, "flags", None, numbers["clone"]),
         (jeq, "family", None, numbers["socket"]),
+        (jeq, "option", None, numbers["prctl"]),
         (ret, None, None, allow),
         "flags", (ld_w_abs, None, None, 16),            # args[0], low 32 bits
         (jset, "eperm", None, CLONE_NEWUSER),
@@ -442,6 +448,9 @@ def _filter_program(arch: int, numbers: dict[str, int]) -> bytes:
         "family", (ld_w_abs, None, None, 16),           # args[0]: the int domain
         *((jeq, "allow", None, family) for family in SOCKET_FAMILIES),
         (ret, None, None, eafnosupport),
+        "option", (ld_w_abs, None, None, 16),           # args[0]: prctl's option
+        *((jeq, "eperm", None, option) for option in REFUSED_PRCTL_OPTIONS),
+        (ret, None, None, allow),
         "allow", (ret, None, None, allow),
         "eperm", (ret, None, None, eperm),
         "enosys", (ret, None, None, enosys),

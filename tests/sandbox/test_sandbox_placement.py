@@ -313,3 +313,44 @@ def test_a_classmate_graded_beside_a_hog_keeps_her_score_and_her_cpu(tmp_path, m
 def _cpu_range(part: str) -> range:
     low, _, high = part.partition("-")
     return range(int(low), int(high or low) + 1)
+
+
+# A core scheduling cookie (prctl PR_SCHED_CORE, no privilege needed for one's own tasks): on a
+# machine with SMT, a core runs only tasks of one cookie at a time, so a sandbox with a cookie of
+# its own keeps its sibling CPU, a classmate's, idle whenever it runs there. Refused, whatever the
+# kernel (a kernel without core scheduling answers EINVAL, which is not a refusal of the sandbox's).
+CORE_COOKIE = """
+import ctypes
+
+def core_cookie():
+    libc = ctypes.CDLL(None, use_errno=True)
+    found = {}
+    for name, command in (("create", 1), ("share_from", 3)):   # PR_SCHED_CORE_CREATE, _SHARE_FROM
+        ctypes.set_errno(0)
+        found[name] = [libc.prctl(62, command, 0, 0, 0), ctypes.get_errno()]   # this task, PIDTYPE_PID
+    return found
+"""
+
+
+def _cookie_refused(found) -> None:
+    assert all(result == -1 and err == errno.EPERM for result, err in found.values()), found
+
+
+@needs_bwrap
+def test_no_core_scheduling_cookie_idles_a_classmates_sibling_cpu(sandbox, worker_start):
+    from sandbox_helpers import notebook_json
+    box = sandbox({"codesign.py": CORE_COOKIE,
+                   "handout.ipynb": notebook_json(CORE_COOKIE, "found = core_cookie()")})
+    outcome = box.call("codesign", "core_cookie")
+    assert outcome.status == "ok", outcome
+    _cookie_refused(outcome.value)
+    notebook = box.run_notebook("handout.ipynb", ["found"])
+    assert notebook.status == "ok" and not notebook.cell_errors, notebook
+    _cookie_refused(notebook.variables["found"])
+
+
+@needs_rlimits
+def test_no_core_scheduling_cookie_under_rlimits(sandbox):
+    outcome = sandbox({"codesign.py": CORE_COOKIE}, isolation="rlimits").call("codesign", "core_cookie")
+    assert outcome.status == "ok", outcome
+    _cookie_refused(outcome.value)
