@@ -287,8 +287,14 @@ def _own_ipc(segment_bytes: int) -> bool:
     if _libc.unshare(_CLONE_NEWIPC) == 0:
         pages = max(1, segment_bytes // os.sysconf("SC_PAGE_SIZE"))
         for name, value in (("shmmax", segment_bytes), ("shmall", pages)):
-            with open(f"/proc/sys/kernel/{name}", "w", encoding="ascii") as setting:
-                setting.write(str(value))   # this namespace's own value; a failure ends the worker
+            try:
+                with open(f"/proc/sys/kernel/{name}", "w", encoding="ascii") as setting:
+                    setting.write(str(value))   # this namespace's own value
+            except OSError as exc:
+                # a read-only /proc/sys (a container given CAP_SYS_ADMIN): as before, the
+                # container's own memory limit is the bound; anything else ends the worker
+                if exc.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+                    raise
         return True
     err = ctypes.get_errno()
     if err in (errno.EPERM, errno.EINVAL, errno.ENOSYS):
