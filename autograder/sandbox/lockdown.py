@@ -59,7 +59,9 @@ fallback's plain start), it applies the same `Lockdown`, in this order:
    Unix, IPv4/6 and netlink (EAFNOSUPPORT): the network namespace confines those, not AF_VSOCK,
    which reaches the hypervisor and the host's VM sockets from any namespace, nor the rarely used
    families (AF_ALG, AF_TIPC, AF_RDS...) whose kernel code nothing here needs; and prctl
-   PR_SCHED_CORE (a core scheduling cookie keeps an SMT sibling, a classmate's CPU, idle).
+   PR_SCHED_CORE (a core scheduling cookie keeps an SMT sibling, a classmate's CPU, idle); and,
+   where no cgroup holds the sandbox and its IPC namespace has no bound of ours (bubblewrap's,
+   or none), shmget: a detached segment is memory no rlimit counts.
 
 Any step that does not take effect ends the worker (fail closed), but for the two a platform
 may not offer, as said in 1 and 7. The parent builds the spec
@@ -109,7 +111,7 @@ _ARCHES = {
                             "inotify_init": 253, "inotify_init1": 294, "inotify_add_watch": 254,
                             "pidfd_send_signal": 424, "pidfd_open": 434, "pidfd_getfd": 438,
                             "sched_setscheduler": 144, "sched_setattr": 314, "setpriority": 141,
-                            "memfd_create": 319, "memfd_secret": 447, "prctl": 157}),
+                            "memfd_create": 319, "memfd_secret": 447, "prctl": 157, "shmget": 29}),
     "aarch64": (0xC00000B7, {"clone": 220, "unshare": 97, "clone3": 435, "sched_setaffinity": 122, "socket": 198,
                              "add_key": 217, "request_key": 218, "keyctl": 219, "io_uring_setup": 425,
                              "io_uring_enter": 426, "io_uring_register": 427, "userfaultfd": 282,
@@ -117,7 +119,7 @@ _ARCHES = {
                              "inotify_init1": 26, "inotify_add_watch": 27,   # no inotify_init here
                              "pidfd_send_signal": 424, "pidfd_open": 434, "pidfd_getfd": 438,
                              "sched_setscheduler": 119, "sched_setattr": 274, "setpriority": 140,
-                             "memfd_create": 279, "memfd_secret": 447, "prctl": 167}),
+                             "memfd_create": 279, "memfd_secret": 447, "prctl": 167, "shmget": 194}),
 }
 # Refused outright (EPERM): see step 8 above.
 REFUSED_CALLS = ("sched_setaffinity", "keyctl", "add_key", "request_key", "io_uring_setup",
@@ -155,6 +157,7 @@ class Lockdown:
     scratch: dict | None = None
     own_network: bool = False          # a network namespace of its own (the uid fallback's)
     own_ipc: bool = False              # an IPC namespace of its own where the platform allows one
+    memory_group: bool = False         # a cgroup bounds the whole sandbox's memory, the kernel's too
 
     def to_config(self) -> dict:
         return asdict(self)
@@ -193,7 +196,7 @@ def apply(spec: dict) -> dict:
                 # sysfs lists the interfaces of the namespace that mounted it: the host's, with
                 # their addresses and traffic counters, until the sandbox mounts its own
                 _mount("sysfs", "/sys", "sysfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC | _MS_RDONLY)
-        own_ipc = bool(spec.get("own_ipc")) and _own_ipc(spec["file_bytes"])
+        own_ipc, segments_bounded = _own_ipc(spec["file_bytes"]) if spec.get("own_ipc") else (False, False)
         if own_ipc and private_scratch and os.path.isdir(_QUEUE_FOLDER):
             # a queue made through the folder lands in the namespace of its mount: the host's,
             # where a classmate graded at once opened it, until the folder shows this one's own
@@ -215,7 +218,8 @@ def apply(spec: dict) -> dict:
             _pin(spec["cpus"])
         _fresh_session_keyring()
         if spec.get("block_userns", True):
-            _install_filter()
+            # a detached SysV segment is memory no rlimit counts: refused where nothing bounds them
+            _install_filter(() if spec.get("memory_group") or segments_bounded else ("shmget",))
     except OSError as exc:
         sys.exit(f"sandbox worker: lockdown failed: {exc}")
     return {"private_scratch": private_scratch, "own_network": bool(spec.get("own_network")), "own_ipc": own_ipc,
@@ -278,9 +282,9 @@ def _own_proc() -> bool:
     return True
 
 
-def _own_ipc(segment_bytes: int) -> bool:
+def _own_ipc(segment_bytes: int) -> tuple[bool, bool]:
     """An IPC namespace of its own (needs CAP_SYS_ADMIN: before the switch), its SysV segments
-    bounded to `segment_bytes` in all; whether it was made. A detached segment's pages are in no
+    bounded to `segment_bytes` in all; (whether it was made, whether the bound was set). A detached segment's pages are in no
     process's address space, so RLIMIT_AS never counted them: where no cgroup holds the sandbox,
     a new namespace's default (no bound) let one call keep 2 GB after another until the machine
     ran out of memory."""
@@ -291,14 +295,15 @@ def _own_ipc(segment_bytes: int) -> bool:
                 with open(f"/proc/sys/kernel/{name}", "w", encoding="ascii") as setting:
                     setting.write(str(value))   # this namespace's own value
             except OSError as exc:
-                # a read-only /proc/sys (a container given CAP_SYS_ADMIN): as before, the
-                # container's own memory limit is the bound; anything else ends the worker
+                # a read-only /proc/sys (a container given CAP_SYS_ADMIN): segments are refused
+                # instead, unless a cgroup holds the sandbox; anything else ends the worker
                 if exc.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
                     raise
-        return True
+                return True, False
+        return True, True
     err = ctypes.get_errno()
     if err in (errno.EPERM, errno.EINVAL, errno.ENOSYS):
-        return False   # a container's profile: the grader removes the uid's objects instead
+        return False, False   # a container's profile: the grader removes the uid's objects instead
     raise OSError(err, "unshare(CLONE_NEWIPC)")
 
 
@@ -414,20 +419,20 @@ def _fresh_session_keyring() -> None:
             raise OSError(err, "could not join a session keyring of its own")
 
 
-def _install_filter() -> None:
+def _install_filter(also_refused: tuple[str, ...] = ()) -> None:
     arch, numbers = _ARCHES.get(platform.machine(), (None, None))
     if arch is None or sys.byteorder != "little":
         raise OSError(errno.ENOSYS, userns_filter_problem() or "no seccomp filter for this machine")
     if len(os.listdir("/proc/self/task")) != 1:
         raise OSError(errno.EBUSY, "the seccomp filter must be set while the worker has one thread")
-    program = _filter_program(arch, numbers)
+    program = _filter_program(arch, numbers, also_refused)
     buffer = ctypes.create_string_buffer(program)
     fprog = struct.pack("HxxxxxxQ", len(program) // 8, ctypes.addressof(buffer))
     if _libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.c_char_p(fprog), 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP)")
 
 
-def _filter_program(arch: int, numbers: dict[str, int]) -> bytes:
+def _filter_program(arch: int, numbers: dict[str, int], also_refused: tuple[str, ...] = ()) -> bytes:
     """The classic-BPF program: wrong architecture (i386 via int 0x80) -> killed; x32 -> EPERM;
     clone3 -> ENOSYS; REFUSED_CALLS -> EPERM; unshare/clone whose flags (first argument) hold
     CLONE_NEWUSER -> EPERM; socket of a family not in SOCKET_FAMILIES -> EAFNOSUPPORT; prctl of an
@@ -442,7 +447,7 @@ def _filter_program(arch: int, numbers: dict[str, int]) -> bytes:
         (ld_w_abs, None, None, 0),                      # the syscall number
         (jge, "eperm", None, _X32_BIT),
         (jeq, "enosys", None, numbers["clone3"]),
-        *((jeq, "eperm", None, numbers[name]) for name in REFUSED_CALLS if name in numbers),
+        *((jeq, "eperm", None, numbers[name]) for name in (*REFUSED_CALLS, *also_refused) if name in numbers),
         (jeq, "flags", None, numbers["unshare"]),
         (jeq, "flags", None, numbers["clone"]),
         (jeq, "family", None, numbers["socket"]),

@@ -78,7 +78,7 @@ class WorkerProcess:
             # The config (with the nonce) travels through a pipe the worker reads and closes before
             # any student code runs: nothing of it is left in argv, the environment or an open fd.
             return _config_pipe(json.dumps({
-                "channel_fd": channel_fd, "nonce": nonce, "lockdown": plan.lockdown(limits).to_config(),
+                "channel_fd": channel_fd, "nonce": nonce, "lockdown": plan.lockdown(limits, memory_group=cgroup.bounded).to_config(),
                 "result_bytes": limits.result_bytes, "factories": list(factories),
             }).encode())
 

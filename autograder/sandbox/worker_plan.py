@@ -61,15 +61,16 @@ class LaunchPlan:
             prefix[1:1] = ["--info-fd", str(info_fd)]
         return [*prefix, *command]
 
-    def lockdown(self, limits: Limits) -> Lockdown:
-        """What a worker of this plan applies to itself before any student code runs."""
+    def lockdown(self, limits: Limits, memory_group: bool = False) -> Lockdown:
+        """What a worker of this plan applies to itself before any student code runs;
+        `memory_group`: a cgroup bounds the sandbox's memory."""
         return Lockdown(memory_bytes=limits.memory_bytes, cpu_seconds=int(limits.cpu_seconds),
                         file_bytes=limits.file_bytes, nproc=self.nproc_limit(), drop_to=self.drop_to,
                         # bubblewrap ends the sandbox with the grader (--die-with-parent); the
                         # fallback's worker asks the kernel itself.
                         parent_pid=None if self.backend.dies_with_grader else os.getpid(),
                         cpus=self.cpus, scratch=self.scratch, own_network=self.new_network,
-                        own_ipc=self.new_ipc)
+                        own_ipc=self.new_ipc, memory_group=memory_group)
 
     def nproc_limit(self) -> int | None:
         """RLIMIT_NPROC for a worker starting now: `max_processes` beyond what the counted uid

@@ -121,3 +121,23 @@ def test_the_rlimits_fallback_holds_no_memory_in_memfds_or_detached_segments(san
     _refused(notebook.variables["found"])
     _refused(notebook.variables["secret"])
     assert notebook.variables["segments"][0] * (1 << 20) <= FAST.file_bytes, notebook.variables
+
+
+@needs_bwrap
+def test_without_a_cgroup_bubblewrap_holds_no_detached_segments(sandbox, monkeypatch):
+    """Bubblewrap's IPC namespace keeps the kernel's default bound on SysV shared memory, which is
+    none, and the worker cannot set another there (/proc/sys is read-only): where no cgroup holds
+    the sandbox (a grader with no group of its own), one call kept 512 MB of detached segments
+    under a 256 MB limit. There a segment is refused; with a cgroup the group is charged for it."""
+    from dataclasses import replace
+
+    from autograder.sandbox import cgroups
+    monkeypatch.setattr(cgroups, "create", lambda limits: None)   # no group could be made
+    box = sandbox({"codesign.py": HOLDER, "handout.ipynb": notebook_json(HOLDER, "segments = segments_held(512)")},
+                  limits=replace(FAST, memory_bytes=256 * 1024**2))
+    outcome = box.call("codesign", "segments_held", (512,))
+    assert outcome.status == "ok", outcome
+    _refused(outcome.value)
+    notebook = box.run_notebook("handout.ipynb", ["segments"])
+    assert notebook.status == "ok" and not notebook.cell_errors, notebook
+    _refused(notebook.variables["segments"])
