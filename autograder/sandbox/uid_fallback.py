@@ -157,12 +157,13 @@ def _private_scratch(private_dir: Path, limits: Limits) -> dict:
     (disk_budget.py)."""
     from .leftovers import world_writable_folders   # (leftovers imports this module)
     folders = [*HIDDEN_HOST_FOLDERS, *SHARED_SCRATCH]
-    others = [f for f in world_writable_folders()
-              if not any(Path(f) == Path(c) or Path(c) in Path(f).parents for c in folders)]
-    covered = [Path(f) for f in (*folders, *others)]
     needed = {Path(os.path.realpath(private_dir))} | {Path(os.path.realpath(p)) for p in
                                                       (sys.prefix, sys.base_prefix, sys.exec_prefix)}
     needed.add(Path(sys.executable).resolve().parent.parent)
+    # (not one inside what the worker needs: an empty folder there would break its start)
+    others = [f for f in world_writable_folders()
+              if not any(Path(f) == Path(c) or Path(c) in Path(f).parents for c in (*folders, *needed))]
+    covered = [Path(f) for f in (*folders, *others)]
     keep = sorted({str(p) for p in needed if any(f in p.parents for f in covered)})
     return {"folders": folders, "others": others, "keep": keep, "bytes": limits.file_bytes, "hide_processes": True,
             "disk": disk_budget.tmpfs_spec(private_dir, limits)}   # its own folder too (private_disk.py)
