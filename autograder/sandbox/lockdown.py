@@ -335,7 +335,10 @@ def _rlimits(spec: dict) -> None:
         resource.RLIMIT_AS: spec["memory_bytes"],
         resource.RLIMIT_CPU: spec["cpu_seconds"],
         resource.RLIMIT_FSIZE: spec["file_bytes"],
-        resource.RLIMIT_CORE: 0,
+        # 1, not 0: where core_pattern pipes dumps to a crash handler (apport, systemd-coredump)
+        # the kernel ignores a limit of 0 and runs the handler outside the sandbox's CPUs; a limit
+        # of 1 makes it skip piped dumps, and is below any core file's smallest size
+        resource.RLIMIT_CORE: 1,
         # the grader's own may be generous (`ulimit -r`, systemd's LimitRTPRIO): a real-time or
         # raised-priority spinner would starve its CPU, locked pages cannot be reclaimed
         resource.RLIMIT_RTPRIO: 0,

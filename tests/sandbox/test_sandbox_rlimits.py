@@ -47,6 +47,16 @@ CODE = {
         def sys_exit():
             sys.exit(1)
 
+        def abort():
+            os.abort()
+
+        def raise_core_limit():
+            try:
+                resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY,) * 2)
+            except (ValueError, OSError) as exc:
+                return type(exc).__name__, resource.getrlimit(resource.RLIMIT_CORE)
+            return "raised", resource.getrlimit(resource.RLIMIT_CORE)
+
         def huge():
             return np.ones(10**11)
 
@@ -84,7 +94,7 @@ def test_fallback_applies_rlimits_and_a_scrubbed_environment(sandbox, monkeypatc
     box = sandbox(CODE, **RL)
     limits = box.call("codesign", "limits").value
     assert limits == {"RLIMIT_AS": FAST.memory_bytes, "RLIMIT_CPU": FAST.cpu_seconds,
-                      "RLIMIT_FSIZE": FAST.file_bytes, "RLIMIT_CORE": 0}
+                      "RLIMIT_FSIZE": FAST.file_bytes, "RLIMIT_CORE": 1}
     env, cwd = box.call("codesign", "env").value
     assert cwd == str(box.workdir)
     assert "GRADER_SECRET" not in env and "NBGRADER_EXECUTION" not in env
@@ -103,6 +113,18 @@ def test_fallback_timeouts_and_crashes_recover(sandbox):
     crashed = box.call("codesign", "hard_exit")
     assert crashed.status == "crashed" and "exit status 5" in crashed.exc_message
     assert box.call("codesign", "sys_exit").exc_type == "SystemExit"
+    assert box.call("codesign", "ok", (1,)).value == 2
+
+
+@needs_rlimits
+def test_a_crash_dumps_no_core_and_the_limit_stays_at_one_byte(sandbox):
+    """A core limit of 1, not 0: where dumps are piped to a crash handler the kernel ignores 0
+    (the handler would run outside the sandbox's CPUs, once per crash); 1 skips piped dumps and is
+    below any core file's size. The student cannot raise it."""
+    box = sandbox(CODE, **RL)
+    assert box.call("codesign", "raise_core_limit").value == ("ValueError", (1, 1))
+    assert box.call("codesign", "abort").status == "crashed"
+    assert not [p for p in box.workdir.rglob("core*") if p.is_file()]
     assert box.call("codesign", "ok", (1,)).value == 2
 
 
