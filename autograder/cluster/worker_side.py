@@ -75,22 +75,56 @@ def isolation_problem(isolation: str, address: str, tls_key: str | None) -> str 
 def rlimits_problem(address: str, tls_key: str | None) -> str | None:
     """Under rlimits student code shares this machine's network: the worker's port must be TLS
     (mutual: no connection without a certificate the cluster's CA signed) and its key must not be
-    readable by student code (a file closed to every other uid, or a key held only in memory)."""
+    readable by student code (a file closed to every other uid, or a key held only in memory: inline, and no Dask config file other users can read holds it)."""
     if not address.startswith("tls://"):
         return (f"under rlimits student code shares this machine's network and {address} takes plain TCP "
                 f"(anyone who reaches it runs code as this worker's user): use bubblewrap, or a TLS cluster")
     if tls_key is None:
         return "under rlimits the worker's TLS key must be known (distributed.comm.tls.worker.key)"
     if "-----BEGIN" in tls_key:
-        return None   # given inline: held in memory, not in a file
+        # Given inline: in memory, unless it came from a Dask config file student code can read.
+        for path in _config_files_holding(tls_key):
+            problem = _open_to_others(path, f"Dask config file {path}, which holds the worker's TLS key,")
+            if problem:
+                return problem
+        return None
+    return _open_to_others(tls_key, f"the worker's TLS key {tls_key}")
+
+
+def _open_to_others(path, what: str) -> str | None:
+    """Why another uid (student code under rlimits) could read `path`, or None."""
     try:
-        info = os.stat(tls_key)
+        info = os.stat(path)
     except OSError as err:
-        return f"cannot inspect the worker's TLS key {tls_key}: {err.strerror}"
+        return f"cannot inspect {what}: {err.strerror}"
     if info.st_mode & (stat.S_IRWXG | stat.S_IRWXO) or info.st_uid != os.geteuid():
-        return (f"the worker's TLS key {tls_key} is readable by other users (mode {stat.filemode(info.st_mode)}): "
+        return (f"{what} is readable by other users (mode {stat.filemode(info.st_mode)}): "
                 f"student code could join the cluster; chmod 600 it, owned by the worker's user")
     return None
+
+
+def _config_files_holding(key: str) -> list:
+    """The YAML/JSON files Dask read its configuration from (dask.config.paths, where an inline key
+    is usually written, /etc/dask world-readable by default) that hold this key."""
+    import dask.config
+
+    wanted = "".join(key.split())
+    held = []
+    for path, config in dask.config.collect_yaml(dask.config.paths, return_paths=True):
+        if any("".join(value.split()) == wanted for value in _strings(config)):
+            held.append(path)
+    return held
+
+
+def _strings(value):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
 
 
 def _address(worker) -> str:

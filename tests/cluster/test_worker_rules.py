@@ -48,3 +48,25 @@ def test_the_kit_version_is_the_files_not_where_they_are(tmp_path):
     assert "\n" not in line and "worker tcp://10.0.0.5:40000" in line
     assert theirs["sources"] in line and ours["sources"] in line and "differ in sources" in line
     assert mismatch("worker tcp://10.0.0.5:40000", ours, dict(ours)) is None
+
+
+def test_an_inline_key_from_a_config_file_other_users_read_is_refused(tmp_path, monkeypatch):
+    """"Given inline" is held in memory only when no file student code can read holds it: Dask
+    reads an inline key from its YAML files (/etc/dask is world-readable by default), and under
+    rlimits student code runs as another uid on the worker's own files."""
+    import dask.config
+    import yaml
+
+    folder = tmp_path / "etc-dask"
+    folder.mkdir()
+    config = folder / "distributed.yaml"
+    config.write_text(yaml.safe_dump({"distributed": {"comm": {"tls": {"worker": {"key": KEY}}}}}))
+    config.chmod(0o644)
+    monkeypatch.setattr(dask.config, "paths", [str(folder)])
+    problem = rlimits_problem("tls://10.0.0.5:40000", KEY)
+    assert problem is not None and str(config) in problem and "readable by other users" in problem
+    config.chmod(0o600)
+    assert rlimits_problem("tls://10.0.0.5:40000", KEY) is None
+    config.chmod(0o644)
+    config.write_text(yaml.safe_dump({"distributed": {"comm": {"tls": {"ca-file": "/etc/dask/ca.pem"}}}}))
+    assert rlimits_problem("tls://10.0.0.5:40000", KEY) is None   # another file's key: not this one
