@@ -75,20 +75,46 @@ def isolation_problem(isolation: str, address: str, tls_key: str | None) -> str 
 def rlimits_problem(address: str, tls_key: str | None) -> str | None:
     """Under rlimits student code shares this machine's network: the worker's port must be TLS
     (mutual: no connection without a certificate the cluster's CA signed) and its key must not be
-    readable by student code (a file closed to every other uid, or a key held only in memory: inline, and no Dask config file other users can read holds it)."""
+    readable by student code (a file closed to every other uid, or a key held only in memory:
+    inline, and no Dask config file other users can read holds it); nor may any other TLS key
+    this machine's Dask config names (the scheduler's, a client's)."""
     if not address.startswith("tls://"):
         return (f"under rlimits student code shares this machine's network and {address} takes plain TCP "
                 f"(anyone who reaches it runs code as this worker's user): use bubblewrap, or a TLS cluster")
     if tls_key is None:
         return "under rlimits the worker's TLS key must be known (distributed.comm.tls.worker.key)"
-    if "-----BEGIN" in tls_key:
+    # Any key the cluster's CA signed joins the cluster: the scheduler's or a client's kept on this
+    # machine (a head node that is a worker too) counts as much as the worker's own.
+    for role, key in [("worker", tls_key), *_other_keys()]:
+        problem = _key_problem(key, role)
+        if problem:
+            return problem
+    return None
+
+
+def _key_problem(key: str, role: str) -> str | None:
+    if "-----BEGIN" in key:
         # Given inline: in memory, unless it came from a Dask config file student code can read.
-        for path in _config_files_holding(tls_key):
-            problem = _open_to_others(path, f"Dask config file {path}, which holds the worker's TLS key,")
+        for path in _config_files_holding(key):
+            problem = _open_to_others(path, f"Dask config file {path}, which holds the {role}'s TLS key,")
             if problem:
                 return problem
         return None
-    return _open_to_others(tls_key, f"the worker's TLS key {tls_key}")
+    return _open_to_others(key, f"the {role}'s TLS key {key}")
+
+
+def _other_keys() -> list[tuple[str, str]]:
+    """(role, key) of the scheduler's and the client's TLS keys this machine's Dask config names
+    (the certificate where it carries the key too)."""
+    import dask.config
+
+    keys = []
+    for role in ("scheduler", "client"):
+        key = dask.config.get(f"distributed.comm.tls.{role}.key", None) or \
+            dask.config.get(f"distributed.comm.tls.{role}.cert", None)
+        if key:
+            keys.append((role, key))
+    return keys
 
 
 def _open_to_others(path, what: str) -> str | None:

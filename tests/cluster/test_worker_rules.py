@@ -70,3 +70,22 @@ def test_an_inline_key_from_a_config_file_other_users_read_is_refused(tmp_path, 
     config.chmod(0o644)
     config.write_text(yaml.safe_dump({"distributed": {"comm": {"tls": {"ca-file": "/etc/dask/ca.pem"}}}}))
     assert rlimits_problem("tls://10.0.0.5:40000", KEY) is None   # another file's key: not this one
+
+
+def test_a_scheduler_or_client_key_other_users_read_is_refused_too(tmp_path):
+    """Any certificate the cluster's CA signed joins the cluster: a head node that is also a worker
+    keeps the scheduler's key, the instructor's machine a client's."""
+    import dask.config
+
+    worker_key = tmp_path / "worker.key"
+    worker_key.write_text(KEY)
+    worker_key.chmod(0o600)
+    for role in ("scheduler", "client"):
+        key = tmp_path / f"{role}.key"
+        key.write_text(KEY)
+        key.chmod(0o644)
+        with dask.config.set({f"distributed.comm.tls.{role}.key": str(key)}):
+            problem = rlimits_problem("tls://10.0.0.5:40000", str(worker_key))
+            assert problem is not None and f"the {role}'s TLS key {key}" in problem
+            key.chmod(0o600)
+            assert rlimits_problem("tls://10.0.0.5:40000", str(worker_key)) is None
