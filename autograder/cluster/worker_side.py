@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import stat
 import threading
+from pathlib import Path
 
 from autograder.cluster.errors import ClusterRefused
 from autograder.cluster.kit_version import kit_version, mismatch
@@ -69,7 +70,26 @@ def isolation_problem(isolation: str, address: str, tls_key: str | None) -> str 
         chosen = confinement.choose(isolation)
     except SandboxUnavailable as err:
         return str(err)
-    return None if chosen.sealed_network else rlimits_problem(address, tls_key)
+    return keys_in_sandbox_problem(tls_key) or (None if chosen.sealed_network else rlimits_problem(address, tls_key))
+
+
+def keys_in_sandbox_problem(tls_key: str | None) -> str | None:
+    """A sandbox sees the Python install read-only (bwrap.visible_host_paths): a TLS key kept there,
+    or a Dask config file holding one (sys.prefix/etc/dask is one of Dask's config folders), is
+    student code's to read and hand out in its output, whatever its network. Under a worker that
+    is not root the sandbox even runs as the worker's own uid, so mode 600 does not close it."""
+    from autograder.sandbox.bwrap import visible_host_paths
+
+    visible = [root.resolve() for root in visible_host_paths()]
+    for role, key in [("worker", tls_key), *_other_keys()] if tls_key else _other_keys():
+        for path in _config_files_holding(key) if "-----BEGIN" in key else [key]:
+            real = Path(path).resolve()
+            root = next((r for r in visible if real == r or r in real.parents), None)
+            if root is not None:
+                return (f"the {role}'s TLS key ({path}) lies in {root}, which every sandbox reads: student "
+                        f"code could hand it out in its output and join the cluster; keep keys and the Dask "
+                        f"config holding them outside it (e.g. ~/.config/dask, mode 600)")
+    return None
 
 
 def rlimits_problem(address: str, tls_key: str | None) -> str | None:

@@ -89,3 +89,37 @@ def test_a_scheduler_or_client_key_other_users_read_is_refused_too(tmp_path):
             assert problem is not None and f"the {role}'s TLS key {key}" in problem
             key.chmod(0o600)
             assert rlimits_problem("tls://10.0.0.5:40000", str(worker_key)) is None
+
+
+def test_a_key_in_what_every_sandbox_reads_is_refused_under_bubblewrap_too(tmp_path, monkeypatch):
+    """bubblewrap seals the network, not the Python install it binds read-only: a key kept there
+    (or a Dask config in sys.prefix/etc/dask holding one inline) leaves in a student's output."""
+    import dask.config
+    import yaml
+
+    from autograder.cluster.worker_side import isolation_problem
+    from autograder.sandbox import bwrap
+
+    install = tmp_path / "venv"
+    (install / "etc" / "dask").mkdir(parents=True)
+    monkeypatch.setattr(bwrap, "visible_host_paths", lambda: [install])
+    key = install / "etc" / "dask" / "worker.key"
+    key.write_text(KEY)
+    key.chmod(0o600)
+    problem = isolation_problem("bubblewrap", "tls://10.0.0.5:40000", str(key))
+    assert problem is not None and f"the worker's TLS key ({key}) lies in {install}" in problem
+
+    config = install / "etc" / "dask" / "distributed.yaml"
+    config.write_text(yaml.safe_dump({"distributed": {"comm": {"tls": {"client": {"key": KEY}}}}}))
+    config.chmod(0o600)
+    monkeypatch.setattr(dask.config, "paths", [str(config.parent)])
+    with dask.config.set({"distributed.comm.tls.client.key": KEY}):
+        problem = isolation_problem("bubblewrap", "tls://10.0.0.5:40000", None)
+    assert problem is not None and f"the client's TLS key ({config})" in problem
+
+    outside = tmp_path / "home" / "worker.key"
+    outside.parent.mkdir()
+    outside.write_text(KEY)
+    outside.chmod(0o600)
+    config.unlink()
+    assert isolation_problem("bubblewrap", "tls://10.0.0.5:40000", str(outside)) is None

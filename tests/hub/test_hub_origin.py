@@ -18,6 +18,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -118,6 +119,18 @@ def _server_of(user: str) -> tuple[int, int]:
     return pid, port
 
 
+def _answers(url: str, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=5):
+                return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
 def test_on_one_origin_a_student_who_takes_her_servers_port_answers_the_staff(hub):
     """Why the hub does not start on one origin unless the courses file accepts it
     (deploy/jupyterhub/user_origins.py): alice stops her own server and binds its port with a
@@ -134,15 +147,16 @@ def test_on_one_origin_a_student_who_takes_her_servers_port_answers_the_staff(hu
             pid, port = _server_of("alice")
             _as("alice", f"""mkdir -p ~/www/user/alice && cat > ~/www/user/alice/plot.html <<'EOF'
 {PAGE}EOF
-cd ~/www && kill {pid} && setsid nohup python3 -c '
+cd ~/www && kill -KILL {pid} && setsid nohup python3 -c '
 import http.server, time
-for _ in range(100):
+for _ in range(300):
     try:
         server = http.server.ThreadingHTTPServer(("127.0.0.1", {port}), http.server.SimpleHTTPRequestHandler)
         break
     except OSError:
         time.sleep(0.1)
 server.serve_forever()' >/dev/null 2>&1 &""")
+            _answers(f"http://127.0.0.1:{port}/user/alice/plot.html")
             teacher.goto(f"{hub.url}/user/alice/plot.html")
             teacher.click("#plot")
             stolen = _stolen(teacher)
