@@ -169,6 +169,13 @@ def _scratch_tmpfs(path: str, features: BwrapFeatures, limits: Limits) -> list[s
     return ["--tmpfs", path, "--chmod", "1777", path]
 
 
+def visible_host_paths() -> list[Path]:
+    """The host folders and files every sandbox sees, read-only: the system folders, /usr, a few
+    /etc files and the Python install (a secret kept in any of them is student code's to read)."""
+    system = [Path("/") / name for name in _SYSTEM_DIRS]
+    return [p for p in system if p.is_dir() and not p.is_symlink()] + [Path(src) for src, _ in _readonly_binds()]
+
+
 def _readonly_binds() -> list[tuple[str, str]]:
     """(host path, sandbox path) of /usr, /etc bits and the Python install, found from the
     running interpreter rather than hard-coded."""

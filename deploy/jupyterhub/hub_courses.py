@@ -53,6 +53,10 @@ class Hub:
     create_users: bool
     admins: tuple[str, ...]
     courses: tuple[Course, ...] = field(default_factory=tuple)
+    # Each user's server on its own subdomain of this address (user_origins.py), or none
+    # and every server on the hub's origin, which the file must say it accepts.
+    subdomain_host: str | None = None
+    shared_origin_accepted: bool = False
 
     def users(self) -> list[str]:
         """Every person who logs in (not the grader users, which run the services)."""
@@ -125,4 +129,20 @@ def load_hub(path: str | Path) -> Hub:
                state_dir=Path(data.get("state_dir", "/srv/jupyterhub")),
                exchange=Path(data.get("exchange", "/srv/nbgrader/exchange")),
                create_users=bool(data.get("create_users", False)),
-               admins=_names(data, "admins", path.name), courses=tuple(courses))
+               admins=_names(data, "admins", path.name), courses=tuple(courses),
+               subdomain_host=_subdomain_host(data.get("subdomain_host"), path.name),
+               shared_origin_accepted=_shared_origin(data.get("shared_origin", "refuse"), path.name))
+
+
+def _subdomain_host(value, where: str) -> str | None:
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str) or not re.fullmatch(r"https?://[a-z0-9.-]+(:[0-9]+)?", value):
+        raise CoursesError(f"{where}: subdomain_host must be an address like \"https://hub.example.edu\", not {value!r}")
+    return value
+
+
+def _shared_origin(value, where: str) -> bool:
+    if value not in ("refuse", "accept"):
+        raise CoursesError(f"{where}: shared_origin must be \"refuse\" or \"accept\", not {value!r}")
+    return value == "accept"

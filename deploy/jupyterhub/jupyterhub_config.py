@@ -16,6 +16,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hub_courses import load_hub  # noqa: E402
 from service_ports import refuse_held_ports, watch  # noqa: E402
+from user_origins import refuse_shared_origin  # noqa: E402
 
 c = get_config()  # noqa: F821  (provided by JupyterHub)
 
@@ -27,6 +28,9 @@ c.JupyterHub.bind_url = os.environ.get("CS349E_HUB_URL", "http://127.0.0.1:8000"
 c.JupyterHub.hub_bind_url = os.environ.get("CS349E_HUB_API_URL", "http://127.0.0.1:8081")
 c.ConfigurableHTTPProxy.api_url = os.environ.get("CS349E_HUB_PROXY_API_URL", "http://127.0.0.1:8001")
 c.JupyterHub.db_url = f"sqlite:///{HUB.state_dir / 'jupyterhub.sqlite'}"
+if HUB.subdomain_host:
+    # Each user's server on an origin of its own (user_origins.py): wildcard DNS and TLS.
+    c.JupyterHub.subdomain_host = HUB.subdomain_host
 c.JupyterHub.cookie_secret_file = str(HUB.state_dir / "jupyterhub_cookie_secret")
 c.ConfigurableHTTPProxy.pid_file = str(HUB.state_dir / "jupyterhub-proxy.pid")
 c.ConfigurableHTTPProxy.command = [os.environ.get("CS349E_HUB_PROXY", "configurable-http-proxy")]
@@ -45,7 +49,12 @@ c.JupyterHub.spawner_class = "jupyterhub.spawner.LocalProcessSpawner"
 c.Spawner.cmd = [str(BIN / "jupyterhub-singleuser")]
 c.Spawner.default_url = "/lab"
 c.Spawner.notebook_dir = "~"
-c.Spawner.environment = {"PATH": f"{BIN}:/usr/local/bin:/usr/bin:/bin"}
+# A user's server runs as she does and would read settings from her home: a
+# ~/.jupyter/jupyter_server_config.py may serve anyone who opens /user/<name>/... a page of hers
+# without a login (extra_static_paths), on the hub's origin when servers share it. Her server is
+# the kit's as installed: no settings, extensions or Python packages from her home.
+c.Spawner.disable_user_config = True
+c.Spawner.environment = {"PATH": f"{BIN}:/usr/local/bin:/usr/bin:/bin", "PYTHONNOUSERSITE": "1"}
 c.Spawner.start_timeout = 120
 c.Spawner.http_timeout = 120
 
@@ -90,6 +99,7 @@ c.JupyterHub.services = services
 # for its settings (tests/hub/test_hub_config.py).
 _hub = sys.modules.get("jupyterhub.app")
 if _hub is not None and _hub.JupyterHub.initialized():
+    refuse_shared_origin(HUB)
     refuse_held_ports(HUB.courses)
     watch(HUB.courses)
 

@@ -96,3 +96,41 @@ def test_the_course_folder_gets_every_file_of_the_kit_but_its_tests_and_a_course
     expected = {name for name in left_out if name.split("/")[0] in {"tests", "benchmarks", "artifacts"}}
     assert set(left_out) == expected, sorted(set(left_out) - expected)
     assert "autograder/nbgrader_bridge/templates/feedback/index.html.j2" not in left_out
+
+
+def test_a_users_server_reads_no_settings_from_her_home(monkeypatch):
+    """A ~/.jupyter/jupyter_server_config.py of a student's own would make her server serve pages
+    without a login on the hub's address (tests/hub/test_hub_origin.py runs it in a browser)."""
+    config = hub_config(monkeypatch, DEPLOY / "courses.toml")
+    assert config.Spawner.disable_user_config is True
+    assert config.Spawner.environment["PYTHONNOUSERSITE"] == "1"
+
+
+def test_the_hub_starts_on_one_origin_only_where_the_courses_file_accepts_it(tmp_path, monkeypatch, capsys):
+    """Every user's server on the hub's origin lets a student who takes her server's port serve the
+    instructor a page that runs with the instructor's session: refused unless the file says so."""
+    from user_origins import refuse_shared_origin, shared_origin_problem
+
+    text = (DEPLOY / "courses.toml").read_text()
+    shipped = load_hub(DEPLOY / "courses.toml")
+    assert shared_origin_problem(shipped) is not None and not shipped.shared_origin_accepted
+    with pytest.raises(SystemExit):
+        refuse_shared_origin(shipped)
+    assert "not starting the hub" in capsys.readouterr().err
+
+    accepted = tmp_path / "accepted.toml"
+    accepted.write_text('shared_origin = "accept"\n' + text)
+    refuse_shared_origin(load_hub(accepted))
+    assert "WARNING" in capsys.readouterr().err
+
+    subdomains = tmp_path / "subdomains.toml"
+    subdomains.write_text('subdomain_host = "https://hub.example.edu"\n' + text)
+    hub = load_hub(subdomains)
+    assert shared_origin_problem(hub) is None
+    monkeypatch.setenv("CS349E_HUB_COURSES", str(subdomains))
+    assert hub_config(monkeypatch, subdomains).JupyterHub.subdomain_host == "https://hub.example.edu"
+
+    wrong = tmp_path / "wrong.toml"
+    wrong.write_text('shared_origin = "yes"\n' + text)
+    with pytest.raises(CoursesError, match="shared_origin must be"):
+        load_hub(wrong)
