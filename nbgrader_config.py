@@ -130,6 +130,10 @@ c.HTMLExporter.filters = {
 # (autograder/nbgrader_bridge/formgrader_files.py; only in formgrader's own server, which reads this file).
 from autograder.nbgrader_bridge.formgrader_files import sandbox_submission_files  # noqa: E402
 sandbox_submission_files()
+# formgrader's own pages (gradebook, manage students, ...) write the ids of their URL into the page
+# without escaping: every value they are given is escaped (autograder/nbgrader_bridge/formgrader_pages.py).
+from autograder.nbgrader_bridge.formgrader_pages import escape_formgrader_pages  # noqa: E402
+escape_formgrader_pages()
 
 # ------------------------------------------------------------------ the exchange (release, collect)
 # Where it is and how to create it on a server: docs/exchange.md. Students' fetch and submit are
