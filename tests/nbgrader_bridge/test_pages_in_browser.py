@@ -555,6 +555,34 @@ def test_a_students_html_cannot_push_the_next_score_box_away(config, page, where
     assert not attacked["covered"], attacked
 
 
+# A code cell's input is shown whole (the release's largest is 100 lines), within CODE_LINES lines' height.
+CODE_LINES = 150
+
+
+@pytest.mark.parametrize("page", ["feedback", "formgrade"])
+def test_a_students_code_cannot_push_the_next_score_box_away(config, page, tmp_path, monkeypatch):
+    """Before: a code cell of 150,000 lines (900 KB, within what a page shows) pushed the next item's
+    score box 2.4 million px down. Now a cell's input is scrolled inside past CODE_LINES lines."""
+    import json
+
+    from bs4 import BeautifulSoup
+
+    def score_box(source: str, tag: str) -> dict:
+        notebook = _graded_notebook()
+        grade_id = notebook.cells[3].metadata["nbgrader"]["grade_id"]
+        notebook.cells[2].source, notebook.cells[2].outputs = source, []
+        monkeypatch.setattr(sys.modules[__name__], "_graded_notebook", lambda: notebook)
+        path = tmp_path / f"{page}-{tag}.html"
+        html = (_feedback_html if page == "feedback" else _formgrade_html)(config)
+        path.write_text(html.replace("</body>", _MEASURE % json.dumps(grade_id), 1), encoding="utf-8")
+        return json.loads(BeautifulSoup(dump_dom(path, tmp_path / f"profile-{tag}", WINDOW), "html.parser").html["data-layout"])
+
+    attacked, baseline = score_box("x = 1\n" * 150_000, "long"), score_box("x = 1\n", "short")
+    em = baseline["em"]
+    assert abs(attacked["top"] - baseline["top"]) <= (CODE_LINES * 1.25 + 1) * em, (attacked, baseline)
+    assert abs(attacked["left"] - baseline["left"]) <= em and not attacked["covered"], (attacked, baseline)
+
+
 def test_align_is_kept_only_as_a_table_cells_alignment():
     from autograder.nbgrader_bridge.safe_html import clean_html
     cleaned = clean_html('<table align="left"><tr><td align="right">1</td><th align="center">h</th></tr></table>'
@@ -782,3 +810,4 @@ def test_a_raw_cell_a_student_marks_as_html_is_cleaned_like_an_output(config, pa
     path.write_text(html, encoding="utf-8")
     assert_inert(dump_dom(path, tmp_path / "profile"), must_show="a link",
                  page_handlers=FORMGRADE_HANDLERS if page == "formgrade" else ())
+
