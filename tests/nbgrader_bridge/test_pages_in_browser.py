@@ -811,3 +811,23 @@ def test_a_raw_cell_a_student_marks_as_html_is_cleaned_like_an_output(config, pa
     assert_inert(dump_dom(path, tmp_path / "profile"), must_show="a link",
                  page_handlers=FORMGRADE_HANDLERS if page == "formgrade" else ())
 
+
+@pytest.mark.parametrize("page", ["feedback", "formgrade"])
+def test_a_cells_metadata_cannot_hide_it_or_its_score_box_from_the_page(config, page, monkeypatch):
+    """nbconvert leaves out every cell whose metadata says `transient: {remove_source: true}`, and
+    autograde keeps a student's cell metadata: on their answer it hid the answer with its score box,
+    on their own code cell the code the TA reviews, on a grade cell (the release restores its source
+    and nbgrader's metadata, not this) formgrader's score box of that item."""
+    from bs4 import BeautifulSoup
+    notebook = _graded_notebook()
+    notebook.cells[1].source = "my hidden answer"
+    notebook.cells[2].source = "my_hidden_code()"
+    for cell in notebook.cells[1:]:
+        cell.metadata["transient"] = {"remove_source": True}
+    grade_id = notebook.cells[3].metadata["nbgrader"]["grade_id"]
+    monkeypatch.setattr(sys.modules[__name__], "_graded_notebook", lambda: notebook)
+    soup = BeautifulSoup((_feedback_html if page == "feedback" else _formgrade_html)(config), "html.parser")
+    shown = soup.get_text()
+    assert "my hidden answer" in shown and "my_hidden_code()" in shown and 'check("' in shown
+    if page == "formgrade":
+        assert soup.find("input", id=grade_id) and soup.find("input", id="q20"), "a score box is missing"
