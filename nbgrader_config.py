@@ -115,9 +115,11 @@ c.HTMLExporter.sanitize_html = True
 # Both pages show at most 1,000 cells (every cell the release made, then the student's own in order):
 # each costs a page about 0.5 ms whatever it holds (autograder/nbgrader_bridge/page_cells.py). Autograde
 # writes autograded/ bounded the same way; this bounds a page of a notebook autograded otherwise.
-# No cell's metadata leaves it (or its score box) out of the page (autograder/nbgrader_bridge/shown_cells.py).
+# No cell's metadata leaves it (or its score box) out of the page (autograder/nbgrader_bridge/shown_cells.py),
+# and no output's metadata is written into it (output_metadata.py).
 c.HTMLExporter.preprocessors = ["autograder.nbgrader_bridge.page_cells.BoundStudentCells",
-                                "autograder.nbgrader_bridge.shown_cells.ShowEveryCell"]
+                                "autograder.nbgrader_bridge.shown_cells.ShowEveryCell",
+                                "autograder.nbgrader_bridge.output_metadata.DropOutputMetadata"]
 # nbconvert checks the whole notebook after each of its dozen preprocessors; once, after the last, is enough.
 c.HTMLExporter.optimistic_validation = True
 c.HTMLExporter.filters = {

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from browser import _RUN as _RUN_ATTRIBUTE
 from browser import CHROMIUM, FLAGS, PAYLOAD, assert_inert, dump_dom
 from process_state import process_state_restored
 from traitlets.config import Config
@@ -831,3 +832,29 @@ def test_a_cells_metadata_cannot_hide_it_or_its_score_box_from_the_page(config, 
     assert "my hidden answer" in shown and "my_hidden_code()" in shown and 'check("' in shown
     if page == "formgrade":
         assert soup.find("input", id=grade_id) and soup.find("input", id="q20"), "a score box is missing"
+
+
+@pytest.mark.parametrize("page", ["feedback", "formgrade"])
+def test_an_outputs_metadata_sets_no_attribute_address_or_frame_in_the_page(config, page, tmp_path, monkeypatch):
+    """nbconvert writes an output's metadata into the page outside the cleaner: an image's width
+    unquoted (`1 onerror=…` became an event handler), its `filenames` entry as the image's address
+    (a request to the student's server, or with the TA's cookies to the hub, as the page opened) and
+    `isolated` HTML as a frame. Autograde keeps no output's metadata; the pages keep none either."""
+    from bs4 import BeautifulSoup
+    run = _RUN_ATTRIBUTE.replace("'", "`").format("width")
+    notebook = _graded_notebook()
+    notebook.cells[2].outputs = [
+        nbformat.v4.new_output("display_data", data={"image/png": _png(1, 1).split(",", 1)[1], "text/plain": "x"},
+                               metadata={"image/png": {"width": f"1 onerror={run}", "height": "1 onload=x()"},
+                                         "filenames": {"image/png": "http://127.0.0.1:9/pixel"}}),
+        nbformat.v4.new_output("display_data", data={"text/html": "<b>isolated</b>", "text/plain": "x"},
+                               metadata={"text/html": {"isolated": True}})]
+    monkeypatch.setattr(sys.modules[__name__], "_graded_notebook", lambda: notebook)
+    html = (_feedback_html if page == "feedback" else _formgrade_html)(config)
+    soup = BeautifulSoup(html, "html.parser")
+    assert not soup.find("iframe") and "isolated" in soup.get_text()
+    sources = [img.get("src", "") for img in soup.find_all("img")]
+    assert "data:image/png" in " ".join(sources) and not [s for s in sources if s and not s.startswith("data:image/")]
+    path = tmp_path / f"{page}.html"
+    path.write_text(html, encoding="utf-8")
+    assert_inert(dump_dom(path, tmp_path / "profile"), page_handlers=FORMGRADE_HANDLERS if page == "formgrade" else ())
