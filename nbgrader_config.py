@@ -115,7 +115,11 @@ c.HTMLExporter.sanitize_html = True
 # Both pages show at most 1,000 cells (every cell the release made, then the student's own in order):
 # each costs a page about 0.5 ms whatever it holds (autograder/nbgrader_bridge/page_cells.py). Autograde
 # writes autograded/ bounded the same way; this bounds a page of a notebook autograded otherwise.
-c.HTMLExporter.preprocessors = ["autograder.nbgrader_bridge.page_cells.BoundStudentCells"]
+# No cell's metadata leaves it (or its score box) out of the page (autograder/nbgrader_bridge/shown_cells.py),
+# and no output's metadata is written into it (output_metadata.py).
+c.HTMLExporter.preprocessors = ["autograder.nbgrader_bridge.page_cells.BoundStudentCells",
+                                "autograder.nbgrader_bridge.shown_cells.ShowEveryCell",
+                                "autograder.nbgrader_bridge.output_metadata.DropOutputMetadata"]
 # nbconvert checks the whole notebook after each of its dozen preprocessors; once, after the last, is enough.
 c.HTMLExporter.optimistic_validation = True
 c.HTMLExporter.filters = {
@@ -130,6 +134,10 @@ c.HTMLExporter.filters = {
 # (autograder/nbgrader_bridge/formgrader_files.py; only in formgrader's own server, which reads this file).
 from autograder.nbgrader_bridge.formgrader_files import sandbox_submission_files  # noqa: E402
 sandbox_submission_files()
+# formgrader's own pages (gradebook, manage students, ...) write the ids of their URL into the page
+# without escaping: every value they are given is escaped (autograder/nbgrader_bridge/formgrader_pages.py).
+from autograder.nbgrader_bridge.formgrader_pages import escape_formgrader_pages  # noqa: E402
+escape_formgrader_pages()
 
 # ------------------------------------------------------------------ the exchange (release, collect)
 # Where it is and how to create it on a server: docs/exchange.md. Students' fetch and submit are

@@ -1,7 +1,9 @@
 """formgrader serves the files of a student's autograded/ folder from the instructor's own origin
 (<base>/formgrader/submissions/<id>/<file>): a page or picture a student handed in must not run
 there. A real Jupyter server with nbgrader's formgrader, started in a copy of the course, as a
-TA's JupyterLab (or the hub's formgrader service) runs it; each file opened in headless Chromium."""
+TA's JupyterLab (or the hub's formgrader service) runs it; each file opened in headless Chromium.
+formgrader's own pages, opened by a link a student sends, and its view of the student's submission
+under the name the student chose: nothing of either runs."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from browser import CHROMIUM, FLAGS, _RUN, assert_inert
+from browser import CHROMIUM, FLAGS, NAME_PAYLOAD, _RUN, assert_inert
 from course_copy import clean_env, copy_course
 
 pytest.importorskip("nbgrader")
@@ -49,13 +51,16 @@ def formgrader(tmp_path_factory):
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         gb.add_assignment(ASSIGNMENT)
         gb.add_notebook("handout", ASSIGNMENT)
-        gb.add_student(STUDENT)
+        # a name the student chose in the LMS, imported with `nbgrader db student import`
+        gb.add_student(STUDENT, first_name=NAME_PAYLOAD, last_name=NAME_PAYLOAD.replace("name", "last"))
         gb.add_submission(ASSIGNMENT, STUDENT)
         submission = gb.find_submission_notebook("handout", ASSIGNMENT, STUDENT).id
     folder = course / "autograded" / STUDENT / ASSIGNMENT
     folder.mkdir(parents=True)
     for name, text in FILES.items():
         (folder / name).write_text(text)
+    import nbformat     # the notebook formgrader shows (with the student's name over it)
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("my answer")]), folder / "handout.ipynb")
     port = _free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "jupyter_server", f"--ServerApp.port={port}", "--ServerApp.ip=127.0.0.1",
@@ -107,3 +112,68 @@ def test_nothing_a_handed_in_page_holds_runs_when_a_ta_opens_it(formgrader, name
     assert root is not None and not root.has_attr("data-pwned"), root.get("data-pwned")
     if name.endswith(".html"):
         assert_inert(done.stdout, must_show="my report")
+
+
+# formgrader's own pages (Jinja templates without autoescaping) write the ids of their URL's path
+# into the page, and its view of a submission the student's name from the gradebook: a link a
+# student sends the TA ("my grade looks wrong: <link>") is a page of the TA's own origin.
+PAGE_PATHS = {
+    "gradebook": "/formgrader/gradebook/{payload}",
+    "gradebook notebook": f"/formgrader/gradebook/{ASSIGNMENT}/{{payload}}",
+    "manage submissions": "/formgrader/manage_submissions/{payload}",
+    "manage student": "/formgrader/manage_students/{payload}",
+    "manage student notebook": f"/formgrader/manage_students/{STUDENT}/{{payload}}",
+    "submission": "/formgrader/submissions/{submission}/",       # the student's name, from the gradebook
+}
+
+
+# formgrader's own buttons, not anything a student wrote
+FORMGRADERS_OWN_HANDLERS = {"toggle_name(true);", "toggle_name(false);", "toggleAllNames()"}
+
+
+@pytest.mark.parametrize("page", sorted(PAGE_PATHS))
+def test_nothing_a_link_or_a_students_name_holds_runs_in_formgraders_pages(formgrader, page, tmp_path):
+    """Before: /formgrader/gradebook/<img src=x onerror=...> ran the student's script as the TA's
+    Jupyter session, and so did a name the student chose in the LMS on formgrader's view of their
+    submission."""
+    from urllib.parse import quote
+
+    from bs4 import BeautifulSoup
+    url, submission = formgrader
+    if CHROMIUM is None:
+        pytest.skip("chromium is not installed (apt-get install -y chromium; .ci/run installs it)")
+    path = PAGE_PATHS[page].format(payload=quote(NAME_PAYLOAD, safe=""), submission=submission)
+    flags = [f for f in FLAGS if not f.startswith("--host-resolver-rules")] + [
+        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]
+    done = subprocess.run([CHROMIUM, *flags, f"--user-data-dir={tmp_path}", "--dump-dom", f"{url}{path}?token={TOKEN}"],
+                          capture_output=True, text=True, timeout=120, check=True, start_new_session=True)
+    assert "formgrader" in done.stdout.lower()            # formgrader's page, not an error of the server
+    assert_inert(done.stdout, page_handlers=FORMGRADERS_OWN_HANDLERS)
+    if page == "submission":
+        assert "my answer" in done.stdout                 # the submission's view, its name as text
+        assert NAME_PAYLOAD in BeautifulSoup(done.stdout, "html.parser").get_text()
+
+
+@pytest.mark.parametrize("path, api", [
+    (f"/formgrader/gradebook/{ASSIGNMENT}/handout", f"/formgrader/api/submitted_notebooks/{ASSIGNMENT}/handout"),
+    (f"/formgrader/manage_students/{STUDENT}", f"/formgrader/api/student_submissions/{STUDENT}"),
+    (f"/formgrader/manage_submissions/{ASSIGNMENT}", f"/formgrader/api/submissions/{ASSIGNMENT}"),
+])
+def test_formgraders_pages_still_work_with_their_values_escaped(formgrader, path, api):
+    """Escaped, each page's script still reads its ids (a `<script>` string) and asks formgrader's
+    API for what the gradebook holds of them."""
+    from playwright.sync_api import sync_playwright
+
+    from browser import CHROMIUM_FLAGS
+    url, _ = formgrader
+    if CHROMIUM is None:
+        pytest.skip("chromium is not installed (apt-get install -y chromium; .ci/run installs it)")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=list(CHROMIUM_FLAGS))
+        try:
+            page = browser.new_page(extra_http_headers={"Authorization": f"token {TOKEN}"})   # its API calls too
+            with page.expect_response(lambda reply: reply.url == f"{url}{api}", timeout=60_000) as reply:
+                page.goto(f"{url}{path}")
+            assert reply.value.status == 200
+        finally:
+            browser.close()

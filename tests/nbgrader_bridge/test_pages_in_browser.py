@@ -13,6 +13,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from browser import _RUN as _RUN_ATTRIBUTE
 from browser import CHROMIUM, FLAGS, PAYLOAD, assert_inert, dump_dom
 from process_state import process_state_restored
 from traitlets.config import Config
@@ -555,6 +556,34 @@ def test_a_students_html_cannot_push_the_next_score_box_away(config, page, where
     assert not attacked["covered"], attacked
 
 
+# A code cell's input is shown whole (the release's largest is 100 lines), within CODE_LINES lines' height.
+CODE_LINES = 150
+
+
+@pytest.mark.parametrize("page", ["feedback", "formgrade"])
+def test_a_students_code_cannot_push_the_next_score_box_away(config, page, tmp_path, monkeypatch):
+    """Before: a code cell of 150,000 lines (900 KB, within what a page shows) pushed the next item's
+    score box 2.4 million px down. Now a cell's input is scrolled inside past CODE_LINES lines."""
+    import json
+
+    from bs4 import BeautifulSoup
+
+    def score_box(source: str, tag: str) -> dict:
+        notebook = _graded_notebook()
+        grade_id = notebook.cells[3].metadata["nbgrader"]["grade_id"]
+        notebook.cells[2].source, notebook.cells[2].outputs = source, []
+        monkeypatch.setattr(sys.modules[__name__], "_graded_notebook", lambda: notebook)
+        path = tmp_path / f"{page}-{tag}.html"
+        html = (_feedback_html if page == "feedback" else _formgrade_html)(config)
+        path.write_text(html.replace("</body>", _MEASURE % json.dumps(grade_id), 1), encoding="utf-8")
+        return json.loads(BeautifulSoup(dump_dom(path, tmp_path / f"profile-{tag}", WINDOW), "html.parser").html["data-layout"])
+
+    attacked, baseline = score_box("x = 1\n" * 150_000, "long"), score_box("x = 1\n", "short")
+    em = baseline["em"]
+    assert abs(attacked["top"] - baseline["top"]) <= (CODE_LINES * 1.25 + 1) * em, (attacked, baseline)
+    assert abs(attacked["left"] - baseline["left"]) <= em and not attacked["covered"], (attacked, baseline)
+
+
 def test_align_is_kept_only_as_a_table_cells_alignment():
     from autograder.nbgrader_bridge.safe_html import clean_html
     cleaned = clean_html('<table align="left"><tr><td align="right">1</td><th align="center">h</th></tr></table>'
@@ -782,3 +811,50 @@ def test_a_raw_cell_a_student_marks_as_html_is_cleaned_like_an_output(config, pa
     path.write_text(html, encoding="utf-8")
     assert_inert(dump_dom(path, tmp_path / "profile"), must_show="a link",
                  page_handlers=FORMGRADE_HANDLERS if page == "formgrade" else ())
+
+
+@pytest.mark.parametrize("page", ["feedback", "formgrade"])
+def test_a_cells_metadata_cannot_hide_it_or_its_score_box_from_the_page(config, page, monkeypatch):
+    """nbconvert leaves out every cell whose metadata says `transient: {remove_source: true}`, and
+    autograde keeps a student's cell metadata: on their answer it hid the answer with its score box,
+    on their own code cell the code the TA reviews, on a grade cell (the release restores its source
+    and nbgrader's metadata, not this) formgrader's score box of that item."""
+    from bs4 import BeautifulSoup
+    notebook = _graded_notebook()
+    notebook.cells[1].source = "my hidden answer"
+    notebook.cells[2].source = "my_hidden_code()"
+    for cell in notebook.cells[1:]:
+        cell.metadata["transient"] = {"remove_source": True}
+    grade_id = notebook.cells[3].metadata["nbgrader"]["grade_id"]
+    monkeypatch.setattr(sys.modules[__name__], "_graded_notebook", lambda: notebook)
+    soup = BeautifulSoup((_feedback_html if page == "feedback" else _formgrade_html)(config), "html.parser")
+    shown = soup.get_text()
+    assert "my hidden answer" in shown and "my_hidden_code()" in shown and 'check("' in shown
+    if page == "formgrade":
+        assert soup.find("input", id=grade_id) and soup.find("input", id="q20"), "a score box is missing"
+
+
+@pytest.mark.parametrize("page", ["feedback", "formgrade"])
+def test_an_outputs_metadata_sets_no_attribute_address_or_frame_in_the_page(config, page, tmp_path, monkeypatch):
+    """nbconvert writes an output's metadata into the page outside the cleaner: an image's width
+    unquoted (`1 onerror=…` became an event handler), its `filenames` entry as the image's address
+    (a request to the student's server, or with the TA's cookies to the hub, as the page opened) and
+    `isolated` HTML as a frame. Autograde keeps no output's metadata; the pages keep none either."""
+    from bs4 import BeautifulSoup
+    run = _RUN_ATTRIBUTE.replace("'", "`").format("width")
+    notebook = _graded_notebook()
+    notebook.cells[2].outputs = [
+        nbformat.v4.new_output("display_data", data={"image/png": _png(1, 1).split(",", 1)[1], "text/plain": "x"},
+                               metadata={"image/png": {"width": f"1 onerror={run}", "height": "1 onload=x()"},
+                                         "filenames": {"image/png": "http://127.0.0.1:9/pixel"}}),
+        nbformat.v4.new_output("display_data", data={"text/html": "<b>isolated</b>", "text/plain": "x"},
+                               metadata={"text/html": {"isolated": True}})]
+    monkeypatch.setattr(sys.modules[__name__], "_graded_notebook", lambda: notebook)
+    html = (_feedback_html if page == "feedback" else _formgrade_html)(config)
+    soup = BeautifulSoup(html, "html.parser")
+    assert not soup.find("iframe") and "isolated" in soup.get_text()
+    sources = [img.get("src", "") for img in soup.find_all("img")]
+    assert "data:image/png" in " ".join(sources) and not [s for s in sources if s and not s.startswith("data:image/")]
+    path = tmp_path / f"{page}.html"
+    path.write_text(html, encoding="utf-8")
+    assert_inert(dump_dom(path, tmp_path / "profile"), page_handlers=FORMGRADE_HANDLERS if page == "formgrade" else ())
