@@ -95,7 +95,8 @@ def _read_class(folder: Path, assignment: str):
     - grade's OUT folder and pregrade's .pinned_results/<assignment>/: results/<student>.json, whose
       record must be that student's (and, pinned, the one its manifest names by hash);
     - any other folder: its own *.json files and <folder>/<one level>/results.json (Gradescope's
-      export: one folder per submission), never deeper: a student's upload lies beside them.
+      export: one folder per submission), never deeper: a student's upload lies beside them, so
+      only a record with the grader's seal (engine/record_seal.py) counts there.
     A file that is not such a record is skipped; one filed under another student's name, or a
     student with two records, is a note (that student is not compared, whose keys still count as
     a classmate's), never the end of the report. `problems` stop it: no folder, no result at all."""
@@ -106,6 +107,7 @@ def _read_class(folder: Path, assignment: str):
 
     from autograder.views.answer_matches import student_of
     from autograder.engine.outputs import RESULTS_DIR, read_result
+    from autograder.engine.record_seal import sealed
 
     if not folder.is_dir():
         return [], [], [f"results folder {folder} does not exist"], []
@@ -130,6 +132,11 @@ def _read_class(folder: Path, assignment: str):
             continue                      # a link or a pipe is no file the grader wrote
         result = read_result(path)
         if result is None or result.assignment != assignment:
+            continue
+        if not named and not sealed(assignment, json.loads(path.read_text(encoding="utf-8"))):
+            # beside a student's upload: it may be the student's own file, a record they wrote
+            notes.append((path.parent.name, f"{path} is not sealed by the grader (a student's file, or written "
+                                            f"before results were sealed: grade again): left out"))
             continue
         student = student_of(result)
         if named and result.student != path.stem:

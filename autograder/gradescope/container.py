@@ -26,8 +26,8 @@ class GradingRefused(GradingFailed):
 
 
 def protect_secrets(assignment: str, root: Path) -> None:
-    """Close the unpacked bundle (the reference, the hidden tests) and the results folder to
-    every uid but root's.
+    """Close the unpacked bundle (the reference, the hidden tests), the results folder and
+    submission_metadata.json to every uid but root's.
 
     Under bubblewrap the student's worker never sees /autograder at all. A bundle built with
     --isolation rlimits runs the worker on the same filesystem as an unprivileged uid: there
@@ -39,6 +39,11 @@ def protect_secrets(assignment: str, root: Path) -> None:
     (root / "results").mkdir(parents=True, exist_ok=True)
     for path in (SOURCE_ROOT, SOURCE_ROOT / "solutions", SOURCE_ROOT / "autograder" / assignment, root / "results"):
         path.chmod(0o700)
+    # Gradescope's metadata lists the previous submissions with their whole results (feedback not
+    # yet published) and a group's members: the runner alone reads it
+    metadata = root / "submission_metadata.json"
+    if metadata.is_file() and not metadata.is_symlink():
+        metadata.chmod(0o600)
 
 
 def container_isolation(requested: str) -> tuple[str, str | None]:

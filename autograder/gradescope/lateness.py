@@ -25,17 +25,25 @@ def submission_times(root: Path) -> tuple[str | None, str | None]:
         return None, None
     if not isinstance(data, dict):
         return None, None
-    users = data.get("users") if isinstance(data.get("users"), list) else []
-    dues = [u.get("assignment", {}).get("due_date") for u in users if isinstance(u, dict)
-            and isinstance(u.get("assignment"), dict)]
+    users = [u for u in data.get("users", []) if isinstance(u, dict)] if isinstance(data.get("users"), list) else []
     assignment = data.get("assignment") if isinstance(data.get("assignment"), dict) else {}
-    due = next((d for d in dues if d), None) or assignment.get("due_date")
-    return _iso(data.get("created_at")), _iso(due)
+    default = _iso(assignment.get("due_date"))
+    # An extension is its own student's: a group (the uploader adds its members) is due when its
+    # earliest member is, so adding a classmate with an extension lends it to no one.
+    dues = [_iso(u["assignment"].get("due_date")) if isinstance(u.get("assignment"), dict) else None
+            for u in users]
+    dues = [due or default for due in dues] or [default]
+    known = [due for due in dues if due]
+    return _iso(data.get("created_at")), min(known, key=_instant) if known else None
 
 
 def write_timestamp(folder: Path, created_at: str | None) -> None:
     if created_at:
         (folder / TIMESTAMP_FILE).write_text(created_at + "\n", encoding="utf-8")
+
+
+def _instant(iso: str):
+    return parse_time(iso, METADATA)
 
 
 def _iso(value) -> str | None:

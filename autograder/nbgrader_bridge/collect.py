@@ -116,7 +116,28 @@ class LmsFileNameCollector(FileNameCollectorPlugin):
         user = re.match(re.escape(info["student_id"]) + CANVAS_USER, lms_name)
         if user:
             info["lms_user"] = user[1]
+        other = self._shortest_prefix_reading(lms_name, match)
+        if other is not None:
+            info["ambiguous"] = other
         return info
+
+    def _shortest_prefix_reading(self, lms_name: str, match: re.Match) -> str | None:
+        """Why the name is ambiguous, or None. The LMS writes its prefix before the file name the student
+        chose, so the prefix is the shortest one the pattern accepts before that file's name; a pattern
+        (a leading greedy `.*`) that read the student or the time from further on read the student's text."""
+        file_id = match.group("file_id") or ""
+        for end in range(match.start("file_id") + 1):
+            first = re.match(self.named_regexp, lms_name[:end] + file_id)
+            if first is None or first.start("file_id") != end:   # not a reading with the file's name after `end`
+                continue
+            ours = (match.group("student_id"), match.groupdict().get("timestamp"))
+            theirs = (first.group("student_id"), first.groupdict().get("timestamp"))
+            if ours == theirs:
+                return None
+            return (f"the pattern reads student {ours[0]!r} (time {ours[1]}) from the part of the name the student "
+                    f"chose; the LMS's own prefix says {theirs[0]!r} (time {theirs[1]}): anchor "
+                    f"FileNameCollectorPlugin.named_regexp at the name's start (no leading '.*')")
+        return None
 
     def collect(self, submitted_file):
         extractor = getattr(self.parent, "extractor_plugin_inst", None)
@@ -215,6 +236,9 @@ class GuardedLmsExtractor(ExtractorPlugin):
                     if is_archive(path.name, self.zip_ext) else ""
                 flags.append(("", rel, f"its name does not match FileNameCollectorPlugin.named_regexp "
                                        f"({collector.named_regexp}), so it is no student's{whole_class}"))
+                continue
+            if info.get("ambiguous"):
+                flags.append(("", rel, f"not collected: {info['ambiguous']}"))
                 continue
             by_student[info["student_id"]].append(Upload(rel, path, info["student_id"], info["file_id"],
                                                          info.get("timestamp"), info.get("late", False),

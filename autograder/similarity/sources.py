@@ -70,8 +70,10 @@ _TRAILING_SPACE = re.compile(r"[^\S\n]+(?=\n|\Z)")
 
 
 def staged_text(text: str) -> str:
-    """A text as it is staged for comparison: without whitespace at the end of its lines."""
-    return _TRAILING_SPACE.sub("", text)
+    """A text as it is staged for comparison: its line ends "\n" (a notebook cell keeps a lone "\r",
+    a line's end to Python and the lexer alike, which the cut below did not see), without whitespace
+    at the end of its lines."""
+    return _TRAILING_SPACE.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
 
 
 def code_text(folder: Path, names: tuple[str, ...]) -> tuple[str, list[str]]:

@@ -75,8 +75,8 @@ def test_the_student_who_handed_in_a_classmates_number_is_named_with_the_classma
     # the default threshold (3 number items) cannot be reached by an assignment with one
     assert "0 flagged" in answers(root, str(out)).stdout
     # a folder of results JSON files laid out otherwise (Gradescope's export: one folder per submission)
-    export = tmp_path / "export"
-    for path in (out / "results").glob("*.json"):
+    export, sealed = tmp_path / "export", _sealed_copy(root, out, tmp_path / "sealed")
+    for path in (sealed / "results").glob("*.json"):
         (export / f"submission_{path.stem}").mkdir(parents=True)
         shutil.copyfile(path, export / f"submission_{path.stem}" / "results.json")
     again = answers(root, str(export), "--min-items", "1", "--out", "export.json")
@@ -140,7 +140,7 @@ def test_a_results_shaped_upload_neither_frames_a_classmate_nor_stops_the_report
                             if len({value[a], value[b], value[c]}) == 3)
     honest = {s: keys[s] for s in IDS}
     honest[copier] = keys[bob]                                   # a real copier, of bob's numbers
-    out = write_class(root, config, keys, honest, "gs-class")
+    out = _sealed_copy(root, write_class(root, config, keys, honest, "gs-class"), tmp_path / "gs-sealed")
     forged = write_class(root, config, keys, {bob: keys[eve]}, "gs-forged") / "results" / f"{bob}.json"
     export = tmp_path / "export"
     for path in (out / "results").glob("*.json"):
@@ -160,6 +160,12 @@ def test_a_results_shaped_upload_neither_frames_a_classmate_nor_stops_the_report
     report = json.loads((root / "gs-twice.json").read_text("utf-8"))
     assert {f["student"] for f in report["flags"]} == {copier}, report["flags"]       # bob framed by neither
     assert any(f["source"] == bob for f in report["flags"])                            # his copier still found
+    assert any("not sealed" in n["note"] for n in report["notes"]), report["notes"]   # eve's, unsealed: no record
+    assert bob in report["students"] and len(report["students"]) == len(IDS)
+    # two sealed records of one student (an export laid out twice): neither is compared
+    shutil.copyfile(out / "results" / f"{bob}.json", export / "submission_0001_eve_upload" / "results.json")
+    done = answers(root, str(export), "--min-items", "1", "--out", "gs-twice.json")
+    report = json.loads((root / "gs-twice.json").read_text("utf-8"))
     assert any(n["student"] == bob and "two results" in n["note"] for n in report["notes"]), report["notes"]
     assert bob not in report["students"] and len(report["students"]) == len(IDS) - 1
 
@@ -177,3 +183,40 @@ def test_a_result_filed_under_another_students_name_is_left_out(course):
     report = json.loads((root / "misfiled.json").read_text("utf-8"))
     assert report["flags"] == [] and alice not in report["students"], report
     assert any(n["student"] == alice and bob in n["note"] for n in report["notes"]), report["notes"]
+
+
+def _sealed_copy(root, out, dest):
+    """Each result of `out` written again by the grader's own writer, in the course (whose seed seals it)."""
+    script = ("import sys, pathlib\n"
+              "from autograder.engine.outputs import read_result, write_result\n"
+              "for path in sorted(pathlib.Path(sys.argv[1]).glob('results/*.json')):\n"
+              "    write_result(pathlib.Path(sys.argv[2]), read_result(path))\n")
+    done = run(root, "-c", script, str(out), str(dest))
+    assert done.returncode == 0, done.stderr
+    return dest
+
+
+def test_a_results_file_a_student_uploaded_into_an_export_is_no_record(course, tmp_path):
+    """In a folder of submission folders (Gradescope's export) a submission folder holds what the
+    student uploaded beside the grader's results.json: a student's own results.json there, a record
+    they wrote (answers right for their own keys, filed as a classmate), named that classmate as the
+    one who copied. A record outside the grader's own folders counts only when it carries the seal
+    the grader writes with the assignment's secret seed; anything else is a note, never compared."""
+    root, keys, config = course
+    honest = {s: keys[s] for s in IDS[:6]}
+    sealed = _sealed_copy(root, write_class(root, config, keys, honest, "export-src"), tmp_path / "sealed")
+    forger = IDS[0]   # the framed classmate's own record is not in this export
+    framed = next(s for s in IDS[6:] if keys[s]["q01_intensity"] != keys[forger]["q01_intensity"])
+    forged = write_class(root, config, keys, {framed: keys[forger]}, "forged")
+    export = tmp_path / "export"
+    for path in (sealed / "results").glob("*.json"):
+        (export / f"submission_{path.stem}").mkdir(parents=True)
+        shutil.copyfile(path, export / f"submission_{path.stem}" / "results.json")
+    (export / "submission_upload").mkdir()
+    shutil.copyfile(forged / "results" / f"{framed}.json", export / "submission_upload" / "results.json")
+    done = answers(root, str(export), "--min-items", "1", "--out", "forged.json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads((root / "forged.json").read_text("utf-8"))
+    assert report["flags"] == [] and framed not in report["students"]
+    assert sorted(report["students"]) == sorted(honest)
+    assert "not sealed by the grader" in done.stdout

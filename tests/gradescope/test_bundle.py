@@ -2,6 +2,7 @@
 run_autograder writes when Gradescope runs it (full marks, a bug, a cheat, no bubblewrap, the
 bubblewrap 0.6.1 of Ubuntu 22.04, a bundle built with --isolation rlimits)."""
 
+import json
 import os
 import re
 import shutil
@@ -299,3 +300,30 @@ def test_importing_the_reference_from_the_bundle_scores_nothing_for_functions(
     functions = [item["id"] for item in GRADING["items"] if item["kind"] == "function"]
     assert sum(_test_of(run.results, f)["score"] for f in functions) == 0
     assert "No module named 'solutions'" in _test_of(run.results, functions[0])["output"]
+
+
+@needs_bwrap
+def test_the_uid_fallback_cannot_read_the_submissions_metadata(tmp_path, rlimits_bundle, reference):
+    """Gradescope's submission_metadata.json lists the student's previous submissions with their
+    whole results (every item's feedback, published or not, and the record of the answers graded),
+    and every other member of a group. With the uid fallback the student's code runs beside it on
+    the container's filesystem: read there (and sent over the container's network), it gave away
+    the feedback `after_published` holds back. The runner reads it first and closes it to every
+    uid but root's."""
+    spy = tmp_path / "spy"
+    shutil.copytree(reference, spy)
+    code = (spy / "codesign.py").read_text(encoding="utf-8")
+    (spy / "codesign.py").write_text(
+        "try:\n    open('/autograder/submission_metadata.json').read()\nexcept OSError:\n    pass\n"
+        "else:\n    raise RuntimeError('read the previous submissions')\n" + code, encoding="utf-8")
+    root = lay_out(tmp_path / "autograder", rlimits_bundle, spy)
+    metadata = json.loads((root / "submission_metadata.json").read_text(encoding="utf-8"))
+    metadata["previous_submissions"] = [{"submission_time": "2030-01-01T00:00:00Z", "score": 0.0,
+                                         "results": {"tests": [{"name": "q01", "output": "hidden feedback"}]}}]
+    (root / "submission_metadata.json").write_text(json.dumps(metadata), encoding="utf-8")
+    (root / "submission_metadata.json").chmod(0o644)
+    run = run_autograder(root, deny_bubblewrap=True, reachable_python=True)
+    assert run.results is not None, run.log[-3000:]
+    assert run.results["extra_data"]["submission"]["isolation"] == "rlimits"
+    assert run.results["score"] == pytest.approx(AUTO_POINTS), [
+        (t["name"], t["output"][:200]) for t in run.results["tests"] if t["score"] < t["max_score"]][:3]

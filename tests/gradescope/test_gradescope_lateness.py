@@ -70,3 +70,20 @@ def test_a_late_upload_loses_the_policy_penalty_and_is_told_why(tmp_path):
     assert run.results["score"] == pytest.approx(AUTO_POINTS - penalty_points(AUTO_POINTS, seconds, POLICY))
     assert "迟交" in run.results["output"] and "按 2 天计" in run.results["output"]
     assert sum(t["score"] for t in run.results["tests"]) == pytest.approx(AUTO_POINTS)   # the tests keep their points
+
+
+def test_a_group_is_due_when_its_earliest_member_is_due(tmp_path):
+    """The student who uploads may add classmates: adding one with an extension (listed first, or
+    the only member whose entry carries a due date) lent that extension to the whole group, and
+    Gradescope gives the group's score to every member. An extension is one student's own: the
+    group is due at the earliest of its members' due dates (the assignment's for a member without one)."""
+    data = metadata("2030-02-03T00:00:00Z", "2030-01-31T00:00:00Z", user_due="2030-02-07T00:00:00Z")
+    data["users"].append({"email": "eve@example.edu", "id": 2, "name": "Eve"})
+    (tmp_path / METADATA).write_text(json.dumps(data))
+    assert submission_times(tmp_path)[1] == "2030-01-31T00:00:00+00:00"
+    data["users"][1]["assignment"] = {"due_date": "2030-02-01T00:00:00Z"}
+    (tmp_path / METADATA).write_text(json.dumps(data))
+    assert submission_times(tmp_path)[1] == "2030-02-01T00:00:00+00:00"
+    data["users"].reverse()
+    (tmp_path / METADATA).write_text(json.dumps(data))
+    assert submission_times(tmp_path)[1] == "2030-02-01T00:00:00+00:00"

@@ -60,3 +60,17 @@ def test_attempts_with_distinct_times_in_their_names_are_not_duplicates():
     for second in (None, "2030-02-01T10:30:00+00:00"):
         with pytest.raises(UploadRefused, match="codesign.py twice"):
             GuardedLmsExtractor._refuse_duplicates([planned("a1", "2030-02-01T10:30:00+00:00"), planned("a2", second)])
+
+
+def test_a_student_and_time_read_from_the_students_own_file_name_are_refused():
+    """The student names the file they upload; the LMS puts its prefix (assignment, student, time)
+    before that name. With a pattern starting with a greedy `.*`, a file the student named
+    `x_bob_attempt_2029-…_codesign.py` was read as bob's, handed in in 2029. The LMS's prefix is the
+    shortest the pattern accepts: a name that parses otherwise from it is no student's, and says why."""
+    greedy = r".*_(?P<student_id>[a-z]+)_attempt_(?P<timestamp>[0-9\-]+)_(?P<file_id>[^/]+)$"
+    honest = collector(greedy).describe("lec01_amy_attempt_2030-02-01-10-30-00_codesign.py")
+    assert honest["student_id"] == "amy" and "ambiguous" not in honest
+    forged = collector(greedy).describe("lec01_amy_attempt_2030-02-01-10-30-00_x_bob_attempt_2029-01-01-00-00-00_codesign.py")
+    assert "amy" in forged["ambiguous"] and "bob" in forged["ambiguous"]
+    canvas = collector(r"(?P<student_id>[a-z]+)(?:_LATE)?(?:_\d+)*_(?P<file_id>[^/]+)$").describe("amy_12_34_x_5_6_h.ipynb")
+    assert canvas["student_id"] == "amy" and "ambiguous" not in canvas

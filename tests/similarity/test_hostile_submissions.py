@@ -210,3 +210,30 @@ def test_a_run_of_blank_lines_costs_the_class_run_no_more_than_its_length(tmp_pa
     spent = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
     assert len(pairs) == 1 and "return" in (out / "code" / "students" / "bob.py").read_text("utf-8")
     assert spent < 12, f"{spent:.1f} s of CPU for two students"
+
+
+@pytest.mark.parametrize("blank", [" \r", "\r\t"])
+def test_a_run_of_blank_lines_ended_by_carriage_returns_costs_no_more_than_its_length(tmp_path_factory, blank):
+    """A notebook cell's source keeps a lone carriage return (JSON's "\\r"), which Python and the
+    lexer both read as a line's end, but the staged text's cut of line-end whitespace did not: 32,000
+    characters of " \\r" in one cell cost the class's run about 15 s of CPU (the blank-line square),
+    the 200,000 characters compared of a student about 10 min."""
+    import json
+    import resource
+
+    answered = answered_reference(tmp_path_factory)
+    notebook = json.loads((answered / "handout.ipynb").read_text(encoding="utf-8"))
+    notebook["cells"].append({"cell_type": "code", "execution_count": None, "id": "blank-run", "metadata": {},
+                              "outputs": [], "source": "x = 1\n" + blank * (32_000 // len(blank)) + "y = 2\n"})
+    hostile = tmp_path_factory.mktemp("answered")
+    (hostile / "handout.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
+    code = (HONEST_DIR / "tables" / "codesign.py").read_text("utf-8")
+    other = (HONEST_DIR / "loops" / "codesign.py").read_text("utf-8")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done, out, pairs = similarity_of({"alice": code, "bob": other}, hostile, tmp_path_factory,
+                                     without_notebook=("alice",), timeout=600)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    spent = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    staged = (out / "code" / "students" / "bob.py").read_text("utf-8")
+    assert len(pairs) == 1 and "y = 2" in staged
+    assert spent < 12, f"{spent:.1f} s of CPU for two students"
