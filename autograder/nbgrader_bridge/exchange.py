@@ -6,7 +6,7 @@ what a student can and cannot do to it: docs/exchange.md.
 
 GuardedExchangeCollect takes nbgrader 0.9.6's default collect and changes what it trusts
 (autograder/nbgrader_bridge/inbound.py): a folder owned by another account than the student it
-names is refused, not warned about; only regular files owned by the submitter are copied, never
+names is refused, not warned about, and so is one of an account not on the course roster; only regular files owned by the submitter are copied, never
 through a link; the submission time comes from the folder's name checked against its ctime, and is
 what collect writes to submitted/<student>/<assignment>/timestamp.txt (the student's own file is
 not copied). Every refusal and correction is logged as an error and listed in
@@ -114,16 +114,33 @@ def _warn_open_homes(exchange, students, new_accounts: bool = False) -> None:
         exchange.log.warning("%s", shown(problem))
 
 
-def _warn_off_roster(exchange, students) -> None:
-    """Names the accounts that handed in but are not on the course roster: the exchange is every
-    account's (another course's students too), and a folder of one's own account is collected."""
-    roster = set(_roster_students(exchange.coursedir.root))
-    off = sorted(set(students) - roster) if roster else []
-    if off:
-        exchange.log.warning("%s", shown(f"handed in but not on the course roster (roster.txt): {', '.join(off[:20])}"
-                                         f"{f' and {len(off) - 20} more' if len(off) > 20 else ''}; collected as any "
-                                         f"student is (autograde adds them to the gradebook): remove their "
-                                         f"submitted/ folders if they are not in the course"))
+def _course_roster_or_fail(exchange) -> set[str]:
+    """The roster's ids; the command stops on a roster it cannot read (collect would otherwise take
+    every account of the server for the course's)."""
+    from autograder.engine.roster import RosterError, read_roster, roster_path
+    try:
+        return set(read_roster(roster_path(Path(exchange.coursedir.root))))
+    except (RosterError, OSError, UnicodeDecodeError) as exc:
+        exchange.fail(f"the course roster cannot be read: {exc}")
+
+
+def _refuse_off_roster(exchange, accepted: dict) -> None:
+    """Leaves out (and lists) every student not on the course roster: the exchange is every
+    account's (another course's students too), and autograde would make each a row of the
+    gradebook. Without a roster no one can be told apart: all are collected, and the instructor told."""
+    roster = _course_roster_or_fail(exchange)
+    if not roster:
+        exchange.log.warning("no course roster (%s in the course folder, one student login per line): every account "
+                             "of the server that handed in is collected as a student of the course",
+                             "roster.txt")
+        return
+    for student in sorted(set(accepted) - roster):
+        subs = sorted(accepted.pop(student), key=lambda s: s.time, reverse=True)
+        more = f" (and {len(subs) - 1} older folders)" if len(subs) > 1 else ""
+        exchange.flags.append(Flag(student, subs[0].path.name, "", NOT_COLLECTED,
+                                   f"{student} is not on the course roster (roster.txt){more}: another course's "
+                                   f"student, or a login missing from the roster. If they are in the course, add "
+                                   f"them to roster.txt and collect again; if not, remove their folders from inbound/"))
 
 
 class GuardedReleaseAssignment(ExchangeReleaseAssignment):
@@ -212,9 +229,9 @@ class GuardedExchangeCollect(ExchangeCollect):
                 self.flags.append(self._failed(Path(path).name, "could not be read", exc))
                 continue
             accepted[sub.student].append(sub)
+        _refuse_off_roster(self, accepted)
         self.submissions = {s: self._choose(subs) for s, subs in accepted.items()}
         _warn_open_homes(self, self.submissions)
-        _warn_off_roster(self, self.submissions)
 
     def _check_inbound(self):
         """inbound/ must be the instructor's (a student's own inbound/ would decide what is collected);

@@ -7,6 +7,7 @@ is tests/nbgrader/test_exchange.py."""
 from __future__ import annotations
 
 import csv
+import re
 import os
 import shutil
 import subprocess
@@ -404,20 +405,59 @@ def test_a_folder_of_thousands_of_links_gives_a_bounded_list(tmp_path):
     assert "file left out" in rows[-1]["reason"], rows[-1]
 
 
-def test_collect_names_an_account_off_the_roster_that_handed_in(tmp_path, caplog):
+def test_an_account_off_the_roster_is_refused_and_listed(tmp_path, caplog):
     """The exchange is shared by every account of the server (another course's students too): any
-    account may `nbgrader submit --course cs349e`, and collect took her folder silently (autograde
-    then made her a row of the gradebook). Her folder is her own, so it is collected; collect names
-    her as off the course roster (roster.txt), and names no one on it."""
+    account may `nbgrader submit --course cs349e`. Collect took her folder (a warning only), and
+    autograde then made her a row of the gradebook. Now a folder of an account not on the course
+    roster (roster.txt) is not collected, and listed for the instructor (reconcile prints the row);
+    no one on the roster is named."""
     import logging
 
     root = exchange_root(tmp_path)
     handed_in(root / "cs349e" / "inbound", owner=STUDENT, named=STUDENT)
-    handed_in(root / "cs349e" / "inbound", owner=OTHER, named=OTHER)
+    off = handed_in(root / "cs349e" / "inbound", owner=OTHER, named=OTHER)
     (tmp_path / "course").mkdir()
     (tmp_path / "course" / "roster.txt").write_text(f"{STUDENT}\n")
     with caplog.at_level(logging.WARNING):
         course = collect(tmp_path, root)
-    assert students(course) == sorted([STUDENT, OTHER])
-    off = [line for line in caplog.text.splitlines() if "not on the course roster" in line]
-    assert len(off) == 1 and OTHER in off[0] and STUDENT not in off[0].replace(OTHER, ""), caplog.text
+    assert students(course) == [STUDENT]
+    assert not (course / "submitted" / OTHER).exists()
+    rows = flagged(course)
+    assert [(r["student"], r["inbound"], r["outcome"]) for r in rows] == [(OTHER, off.name, "not collected")], rows
+    assert "roster.txt" in rows[0]["reason"], rows
+    assert STUDENT not in caplog.text.replace(OTHER, ""), caplog.text
+
+
+def test_without_a_roster_every_account_is_collected_and_the_instructor_told(tmp_path, caplog):
+    """No roster.txt: collect cannot tell the course's students from the server's other accounts; it
+    collects every folder its owner handed in and says so, naming the file to write."""
+    import logging
+
+    root = exchange_root(tmp_path)
+    handed_in(root / "cs349e" / "inbound", owner=STUDENT, named=STUDENT)
+    with caplog.at_level(logging.WARNING):
+        course = collect(tmp_path, root)
+    assert students(course) == [STUDENT]
+    assert "no course roster" in caplog.text and "roster.txt" in caplog.text, caplog.text
+
+
+@pytest.mark.parametrize("case", ["the exchange is a student's", "a folder above it is open to all"])
+def test_collect_refuses_an_exchange_a_student_can_rename_things_in(tmp_path, case):
+    """The owner of a folder renames or removes anything in it, sticky or not; and a folder others may
+    write to without the sticky bit lets anyone rename what is in it. Either way a student can put a
+    course folder of her own in the class's path: collect refuses, naming what to run."""
+    from nbgrader.exchange.abc.exchange import ExchangeError
+
+    above = tmp_path / "shared"
+    above.mkdir()
+    root = exchange_root(above)
+    handed_in(root / "cs349e" / "inbound", owner=STUDENT, named=STUDENT)
+    if case == "the exchange is a student's":
+        subprocess.run(["chown", OTHER, str(root)], check=True)
+        said = f"the exchange folder {root} is owned by {OTHER}"
+    else:
+        above.chmod(0o777)
+        said = f"chmod +t {above}"
+    with pytest.raises(ExchangeError, match=re.escape(said)):
+        collect(tmp_path, root)
+    assert not (tmp_path / "course" / "submitted").exists()
