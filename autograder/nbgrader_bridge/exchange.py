@@ -34,6 +34,7 @@ from pathlib import Path
 from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.exchange.default.list import ExchangeList
 from nbgrader.exchange.default.release_assignment import ExchangeReleaseAssignment
+from nbgrader.exchange.default.release_feedback import ExchangeReleaseFeedback
 from nbgrader.utils import check_directory, get_osusername
 from traitlets import Float, Int
 
@@ -175,6 +176,30 @@ class GuardedReleaseAssignment(ExchangeReleaseAssignment):
             os.chmod(self.inbound_path, stat.S_IMODE(mode) | stat.S_ISVTX)
             self.log.info("inbound/ made sticky (students cannot rename or remove each other's submissions): %s",
                           self.inbound_path)
+
+
+class GuardedReleaseFeedback(ExchangeReleaseFeedback):
+    """nbgrader's release_feedback checks nothing of the exchange and writes every student's page
+    into <exchange>/<course>/feedback/, following a link there: the same checks as release and
+    collect first (the root and the folders above it, the course's folders, feedback/ included)."""
+
+    def ensure_root(self):
+        if not check_directory(self.root, write=True, execute=True):
+            self.fail(_missing_exchange(self.root))
+        self._guard()
+
+    def start(self):
+        _check_under_groupshared(self, self._guard)
+        return super().start()
+
+    def _guard(self):
+        _sticky_or_fail(self)
+        _closed_course_or_fail(self)
+        students = _roster_students(self.coursedir.root)
+        problems = foreign_course_folders(self.root, self.coursedir.course_id,
+                                          instructors(self.coursedir.groupshared, students), students)
+        if problems:
+            self.fail("\n".join(problems))
 
 
 class GuardedExchangeCollect(ExchangeCollect):

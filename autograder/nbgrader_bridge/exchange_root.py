@@ -6,7 +6,7 @@ her own in its place: classmates then fetch her files (her `hw_specs.py` runs as
 hand in into her folder. With the sticky bit (1777, as /tmp) only the folder's owner may rename or
 remove it. So the exchange root, and every folder above it, must be the instructor's or root's and sticky
 wherever other accounts can write to it (the owner of a folder renames anything in it, sticky or
-not), and the course's folder, its outbound/ and inbound/ must be the instructor's (or root's),
+not), and the course's folder, its outbound/, inbound/ and feedback/ must be the instructor's (or root's),
 never a link. Before the first release any account may make the course's folder: the set-up makes
 it the instructor's at once (docs/exchange.md).
 Students' `nbgrader fetch_assignment` and `nbgrader submit` are nbgrader's own and check none of
@@ -83,12 +83,12 @@ def _students_in_group(gid: int, students) -> tuple[list[str], str]:
 
 
 def foreign_course_folders(root: str | os.PathLike, course_id: str, ours, students=()) -> list[str]:
-    """The course's folders in the exchange (the course folder, outbound/, inbound/) that are a link,
+    """The course's folders in the exchange (the course folder, outbound/, inbound/, feedback/) that are a link,
     not owned as `ours(stat_result)` allows, or writable by a group holding any of `students` (the
     roster), each with what to do."""
     problems = []
     course = Path(root) / course_id
-    for path in (course, course / "outbound", course / "inbound"):
+    for path in (course, course / "outbound", course / "inbound", course / "feedback"):
         try:
             info = os.lstat(path)
         except FileNotFoundError:

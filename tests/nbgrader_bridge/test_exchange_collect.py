@@ -461,3 +461,54 @@ def test_collect_refuses_an_exchange_a_student_can_rename_things_in(tmp_path, ca
     with pytest.raises(ExchangeError, match=re.escape(said)):
         collect(tmp_path, root)
     assert not (tmp_path / "course" / "submitted").exists()
+
+
+def _course_release_feedback():
+    """The release_feedback class the course's nbgrader_config.py sets (nbgrader's own if none)."""
+    import importlib
+
+    from traitlets.config.loader import PyFileConfigLoader
+
+    from process_state import process_state_restored
+
+    with process_state_restored():
+        config = PyFileConfigLoader("nbgrader_config.py", path=str(Path(__file__).resolve().parents[2])).load_config()
+    name = config.ExchangeFactory.get("release_feedback",
+                                      "nbgrader.exchange.default.release_feedback.ExchangeReleaseFeedback")
+    module, _, cls = name.rpartition(".")
+    return getattr(importlib.import_module(module), cls)
+
+
+@pytest.mark.parametrize("case", ["the exchange is a student's", "the course's feedback folder is a student's link"])
+def test_the_courses_release_feedback_refuses_an_exchange_a_student_steers(tmp_path, case):
+    """nbgrader's release_feedback checked nothing of the exchange: in an exchange a student owns (or with
+    a course feedback/ that is hers, a link to a folder of the instructor's) it wrote every student's
+    page where she reads or chooses. The course's release_feedback runs the checks of release and
+    collect, feedback/ included, and writes nothing."""
+    from nbgrader.auth import Authenticator
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.exchange.abc.exchange import ExchangeError
+
+    root = exchange_root(tmp_path)
+    inbound = root / "cs349e" / "inbound"
+    folder = handed_in(inbound, owner=STUDENT, named=STUDENT)
+    (folder / "submission_secret.txt").write_text(f"secret of {STUDENT}")
+    give(folder, STUDENT)
+    course = collect(tmp_path, root)
+    _feedback_as_generate_feedback_leaves_it(course, STUDENT)
+    target = tmp_path / "instructors-folder"
+    target.mkdir()
+    if case == "the exchange is a student's":
+        subprocess.run(["chown", OTHER, str(root)], check=True)
+        said = f"{root} is owned by {OTHER}"
+    else:
+        (root / "cs349e" / "feedback").symlink_to(target)
+        subprocess.run(["chown", "-h", OTHER, str(root / "cs349e" / "feedback")], check=True)
+        said = f"{root / 'cs349e' / 'feedback'} is a link"
+    coursedir = CourseDirectory(root=str(course), course_id="cs349e")
+    coursedir.assignment_id = ASSIGNMENT
+    release = _course_release_feedback()
+    with pytest.raises(ExchangeError, match=re.escape(said)):
+        release(coursedir=coursedir, authenticator=Authenticator(), root=str(root)).start()
+    assert list(target.iterdir()) == []
+    assert not any(p.suffix == ".html" for p in root.rglob("*") if not p.is_symlink())
