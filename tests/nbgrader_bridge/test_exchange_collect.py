@@ -512,3 +512,19 @@ def test_the_courses_release_feedback_refuses_an_exchange_a_student_steers(tmp_p
         release(coursedir=coursedir, authenticator=Authenticator(), root=str(root)).start()
     assert list(target.iterdir()) == []
     assert not any(p.suffix == ".html" for p in root.rglob("*") if not p.is_symlink())
+
+
+def test_reconcile_names_a_course_folder_that_is_a_students_dangling_link(tmp_path):
+    """reconcile looked at the exchange only when the course's folder existed, following a link: a
+    student's link there to nowhere (to be pointed at her own folder later) went unnamed."""
+    from types import SimpleNamespace
+
+    from autograder.commands.reconcile import exchange_lines
+
+    root = tmp_path / "exchange"
+    root.mkdir()
+    root.chmod(0o1777)
+    (root / "cs349e").symlink_to(tmp_path / "not-yet")
+    subprocess.run(["chown", "-h", OTHER, str(root / "cs349e")], check=True)
+    lines = exchange_lines(SimpleNamespace(course_id="cs349e", exchange_root=str(root)))
+    assert any(f"{root / 'cs349e'} is a link" in line for line in lines), lines
