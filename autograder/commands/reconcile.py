@@ -91,7 +91,16 @@ def exchange_lines(course) -> list[str]:
     if not course.course_id or not os.path.lexists(Path(course.exchange_root) / course.course_id):   # a link too
         return []
     return [show_controls(f"exchange: {problem}")
-            for problem in exchange_problems(course.exchange_root, course.course_id, instructors())]
+            for problem in exchange_problems(course.exchange_root, course.course_id,
+                                             instructors(course.groupshared, _roster(course)))]
+
+
+def _roster(course) -> list[str]:
+    from autograder.engine.roster import read_roster, roster_path
+    try:
+        return read_roster(roster_path(course.root))
+    except Exception:        # noqa: BLE001 - a broken roster is the build's to report
+        return []
 
 
 def settle_student(args) -> int:

@@ -74,7 +74,8 @@ def _sticky_or_fail(exchange) -> None:
         os.chmod(exchange.root, stat.S_IMODE(info.st_mode) | stat.S_ISVTX)
         exchange.log.warning("the exchange folder made sticky (students cannot rename or remove the course's "
                              "folder there): %s", exchange.root)
-    problems = exchange_problems(exchange.root, "", instructors())
+    students = _roster_students(exchange.coursedir.root)
+    problems = exchange_problems(exchange.root, "", instructors(exchange.coursedir.groupshared, students))
     if problems:
         exchange.fail("\n".join(problems))
 

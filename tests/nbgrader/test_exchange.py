@@ -324,6 +324,27 @@ def test_the_inbound_listing_through_the_course_config_shows_a_forged_name_escap
     assert re.search(f"cs349e {ALICE} {ASSIGNMENT} ", printed), printed      # her own submission, as nbgrader lists it
 
 
+def test_feedback_released_through_the_course_config_reaches_its_student_alone(exchange):
+    """The course's release_feedback (the kit's, run by nbgrader through the course config) and each
+    student's own `nbgrader fetch_feedback`: alice fetches her page; bob, who cannot list the
+    exchange's feedback/, fetches none of hers, not even naming her (`--student`)."""
+    course, machine = exchange.root, exchange.machine
+    for student in (ALICE, BOB):
+        source, dest = submitted(exchange, student), course / "feedback" / student / ASSIGNMENT
+        shutil.copytree(source, dest, ignore=shutil.ignore_patterns("*.ipynb"), dirs_exist_ok=True)
+        (dest / "handout.html").write_text(f"<p>feedback of {student}</p>")
+        subprocess.run(["chown", "-R", f"{INSTRUCTOR}:{INSTRUCTOR}", str(course / "feedback")], check=True)
+    machine.run(f"nbgrader release_feedback {ASSIGNMENT}", user=INSTRUCTOR, cwd=course)
+    machine.run(f"nbgrader fetch_feedback {ASSIGNMENT} --course cs349e", user=ALICE)
+    pages = list((machine.home(ALICE) / ASSIGNMENT / "feedback").rglob("handout.html"))
+    assert [p.read_text() for p in pages] == [f"<p>feedback of {ALICE}</p>"], pages
+    feedback = "/usr/local/share/nbgrader/exchange/cs349e/feedback"
+    assert machine.run(f"ls {feedback}", user=BOB, check=False).returncode != 0
+    machine.run(f"nbgrader fetch_feedback {ASSIGNMENT} --course cs349e --student {ALICE}", user=BOB, check=False)
+    for page in (machine.home(BOB) / ASSIGNMENT / "feedback").rglob("*.html"):
+        assert ALICE not in page.read_text(), page
+
+
 def test_a_missing_exchange_tells_the_instructor_what_to_do(tmp_path):
     """nbgrader says "Unwritable directory, please contact your instructor" to the instructor."""
     root = copy_course(tmp_path / "course")

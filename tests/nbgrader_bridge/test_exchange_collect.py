@@ -526,5 +526,5 @@ def test_reconcile_names_a_course_folder_that_is_a_students_dangling_link(tmp_pa
     root.chmod(0o1777)
     (root / "cs349e").symlink_to(tmp_path / "not-yet")
     subprocess.run(["chown", "-h", OTHER, str(root / "cs349e")], check=True)
-    lines = exchange_lines(SimpleNamespace(course_id="cs349e", exchange_root=str(root)))
+    lines = exchange_lines(SimpleNamespace(course_id="cs349e", exchange_root=str(root), groupshared=False, root=tmp_path))
     assert any(f"{root / 'cs349e'} is a link" in line for line in lines), lines
