@@ -80,6 +80,25 @@ def _sticky_or_fail(exchange) -> None:
         exchange.fail("\n".join(problems))
 
 
+def _claim_course_folder(exchange) -> None:
+    """Makes the course's folder in the exchange if it is missing, before anything checks it: checked
+    missing, nbgrader would make it later, or take whatever a student put there meanwhile (a link is
+    followed). mkdir never follows a link and fails on anything that stands there, which the checks
+    then name."""
+    course = os.path.join(exchange.root, exchange.coursedir.course_id)
+    if not exchange.coursedir.course_id or not os.path.isdir(exchange.root):
+        return
+    try:
+        os.mkdir(course, 0o700)
+    except FileExistsError:
+        return
+    except OSError:
+        return                  # nbgrader's own steps say why it cannot be made
+    shared = stat.S_ISGID | stat.S_IWGRP if exchange.coursedir.groupshared else 0
+    os.chmod(course, 0o755 | shared)      # nbgrader's modes for it
+    exchange.log.info("the course's folder made in the exchange: %s", course)
+
+
 def _existing_or_fail(exchange) -> None:
     """The exchange folder exists (under groupshared nbgrader neither creates nor checks it)."""
     if not os.path.isdir(exchange.root):
@@ -163,6 +182,7 @@ class GuardedReleaseAssignment(ExchangeReleaseAssignment):
     def _guard(self):
         _sticky_or_fail(self)
         _closed_course_or_fail(self)
+        _claim_course_folder(self)
         students = _roster_students(self.coursedir.root)
         problems = foreign_course_folders(self.root, self.coursedir.course_id,
                                           instructors(self.coursedir.groupshared, students), students)
@@ -196,6 +216,7 @@ class GuardedReleaseFeedback(ExchangeReleaseFeedback):
     def _guard(self):
         _sticky_or_fail(self)
         _closed_course_or_fail(self)
+        _claim_course_folder(self)
         students = _roster_students(self.coursedir.root)
         problems = foreign_course_folders(self.root, self.coursedir.course_id,
                                           instructors(self.coursedir.groupshared, students), students)

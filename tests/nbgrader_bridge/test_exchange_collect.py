@@ -528,3 +528,44 @@ def test_reconcile_names_a_course_folder_that_is_a_students_dangling_link(tmp_pa
     subprocess.run(["chown", "-h", OTHER, str(root / "cs349e")], check=True)
     lines = exchange_lines(SimpleNamespace(course_id="cs349e", exchange_root=str(root), groupshared=False, root=tmp_path))
     assert any(f"{root / 'cs349e'} is a link" in line for line in lines), lines
+
+
+def test_the_first_release_claims_the_course_folder_before_a_student_can_link_it(tmp_path, monkeypatch):
+    """At the first release the course's folder is missing: release checked that, and nbgrader then
+    made it, or took what stood there by then, following a link. mallory, looping `ln -s` and `rm` in
+    the sticky exchange, could win that race with a link to a folder of the instructor's: release
+    wrote outbound/ and a world-writable inbound/ there, and the course's path in the exchange stayed
+    her link (repointed later at a folder of her own: classmates fetch her files). The kit's release
+    makes the course folder itself before it checks; the link comes too late."""
+    from nbgrader.auth import Authenticator
+    from nbgrader.coursedir import CourseDirectory
+
+    from autograder.nbgrader_bridge import exchange
+
+    root = tmp_path / "exchange"
+    root.mkdir()
+    root.chmod(0o1777)
+    course = tmp_path / "course"
+    (course / "release" / ASSIGNMENT).mkdir(parents=True)
+    (course / "release" / ASSIGNMENT / "handout.ipynb").write_text("{}")
+    target = tmp_path / "instructors-folder"
+    target.mkdir()
+    real = exchange.foreign_course_folders
+
+    def checked_then_raced(*args, **kwargs):
+        problems = real(*args, **kwargs)
+        try:                                    # mallory's link, just after the check
+            (root / "cs349e").symlink_to(target)
+            subprocess.run(["chown", "-h", OTHER, str(root / "cs349e")], check=True)
+        except FileExistsError:
+            pass
+        return problems
+    monkeypatch.setattr(exchange, "foreign_course_folders", checked_then_raced)
+    coursedir = CourseDirectory(root=str(course), course_id="cs349e")
+    coursedir.assignment_id = ASSIGNMENT
+    try:
+        exchange.GuardedReleaseAssignment(coursedir=coursedir, authenticator=Authenticator(), root=str(root)).start()
+    except Exception:   # noqa: BLE001 - a refusal is as good as a release in the instructor's own folder
+        pass
+    assert list(target.iterdir()) == []
+    assert not (root / "cs349e").is_symlink() and (root / "cs349e").stat().st_uid == os.geteuid()
