@@ -119,7 +119,46 @@ def foreign_course_folders(root: str | os.PathLike, course_id: str, ours, studen
                             f"root: chgrp -R to a group of the course's staff only (or chmod -R g-w {course}), and "
                             f"remove what a student made there ({SETUP_DOC})")
             break
+        if path != course / "inbound" and info.st_mode & stat.S_IWOTH:
+            problems.append(_open_to_all(path, info, course))
+            break
+    else:
+        problems += _released_open_to_all(course / "outbound", ours, course)
     return problems
+
+
+MOST_RELEASED = 20_000   # entries of outbound/ looked at (a release is a few files per assignment)
+
+
+def _open_to_all(path: Path, info: os.stat_result, course: Path) -> str:
+    return (f"{path} is writable by every account (mode {stat.S_IMODE(info.st_mode):o}): any student could rename "
+            f"or replace what is in it (put her own outbound/ or inbound/ in their place, or her own hw_specs.py in "
+            f"the release: classmates would fetch and run it, or hand in to her). As the instructor: chmod o-w {path} "
+            f"(all at once: chmod -R o-w {course}/outbound {course}/feedback ; chmod o-w {course} ; inbound/ alone "
+            f"stays writable by everyone, sticky), then look at what is there and release again ({SETUP_DOC})")
+
+
+def _released_open_to_all(outbound: Path, ours, course: Path) -> list[str]:
+    """The first file or folder of the release (outbound/, not through a link) that every account may
+    write to, or that another account owns."""
+    seen = 0
+    for folder, dirs, files in os.walk(outbound):
+        for name in (*dirs, *files):
+            seen += 1
+            if seen > MOST_RELEASED:
+                return []
+            path = Path(folder) / name
+            try:
+                info = os.lstat(path)
+            except OSError:
+                continue
+            if stat.S_ISLNK(info.st_mode) or not ours(info):
+                what = "a link" if stat.S_ISLNK(info.st_mode) else f"owned by {_owner(info.st_uid)}"
+                return [f"{path}, in the release, is {what}, not the instructor's or root's: classmates would fetch "
+                        f"it. Remove it and release again (nbgrader release_assignment --force) ({SETUP_DOC})"]
+            if info.st_mode & stat.S_IWOTH:
+                return [_open_to_all(path, info, course)]
+    return []
 
 
 def exchange_problems(root: str | os.PathLike, course_id: str, ours) -> list[str]:

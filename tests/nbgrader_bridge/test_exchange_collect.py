@@ -569,3 +569,32 @@ def test_the_first_release_claims_the_course_folder_before_a_student_can_link_it
         pass
     assert list(target.iterdir()) == []
     assert not (root / "cs349e").is_symlink() and (root / "cs349e").stat().st_uid == os.geteuid()
+
+
+@pytest.mark.parametrize("folder", ["cs349e", "cs349e/outbound", "cs349e/outbound/lec01_codesign", "cs349e/feedback"])
+def test_a_course_exchange_folder_every_account_can_write_to_is_refused(tmp_path, folder):
+    """`chmod -R 777` on the course's exchange folder (the usual answer to a student's "permission
+    denied"): any student could then rename outbound/ or inbound/ away and put her own in their place,
+    or replace a released file (classmates fetch her hw_specs.py, which runs as each of them). Release,
+    collect and release_feedback refuse such a folder, naming the chmod; inbound/ alone is meant to be
+    writable by everyone (sticky)."""
+    from nbgrader.auth import Authenticator
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.exchange.abc.exchange import ExchangeError
+
+    from autograder.nbgrader_bridge.exchange import GuardedReleaseAssignment
+
+    root = exchange_root(tmp_path)
+    handed_in(root / "cs349e" / "inbound", owner=STUDENT, named=STUDENT)
+    (root / folder).mkdir(parents=True, exist_ok=True)
+    (root / folder).chmod(0o777)
+    with pytest.raises(ExchangeError, match=re.escape(f"chmod o-w {root / folder}")):
+        collect(tmp_path, root)
+    assert not (tmp_path / "course" / "submitted").exists()
+    course = tmp_path / "course"
+    (course / "release" / ASSIGNMENT).mkdir(parents=True)
+    (course / "release" / ASSIGNMENT / "handout.ipynb").write_text("{}")
+    coursedir = CourseDirectory(root=str(course), course_id="cs349e")
+    coursedir.assignment_id = ASSIGNMENT
+    with pytest.raises(ExchangeError, match=re.escape(f"chmod o-w {root / folder}")):
+        GuardedReleaseAssignment(coursedir=coursedir, authenticator=Authenticator(), root=str(root), force=True).start()
