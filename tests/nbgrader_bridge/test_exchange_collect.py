@@ -598,3 +598,17 @@ def test_a_course_exchange_folder_every_account_can_write_to_is_refused(tmp_path
     coursedir.assignment_id = ASSIGNMENT
     with pytest.raises(ExchangeError, match=re.escape(f"chmod o-w {root / folder}")):
         GuardedReleaseAssignment(coursedir=coursedir, authenticator=Authenticator(), root=str(root), force=True).start()
+
+
+@pytest.mark.parametrize("mode", [0o3777, 0o3737])
+def test_an_inbound_every_account_can_list_is_refused(tmp_path, mode):
+    """`chmod -R 777` (or 1777) on the exchange makes inbound/ listable: every student sees every
+    classmate's folder name, and nbgrader submit leaves each folder 0777 with 0644 files: she reads
+    (copies) their notebooks, or removes their files. Collect and release refuse it, naming the chmod."""
+    root = exchange_root(tmp_path)
+    handed_in(root / "cs349e" / "inbound", owner=STUDENT, named=STUDENT)
+    (root / "cs349e" / "inbound").chmod(mode)
+    from nbgrader.exchange.abc.exchange import ExchangeError
+    with pytest.raises(ExchangeError, match=re.escape(f"chmod o-r {root / 'cs349e' / 'inbound'}")):
+        collect(tmp_path, root)
+    assert not (tmp_path / "course" / "submitted").exists()
