@@ -126,12 +126,14 @@ def foreign_course_folders(root: str | os.PathLike, course_id: str, ours, studen
         # that students can list shows them every classmate's folder to read or empty
         listed_by = (["every account"] if info.st_mode & stat.S_IROTH else
                      _students_in_group(info.st_gid, students)[0] if info.st_mode & stat.S_IRGRP else [])
-        if path == course / "inbound" and listed_by:
+        if path.name in ("inbound", "feedback") and path != course and listed_by:
+            what = ("each student's folder there is 0777 with 0644 files, hidden only by its name; a student who "
+                    "lists it reads (or empties) every classmate's submission" if path.name == "inbound" else
+                    "each student's page there is readable by all, hidden only by its name; a student who lists it "
+                    "reads every classmate's feedback")
             problems.append(f"{path} can be listed by {', '.join(listed_by[:5])} (mode {stat.S_IMODE(info.st_mode):o}): "
-                            f"each student's folder there is 0777 with 0644 files, hidden only by its name; a student "
-                            f"who lists it reads (or empties) every classmate's submission. As the instructor: chmod "
-                            f"o-r {path} (and chmod g-r where its group holds students; nbgrader makes it 2733, the kit "
-                            f"3733) ({SETUP_DOC})")
+                            f"{what}. As the instructor: chmod o-r {path} (and chmod g-r where its group holds "
+                            f"students; nbgrader makes inbound/ 2733, the kit 3733, and feedback/ 0711) ({SETUP_DOC})")
             break
     else:
         problems += _released_open_to_all(course / "outbound", ours, course)

@@ -612,3 +612,22 @@ def test_an_inbound_every_account_can_list_is_refused(tmp_path, mode):
     with pytest.raises(ExchangeError, match=re.escape(f"chmod o-r {root / 'cs349e' / 'inbound'}")):
         collect(tmp_path, root)
     assert not (tmp_path / "course" / "submitted").exists()
+
+
+def test_a_feedback_folder_every_account_can_list_is_refused_by_release_feedback(tmp_path):
+    """`chmod -R a+rX` on the exchange (a usual fix for a student's failed fetch) makes feedback/
+    listable: each page is named by its student's secret alone and readable by all, so any student
+    reads every classmate's feedback (their code and answers in it). release_feedback refuses it."""
+    from nbgrader.auth import Authenticator
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.exchange.abc.exchange import ExchangeError
+
+    root = exchange_root(tmp_path)
+    (root / "cs349e" / "feedback").mkdir()
+    (root / "cs349e" / "feedback").chmod(0o755)
+    course = tmp_path / "course"
+    course.mkdir()
+    coursedir = CourseDirectory(root=str(course), course_id="cs349e")
+    coursedir.assignment_id = ASSIGNMENT
+    with pytest.raises(ExchangeError, match=re.escape(f"chmod o-r {root / 'cs349e' / 'feedback'}")):
+        _course_release_feedback()(coursedir=coursedir, authenticator=Authenticator(), root=str(root)).start()
