@@ -92,7 +92,7 @@ def exchange_lines(course) -> list[str]:
         return []
     return [show_controls(f"exchange: {problem}")
             for problem in exchange_problems(course.exchange_root, course.course_id,
-                                             instructors(course.groupshared, _roster(course)))]
+                                             instructors(course.groupshared, _roster(course)), _roster(course))]
 
 
 def _roster(course) -> list[str]:

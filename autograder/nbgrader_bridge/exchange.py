@@ -75,7 +75,7 @@ def _sticky_or_fail(exchange) -> None:
         exchange.log.warning("the exchange folder made sticky (students cannot rename or remove the course's "
                              "folder there): %s", exchange.root)
     students = _roster_students(exchange.coursedir.root)
-    problems = exchange_problems(exchange.root, "", instructors(exchange.coursedir.groupshared, students))
+    problems = exchange_problems(exchange.root, "", instructors(exchange.coursedir.groupshared, students), students)
     if problems:
         exchange.fail("\n".join(problems))
 

@@ -32,7 +32,7 @@ def _owner(uid: int) -> str:
         return f"uid {uid}"
 
 
-def root_problems(root: str | os.PathLike, ours) -> list[str]:
+def root_problems(root: str | os.PathLike, ours, students=()) -> list[str]:
     """Why the exchange root cannot be trusted, or []: the root and every folder above it must be
     owned as `ours(stat_result)` allows (root, the instructor), and sticky wherever others may write
     to it. The owner of a folder may rename or remove anything in it, sticky or not: an exchange a
@@ -63,7 +63,10 @@ def root_problems(root: str | os.PathLike, ours) -> list[str]:
                             f"{f'rm -r {folder} ; mkdir -m 1777 {folder}' if folder == path else f'chown root {folder}'}"
                             f" ; then release again ({SETUP_DOC})")
             break
-        if mode & (stat.S_IWOTH | stat.S_IWGRP) and not mode & stat.S_ISVTX:
+        # above the exchange a folder writable by a group of the staff is theirs (Debian's /usr/local was
+        # 2775 root:staff); one writable by a group holding roster students is as open as to all
+        open_group = mode & stat.S_IWGRP and (folder == path or _students_in_group(info.st_gid, students)[0])
+        if (mode & stat.S_IWOTH or open_group) and not mode & stat.S_ISVTX:
             where = f"the exchange folder {folder}" if folder == path else f"the folder {folder} above the exchange {path}"
             problems.append(f"{where} is writable by other accounts (mode {mode:o}) without the sticky bit: "
                             f"any student can rename {'the course' if folder == path else 'the exchange'}'s folder "
@@ -174,9 +177,10 @@ def _released_open_to_all(outbound: Path, ours, course: Path) -> list[str]:
     return []
 
 
-def exchange_problems(root: str | os.PathLike, course_id: str, ours) -> list[str]:
+def exchange_problems(root: str | os.PathLike, course_id: str, ours, students=()) -> list[str]:
     """Everything wrong with the exchange for this course (empty when it is sound or absent)."""
-    return root_problems(root, ours) + (foreign_course_folders(root, course_id, ours) if course_id else [])
+    return root_problems(root, ours, students) + (foreign_course_folders(root, course_id, ours, students)
+                                                  if course_id else [])
 
 
 def instructors(groupshared: bool = False, students=()):

@@ -631,3 +631,19 @@ def test_a_feedback_folder_every_account_can_list_is_refused_by_release_feedback
     coursedir.assignment_id = ASSIGNMENT
     with pytest.raises(ExchangeError, match=re.escape(f"chmod o-r {root / 'cs349e' / 'feedback'}")):
         _course_release_feedback()(coursedir=coursedir, authenticator=Authenticator(), root=str(root)).start()
+
+
+def test_a_folder_above_the_exchange_writable_by_a_staff_group_is_no_problem(tmp_path):
+    """Debian made /usr/local (and share/ in it) 2775 root:staff: a group of administrators, no student.
+    A folder above the exchange writable by such a group is no reason to refuse; one writable by a
+    group holding a roster student is (she could rename the exchange away)."""
+    from autograder.nbgrader_bridge.exchange_root import instructors, root_problems
+
+    above = tmp_path / "local"
+    above.mkdir()
+    root = exchange_root(above)
+    above.chmod(0o2775)
+    subprocess.run(["chgrp", OTHER, str(above)], check=True)     # OTHER's own group
+    assert root_problems(root, instructors(), students=[STUDENT]) == []
+    problems = root_problems(root, instructors(), students=[OTHER])
+    assert problems and f"chmod +t {above}" in problems[0], problems
