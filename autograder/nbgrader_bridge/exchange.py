@@ -42,8 +42,8 @@ from autograder.engine.lateness import parse_time
 from autograder.engine.outputs import student_cell
 from autograder.nbgrader_bridge.course import Course
 from autograder.nbgrader_bridge.course_privacy import open_course
-from autograder.nbgrader_bridge.exchange_root import (exchange_problems, foreign_course_folders, home_mode_default,
-                                                      instructors, open_homes)
+from autograder.nbgrader_bridge.exchange_root import (exchange_problems, foreign_course_folders, fuse_lets_students_in,
+                                                      home_mode_default, instructors, open_homes)
 from autograder.nbgrader_bridge.flagged import bounded_file_rows, collect_csv, shown, write_collect_flags
 from autograder.nbgrader_bridge.gradebook import due_date
 from autograder.nbgrader_bridge.inbound import (NOT_COLLECTED, SECRET_FILE, SECRET_WRITTEN, TIMESTAMP_FILE, CopyRules,
@@ -129,8 +129,10 @@ def _roster_students(root: str) -> list[str]:
 
 
 def _warn_open_homes(exchange, students, new_accounts: bool = False) -> None:
-    """Warns (it does not stop the command) for every student home other accounts may read."""
+    """Warns (it does not stop the command) for every student home other accounts may read, and for
+    a FUSE set-up that lets students' mounts be entered."""
     problems = open_homes(students) + ([problem] if new_accounts and (problem := home_mode_default()) else [])
+    problems += [problem] if (problem := fuse_lets_students_in()) else []
     for problem in problems:
         exchange.log.warning("%s", shown(problem))
 

@@ -236,3 +236,21 @@ def home_mode_default(path: str = LOGIN_DEFS) -> str | None:
                 f"{path}): a classmate could read a student's notebook and token; set HOME_MODE 0700 there before "
                 f"creating the students' accounts ({SETUP_DOC})")
     return None
+
+
+FUSE_CONF = "/etc/fuse.conf"
+
+
+def fuse_lets_students_in(path: str = FUSE_CONF) -> str | None:
+    """What to change when /etc/fuse.conf lets a user's FUSE mount be entered by other accounts
+    (`user_allow_other`): a student's mount in her inbound folder then answers collect as she likes,
+    or never; collect refuses what is on another filesystem, but a read it waits on stops it."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            allowed = any(line.split("#", 1)[0].strip() == "user_allow_other" for line in handle)
+    except OSError:
+        return None
+    if allowed:
+        return (f"{path} sets user_allow_other: a student's FUSE mount in the exchange can be entered by collect and "
+                f"answer (or hold) its reads; remove that line, as root ({SETUP_DOC})")
+    return None

@@ -647,3 +647,23 @@ def test_a_folder_above_the_exchange_writable_by_a_staff_group_is_no_problem(tmp
     assert root_problems(root, instructors(), students=[STUDENT]) == []
     problems = root_problems(root, instructors(), students=[OTHER])
     assert problems and f"chmod +t {above}" in problems[0], problems
+
+
+def test_collect_warns_of_a_fuse_set_up_that_lets_students_mounts_be_entered(tmp_path, caplog, monkeypatch):
+    """With `user_allow_other` in /etc/fuse.conf a student's FUSE mount in her folder is entered by
+    collect, and may never answer a read: collect says to remove the line."""
+    import logging
+
+    from autograder.nbgrader_bridge import exchange_root as module
+
+    conf = tmp_path / "fuse.conf"
+    conf.write_text("# mount_max = 1000\nuser_allow_other\n")
+    monkeypatch.setattr(module, "FUSE_CONF", str(conf))
+    monkeypatch.setattr(module.fuse_lets_students_in, "__defaults__", (str(conf),))
+    root = exchange_root(tmp_path)
+    handed_in(root / "cs349e" / "inbound", owner=STUDENT, named=STUDENT)
+    with caplog.at_level(logging.WARNING):
+        collect(tmp_path, root)
+    assert f"{conf} sets user_allow_other" in caplog.text, caplog.text
+    conf.write_text("#user_allow_other\n")
+    assert module.fuse_lets_students_in(str(conf)) is None
