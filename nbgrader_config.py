@@ -149,6 +149,8 @@ escape_formgrader_pages()
 # (autograder/nbgrader_bridge/exchange.py).
 c.ExchangeFactory.release_assignment = "autograder.nbgrader_bridge.exchange.GuardedReleaseAssignment"
 c.ExchangeFactory.collect = "autograder.nbgrader_bridge.exchange.GuardedExchangeCollect"
+# release_feedback writes every student's page into the exchange: the same checks as release and collect first.
+c.ExchangeFactory.release_feedback = "autograder.nbgrader_bridge.exchange.GuardedReleaseFeedback"
 # `nbgrader list --inbound` prints students' folder names: control characters shown as escapes.
 c.ExchangeFactory.list = "autograder.nbgrader_bridge.exchange.GuardedExchangeList"
 

@@ -82,15 +82,25 @@ def run(args) -> int:
 def exchange_lines(course) -> list[str]:
     """What is wrong with the exchange this course collects from (a root without the sticky bit, a
     course folder that is not the instructor's), one line each; none for a course with no folder there."""
+    import os
     from pathlib import Path
 
     from autograder.engine.outputs import show_controls
     from autograder.nbgrader_bridge.exchange_root import exchange_problems, instructors
 
-    if not course.course_id or not (Path(course.exchange_root) / course.course_id).exists():
+    if not course.course_id or not os.path.lexists(Path(course.exchange_root) / course.course_id):   # a link too
         return []
     return [show_controls(f"exchange: {problem}")
-            for problem in exchange_problems(course.exchange_root, course.course_id, instructors())]
+            for problem in exchange_problems(course.exchange_root, course.course_id,
+                                             instructors(course.groupshared, _roster(course)), _roster(course))]
+
+
+def _roster(course) -> list[str]:
+    from autograder.engine.roster import read_roster, roster_path
+    try:
+        return read_roster(roster_path(course.root))
+    except Exception:        # noqa: BLE001 - a broken roster is the build's to report
+        return []
 
 
 def settle_student(args) -> int:

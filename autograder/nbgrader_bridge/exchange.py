@@ -6,7 +6,7 @@ what a student can and cannot do to it: docs/exchange.md.
 
 GuardedExchangeCollect takes nbgrader 0.9.6's default collect and changes what it trusts
 (autograder/nbgrader_bridge/inbound.py): a folder owned by another account than the student it
-names is refused, not warned about; only regular files owned by the submitter are copied, never
+names is refused, not warned about, and so is one of an account not on the course roster; only regular files owned by the submitter are copied, never
 through a link; the submission time comes from the folder's name checked against its ctime, and is
 what collect writes to submitted/<student>/<assignment>/timestamp.txt (the student's own file is
 not copied). Every refusal and correction is logged as an error and listed in
@@ -34,6 +34,7 @@ from pathlib import Path
 from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.exchange.default.list import ExchangeList
 from nbgrader.exchange.default.release_assignment import ExchangeReleaseAssignment
+from nbgrader.exchange.default.release_feedback import ExchangeReleaseFeedback
 from nbgrader.utils import check_directory, get_osusername
 from traitlets import Float, Int
 
@@ -41,8 +42,8 @@ from autograder.engine.lateness import parse_time
 from autograder.engine.outputs import student_cell
 from autograder.nbgrader_bridge.course import Course
 from autograder.nbgrader_bridge.course_privacy import open_course
-from autograder.nbgrader_bridge.exchange_root import (exchange_problems, foreign_course_folders, home_mode_default,
-                                                      instructors, open_homes)
+from autograder.nbgrader_bridge.exchange_root import (exchange_problems, foreign_course_folders, fuse_lets_students_in,
+                                                      home_mode_default, instructors, open_homes)
 from autograder.nbgrader_bridge.flagged import bounded_file_rows, collect_csv, shown, write_collect_flags
 from autograder.nbgrader_bridge.gradebook import due_date
 from autograder.nbgrader_bridge.inbound import (NOT_COLLECTED, SECRET_FILE, SECRET_WRITTEN, TIMESTAMP_FILE, CopyRules,
@@ -73,9 +74,29 @@ def _sticky_or_fail(exchange) -> None:
         os.chmod(exchange.root, stat.S_IMODE(info.st_mode) | stat.S_ISVTX)
         exchange.log.warning("the exchange folder made sticky (students cannot rename or remove the course's "
                              "folder there): %s", exchange.root)
-    problems = exchange_problems(exchange.root, "", instructors())
+    students = _roster_students(exchange.coursedir.root)
+    problems = exchange_problems(exchange.root, "", instructors(exchange.coursedir.groupshared, students), students)
     if problems:
         exchange.fail("\n".join(problems))
+
+
+def _claim_course_folder(exchange) -> None:
+    """Makes the course's folder in the exchange if it is missing, before anything checks it: checked
+    missing, nbgrader would make it later, or take whatever a student put there meanwhile (a link is
+    followed). mkdir never follows a link and fails on anything that stands there, which the checks
+    then name."""
+    course = os.path.join(exchange.root, exchange.coursedir.course_id)
+    if not exchange.coursedir.course_id or not os.path.isdir(exchange.root):
+        return
+    try:
+        os.mkdir(course, 0o700)
+    except FileExistsError:
+        return
+    except OSError:
+        return                  # nbgrader's own steps say why it cannot be made
+    shared = stat.S_ISGID | stat.S_IWGRP if exchange.coursedir.groupshared else 0
+    os.chmod(course, 0o755 | shared)      # nbgrader's modes for it
+    exchange.log.info("the course's folder made in the exchange: %s", course)
 
 
 def _existing_or_fail(exchange) -> None:
@@ -108,22 +129,41 @@ def _roster_students(root: str) -> list[str]:
 
 
 def _warn_open_homes(exchange, students, new_accounts: bool = False) -> None:
-    """Warns (it does not stop the command) for every student home other accounts may read."""
+    """Warns (it does not stop the command) for every student home other accounts may read, and for
+    a FUSE set-up that lets students' mounts be entered."""
     problems = open_homes(students) + ([problem] if new_accounts and (problem := home_mode_default()) else [])
+    problems += [problem] if (problem := fuse_lets_students_in()) else []
     for problem in problems:
         exchange.log.warning("%s", shown(problem))
 
 
-def _warn_off_roster(exchange, students) -> None:
-    """Names the accounts that handed in but are not on the course roster: the exchange is every
-    account's (another course's students too), and a folder of one's own account is collected."""
-    roster = set(_roster_students(exchange.coursedir.root))
-    off = sorted(set(students) - roster) if roster else []
-    if off:
-        exchange.log.warning("%s", shown(f"handed in but not on the course roster (roster.txt): {', '.join(off[:20])}"
-                                         f"{f' and {len(off) - 20} more' if len(off) > 20 else ''}; collected as any "
-                                         f"student is (autograde adds them to the gradebook): remove their "
-                                         f"submitted/ folders if they are not in the course"))
+def _course_roster_or_fail(exchange) -> set[str]:
+    """The roster's ids; the command stops on a roster it cannot read (collect would otherwise take
+    every account of the server for the course's)."""
+    from autograder.engine.roster import RosterError, read_roster, roster_path
+    try:
+        return set(read_roster(roster_path(Path(exchange.coursedir.root))))
+    except (RosterError, OSError, UnicodeDecodeError) as exc:
+        exchange.fail(f"the course roster cannot be read: {exc}")
+
+
+def _refuse_off_roster(exchange, accepted: dict) -> None:
+    """Leaves out (and lists) every student not on the course roster: the exchange is every
+    account's (another course's students too), and autograde would make each a row of the
+    gradebook. Without a roster no one can be told apart: all are collected, and the instructor told."""
+    roster = _course_roster_or_fail(exchange)
+    if not roster:
+        exchange.log.warning("no course roster (%s in the course folder, one student login per line): every account "
+                             "of the server that handed in is collected as a student of the course",
+                             "roster.txt")
+        return
+    for student in sorted(set(accepted) - roster):
+        subs = sorted(accepted.pop(student), key=lambda s: s.time, reverse=True)
+        more = f" (and {len(subs) - 1} older folders)" if len(subs) > 1 else ""
+        exchange.flags.append(Flag(student, subs[0].path.name, "", NOT_COLLECTED,
+                                   f"{student} is not on the course roster (roster.txt){more}: another course's "
+                                   f"student, or a login missing from the roster. If they are in the course, add "
+                                   f"them to roster.txt and collect again; if not, remove their folders from inbound/"))
 
 
 class GuardedReleaseAssignment(ExchangeReleaseAssignment):
@@ -144,6 +184,7 @@ class GuardedReleaseAssignment(ExchangeReleaseAssignment):
     def _guard(self):
         _sticky_or_fail(self)
         _closed_course_or_fail(self)
+        _claim_course_folder(self)
         students = _roster_students(self.coursedir.root)
         problems = foreign_course_folders(self.root, self.coursedir.course_id,
                                           instructors(self.coursedir.groupshared, students), students)
@@ -158,6 +199,31 @@ class GuardedReleaseAssignment(ExchangeReleaseAssignment):
             os.chmod(self.inbound_path, stat.S_IMODE(mode) | stat.S_ISVTX)
             self.log.info("inbound/ made sticky (students cannot rename or remove each other's submissions): %s",
                           self.inbound_path)
+
+
+class GuardedReleaseFeedback(ExchangeReleaseFeedback):
+    """nbgrader's release_feedback checks nothing of the exchange and writes every student's page
+    into <exchange>/<course>/feedback/, following a link there: the same checks as release and
+    collect first (the root and the folders above it, the course's folders, feedback/ included)."""
+
+    def ensure_root(self):
+        if not check_directory(self.root, write=True, execute=True):
+            self.fail(_missing_exchange(self.root))
+        self._guard()
+
+    def start(self):
+        _check_under_groupshared(self, self._guard)
+        return super().start()
+
+    def _guard(self):
+        _sticky_or_fail(self)
+        _closed_course_or_fail(self)
+        _claim_course_folder(self)
+        students = _roster_students(self.coursedir.root)
+        problems = foreign_course_folders(self.root, self.coursedir.course_id,
+                                          instructors(self.coursedir.groupshared, students), students)
+        if problems:
+            self.fail("\n".join(problems))
 
 
 class GuardedExchangeCollect(ExchangeCollect):
@@ -212,9 +278,9 @@ class GuardedExchangeCollect(ExchangeCollect):
                 self.flags.append(self._failed(Path(path).name, "could not be read", exc))
                 continue
             accepted[sub.student].append(sub)
+        _refuse_off_roster(self, accepted)
         self.submissions = {s: self._choose(subs) for s, subs in accepted.items()}
         _warn_open_homes(self, self.submissions)
-        _warn_off_roster(self, self.submissions)
 
     def _check_inbound(self):
         """inbound/ must be the instructor's (a student's own inbound/ would decide what is collected);

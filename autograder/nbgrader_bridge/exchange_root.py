@@ -4,8 +4,11 @@ nbgrader's exchange is a folder every account can write to. Without the sticky b
 nbgrader documents it) any student may rename the course's folder there (`cs349e/`) away and put
 her own in its place: classmates then fetch her files (her `hw_specs.py` runs as each of them) and
 hand in into her folder. With the sticky bit (1777, as /tmp) only the folder's owner may rename or
-remove it. So the exchange root must be sticky wherever other accounts can write to it, and the
-course's folder, its outbound/ and inbound/ must be the instructor's (or root's), never a link.
+remove it. So the exchange root, and every folder above it, must be the instructor's or root's and sticky
+wherever other accounts can write to it (the owner of a folder renames anything in it, sticky or
+not), and the course's folder, its outbound/, inbound/ and feedback/ must be the instructor's (or root's),
+never a link. Before the first release any account may make the course's folder: the set-up makes
+it the instructor's at once (docs/exchange.md).
 Students' `nbgrader fetch_assignment` and `nbgrader submit` are nbgrader's own and check none of
 this: these checks are what the instructor's commands can see. No nbgrader import (reconcile uses it).
 """
@@ -29,18 +32,49 @@ def _owner(uid: int) -> str:
         return f"uid {uid}"
 
 
-def unsticky_root(root: str | os.PathLike) -> str | None:
-    """Why the exchange root cannot be trusted (others may write to it without the sticky bit), or None."""
-    try:
-        info = os.stat(root)
-    except OSError:
-        return None                         # missing: the commands say so themselves
-    if info.st_mode & (stat.S_IWOTH | stat.S_IWGRP) and not info.st_mode & stat.S_ISVTX:
-        return (f"the exchange folder {root} is writable by other accounts (mode {stat.S_IMODE(info.st_mode):o}) "
-                f"without the sticky bit: any student can rename the course's folder there away and put her own in "
-                f"its place (classmates then fetch her files and hand in into her folder). Make it sticky, as root: "
-                f"chmod 1777 {root} ; then check the course's folder there is the instructor's ({SETUP_DOC})")
-    return None
+def root_problems(root: str | os.PathLike, ours, students=()) -> list[str]:
+    """Why the exchange root cannot be trusted, or []: the root and every folder above it must be
+    owned as `ours(stat_result)` allows (root, the instructor), and sticky wherever others may write
+    to it. The owner of a folder may rename or remove anything in it, sticky or not: an exchange a
+    student made first (in a folder every account creates in, as /tmp) is hers, course folder and all;
+    a folder above it that others may write to without the sticky bit lets anyone rename the
+    exchange away and put her own in its place."""
+    path = Path(os.path.abspath(root))
+    if not os.path.isdir(path):
+        return []                           # missing: the commands say so themselves
+    real = Path(os.path.realpath(path))
+    # the path as named (a link on it is its owner's to change) and as it resolves
+    on_the_way = dict.fromkeys([path, *path.parents, real, *real.parents])
+    problems = []
+    for folder in on_the_way:
+        try:
+            info = os.lstat(folder)
+        except OSError as exc:
+            problems.append(f"{folder}, on the way to the exchange, cannot be read ({exc.strerror})")
+            break
+        mode = stat.S_IMODE(info.st_mode)
+        if stat.S_ISLNK(info.st_mode):
+            mode = 0                        # a link's mode decides nothing, its owner may repoint it
+        if not ours(info):
+            where = f"the exchange folder {folder}" if folder == path else f"the folder {folder} above the exchange {path}"
+            problems.append(f"{where} is owned by {_owner(info.st_uid)}, not the instructor or root: its owner "
+                            f"can rename or remove anything in it, sticky or not (the course's folder included: "
+                            f"classmates would fetch her files and hand in into her folder). As root: "
+                            f"{f'rm -r {folder} ; mkdir -m 1777 {folder}' if folder == path else f'chown root {folder}'}"
+                            f" ; then release again ({SETUP_DOC})")
+            break
+        # above the exchange a folder writable by a group of the staff is theirs (Debian's /usr/local was
+        # 2775 root:staff); one writable by a group holding roster students is as open as to all
+        open_group = mode & stat.S_IWGRP and (folder == path or _students_in_group(info.st_gid, students)[0])
+        if (mode & stat.S_IWOTH or open_group) and not mode & stat.S_ISVTX:
+            where = f"the exchange folder {folder}" if folder == path else f"the folder {folder} above the exchange {path}"
+            problems.append(f"{where} is writable by other accounts (mode {mode:o}) without the sticky bit: "
+                            f"any student can rename {'the course' if folder == path else 'the exchange'}'s folder "
+                            f"there away and put her own in its place (classmates then fetch her files and hand in "
+                            f"into her folder). Make it sticky, as root: chmod {'1777' if folder == path else '+t'} "
+                            f"{folder} ; then check the course's folder there is the instructor's ({SETUP_DOC})")
+            break
+    return problems
 
 
 def _students_in_group(gid: int, students) -> tuple[list[str], str]:
@@ -52,12 +86,12 @@ def _students_in_group(gid: int, students) -> tuple[list[str], str]:
 
 
 def foreign_course_folders(root: str | os.PathLike, course_id: str, ours, students=()) -> list[str]:
-    """The course's folders in the exchange (the course folder, outbound/, inbound/) that are a link,
+    """The course's folders in the exchange (the course folder, outbound/, inbound/, feedback/) that are a link,
     not owned as `ours(stat_result)` allows, or writable by a group holding any of `students` (the
     roster), each with what to do."""
     problems = []
     course = Path(root) / course_id
-    for path in (course, course / "outbound", course / "inbound"):
+    for path in (course, course / "outbound", course / "inbound", course / "feedback"):
         try:
             info = os.lstat(path)
         except FileNotFoundError:
@@ -67,10 +101,13 @@ def foreign_course_folders(root: str | os.PathLike, course_id: str, ours, studen
             continue
         if stat.S_ISLNK(info.st_mode) or not ours(info):
             what = "a link" if stat.S_ISLNK(info.st_mode) else f"owned by {_owner(info.st_uid)}"
-            problems.append(f"{path} is {what}, not the instructor's or root's: someone replaced the course's exchange "
-                            f"folder (her files would be fetched, submissions handed into her folder). Remove it, as "
-                            f"root: rm -r {course} ; make the exchange sticky (chmod 1777 {root}) and release again "
-                            f"({SETUP_DOC})")
+            problems.append(f"{path} is {what}, not the instructor's or root's: someone made or replaced the "
+                            f"course's exchange folder (her files would be fetched, submissions handed into her "
+                            f"folder). Remove it, as root: rm -r {course} ; at once, as the instructor, claim it "
+                            f"before anyone makes it again: mkdir -m 755 {course} ; then release again. Students "
+                            f"who fetched or submitted while it was there may hold her files or have handed in to "
+                            f"her (their fetch and submit are nbgrader's own and check nothing): ask every student "
+                            f"to save their work, fetch again and submit again ({SETUP_DOC})")
             break
         # nbgrader's release under groupshared makes these 2775 in the instructor's login group: where
         # that group holds students (`users`), any of them could rename inbound/ or outbound/ away and
@@ -85,13 +122,65 @@ def foreign_course_folders(root: str | os.PathLike, course_id: str, ours, studen
                             f"root: chgrp -R to a group of the course's staff only (or chmod -R g-w {course}), and "
                             f"remove what a student made there ({SETUP_DOC})")
             break
+        if path != course / "inbound" and info.st_mode & stat.S_IWOTH:
+            problems.append(_open_to_all(path, info, course))
+            break
+        # nbgrader submit leaves each folder 0777 with 0644 files, hidden only by its name: an inbound/
+        # that students can list shows them every classmate's folder to read or empty
+        listed_by = (["every account"] if info.st_mode & stat.S_IROTH else
+                     _students_in_group(info.st_gid, students)[0] if info.st_mode & stat.S_IRGRP else [])
+        if path.name in ("inbound", "feedback") and path != course and listed_by:
+            what = ("each student's folder there is 0777 with 0644 files, hidden only by its name; a student who "
+                    "lists it reads (or empties) every classmate's submission" if path.name == "inbound" else
+                    "each student's page there is readable by all, hidden only by its name; a student who lists it "
+                    "reads every classmate's feedback")
+            problems.append(f"{path} can be listed by {', '.join(listed_by[:5])} (mode {stat.S_IMODE(info.st_mode):o}): "
+                            f"{what}. As the instructor: chmod o-r {path} (and chmod g-r where its group holds "
+                            f"students; nbgrader makes inbound/ 2733, the kit 3733, and feedback/ 0711) ({SETUP_DOC})")
+            break
+    else:
+        problems += _released_open_to_all(course / "outbound", ours, course)
     return problems
 
 
-def exchange_problems(root: str | os.PathLike, course_id: str, ours) -> list[str]:
+MOST_RELEASED = 20_000   # entries of outbound/ looked at (a release is a few files per assignment)
+
+
+def _open_to_all(path: Path, info: os.stat_result, course: Path) -> str:
+    return (f"{path} is writable by every account (mode {stat.S_IMODE(info.st_mode):o}): any student could rename "
+            f"or replace what is in it (put her own outbound/ or inbound/ in their place, or her own hw_specs.py in "
+            f"the release: classmates would fetch and run it, or hand in to her). As the instructor: chmod o-w {path} "
+            f"(all at once: chmod -R o-w {course}/outbound {course}/feedback ; chmod o-w {course} ; inbound/ alone "
+            f"stays writable by everyone, sticky), then look at what is there and release again ({SETUP_DOC})")
+
+
+def _released_open_to_all(outbound: Path, ours, course: Path) -> list[str]:
+    """The first file or folder of the release (outbound/, not through a link) that every account may
+    write to, or that another account owns."""
+    seen = 0
+    for folder, dirs, files in os.walk(outbound):
+        for name in (*dirs, *files):
+            seen += 1
+            if seen > MOST_RELEASED:
+                return []
+            path = Path(folder) / name
+            try:
+                info = os.lstat(path)
+            except OSError:
+                continue
+            if stat.S_ISLNK(info.st_mode) or not ours(info):
+                what = "a link" if stat.S_ISLNK(info.st_mode) else f"owned by {_owner(info.st_uid)}"
+                return [f"{path}, in the release, is {what}, not the instructor's or root's: classmates would fetch "
+                        f"it. Remove it and release again (nbgrader release_assignment --force) ({SETUP_DOC})"]
+            if info.st_mode & stat.S_IWOTH:
+                return [_open_to_all(path, info, course)]
+    return []
+
+
+def exchange_problems(root: str | os.PathLike, course_id: str, ours, students=()) -> list[str]:
     """Everything wrong with the exchange for this course (empty when it is sound or absent)."""
-    problem = unsticky_root(root)
-    return ([problem] if problem else []) + (foreign_course_folders(root, course_id, ours) if course_id else [])
+    return root_problems(root, ours, students) + (foreign_course_folders(root, course_id, ours, students)
+                                                  if course_id else [])
 
 
 def instructors(groupshared: bool = False, students=()):
@@ -146,4 +235,22 @@ def home_mode_default(path: str = LOGIN_DEFS) -> str | None:
         return (f"new accounts' homes are made {mode:o} ({'HOME_MODE' if value else 'UMASK, HOME_MODE unset'} in "
                 f"{path}): a classmate could read a student's notebook and token; set HOME_MODE 0700 there before "
                 f"creating the students' accounts ({SETUP_DOC})")
+    return None
+
+
+FUSE_CONF = "/etc/fuse.conf"
+
+
+def fuse_lets_students_in(path: str = FUSE_CONF) -> str | None:
+    """What to change when /etc/fuse.conf lets a user's FUSE mount be entered by other accounts
+    (`user_allow_other`): a student's mount in her inbound folder then answers collect as she likes,
+    or never; collect refuses what is on another filesystem, but a read it waits on stops it."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            allowed = any(line.split("#", 1)[0].strip() == "user_allow_other" for line in handle)
+    except OSError:
+        return None
+    if allowed:
+        return (f"{path} sets user_allow_other: a student's FUSE mount in the exchange can be entered by collect and "
+                f"answer (or hold) its reads; remove that line, as root ({SETUP_DOC})")
     return None

@@ -8,7 +8,8 @@ it is taken on its word:
   collect (an instructor who submitted for a student with `--student`);
 - what: only regular files owned by that same account are copied, each opened without following a
   link (O_NOFOLLOW, relative to its already opened folder), so a link to solutions/ or to a
-  classmate's files, a file another account put in, a pipe or a device is never read;
+  classmate's files, a file another account put in, a pipe or a device is never read; nor is
+  anything on another filesystem (a mount in the folder answers with any owner, time and content);
 - when: the time in the folder's name, as submit wrote it, if the folder's change time (ctime,
   which no student can set back) is no earlier and at most `tolerance` later; otherwise the ctime.
   A file rewritten in place (same inode) leaves the folder's ctime as it was, so the ctime of every
@@ -137,6 +138,13 @@ def read_submission(path: Path, parse_time, *, collector_uid: int, tolerance: fl
     if not stat.S_ISDIR(info.st_mode):
         raise refuse("is not a folder")
     try:
+        inbound_dev = os.stat(path.parent).st_dev
+    except OSError as exc:
+        raise refuse(f"cannot be read ({exc.strerror})") from None
+    if info.st_dev != inbound_dev:
+        raise refuse("is on another filesystem than inbound/ (a mount: a student's FUSE filesystem answers with any "
+                     "owner, time and content); collect never crosses one")
+    try:
         student_uid = pwd.getpwnam(student).pw_uid
     except KeyError:
         student_uid = None
@@ -183,7 +191,7 @@ def _read_opened(fd: int, path: Path, student: str, info: os.stat_result, named:
                           f"{changed:%Y-%m-%d %H:%M:%S} UTC (renamed or changed after it was handed in?): "
                           f"the ctime is taken"))
     try:
-        latest, which = _latest_change(fd, info.st_uid, max_entries)
+        latest, which = _latest_change(fd, info.st_uid, max_entries, info.st_dev)
     except OSError as exc:
         raise refuse(f"cannot be opened ({exc.strerror})") from None
     if latest is None:
@@ -224,9 +232,9 @@ def _link_target(path: Path, dir_fd: int | None = None) -> str:
         return ""
 
 
-def _latest_change(top: int, uid: int, max_entries: int) -> tuple[float | None, str]:
-    """The latest ctime among the files and folders of `uid` collect would copy (links are not
-    followed) and the path of that entry; (None, "") past `max_entries` entries."""
+def _latest_change(top: int, uid: int, max_entries: int, dev: int) -> tuple[float | None, str]:
+    """The latest ctime among the files and folders of `uid` on filesystem `dev` collect would copy
+    (links and mounts are not followed) and the path of that entry; (None, "") past `max_entries` entries."""
     found = {"latest": 0.0, "which": "", "seen": 0}
 
     def visit(fd: int, rel: str, depth: int) -> bool:
@@ -247,7 +255,7 @@ def _latest_change(top: int, uid: int, max_entries: int) -> tuple[float | None, 
             info = entry.stat(follow_symlinks=False)
         except OSError:
             return True
-        if info.st_uid != uid or not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
+        if info.st_uid != uid or info.st_dev != dev or not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
             return True
         if info.st_ctime > found["latest"]:
             found["latest"], found["which"] = info.st_ctime, f"{rel}{entry.name}"
@@ -360,6 +368,10 @@ def _copy_entry(fd: int, rel: str, name: str, dest: Path, sub: Submission, rules
         return
     if stat.S_ISLNK(info.st_mode):
         left_out(name, f"is a symbolic link{_link_target(name, fd)}; links are never followed")
+    elif sub.inode is not None and info.st_dev != sub.inode[0]:
+        # a mount in the folder (a student's FUSE filesystem, where /etc/fuse.conf allows others in)
+        # answers with any owner, time and content
+        left_out(name, "is on another filesystem than the folder (a mount in it); collect never crosses one")
     elif info.st_uid != sub.uid:
         left_out(name, f"is owned by {_owner_name(info.st_uid)}, not by the folder's owner "
                        f"{_owner_name(sub.uid)}")

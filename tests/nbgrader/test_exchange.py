@@ -142,6 +142,8 @@ def exchange():
 def _follow_the_doc(base: Path) -> SimpleNamespace:
     machine = Machine(base)
     course = copy_course(base / "course")
+    # the course's students, by their logins: collect refuses anyone else's folder
+    (course / "roster.txt").write_text("".join(f"{s}\n" for s in (ALICE, BOB, CAROL, DAVE, ERIN)), encoding="utf-8")
     (base / "reference").mkdir()
     machine.run(f"{PYTHON} -m autograder reference {ASSIGNMENT} {base / 'reference' / 'full'}", cwd=course)
     uid, gid = account(INSTRUCTOR)
@@ -322,6 +324,27 @@ def test_the_inbound_listing_through_the_course_config_shows_a_forged_name_escap
     assert re.search(f"cs349e {ALICE} {ASSIGNMENT} ", printed), printed      # her own submission, as nbgrader lists it
 
 
+def test_feedback_released_through_the_course_config_reaches_its_student_alone(exchange):
+    """The course's release_feedback (the kit's, run by nbgrader through the course config) and each
+    student's own `nbgrader fetch_feedback`: alice fetches her page; bob, who cannot list the
+    exchange's feedback/, fetches none of hers, not even naming her (`--student`)."""
+    course, machine = exchange.root, exchange.machine
+    for student in (ALICE, BOB):
+        source, dest = submitted(exchange, student), course / "feedback" / student / ASSIGNMENT
+        shutil.copytree(source, dest, ignore=shutil.ignore_patterns("*.ipynb"), dirs_exist_ok=True)
+        (dest / "handout.html").write_text(f"<p>feedback of {student}</p>")
+        subprocess.run(["chown", "-R", f"{INSTRUCTOR}:{INSTRUCTOR}", str(course / "feedback")], check=True)
+    machine.run(f"nbgrader release_feedback {ASSIGNMENT}", user=INSTRUCTOR, cwd=course)
+    machine.run(f"nbgrader fetch_feedback {ASSIGNMENT} --course cs349e", user=ALICE)
+    pages = list((machine.home(ALICE) / ASSIGNMENT / "feedback").rglob("handout.html"))
+    assert [p.read_text() for p in pages] == [f"<p>feedback of {ALICE}</p>"], pages
+    feedback = "/usr/local/share/nbgrader/exchange/cs349e/feedback"
+    assert machine.run(f"ls {feedback}", user=BOB, check=False).returncode != 0
+    machine.run(f"nbgrader fetch_feedback {ASSIGNMENT} --course cs349e --student {ALICE}", user=BOB, check=False)
+    for page in (machine.home(BOB) / ASSIGNMENT / "feedback").rglob("*.html"):
+        assert ALICE not in page.read_text(), page
+
+
 def test_a_missing_exchange_tells_the_instructor_what_to_do(tmp_path):
     """nbgrader says "Unwritable directory, please contact your instructor" to the instructor."""
     root = copy_course(tmp_path / "course")
@@ -388,3 +411,97 @@ def _hijack(base: Path) -> None:
     assert moved.returncode != 0 and (machine.share / "nbgrader" / "exchange" / "cs349e" / "outbound").is_dir()
     listed = instructor(f"{PYTHON} -m autograder reconcile {ASSIGNMENT}")
     assert "exchange:" not in listed.stdout, listed.stdout[-3000:]
+
+
+def _as_root_machine(prefix: str):
+    if os.geteuid() != 0 or shutil.which("bwrap") is None or shutil.which("setpriv") is None:
+        pytest.skip("creates Unix accounts and runs as them: needs root, bubblewrap and setpriv")
+    base = Path(tempfile.mkdtemp(prefix=prefix))       # enterable by every account, as the doc's
+    base.chmod(0o755)
+    return base
+
+
+def _instructors_course(machine: Machine, base: Path) -> Path:
+    course = copy_course(base / "course")
+    uid, gid = account(INSTRUCTOR)
+    subprocess.run(["chown", "-R", f"{uid}:{gid}", str(course)], check=True)
+    course.chmod(0o700)
+    machine.home(MALLORY)
+    return course
+
+
+def test_an_exchange_folder_a_student_made_first_is_refused():
+    """The exchange's own folder made by a student before the instructor (in a folder every account
+    may create in, sticky as /tmp): sticky or not, its owner may rename or remove anything in it.
+    Release went ahead in her folder; mallory then renamed the course's folder away and put her own
+    in its place (classmates fetch her files, hand in to her). Release and collect refuse such an
+    exchange, naming its owner and what to run."""
+    base = _as_root_machine("cs349e-owned-root-")
+    try:
+        machine = Machine(base)
+        course = _instructors_course(machine, base)
+        root = "/usr/local/share/nbgrader/exchange"
+        machine.run("mkdir -p /usr/local/share/nbgrader && chmod 1777 /usr/local/share/nbgrader")
+        machine.run(f"mkdir {root} && chmod 1777 {root}", user=MALLORY)          # she is first
+        for command in (f"nbgrader generate_assignment {ASSIGNMENT} --force",):
+            assert machine.run(command, user=INSTRUCTOR, cwd=course, check=False).returncode == 0
+        for command in (f"nbgrader release_assignment {ASSIGNMENT} --force", f"nbgrader collect {ASSIGNMENT}"):
+            refused = machine.run(command, user=INSTRUCTOR, cwd=course, check=False)
+            assert refused.returncode != 0 and f"{root} is owned by {MALLORY}" in refused.stderr \
+                and f"rm -r {root}" in refused.stderr, (command, refused.stderr[-3000:])
+        assert not (machine.share / "nbgrader" / "exchange" / "cs349e").exists()
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def test_the_doc_claims_the_course_folder_before_any_student_can():
+    """Before the first release, any account could make the course's folder (`cs349e/`) in the
+    sticky exchange: release refused it, but students fetching meanwhile took her files. The doc's
+    set-up makes it the instructor's at once; mallory can no longer make it (nor rename it)."""
+    base = _as_root_machine("cs349e-claim-")
+    try:
+        machine = Machine(base)
+        course = _instructors_course(machine, base)
+        root = "/usr/local/share/nbgrader/exchange"
+        for who, block in doc_blocks():
+            if any(command.startswith("nbgrader ") for command in block):
+                break                                   # up to the first nbgrader command of the doc
+            for command in block:
+                machine.run(command, user=INSTRUCTOR if who == "instructor" else "root",
+                            cwd=course if who == "instructor" else None)
+        made = machine.run(f"mkdir -p {root}/cs349e/outbound/{ASSIGNMENT}", user=MALLORY, check=False)
+        assert made.returncode != 0, "a student made the course's folder in the exchange before the first release"
+        moved = machine.run(f"mv {root}/cs349e {root}/cs349e.old", user=MALLORY, check=False)
+        assert moved.returncode != 0
+        claimed = (machine.share / "nbgrader" / "exchange" / "cs349e").stat()
+        assert claimed.st_uid == account(INSTRUCTOR)[0] and claimed.st_mode & 0o022 == 0, oct(claimed.st_mode)
+        assert machine.run(f"nbgrader generate_assignment {ASSIGNMENT} --force && "
+                           f"nbgrader release_assignment {ASSIGNMENT} --force", user=INSTRUCTOR, cwd=course,
+                           check=False).returncode == 0
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def test_a_course_folder_a_student_made_first_says_how_to_claim_it_and_what_students_may_hold():
+    """mallory made `cs349e/` in the sticky exchange before the instructor: release refuses it. The
+    message tells the instructor exactly what to do: remove it, claim the folder at once, release
+    again, and have students who fetched or submitted meanwhile fetch again and hand in again (their
+    fetch and submit are nbgrader's own and check nothing)."""
+    base = _as_root_machine("cs349e-early-")
+    try:
+        machine = Machine(base)
+        course = _instructors_course(machine, base)
+        root = "/usr/local/share/nbgrader/exchange"
+        machine.run(f"mkdir -p {root} && chmod 1777 {root}")
+        machine.run(f"mkdir -p {root}/cs349e/outbound/{ASSIGNMENT} {root}/cs349e/inbound && chmod -R 777 {root}/cs349e",
+                    user=MALLORY)
+        assert machine.run(f"nbgrader generate_assignment {ASSIGNMENT} --force", user=INSTRUCTOR, cwd=course,
+                           check=False).returncode == 0
+        refused = machine.run(f"nbgrader release_assignment {ASSIGNMENT} --force", user=INSTRUCTOR, cwd=course,
+                              check=False)
+        said = refused.stderr
+        assert refused.returncode != 0 and f"rm -r {root}/cs349e" in said, said[-3000:]
+        assert f"mkdir -m 755 {root}/cs349e" in said, said[-3000:]             # claim it before anyone again
+        assert "fetch" in said and "submit" in said and "again" in said, said[-3000:]
+    finally:
+        shutil.rmtree(base, ignore_errors=True)

@@ -88,6 +88,7 @@ def test_a_course_a_group_of_students_can_enter_is_refused_by_release_and_collec
         assert OTHER in open_course(course)
         base.chmod(0o700)
         assert open_course(course) is None
+        (course / "roster.txt").write_text(f"{STUDENT}\n")     # collect takes roster students only
         run(GuardedExchangeCollect)
         assert students(course) == [STUDENT]
     finally:

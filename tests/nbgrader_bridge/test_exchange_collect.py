@@ -7,6 +7,7 @@ is tests/nbgrader/test_exchange.py."""
 from __future__ import annotations
 
 import csv
+import re
 import os
 import shutil
 import subprocess
@@ -404,20 +405,265 @@ def test_a_folder_of_thousands_of_links_gives_a_bounded_list(tmp_path):
     assert "file left out" in rows[-1]["reason"], rows[-1]
 
 
-def test_collect_names_an_account_off_the_roster_that_handed_in(tmp_path, caplog):
+def test_an_account_off_the_roster_is_refused_and_listed(tmp_path, caplog):
     """The exchange is shared by every account of the server (another course's students too): any
-    account may `nbgrader submit --course cs349e`, and collect took her folder silently (autograde
-    then made her a row of the gradebook). Her folder is her own, so it is collected; collect names
-    her as off the course roster (roster.txt), and names no one on it."""
+    account may `nbgrader submit --course cs349e`. Collect took her folder (a warning only), and
+    autograde then made her a row of the gradebook. Now a folder of an account not on the course
+    roster (roster.txt) is not collected, and listed for the instructor (reconcile prints the row);
+    no one on the roster is named."""
     import logging
 
     root = exchange_root(tmp_path)
     handed_in(root / "cs349e" / "inbound", owner=STUDENT, named=STUDENT)
-    handed_in(root / "cs349e" / "inbound", owner=OTHER, named=OTHER)
+    off = handed_in(root / "cs349e" / "inbound", owner=OTHER, named=OTHER)
     (tmp_path / "course").mkdir()
     (tmp_path / "course" / "roster.txt").write_text(f"{STUDENT}\n")
     with caplog.at_level(logging.WARNING):
         course = collect(tmp_path, root)
-    assert students(course) == sorted([STUDENT, OTHER])
-    off = [line for line in caplog.text.splitlines() if "not on the course roster" in line]
-    assert len(off) == 1 and OTHER in off[0] and STUDENT not in off[0].replace(OTHER, ""), caplog.text
+    assert students(course) == [STUDENT]
+    assert not (course / "submitted" / OTHER).exists()
+    rows = flagged(course)
+    assert [(r["student"], r["inbound"], r["outcome"]) for r in rows] == [(OTHER, off.name, "not collected")], rows
+    assert "roster.txt" in rows[0]["reason"], rows
+    assert STUDENT not in caplog.text.replace(OTHER, ""), caplog.text
+
+
+def test_without_a_roster_every_account_is_collected_and_the_instructor_told(tmp_path, caplog):
+    """No roster.txt: collect cannot tell the course's students from the server's other accounts; it
+    collects every folder its owner handed in and says so, naming the file to write."""
+    import logging
+
+    root = exchange_root(tmp_path)
+    handed_in(root / "cs349e" / "inbound", owner=STUDENT, named=STUDENT)
+    with caplog.at_level(logging.WARNING):
+        course = collect(tmp_path, root)
+    assert students(course) == [STUDENT]
+    assert "no course roster" in caplog.text and "roster.txt" in caplog.text, caplog.text
+
+
+@pytest.mark.parametrize("case", ["the exchange is a student's", "a folder above it is open to all"])
+def test_collect_refuses_an_exchange_a_student_can_rename_things_in(tmp_path, case):
+    """The owner of a folder renames or removes anything in it, sticky or not; and a folder others may
+    write to without the sticky bit lets anyone rename what is in it. Either way a student can put a
+    course folder of her own in the class's path: collect refuses, naming what to run."""
+    from nbgrader.exchange.abc.exchange import ExchangeError
+
+    above = tmp_path / "shared"
+    above.mkdir()
+    root = exchange_root(above)
+    handed_in(root / "cs349e" / "inbound", owner=STUDENT, named=STUDENT)
+    if case == "the exchange is a student's":
+        subprocess.run(["chown", OTHER, str(root)], check=True)
+        said = f"the exchange folder {root} is owned by {OTHER}"
+    else:
+        above.chmod(0o777)
+        said = f"chmod +t {above}"
+    with pytest.raises(ExchangeError, match=re.escape(said)):
+        collect(tmp_path, root)
+    assert not (tmp_path / "course" / "submitted").exists()
+
+
+def _course_release_feedback():
+    """The release_feedback class the course's nbgrader_config.py sets (nbgrader's own if none)."""
+    import importlib
+
+    from traitlets.config.loader import PyFileConfigLoader
+
+    from process_state import process_state_restored
+
+    with process_state_restored():
+        config = PyFileConfigLoader("nbgrader_config.py", path=str(Path(__file__).resolve().parents[2])).load_config()
+    name = config.ExchangeFactory.get("release_feedback",
+                                      "nbgrader.exchange.default.release_feedback.ExchangeReleaseFeedback")
+    module, _, cls = name.rpartition(".")
+    return getattr(importlib.import_module(module), cls)
+
+
+@pytest.mark.parametrize("case", ["the exchange is a student's", "the course's feedback folder is a student's link"])
+def test_the_courses_release_feedback_refuses_an_exchange_a_student_steers(tmp_path, case):
+    """nbgrader's release_feedback checked nothing of the exchange: in an exchange a student owns (or with
+    a course feedback/ that is hers, a link to a folder of the instructor's) it wrote every student's
+    page where she reads or chooses. The course's release_feedback runs the checks of release and
+    collect, feedback/ included, and writes nothing."""
+    from nbgrader.auth import Authenticator
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.exchange.abc.exchange import ExchangeError
+
+    root = exchange_root(tmp_path)
+    inbound = root / "cs349e" / "inbound"
+    folder = handed_in(inbound, owner=STUDENT, named=STUDENT)
+    (folder / "submission_secret.txt").write_text(f"secret of {STUDENT}")
+    give(folder, STUDENT)
+    course = collect(tmp_path, root)
+    _feedback_as_generate_feedback_leaves_it(course, STUDENT)
+    target = tmp_path / "instructors-folder"
+    target.mkdir()
+    if case == "the exchange is a student's":
+        subprocess.run(["chown", OTHER, str(root)], check=True)
+        said = f"{root} is owned by {OTHER}"
+    else:
+        (root / "cs349e" / "feedback").symlink_to(target)
+        subprocess.run(["chown", "-h", OTHER, str(root / "cs349e" / "feedback")], check=True)
+        said = f"{root / 'cs349e' / 'feedback'} is a link"
+    coursedir = CourseDirectory(root=str(course), course_id="cs349e")
+    coursedir.assignment_id = ASSIGNMENT
+    release = _course_release_feedback()
+    with pytest.raises(ExchangeError, match=re.escape(said)):
+        release(coursedir=coursedir, authenticator=Authenticator(), root=str(root)).start()
+    assert list(target.iterdir()) == []
+    assert not any(p.suffix == ".html" for p in root.rglob("*") if not p.is_symlink())
+
+
+def test_reconcile_names_a_course_folder_that_is_a_students_dangling_link(tmp_path):
+    """reconcile looked at the exchange only when the course's folder existed, following a link: a
+    student's link there to nowhere (to be pointed at her own folder later) went unnamed."""
+    from types import SimpleNamespace
+
+    from autograder.commands.reconcile import exchange_lines
+
+    root = tmp_path / "exchange"
+    root.mkdir()
+    root.chmod(0o1777)
+    (root / "cs349e").symlink_to(tmp_path / "not-yet")
+    subprocess.run(["chown", "-h", OTHER, str(root / "cs349e")], check=True)
+    lines = exchange_lines(SimpleNamespace(course_id="cs349e", exchange_root=str(root), groupshared=False, root=tmp_path))
+    assert any(f"{root / 'cs349e'} is a link" in line for line in lines), lines
+
+
+def test_the_first_release_claims_the_course_folder_before_a_student_can_link_it(tmp_path, monkeypatch):
+    """At the first release the course's folder is missing: release checked that, and nbgrader then
+    made it, or took what stood there by then, following a link. mallory, looping `ln -s` and `rm` in
+    the sticky exchange, could win that race with a link to a folder of the instructor's: release
+    wrote outbound/ and a world-writable inbound/ there, and the course's path in the exchange stayed
+    her link (repointed later at a folder of her own: classmates fetch her files). The kit's release
+    makes the course folder itself before it checks; the link comes too late."""
+    from nbgrader.auth import Authenticator
+    from nbgrader.coursedir import CourseDirectory
+
+    from autograder.nbgrader_bridge import exchange
+
+    root = tmp_path / "exchange"
+    root.mkdir()
+    root.chmod(0o1777)
+    course = tmp_path / "course"
+    (course / "release" / ASSIGNMENT).mkdir(parents=True)
+    (course / "release" / ASSIGNMENT / "handout.ipynb").write_text("{}")
+    target = tmp_path / "instructors-folder"
+    target.mkdir()
+    real = exchange.foreign_course_folders
+
+    def checked_then_raced(*args, **kwargs):
+        problems = real(*args, **kwargs)
+        try:                                    # mallory's link, just after the check
+            (root / "cs349e").symlink_to(target)
+            subprocess.run(["chown", "-h", OTHER, str(root / "cs349e")], check=True)
+        except FileExistsError:
+            pass
+        return problems
+    monkeypatch.setattr(exchange, "foreign_course_folders", checked_then_raced)
+    coursedir = CourseDirectory(root=str(course), course_id="cs349e")
+    coursedir.assignment_id = ASSIGNMENT
+    try:
+        exchange.GuardedReleaseAssignment(coursedir=coursedir, authenticator=Authenticator(), root=str(root)).start()
+    except Exception:   # noqa: BLE001 - a refusal is as good as a release in the instructor's own folder
+        pass
+    assert list(target.iterdir()) == []
+    assert not (root / "cs349e").is_symlink() and (root / "cs349e").stat().st_uid == os.geteuid()
+
+
+@pytest.mark.parametrize("folder", ["cs349e", "cs349e/outbound", "cs349e/outbound/lec01_codesign", "cs349e/feedback"])
+def test_a_course_exchange_folder_every_account_can_write_to_is_refused(tmp_path, folder):
+    """`chmod -R 777` on the course's exchange folder (the usual answer to a student's "permission
+    denied"): any student could then rename outbound/ or inbound/ away and put her own in their place,
+    or replace a released file (classmates fetch her hw_specs.py, which runs as each of them). Release,
+    collect and release_feedback refuse such a folder, naming the chmod; inbound/ alone is meant to be
+    writable by everyone (sticky)."""
+    from nbgrader.auth import Authenticator
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.exchange.abc.exchange import ExchangeError
+
+    from autograder.nbgrader_bridge.exchange import GuardedReleaseAssignment
+
+    root = exchange_root(tmp_path)
+    handed_in(root / "cs349e" / "inbound", owner=STUDENT, named=STUDENT)
+    (root / folder).mkdir(parents=True, exist_ok=True)
+    (root / folder).chmod(0o777)
+    with pytest.raises(ExchangeError, match=re.escape(f"chmod o-w {root / folder}")):
+        collect(tmp_path, root)
+    assert not (tmp_path / "course" / "submitted").exists()
+    course = tmp_path / "course"
+    (course / "release" / ASSIGNMENT).mkdir(parents=True)
+    (course / "release" / ASSIGNMENT / "handout.ipynb").write_text("{}")
+    coursedir = CourseDirectory(root=str(course), course_id="cs349e")
+    coursedir.assignment_id = ASSIGNMENT
+    with pytest.raises(ExchangeError, match=re.escape(f"chmod o-w {root / folder}")):
+        GuardedReleaseAssignment(coursedir=coursedir, authenticator=Authenticator(), root=str(root), force=True).start()
+
+
+@pytest.mark.parametrize("mode", [0o3777, 0o3737])
+def test_an_inbound_every_account_can_list_is_refused(tmp_path, mode):
+    """`chmod -R 777` (or 1777) on the exchange makes inbound/ listable: every student sees every
+    classmate's folder name, and nbgrader submit leaves each folder 0777 with 0644 files: she reads
+    (copies) their notebooks, or removes their files. Collect and release refuse it, naming the chmod."""
+    root = exchange_root(tmp_path)
+    handed_in(root / "cs349e" / "inbound", owner=STUDENT, named=STUDENT)
+    (root / "cs349e" / "inbound").chmod(mode)
+    from nbgrader.exchange.abc.exchange import ExchangeError
+    with pytest.raises(ExchangeError, match=re.escape(f"chmod o-r {root / 'cs349e' / 'inbound'}")):
+        collect(tmp_path, root)
+    assert not (tmp_path / "course" / "submitted").exists()
+
+
+def test_a_feedback_folder_every_account_can_list_is_refused_by_release_feedback(tmp_path):
+    """`chmod -R a+rX` on the exchange (a usual fix for a student's failed fetch) makes feedback/
+    listable: each page is named by its student's secret alone and readable by all, so any student
+    reads every classmate's feedback (their code and answers in it). release_feedback refuses it."""
+    from nbgrader.auth import Authenticator
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.exchange.abc.exchange import ExchangeError
+
+    root = exchange_root(tmp_path)
+    (root / "cs349e" / "feedback").mkdir()
+    (root / "cs349e" / "feedback").chmod(0o755)
+    course = tmp_path / "course"
+    course.mkdir()
+    coursedir = CourseDirectory(root=str(course), course_id="cs349e")
+    coursedir.assignment_id = ASSIGNMENT
+    with pytest.raises(ExchangeError, match=re.escape(f"chmod o-r {root / 'cs349e' / 'feedback'}")):
+        _course_release_feedback()(coursedir=coursedir, authenticator=Authenticator(), root=str(root)).start()
+
+
+def test_a_folder_above_the_exchange_writable_by_a_staff_group_is_no_problem(tmp_path):
+    """Debian made /usr/local (and share/ in it) 2775 root:staff: a group of administrators, no student.
+    A folder above the exchange writable by such a group is no reason to refuse; one writable by a
+    group holding a roster student is (she could rename the exchange away)."""
+    from autograder.nbgrader_bridge.exchange_root import instructors, root_problems
+
+    above = tmp_path / "local"
+    above.mkdir()
+    root = exchange_root(above)
+    above.chmod(0o2775)
+    subprocess.run(["chgrp", OTHER, str(above)], check=True)     # OTHER's own group
+    assert root_problems(root, instructors(), students=[STUDENT]) == []
+    problems = root_problems(root, instructors(), students=[OTHER])
+    assert problems and f"chmod +t {above}" in problems[0], problems
+
+
+def test_collect_warns_of_a_fuse_set_up_that_lets_students_mounts_be_entered(tmp_path, caplog, monkeypatch):
+    """With `user_allow_other` in /etc/fuse.conf a student's FUSE mount in her folder is entered by
+    collect, and may never answer a read: collect says to remove the line."""
+    import logging
+
+    from autograder.nbgrader_bridge import exchange_root as module
+
+    conf = tmp_path / "fuse.conf"
+    conf.write_text("# mount_max = 1000\nuser_allow_other\n")
+    monkeypatch.setattr(module, "FUSE_CONF", str(conf))
+    monkeypatch.setattr(module.fuse_lets_students_in, "__defaults__", (str(conf),))
+    root = exchange_root(tmp_path)
+    handed_in(root / "cs349e" / "inbound", owner=STUDENT, named=STUDENT)
+    with caplog.at_level(logging.WARNING):
+        collect(tmp_path, root)
+    assert f"{conf} sets user_allow_other" in caplog.text, caplog.text
+    conf.write_text("#user_allow_other\n")
+    assert module.fuse_lets_students_in(str(conf)) is None

@@ -625,3 +625,26 @@ def test_a_folder_named_with_control_characters_is_left_out_with_everything_in_i
     flags = copy_submission(read(folder), tmp_path / "out", CopyRules())
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["codesign.py", "handout.ipynb"]
     assert [f.file for f in flags] == ["notes\x1b]0;owned\x07"]
+
+
+def test_a_mount_inside_a_submission_is_left_out(tmp_path):
+    """Where fusermount is installed and /etc/fuse.conf allows `user_allow_other`, a student can mount
+    a FUSE filesystem of her own in her inbound folder: it answers collect's reads as she likes (any
+    owner, any ctime, content that changes between reads). Here a tmpfs stands for it, owned by her:
+    collect never crosses into another filesystem; what is there is left out and listed."""
+    folder = handed_in(tmp_path / "inbound")
+    mounted = folder / "more"
+    mounted.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"uid={uid(STUDENT)},size=1m", "tmpfs", str(mounted)],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    try:
+        (mounted / "codesign.py").write_text("SOLVED = True\n")
+        give(mounted, STUDENT)
+        sub = read(folder)
+        flags = copy_submission(sub, tmp_path / "out", CopyRules())
+        assert not (tmp_path / "out" / "more").exists()
+        assert [f.file for f in flags] == ["more"] and "filesystem" in flags[0].reason, flags
+    finally:
+        subprocess.run(["umount", str(mounted)], check=False)
