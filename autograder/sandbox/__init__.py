@@ -18,8 +18,8 @@ cgroups: the layout probe and each sandbox's group), cgroup_scope (a delegated s
 grader without cgroups lacks),
 clock (CPU-time budgets), process (one worker process), session (Sandbox), resources (what a Sandbox must release), plotting (the shared
 font list), forkserver_client (workers forked from a process that imported numpy and matplotlib
-once); worker.py, nbrunner.py (with cell_outputs.py), private_disk.py (the fallback's folder on
-a capped tmpfs) and warm_notebook.py run inside the sandbox,
+once); worker.py, nbrunner.py (with cell_outputs.py), lockdown.py (with seccomp_filter.py),
+private_disk.py (the fallback's folder on a capped tmpfs) and warm_notebook.py run inside the sandbox,
 forkserver.py beside it.
 """
 

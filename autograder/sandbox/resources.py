@@ -34,9 +34,8 @@ class SandboxResources:
         if not worker.plan.backend.reaps_by_uid or (worker.private_disk and self.disk_watch is None):
             return disk_budget.TMPFS
         if self.disk_watch is None:
-            from .uid_fallback import SHARED_SCRATCH
             # and the machine's other folders every uid may write into (leftovers' kept walk)
-            shared = (*SHARED_SCRATCH, *leftovers.world_writable_folders())
+            shared = (*leftovers.SHARED_SCRATCH, *leftovers.world_writable_folders())
             self.disk_watch = disk_budget.DiskWatch(self.root, self.uid, limits, shared)
             self.disk_watch.start()
         worker.why_stopped = lambda: self.disk_watch.overrun or self.disk_watch.unmeasured

@@ -20,6 +20,7 @@ import sysconfig
 from pathlib import Path
 
 from . import disk_budget
+from .leftovers import SHARED_SCRATCH, world_writable_folders
 from .limits import Limits
 from .lockdown import userns_filter_problem
 from .outcomes import SandboxUnavailable
@@ -135,10 +136,6 @@ def fallback_plan(backend, workdir, private_dir, limits, *, uid, env) -> LaunchP
     )
 
 
-# The host folders every uid may write to; the uid fallback's worker covers them with a private
-# tmpfs of its own where the platform allows a mount namespace (lockdown.py), and the grader
-# removes what its uid left in them in any case (leftovers.py).
-SHARED_SCRATCH = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
 PRIVATE_SCRATCH = True   # tests switch it off to stand for a platform without mount namespaces
 # Host folders covered with an empty tmpfs too, though no uid may write to them: the sockets of the
 # host's services live there (the system bus, the journal behind /dev/log, nscd), many mode 0666,
@@ -155,7 +152,6 @@ def _private_scratch(private_dir: Path, limits: Limits) -> dict:
     sandbox's folder and the interpreter's install bound back where they lie inside one of them (a
     checkout with its .venv in /tmp), and the sandbox's folder on a tmpfs of its disk budget
     (disk_budget.py)."""
-    from .leftovers import world_writable_folders   # (leftovers imports this module)
     folders = [*HIDDEN_HOST_FOLDERS, *SHARED_SCRATCH]
     needed = {Path(os.path.realpath(private_dir))} | {Path(os.path.realpath(p)) for p in
                                                       (sys.prefix, sys.base_prefix, sys.exec_prefix)}

@@ -20,7 +20,7 @@ SANDBOX_UID = SANDBOX_GID = 65534
 INSIDE_WORKDIR = "/submission"
 SCRATCH_WORKDIR = "/tmp/work"            # the worker's cwd: links to the submission
 INSIDE_WORKER_DIR = "/opt/sandbox"
-WORKER_FILES = ("worker.py", "lockdown.py", "private_disk.py", "codec.py", "nbrunner.py", "cell_outputs.py", "warm_notebook.py")   # all the sandbox sees of autograder/
+WORKER_FILES = ("worker.py", "lockdown.py", "seccomp_filter.py", "private_disk.py", "codec.py", "nbrunner.py", "cell_outputs.py", "warm_notebook.py")   # all the sandbox sees of autograder/
 _HERE = Path(__file__).resolve().parent
 PROJECT_ROOT = _HERE.parents[1]
 

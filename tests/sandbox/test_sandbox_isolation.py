@@ -88,7 +88,8 @@ def test_project_files_are_invisible(sandbox, tmp_path):
     assert (listing.exc_type == "FileNotFoundError" if not inside else set(listing.value) == inside)
     assert box.call("codesign", "listdir", ("/opt/sandbox",)).value == ["cell_outputs.py", "codec.py", "lockdown.py",
                                                                         "nbrunner.py", "private_disk.py",
-                                                                        "warm_notebook.py", "worker.py"]
+                                                                        "seccomp_filter.py", "warm_notebook.py",
+                                                                        "worker.py"]
 
 
 def test_importing_solutions_or_autograder_fails(sandbox):
