@@ -38,3 +38,46 @@ def test_a_worker_inherits_nothing_of_the_grader_that_holds_the_keys(sandbox, is
     assert box.call("codesign", "inherited", ()).value == []
     for path, got in box.call("codesign", "grader_memory", (os.getpid(),)).value:
         assert not isinstance(got, int), f"{path} of the grader was readable: {got} bytes"
+
+
+AMPLIFIES = {
+    "codesign.py": """
+        import os, sys
+        import numpy as np
+
+        def big_from_small():
+            # The worker's own reply, written by hand: one 8 MB buffer, named by 64 array nodes.
+            f = sys._getframe(1)
+            server = spec = None
+            while f is not None:
+                loc = f.f_locals
+                if spec is None and isinstance(loc.get("spec"), dict):
+                    spec = loc["spec"]
+                if server is None and hasattr(loc.get("self"), "send_frame"):
+                    server = loc["self"]
+                f = f.f_back
+            enc = server.codec.Encoder(1 << 26)
+            node = enc.value(np.ones(1 << 20))
+            server.end_marker(spec["id"])
+            server.send_frame(enc.frame({"id": spec["id"], "status": "ok", "value": [node] * 64}))
+            os._exit(0)
+    """,
+}
+
+
+def test_a_reply_cannot_make_the_grader_hold_more_than_it_sent(sandbox):
+    """A reply of 8 MB whose 64 array nodes all name the same buffer: decoded as sent, the grader
+    would hold 512 MB of it (with the header's room, thousands of times the reply: the grader's
+    memory, and every classmate graded in it). The reply is malformed; the grader holds no copy."""
+    import tracemalloc
+
+    box = sandbox(AMPLIFIES)
+    tracemalloc.start()
+    try:
+        outcome = box.call("codesign", "big_from_small", ())
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert outcome.status == "protocol_error", outcome.status
+    assert "malformed value" in outcome.exc_message
+    assert peak < 64 * 2**20, f"the grader held {peak / 2**20:.0f} MiB for an 8 MiB reply"
