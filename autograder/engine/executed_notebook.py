@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import re
 
 from autograder.engine.outputs import strip_control_chars
-from autograder.sandbox.cell_outputs import MAX_FIGURE_PIXELS, MAX_OUTPUT_TEXT
+from autograder.sandbox.cell_outputs import MAX_FIGURE_PIXELS, MAX_FIGURES, MAX_NOTEBOOK_OUTPUTS, MAX_OUTPUT_TEXT
 
 FORMAT = 1
 MAX_CELLS = 10_000
@@ -30,6 +31,9 @@ _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 # nbformat's schema wants a count >= 0 (a negative one made the autograded notebook invalid); a
 # count of 4300 digits became the feedback's prompt
 _MAX_COUNT = 2**31
+# Room past a cell's text cap for the sandbox's own note on what it left out.
+_NOTE_CHARS = 100
+EXHAUSTED_NOTE = "\n…（notebook 的输出超过了评分保存的上限，其余输出省略）\n"
 
 
 def executed_notebook(notebook: str | None, outcome) -> dict:
@@ -40,6 +44,7 @@ def executed_notebook(notebook: str | None, outcome) -> dict:
             cell = _cell(raw)
             if cell is not None:
                 cells.append(cell)
+        _within_budget(cells)
     return {"format": FORMAT, "notebook": notebook if outcome is not None else None,
             "status": outcome.status if outcome is not None else "not run", "cells": cells}
 
@@ -78,6 +83,39 @@ def _output(raw, count: int) -> dict | None:
             output["execution_count"] = count
         return output
     return None
+
+
+def _within_budget(cells: list[dict]) -> None:
+    """Cuts the cells' outputs to the caps the sandbox applies as they are made (cell_outputs.py:
+    text per stream of a cell, figures and bytes per notebook). Those caps are kept in the process
+    the cells run in, where a cell can lift them: here they are applied again, counted as there."""
+    left, figures, exhausted = MAX_NOTEBOOK_OUTPUTS, MAX_FIGURES, False
+    for cell in cells:
+        kept, streamed = [], {"stdout": 0, "stderr": 0}
+        for output in cell["outputs"]:
+            if exhausted:
+                break
+            if output["output_type"] == "stream":
+                room = MAX_OUTPUT_TEXT + _NOTE_CHARS - streamed[output["name"]]
+                output["text"] = output["text"][:max(room, 0)]
+                if not output["text"]:
+                    continue
+                streamed[output["name"]] += len(output["text"])
+                size = len(output["text"].encode("utf-8", "surrogatepass"))
+            else:
+                if "image/png" in output.get("data", {}):
+                    if figures > 0:
+                        figures -= 1
+                    else:
+                        del output["data"]["image/png"]
+                size = len(json.dumps(output))
+            if size > left:
+                exhausted = True
+                kept.append({"output_type": "stream", "name": "stderr", "text": EXHAUSTED_NOTE})
+                break
+            left -= size
+            kept.append(output)
+        cell["outputs"] = kept
 
 
 def _text(value, limit: int = MAX_OUTPUT_TEXT) -> str:

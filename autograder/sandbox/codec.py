@@ -281,6 +281,11 @@ class Decoder:
         self._body = memoryview(body)
         self._rebuild = rebuild
         self._nodes = 0
+        # Bytes of the body the arrays decoded so far were made from. An encoder gives each array
+        # bytes of its own, so the arrays never add up to more than the body; a frame naming one
+        # buffer from many nodes would have the receiver copy it once per node (an 8 MB reply
+        # held as gigabytes by the grader).
+        self._body_read = 0
 
     def value(self, node: Any) -> object:
         return self._value(node, 0)
@@ -340,6 +345,10 @@ class Decoder:
             raise WireError("array buffer lies outside the message body")
         if math.prod(shape) * dtype.itemsize != nbytes:
             raise WireError(f"array buffer of {nbytes} bytes does not match shape {shape} and dtype {dtype}")
+        self._body_read += nbytes
+        if self._body_read > len(self._body):
+            raise WireError(f"arrays name more bytes than the message body holds ({len(self._body)}): "
+                            "a buffer is named by more than one node")
         try:   # an empty buffer may still claim a shape (or a 0-byte dtype) numpy cannot make
             arr = np.frombuffer(self._body[offset:offset + nbytes], dtype=dtype).reshape(shape).copy()
         except ValueError as exc:

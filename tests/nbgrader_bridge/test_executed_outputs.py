@@ -196,3 +196,19 @@ def test_an_execution_count_no_run_gives_is_not_kept(count):
     honest = {**raw, "index": 2, "execution_count": 2}
     executed = executed_notebook("handout.ipynb", NotebookOutcome("ok", {}, (), "", cells=(raw, honest)))
     assert [cell["execution_count"] for cell in executed["cells"]] == [2]
+
+
+def test_figures_past_the_notebooks_cap_are_kept_as_text_only():
+    """A sandbox whose cell lifted its figure counter sends more figures than the cap: the grader
+    keeps the first ones drawn and the rest by their text."""
+    import base64
+
+    from autograder.sandbox.cell_outputs import MAX_FIGURES
+
+    png = base64.b64encode(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + (10).to_bytes(4, "big") * 2 + bytes(5)).decode()
+    figure = {"output_type": "display_data", "metadata": {}, "data": {"text/plain": "<Figure>", "image/png": png}}
+    raw = {"index": 0, "id": "", "source_sha256": "0" * 64, "execution_count": 1, "outputs": [figure] * 60}
+    executed = executed_notebook("handout.ipynb", NotebookOutcome("ok", {}, (), "", cells=(raw,)))
+    outputs = executed["cells"][0]["outputs"]
+    assert sum("image/png" in o["data"] for o in outputs) == MAX_FIGURES
+    assert all(o["data"]["text/plain"] == "<Figure>" for o in outputs)

@@ -190,3 +190,31 @@ def test_a_huge_json_header_is_refused_before_parsing():
         parse_prefix(PREFIX.pack(MAGIC, MAX_HEADER_BYTES + 1, 0), 1 << 30)
     with pytest.raises(ResultTooLarge, match="numpy array"):
         round_trip(["x" * 100] * (MAX_HEADER_BYTES // 100), max_bytes=1 << 30)
+
+
+def test_a_buffer_named_by_more_than_one_node_is_refused():
+    """Every array of a frame has its own bytes in the body: a frame whose nodes all name the same
+    buffer would make the receiver copy it once per node (a small reply, a huge value)."""
+    encoder = Encoder(1 << 26)
+    node = encoder.value(np.zeros(1024))
+    data = encoder.frame({"value": [node, node]})
+    head_len, _ = parse_prefix(data[:PREFIX.size], 1 << 26)
+    header = parse_header(data[PREFIX.size:PREFIX.size + head_len])
+    with pytest.raises(WireError, match="more bytes"):
+        Decoder(data[PREFIX.size + head_len:]).value(header["value"])
+    overlapping = dict(node, offset=8, nbytes=8 * 1000)  # overlaps the first array's buffer
+    overlapping["shape"] = [1000]
+    with pytest.raises(WireError, match="more bytes"):
+        Decoder(data[PREFIX.size + head_len:]).value([node, overlapping])
+
+
+def test_the_decoder_reads_each_body_once_across_values():
+    """A notebook's variables are decoded one by one from one body: the bound holds across them."""
+    encoder = Encoder(1 << 26)
+    node = encoder.value(np.arange(16.0))
+    data = encoder.frame({"value": node})
+    head_len, _ = parse_prefix(data[:PREFIX.size], 1 << 26)
+    decoder = Decoder(data[PREFIX.size + head_len:])
+    assert list(decoder.value(node)) == list(np.arange(16.0))
+    with pytest.raises(WireError, match="more bytes"):
+        decoder.value(node)

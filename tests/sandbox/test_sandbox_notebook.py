@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from dataclasses import replace
 
 import numpy as np
@@ -214,3 +216,35 @@ def test_a_write_the_stream_refuses_still_fails_in_the_cell(sandbox):
     outcome = box.run_notebook("handout.ipynb", ["q1"])
     assert [e[1] for e in outcome.cell_errors] == ["TypeError"]
     assert outcome.variables == {"q1": True}
+
+
+LIFTS_ITS_OUTPUT_BUDGET = '''
+import gc, sys
+for obj in gc.get_objects():
+    if type(obj).__name__ == "OutputBudget":
+        obj.left = obj.text = obj.figures = 10**9
+line = "x" * 60_000
+for i in range(60):
+    (sys.stdout if i % 2 else sys.stderr).write(line)
+q1 = 1
+'''
+
+
+def test_a_notebook_that_lifts_its_output_budget_still_leaves_at_most_the_cap(sandbox):
+    """The outputs' budget lives in the process the cells run in: a cell can find it and lift it.
+    What the grader keeps of the executed notebook (executed/, the feedback pages) stays within
+    the cap the documentation states (2 MiB of outputs per notebook, 64 KiB of text per cell)."""
+    from autograder.engine.executed_notebook import executed_notebook
+    from autograder.sandbox.cell_outputs import MAX_NOTEBOOK_OUTPUTS, MAX_OUTPUT_TEXT
+
+    box = sandbox(nb(LIFTS_ITS_OUTPUT_BUDGET))
+    outcome = box.run_notebook("handout.ipynb", ["q1"])
+    assert outcome.variables == {"q1": 1}
+    kept = executed_notebook("handout.ipynb", outcome)
+    outputs = [o for cell in kept["cells"] for o in cell["outputs"]]
+    size = len(json.dumps(outputs))
+    assert size <= MAX_NOTEBOOK_OUTPUTS + 4096, f"{size} bytes of outputs kept"
+    for cell in kept["cells"]:
+        for name in ("stdout", "stderr"):
+            text = sum(len(o["text"]) for o in cell["outputs"] if o.get("name") == name)
+            assert text <= MAX_OUTPUT_TEXT + 200, f"{text} characters of {name} kept for one cell"
