@@ -298,7 +298,11 @@ class Server:
                                f"use up its process limit)")})
 
     def notebook_reply(self, header: dict) -> bytes:
-        """In the notebook's child: runs it, ends its output, returns the reply frame."""
+        """In the notebook's child: runs it, ends its output, returns the reply frame. The child
+        lets go of the worker's channel first: its reply reaches the grader only through the
+        worker, which vets it (a cell wrote 'unreadable' onto the channel itself, and the grader
+        took it for its own misreading on every run)."""
+        self.channel.close()
         data = self.notebook_child(header)
         self.end_marker(header["id"])
         return data
