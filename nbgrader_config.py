@@ -54,6 +54,7 @@ c.Autograde.exclude_overwriting = {
 c.Autograde.exporter_class = "autograder.nbgrader_bridge.bounded_read.BoundedNotebookExporter"
 # A student's duplicated or corrupted cell metadata must not abort the batch (nbgrader 0.9.6 does).
 c.Autograde.sanitize_preprocessors = [
+    "autograder.nbgrader_bridge.valid_utf8.ValidUtf8Text",   # a lone surrogate no UTF-8 file holds: escaped
     "autograder.nbgrader_bridge.sanitize_metadata.DropInvalidCellMetadata",
     "nbgrader.preprocessors.ClearOutput",
     "nbgrader.preprocessors.DeduplicateIds",
@@ -88,6 +89,7 @@ c.Autograde.autograde_preprocessors = [
     "autograder.nbgrader_bridge.autograde_pipeline.SaveTrustedGrades",
     "autograder.nbgrader_bridge.late.CourseAssignLatePenalties",   # nbgrader's, and says when no time is known
     "nbgrader.preprocessors.CheckCellMetadata",
+    "autograder.nbgrader_bridge.valid_utf8.ValidUtf8Text",   # and in what the pinned run added (an error's text)
 ]
 
 # ------------------------------------------------------------------ generate_feedback

@@ -203,16 +203,19 @@ def _grade_items(assignment: Assignment, files: StudentFiles, staged: Path, box:
         if config.notebook in files.present:
             wanted = [item.id for item in report if item.kind.is_automatic]
             wanted += [STUDENT_ID_VARIABLE] if who.params is not None else []
-            notebook = code.run_notebook(config.notebook, wanted)
+            # The sandbox's own word on reading the notebook is the one it gives before any of the
+            # student's code runs there: once the module or a cell ran, every reply is theirs to
+            # forge (a module patched the worker's reader; a cell rewrote the worker's memory).
+            own_word = code.read_notebook(config.notebook) if code.import_outcome is None else None
+            misread = own_word is not None and own_word.status == "unreadable"
+            notebook = own_word if misread else code.run_notebook(config.notebook, wanted)
             sources = _code_cells(staged / config.notebook)
             if notebook is not None and notebook.status == "unreadable" and sources is not None:
-                # The student's file is fine. If none of the student's code ran in this sandbox,
-                # something went wrong between us and the sandbox: a grader error is retried on the
-                # next run instead of costing the student points. Once the student's module was
-                # imported there, the reply is theirs to forge (a module that patched the worker's
-                # notebook reader made every run a grader error, never graded): graded as the
-                # sandbox said, and flagged.
-                if code.import_outcome is None:
+                # The student's file is fine. If the sandbox said so before any of the student's
+                # code ran there, something went wrong between us and the sandbox: a grader error
+                # is retried on the next run instead of costing the student points. Said after,
+                # it is graded as the sandbox said, and flagged.
+                if misread:
                     raise RuntimeError(f"the sandbox could not read {config.notebook}, which the grader reads "
                                        f"as a notebook: {notebook.message}")
                 claims = (f"{config.notebook}: the sandbox reported it unreadable after the student's code ran "

@@ -77,6 +77,13 @@ class StudentCode:
     def loaded(self) -> bool:
         return self.import_outcome is not None and self.import_outcome.ok
 
+    def read_notebook(self, name: str) -> NotebookOutcome:
+        """Whether the sandbox reads the notebook (status "ok" or "unreadable"), running none of it:
+        asked before any of the student's code ran in this sandbox, its answer is the sandbox's own."""
+        outcome = self._sandbox.run_notebook(name, [], read_only=True)
+        refuse_overload(outcome.timeout_cause, f"notebook {name}: {outcome.message}")
+        return outcome
+
     def run_notebook(self, name: str, variables: Sequence[str]) -> NotebookOutcome:
         """Execute the student's notebook (in a fresh child of the sandbox); the answers come back
         as plain data. Report items judge the outcome (engine.report_items)."""

@@ -187,9 +187,10 @@ class Sandbox:
         return self._import(self._ready_worker(), module)
 
     # -- notebook --------------------------------------------------------------------------
-    def run_notebook(self, name: str, variables: Sequence[str]) -> NotebookOutcome:
+    def run_notebook(self, name: str, variables: Sequence[str], *, read_only: bool = False) -> NotebookOutcome:
         """Executes the notebook `name` (relative to the submission) in a fresh child of the
-        worker and returns the requested variables it defined."""
+        worker and returns the requested variables it defined. `read_only`: the worker only reads
+        it (status "ok" or "unreadable"), running none of its cells."""
         rel = PurePosixPath(name)
         if not name or rel.is_absolute() or ".." in rel.parts:
             raise ValueError(f"notebook name {name!r} must be a relative path inside the submission")
@@ -207,7 +208,8 @@ class Sandbox:
         request_id = worker.new_id()
         request = Encoder(_REQUEST_BYTES).frame({
             "op": "notebook", "id": request_id, "path": str(rel), "variables": variables,
-            "cell_timeout": self.limits.cell_timeout, "seconds": self.limits.notebook_timeout})
+            "cell_timeout": self.limits.cell_timeout, "seconds": self.limits.notebook_timeout,
+            **({"read_only": True} if read_only else {})})
         worker.discard_output()
         worker.expect([request_id])
         # The cells' CPU timers run in the worker; this ends a notebook that stopped yielding to

@@ -244,6 +244,9 @@ class Server:
         runs. The child's reply is the cells' to forge (a first cell made the runner raise its
         own 'unreadable' at the next, which the grader, no module of the student's imported,
         took for its own fault on every run: never graded)."""
+        if header.get("read_only"):
+            # only the reading: asked before any of the student's code runs here, so the word is ours
+            return self.notebook_read(header)
         warm, self.warm = self.warm, None
         try:
             self.nbrunner.read_code_cells(header["path"])
@@ -275,6 +278,17 @@ class Server:
         os.close(write_end)
         return self.notebook_collected(header, pid, read_end)
 
+    def notebook_read(self, header: dict) -> bytes:
+        """Whether the worker reads the notebook, running none of it: status "ok" or "unreadable"."""
+        try:
+            self.nbrunner.read_code_cells(header["path"])
+            status, message = "ok", ""
+        except self.nbrunner.NotebookUnreadable as exc:
+            status, message = "unreadable", str(exc)
+        self.end_marker(header["id"])
+        return self.frame({"id": header["id"], "status": status, "variables": {}, "cell_errors": [],
+                           "message": message})
+
     def notebook_collected(self, header: dict, pid: int, read_end: int) -> bytes:
         data, status = self._collect_child(pid, read_end)
         os.close(read_end)
@@ -298,7 +312,11 @@ class Server:
                                f"use up its process limit)")})
 
     def notebook_reply(self, header: dict) -> bytes:
-        """In the notebook's child: runs it, ends its output, returns the reply frame."""
+        """In the notebook's child: runs it, ends its output, returns the reply frame. The child
+        lets go of the worker's channel first: its reply reaches the grader only through the
+        worker, which vets it (a cell wrote 'unreadable' onto the channel itself, and the grader
+        took it for its own misreading on every run)."""
+        self.channel.close()
         data = self.notebook_child(header)
         self.end_marker(header["id"])
         return data

@@ -24,6 +24,7 @@ def test_a_sandbox_that_misreads_a_good_notebook_raises_instead_of_scoring(monke
         return NotebookOutcome(status="unreadable", variables={}, cell_errors=(), output="",
                                message="handout.ipynb is JSON but not a notebook")
 
+    monkeypatch.setattr(StudentCode, "read_notebook", lambda self, name: misread(self, name, []))
     monkeypatch.setattr(StudentCode, "run_notebook", misread)
     from autograder.build import write_reference_submission
     write_reference_submission("lec01_codesign", tmp_path / "alice")
@@ -190,3 +191,81 @@ def test_a_notebook_of_a_million_empty_objects_is_unreadable_and_read_in_bounded
     assert peak.bytes < 64 * 1024**2, peak.bytes
     with pytest.raises(grader.NotebookUnreadable, match=r"1,200,00\d JSON objects and arrays"):
         grader.load_code_cells(str(bomb))
+
+
+# A notebook's first cell: the reply frame, written straight onto the worker's channel to the
+# grader (an inherited descriptor of the notebook's forked process), saying "unreadable".
+FORGED_ON_THE_CHANNEL = """
+import gc, os, sys
+server = next(o for o in gc.get_objects() if type(o).__name__ == "Server" and hasattr(o, "channel"))
+frame = sys._getframe()
+while frame is not None and "header" not in frame.f_locals:
+    frame = frame.f_back
+request = frame.f_locals["header"]["id"]
+server.end_marker(request)
+server.channel.sendall(server.frame({"id": request, "status": "unreadable", "variables": {},
+                                     "cell_errors": [], "message": "handout.ipynb is not valid JSON"}))
+os._exit(0)
+"""
+
+
+def test_a_notebook_that_tells_the_grader_itself_is_unreadable_is_graded_not_a_grader_error(tmp_path):
+    """No codesign.py handed in, so none of the student's code ran in the worker; the notebook's
+    first cell wrote its own 'unreadable' reply onto the worker's channel: the grader took it for
+    the sandbox's own misreading, a grader error on every run ('re-run to retry'), never graded.
+    The notebook's process has no way to the grader but through the worker, which vets its reply."""
+    import nbformat
+
+    from autograder.build import write_reference_submission
+
+    write_reference_submission("lec01_codesign", tmp_path / "mallory")
+    (tmp_path / "mallory" / "codesign.py").unlink()
+    path = tmp_path / "mallory" / "handout.ipynb"
+    notebook = nbformat.read(path, as_version=4)
+    notebook.cells.insert(0, nbformat.v4.new_code_cell(FORGED_ON_THE_CHANNEL))
+    nbformat.write(notebook, path)
+    result = grader.grade_submission("lec01_codesign", tmp_path / "mallory")
+    report = [item for item in result.items if item.kind != "function" and item.status != "manual"]
+    assert report and all(item.status in ("passed", "failed") for item in report)   # judged, not "unreadable"
+    assert not [flag for flag in result.flags if "unreadable" in flag]
+
+
+# A notebook's first cell: the notebook's process is a fork of the worker, at the same addresses,
+# and may write the worker's memory (/proc/<worker>/mem: same uid). It changes the worker's
+# "unreadable" (the word it vets its replies by), then replies "unreadable" itself.
+FORGED_THROUGH_THE_WORKERS_MEMORY = """
+import gc, os, sys
+server = next(o for o in gc.get_objects() if type(o).__name__ == "Server" and hasattr(o, "channel"))
+word = next(c for c in type(server)._says_unreadable.__code__.co_consts if c == "unreadable")
+with open(f"/proc/{os.getppid()}/mem", "r+b", buffering=0) as memory:
+    memory.seek(id(word) + sys.getsizeof(word) - 2)
+    memory.write(b"x")
+frame = server.codec.Encoder.frame
+
+def unreadable(self, header, *args, **kwargs):
+    if isinstance(header, dict) and "cells" in header:
+        header = dict(header, status="unreadable", message="handout.ipynb is not valid JSON")
+    return frame(self, header, *args, **kwargs)
+
+server.codec.Encoder.frame = unreadable
+"""
+
+
+def test_a_notebook_that_makes_the_worker_pass_on_its_unreadable_is_graded_not_a_grader_error(tmp_path):
+    """No codesign.py handed in; the notebook's process rewrote the worker's memory so that the
+    worker passed on the notebook's own 'unreadable': a grader error on every run, never graded.
+    What the worker says after any cell ran is the student's: only its word before then counts."""
+    import nbformat
+
+    from autograder.build import write_reference_submission
+
+    write_reference_submission("lec01_codesign", tmp_path / "mallory")
+    (tmp_path / "mallory" / "codesign.py").unlink()
+    path = tmp_path / "mallory" / "handout.ipynb"
+    notebook = nbformat.read(path, as_version=4)
+    notebook.cells.insert(0, nbformat.v4.new_code_cell(FORGED_THROUGH_THE_WORKERS_MEMORY))
+    nbformat.write(notebook, path)
+    result = grader.grade_submission("lec01_codesign", tmp_path / "mallory")
+    report = [item for item in result.items if item.kind != "function" and item.status != "manual"]
+    assert report and not any(item.score for item in report)
+    assert [flag for flag in result.flags if "reported it unreadable after the student's code ran" in flag]
