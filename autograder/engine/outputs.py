@@ -95,7 +95,7 @@ def gradescope_results(result: SubmissionResult, *, visibility: str = "visible")
             "score": item.score,
             "max_score": item.max_score,
             "status": "passed" if item.score == item.max_score else "failed",
-            "output": item.feedback_md,
+            "output": show_invisible(item.feedback_md),   # shown as text: no bidi mark reorders it
             "output_format": GRADESCOPE_OUTPUT_FORMAT,
             "visibility": visibility,
         })

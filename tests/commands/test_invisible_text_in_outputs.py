@@ -52,3 +52,12 @@ def test_json_records_hold_them_only_as_json_escapes(graded, folder):
         assert _invisible(text) == [], path
     record = json.loads((graded / "results" / "bob.json").read_text(encoding="utf-8"))
     assert "printed:\u202egnp.exe" in json.dumps(record["extra_data"]["submission"], ensure_ascii=False)
+
+
+def test_gradescope_shows_them_as_escapes_too(graded):
+    """Gradescope shows each test's output as preformatted text in the student's and the staff's
+    browser, where a U+202E reorders the rest of its line as in a terminal."""
+    record = json.loads((graded / "results" / "bob.json").read_text(encoding="utf-8"))
+    shown = "\n".join(test["output"] for test in record["tests"]) + record["output"]
+    assert _invisible(shown) == []
+    assert "raised:\\u202egnp.exe" in shown
