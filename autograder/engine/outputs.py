@@ -53,7 +53,9 @@ def _plain(value):
 def csv_cell(value) -> str:
     """A grades.csv cell a spreadsheet shows as text: a leading formula character gets a `'`, and so
     does one after a `;` (where `;` is the list separator, a spreadsheet splits the cell there)."""
-    text = strip_control_chars(utf8_text(str(value)))   # first: a control character must not hide a formula
+    # first: a control character must not hide a formula; a bidi override or zero-width mark (which
+    # reverses or hides the rest of the cell, in a spreadsheet and in `cat`) shown as its escape
+    text = show_invisible(strip_control_chars(utf8_text(str(value))))
     return ";".join(f"'{part}" if part.startswith(_FORMULA_STARTS) else part for part in text.split(";"))
 
 
@@ -95,7 +97,7 @@ def gradescope_results(result: SubmissionResult, *, visibility: str = "visible")
             "score": item.score,
             "max_score": item.max_score,
             "status": "passed" if item.score == item.max_score else "failed",
-            "output": show_invisible(item.feedback_md),   # shown as text: no bidi mark reorders it
+            "output": show_invisible(strip_control_chars(item.feedback_md)),   # text: no bidi mark reorders it
             "output_format": GRADESCOPE_OUTPUT_FORMAT,
             "visibility": visibility,
         })
