@@ -226,6 +226,9 @@ def test_a_submitted_notebook_opened_in_the_graders_jupyterlab_loads_nothing_fro
         nbformat.v4.new_markdown_cell(
             f'# my notes heading\n\n<img src="{remote}/md-img.png"> ![plot]({remote}/md-image.png)\n\n'
             f'<div style="background-image:url({remote}/md-css.png)">styled</div>'
+            f'<ul style="list-style-image:url({remote}/md-list.png)"><li>item</li></ul>'
+            f'<p style="cursor:url({remote}/md-cursor.png), auto">cursor</p>'
+            f'<audio src="{remote}/md-audio.mp3" autoplay></audio><input type="image" src="{remote}/md-input.png">'
             f'<img src=x onerror="window.cs349ePwned=1">'),
         nbformat.v4.new_code_cell("show()", outputs=[nbformat.v4.new_output("display_data", data={
             "text/html": f'<img src="{remote}/out-img.png"><video src="{remote}/out-video.mp4" autoplay></video>',
