@@ -136,6 +136,10 @@ c.HTMLExporter.filters = {
 # (autograder/nbgrader_bridge/formgrader_files.py; only in formgrader's own server, which reads this file).
 from autograder.nbgrader_bridge.formgrader_files import sandbox_submission_files  # noqa: E402
 sandbox_submission_files()
+# A student's notebook or Markdown file opened in this server's JupyterLab loads no picture, video or
+# font from another address: JupyterLab's sanitizer keeps them (autograder/nbgrader_bridge/grader_page_loads.py).
+from autograder.nbgrader_bridge.grader_page_loads import bound_page_loads  # noqa: E402
+bound_page_loads()
 # formgrader's own pages (gradebook, manage students, ...) write the ids of their URL into the page
 # without escaping: every value they are given is escaped (autograder/nbgrader_bridge/formgrader_pages.py).
 from autograder.nbgrader_bridge.formgrader_pages import escape_formgrader_pages  # noqa: E402

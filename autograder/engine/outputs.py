@@ -27,8 +27,8 @@ from autograder.atomic import atomic_file, atomic_write_text  # noqa: F401 - ato
 from autograder.engine.feedback import isolation_line, item_name, points, submission_markdown
 from autograder.engine.registry import GradingConfig
 from autograder.engine.results import SubmissionResult
-from autograder.engine.terminal_text import (invisible, show_controls,  # noqa: F401 - importers use them
-                                            strip_control_chars, utf8_text)
+from autograder.engine.terminal_text import (invisible, json_escaped_invisible, show_controls,  # noqa: F401
+                                            show_invisible, strip_control_chars, utf8_text)
 
 RESULTS_DIR, FEEDBACK_DIR, EXECUTED_DIR, GRADES_CSV = "results", "feedback", "executed", "grades.csv"
 # A spreadsheet runs a cell starting with these as a formula (OWASP "CSV injection").
@@ -53,7 +53,9 @@ def _plain(value):
 def csv_cell(value) -> str:
     """A grades.csv cell a spreadsheet shows as text: a leading formula character gets a `'`, and so
     does one after a `;` (where `;` is the list separator, a spreadsheet splits the cell there)."""
-    text = strip_control_chars(utf8_text(str(value)))   # first: a control character must not hide a formula
+    # first: a control character must not hide a formula; a bidi override or zero-width mark (which
+    # reverses or hides the rest of the cell, in a spreadsheet and in `cat`) shown as its escape
+    text = show_invisible(strip_control_chars(utf8_text(str(value))))
     return ";".join(f"'{part}" if part.startswith(_FORMULA_STARTS) else part for part in text.split(";"))
 
 
@@ -95,7 +97,7 @@ def gradescope_results(result: SubmissionResult, *, visibility: str = "visible")
             "score": item.score,
             "max_score": item.max_score,
             "status": "passed" if item.score == item.max_score else "failed",
-            "output": item.feedback_md,
+            "output": show_invisible(strip_control_chars(item.feedback_md)),   # text: no bidi mark reorders it
             "output_format": GRADESCOPE_OUTPUT_FORMAT,
             "visibility": visibility,
         })
@@ -130,8 +132,9 @@ def executed_path(out: Path, student: str) -> Path:
 def json_text(value, **options) -> str:
     """`value` as JSON text any UTF-8 file can store: a lone surrogate a student's answer, output or
     folder name holds (the sandbox keeps them, "\\ud800") written as JSON's own \\uXXXX escape, which
-    reads back as the same character; everything else as itself."""
-    return json.dumps(value, ensure_ascii=False, **options).encode("utf-8", "backslashreplace").decode("utf-8")
+    reads back as the same character, and so is every other invisible one (a bidi override would
+    reorder the line of an instructor's `cat`); everything else as itself."""
+    return json_escaped_invisible(json.dumps(value, ensure_ascii=False, **options))
 
 
 def write_result(out: Path, result: SubmissionResult) -> None:
@@ -141,7 +144,7 @@ def write_result(out: Path, result: SubmissionResult) -> None:
     if result.executed is not None:
         atomic_write_text(executed_path(out, result.student), json_text(result.executed, sort_keys=True) + "\n")
     atomic_write_text(out / FEEDBACK_DIR / f"{result.student}.md",
-                      utf8_text(strip_control_chars(submission_markdown(result))))
+                      show_invisible(utf8_text(strip_control_chars(submission_markdown(result)))))
     data = _plain(gradescope_results(result))
     from autograder.engine.record_seal import SEAL_KEY, seal_of   # lazily: see lateness.py
 

@@ -52,6 +52,9 @@ def _only_escaped_bytes(text: str) -> bool:
 
 
 _INVISIBLE = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}
+# What may be invisible: all but printable ASCII, tab and newline, and the CJK ideographs and
+# punctuation the kit's own Chinese text is made of (all visible): `invisible` judges the rest.
+_MAYBE_INVISIBLE = re.compile("[^\t\n\x20-\x7e\u3001-\u303f\u4e00-\u9fa5\uff01-\uff5e]")
 
 
 def invisible(char: str) -> bool:
@@ -59,3 +62,26 @@ def invisible(char: str) -> bool:
     escape: controls, and the invisible ones: zero-width and bidi marks (U+202E, U+2066-2069), line
     separators, tags, private and unassigned code points."""
     return unicodedata.category(char) in _INVISIBLE or bool(_CONTROL_CHARS.match(char) or _TERMINAL_CONTROLS.match(char))
+
+
+def show_invisible(text: str) -> str:
+    """`text` for a file an instructor opens in a terminal or a Markdown preview (feedback/*.md):
+    line breaks and tabs kept, every other invisible character (bidi overrides and isolates,
+    zero-width marks, line separators, controls) shown as the escape show_controls gives it."""
+    return _MAYBE_INVISIBLE.sub(lambda m: _escaped(m[0]) if invisible(m[0]) else m[0], text)
+
+
+def json_escaped_invisible(text: str) -> str:
+    """JSON text with every invisible character of its strings written as JSON's own \\uXXXX
+    escape (a pair of them beyond the BMP): it reads back as the same characters, and `cat` or
+    `less` of the file shows the escape instead of a line the terminal reorders or hides. A raw
+    control character in JSON text is the layout's own whitespace (json escapes those in strings)."""
+    return _MAYBE_INVISIBLE.sub(lambda m: _json_escape(m[0]) if invisible(m[0]) and m[0] >= " " else m[0], text)
+
+
+def _json_escape(char: str) -> str:
+    code = ord(char)
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"

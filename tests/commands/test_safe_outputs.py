@@ -105,3 +105,23 @@ def test_nbgraders_export_shows_a_student_id_as_grades_csv_does():
     student = SimpleNamespace(id="alice\x07", last_name="", first_name="", email="")
     row = RoundedCsvExportPlugin._row(gradebook, assignment, student)
     assert row[3] == student_cell("alice\x07") != "alice"
+
+
+def test_nbgraders_export_shows_a_bidi_override_in_a_students_name_as_an_escape():
+    """A name the student chose in the LMS (`nbgrader db student import`) holding U+202E reversed
+    the rest of its cell in a spreadsheet, and the line in `cat grades.csv`: `\u202eecilA` read as
+    "Alice". Every CSV cell shows invisible characters as escapes, as student_cell always did."""
+    from types import SimpleNamespace
+
+    from nbgrader.api import MissingEntry
+
+    from autograder.nbgrader_bridge.export import RoundedCsvExportPlugin
+
+    def missing(*args):
+        raise MissingEntry
+
+    gradebook = SimpleNamespace(find_submission=missing)
+    assignment = SimpleNamespace(name="lec01_codesign", duedate=None, max_score=144.0)
+    student = SimpleNamespace(id="bob", last_name="\u202eecilA", first_name="b\u200bob", email="b\u2066@x")
+    row = RoundedCsvExportPlugin._row(gradebook, assignment, student)
+    assert row[4:7] == ["\\u202eecilA", "b\\u200bob", "b\\u2066@x"], row

@@ -29,7 +29,8 @@ def test_a_result_holding_lone_surrogates_is_written_and_read_back_as_it_was(tmp
     path = results_path(tmp_path, "bad\udcff")
     back = read_result(path)
     assert back is not None and back.items[0].answer["value"] == "\ud800" and back.declared_id == "\ud800"
-    assert "\udfff" in json.loads(path.read_text("utf-8"))["tests"][0]["output"]   # what Gradescope shows
+    # what Gradescope shows: the character as its escape, as the feedback file shows it
+    assert "\\udfff" in json.loads(path.read_text("utf-8"))["tests"][0]["output"]
     assert (tmp_path / "feedback" / "bad\udcff.md").read_text("utf-8")
 
 

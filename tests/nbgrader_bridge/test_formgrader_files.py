@@ -177,3 +177,87 @@ def test_formgraders_pages_still_work_with_their_values_escaped(formgrader, path
             assert reply.value.status == 200
         finally:
             browser.close()
+
+
+@pytest.fixture
+def listener():
+    """(port, paths requested) of an HTTP server on 127.0.0.1: a student's server, whatever the URL."""
+    import http.server
+    import threading
+
+    requested: list[str] = []
+
+    class Record(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            requested.append(self.path)
+            self.send_response(404)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Record)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield server.server_address[1], requested
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_submitted_notebook_opened_in_the_graders_jupyterlab_loads_nothing_from_elsewhere(formgrader, listener):
+    """A TA opens a student's submitted notebook (or a handed-in Markdown file) in the grader's
+    JupyterLab. JupyterLab's own sanitizer keeps remote images, a CSS background and a video of an
+    untrusted notebook's Markdown cells and HTML outputs: before, each was requested from the
+    student's server as the notebook opened (it learnt when, and from where, the TA read it). The
+    grader's server now allows pictures, media and fonts only from itself and `data:`/`blob:`."""
+    import json
+
+    import nbformat
+    from playwright.sync_api import sync_playwright
+
+    from browser import CHROMIUM_FLAGS
+    url, _ = formgrader
+    port, requested = listener
+    if CHROMIUM is None:
+        pytest.skip("chromium is not installed (apt-get install -y chromium; .ci/run installs it)")
+    remote = f"http://127.0.0.1:{port}"
+    notebook = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell(
+            f'# my notes heading\n\n<img src="{remote}/md-img.png"> ![plot]({remote}/md-image.png)\n\n'
+            f'<div style="background-image:url({remote}/md-css.png)">styled</div>'
+            f'<ul style="list-style-image:url({remote}/md-list.png)"><li>item</li></ul>'
+            f'<p style="cursor:url({remote}/md-cursor.png), auto">cursor</p>'
+            f'<audio src="{remote}/md-audio.mp3" autoplay></audio><input type="image" src="{remote}/md-input.png">'
+            f'<img src=x onerror="window.cs349ePwned=1">'),
+        nbformat.v4.new_code_cell("show()", outputs=[nbformat.v4.new_output("display_data", data={
+            "text/html": f'<img src="{remote}/out-img.png"><video src="{remote}/out-video.mp4" autoplay></video>',
+            "text/plain": "x"})]),
+    ])
+    headers = {"Authorization": f"token {TOKEN}", "Content-Type": "application/json"}
+    for path, model in {
+        f"submitted/{STUDENT}/{ASSIGNMENT}/handout.ipynb": {"type": "notebook", "content": notebook},
+        f"submitted/{STUDENT}/{ASSIGNMENT}/notes.md": {"type": "file", "format": "text",
+                                                       "content": f'# notes\n\n<img src="{remote}/mdfile-img.png">\n'},
+    }.items():
+        for folder in ("submitted", f"submitted/{STUDENT}", f"submitted/{STUDENT}/{ASSIGNMENT}"):
+            urllib.request.urlopen(urllib.request.Request(f"{url}/api/contents/{folder}", method="PUT", headers=headers,
+                                                          data=json.dumps({"type": "directory"}).encode()))
+        urllib.request.urlopen(urllib.request.Request(f"{url}/api/contents/{path}", method="PUT", headers=headers,
+                                                      data=json.dumps(model).encode()))
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=list(CHROMIUM_FLAGS))
+        try:
+            page = browser.new_page()
+            for path, shown in ((f"submitted/{STUDENT}/{ASSIGNMENT}/handout.ipynb", "my notes heading"),
+                                (f"submitted/{STUDENT}/{ASSIGNMENT}/notes.md", "notes")):
+                opened = f"{url}/lab/tree/{path}?token={TOKEN}"
+                if path.endswith(".md"):
+                    opened = f"{url}/lab/tree/{path}?token={TOKEN}&factory=Markdown%20Preview"
+                page.goto(opened)
+                page.locator(".jp-RenderedMarkdown h1", has_text=shown).first.wait_for(timeout=90_000)
+                page.wait_for_timeout(3000)   # images, media and styles requested once rendered
+                assert page.evaluate("window.cs349ePwned") is None
+        finally:
+            browser.close()
+    assert requested == [], requested
