@@ -9,6 +9,13 @@ can send a TA ("my grade looks wrong: <link>"). Its handlers render through one 
 so every value is text wherever a template quotes it (in a `<script>` string too: no `<` or `"`
 survives to end it).
 
+Its API (`/formgrader/api/...`) answers GET with JSON that quotes the ids of its URL (an unknown
+student's submission is `{"student": <the id>, ...}`), written as a string, which tornado sends as
+text/html: the same link to `/formgrader/api/submission/<assignment>/<img src=x onerror=...>` ran
+as the TA's session. Every answer of the API is sent as plain text, never sniffed: no browser
+renders it, and formgrader's own scripts read it as before (they JSON.parse a string; jQuery would
+parse an `application/json` answer itself and their JSON.parse of an object failed).
+
 The view of a submission is nbconvert's page (`templates/formgrade/formgrade_macros.html.j2` of
 this kit escapes the student's name there). Applied by nbgrader_config.py when formgrader's server
 reads it; nothing to do in any other process.
@@ -20,6 +27,7 @@ import sys
 
 BASE = "nbgrader.server_extensions.formgrader.base"
 ESCAPING_ENV = "cs349e_escaping_jinja2_env"
+API_TYPE = "text/plain; charset=UTF-8"   # see above: not application/json
 
 
 def _escaping_render(self, name, **ns):
@@ -30,11 +38,24 @@ def _escaping_render(self, name, **ns):
     return env.get_template(name).render(**ns)
 
 
+def _json_headers(default_headers):
+    def set_default_headers(self):
+        default_headers(self)
+        # (tornado resets its headers through here: an error's answer is sent so too)
+        self.set_header("Content-Type", API_TYPE)
+        self.set_header("X-Content-Type-Options", "nosniff")
+    set_default_headers.plain_answers = True
+    return set_default_headers
+
+
 def escape_formgrader_pages() -> bool:
-    """Make formgrader's page rendering escape every value, if formgrader is loaded in this process
-    (True then). Idempotent."""
+    """Make formgrader's page rendering escape every value, and its API answer as plain text, if formgrader
+    is loaded in this process (True then). Idempotent."""
     base = sys.modules.get(BASE)
     if base is None:
         return False
     base.BaseHandler.render = _escaping_render
+    api = base.BaseApiHandler
+    if not getattr(api.set_default_headers, "plain_answers", False):
+        api.set_default_headers = _json_headers(api.set_default_headers)
     return True
