@@ -186,6 +186,10 @@ API_PATHS = {
     "submission": f"/formgrader/api/submission/{ASSIGNMENT}/{{payload}}",
     "student notebook submissions": "/formgrader/api/student_notebook_submissions/{payload}/" + ASSIGNMENT,
     "assignment": "/formgrader/api/assignment/{payload}",
+    # nbgrader's assignment list, course list and validate extensions, in the same JupyterLab
+    "nbgrader version": "/nbgrader_version?version={payload}",
+    "assignments": "/assignments?course_id={payload}",
+    "validate": "/assignments/validate?path={payload}",
 }
 
 
@@ -203,7 +207,8 @@ def test_nothing_a_link_to_formgraders_api_holds_runs(formgrader, api, tmp_path)
     path = API_PATHS[api].format(payload=quote(NAME_PAYLOAD, safe=""))
     flags = [f for f in FLAGS if not f.startswith("--host-resolver-rules")] + [
         "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]
-    done = subprocess.run([CHROMIUM, *flags, f"--user-data-dir={tmp_path}", "--dump-dom", f"{url}{path}?token={TOKEN}"],
+    done = subprocess.run([CHROMIUM, *flags, f"--user-data-dir={tmp_path}", "--dump-dom",
+                           f"{url}{path}{'&' if '?' in path else '?'}token={TOKEN}"],
                           capture_output=True, text=True, timeout=120, check=True, start_new_session=True)
     assert_inert(done.stdout)
     # the API still answers formgrader's own pages, the same JSON
