@@ -125,9 +125,11 @@ class LmsFileNameCollector(FileNameCollectorPlugin):
         """Why the name is ambiguous, or None. The LMS writes its prefix before the file name the student
         chose, so the prefix is the shortest one the pattern accepts before that file's name; a pattern
         (a leading greedy `.*`) that read the student or the time from further on read the student's text."""
-        file_id = match.group("file_id") or ""
-        for end in range(match.start("file_id") + 1):
-            first = re.match(self.named_regexp, lms_name[:end] + file_id)
+        start = match.start("file_id")
+        # the file's name with what follows it, which the pattern may read too (`\.py$`)
+        tail = lms_name[start:] if start >= 0 else ""
+        for end in range(start + 1):
+            first = re.match(self.named_regexp, lms_name[:end] + tail)
             if first is None or first.start("file_id") != end:   # not a reading with the file's name after `end`
                 continue
             ours = (match.group("student_id"), match.groupdict().get("timestamp"))

@@ -24,20 +24,22 @@ NAMED = 5     # accounts a message names; the rest are counted
 def open_course(root: str | Path, *, staff_group: bool = False) -> str | None:
     """Why the course folder at `root` cannot hold a class's work (others can reach it), or None.
     `staff_group` (nbgrader's CourseDirectory.groupshared): the course's group is its staff's on
-    purpose, and only the roster's students in it count; otherwise any other account in it does."""
+    purpose, and only the roster's students in it count; otherwise (or with no roster) any other
+    account in it does."""
     if open_to_others(Path(root)):
         return (f"the course folder {root} can be entered by other accounts of this machine: a student could read "
                 f"solutions/, the hidden tests in autograder/ and every classmate's submitted/, autograded/ and "
                 f"feedback/ by their paths. Close it: chmod 700 {root} (or a folder above it) ({SETUP_DOC})")
     reachers, gated = group_reachers(Path(root))
-    if staff_group:
-        reachers &= set(_roster(Path(root)))
+    roster = set(_roster(Path(root))) if staff_group else set()
+    if roster:          # with no roster nothing tells the staff's group from one of students: all count
+        reachers &= roster
     if not reachers:
         return None
     names = sorted(reachers)
     shown = ", ".join(names[:NAMED]) + (f" and {len(names) - NAMED} more" if len(names) > NAMED else "")
     folders = "; ".join(f"{step} lets group {group} in" for step, group in gated)
-    who = "roster students" if staff_group else "accounts other than this one and root"
+    who = "roster students" if roster else "accounts other than this one and root"
     return (f"the course folder {root} can be entered through a group by {who}: {shown} ({folders}). They could "
             f"read solutions/, the hidden tests and every classmate's submitted/ by their paths. Close it: "
             f"chmod g-rwx {gated[-1][0]} (or chmod 700 on a folder above the course), or take those accounts out "

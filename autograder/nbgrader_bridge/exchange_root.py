@@ -64,7 +64,8 @@ def root_problems(root: str | os.PathLike, ours, students=()) -> list[str]:
                             f" ; then release again ({SETUP_DOC})")
             break
         # above the exchange a folder writable by a group of the staff is theirs (Debian's /usr/local was
-        # 2775 root:staff); one writable by a group holding roster students is as open as to all
+        # 2775 root:staff); one writable by a group holding roster students (with no roster, any
+        # account but ours) is as open as to all
         open_group = mode & stat.S_IWGRP and (folder == path or _students_in_group(info.st_gid, students)[0])
         if (mode & stat.S_IWOTH or open_group) and not mode & stat.S_ISVTX:
             where = f"the exchange folder {folder}" if folder == path else f"the folder {folder} above the exchange {path}"
@@ -78,11 +79,19 @@ def root_problems(root: str | os.PathLike, ours, students=()) -> list[str]:
 
 
 def _students_in_group(gid: int, students) -> tuple[list[str], str]:
-    """(the `students` in group `gid`, sorted; the group's name)."""
+    """(the accounts of group `gid` that may be students, sorted; the group's name): the roster's
+    `students` in it; with no roster, every member but root and this account, since nothing then
+    tells a group of the staff from one of students (`users`)."""
     from autograder.engine.others_access import group_members
 
     members, name = group_members(gid)
+    if not students:
+        return sorted(members - {"root", _owner(os.geteuid())}), name
     return sorted(members & set(students)), name
+
+
+def _who(students) -> str:
+    return "roster students" if students else "accounts other than the instructor's (no course roster, roster.txt, tells students from staff)"
 
 
 def foreign_course_folders(root: str | os.PathLike, course_id: str, ours, students=()) -> list[str]:
@@ -116,7 +125,7 @@ def foreign_course_folders(root: str | os.PathLike, course_id: str, ours, studen
         writable = info.st_mode & stat.S_IWGRP and path != course / "inbound"
         who, group = _students_in_group(info.st_gid, students) if writable else ([], "")
         if who:
-            problems.append(f"{path} is writable by group {group}, which holds roster students: {', '.join(who[:5])}"
+            problems.append(f"{path} is writable by group {group}, which holds {_who(students)}: {', '.join(who[:5])}"
                             f"{f' and {len(who) - 5} more' if len(who) > 5 else ''}: any of them could put her own "
                             f"inbound/ or outbound/ there (classmates would hand in to her, or fetch her files). As "
                             f"root: chgrp -R to a group of the course's staff only (or chmod -R g-w {course}), and "

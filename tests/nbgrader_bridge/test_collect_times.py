@@ -74,3 +74,14 @@ def test_a_student_and_time_read_from_the_students_own_file_name_are_refused():
     assert "amy" in forged["ambiguous"] and "bob" in forged["ambiguous"]
     canvas = collector(r"(?P<student_id>[a-z]+)(?:_LATE)?(?:_\d+)*_(?P<file_id>[^/]+)$").describe("amy_12_34_x_5_6_h.ipynb")
     assert canvas["student_id"] == "amy" and "ambiguous" not in canvas
+
+
+def test_a_pattern_reading_past_the_files_name_is_still_checked_from_the_lms_prefix():
+    """A pattern may match more after the file's name (its extension, `\\.py$`): the LMS's own prefix
+    is read with that end kept, so bob's name inside amy's file still does not make it bob's."""
+    greedy = r".*_(?P<student_id>[a-z]+)_attempt_(?P<timestamp>[0-9\-]+)_(?P<file_id>.+)\.py$"
+    honest = collector(greedy).describe("lec01_amy_attempt_2030-02-01-10-30-00_codesign.py")
+    assert honest["student_id"] == "amy" and "ambiguous" not in honest
+    forged = collector(greedy).describe("lec01_amy_attempt_2030-02-01-10-30-00_x_bob_attempt_2029-01-01-00-00-00_codesign.py")
+    assert forged["student_id"] == "bob"
+    assert "amy" in forged.get("ambiguous", "") and "bob" in forged["ambiguous"], forged

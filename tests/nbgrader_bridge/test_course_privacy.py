@@ -232,3 +232,33 @@ def groupshared_starts_refused(course, root, match: str) -> None:
         coursedir.assignment_id = ASSIGNMENT
         with pytest.raises(ExchangeError, match=match):
             kind(coursedir=coursedir, authenticator=Authenticator(), root=str(root)).start()
+
+
+def test_without_a_roster_a_group_holding_other_accounts_is_not_taken_for_the_staffs(tmp_path, everyone_group):
+    """The staff's group is told from a group of students by the roster: with no roster.txt (a course
+    without variants needs none) every group passed for the staff's, and under groupshared the course's
+    exchange folder in `users`, 2775 as nbgrader makes it, let a student put her own inbound/ there.
+    Without a roster a group holding any account but the instructor's and root's is as open as to all."""
+    import os
+
+    from test_exchange_collect import exchange_root
+
+    root = exchange_root(tmp_path)
+    exchange_course = root / "cs349e"
+    os.chown(exchange_course, 0, everyone_group)
+    exchange_course.chmod(0o2775)
+    (exchange_course / "inbound").rename(exchange_course / "moved")
+    theirs = exchange_course / "inbound"
+    theirs.mkdir()
+    os.chown(theirs, uid(STUDENT), everyone_group)
+    theirs.chmod(0o2733)
+    handed_in(theirs, owner=STUDENT, named=STUDENT)
+    course = tmp_path / "course"
+    course.mkdir()                                             # no roster.txt
+    groups = os.getgroups()
+    os.setgroups([*groups, everyone_group])
+    try:
+        groupshared_starts_refused(course, root, match=f"{GROUP}.*{STUDENT}.*roster")
+        assert not (course / "submitted").exists()
+    finally:
+        os.setgroups(groups)

@@ -7,6 +7,7 @@ under the name the student chose: nothing of either runs."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -179,6 +180,68 @@ def test_formgraders_pages_still_work_with_their_values_escaped(formgrader, path
             browser.close()
 
 
+# formgrader's API answers GET with JSON that quotes the ids of its URL (an unknown student's
+# submission is {"student": <the id>, ...}); tornado sends what a handler writes as text/html.
+API_PATHS = {
+    "submission": f"/formgrader/api/submission/{ASSIGNMENT}/{{payload}}",
+    "student notebook submissions": "/formgrader/api/student_notebook_submissions/{payload}/" + ASSIGNMENT,
+    "assignment": "/formgrader/api/assignment/{payload}",
+    # nbgrader's assignment list, course list and validate extensions, in the same JupyterLab
+    "nbgrader version": "/nbgrader_version?version={payload}",
+    "assignments": "/assignments?course_id={payload}",
+    "validate": "/assignments/validate?path={payload}",
+}
+
+
+@pytest.mark.parametrize("api", sorted(API_PATHS))
+def test_nothing_a_link_to_formgraders_api_holds_runs(formgrader, api, tmp_path):
+    """Before: /formgrader/api/submission/<assignment>/<img src=x onerror=...> answered
+    {"student": "<img ...>"} as text/html, and the link a student sends the TA ran its script as the
+    TA's Jupyter session. Every answer of the API is plain text (formgrader's scripts JSON.parse it)."""
+    import urllib.request
+    from urllib.parse import quote
+
+    url, _ = formgrader
+    if CHROMIUM is None:
+        pytest.skip("chromium is not installed (apt-get install -y chromium; .ci/run installs it)")
+    path = API_PATHS[api].format(payload=quote(NAME_PAYLOAD, safe=""))
+    flags = [f for f in FLAGS if not f.startswith("--host-resolver-rules")] + [
+        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]
+    done = subprocess.run([CHROMIUM, *flags, f"--user-data-dir={tmp_path}", "--dump-dom",
+                           f"{url}{path}{'&' if '?' in path else '?'}token={TOKEN}"],
+                          capture_output=True, text=True, timeout=120, check=True, start_new_session=True)
+    assert_inert(done.stdout)
+    # the API still answers formgrader's own pages, the same JSON
+    request = urllib.request.Request(f"{url}/formgrader/api/submission/{ASSIGNMENT}/{STUDENT}",
+                                     headers={"Authorization": f"token {TOKEN}"})
+    with urllib.request.urlopen(request, timeout=60) as reply:
+        assert reply.headers.get_content_type() == "text/plain" and reply.headers["X-Content-Type-Options"] == "nosniff"
+        assert json.loads(reply.read())["student"] == STUDENT
+
+
+def test_formgraders_pages_read_their_api_answered_as_plain_text(formgrader):
+    """The API's answers as plain text: formgrader's scripts still read them (as jQuery hands them a
+    string, which they JSON.parse; an application/json answer jQuery parses itself, and theirs failed)."""
+    from playwright.sync_api import sync_playwright
+
+    from browser import CHROMIUM_FLAGS
+    url, _ = formgrader
+    if CHROMIUM is None:
+        pytest.skip("chromium is not installed (apt-get install -y chromium; .ci/run installs it)")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=list(CHROMIUM_FLAGS))
+        try:
+            page = browser.new_page(extra_http_headers={"Authorization": f"token {TOKEN}"})
+            page.goto(f"{url}/formgrader/manage_submissions/{ASSIGNMENT}")
+            # as manage_submissions.js reads the answer of its autograde button: JSON.parse of a string
+            read = page.evaluate("""api => new Promise((done, failed) => $.get(api)
+                .done(answer => done(JSON.parse(answer).student)).fail(failed))""",
+                                 f"{url}/formgrader/api/submission/{ASSIGNMENT}/{STUDENT}")
+            assert read == STUDENT
+        finally:
+            browser.close()
+
+
 @pytest.fixture
 def listener():
     """(port, paths requested) of an HTTP server on 127.0.0.1: a student's server, whatever the URL."""
@@ -211,8 +274,6 @@ def test_a_submitted_notebook_opened_in_the_graders_jupyterlab_loads_nothing_fro
     untrusted notebook's Markdown cells and HTML outputs: before, each was requested from the
     student's server as the notebook opened (it learnt when, and from where, the TA read it). The
     grader's server now allows pictures, media and fonts only from itself and `data:`/`blob:`."""
-    import json
-
     import nbformat
     from playwright.sync_api import sync_playwright
 
