@@ -21,6 +21,7 @@ from __future__ import annotations
 import multiprocessing
 import traceback
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Protocol
@@ -163,20 +164,43 @@ class ProcessPool(InProcess):
             return super().grade_all(job, submissions, finish, started)
         self.prepare(job, len(submissions))
         share_key_work(job.assignment, submissions)
+        # Python's pool fails every submission still pending once one of its processes dies (the
+        # kernel's OOM killer, a fault): those are graded again in a fresh pool and, where that one
+        # dies too, each in a process of its own, so a grading that kills its process costs only
+        # its own student, never the classmates queued behind it.
+        again = self._pool_round(job, submissions, finish, started, self.jobs)
+        if again:
+            again = self._pool_round(job, again, finish, lambda: None, self.jobs)
+        for submission in again:
+            self._pool_round(job, [submission], finish, lambda: None, 1, last=True)
+
+    @staticmethod
+    def _pool_round(job: Job, submissions: list[Submission], finish: Finish, started: Started, workers: int,
+                    last: bool = False) -> list[Submission]:
+        """Grades `submissions` in a pool of `workers` processes forked from this one; returns, in
+        their order, those its pool's death cut off (finished with the error instead when `last`)."""
         context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
-        pool = ProcessPoolExecutor(max_workers=min(self.jobs, len(submissions)), mp_context=context)
+        pool = ProcessPoolExecutor(max_workers=min(workers, len(submissions)), mp_context=context)
+        cut_off: set[int] = set()
         try:
             # Submitting starts the workers; the caller's progress display (a thread) starts after.
-            futures: dict[Future, str] = {pool.submit(grade_one, job, s): s.name for s in submissions}
+            futures: dict[Future, int] = {pool.submit(grade_one, job, s): i for i, s in enumerate(submissions)}
             started()
             for future in as_completed(futures):
+                index = futures[future]
                 try:
                     result, error = future.result()
-                except Exception as exc:  # noqa: BLE001 - a worker died: report, keep going
+                except BrokenProcessPool as exc:
+                    if not last:
+                        cut_off.add(index)
+                        continue
                     result, error = None, f"worker process failed: {exc!r}"
-                finish(futures[future], result, error)
+                except Exception as exc:  # noqa: BLE001 - a worker failed: report, keep going
+                    result, error = None, f"worker process failed: {exc!r}"
+                finish(submissions[index].name, result, error)
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
+        return [s for i, s in enumerate(submissions) if i in cut_off]
 
 
 def local_executor(jobs: int = 1) -> Executor:
