@@ -188,9 +188,8 @@ class Sandbox:
 
     # -- notebook --------------------------------------------------------------------------
     def run_notebook(self, name: str, variables: Sequence[str], *, read_only: bool = False) -> NotebookOutcome:
-        """Executes the notebook `name` (relative to the submission) in a fresh child of the
-        worker and returns the requested variables it defined. `read_only`: the worker only reads
-        it (status "ok" or "unreadable"), running none of its cells."""
+        """Executes the notebook `name` (relative to the submission) in a fresh child of the worker and
+        returns the requested variables it defined; `read_only`: only reads it ("ok", "unreadable")."""
         rel = PurePosixPath(name)
         if not name or rel.is_absolute() or ".." in rel.parts:
             raise ValueError(f"notebook name {name!r} must be a relative path inside the submission")
