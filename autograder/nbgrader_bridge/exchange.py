@@ -43,7 +43,8 @@ from autograder.engine.outputs import student_cell
 from autograder.nbgrader_bridge.course import Course
 from autograder.nbgrader_bridge.course_privacy import open_course
 from autograder.nbgrader_bridge.exchange_root import (exchange_problems, foreign_course_folders, fuse_lets_students_in,
-                                                      home_mode_default, instructors, open_homes)
+                                                      home_mode_default, instructors, logins_the_exchange_cannot_name,
+                                                      open_homes)
 from autograder.nbgrader_bridge.flagged import bounded_file_rows, collect_csv, shown, write_collect_flags
 from autograder.nbgrader_bridge.gradebook import due_date
 from autograder.nbgrader_bridge.inbound import (NOT_COLLECTED, SECRET_FILE, SECRET_WRITTEN, TIMESTAMP_FILE, CopyRules,
@@ -133,6 +134,7 @@ def _warn_open_homes(exchange, students, new_accounts: bool = False) -> None:
     a FUSE set-up that lets students' mounts be entered."""
     problems = open_homes(students) + ([problem] if new_accounts and (problem := home_mode_default()) else [])
     problems += [problem] if (problem := fuse_lets_students_in()) else []
+    problems += [problem] if new_accounts and (problem := logins_the_exchange_cannot_name(students)) else []
     for problem in problems:
         exchange.log.warning("%s", shown(problem))
 
@@ -152,6 +154,8 @@ def _refuse_off_roster(exchange, accepted: dict) -> None:
     account's (another course's students too), and autograde would make each a row of the
     gradebook. Without a roster no one can be told apart: all are collected, and the instructor told."""
     roster = _course_roster_or_fail(exchange)
+    if problem := logins_the_exchange_cannot_name(roster):
+        exchange.log.warning("%s", shown(problem))
     if not roster:
         exchange.log.warning("no course roster (%s in the course folder, one student login per line): every account "
                              "of the server that handed in is collected as a student of the course",

@@ -263,3 +263,16 @@ def fuse_lets_students_in(path: str = FUSE_CONF) -> str | None:
         return (f"{path} sets user_allow_other: a student's FUSE mount in the exchange can be entered by collect and "
                 f"answer (or hold) its reads; remove that line, as root ({SETUP_DOC})")
     return None
+
+
+def logins_the_exchange_cannot_name(students) -> str | None:
+    """What to do about roster logins nbgrader's exchange never collects: it names a submission's
+    folder `<student>+<assignment>+<time>+<random>` and reads the student back as the part before
+    the first `+`, so a login holding one (useradd accepts it) hands in to a folder collect reads as
+    someone else's, with no word from nbgrader."""
+    named = sorted(s for s in students if "+" in s)
+    if not named:
+        return None
+    return (f"nbgrader's exchange cannot collect {', '.join(named[:5])}{' and others' if len(named) > 5 else ''}: a "
+            f"login holding '+' is cut at it when collect reads a submission's folder name. Give them logins "
+            f"without '+' (and roster.txt those), or collect their work another way ({SETUP_DOC})")

@@ -667,3 +667,19 @@ def test_collect_warns_of_a_fuse_set_up_that_lets_students_mounts_be_entered(tmp
     assert f"{conf} sets user_allow_other" in caplog.text, caplog.text
     conf.write_text("#user_allow_other\n")
     assert module.fuse_lets_students_in(str(conf)) is None
+
+
+def test_a_roster_login_nbgraders_exchange_cannot_name_is_told(tmp_path, caplog):
+    """nbgrader names a submission's folder `<student>+<assignment>+<time>+<random>` and reads the
+    student back as the part before the first `+`: a login holding a `+` (useradd accepts one) is
+    never collected, with no word from nbgrader. Collect names that login and why."""
+    import logging
+
+    root = exchange_root(tmp_path)
+    handed_in(root / "cs349e" / "inbound", owner=STUDENT, named=STUDENT)
+    (tmp_path / "course").mkdir()
+    (tmp_path / "course" / "roster.txt").write_text(f"{STUDENT}\namy+lab\n")
+    with caplog.at_level(logging.WARNING):
+        course = collect(tmp_path, root)
+    assert students(course) == [STUDENT]
+    assert "amy+lab" in caplog.text and "'+'" in caplog.text, caplog.text
