@@ -170,6 +170,20 @@ def _refuse_off_roster(exchange, accepted: dict) -> None:
                                    f"them to roster.txt and collect again; if not, remove their folders from inbound/"))
 
 
+def _release_checks(exchange) -> None:
+    """What release and release_feedback check before writing into the exchange: a sticky root
+    that is the instructor's, a closed course folder, the course's exchange folder claimed and
+    none of its folders another account's or open to students."""
+    _sticky_or_fail(exchange)
+    _closed_course_or_fail(exchange)
+    _claim_course_folder(exchange)
+    students = _roster_students(exchange.coursedir.root)
+    problems = foreign_course_folders(exchange.root, exchange.coursedir.course_id,
+                                      instructors(exchange.coursedir.groupshared, students), students)
+    if problems:
+        exchange.fail("\n".join(problems))
+
+
 class GuardedReleaseAssignment(ExchangeReleaseAssignment):
     def ensure_root(self):
         """nbgrader's (it creates a missing exchange if it can), with what to do when it cannot."""
@@ -186,14 +200,7 @@ class GuardedReleaseAssignment(ExchangeReleaseAssignment):
         return super().start()
 
     def _guard(self):
-        _sticky_or_fail(self)
-        _closed_course_or_fail(self)
-        _claim_course_folder(self)
-        students = _roster_students(self.coursedir.root)
-        problems = foreign_course_folders(self.root, self.coursedir.course_id,
-                                          instructors(self.coursedir.groupshared, students), students)
-        if problems:
-            self.fail("\n".join(problems))
+        _release_checks(self)
 
     def init_dest(self):
         super().init_dest()
@@ -220,14 +227,7 @@ class GuardedReleaseFeedback(ExchangeReleaseFeedback):
         return super().start()
 
     def _guard(self):
-        _sticky_or_fail(self)
-        _closed_course_or_fail(self)
-        _claim_course_folder(self)
-        students = _roster_students(self.coursedir.root)
-        problems = foreign_course_folders(self.root, self.coursedir.course_id,
-                                          instructors(self.coursedir.groupshared, students), students)
-        if problems:
-            self.fail("\n".join(problems))
+        _release_checks(self)
 
 
 class GuardedExchangeCollect(ExchangeCollect):
