@@ -183,20 +183,8 @@ def test_under_groupshared_a_group_that_holds_students_cannot_own_the_courses_ex
     from nbgrader.coursedir import CourseDirectory
 
     from autograder.nbgrader_bridge.exchange import GuardedExchangeCollect
-    from test_exchange_collect import exchange_root
-
-    root = exchange_root(tmp_path)
+    root, course, theirs = _a_student_of_the_group_made_her_own_inbound(tmp_path, everyone_group)
     exchange_course = root / "cs349e"
-    os.chown(exchange_course, 0, everyone_group)
-    exchange_course.chmod(0o2775)                              # as nbgrader's release makes it under groupshared
-    (exchange_course / "inbound").rename(exchange_course / "moved")   # what a student of the group may do
-    theirs = exchange_course / "inbound"
-    theirs.mkdir()
-    os.chown(theirs, uid(STUDENT), everyone_group)
-    theirs.chmod(0o2733)
-    handed_in(theirs, owner=STUDENT, named=STUDENT)
-    course = tmp_path / "course"
-    course.mkdir()
     (course / "roster.txt").write_text(f"{STUDENT}\n")
     groups = os.getgroups()
     os.setgroups([*groups, everyone_group])                    # the instructor is in the group
@@ -217,6 +205,29 @@ def test_under_groupshared_a_group_that_holds_students_cannot_own_the_courses_ex
         assert (course / "submitted" / STUDENT).is_dir()
     finally:
         os.setgroups(groups)
+
+
+def _a_student_of_the_group_made_her_own_inbound(tmp_path, everyone_group):
+    """(exchange root, course folder, her inbound/): the course's exchange folder 2775 in a group
+    holding students, as nbgrader's release makes it under groupshared, where a student of the group
+    renamed inbound/ to moved/ and made her own, with her submission in it."""
+    import os
+
+    from test_exchange_collect import exchange_root
+
+    root = exchange_root(tmp_path)
+    exchange_course = root / "cs349e"
+    os.chown(exchange_course, 0, everyone_group)
+    exchange_course.chmod(0o2775)
+    (exchange_course / "inbound").rename(exchange_course / "moved")
+    theirs = exchange_course / "inbound"
+    theirs.mkdir()
+    os.chown(theirs, uid(STUDENT), everyone_group)
+    theirs.chmod(0o2733)
+    handed_in(theirs, owner=STUDENT, named=STUDENT)
+    course = tmp_path / "course"
+    course.mkdir()
+    return root, course, theirs
 
 
 def groupshared_starts_refused(course, root, match: str) -> None:
@@ -241,20 +252,7 @@ def test_without_a_roster_a_group_holding_other_accounts_is_not_taken_for_the_st
     Without a roster a group holding any account but the instructor's and root's is as open as to all."""
     import os
 
-    from test_exchange_collect import exchange_root
-
-    root = exchange_root(tmp_path)
-    exchange_course = root / "cs349e"
-    os.chown(exchange_course, 0, everyone_group)
-    exchange_course.chmod(0o2775)
-    (exchange_course / "inbound").rename(exchange_course / "moved")
-    theirs = exchange_course / "inbound"
-    theirs.mkdir()
-    os.chown(theirs, uid(STUDENT), everyone_group)
-    theirs.chmod(0o2733)
-    handed_in(theirs, owner=STUDENT, named=STUDENT)
-    course = tmp_path / "course"
-    course.mkdir()                                             # no roster.txt
+    root, course, _ = _a_student_of_the_group_made_her_own_inbound(tmp_path, everyone_group)   # no roster.txt
     groups = os.getgroups()
     os.setgroups([*groups, everyone_group])
     try:
