@@ -184,7 +184,18 @@ def _release_checks(exchange) -> None:
         exchange.fail("\n".join(problems))
 
 
-class GuardedReleaseAssignment(ExchangeReleaseAssignment):
+class _ReleaseChecked:
+    """Release's checks before nbgrader's start, under groupshared too (where nbgrader skips ensure_root)."""
+
+    def start(self):
+        _check_under_groupshared(self, self._guard)
+        return super().start()
+
+    def _guard(self):
+        _release_checks(self)
+
+
+class GuardedReleaseAssignment(_ReleaseChecked, ExchangeReleaseAssignment):
     def ensure_root(self):
         """nbgrader's (it creates a missing exchange if it can), with what to do when it cannot."""
         existing = Path(self.root)
@@ -195,12 +206,6 @@ class GuardedReleaseAssignment(ExchangeReleaseAssignment):
         super().ensure_root()
         self._guard()
 
-    def start(self):
-        _check_under_groupshared(self, self._guard)
-        return super().start()
-
-    def _guard(self):
-        _release_checks(self)
 
     def init_dest(self):
         super().init_dest()
@@ -212,7 +217,7 @@ class GuardedReleaseAssignment(ExchangeReleaseAssignment):
                           self.inbound_path)
 
 
-class GuardedReleaseFeedback(ExchangeReleaseFeedback):
+class GuardedReleaseFeedback(_ReleaseChecked, ExchangeReleaseFeedback):
     """nbgrader's release_feedback checks nothing of the exchange and writes every student's page
     into <exchange>/<course>/feedback/, following a link there: the same checks as release and
     collect first (the root and the folders above it, the course's folders, feedback/ included)."""
@@ -222,12 +227,6 @@ class GuardedReleaseFeedback(ExchangeReleaseFeedback):
             self.fail(_missing_exchange(self.root))
         self._guard()
 
-    def start(self):
-        _check_under_groupshared(self, self._guard)
-        return super().start()
-
-    def _guard(self):
-        _release_checks(self)
 
 
 class GuardedExchangeCollect(ExchangeCollect):
