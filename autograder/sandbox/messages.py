@@ -26,8 +26,9 @@ class Call:
     args: tuple = ()
     kwargs: Mapping[str, object] | None = None
     # Largest reply accepted for this call, in wire bytes of the value (None: Limits.result_bytes).
-    # A larger value is refused by the worker, or from the frame's prefix before the parent
-    # reads it: the outcome is "too_large", and nothing of the value is ever allocated here.
+    # Never sent to the worker (callers derive it from the expected answer): a larger reply is
+    # refused from the frame's prefix and read away unkept; the outcome is "too_large", and
+    # nothing of the value is ever allocated here.
     reply_bytes: int | None = None
 
 

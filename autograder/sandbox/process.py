@@ -136,6 +136,8 @@ class WorkerProcess:
             self._selector.register(self._status, selectors.EVENT_READ, "status")
         self.output = OutputCollector(nonce.encode(), limits.output_bytes)
         self._inbox = bytearray()
+        self._unread = 0                      # bytes of an over-bound reply still to drop
+        self._over_bound_reply: dict = {}     # what such a reply is taken for
         self._channel_open = True
         self._closed = False
 
@@ -204,11 +206,15 @@ class WorkerProcess:
                 raise WorkerDied(self._ending(f"broke its channel ({exc.strerror})")) from None
             self._wait(budget, writing=True)
 
-    def receive(self, budget: Budget, max_bytes: int | None = None) -> tuple[dict, memoryview]:
+    def receive(self, budget: Budget, max_bytes: int | None = None,
+                request_id: int | None = None) -> tuple[dict, memoryview]:
         """The next complete frame from the worker, reading output meanwhile. A frame announcing
-        more than `max_bytes` of value (default: Limits.result_bytes) is refused from its prefix,
-        before any of it is kept (WireError)."""
+        more than Limits.result_bytes is refused from its prefix, before any of it is kept
+        (WireError). One announcing more than `max_bytes` of value (a call's own bound, which
+        the worker is never told: it is derived from the expected answer) is read away as it
+        arrives, never kept, and comes back as a "too_large" reply to `request_id`."""
         self._max_reply = self._default_max_reply if max_bytes is None else max_bytes + _HEADROOM
+        self._over_bound_reply = {"id": request_id, "status": "too_large"}
         while True:
             frame = self._take_frame()
             if frame is not None:
@@ -333,13 +339,25 @@ class WorkerProcess:
                 return
             self._inbox += chunk
             if len(self._inbox) > self._max_reply + PREFIX.size:
-                return  # _take_frame refuses it
+                return  # _take_frame refuses it, or drops it (past its call's bound)
 
     def _take_frame(self) -> tuple[dict, memoryview] | None:
+        if self._unread:   # the rest of a reply past its call's bound: dropped as it comes
+            dropped = min(self._unread, len(self._inbox))
+            del self._inbox[:dropped]
+            self._unread -= dropped
+            if self._unread:
+                return None
+            return dict(self._over_bound_reply), memoryview(b"")
         if len(self._inbox) < PREFIX.size:
             return None
-        head_len, body_len = parse_prefix(bytes(self._inbox[:PREFIX.size]), self._max_reply)
+        head_len, body_len = parse_prefix(bytes(self._inbox[:PREFIX.size]), self._default_max_reply)
         end = PREFIX.size + head_len + body_len
+        if head_len + body_len > self._max_reply:
+            self._unread = end
+            self._over_bound_reply["exc_message"] = (f"the reply needs {(head_len + body_len) / 2**20:.1f} MB "
+                                                     "on the wire, far more than this call's answer")
+            return self._take_frame()
         if len(self._inbox) < end:
             return None
         with memoryview(self._inbox) as view:

@@ -191,8 +191,9 @@ class Server:
             value = function(*args, **kwargs)
         except BaseException as exc:  # noqa: BLE001 - includes SystemExit and KeyboardInterrupt
             return self.frame(dict(reply, **self.raised(exc)))
-        # The parent refuses a reply beyond this call's bound unread; say so in a small reply.
-        bound = min(spec.get("reply_bytes") or self.result_bytes, self.result_bytes)
+        # The parent refuses a reply beyond the sandbox's bound unread; say so in a small reply.
+        # (A call's own, smaller bound is the parent's alone: it comes from the expected answer.)
+        bound = self.result_bytes
         encoder = self.codec.Encoder(bound)
         try:
             node = encoder.value(value)

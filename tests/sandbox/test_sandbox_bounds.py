@@ -15,7 +15,7 @@ from autograder.sandbox.output import OutputCollector
 
 HOSTILE = {
     "codesign.py": """
-        import json, os, socket, struct, time
+        import json, os, socket, struct, sys, time
         import numpy as np
 
         def fifty_mb(*args):
@@ -23,6 +23,16 @@ HOSTILE = {
 
         def small(*args):
             return np.arange(4.0)
+
+        def request_seen():
+            # The worker's request for this call, found by walking up the frames.
+            frame = sys._getframe(1)
+            while frame is not None:
+                spec = frame.f_locals.get("spec")
+                if isinstance(spec, dict) and spec.get("function") == "request_seen":
+                    return json.dumps(spec, sort_keys=True)
+                frame = frame.f_back
+            return None
 
         def lying_frame():
             # Write a frame announcing 1 GiB straight to the channel, past the worker's checks.
@@ -64,11 +74,13 @@ def test_a_reply_beyond_its_bound_is_refused_and_never_allocated(sandbox):
     box = sandbox(HOSTILE)
     assert box.call("codesign", "small").status == "ok"   # warm: the first decode allocates a little
     before = _peak_rss_bytes()
+    worker = box._resources.worker
     outcomes = box.call_many([Call("codesign", "fifty_mb", (i,), reply_bytes=100_000) for i in range(20)])
     assert {o.status for o in outcomes} == {"too_large"}
     assert all(o.value is None for o in outcomes)
-    # 20 replies of 50 MB: not one of them was read into the parent.
+    # 20 replies of 50 MB: not one of them was read into the parent, and the worker carries on.
     assert _peak_rss_bytes() - before < 30 * 2**20
+    assert box._resources.worker is worker
     ok = box.call("codesign", "small", reply_bytes=100_000)
     assert ok.status == "ok" and np.array_equal(ok.value, np.arange(4.0))
 
@@ -111,3 +123,21 @@ def test_forged_marker_for_a_request_in_flight_only_ends_its_segment():
     collector.feed(b"a" + end_marker(b"n0nce", 3) + b"b" + end_marker(b"n0nce", 3) + b"c" + MARKER_TAIL)
     assert set(collector._finished) == {3}
     assert collector.take(3) == "a"
+
+
+def test_a_calls_reply_bound_never_reaches_the_sandbox(sandbox):
+    """The bound is the grader's, computed from the expected answer: a "must raise" case has the
+    smallest. Student code reads the request it is called from, so the bound stays outside."""
+    box = sandbox(HOSTILE)
+    bounded = box.call("codesign", "request_seen", reply_bytes=123_457)
+    unbounded = box.call("codesign", "request_seen")
+    assert bounded.status == unbounded.status == "ok" and bounded.value is not None
+    assert "123457" not in bounded.value
+    assert json_without_id(bounded.value) == json_without_id(unbounded.value)
+
+
+def json_without_id(text: str) -> dict:
+    import json
+    spec = json.loads(text)
+    spec.pop("id")
+    return spec
