@@ -48,7 +48,9 @@ fallback's plain start), it applies the same `Lockdown`, in this order:
    student's code opens and reads it), and the pidfd calls (pidfd_open, pidfd_getfd,
    pidfd_send_signal: a pidfd of any host process answers PIDFD_GET_INFO with its pid, parent and
    uids, so under the uid fallback every host process was listed while its /proc showed only the
-   sandbox's own; asyncio falls back to its thread watcher when pidfd_open is refused): kernel
+   sandbox's own; asyncio falls back to its thread watcher when pidfd_open is refused), and on
+   x86 modify_ldt (segments of its own in the LDT: kernel code with a history of leaks and
+   privilege escalations that only DOS and 16-bit emulators use): kernel
    attack surface the grader never needs (nothing the worker runs watches files), all EPERM; and
    sched_setaffinity, so nothing in the sandbox leaves its CPUs; sched_setscheduler,
    sched_setattr and setpriority (os.nice too), so the sandbox runs at the priority the grader

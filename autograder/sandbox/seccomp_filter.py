@@ -18,7 +18,8 @@ ARCHES = {
                             "inotify_init": 253, "inotify_init1": 294, "inotify_add_watch": 254,
                             "pidfd_send_signal": 424, "pidfd_open": 434, "pidfd_getfd": 438,
                             "sched_setscheduler": 144, "sched_setattr": 314, "setpriority": 141,
-                            "memfd_create": 319, "memfd_secret": 447, "prctl": 157, "shmget": 29}),
+                            "memfd_create": 319, "memfd_secret": 447, "prctl": 157, "shmget": 29,
+                            "modify_ldt": 154}),   # x86 only
     "aarch64": (0xC00000B7, {"clone": 220, "unshare": 97, "clone3": 435, "sched_setaffinity": 122, "socket": 198,
                              "add_key": 217, "request_key": 218, "keyctl": 219, "io_uring_setup": 425,
                              "io_uring_enter": 426, "io_uring_register": 427, "userfaultfd": 282,
@@ -33,7 +34,8 @@ REFUSED_CALLS = ("sched_setaffinity", "keyctl", "add_key", "request_key", "io_ur
                  "io_uring_enter", "io_uring_register", "userfaultfd", "perf_event_open", "bpf",
                  "fanotify_init", "fanotify_mark", "inotify_init", "inotify_init1", "inotify_add_watch",
                  "pidfd_open", "pidfd_getfd", "pidfd_send_signal",
-                 "sched_setscheduler", "sched_setattr", "setpriority", "memfd_create", "memfd_secret")
+                 "sched_setscheduler", "sched_setattr", "setpriority", "memfd_create", "memfd_secret",
+                 "modify_ldt")
 # socket() families the sandbox's network namespace confines, the only ones libraries here use
 # (AF_UNIX, AF_INET, AF_INET6, AF_NETLINK); any other is EAFNOSUPPORT, lockdown.py's step 8.
 SOCKET_FAMILIES = (1, 2, 10, 16)

@@ -174,6 +174,8 @@ def other_surface():
     parent = os.getppid()
     param = ctypes.c_int(1)
     when = (ctypes.c_long * 2)(0, 0)
+    ldt_entry = (ctypes.c_uint32 * 4)(0, 0, 0xFFFF, 0x41)   # struct user_desc: entry 0, seg_32bit, useable
+    ldt_read = ctypes.create_string_buffer(64)
     return {
         "ptrace_attach_parent": _call(101, 16, parent, 0, 0),
         "kcmp_parent": _call(312, os.getpid(), parent, 0, 0, 0),
@@ -184,6 +186,10 @@ def other_surface():
         "setns": _call(308, 0, 0),
         "mount": _call(165, b"none", b"/tmp", b"tmpfs", 0, None),
         "clock_settime": _call(227, 0, ctypes.byref(when)),
+        # A 32-bit segment of its own in the LDT: kernel code with a history of leaks and
+        # escalations (espfix, CVE-2015-5157/8830, CVE-2017-17053) that nothing here needs.
+        "modify_ldt_write": _call(154, 1, ctypes.byref(ldt_entry), ctypes.sizeof(ldt_entry)),
+        "modify_ldt_read": _call(154, 0, ctypes.byref(ldt_read), ctypes.sizeof(ldt_read)),
         "x32_keyctl": _call(250 | 0x40000000, 0, -3, 0),
         "x32_io_uring_setup": _call(425 | 0x40000000, 4, None),
     }
