@@ -19,7 +19,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
-from . import disk_budget
+from . import disk_budget, platform_secrets
 from .leftovers import SHARED_SCRATCH, world_writable_folders
 from .limits import Limits
 from .lockdown import userns_filter_problem
@@ -55,6 +55,45 @@ def rlimits_problem() -> str | None:
         return (f"the project {PROJECT_ROOT} is readable by other users, so student code could "
                 f"read solutions/ and the hidden tests; close it (chmod 700 {PROJECT_ROOT}, with "
                 f"the Python install outside it) or install bubblewrap")
+    return _platform_secret_problem()
+
+
+def _platform_secret_problem() -> str | None:
+    """A secret the container platform mounts for the grader (a Kubernetes service account
+    token, a Docker secret) that the sandbox's uid could read, and that no mount of the worker's
+    covers: `/run` is covered where the worker can make a mount namespace, nothing elsewhere."""
+    readable = platform_secrets.readable_by_others()
+    covered = bool(readable) and PRIVATE_SCRATCH and mount_namespace_problem() is None
+    for path in readable:
+        if covered and any(Path(folder) in path.parents for folder in HIDDEN_HOST_FOLDERS):
+            continue
+        where = ("the worker cannot make a mount namespace here to cover /run "
+                 f"({mount_namespace_problem() or 'switched off'})" if not covered else
+                 "it lies where no mount of the worker's covers it")
+        return (f"{path}, a secret the container platform mounts for the grader (a Kubernetes service "
+                f"account token, a Docker secret), is readable by other users, and {where}: student "
+                f"code could read it and act as the grader; mount it readable by root alone "
+                f"(Kubernetes: automountServiceAccountToken: false, or the volume's defaultMode: 0400; "
+                f"Compose: the secret's mode: 0400) or install bubblewrap")
+    return None
+
+
+@functools.cache
+def mount_namespace_problem() -> str | None:
+    """Why the fallback's worker cannot make a mount namespace here (its private scratch, /run
+    covered), or None. Probed once per process by one real start that does what the worker does
+    first (lockdown._private_scratch)."""
+    if os.geteuid() != 0:
+        return f"the grader runs as uid {os.geteuid()}, not root"
+    code = ("import ctypes, os, sys; libc = ctypes.CDLL(None, use_errno=True); "
+            "sys.exit(0 if libc.unshare(0x00020000) == 0 else os.strerror(ctypes.get_errno()))")
+    try:
+        probe = subprocess.run([sys.executable, "-S", "-B", "-c", code], stdin=subprocess.DEVNULL,
+                               capture_output=True, timeout=30, env=_base_env("/tmp"))
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"the probe could not start: {exc}"
+    if probe.returncode != 0:
+        return " ".join(probe.stderr.decode("utf-8", "replace").split())[-300:] or f"exit {probe.returncode}"
     return None
 
 
