@@ -12,6 +12,7 @@ SLOW_FILES = {
     "engine/test_linked_submissions.py", "engine/test_machine_load.py", "engine/test_oversized_submissions.py",
     "engine/test_reference_drift.py",
     "engine/test_same_scores_everywhere.py", "engine/test_time_budget.py", "engine/test_unreadable_notebook.py",
+    "engine/test_what_a_call_reveals.py",
     "lec01_codesign/test_answer_keys_hidden.py", "lec01_codesign/test_measured_roofline.py",
     "nbgrader_bridge/test_solutions_bundle.py",
     "nbgrader_bridge/test_zip_collect_uploads.py", "nbgrader_bridge/test_lms_upload.py", "similarity/test_packed_code.py",

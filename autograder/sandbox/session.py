@@ -346,8 +346,7 @@ class Sandbox:
         ids = [worker.new_id() for _ in batch]
         encoder = Encoder(_REQUEST_BYTES, strict=True, factories=self.factories)
         bounds = [self._reply_bound(call) for call in batch]
-        # Each call's reply bound stays here: it is computed from the expected answer (a "must
-        # raise" case has the smallest), and student code can read the request it is called from.
+        # Reply bounds stay here: they come from the expected answers, and student code reads its request.
         specs = [{"id": request_id, "module": call.module, "function": call.function,
                   "args": encoder.value(tuple(call.args)), "kwargs": encoder.value(dict(call.kwargs or {}))}
                  for request_id, call in zip(ids, batch)]
