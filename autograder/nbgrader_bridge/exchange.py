@@ -53,6 +53,7 @@ from autograder.nbgrader_bridge.inbound_listing import list_inbound
 from autograder.nbgrader_bridge.submission_listing import listed_submission
 
 SETUP_DOC = "docs/exchange.md"
+SHOWN_LEAKS = 12     # a solved module holds hundreds of solution lines: the first say enough
 
 
 def _aware(when):
@@ -170,6 +171,19 @@ def _refuse_off_roster(exchange, accepted: dict) -> None:
                                    f"them to roster.txt and collect again; if not, remove their folders from inbound/"))
 
 
+def _release_leaks(exchange) -> list[str]:
+    """The leak scan of `check` (build/leaks.py) over the release about to be handed out."""
+    from autograder.build.leaks import release_leaks
+    from autograder.engine.assignment import load_assignment
+    from autograder.errors import InstructorError
+
+    name = exchange.coursedir.assignment_id
+    try:
+        return release_leaks(name, Path(exchange.src_path), dict(load_assignment(name).answer_key))
+    except InstructorError as err:
+        return [f"the release of {name!r} cannot be checked: {err}"]
+
+
 def _feedback_too_early(exchange) -> str | None:
     """Why pages may not go out yet (release_gate.py, the solutions' gate), or None."""
     from datetime import datetime
@@ -234,6 +248,19 @@ class GuardedReleaseAssignment(_ReleaseChecked, ExchangeReleaseAssignment):
             os.chmod(self.inbound_path, stat.S_IMODE(mode) | stat.S_ISVTX)
             self.log.info("inbound/ made sticky (students cannot rename or remove each other's submissions): %s",
                           self.inbound_path)
+
+    def copy_files(self):
+        """Nothing reaches the class from a release that holds the solutions or a key: generate_assignment
+        copies every file of the source folder as it stands (a module solved in place, a duplicate of
+        the answered notebook)."""
+        leaks = _release_leaks(self)
+        if leaks:
+            self.fail(f"release not handed out: {self.src_path} holds the assignment's solutions or keys "
+                      f"(an earlier release in the exchange stays as it was):\n  " + "\n  ".join(leaks[:SHOWN_LEAKS]) +
+                      (f"\n  ... and {len(leaks) - SHOWN_LEAKS} more" if len(leaks) > SHOWN_LEAKS else "") +
+                      "\nRemove or rebuild those files in the source folder (python -m autograder build "
+                      f"{self.coursedir.assignment_id}), run nbgrader generate_assignment again, then release.")
+        super().copy_files()
 
 
 class GuardedReleaseFeedback(_ReleaseChecked, ExchangeReleaseFeedback):
