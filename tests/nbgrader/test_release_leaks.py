@@ -3,7 +3,7 @@
 nbgrader's generate_assignment copies every file of assignments/<name>/ into release/ as it is
 (only notebooks' solution cells are cleared): a `codesign.py` an author solved in place to try the
 notebook, or Jupyter's "Duplicate" of the answered notebook (`handout-Copy1.ipynb`, no nbgrader
-metadata, so nothing is cleared), went to every student who fetched. The course's release refuses
+metadata, so nothing is cleared) or an editor's backup of the solved module (`codesign.py~`), went to every student who fetched. The course's release refuses
 a release that holds a solution line, a reference answer, a marker or a written-out key, naming
 each, and copies nothing into the exchange."""
 
@@ -28,6 +28,10 @@ def _solved_in_place(course: Path, reference: Path) -> None:
     shutil.copyfile(reference / "codesign.py", course / "assignments" / ASSIGNMENT / "codesign.py")
 
 
+def _editor_backup(course: Path, reference: Path) -> None:
+    shutil.copyfile(reference / "codesign.py", course / "assignments" / ASSIGNMENT / "codesign.py~")
+
+
 def _answered_duplicate(course: Path, reference: Path) -> None:
     notebook = json.loads((reference / "handout.ipynb").read_text(encoding="utf-8"))
     for cell in notebook["cells"]:                 # as Jupyter's Duplicate of a working copy: no grading metadata
@@ -48,8 +52,9 @@ def _exchange(tmp_path: Path) -> Path:
     return exchange
 
 
-@pytest.mark.parametrize("slip, named", [(_solved_in_place, "codesign.py"), (_answered_duplicate, "handout-Copy1.ipynb")],
-                         ids=["solved codesign.py", "answered duplicate notebook"])
+@pytest.mark.parametrize("slip, named", [(_solved_in_place, "codesign.py"), (_answered_duplicate, "handout-Copy1.ipynb"),
+                                         (_editor_backup, "codesign.py~")],
+                         ids=["solved codesign.py", "answered duplicate notebook", "an editor's backup"])
 def test_a_release_holding_the_solution_is_not_handed_to_the_class(released_course, reference_submission, tmp_path,
                                                                     slip, named):
     course = released_course(tmp_path / "course")
