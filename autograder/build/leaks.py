@@ -51,10 +51,14 @@ def distinctive(lines) -> set[str]:
 
 
 def lines_of(path: Path) -> list[str]:
-    """A notebook's lines are those of its cells' sources (the raw JSON quotes and escapes them)."""
-    text = path.read_text(encoding="utf-8")
+    """A notebook's lines are those of its cells' sources (the raw JSON quotes and escapes them);
+    a file that is no notebook, its text's."""
+    text = path.read_text(encoding="utf-8", errors="replace")
     if path.suffix == ".ipynb":
-        return [line for cell in json.loads(text)["cells"] for line in "".join(cell["source"]).splitlines()]
+        try:
+            return [line for cell in json.loads(text)["cells"] for line in "".join(cell["source"]).splitlines()]
+        except (ValueError, KeyError, TypeError):
+            pass
     return text.splitlines()
 
 
@@ -84,10 +88,13 @@ def answer_lines(name: str) -> set[str]:
 
 def instructor_imports(path: Path) -> list[str]:
     if path.suffix == ".py":
-        sources = [path.read_text(encoding="utf-8")]
+        sources = [path.read_text(encoding="utf-8", errors="replace")]
     elif path.suffix == ".ipynb":
-        sources = ["".join(c["source"]) for c in json.loads(path.read_text(encoding="utf-8"))["cells"]
-                   if c["cell_type"] == "code"]
+        try:
+            sources = ["".join(c["source"]) for c in json.loads(path.read_text(encoding="utf-8"))["cells"]
+                       if c["cell_type"] == "code"]
+        except (ValueError, KeyError, TypeError):
+            sources = [path.read_text(encoding="utf-8", errors="replace")]
     else:
         return []
     names = []
@@ -130,13 +137,43 @@ def find_leaks(name: str, answer_key: dict) -> list[str]:
     """Every leak in assignments/<name>/, one sentence each; empty when the folder is clean."""
     folder = load_config(name).folder
     files = student_files(folder)
+    leaks = file_leaks(name, folder, files)
+    leaks += [f"{name}'s notebook writes out the key of {item} as {form}" for item, form in written_keys(name, answer_key)]
+    from autograder.engine.variants import has_variants
+
+    if has_variants(name):
+        leaks += variant_leaks(name, files)
+    return leaks
+
+
+def release_leaks(name: str, folder: Path, answer_key: dict) -> list[str]:
+    """Every leak in a release of `name` (nbgrader's release/<name>/, made from assignments/<name>/ with
+    whatever else stood there): each file as find_leaks reads the student folder, every notebook of it
+    for a written-out key, and the secret seed anywhere."""
+    files = student_files(folder)
+    leaks = file_leaks(name, folder, files)
+    for path in (p for p in files if p.suffix == ".ipynb"):
+        text = "\n".join(lines_of(path))
+        leaks += [f"{path.name} writes out the key of {item} as {form}" for item, form in written_keys(name, answer_key, text)]
+    from autograder.engine.variants import has_variants, read_seed
+
+    if has_variants(name):
+        seed = read_seed(name).hex()
+        leaks += [f"{path.name} contains the secret seed (every student's variant could be drawn from it)"
+                  for path in files if seed in path.read_bytes().decode("utf-8", errors="replace").lower()]
+    return leaks
+
+
+def file_leaks(name: str, folder: Path, files: list[Path]) -> list[str]:
+    """Markers, solution lines, reference answer lines and instructor imports in `files`."""
     solutions, answers = solution_lines(name), answer_lines(name)
     leaks = []
     for path in files:
         rel = path.relative_to(folder.parent).as_posix() if path.is_relative_to(folder.parent) else str(path)
-        text = path.read_text(encoding="utf-8", errors="replace")
+        data = path.read_bytes()
+        text = data.decode("utf-8", errors="replace")
         leaks += [f"{rel} contains the marker {m!r}" for m in MARKERS if m.lower() in text.lower()]
-        if path.suffix not in (".py", ".ipynb"):
+        if path.suffix not in (".py", ".ipynb") and not _is_text(data):   # data files (.npz) hold no code
             continue
         for line in lines_of(path):
             code = code_part(line)
@@ -145,12 +182,16 @@ def find_leaks(name: str, answer_key: dict) -> list[str]:
             elif code in answers:
                 leaks.append(f"{rel} contains a line of a reference answer: {code!r}")
         leaks += [f"{rel} imports the instructor-only {n!r}" for n in instructor_imports(path)]
-    leaks += [f"{name}'s notebook writes out the key of {item} as {form}" for item, form in written_keys(name, answer_key)]
-    from autograder.engine.variants import has_variants
-
-    if has_variants(name):
-        leaks += variant_leaks(name, files)
     return leaks
+
+
+def _is_text(data: bytes) -> bool:
+    """Any text file counts (an editor's `codesign.py~`, a `solution.txt`): what is no UTF-8 is data."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return b"\0" not in data
 
 
 # Variants sampled for the leak scan (the lecture's and "check-1", …): the notebook is the same

@@ -179,6 +179,9 @@ def _print(report) -> None:
     console.print(f"{len(report.students)} students, {len(report.items)} number items compared; "
                   f"{len({f.student for f in report.flags})} flagged (at least {report.min_items} answers right "
                   f"for another variant's keys and wrong for their own)")
+    if report.same_for_everyone:
+        console.print(f"not compared: {' '.join(report.same_for_everyone)} (the same key for every student: a copied "
+                      f"answer there is right for everyone and cannot be told from an honest one)")
     if not report.flags:
         return
     # One row per flagged student: the source(s) whose keys match the most of their answers (the

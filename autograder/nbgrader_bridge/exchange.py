@@ -36,7 +36,7 @@ from nbgrader.exchange.default.list import ExchangeList
 from nbgrader.exchange.default.release_assignment import ExchangeReleaseAssignment
 from nbgrader.exchange.default.release_feedback import ExchangeReleaseFeedback
 from nbgrader.utils import check_directory, get_osusername
-from traitlets import Float, Int
+from traitlets import Bool, Float, Int
 
 from autograder.engine.lateness import parse_time
 from autograder.engine.outputs import student_cell
@@ -53,6 +53,7 @@ from autograder.nbgrader_bridge.inbound_listing import list_inbound
 from autograder.nbgrader_bridge.submission_listing import listed_submission
 
 SETUP_DOC = "docs/exchange.md"
+SHOWN_LEAKS = 12     # a solved module holds hundreds of solution lines: the first say enough
 
 
 def _aware(when):
@@ -170,6 +171,38 @@ def _refuse_off_roster(exchange, accepted: dict) -> None:
                                    f"them to roster.txt and collect again; if not, remove their folders from inbound/"))
 
 
+def _release_leaks(exchange) -> list[str]:
+    """The leak scan of `check` (build/leaks.py) over the release about to be handed out."""
+    from autograder.build.leaks import release_leaks
+    from autograder.engine.assignment import load_assignment
+    from autograder.errors import InstructorError
+
+    name = exchange.coursedir.assignment_id
+    try:
+        return release_leaks(name, Path(exchange.src_path), dict(load_assignment(name).answer_key))
+    except InstructorError as err:
+        return [f"the release of {name!r} cannot be checked: {err}"]
+
+
+def _feedback_too_early(exchange) -> str | None:
+    """Why pages may not go out yet (release_gate.py, the solutions' gate), or None."""
+    from datetime import datetime
+
+    from autograder.engine.lateness import load_policy
+    from autograder.engine.registry import load_config
+    from autograder.errors import InstructorError
+    from autograder.nbgrader_bridge.release_gate import refusal
+
+    assignment = exchange.coursedir.assignment_id
+    course = Course(root=Path(exchange.coursedir.root), course_id=exchange.coursedir.course_id,
+                    db_url=exchange.coursedir.db_url, submitted_directory=exchange.coursedir.submitted_directory)
+    try:
+        due = due_date(course, assignment, missing_ok=True) if course.gradebook_file.is_file() else None
+        return refusal(due, datetime.now(timezone.utc), load_policy(load_config(assignment)))
+    except InstructorError as err:
+        return str(err)
+
+
 def _release_checks(exchange) -> None:
     """What release and release_feedback check before writing into the exchange: a sticky root
     that is the instructor's, a closed course folder, the course's exchange folder claimed and
@@ -216,16 +249,48 @@ class GuardedReleaseAssignment(_ReleaseChecked, ExchangeReleaseAssignment):
             self.log.info("inbound/ made sticky (students cannot rename or remove each other's submissions): %s",
                           self.inbound_path)
 
+    def copy_files(self):
+        """Nothing reaches the class from a release that holds the solutions or a key: generate_assignment
+        copies every file of the source folder as it stands (a module solved in place, a duplicate of
+        the answered notebook)."""
+        leaks = _release_leaks(self)
+        if leaks:
+            self.fail(f"release not handed out: {self.src_path} holds the assignment's solutions or keys "
+                      f"(an earlier release in the exchange stays as it was):\n  " + "\n  ".join(leaks[:SHOWN_LEAKS]) +
+                      (f"\n  ... and {len(leaks) - SHOWN_LEAKS} more" if len(leaks) > SHOWN_LEAKS else "") +
+                      "\nRemove or rebuild those files in the source folder (python -m autograder build "
+                      f"{self.coursedir.assignment_id}), run nbgrader generate_assignment again, then release.")
+        super().copy_files()
+
 
 class GuardedReleaseFeedback(_ReleaseChecked, ExchangeReleaseFeedback):
     """nbgrader's release_feedback checks nothing of the exchange and writes every student's page
     into <exchange>/<course>/feedback/, following a link there: the same checks as release and
-    collect first (the root and the folders above it, the course's folders, feedback/ included)."""
+    collect first (the root and the folders above it, the course's folders, feedback/ included).
+    And no page goes out while late work still scores: each shows what is the same for every
+    student (the hidden tests' calls and expected values, which answers to an item whose key does
+    not change with the variant are right), which a classmate handing in late could use."""
+
+    while_late_work_scores = Bool(
+        False, help="Release feedback before the due date, without one, or while the late policy still gives "
+                    "late work points (what every page shows of the hidden tests and of the keys that are the "
+                    "same for every student reaches whoever still hands in)").tag(config=True)
 
     def ensure_root(self):
         if not check_directory(self.root, write=True, execute=True):
             self.fail(_missing_exchange(self.root))
         self._guard()
+
+    def copy_files(self):
+        reason = _feedback_too_early(self)
+        if reason and not self.while_late_work_scores:
+            self.fail(f"feedback not released: {reason}. Every page shows the hidden tests' failing calls with "
+                      f"their expected values and which answers are right, the same for every student; a "
+                      f"classmate who hands in late could use them (--GuardedReleaseFeedback.while_late_work_scores=True "
+                      f"releases anyway)")
+        if reason:
+            self.log.warning("releasing feedback anyway (while_late_work_scores): %s", reason)
+        super().copy_files()
 
 
 

@@ -9,18 +9,22 @@ from datetime import datetime, timedelta
 from autograder.engine.lateness import LatePolicy
 
 
-def refusal(due: datetime | None, now: datetime, policy: LatePolicy | None = None) -> str | None:
-    """Why releasing now is refused, or None when it is allowed. Both datetimes are timezone-aware."""
+def refusal(due: datetime | None, now: datetime, policy: LatePolicy | None) -> str | None:
+    """Why releasing now is refused, or None when it is allowed. Both datetimes are timezone-aware;
+    `policy` None: the assignment has no late policy (late work is never charged)."""
     if due is None:
         return ("no due date is recorded in nbgrader's gradebook; record one with "
                 "`nbgrader db assignment add <assignment> --duedate=2030-01-31T23:59:00+08:00`")
     if now < due:
         return f"the due date {due:%Y-%m-%d %H:%M} UTC has not passed yet ({_left(due - now)} left)"
-    if policy is not None and policy.max_percent < 100 and policy.accept_days is None:
+    if policy is None:
+        return ("the assignment has no late policy, so late work keeps every point: add a [late] table to its "
+                "grading.toml with `accept_days` (late work handed in after it earns nothing)")
+    if policy.max_percent < 100 and policy.accept_days is None:
         return (f"late work still earns up to {100 - policy.max_percent:g}% of the automatic points and the late "
                 f"policy has no last day: a student could hand in the solutions; set `accept_days` in the "
                 f"assignment's grading.toml [late] table (late work handed in after it earns nothing)")
-    if policy is not None and policy.accept_days is not None:
+    if policy.accept_days is not None:
         closes = due + timedelta(seconds=policy.open_seconds())
         if now <= closes:
             return (f"late work is accepted until {closes:%Y-%m-%d %H:%M} UTC ([late] accept_days = "

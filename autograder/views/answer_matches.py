@@ -62,6 +62,9 @@ class AnswerReport:
     notes: tuple[tuple[str, str], ...]  # (student, why they were not compared, or what else to know)
     # (student, the id their notebook declared) where that is another id: graded as the student
     declared_ids: tuple[tuple[str, str], ...] = ()
+    # number items whose key is the same for every student and the lecture: a classmate's answer is
+    # right for everyone there, so no copy can show (not among `items`)
+    same_for_everyone: tuple[str, ...] = ()
 
     def flags_by_student(self) -> list[CopyFlag]:
         """Every flag, grouped by student (most matched items first within a student)."""
@@ -187,10 +190,12 @@ def compare_class(config: GradingConfig, results: Sequence[SubmissionResult],
                               int(own_right[s]), int(np.sum(~np.isnan(answers[s]) & ~np.isnan(own[s]))),
                               declared_other_id(compared[s])))
     flags.sort(key=lambda f: (-f.count, f.student, f.source))
-    compared_items = tuple(item.id for item, col in zip(items, others.T) if not np.all(np.isnan(col)))
+    keyed = [(item.id, col[~np.isnan(col)]) for item, col in zip(items, others.T)]
+    same = tuple(item for item, col in keyed if col.size and np.all(col == col[0]))
+    compared_items = tuple(item for item, col in keyed if col.size and item not in same)
     declared = tuple((student_of(r), declared_other_id(r)) for r in compared if declared_other_id(r))
     return AnswerReport(config.assignment, tuple(students), compared_items, min_items, tuple(flags),
-                        tuple(sorted(notes)), declared)
+                        tuple(sorted(notes)), declared, same)
 
 
 def class_keys(name: str, students: Sequence[str], jobs: int = 1) -> dict[str | None, Mapping[str, object]]:

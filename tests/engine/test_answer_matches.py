@@ -156,3 +156,25 @@ def test_results_graded_against_another_variant_than_the_seed_gives_now_are_note
     done = compare_class(CONFIG, results, lambda s: keys[s], 1, variant_of=lambda s: "aaaaaaaaaaaa")
     assert done.students == ("s00",) and done.flags == ()
     assert done.notes[0][0] == "s01" and "seed was replaced" in done.notes[0][1]
+
+
+def test_an_item_whose_key_is_the_same_for_every_student_is_named_as_one_no_copy_shows_in():
+    """Lecture 1 has number items whose key does not change with the variant (q12p, q34a, …): a
+    classmate's answer there is right for everyone, so the report can never flag it. It counted
+    them among the items compared; it names them apart instead, so no one reads "not flagged" as
+    "not copied" there."""
+    same = Item(id="q05", kind="number", points=1, rtol=0.01)
+    config = GradingConfig("fx", None, ("h.ipynb",), (*ITEMS, same), "digest")
+    keys = {s: {**k, "q05": 42.0} for s, k in variant_keys(3).items()}
+
+    def graded_all(student, answers):
+        items = grade_report(config.items, keys[student], NotebookOutcome("ok", answers, (), ""), "h.ipynb")
+        return SubmissionResult(student, sum(i.score for i in items), 7.0, tuple(items), "bubblewrap", 1.0,
+                                assignment="fx")
+
+    results = [graded_all("s00", keys["s00"]), graded_all("s01", keys["s00"]), graded_all("s02", keys["s02"])]
+    done = compare_class(config, results, lambda s: keys[s], 3)
+    assert done.items == ("q01", "q02", "q03")
+    assert done.same_for_everyone == ("q05",)
+    assert [(f.student, f.source, f.items) for f in done.flags] == [("s01", "s00", ("q01", "q02", "q03"))]
+    assert json.loads(report_json(done))["same_for_everyone"] == ["q05"]

@@ -267,8 +267,13 @@ def test_a_course_on_the_hub_in_a_browser(hub, tmp_path):
             teacher.goto(formgrader(hub.url))
             teacher.click(f"tr:has-text('{ASSIGNMENT}') td.generate-feedback a")
             assert "Successfully generated feedback" in close_modal(teacher, shots, "formgrader generated feedback")
+            # Feedback goes out once late work earns nothing (test_feedback_release_gate.py): the late
+            # window is closed by moving the due date back past it, and the class's due date restored after.
+            closed = due - timedelta(days=load_policy(CONFIG).accept_days + 1)
+            hub.as_grader(COURSE, "nbgrader", "db", "assignment", "add", ASSIGNMENT, f"--duedate={closed.isoformat()}")
             teacher.click(f"tr:has-text('{ASSIGNMENT}') td.release-feedback a")
             assert "Successfully released feedback" in close_modal(teacher, shots, "formgrader released feedback")
+            hub.as_grader(COURSE, "nbgrader", "db", "assignment", "add", ASSIGNMENT, f"--duedate={due.isoformat()}")
             for user in ("alice", "bob"):
                 check_feedback(pages[user], hub, shots, user, ta_scores[user])
             outsiders(chromium, hub, shots, pages["alice"])

@@ -2,30 +2,33 @@
 
 from datetime import datetime, timedelta, timezone
 
+from autograder.engine.lateness import LatePolicy
 from autograder.nbgrader_bridge.release_gate import refusal
 
 NOW = datetime(2030, 1, 31, 16, 0, tzinfo=timezone.utc)
+# Late work earns nothing at all: only the due date decides.
+CLOSED = LatePolicy(percent_per_day=100, max_percent=100)
 
 
 def test_no_recorded_due_date_is_refused_with_the_command_that_records_one():
-    reason = refusal(None, NOW)
+    reason = refusal(None, NOW, CLOSED)
     assert "no due date" in reason and "nbgrader db assignment add" in reason
 
 
 def test_before_the_due_date_is_refused_with_the_time_left():
-    reason = refusal(NOW + timedelta(hours=26, minutes=5), NOW)
+    reason = refusal(NOW + timedelta(hours=26, minutes=5), NOW, CLOSED)
     assert "has not passed" in reason and "1 d 2 h 5 min left" in reason
-    assert "(3 h 0 min left)" in refusal(NOW + timedelta(hours=3), NOW)
+    assert "(3 h 0 min left)" in refusal(NOW + timedelta(hours=3), NOW, CLOSED)
 
 
 def test_at_and_after_the_due_date_is_allowed():
-    assert refusal(NOW, NOW) is None
-    assert refusal(NOW - timedelta(seconds=1), NOW) is None
+    assert refusal(NOW, NOW, CLOSED) is None
+    assert refusal(NOW - timedelta(seconds=1), NOW, CLOSED) is None
 
 
 def test_time_zones_are_compared_as_instants():
     shanghai = timezone(timedelta(hours=8))
-    assert refusal(datetime(2030, 1, 31, 23, 59, tzinfo=shanghai), NOW) is None  # 15:59 UTC
+    assert refusal(datetime(2030, 1, 31, 23, 59, tzinfo=shanghai), NOW, CLOSED) is None  # 15:59 UTC
 
 
 # Lecture 1's policy (grading.toml [late]): what a released solution handed in late could still earn.
@@ -60,3 +63,10 @@ def test_a_policy_without_a_last_day_refuses_and_says_what_to_set():
     assert "no last day" in reason and "accept_days" in reason
     # a late hand-in that can lose everything needs no last day
     assert refusal(NOW - timedelta(days=100), NOW, LatePolicy(percent_per_day=10, max_percent=100)) is None
+
+
+def test_an_assignment_without_a_late_policy_is_refused_and_says_what_to_add():
+    """Without a [late] table late work is never charged (the grader and nbgrader charge nothing): the
+    solutions, or a classmate's feedback, handed in a day after the due date kept every point."""
+    reason = refusal(NOW - timedelta(days=100), NOW, None)
+    assert reason and "no late policy" in reason and "accept_days" in reason
