@@ -26,7 +26,7 @@ class MeasuredKey:
     rule: str = ""  # the criterion as feedback states it, when the range itself varies per run
     # what the run's own timings give (see ReferenceKey.own); the value must be one of them
     record: str = ""
-    own: Callable[[object], tuple[float, ...] | None] | None = field(default=None, compare=False)
+    own: Callable[[object], tuple[float, ...] | None] | None = field(default=None, compare=False)   # (low, high)
 
     def __post_init__(self):
         if not (math.isfinite(self.low) and math.isfinite(self.high) and self.low < self.high):
@@ -60,8 +60,8 @@ class ReferenceKey:
     figure: Callable[[Mapping[str, object]], float]  # this run's reference figure, from the measurement's result
     factor: float   # measured / reference must lie in [1/factor, factor]
     # Where the student's run notes the timings it took ("module:attribute" of a trusted module the
-    # notebook imports), and the figures those give counted right (None: the run took none of this
-    # kind; then only the window judges). The window absorbs the machine's noise, and with it a
+    # notebook imports), and the range (low, high) of the figures those give counted right (None:
+    # the run took none of this kind, then only the window judges; (): an unreadable record). The window absorbs the machine's noise, and with it a
     # miscount by 2x (m³ FLOP for a GEMM); the run's own timings do not: the value must follow
     # from one of them.
     record: str = ""

@@ -163,11 +163,13 @@ def _follows_from_own_timings(item: Item, answer: float, key: MeasuredKey, varia
     """A measured value inside the window must also be one the run's own timings give, counted right
     (bytes moved, FLOP done): the window, wide for the machine's noise, lets a miscount by 2x through."""
     record = variables.get(key.record, _ABSENT)
-    figures = None if record is _ABSENT else key.own(record)
-    if figures is None:   # the run took no such timing with the assignment's module: the window alone
+    span = None if record is _ABSENT else key.own(record)
+    if span is None:   # the run took no such timing with the assignment's module: the window alone
         return True, text
-    if any(accepts_number(item, answer, figure) for figure in figures):
-        return True, text
+    if span and all(math.isfinite(end) for end in span):
+        low, high = span
+        if low <= answer <= high or accepts_number(item, answer, low) or accepts_number(item, answer, high):
+            return True, text
     module = key.record.split(":", 1)[0]
     return False, (f"和参照测量在同一个数量级，但它不是你这次运行用 `{module}` 量出的任何一个耗时换算出来的"
                    f"（判定标准：按正确的字节数、FLOP 数换算，{tolerance_phrase(item.rtol, item.atol, item.unit)}）："

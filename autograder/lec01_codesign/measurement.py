@@ -11,6 +11,8 @@ grading machine. Everything derived from the timings must follow from the studen
 
 from __future__ import annotations
 
+import math
+
 from autograder.engine.answer_checks import DerivedKey, ReferenceKey
 
 # the trusted measurement the grader runs in the sandbox (a shared module of the assignment folder)
@@ -42,14 +44,17 @@ def exp_ns_per_value(reference) -> float:
     return reference["exp_seconds"] / EXP_N * 1e9
 
 
-def noted_figures(operation: str, figure):
-    """The figures `figure(size, seconds)` of every `operation` timing the run noted: None when it
-    noted none (the notebook timed it otherwise; the window alone judges), () when the record is
-    not what cpu_timing notes (nothing matches)."""
-    def figures(record) -> tuple[float, ...] | None:
+def noted_range(operation: str, figure, *, peak: bool = False):
+    """The range of figures `figure(size, seconds)` the run's noted `operation` timings give, counted
+    right: (low, high). An honest answer is one timing's figure, or an average or median of several
+    (inside the range). `peak` (the GEMM sweep's best rate): the best size's, from the highest of the
+    sizes' lowest figures to the highest figure. None when the run noted no such timing (the notebook
+    timed it otherwise: the window alone judges); () when the record is not what cpu_timing notes
+    (nothing is accepted)."""
+    def accepted(record) -> tuple[float, float] | tuple[()] | None:
         if not isinstance(record, (list, tuple)) or len(record) > MAX_NOTED:
             return ()
-        found = []
+        by_size: dict[int, list[float]] = {}
         for entry in record:
             if not (isinstance(entry, (list, tuple)) and len(entry) == 3 and isinstance(entry[0], str)):
                 return ()
@@ -60,10 +65,18 @@ def noted_figures(operation: str, figure):
                 return ()
             if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds > 0:
                 return ()
-            found.append(figure(size, float(seconds)))
-        return tuple(found) if found else None
+            value = figure(size, float(seconds))
+            if not math.isfinite(value):
+                return ()
+            by_size.setdefault(size, []).append(value)
+        if not by_size:
+            return None
+        if peak:
+            return max(min(values) for values in by_size.values()), max(max(values) for values in by_size.values())
+        every = [value for values in by_size.values() for value in values]
+        return min(every), max(every)
 
-    return figures
+    return accepted
 
 
 def triad_calibration() -> float:
@@ -89,9 +102,9 @@ def measurement_keys() -> dict[str, object]:
     from cpu_timing import TRIAD_BYTES_PER_ELEMENT
 
     # the counting each item asks, applied to each timing of the student's own run
-    own_triad = noted_figures("triad", lambda n, seconds: TRIAD_BYTES_PER_ELEMENT * n / seconds / 1e9)
-    own_gemm = noted_figures("gemm", lambda m, seconds: 2 * m**3 / seconds / 1e9)
-    own_exp = noted_figures("exp", lambda n, seconds: seconds / n * 1e9)
+    own_triad = noted_range("triad", lambda n, seconds: TRIAD_BYTES_PER_ELEMENT * n / seconds / 1e9)
+    own_gemm = noted_range("gemm", lambda m, seconds: 2 * m**3 / seconds / 1e9, peak=True)
+    own_exp = noted_range("exp", lambda n, seconds: seconds / n * 1e9)
     return {
         triad: ReferenceKey(triad_gb_per_s, AGREEMENT_FACTOR, RUN_TIMINGS, own_triad),
         gemm: ReferenceKey(gemm_peak_gflops, AGREEMENT_FACTOR, RUN_TIMINGS, own_gemm),
