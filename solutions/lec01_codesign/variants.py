@@ -377,8 +377,14 @@ def _variant(rng: np.random.Generator) -> dict | None:
     # student's draw moves.
     while not Q12B_CLIPPED[0] <= clipped_block_share(params) <= Q12B_CLIPPED[1]:
         params["demo2_seed"] = _demo2_seed(rng, params["demo2_df"], params["demo2_scale"])
-    while not q34p_tile_holds(end_measured_over_predicted(params)):
+    while not Q34P_RATIO[0] <= end_measured_over_predicted(params) <= Q34P_RATIO[1]:
         params.update(_real_tile(rng))
+    if not q34p_tile_holds(end_measured_over_predicted(params)):
+        # a tile whose prediction the measurement itself passes for: drawn again from a generator of its own
+        # (spawning draws nothing from rng), so every later draw of this student stays where it was
+        own = rng.spawn(1)[0]
+        while not q34p_tile_holds(end_measured_over_predicted(params)):
+            params.update(_real_tile(own))
     # the two latest items' draws come last, so every draw above stays where the kit's earlier releases put it
     params["service_rate"] = _service_rate(rng, params)
     params["decode_attention"] = _decode_attention(rng)
