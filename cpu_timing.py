@@ -12,6 +12,8 @@
 【边界】评分时，评分机在同样的沙箱里用这里的函数把同样的运算量一遍（评分开始前量一次，一批作业共用；你的测量值对不上时，
 紧接着你的 notebook 再量一遍），你的测量值和它的参照值相差在 `AGREEMENT_FACTOR` 倍以内就算对：计的是 CPU 时间，
 别的程序抢走 CPU 的时间不算进来（它们分走内存带宽时，triad 和 exp 仍会变慢）。
+而且它必须由你同一次运行里这些函数量出的耗时（`TIMINGS` 记下的）按正确的字节数、FLOP 数换算出来：数错了搬运的字节
+或 FLOP，即使落在这个倍数之内也不算对。
 """
 
 from __future__ import annotations
@@ -44,6 +46,9 @@ REPEATS = 5
 CLOCK = time.perf_counter if sys.platform == "win32" else time.thread_time
 # 你的测量值 / 评分机的参照值 落在 [1/AGREEMENT_FACTOR, AGREEMENT_FACTOR] 内算一致（为什么是 3：课程仓库的 docs/measurement.md）
 AGREEMENT_FACTOR = 3.0
+# 这次运行量过的每一次耗时：(运算, 规模, 秒)，运算是 "exp"、"triad" 或 "gemm"，规模是 n 或 m。评分机拿你的测量值和
+# 这里记下的耗时对照：测量值要由其中一次按正确的字节数、FLOP 数换算出来
+TIMINGS: list[tuple[str, int, float]] = []
 
 
 def pin_threads(threads: int = THREADS) -> str:
@@ -90,7 +95,7 @@ def exp_seconds(n: int = EXP_N) -> float:
     """`np.exp(x, out=y)` 处理 n 个 float32 数一次的耗时（秒，中位数）；y 预先分配。"""
     x = np.random.default_rng(0).standard_normal(n, dtype=np.float32)
     y = np.empty_like(x)
-    return median_seconds(lambda: np.exp(x, out=y))
+    return _noted("exp", n, median_seconds(lambda: np.exp(x, out=y)))
 
 
 def triad_seconds(n: int = TRIAD_N) -> float:
@@ -105,7 +110,7 @@ def triad_seconds(n: int = TRIAD_N) -> float:
         np.multiply(c, 3.0, out=a)
         np.add(a, b, out=a)
 
-    return median_seconds(run)
+    return _noted("triad", n, median_seconds(run))
 
 
 def gemm_seconds(m: int) -> float:
@@ -114,7 +119,13 @@ def gemm_seconds(m: int) -> float:
     a = rng.standard_normal((m, m), dtype=np.float32)
     b = rng.standard_normal((m, m), dtype=np.float32)
     c = np.empty((m, m), dtype=np.float32)
-    return median_seconds(lambda: np.matmul(a, b, out=c))
+    return _noted("gemm", m, median_seconds(lambda: np.matmul(a, b, out=c)))
+
+
+def _noted(operation: str, size: int, seconds: float) -> float:
+    """记下这次量出的耗时（TIMINGS），原样返回。"""
+    TIMINGS.append((operation, int(size), seconds))
+    return seconds
 
 
 def reference_measurements() -> dict[str, object]:

@@ -13,7 +13,7 @@ right answer depends on the student's own machine.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
 from autograder.engine.checks import finite_float
@@ -24,6 +24,9 @@ class MeasuredKey:
     low: float
     high: float
     rule: str = ""  # the criterion as feedback states it, when the range itself varies per run
+    # what the run's own timings give (see ReferenceKey.own); the value must be one of them
+    record: str = ""
+    own: Callable[[object], tuple[float, ...] | None] | None = field(default=None, compare=False)   # (low, high)
 
     def __post_init__(self):
         if not (math.isfinite(self.low) and math.isfinite(self.high) and self.low < self.high):
@@ -56,6 +59,13 @@ class DerivedKey:
 class ReferenceKey:
     figure: Callable[[Mapping[str, object]], float]  # this run's reference figure, from the measurement's result
     factor: float   # measured / reference must lie in [1/factor, factor]
+    # Where the student's run notes the timings it took ("module:attribute" of a trusted module the
+    # notebook imports), and the range (low, high) of the figures those give counted right (None:
+    # the run took none of this kind, then only the window judges; (): an unreadable record). The window absorbs the machine's noise, and with it a
+    # miscount by 2x (m³ FLOP for a GEMM); the run's own timings do not: the value must follow
+    # from one of them.
+    record: str = ""
+    own: Callable[[object], tuple[float, ...] | None] | None = None
 
     def __post_init__(self):
         if not (math.isfinite(self.factor) and self.factor > 1):
@@ -71,7 +81,8 @@ class ReferenceKey:
         if not (math.isfinite(value) and value > 0):
             raise ValueError(f"the reference figure is {value!r}, not a positive number")
         return MeasuredKey(value / self.factor, value * self.factor,
-                           f"与评分机在同样的沙箱里、用同样的方法量出的参照值相差不超过 {self.factor:g} 倍")
+                           f"与评分机在同样的沙箱里、用同样的方法量出的参照值相差不超过 {self.factor:g} 倍",
+                           self.record, self.own)
 
 
 @dataclass(frozen=True)
@@ -88,6 +99,12 @@ class GroundedKey(DerivedKey):
             if value is None or not measured.low <= value <= measured.high:
                 return None, f"它由你的 `{item}` 算出，而 `{item}` 与评分机的参照测量不一致。"
         return super().key_from(answers)
+
+
+def own_records(key: Mapping[str, object]) -> tuple[str, ...]:
+    """The "module:attribute" names the run's own timings are read from, for the key's measured items."""
+    return tuple(sorted({value.record for value in key.values()
+                         if isinstance(value, (ReferenceKey, MeasuredKey)) and value.record}))
 
 
 def with_references(key: Mapping[str, object], measure: Callable[[], Mapping[str, object]]) -> dict[str, object]:

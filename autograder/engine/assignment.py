@@ -157,6 +157,12 @@ def _checked_key(config: GradingConfig, raw: Mapping[str, Any]) -> dict[str, Any
 
 
 def warm(name: str) -> Assignment:
-    """Load the assignment now (hidden cases, fixed property examples, answer key), so worker
-    processes forked afterwards inherit it instead of loading it again."""
-    return load_assignment(name)
+    """Load the assignment now (hidden cases, fixed property examples, answer key, which cases a
+    stub's own input answers), so worker processes forked afterwards inherit it instead of
+    loading it again."""
+    from autograder.engine.function_items import input_is_answer
+
+    assignment = load_assignment(name)
+    for suite in assignment.suites.values():
+        input_is_answer(suite)
+    return assignment

@@ -53,6 +53,7 @@ class TestRecord:
     weight: float
     verdict: Verdict
     expects_raise: bool = False  # a "must raise" case rather than a value test
+    input_is_answer: bool = False  # the call's input, returned as given, passes it (a stub's value)
 
 
 class Check(Protocol):

@@ -3,8 +3,10 @@
 Partial credit: score = points × (weight of passed tests) / (weight of all tests), rounded to
 0.01; the weights are the default weights of the groups the suite's tests declare, unless a test
 sets its own.
-"Must raise" cases count only once the function gets at least one value test right: a stub that
-raises ValueError for every input earns nothing.
+Cases a stub passes count only once the function gets a value right that is not its own input:
+the "must raise" cases, and those whose answer is the call's input as given (every representable
+value, an all-zero tensor, an empty array). A stub that raises ValueError for every input, hands
+its input back, or does both, earns nothing.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import math
 from dataclasses import replace
 from typing import Sequence
 
-from autograder.engine.cases import Raises, Suite, TestRecord, Verdict
+from autograder.engine.cases import Case, Raises, Returns, Suite, TestRecord, Verdict
 from autograder.engine.feedback import function_feedback, truncate_output
 from autograder.engine.invoke import StudentCode, import_failure_text, judge
 from autograder.engine.properties import run_property
@@ -22,18 +24,40 @@ from autograder.engine.results import ItemResult
 
 
 KEPT_OUTPUT_CHARS = 16_000  # student output kept per item while grading (feedback shows less)
-RAISES_WITHOUT_VALUES = ("这一项没有任何返回值的测试通过，所以「必须抛出异常」的用例暂不计分："
-                         "对每个输入都抛出异常的实现不能靠它们得分。先让函数返回正确的值。")
+RAISES_WITHOUT_VALUES = ("这一项除了「原样返回输入就对」的用例，没有任何返回值的测试通过，所以「必须抛出异常」的用例"
+                         "和「原样返回输入」的用例暂不计分：对每个输入都抛出异常、或者把输入原样返回的实现不能靠它们得分。"
+                         "先让函数返回正确的值。")
 RAISE_CASE_NOT_COUNTED = "抛出了要求的异常，但这一项没有任何返回值的测试通过，所以本用例暂不计分（见上面的注意）。"
+INPUT_CASE_NOT_COUNTED = "这个用例的答案就是输入本身；这一项没有别的返回值的测试通过，所以本用例暂不计分（见上面的注意）。"
 
 
 def discount_raises(records: Sequence[TestRecord]) -> list[TestRecord]:
-    """Passed "must raise" cases become failures when no value test passed (and there are some)."""
-    value_tests = [r for r in records if not r.expects_raise]
+    """Passed cases a stub passes ("must raise", or answered by the input itself) become failures
+    when no other value test passed (and there are some)."""
+    value_tests = [r for r in records if not (r.expects_raise or r.input_is_answer)]
     if not value_tests or any(r.verdict.ok for r in value_tests):
         return list(records)
-    return [replace(r, verdict=Verdict(False, RAISE_CASE_NOT_COUNTED)) if r.expects_raise and r.verdict.ok else r
-            for r in records]
+    return [replace(r, verdict=Verdict(False, RAISE_CASE_NOT_COUNTED if r.expects_raise else INPUT_CASE_NOT_COUNTED))
+            if (r.expects_raise or r.input_is_answer) and r.verdict.ok else r for r in records]
+
+
+_INPUT_IS_ANSWER: dict[int, tuple[Suite, tuple[bool, ...]]] = {}
+
+
+def input_is_answer(suite: Suite) -> tuple[bool, ...]:
+    """Per case of `suite`: is the call's first argument, returned as given, a right answer? Judged
+    once per process in the trusted parent (the suite is kept with its flags, so its id stays its own)."""
+    kept = _INPUT_IS_ANSWER.get(id(suite))
+    if kept is None or kept[0] is not suite:
+        kept = suite, tuple(_answered_by_input(case) for case in suite.cases)
+        _INPUT_IS_ANSWER[id(suite)] = kept
+    return kept[1]
+
+
+def _answered_by_input(case: Case) -> bool:
+    if not isinstance(case.expect, Returns) or not case.call.args:
+        return False
+    return case.expect.check(case.call.args[0], case.call.function, reveal=False).ok
 
 
 class _Output:
@@ -73,13 +97,14 @@ def grade_function(item: Item, suite: Suite, code: StudentCode) -> ItemResult:
     records = []
     unimplemented = bool(suite.cases)
     replies = code.stream([case.call for case in suite.cases], [case.expect for case in suite.cases])
-    for case, reply in zip(suite.cases, replies):
+    for case, reply, by_input in zip(suite.cases, replies, input_is_answer(suite)):
         outcome = reply.outcome
         if outcome is not None:
             output.add(outcome.output)
         unimplemented = unimplemented and outcome is not None and outcome.exc_type == "NotImplementedError"
         records.append(TestRecord(case.label, case.group, case.points_weight,
-                                  judge(reply, case.expect, reveal=case.reveal_expected), isinstance(case.expect, Raises)))
+                                  judge(reply, case.expect, reveal=case.reveal_expected), isinstance(case.expect, Raises),
+                                  by_input))
         del reply, outcome
     if unimplemented:
         message = (f"`{item.id}` 还没有实现（函数体仍然是 `raise NotImplementedError`），"

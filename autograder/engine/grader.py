@@ -13,9 +13,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from autograder.engine.answer_checks import MeasuredKey, with_references
+from autograder.engine.answer_checks import MeasuredKey, own_records, with_references
 from autograder.engine.assignment import Assignment, load_assignment
-from autograder.engine.checks import is_real_number
+from autograder.engine.checks import finite_float, is_real_number
 from autograder.engine.executed_notebook import executed_notebook
 from autograder.engine.function_items import grade_function
 from autograder.engine.feedback import code as quoted, function_feedback
@@ -151,9 +151,16 @@ class _Report:
 
 
 def _measurement_disagrees(items: list[ItemResult], key: Mapping[str, Any], variables: Mapping[str, Any]) -> bool:
-    """Did a number the student's own run measured fall outside the reference's window?"""
-    return any(isinstance(key.get(item.id), MeasuredKey) and item.status == "failed"
-               and is_real_number(variables.get(item.id)) for item in items)
+    """Did a number the student's own run measured fall outside the reference's window? (Not a
+    miscounted one inside it: another reference would not change that.)"""
+    def outside(item_id: str) -> bool:
+        window, value = key.get(item_id), variables.get(item_id)
+        if not (isinstance(window, MeasuredKey) and is_real_number(value)):
+            return False
+        number = finite_float(value)
+        return number is None or not window.low <= number <= window.high
+
+    return any(item.status == "failed" and outside(item.id) for item in items)
 
 
 def _better_report(items: list[ItemResult], again: list[ItemResult]) -> tuple[list[ItemResult], bool]:
@@ -203,6 +210,7 @@ def _grade_items(assignment: Assignment, files: StudentFiles, staged: Path, box:
         if config.notebook in files.present:
             wanted = [item.id for item in report if item.kind.is_automatic]
             wanted += [STUDENT_ID_VARIABLE] if who.params is not None else []
+            wanted += own_records(who.key)   # the timings the run took, for the measured items
             # The sandbox's own word on reading the notebook is the one it gives before any of the
             # student's code runs there: once the module or a cell ran, every reply is theirs to
             # forge (a module patched the worker's reader; a cell rewrote the worker's memory).

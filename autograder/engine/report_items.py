@@ -106,6 +106,8 @@ def _judge_answer(item: Item, notebook: NotebookOutcome, key: Any, note: str, ou
             return ItemResult(item.id, item.kind, 0.0, item.points, "failed", f"无法判定：{why}{note}\n", output,
                               item.title)
     ok, text = (_number if item.kind is ItemKind.NUMBER else _choice)(item, value, key)
+    if ok and isinstance(key, MeasuredKey) and key.own is not None:
+        ok, text = _follows_from_own_timings(item, float(value), key, notebook.variables, text)
     if derived and not _unanswered(item, value):
         # a measured run differs from the next: the words may not (same file, same feedback)
         needs = "、".join(f"`{need}`" for need in derived.needs)
@@ -154,6 +156,24 @@ def _number(item: Item, value: Any, key: float) -> tuple[bool, str]:
     if accepts_number(item, answer, key):
         return True, f"正确。你的答案 {answer:.6g}{unit}（判定标准：{tolerance_phrase(item.rtol, item.atol, item.unit)}）。"
     return False, f"不正确。你的答案 {answer:.6g}{unit}（判定标准：{tolerance_phrase(item.rtol, item.atol, item.unit)}）。"
+
+
+def _follows_from_own_timings(item: Item, answer: float, key: MeasuredKey, variables: Mapping[str, Any],
+                              text: str) -> tuple[bool, str]:
+    """A measured value inside the window must also be one the run's own timings give, counted right
+    (bytes moved, FLOP done): the window, wide for the machine's noise, lets a miscount by 2x through."""
+    record = variables.get(key.record, _ABSENT)
+    span = None if record is _ABSENT else key.own(record)
+    if span is None:   # the run took no such timing with the assignment's module: the window alone
+        return True, text
+    if span and all(math.isfinite(end) for end in span):
+        low, high = span
+        if low <= answer <= high or accepts_number(item, answer, low) or accepts_number(item, answer, high):
+            return True, text
+    module = key.record.split(":", 1)[0]
+    return False, (f"和参照测量在同一个数量级，但它不是你这次运行用 `{module}` 量出的任何一个耗时换算出来的"
+                   f"（判定标准：按正确的字节数、FLOP 数换算，{tolerance_phrase(item.rtol, item.atol, item.unit)}）："
+                   "检查每种运算搬了多少字节、做了多少 FLOP，以及单位换算。")
 
 
 def _choice(item: Item, value: Any, key: str) -> tuple[bool, str]:

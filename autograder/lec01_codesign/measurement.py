@@ -11,10 +11,15 @@ grading machine. Everything derived from the timings must follow from the studen
 
 from __future__ import annotations
 
+import math
+
 from autograder.engine.answer_checks import DerivedKey, ReferenceKey
 
 # the trusted measurement the grader runs in the sandbox (a shared module of the assignment folder)
 SANDBOX_REFERENCE = "cpu_timing:reference_measurements"
+# where cpu_timing notes every timing the student's run took: (operation, n or m, seconds)
+RUN_TIMINGS = "cpu_timing:TIMINGS"
+MAX_NOTED = 10_000   # timings a run can take in its time limit, with room to spare
 EXP_BYTES_PER_VALUE = 2 * 4
 # numpy's two-pass triad (a = 3·c; a += b): reads c, writes a; reads a, reads b, writes a. Counting these is
 # q28p's step, so the figure stays out of the released cpu_timing.
@@ -39,6 +44,41 @@ def exp_ns_per_value(reference) -> float:
     return reference["exp_seconds"] / EXP_N * 1e9
 
 
+def noted_range(operation: str, figure, *, peak: bool = False):
+    """The range of figures `figure(size, seconds)` the run's noted `operation` timings give, counted
+    right: (low, high). An honest answer is one timing's figure, or an average or median of several
+    (inside the range). `peak` (the GEMM sweep's best rate): the best size's, from the highest of the
+    sizes' lowest figures to the highest figure. None when the run noted no such timing (the notebook
+    timed it otherwise: the window alone judges); () when the record is not what cpu_timing notes
+    (nothing is accepted)."""
+    def accepted(record) -> tuple[float, float] | tuple[()] | None:
+        if not isinstance(record, (list, tuple)) or len(record) > MAX_NOTED:
+            return ()
+        by_size: dict[int, list[float]] = {}
+        for entry in record:
+            if not (isinstance(entry, (list, tuple)) and len(entry) == 3 and isinstance(entry[0], str)):
+                return ()
+            name, size, seconds = entry
+            if name != operation:
+                continue
+            if isinstance(size, bool) or not isinstance(size, int) or not 0 < size < 2**40:
+                return ()
+            if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds > 0:
+                return ()
+            value = figure(size, float(seconds))
+            if not math.isfinite(value):
+                return ()
+            by_size.setdefault(size, []).append(value)
+        if not by_size:
+            return None
+        if peak:
+            return max(min(values) for values in by_size.values()), max(max(values) for values in by_size.values())
+        every = [value for values in by_size.values() for value in values]
+        return min(every), max(every)
+
+    return accepted
+
+
 def triad_calibration() -> float:
     """What numpy's two-pass triad moves per element over what q28a counts (STREAM's convention)."""
     from cpu_timing import TRIAD_BYTES_PER_ELEMENT
@@ -59,10 +99,16 @@ def measurement_keys() -> dict[str, object]:
     b300_percent = 100 * exp_ratio(B300, "fp8", 128, 128)
     calibration = triad_calibration()
     exp, gemm, triad = "q28_exp_ns_per_value", "q29_matmul_gflops", "q28a_triad_gb_per_s"
+    from cpu_timing import TRIAD_BYTES_PER_ELEMENT
+
+    # the counting each item asks, applied to each timing of the student's own run
+    own_triad = noted_range("triad", lambda n, seconds: TRIAD_BYTES_PER_ELEMENT * n / seconds / 1e9)
+    own_gemm = noted_range("gemm", lambda m, seconds: 2 * m**3 / seconds / 1e9, peak=True)
+    own_exp = noted_range("exp", lambda n, seconds: seconds / n * 1e9)
     return {
-        triad: ReferenceKey(triad_gb_per_s, AGREEMENT_FACTOR),
-        gemm: ReferenceKey(gemm_peak_gflops, AGREEMENT_FACTOR),
-        exp: ReferenceKey(exp_ns_per_value, AGREEMENT_FACTOR),
+        triad: ReferenceKey(triad_gb_per_s, AGREEMENT_FACTOR, RUN_TIMINGS, own_triad),
+        gemm: ReferenceKey(gemm_peak_gflops, AGREEMENT_FACTOR, RUN_TIMINGS, own_gemm),
+        exp: ReferenceKey(exp_ns_per_value, AGREEMENT_FACTOR, RUN_TIMINGS, own_exp),
         # FLOP/s ÷ B/s; both in 10^9
         "q29b_cpu_ridge": DerivedKey((gemm, triad), lambda gflops, gbs: gflops / gbs),
         # an m × m float32 matmul moves at least A and B in and C out (3m² × 4 B) for 2m³ FLOP: m / 6 FLOP/B,

@@ -14,6 +14,8 @@ from .outcomes import CallOutcome, NotebookOutcome, TimeoutCause
 
 MODULE_NAME = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 IDENTIFIER = re.compile(r"^[A-Za-z_]\w*$")
+# a notebook variable, or "module:attribute" of a module the notebook imported (worker.py)
+NOTEBOOK_NAME = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*$|^[A-Za-z_]\w*$")
 MAX_CELL_INDEX = 1_000_000   # more cells than any notebook the sandbox accepts
 
 

@@ -19,7 +19,7 @@ from .clock import ACTIVE_SHARE, Budget, PriorityWatch, SampledBudget, Usage
 from .codec import Encoder, WireError, check_factory_name
 from .launcher import launch_plan
 from .limits import Limits
-from .messages import IDENTIFIER, Call, call_outcome, check_call, notebook_outcome
+from .messages import NOTEBOOK_NAME, Call, call_outcome, check_call, notebook_outcome
 from .outcomes import CallOutcome, MachineOverloaded, NotebookOutcome, SandboxError, TimeoutCause
 from .process import WorkerDied, WorkerProcess, WorkerTimeout
 from .resources import SandboxResources
@@ -195,8 +195,8 @@ class Sandbox:
             raise ValueError(f"notebook name {name!r} must be a relative path inside the submission")
         variables = list(variables)
         for var in variables:
-            if not isinstance(var, str) or not IDENTIFIER.match(var):
-                raise ValueError(f"variable name {var!r} is not a Python identifier")
+            if not isinstance(var, str) or not NOTEBOOK_NAME.match(var):
+                raise ValueError(f"variable name {var!r} is neither a Python identifier nor module:attribute")
         start = time.monotonic()
         if self._out_of_time():
             self._resources.stop_worker()

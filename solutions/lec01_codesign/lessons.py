@@ -278,6 +278,9 @@ LESSONS: tuple[Lesson, ...] = (
     Lesson("q34p_nvfp4_end_prediction", "the error-squared model, calibrated on FP8, predicts NVFP4's measured end effect "
            "(q34b / q34p) within 2.5x: the tile is a fair proxy for small errors",
            lambda p, k: k["q34b_nvfp4_end_deficit"] / k["q34p_nvfp4_end_prediction"], *variants.Q34P_RATIO, reads=TILE),
+    Lesson("q34p_nvfp4_end_prediction", "the measurement (q34b) typed in as the prediction misses the key (relative)",
+           lambda p, k: abs(k["q34b_nvfp4_end_deficit"] / k["q34p_nvfp4_end_prediction"] - 1),
+           low=variants.Q34P_MEASURED_MISS, reads=TILE),
     # --- choices: the key leads the runner-up
     margin("q03_least_grown", "relative: the smallest growth under the next", _least_grown_lead, MARGINS["q03_least_grown"],
            reads=("growth_pair",)),

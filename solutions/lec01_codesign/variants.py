@@ -373,12 +373,18 @@ def _variant(rng: np.random.Generator) -> dict | None:
     params["mla_shape"] = _mla_shape(rng)
     # two lessons the draws above keep only by the seed's luck (`check` once found each broken in 1 of 1,000):
     # q12b's share of clipping blocks (the explanation says three to over five in ten) and q34p's prediction
-    # within Q34P_RATIO of NVFP4's measurement. A seed or tile breaking one is drawn again, last, so no other
+    # within Q34P_RATIO of NVFP4's measurement (and missing it by Q34P_MEASURED_MISS). A seed or tile breaking one is drawn again, last, so no other
     # student's draw moves.
     while not Q12B_CLIPPED[0] <= clipped_block_share(params) <= Q12B_CLIPPED[1]:
         params["demo2_seed"] = _demo2_seed(rng, params["demo2_df"], params["demo2_scale"])
     while not Q34P_RATIO[0] <= end_measured_over_predicted(params) <= Q34P_RATIO[1]:
         params.update(_real_tile(rng))
+    if not q34p_tile_holds(end_measured_over_predicted(params)):
+        # a tile whose prediction the measurement itself passes for: drawn again from a generator of its own
+        # (spawning draws nothing from rng), so every later draw of this student stays where it was
+        own = rng.spawn(1)[0]
+        while not q34p_tile_holds(end_measured_over_predicted(params)):
+            params.update(_real_tile(own))
     # the two latest items' draws come last, so every draw above stays where the kit's earlier releases put it
     params["service_rate"] = _service_rate(rng, params)
     params["decode_attention"] = _decode_attention(rng)
@@ -399,6 +405,16 @@ def _variant(rng: np.random.Generator) -> dict | None:
 
 Q12B_CLIPPED = (28.0, 56.0)  # % of the nonzero blocks E8M0 FLOOR clips: about four in ten (three to over five)
 Q34P_RATIO = (0.4, 2.5)  # q34b / q34p: the error-squared model predicts NVFP4's end effect within 2.5x on a tile
+# ... and misses it by more than q34p's 10 % tolerance (with room for a rounded figure): q34b, printed a few cells
+# below q34p for everyone alike, typed in as the prediction must miss the key (it hit a third of the draws)
+Q34P_MEASURED_MISS = 0.12
+
+
+def q34p_tile_holds(measured_over_predicted: float) -> bool:
+    """A tile on which the model predicts NVFP4's end effect within Q34P_RATIO, but not so closely that
+    the measurement itself passes for the prediction."""
+    return (Q34P_RATIO[0] <= measured_over_predicted <= Q34P_RATIO[1]
+            and abs(measured_over_predicted - 1) >= Q34P_MEASURED_MISS)
 
 
 def clipped_block_share(p: dict) -> float:

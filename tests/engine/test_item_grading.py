@@ -32,6 +32,20 @@ def test_raise_cases_count_only_after_a_value_test_passes():
     assert discount_raises(only_raises) == only_raises
 
 
+def test_cases_answered_by_the_input_itself_count_only_after_another_value_test_passes():
+    from autograder.engine.function_items import INPUT_CASE_NOT_COUNTED
+
+    def given_back(ok: bool) -> TestRecord:
+        return TestRecord("case", Standard.BOUNDARY, 2.0, PASS if ok else FAIL, False, True)
+
+    stub = [given_back(True), record(False, False), record(True, True)]
+    discounted = discount_raises(stub)
+    assert not any(r.verdict.ok for r in discounted)
+    assert [r.verdict.message for r in discounted] == [INPUT_CASE_NOT_COUNTED, FAIL.message, RAISE_CASE_NOT_COUNTED]
+    working = [given_back(True), record(True, False), record(True, True)]
+    assert discount_raises(working) == working
+
+
 def item(kind: str = "number") -> Item:
     return Item(id="q01_compute_headline", kind=kind, points=2, title="t", rtol=0.02)
 

@@ -8,7 +8,7 @@ import math
 import types
 
 from autograder.engine.cases import Call, Raises, Suite, TestRecord, Verdict
-from autograder.engine.function_items import discount_raises
+from autograder.engine.function_items import discount_raises, input_is_answer
 from autograder.engine.invoke import Reply, judge
 from autograder.engine.properties import examples_of
 from autograder.lec01_codesign.chips import ChipArg
@@ -42,10 +42,11 @@ def suite_score(module: types.ModuleType, suite: Suite) -> tuple[float, list[str
     """(weighted fraction of the suite passed, labels of the failed tests), weighed as the engine
     weighs them (raise cases count only once a value test passes)."""
     records = []
-    for case in suite.cases:
+    for case, by_input in zip(suite.cases, input_is_answer(suite)):
         verdict = judge(Reply(case.call, call_in_process(module, case.call)), case.expect,
                         reveal=case.reveal_expected)
-        records.append(TestRecord(case.label, case.group, case.points_weight, verdict, isinstance(case.expect, Raises)))
+        records.append(TestRecord(case.label, case.group, case.points_weight, verdict, isinstance(case.expect, Raises),
+                                  by_input))
     for prop in suite.properties:
         verdicts = [judge(Reply(Call(prop.function, args), call_in_process(module, Call(prop.function, args))),
                           prop.expect(args)) for args in examples_of(prop)]

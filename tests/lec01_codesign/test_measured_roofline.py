@@ -154,3 +154,33 @@ def _points():
     from autograder.engine.registry import load_config
 
     return {item.id: item for item in load_config(ASSIGNMENT).items if item.id in ROOFLINE}
+
+
+def _recounted(dest: Path, edits: dict[str, tuple[str, str]]) -> Path:
+    """The reference submission with answer cells' counting changed (item -> (old, new) text)."""
+    write_reference_submission(ASSIGNMENT, dest)
+    path = dest / "handout.ipynb"
+    notebook = nbformat.read(path, as_version=4)
+    for item, (old, new) in edits.items():
+        cell = _answer_cell(notebook, item)
+        assert old in cell.source, (item, cell.source)
+        cell.source = cell.source.replace(old, new)
+    nbformat.write(notebook, path)
+    return dest
+
+
+def test_a_miscounted_conversion_of_the_runs_own_timings_fails(tmp_path):
+    """What the measured items ask is the counting: a GEMM of m × m does 2m³ FLOP, STREAM's triad
+    moves 24 B an element. Counted as m³ and 16 B (the write forgotten) the figures are 0.5× and
+    0.67× the right ones, inside the agreement window that absorbs the machine's noise: they
+    must still fail, as they follow from none of the timings the run itself took."""
+    student = _recounted(tmp_path / "carol", {
+        "q29_matmul_gflops": ("2 * edge**3", "edge**3"),
+        "q28a_triad_gb_per_s": ("3 * 8 * TRIAD_N", "2 * 8 * TRIAD_N"),
+    })
+    result = grade_submission(ASSIGNMENT, student, limits=LIMITS, student_id="carol")
+    scores = _scores(result)
+    assert (scores["q29_matmul_gflops"], scores["q28a_triad_gb_per_s"]) == (0.0, 0.0)
+    assert scores["q28_exp_ns_per_value"] == 1.0   # counted right, still right
+    feedback = result.item("q29_matmul_gflops").feedback_md
+    assert "cpu_timing" in feedback

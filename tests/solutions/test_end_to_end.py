@@ -120,6 +120,22 @@ def test_the_prediction_is_the_error_squared_model_not_the_error_itself():
     assert abs(linear / key["q34p_nvfp4_end_prediction"] - 1) > 5 * RTOL["q34p_nvfp4_end_prediction"]
 
 
+def test_the_measurement_typed_as_the_prediction_misses_its_key():
+    """q34p asks for the error-squared model's prediction before q34b measures NVFP4's end effect
+    (the same figure for everyone, printed a few cells below): typing the measurement in instead of
+    the model must miss the key, for every student, or a third of a class earned the item's points
+    without the model."""
+    from autograder.engine.variants import lecture_params, params_for
+
+    measured = answers.end_to_end_keys()["q34b_nvfp4_end_deficit"]
+    rtol = RTOL["q34p_nvfp4_end_prediction"]
+    drawn = [lecture_params("lec01_codesign")] + [params_for("lec01_codesign", f"student-{i}") for i in range(40)]
+    hit = [i for i, p in enumerate(drawn)
+           if abs(measured - answers.end_to_end_keys(p)["q34p_nvfp4_end_prediction"])
+           <= rtol * answers.end_to_end_keys(p)["q34p_nvfp4_end_prediction"]]
+    assert hit == []
+
+
 def test_the_weight_count_is_the_models():
     assert answers.nvfp4_weight_mb() == pytest.approx(6 * (4 * 384 * 384 + 2 * 384 * 1536) * 4.5 / 8 / 1e6)
 
