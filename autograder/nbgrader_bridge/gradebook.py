@@ -1,7 +1,9 @@
 """What nbgrader's gradebook says: an assignment's due date and the score of every grade cell.
 
 The kit's one due-date reader (`grade` without --due, the collect exchange's --before-duedate,
-`release_solutions`): through nbgrader's API, at the gradebook nbgrader_config.py names.
+`release_solutions`, release_feedback): through nbgrader's API, at the gradebook nbgrader_config.py
+names. A student's extension (`Gradebook.grant_extension`) is kept with her submission's row: her
+own due date is the assignment's plus it (`student_due_dates`).
 
 Only ever opens an existing gradebook: nbgrader's Gradebook() silently creates a new, empty one
 (and needs the `alembic` command to do so) when the file is missing.
@@ -67,6 +69,21 @@ def due_date(course: Course, assignment: str, *, missing_ok: bool = False) -> da
                           f"{course.gradebook_file}: {type(err).__name__}") from None
     # nbgrader stores due dates as naive UTC
     return None if recorded is None else recorded.replace(tzinfo=timezone.utc)
+
+
+def student_due_dates(course: Course, assignment: str) -> dict[str, datetime]:
+    """student -> her own due date (aware, UTC), for every student the gradebook gives an extension
+    of this assignment (nbgrader adds it to the assignment's due date)."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    try:
+        with open_gradebook(course) as gradebook:
+            return {submission.student_id: submission.duedate.replace(tzinfo=timezone.utc)
+                    for submission in gradebook.assignment_submissions(assignment)
+                    if submission.extension is not None and submission.assignment.duedate is not None}
+    except SQLAlchemyError as err:
+        raise CourseError(f"cannot read the extensions of {assignment!r} from the gradebook "
+                          f"{course.gradebook_file}: {type(err).__name__}") from None
 
 
 def course_due_date(root: Path, assignment: str) -> datetime | None:
