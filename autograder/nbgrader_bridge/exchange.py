@@ -36,7 +36,7 @@ from nbgrader.exchange.default.list import ExchangeList
 from nbgrader.exchange.default.release_assignment import ExchangeReleaseAssignment
 from nbgrader.exchange.default.release_feedback import ExchangeReleaseFeedback
 from nbgrader.utils import check_directory, get_osusername
-from traitlets import Float, Int
+from traitlets import Bool, Float, Int
 
 from autograder.engine.lateness import parse_time
 from autograder.engine.outputs import student_cell
@@ -46,7 +46,7 @@ from autograder.nbgrader_bridge.exchange_root import (exchange_problems, foreign
                                                       home_mode_default, instructors, logins_the_exchange_cannot_name,
                                                       open_homes)
 from autograder.nbgrader_bridge.flagged import bounded_file_rows, collect_csv, shown, write_collect_flags
-from autograder.nbgrader_bridge.gradebook import due_date
+from autograder.nbgrader_bridge.gradebook import due_date, student_due_dates
 from autograder.nbgrader_bridge.inbound import (NOT_COLLECTED, SECRET_FILE, SECRET_WRITTEN, TIMESTAMP_FILE, CopyRules,
                                                 Flag, Refused, Submission, copy_submission, read_submission)
 from autograder.nbgrader_bridge.inbound_listing import list_inbound
@@ -170,6 +170,13 @@ def _refuse_off_roster(exchange, accepted: dict) -> None:
                                    f"them to roster.txt and collect again; if not, remove their folders from inbound/"))
 
 
+def _course_of(exchange) -> Course:
+    """The course the exchange command runs for, as its course directory names it."""
+    coursedir = exchange.coursedir
+    return Course(root=Path(coursedir.root), course_id=coursedir.course_id, db_url=coursedir.db_url,
+                  submitted_directory=coursedir.submitted_directory)
+
+
 def _release_checks(exchange) -> None:
     """What release and release_feedback check before writing into the exchange: a sticky root
     that is the instructor's, a closed course folder, the course's exchange folder claimed and
@@ -220,12 +227,49 @@ class GuardedReleaseAssignment(_ReleaseChecked, ExchangeReleaseAssignment):
 class GuardedReleaseFeedback(_ReleaseChecked, ExchangeReleaseFeedback):
     """nbgrader's release_feedback checks nothing of the exchange and writes every student's page
     into <exchange>/<course>/feedback/, following a link there: the same checks as release and
-    collect first (the root and the folders above it, the course's folders, feedback/ included)."""
+    collect first (the root and the folders above it, the course's folders, feedback/ included).
+    A page shows the expected value of every hidden case its student failed, which any classmate
+    who can still hand in for points could use: it waits, as the solutions do (release_gate.py),
+    for every student's own due date (extensions included) and the late policy's last day."""
+
+    during_late_work = Bool(
+        False, help="Release once every student's own due date (extensions included) has passed, while late "
+                    "work still earns points: a late student can then read the expected values of the hidden "
+                    "cases on a classmate's page, or on her own, and hand in again").tag(config=True)
 
     def ensure_root(self):
         if not check_directory(self.root, write=True, execute=True):
             self.fail(_missing_exchange(self.root))
         self._guard()
+
+    def _guard(self):
+        super()._guard()
+        self._after_every_due_date()
+
+    def _after_every_due_date(self):
+        from datetime import datetime
+
+        from autograder.engine.lateness import load_policy
+        from autograder.engine.registry import load_config
+        from autograder.errors import InstructorError
+        from autograder.nbgrader_bridge.release_gate import refusal
+
+        assignment = self.coursedir.assignment_id
+        if not assignment or glob.has_magic(assignment):
+            self.fail("release_feedback: name one assignment (its due date decides when its feedback may go out)")
+        course = _course_of(self)
+        try:
+            due = due_date(course, assignment, missing_ok=True) if course.gradebook_file.is_file() else None
+            extensions = student_due_dates(course, assignment) if due is not None else {}
+            policy = None if self.during_late_work else load_policy(load_config(assignment))
+        except InstructorError as exc:
+            self.fail(f"release_feedback: {exc}")
+        reason = refusal(due, datetime.now(timezone.utc), policy, extensions)
+        if reason:
+            late = "" if self.during_late_work else (
+                "; to release while late work still scores (a late student then reads the hidden cases' "
+                "expected values on a classmate's page), add --GuardedReleaseFeedback.during_late_work=True")
+            self.fail(f"release_feedback refused: {reason}{late}")
 
 
 
@@ -315,8 +359,7 @@ class GuardedExchangeCollect(ExchangeCollect):
         return subs[0]
 
     def _due_date(self):
-        course = Course(root=Path(self.coursedir.root), course_id=self.coursedir.course_id,
-                        db_url=self.coursedir.db_url, submitted_directory=self.coursedir.submitted_directory)
+        course = _course_of(self)
         if not course.gradebook_file.is_file():   # no gradebook yet: no due date to choose by
             return None
         return due_date(course, self.coursedir.assignment_id, missing_ok=True)

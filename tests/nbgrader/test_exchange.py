@@ -334,7 +334,11 @@ def test_feedback_released_through_the_course_config_reaches_its_student_alone(e
         shutil.copytree(source, dest, ignore=shutil.ignore_patterns("*.ipynb"), dirs_exist_ok=True)
         (dest / "handout.html").write_text(f"<p>feedback of {student}</p>")
         subprocess.run(["chown", "-R", f"{INSTRUCTOR}:{INSTRUCTOR}", str(course / "feedback")], check=True)
-    machine.run(f"nbgrader release_feedback {ASSIGNMENT}", user=INSTRUCTOR, cwd=course)
+    # due three days ago: late work still scores, so the course's release waits unless told otherwise
+    refused = machine.run(f"nbgrader release_feedback {ASSIGNMENT}", user=INSTRUCTOR, cwd=course, check=False)
+    assert refused.returncode != 0 and "late work is accepted until" in refused.stderr, refused.stderr
+    machine.run(f"nbgrader release_feedback {ASSIGNMENT} --GuardedReleaseFeedback.during_late_work=True",
+                user=INSTRUCTOR, cwd=course)
     machine.run(f"nbgrader fetch_feedback {ASSIGNMENT} --course cs349e", user=ALICE)
     pages = list((machine.home(ALICE) / ASSIGNMENT / "feedback").rglob("handout.html"))
     assert [p.read_text() for p in pages] == [f"<p>feedback of {ALICE}</p>"], pages

@@ -683,3 +683,71 @@ def test_a_roster_login_nbgraders_exchange_cannot_name_is_told(tmp_path, caplog)
         course = collect(tmp_path, root)
     assert students(course) == [STUDENT]
     assert "amy+lab" in caplog.text and "'+'" in caplog.text, caplog.text
+
+
+def _class_with_feedback_and_due_date(tmp_path, days_ago: float, extension_days: float = 0):
+    """STUDENT and THIRD handed in and were collected, generate_feedback's pages are there, and the
+    gradebook holds the assignment due `days_ago`, with THIRD's extension of `extension_days`."""
+    import sys
+    from datetime import datetime, timedelta, timezone
+
+    from nbgrader.api import Gradebook
+
+    root = exchange_root(tmp_path)
+    for student in (STUDENT, THIRD):
+        folder = handed_in(root / "cs349e" / "inbound", owner=student, named=student)
+        (folder / "submission_secret.txt").write_text(f"secret of {student}")
+        give(folder, student)
+    course = collect(tmp_path, root)
+    for student in (STUDENT, THIRD):
+        _feedback_as_generate_feedback_leaves_it(course, student)
+    due = datetime.now(timezone.utc) - timedelta(days=days_ago)
+    path = os.environ.get("PATH", "")
+    os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), path])   # nbgrader's alembic
+    try:
+        with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+            gb.add_assignment(ASSIGNMENT, duedate=due.replace(tzinfo=None))
+            for student in (STUDENT, THIRD):
+                gb.add_student(student)
+            if extension_days:
+                gb.update_or_create_submission(ASSIGNMENT, THIRD)
+                gb.grant_extension(ASSIGNMENT, THIRD, days=extension_days)
+    finally:
+        os.environ["PATH"] = path
+    return root, course
+
+
+def _release_feedback(root, course, **config):
+    from nbgrader.auth import Authenticator
+    from nbgrader.coursedir import CourseDirectory
+
+    coursedir = CourseDirectory(root=str(course), course_id="cs349e")
+    coursedir.assignment_id = ASSIGNMENT
+    _course_release_feedback()(coursedir=coursedir, authenticator=Authenticator(), root=str(root), **config).start()
+    return {p.read_text() for p in (root / "cs349e" / "feedback").iterdir() if p.is_file()}
+
+
+def test_feedback_waits_while_late_work_still_scores(tmp_path):
+    """A page shows the expected value of every hidden case its student failed. Released the day
+    after the due date, it reached students whose late hand-in still scored (a classmate's page, or
+    her own: read, fixed, handed in again): the course's release_feedback waits, as the solutions do,
+    for the late policy's last day, unless the instructor releases during late work on purpose."""
+    from nbgrader.exchange.abc.exchange import ExchangeError
+
+    root, course = _class_with_feedback_and_due_date(tmp_path, days_ago=1)
+    with pytest.raises(ExchangeError, match="late work is accepted until"):
+        _release_feedback(root, course)
+    assert not (root / "cs349e" / "feedback").exists() or not any((root / "cs349e" / "feedback").iterdir())
+    released = _release_feedback(root, course, during_late_work=True)
+    assert released == {f"<p>feedback of {s}</p>" for s in (STUDENT, THIRD)}
+
+
+def test_feedback_waits_for_every_extension_even_during_late_work(tmp_path):
+    """A classmate's extension still open: feedback released to the rest of the class handed her
+    their pages' expected values before her own due date."""
+    from nbgrader.exchange.abc.exchange import ExchangeError
+
+    root, course = _class_with_feedback_and_due_date(tmp_path, days_ago=30, extension_days=31)
+    with pytest.raises(ExchangeError, match=f"{THIRD} \\(an extension\\)"):
+        _release_feedback(root, course, during_late_work=True)
+    assert not (root / "cs349e" / "feedback").exists() or not any((root / "cs349e" / "feedback").iterdir())
