@@ -348,10 +348,11 @@ class GuardedExchangeCollect(ExchangeCollect):
                                  self.inbound_path)
 
     def _choose(self, subs: list[Submission]) -> Submission:
-        """The newest by the time taken; with --before-duedate, the newest before the due date if any."""
+        """The newest by the time taken; with --before-duedate, the newest before the student's own
+        due date (her extension included) if any."""
         subs = sorted(subs, key=lambda s: s.time, reverse=True)
         if self.before_duedate:
-            due = self._due_date()
+            due = self._due_dates().get(subs[0].student, self._due_date())
             if due is not None:
                 early = [s for s in subs if s.time <= due]
                 if early:
@@ -363,6 +364,14 @@ class GuardedExchangeCollect(ExchangeCollect):
         if not course.gradebook_file.is_file():   # no gradebook yet: no due date to choose by
             return None
         return due_date(course, self.coursedir.assignment_id, missing_ok=True)
+
+    def _due_dates(self) -> dict:
+        """student -> her own due date, for the students with an extension (read once per collect)."""
+        if getattr(self, "_extended", None) is None:
+            course = _course_of(self)
+            self._extended = (student_due_dates(course, self.coursedir.assignment_id)
+                              if course.gradebook_file.is_file() else {})
+        return self._extended
 
     def copy_files(self):
         assignment = self.coursedir.assignment_id

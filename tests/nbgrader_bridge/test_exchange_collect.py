@@ -751,3 +751,43 @@ def test_feedback_waits_for_every_extension_even_during_late_work(tmp_path):
     with pytest.raises(ExchangeError, match=f"{THIRD} \\(an extension\\)"):
         _release_feedback(root, course, during_late_work=True)
     assert not (root / "cs349e" / "feedback").exists() or not any((root / "cs349e" / "feedback").iterdir())
+
+
+def test_collect_before_the_due_date_gives_a_student_her_extension(tmp_path):
+    """`nbgrader collect --before-duedate` took the newest folder before the class's due date: a
+    student with an extension, who handed in again within it, was graded on her earlier folder."""
+    import sys
+    from datetime import datetime, timedelta, timezone
+
+    from nbgrader.api import Gradebook
+    from nbgrader.auth import Authenticator
+    from nbgrader.coursedir import CourseDirectory
+
+    from autograder.nbgrader_bridge.exchange import GuardedExchangeCollect
+
+    now = datetime.now(timezone.utc)
+    due = now - timedelta(days=2)
+    root = exchange_root(tmp_path)
+    inbound = root / "cs349e" / "inbound"
+    earlier = handed_in(inbound, owner=STUDENT, named=STUDENT, when=due - timedelta(hours=1))
+    within = handed_in(inbound, owner=STUDENT, named=STUDENT, when=now - timedelta(hours=1))
+    for folder, text in ((earlier, "earlier"), (within, "within her extension")):
+        (folder / "codesign.py").write_text(f"# {text}\n")
+    course = tmp_path / "course"
+    course.mkdir()
+    path = os.environ.get("PATH", "")
+    os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), path])   # nbgrader's alembic
+    try:
+        with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+            gb.add_assignment(ASSIGNMENT, duedate=due.replace(tzinfo=None))
+            gb.add_student(STUDENT)
+            gb.update_or_create_submission(ASSIGNMENT, STUDENT)
+            gb.grant_extension(ASSIGNMENT, STUDENT, days=3)
+    finally:
+        os.environ["PATH"] = path
+    coursedir = CourseDirectory(root=str(course), course_id="cs349e")
+    coursedir.assignment_id = ASSIGNMENT
+    # the folders' names are taken at their times, as if handed in then (their change time is now)
+    GuardedExchangeCollect(coursedir=coursedir, authenticator=Authenticator(), root=str(root), before_duedate=True,
+                           time_tolerance_seconds=3 * 86400.0).start()
+    assert (course / "submitted" / STUDENT / ASSIGNMENT / "codesign.py").read_text() == "# within her extension\n"
