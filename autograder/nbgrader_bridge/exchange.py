@@ -21,6 +21,7 @@ Both say what to do when the exchange folder is missing, instead of nbgrader's "
 your instructor" (the instructor is the one reading it). Loaded only by nbgrader.
 """
 
+import dataclasses
 import glob
 import logging
 import os
@@ -28,7 +29,7 @@ import shutil
 import stat
 import uuid
 from collections import defaultdict
-from datetime import timezone
+from datetime import datetime, timezone
 from pathlib import Path
 
 from nbgrader.exchange.default.collect import ExchangeCollect
@@ -47,8 +48,8 @@ from autograder.nbgrader_bridge.exchange_root import (exchange_problems, foreign
                                                       open_homes)
 from autograder.nbgrader_bridge.flagged import bounded_file_rows, collect_csv, shown, write_collect_flags
 from autograder.nbgrader_bridge.gradebook import due_date, student_due_dates
-from autograder.nbgrader_bridge.inbound import (NOT_COLLECTED, SECRET_FILE, SECRET_WRITTEN, TIMESTAMP_FILE, CopyRules,
-                                                Flag, Refused, Submission, copy_submission, read_submission)
+from autograder.nbgrader_bridge.inbound import (NOT_COLLECTED, SECRET_FILE, SECRET_WRITTEN, TIME_TAKEN, TIMESTAMP_FILE,
+                                                CopyRules, Flag, Refused, Submission, copy_submission, read_submission)
 from autograder.nbgrader_bridge.inbound_listing import list_inbound
 from autograder.nbgrader_bridge.submission_listing import listed_submission
 
@@ -247,8 +248,6 @@ class GuardedReleaseFeedback(_ReleaseChecked, ExchangeReleaseFeedback):
         self._after_every_due_date()
 
     def _after_every_due_date(self):
-        from datetime import datetime
-
         from autograder.engine.lateness import load_policy
         from autograder.engine.registry import load_config
         from autograder.errors import InstructorError
@@ -282,6 +281,12 @@ class GuardedExchangeCollect(ExchangeCollect):
         -1, help="The uid every student's notebook runs as, when they all share one (a hub's jovyan, 1000): "
                  "folders owned by it are collected under any name. Off (-1) by default: the owner must be "
                  "the student's own account").tag(config=True)
+
+    due_tolerance_seconds = Float(
+        10.0, help="A folder named before the student's due date and last changed (ctime) after it is taken at its "
+                   "name's time only if changed at most this much later (submit's copy); otherwise at its ctime, "
+                   "listed: time_tolerance_seconds let a student rename a folder handed in late to just before the "
+                   "due date").tag(config=True)
 
     max_folders_per_student = Int(
         50, help="Most inbound folders of one student that collect reads (the newest by change time of those "
@@ -324,7 +329,7 @@ class GuardedExchangeCollect(ExchangeCollect):
             except Exception as exc:      # noqa: BLE001 - no one student's folder stops the class's collect
                 self.flags.append(self._failed(Path(path).name, "could not be read", exc))
                 continue
-            accepted[sub.student].append(sub)
+            accepted[sub.student].append(self._judged_at_due_date(sub))
         _refuse_off_roster(self, accepted)
         self.submissions = {s: self._choose(subs) for s, subs in accepted.items()}
         _warn_open_homes(self, self.submissions)
@@ -347,12 +352,32 @@ class GuardedExchangeCollect(ExchangeCollect):
                 self.log.warning("inbound/ is not sticky: students can rename each other's submissions: %s",
                                  self.inbound_path)
 
+    def _judged_at_due_date(self, sub: Submission) -> Submission:
+        """`sub` at its change time (and listed) where its name is before the student's own due date but
+        the folder was last changed more than due_tolerance_seconds later, and after the due date."""
+        due = self._due_dates().get(sub.student, self._class_due())
+        changed = datetime.fromtimestamp(sub.changed, timezone.utc) if sub.changed != float("inf") else None
+        if due is None or changed is None or not sub.time <= due < changed:
+            return sub
+        if (changed - sub.time).total_seconds() <= self.due_tolerance_seconds:
+            return sub
+        flag = Flag(sub.student, sub.path.name, "", TIME_TAKEN,
+                    f"its name says {sub.time:%Y-%m-%d %H:%M:%S} UTC, before the due date {due:%Y-%m-%d %H:%M:%S} UTC, "
+                    f"but the folder was last changed (ctime) at {changed:%Y-%m-%d %H:%M:%S} UTC, after it "
+                    f"(renamed to just before the due date?): the ctime is taken")
+        return dataclasses.replace(sub, time=changed, flags=(*sub.flags, flag))
+
+    def _class_due(self):
+        if not hasattr(self, "_class_due_date"):
+            self._class_due_date = self._due_date()
+        return self._class_due_date
+
     def _choose(self, subs: list[Submission]) -> Submission:
         """The newest by the time taken; with --before-duedate, the newest before the student's own
         due date (her extension included) if any."""
         subs = sorted(subs, key=lambda s: s.time, reverse=True)
         if self.before_duedate:
-            due = self._due_dates().get(subs[0].student, self._due_date())
+            due = self._due_dates().get(subs[0].student, self._class_due())
             if due is not None:
                 early = [s for s in subs if s.time <= due]
                 if early:

@@ -791,3 +791,45 @@ def test_collect_before_the_due_date_gives_a_student_her_extension(tmp_path):
     GuardedExchangeCollect(coursedir=coursedir, authenticator=Authenticator(), root=str(root), before_duedate=True,
                            time_tolerance_seconds=3 * 86400.0).start()
     assert (course / "submitted" / STUDENT / ASSIGNMENT / "codesign.py").read_text() == "# within her extension\n"
+
+
+def _collected_time(tmp_path, named_ago: float, due_ago: float):
+    """STUDENT's folder made now, named `named_ago` seconds ago, for a due date `due_ago` seconds ago:
+    the time collect writes, and its flagged rows."""
+    import sys
+    from datetime import datetime, timedelta, timezone
+
+    from nbgrader.api import Gradebook
+
+    from autograder.engine.lateness import parse_time
+
+    now = datetime.now(timezone.utc)
+    root = exchange_root(tmp_path)
+    handed_in(root / "cs349e" / "inbound", owner=STUDENT, named=STUDENT, when=now - timedelta(seconds=named_ago))
+    course = tmp_path / "course"
+    course.mkdir()
+    path = os.environ.get("PATH", "")
+    os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), path])   # nbgrader's alembic
+    try:
+        with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+            gb.add_assignment(ASSIGNMENT, duedate=(now - timedelta(seconds=due_ago)).replace(tzinfo=None))
+    finally:
+        os.environ["PATH"] = path
+    collect(tmp_path, root)
+    stamp = (course / "submitted" / STUDENT / ASSIGNMENT / "timestamp.txt").read_text()
+    return parse_time(stamp) - (now - timedelta(seconds=due_ago)), flagged(course)
+
+
+def test_a_folder_renamed_to_just_before_the_due_date_is_late(tmp_path):
+    """A name may be up to two minutes older than the folder's change time (submit names it before it
+    copies); a student who handed in 90 s after the due date renamed her folder to a second before
+    it and was on time: a whole day's penalty (10 %) saved. A name before the due date and a copy
+    finished well after it is judged by the change time, and listed."""
+    late_by, rows = _collected_time(tmp_path, named_ago=91, due_ago=90)
+    assert late_by.total_seconds() > 0, late_by
+    assert any(r["student"] == STUDENT and "due date" in r["reason"] for r in rows), rows
+
+
+def test_a_submit_started_just_before_the_due_date_stays_on_time(tmp_path):
+    late_by, rows = _collected_time(tmp_path, named_ago=1.5, due_ago=1)
+    assert late_by.total_seconds() < 0, late_by
