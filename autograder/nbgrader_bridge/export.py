@@ -32,6 +32,14 @@ SCORE_COLUMNS = COLUMNS[-4:]
 DECIMALS = 2
 
 
+class _Absent:
+    """A roster student the gradebook never met (never handed in, or every folder refused): a row
+    of nothing, never a missing row (a blank in the LMS leaves the assignment out of her grade)."""
+
+    def __init__(self, student_id: str):
+        self.id, self.last_name, self.first_name, self.email = student_id, None, None, None
+
+
 def rounded(value) -> str:
     return str(round(float(value), DECIMALS))
 
@@ -47,13 +55,24 @@ class RoundedCsvExportPlugin(CsvExportPlugin):
         with open(dest, "w", encoding="utf-8", newline="") as handle:
             writer = csv.writer(handle)
             writer.writerow(COLUMNS)
+            known = {student.id for student in gradebook.students}
+            absent = [_Absent(student) for student in self._roster() if student not in known]
             for assignment in gradebook.assignments:
                 if assignments and assignment.name not in assignments:
                     continue
-                for student in gradebook.students:
+                for student in [*gradebook.students, *absent]:
                     if students and student.id not in students:
                         continue
                     writer.writerow(self._row(gradebook, assignment, student))
+
+    def _roster(self) -> list[str]:
+        """The course roster's students (roster.txt in the course folder), none where there is none."""
+        from pathlib import Path
+
+        from autograder.engine.roster import read_roster, roster_path
+
+        root = getattr(getattr(self.parent, "coursedir", None), "root", None)
+        return read_roster(roster_path(Path(root))) if root else []
 
     @staticmethod
     def _row(gradebook, assignment, student) -> list[str]:

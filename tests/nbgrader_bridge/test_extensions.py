@@ -53,3 +53,17 @@ def test_solutions_wait_for_the_last_extension(course):
     assert done.returncode == 1, (done.stdout, done.stderr)
     assert EXTENDED in done.stderr and "extension" in done.stderr, done.stderr
     assert not (course / "released_solutions").exists()
+
+
+def test_a_roster_student_the_gradebook_never_met_is_exported_with_nothing(course):
+    """nbgrader exports the gradebook's students: one who never handed in (or whose every folder collect
+    refused) was no row at all, a blank in the LMS, which leaves the assignment out of her grade."""
+    import csv
+
+    (course / "roster.txt").write_text(f"{STUDENT}\n{EXTENDED}\nzed\n", encoding="utf-8")
+    nbgrader(course, "export", "--to", "grades.csv")
+    with open(course / "grades.csv", encoding="utf-8") as handle:
+        rows = {row["student_id"]: row for row in csv.DictReader(handle)}
+    assert set(rows) == {STUDENT, EXTENDED, "zed"}, rows
+    assert (rows["zed"]["raw_score"], rows["zed"]["score"]) == ("0.0", "0.0")
+    assert rows["zed"]["max_score"] == rows[STUDENT]["max_score"]
