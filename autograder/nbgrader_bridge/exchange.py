@@ -27,6 +27,8 @@ import logging
 import os
 import shutil
 import stat
+import tempfile
+import time
 import uuid
 from collections import defaultdict
 from datetime import datetime, timezone
@@ -59,6 +61,10 @@ SETUP_DOC = "docs/exchange.md"
 def _aware(when):
     """nbgrader's times are naive UTC; the collector's are aware."""
     return when.replace(tzinfo=timezone.utc) if when is not None and when.tzinfo is None else when
+
+
+def _now() -> float:
+    return time.time()
 
 
 def _missing_exchange(root: str) -> str:
@@ -310,6 +316,7 @@ class GuardedExchangeCollect(ExchangeCollect):
         if not os.path.isdir(self.inbound_path):
             self.fail(f"Course not found: {self.inbound_path} (run `nbgrader release_assignment` first; {SETUP_DOC})")
         self._check_inbound()
+        self._warn_clock_skew()
         student = self.coursedir.student_id
         student = "*" if student in ("", "*") else glob.escape(student)     # nbgrader's default is "*"
         self.collected, accepted = set(), defaultdict(list)
@@ -333,6 +340,25 @@ class GuardedExchangeCollect(ExchangeCollect):
         _refuse_off_roster(self, accepted)
         self.submissions = {s: self._choose(subs) for s, subs in accepted.items()}
         _warn_open_homes(self, self.submissions)
+
+    def _warn_clock_skew(self):
+        """Says when this machine's clock and the exchange filesystem's (an NFS server's sets the change
+        times) are apart: a folder's time compares its name (the submitting machine's clock) with its
+        change time, and a skew beyond due_tolerance_seconds misdates honest folders near the due date."""
+        try:
+            fd, probe = tempfile.mkstemp(prefix=".clock-", dir=self.course_path)
+        except OSError:
+            return
+        try:
+            skew = os.fstat(fd).st_ctime - _now()
+        finally:
+            os.close(fd)
+            os.unlink(probe)
+        if abs(skew) > 2.0:
+            self.log.warning("the exchange's filesystem clock is %.0f s %s this machine's: submission times compare a "
+                             "folder's name (the clock of the machine the student submitted from) with its change time "
+                             "(the filesystem's); keep both in time (NTP) or the times near the due date are wrong (%s)",
+                             abs(skew), "ahead of" if skew > 0 else "behind", SETUP_DOC)
 
     def _check_inbound(self):
         """inbound/ must be the instructor's (a student's own inbound/ would decide what is collected);

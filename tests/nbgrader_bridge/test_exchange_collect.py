@@ -833,3 +833,24 @@ def test_a_folder_renamed_to_just_before_the_due_date_is_late(tmp_path):
 def test_a_submit_started_just_before_the_due_date_stays_on_time(tmp_path):
     late_by, rows = _collected_time(tmp_path, named_ago=1.5, due_ago=1)
     assert late_by.total_seconds() < 0, late_by
+
+
+def test_collect_says_when_the_exchanges_clock_is_not_this_machines(tmp_path, monkeypatch, caplog):
+    """Times are judged by comparing a folder's name (the clock of the machine the student submitted
+    from) with its change time (the clock of the exchange's filesystem, an NFS server's): a minute
+    apart, honest folders handed in just before the due date were judged late, without a word. Collect
+    measures its own clock against the filesystem's and says so (here this machine's clock is made
+    to run a minute behind)."""
+    import logging
+    import time
+
+    from autograder.nbgrader_bridge import exchange
+
+    root = exchange_root(tmp_path)
+    handed_in(root / "cs349e" / "inbound", owner=STUDENT, named=STUDENT)
+    real = time.time
+    monkeypatch.setattr(exchange, "_now", lambda: real() - 60)
+    with caplog.at_level(logging.WARNING):
+        collect(tmp_path, root)
+    assert any("clock" in r.getMessage() and "60 s" in r.getMessage() for r in caplog.records), caplog.text
+    assert students(tmp_path / "course") == [STUDENT]
