@@ -395,8 +395,16 @@ class GuardedExchangeCollect(ExchangeCollect):
 
     def _class_due(self):
         if not hasattr(self, "_class_due_date"):
-            self._class_due_date = self._due_date()
+            self._class_due_date = self._read_gradebook(self._due_date)
         return self._class_due_date
+
+    def _read_gradebook(self, read):
+        """What `read` finds in the gradebook; a gradebook that cannot be read stops collect, naming it."""
+        from autograder.errors import InstructorError
+        try:
+            return read()
+        except InstructorError as exc:
+            self.fail(f"collect: {exc}")
 
     def _choose(self, subs: list[Submission]) -> Submission:
         """The newest by the time taken; with --before-duedate, the newest before the student's own
@@ -420,7 +428,7 @@ class GuardedExchangeCollect(ExchangeCollect):
         """student -> her own due date, for the students with an extension (read once per collect)."""
         if getattr(self, "_extended", None) is None:
             course = _course_of(self)
-            self._extended = (student_due_dates(course, self.coursedir.assignment_id)
+            self._extended = (self._read_gradebook(lambda: student_due_dates(course, self.coursedir.assignment_id))
                               if course.gradebook_file.is_file() else {})
         return self._extended
 
