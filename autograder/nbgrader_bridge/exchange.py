@@ -21,7 +21,6 @@ Both say what to do when the exchange folder is missing, instead of nbgrader's "
 your instructor" (the instructor is the one reading it). Loaded only by nbgrader.
 """
 
-import dataclasses
 import glob
 import logging
 import os
@@ -49,9 +48,9 @@ from autograder.nbgrader_bridge.exchange_root import (exchange_problems, foreign
                                                       home_mode_default, instructors, logins_the_exchange_cannot_name,
                                                       open_homes)
 from autograder.nbgrader_bridge.flagged import bounded_file_rows, collect_csv, shown, write_collect_flags
-from autograder.nbgrader_bridge.gradebook import due_date, student_due_dates
-from autograder.nbgrader_bridge.inbound import (NOT_COLLECTED, SECRET_FILE, SECRET_WRITTEN, TIME_TAKEN, TIMESTAMP_FILE,
-                                                CopyRules, Flag, Refused, Submission, copy_submission, read_submission)
+from autograder.nbgrader_bridge.due_dates import DueDates, judged_at_due_date, read_due_dates
+from autograder.nbgrader_bridge.inbound import (NOT_COLLECTED, SECRET_FILE, SECRET_WRITTEN, TIMESTAMP_FILE, CopyRules,
+                                                Flag, Refused, Submission, copy_submission, read_submission)
 from autograder.nbgrader_bridge.inbound_listing import list_inbound
 from autograder.nbgrader_bridge.submission_listing import listed_submission
 
@@ -262,14 +261,12 @@ class GuardedReleaseFeedback(_ReleaseChecked, ExchangeReleaseFeedback):
         assignment = self.coursedir.assignment_id
         if not assignment or glob.has_magic(assignment):
             self.fail("release_feedback: name one assignment (its due date decides when its feedback may go out)")
-        course = _course_of(self)
         try:
-            due = due_date(course, assignment, missing_ok=True) if course.gradebook_file.is_file() else None
-            extensions = student_due_dates(course, assignment) if due is not None else {}
+            dues = read_due_dates(_course_of(self), assignment)
             policy = None if self.during_late_work else load_policy(load_config(assignment))
         except InstructorError as exc:
             self.fail(f"release_feedback: {exc}")
-        reason = refusal(due, datetime.now(timezone.utc), policy, extensions)
+        reason = refusal(dues.due, datetime.now(timezone.utc), policy, dues.extended)
         if reason:
             late = "" if self.during_late_work else (
                 "; to release while late work still scores (a late student then reads the hidden cases' "
@@ -336,7 +333,8 @@ class GuardedExchangeCollect(ExchangeCollect):
             except Exception as exc:      # noqa: BLE001 - no one student's folder stops the class's collect
                 self.flags.append(self._failed(Path(path).name, "could not be read", exc))
                 continue
-            accepted[sub.student].append(self._judged_at_due_date(sub))
+            accepted[sub.student].append(judged_at_due_date(sub, self._dues().of(sub.student),
+                                                            self.due_tolerance_seconds))
         _refuse_off_roster(self, accepted)
         self.submissions = {s: self._choose(subs) for s, subs in accepted.items()}
         _warn_open_homes(self, self.submissions)
@@ -378,40 +376,22 @@ class GuardedExchangeCollect(ExchangeCollect):
                 self.log.warning("inbound/ is not sticky: students can rename each other's submissions: %s",
                                  self.inbound_path)
 
-    def _judged_at_due_date(self, sub: Submission) -> Submission:
-        """`sub` at its change time (and listed) where its name is before the student's own due date but
-        the folder was last changed more than due_tolerance_seconds later, and after the due date."""
-        due = self._due_dates().get(sub.student, self._class_due())
-        changed = datetime.fromtimestamp(sub.changed, timezone.utc) if sub.changed != float("inf") else None
-        if due is None or changed is None or not sub.time <= due < changed:
-            return sub
-        if (changed - sub.time).total_seconds() <= self.due_tolerance_seconds:
-            return sub
-        flag = Flag(sub.student, sub.path.name, "", TIME_TAKEN,
-                    f"its name says {sub.time:%Y-%m-%d %H:%M:%S} UTC, before the due date {due:%Y-%m-%d %H:%M:%S} UTC, "
-                    f"but the folder was last changed (ctime) at {changed:%Y-%m-%d %H:%M:%S} UTC, after it "
-                    f"(renamed to just before the due date?): the ctime is taken")
-        return dataclasses.replace(sub, time=changed, flags=(*sub.flags, flag))
-
-    def _class_due(self):
-        if not hasattr(self, "_class_due_date"):
-            self._class_due_date = self._read_gradebook(self._due_date)
-        return self._class_due_date
-
-    def _read_gradebook(self, read):
-        """What `read` finds in the gradebook; a gradebook that cannot be read stops collect, naming it."""
+    def _dues(self) -> DueDates:
+        """Each student's own due date, read once per collect; a gradebook that cannot be read stops it."""
         from autograder.errors import InstructorError
-        try:
-            return read()
-        except InstructorError as exc:
-            self.fail(f"collect: {exc}")
+        if getattr(self, "_read_dues", None) is None:
+            try:
+                self._read_dues = read_due_dates(_course_of(self), self.coursedir.assignment_id)
+            except InstructorError as exc:
+                self.fail(f"collect: {exc}")
+        return self._read_dues
 
     def _choose(self, subs: list[Submission]) -> Submission:
         """The newest by the time taken; with --before-duedate, the newest before the student's own
         due date (her extension included) if any."""
         subs = sorted(subs, key=lambda s: s.time, reverse=True)
         if self.before_duedate:
-            due = self._due_dates().get(subs[0].student, self._class_due())
+            due = self._dues().of(subs[0].student)
             if due is not None:
                 early = [s for s in subs if s.time <= due]
                 if early:
@@ -419,18 +399,8 @@ class GuardedExchangeCollect(ExchangeCollect):
         return subs[0]
 
     def _due_date(self):
-        course = _course_of(self)
-        if not course.gradebook_file.is_file():   # no gradebook yet: no due date to choose by
-            return None
-        return due_date(course, self.coursedir.assignment_id, missing_ok=True)
-
-    def _due_dates(self) -> dict:
-        """student -> her own due date, for the students with an extension (read once per collect)."""
-        if getattr(self, "_extended", None) is None:
-            course = _course_of(self)
-            self._extended = (self._read_gradebook(lambda: student_due_dates(course, self.coursedir.assignment_id))
-                              if course.gradebook_file.is_file() else {})
-        return self._extended
+        """The assignment's due date (no gradebook yet: none to choose by)."""
+        return read_due_dates(_course_of(self), self.coursedir.assignment_id).due
 
     def copy_files(self):
         assignment = self.coursedir.assignment_id
