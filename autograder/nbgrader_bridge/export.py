@@ -25,6 +25,7 @@ from nbgrader.api import MissingEntry
 from nbgrader.plugins.export import CsvExportPlugin
 
 from autograder.engine.outputs import csv_cell, student_cell
+from autograder.nbgrader_bridge.flagged import shown
 
 COLUMNS = ("assignment", "duedate", "timestamp", "student_id", "last_name", "first_name", "email",
            "raw_score", "late_submission_penalty", "score", "max_score")   # nbgrader's, in its order
@@ -55,8 +56,13 @@ class RoundedCsvExportPlugin(CsvExportPlugin):
         with open(dest, "w", encoding="utf-8", newline="") as handle:
             writer = csv.writer(handle)
             writer.writerow(COLUMNS)
-            known = {student.id for student in gradebook.students}
-            absent = [_Absent(student) for student in self._roster() if student not in known]
+            known, roster = {student.id for student in gradebook.students}, self._roster()
+            absent = [_Absent(student) for student in roster if student not in known]
+            off_roster = sorted(known - set(roster)) if roster else []
+            if off_roster:
+                self.log.warning("%s", shown(f"not on the course roster (roster.txt), exported all the same: "
+                                             f"{', '.join(off_roster)} (an LMS name a student changed? a student "
+                                             f"missing from the roster?)"))
             for assignment in gradebook.assignments:
                 if assignments and assignment.name not in assignments:
                     continue

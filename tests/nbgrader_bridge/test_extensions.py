@@ -67,3 +67,11 @@ def test_a_roster_student_the_gradebook_never_met_is_exported_with_nothing(cours
     assert set(rows) == {STUDENT, EXTENDED, "zed"}, rows
     assert (rows["zed"]["raw_score"], rows["zed"]["score"]) == ("0.0", "0.0")
     assert rows["zed"]["max_score"] == rows[STUDENT]["max_score"]
+
+
+def test_a_gradebook_student_off_the_roster_is_named_by_the_export(course):
+    """zip_collect takes a student from the LMS's file name, and autograde adds whoever it grades: a
+    name off the roster (a display name a student changed in the LMS) was a silent row of its own."""
+    nbgrader(course, "db", "student", "add", "mallory")
+    done = nbgrader(course, "export", "--to", "grades.csv")
+    assert "mallory" in done.stderr and "roster" in done.stderr, done.stderr[-2000:]
