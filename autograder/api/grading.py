@@ -80,25 +80,27 @@ def grade(*, assignment: str, submissions: Path, out: Path, jobs: int = 1, force
     try:
         if due is None:
             due = _gradebook_due_date(ASSIGNMENTS_DIR.parent, assignment)
+        extensions = _gradebook_due_date(ASSIGNMENTS_DIR.parent, assignment, extensions=True) if due else {}
         return grade_batch(assignment, submissions, out, jobs=jobs, force=force, isolation=isolation,
                            on_start=on_start, on_result=on_result, due=due, executor=executor,
-                           student_ids=student_ids, figures=figures)
+                           student_ids=student_ids, figures=figures, extensions=extensions)
     except (InstructorError, ValueError) as err:
         if isinstance(err, Refused):
             raise
         raise Refused(str(err)) from None
 
 
-def _gradebook_due_date(root: Path, assignment: str) -> datetime | None:
-    """The due date in the nbgrader gradebook of the course at `root`, if it has one."""
+def _gradebook_due_date(root: Path, assignment: str, extensions: bool = False):
+    """The due date in the nbgrader gradebook of the course at `root`, if it has one; with
+    `extensions`, the students' extensions there instead (student -> timedelta, none without)."""
     try:
-        from autograder.nbgrader_bridge.gradebook import CourseError, course_due_date
+        from autograder.nbgrader_bridge.gradebook import CourseError, course_due_date, course_extensions
     except ModuleNotFoundError as err:   # a Gradescope bundle carries no nbgrader bridge: no course here
         if (err.name or "").startswith("autograder.nbgrader_bridge"):
-            return None
+            return {} if extensions else None
         raise
     try:
-        return course_due_date(root, assignment)
+        return course_extensions(root, assignment) if extensions else course_due_date(root, assignment)
     except CourseError as err:
         raise Refused(f"{err}; or give the due date with --due") from None
     except ImportError as err:

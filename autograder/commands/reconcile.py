@@ -40,7 +40,7 @@ def run(args) -> int:
     from autograder.nbgrader_bridge.flagged import flagged_lines
     from autograder.nbgrader_bridge.gradebook import cell_scores
     from autograder.nbgrader_bridge.pinned import PinError, PinnedResults
-    from autograder.nbgrader_bridge.reconcile import disagreements
+    from autograder.nbgrader_bridge.reconcile import disagreements, stale_manual_scores
 
     try:
         config = load_config(args.assignment)
@@ -69,6 +69,7 @@ def run(args) -> int:
     missing = {student: entry.get("missing", ()) for student, entry in store.manifest.items()}
     lines = [d.line() for d in disagreements(comparable, pinned, auto_items, missing)]
     lines += [f"{student}: no trusted pinned result: {reason}" for student, reason in unpinned.items()]
+    lines += stale_manual_scores(nbgrader)
     for line in sorted(lines):
         print(show_controls(line))   # student names are any text but '/'
     students = len(set(nbgrader) | set(store.manifest))

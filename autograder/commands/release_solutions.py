@@ -1,6 +1,6 @@
 """`python -m autograder release-solutions <assignment> [--force] [--out DIR]`: the student-facing
 solutions bundle, refused before the due date recorded in nbgrader's gradebook (or without one), and
-while late work can still earn points (release_gate.py).
+while late work can still earn points (release_gate.py), a student's extension included.
 
 Exit 0: written; 1: refused (the reason is printed); 2: configuration error.
 """
@@ -33,7 +33,7 @@ def run(args) -> int:
     from autograder.engine.registry import REPO_ROOT, load_config
     from autograder.errors import InstructorError
     from autograder.nbgrader_bridge.course import load_course
-    from autograder.nbgrader_bridge.gradebook import due_date
+    from autograder.nbgrader_bridge.gradebook import due_date, student_due_dates
     from autograder.nbgrader_bridge.release_gate import refusal
     from autograder.nbgrader_bridge.solutions_bundle import write_solutions_bundle
 
@@ -44,7 +44,8 @@ def run(args) -> int:
         print(f"release-solutions: {err}", file=sys.stderr)
         return 2
     try:
-        reason = refusal(due_date(course, args.assignment), datetime.now(timezone.utc), policy)
+        reason = refusal(due_date(course, args.assignment), datetime.now(timezone.utc), policy,
+                         student_due_dates(course, args.assignment))
     except InstructorError as err:
         reason = str(err)
     if reason and not args.force:

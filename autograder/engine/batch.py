@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Callable, Mapping
 
@@ -57,11 +57,13 @@ def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1,
                 limits: Limits | None = None, isolation: str = confinement.DEFAULT.name,
                 on_start: OnStart | None = None, on_result: OnResult | None = None,
                 due: datetime | None = None, executor: Executor | None = None,
-                student_ids: Mapping[str, tuple[str, str]] | None = None, figures: bool = False) -> BatchReport:
+                student_ids: Mapping[str, tuple[str, str]] | None = None, figures: bool = False,
+                extensions: Mapping[str, timedelta] | None = None) -> BatchReport:
     """`executor` grades the submissions that need it (default: this machine's, `jobs` at a
     time). `student_ids` (folder name -> (student id, where it came from)) names the student of a
     folder whose name is not their id (the Gradescope runner's one folder); others are their
     folder's name. It decides the variant of an assignment with per-student variants.
+    `extensions` (student id -> timedelta, nbgrader's gradebook) move that student's own `due`.
     `figures`: draw the notebooks' figures (grader.grade_submission), for `pregrade`'s pages."""
     started = time.perf_counter()
     ids = dict(student_ids or {})
@@ -79,6 +81,11 @@ def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1,
     from autograder.engine.lateness import load_policy, stamp   # lazily: see lateness.py
 
     policy = load_policy(config)   # lateness is re-judged every run: a changed due date needs no regrade
+
+    def due_of(folder_name: str) -> datetime | None:
+        student = ids[folder_name][0] if folder_name in ids else folder_name
+        extension = (extensions or {}).get(student)
+        return due + extension if due is not None and extension else due
     folders = {folder.name: folder for folder in student_folders(submissions)}
     sheet = GradesSheet(out, config)   # every result in hand becomes its rows, then is dropped
     for folder in folders.values():
@@ -86,7 +93,7 @@ def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1,
         same_student = folder.name not in ids or (previous is not None and previous.student_id == ids[folder.name][0])
         if same_student and locate(folder, config).graded_by(previous, config, isolation):  # a lower isolation is regraded
             skipped.append(folder.name)
-            judged = stamp(previous, folder, due, policy)
+            judged = stamp(previous, folder, due_of(folder.name), policy)
             if judged != previous:
                 write_result(out, judged)
             sheet.add(judged)
@@ -99,7 +106,7 @@ def grade_batch(assignment: str, submissions: Path, out: Path, *, jobs: int = 1,
     def finish(student: str, result: SubmissionResult | None, error: str | None) -> None:
         if result is not None:
             try:
-                result = stamp(result, folders[student], due, policy)
+                result = stamp(result, folders[student], due_of(student), policy)
                 write_result(out, result)
             except Exception as exc:   # noqa: BLE001 - one student's result never ends the class's batch
                 result, error = None, f"its result could not be written ({type(exc).__name__}: {exc})"

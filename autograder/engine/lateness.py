@@ -201,7 +201,8 @@ def describe(late: Lateness) -> str:
     if late.days_charged == 0:
         return f"迟交 {span}，仍在宽限期内，不扣分（提交时间 {late.submitted_at}，截止时间 {late.due}，UTC）。"
     if late.closed:
-        return (f"迟交 {span}，已过接收迟交作业的最后期限（grading.toml 的 [late] accept_days），自动评分记 0 分："
+        return (f"迟交 {span}，已过接收迟交作业的最后期限（grading.toml 的 [late] accept_days），整份作业记 0 分"
+                f"（文字题也不计分）："
                 f"−{late.penalty:g} 分（提交时间 {late.submitted_at}，截止时间 {late.due}，UTC；时间来源：{late.source}）。")
     return (f"迟交 {span}（按 {late.days_charged} 天计），扣自动评分的 {late.percent:g}%："
             f"−{late.penalty:g} 分（提交时间 {late.submitted_at}，截止时间 {late.due}，UTC；"

@@ -156,7 +156,7 @@ class LmsFileNameCollector(FileNameCollectorPlugin):
         if planned.upload.timestamp:
             info["timestamp"] = planned.upload.timestamp
         elif planned.upload.late:
-            after_due = self._just_after_due()
+            after_due = self._just_after_due(planned.upload.student_id)
             if after_due is not None:
                 info["timestamp"] = after_due
         return info
@@ -172,16 +172,25 @@ class LmsFileNameCollector(FileNameCollectorPlugin):
                 raise ValueError(f"timestamp_timezone {self.timestamp_timezone!r} is not an IANA time zone") from None
         return when.isoformat()
 
-    def _just_after_due(self):
-        """One second after the gradebook's due date, as ISO 8601 UTC; None (with an error
-        message) when no due date is recorded."""
+    def _just_after_due(self, student: str):
+        """One second after the student's own due date (her extension included), as ISO 8601 UTC;
+        None (with an error message) when no due date is recorded. Collected after the late policy's
+        last day, the upload may have been handed in after the solutions went out: the time of this
+        collection instead, at which nothing scores (said as an error)."""
         from nbgrader.api import Gradebook, MissingEntry
+
+        from autograder.engine.lateness import load_policy
+        from autograder.engine.registry import load_config
 
         app = self.parent
         assignment = app.coursedir.assignment_id
         try:
             with Gradebook(app.coursedir.db_url) as gb:
                 due = gb.find_assignment(assignment).duedate
+                try:
+                    extension = gb.find_submission(assignment, student).extension
+                except MissingEntry:
+                    extension = None
         except MissingEntry:
             due = None
         if due is None:
@@ -189,10 +198,20 @@ class LmsFileNameCollector(FileNameCollectorPlugin):
                            "penalty. Record it (nbgrader db assignment add %s --duedate=...) and run "
                            "zip_collect again.", assignment, assignment)
             return None
-        when = due.replace(tzinfo=timezone.utc) + timedelta(seconds=1)   # nbgrader stores naive UTC
+        own = due.replace(tzinfo=timezone.utc) + (extension or timedelta(0))   # nbgrader stores naive UTC
+        policy = load_policy(load_config(assignment))
+        now = datetime.now(timezone.utc)
+        if policy is not None and (now - own).total_seconds() > policy.open_seconds():
+            self.log.error("%s: Canvas marks this submission _LATE without a time, and it is collected after the "
+                           "late policy's last day (%s): it may have been handed in after the solutions went out. "
+                           "Recorded as now, %s (nothing scores). If the LMS shows it was handed in earlier, write "
+                           "that time into timestamp.txt.", shown(student),
+                           (own + timedelta(seconds=policy.open_seconds())).isoformat(), now.isoformat())
+            return now.isoformat()
+        when = own + timedelta(seconds=1)
         self.log.warning("Canvas marks this submission _LATE without a time: recorded as %s, one second "
-                         "after the due date (the late policy's first day). Edit timestamp.txt if the "
-                         "LMS shows the real time.", when.isoformat())
+                         "after the due date%s (the late policy's first day). Edit timestamp.txt if the "
+                         "LMS shows the real time.", when.isoformat(), " with her extension" if extension else "")
         return when.isoformat()
 
 

@@ -26,9 +26,11 @@ import logging
 import os
 import shutil
 import stat
+import tempfile
+import time
 import uuid
 from collections import defaultdict
-from datetime import timezone
+from datetime import datetime, timezone
 from pathlib import Path
 
 from nbgrader.exchange.default.collect import ExchangeCollect
@@ -46,7 +48,7 @@ from autograder.nbgrader_bridge.exchange_root import (exchange_problems, foreign
                                                       home_mode_default, instructors, logins_the_exchange_cannot_name,
                                                       open_homes)
 from autograder.nbgrader_bridge.flagged import bounded_file_rows, collect_csv, shown, write_collect_flags
-from autograder.nbgrader_bridge.gradebook import due_date
+from autograder.nbgrader_bridge.due_dates import DueDates, judged_at_due_date, read_due_dates
 from autograder.nbgrader_bridge.inbound import (NOT_COLLECTED, SECRET_FILE, SECRET_WRITTEN, TIMESTAMP_FILE, CopyRules,
                                                 Flag, Refused, Submission, copy_submission, read_submission)
 from autograder.nbgrader_bridge.inbound_listing import list_inbound
@@ -59,6 +61,10 @@ SHOWN_LEAKS = 12     # a solved module holds hundreds of solution lines: the fir
 def _aware(when):
     """nbgrader's times are naive UTC; the collector's are aware."""
     return when.replace(tzinfo=timezone.utc) if when is not None and when.tzinfo is None else when
+
+
+def _now() -> float:
+    return time.time()
 
 
 def _missing_exchange(root: str) -> str:
@@ -184,23 +190,11 @@ def _release_leaks(exchange) -> list[str]:
         return [f"the release of {name!r} cannot be checked: {err}"]
 
 
-def _feedback_too_early(exchange) -> str | None:
-    """Why pages may not go out yet (release_gate.py, the solutions' gate), or None."""
-    from datetime import datetime
-
-    from autograder.engine.lateness import load_policy
-    from autograder.engine.registry import load_config
-    from autograder.errors import InstructorError
-    from autograder.nbgrader_bridge.release_gate import refusal
-
-    assignment = exchange.coursedir.assignment_id
-    course = Course(root=Path(exchange.coursedir.root), course_id=exchange.coursedir.course_id,
-                    db_url=exchange.coursedir.db_url, submitted_directory=exchange.coursedir.submitted_directory)
-    try:
-        due = due_date(course, assignment, missing_ok=True) if course.gradebook_file.is_file() else None
-        return refusal(due, datetime.now(timezone.utc), load_policy(load_config(assignment)))
-    except InstructorError as err:
-        return str(err)
+def _course_of(exchange) -> Course:
+    """The course the exchange command runs for, as its course directory names it."""
+    coursedir = exchange.coursedir
+    return Course(root=Path(coursedir.root), course_id=coursedir.course_id, db_url=coursedir.db_url,
+                  submitted_directory=coursedir.submitted_directory)
 
 
 def _release_checks(exchange) -> None:
@@ -267,30 +261,50 @@ class GuardedReleaseFeedback(_ReleaseChecked, ExchangeReleaseFeedback):
     """nbgrader's release_feedback checks nothing of the exchange and writes every student's page
     into <exchange>/<course>/feedback/, following a link there: the same checks as release and
     collect first (the root and the folders above it, the course's folders, feedback/ included).
-    And no page goes out while late work still scores: each shows what is the same for every
-    student (the hidden tests' calls and expected values, which answers to an item whose key does
-    not change with the variant are right), which a classmate handing in late could use."""
+    A page shows the expected value of every hidden case its student failed, which any classmate
+    who can still hand in for points could use: it waits, as the solutions do (release_gate.py),
+    for every student's own due date (extensions included) and the late policy's last day. A page
+    also says which answers are right, and for an item whose key is the same for every student that
+    is the key."""
 
-    while_late_work_scores = Bool(
-        False, help="Release feedback before the due date, without one, or while the late policy still gives "
-                    "late work points (what every page shows of the hidden tests and of the keys that are the "
-                    "same for every student reaches whoever still hands in)").tag(config=True)
+    during_late_work = Bool(
+        False, help="Release once every student's own due date (extensions included) has passed, while late "
+                    "work still earns points: a late student can then read the expected values of the hidden "
+                    "cases on a classmate's page, or on her own, and hand in again").tag(config=True)
 
     def ensure_root(self):
         if not check_directory(self.root, write=True, execute=True):
             self.fail(_missing_exchange(self.root))
         self._guard()
 
-    def copy_files(self):
-        reason = _feedback_too_early(self)
-        if reason and not self.while_late_work_scores:
-            self.fail(f"feedback not released: {reason}. Every page shows the hidden tests' failing calls with "
-                      f"their expected values and which answers are right, the same for every student; a "
-                      f"classmate who hands in late could use them (--GuardedReleaseFeedback.while_late_work_scores=True "
-                      f"releases anyway)")
+    def _guard(self):
+        super()._guard()
+        self._after_every_due_date()
+
+    def _after_every_due_date(self):
+        from autograder.engine.lateness import load_policy
+        from autograder.engine.registry import load_config
+        from autograder.errors import InstructorError
+        from autograder.nbgrader_bridge.release_gate import refusal
+
+        assignment = self.coursedir.assignment_id
+        if not assignment or glob.has_magic(assignment):
+            self.fail("release_feedback: name one assignment (its due date decides when its feedback may go out)")
+        try:
+            dues = read_due_dates(_course_of(self), assignment)
+            policy = load_policy(load_config(assignment))
+        except InstructorError as exc:
+            self.fail(f"release_feedback: {exc}")
+        now = datetime.now(timezone.utc)
+        reason = refusal(dues.due, now, policy, dues.extended, late_work_may_score=self.during_late_work)
         if reason:
-            self.log.warning("releasing feedback anyway (while_late_work_scores): %s", reason)
-        super().copy_files()
+            late = "" if self.during_late_work else (
+                "; to release while late work still scores (a late student then reads the hidden cases' "
+                "expected values on a classmate's page), add --GuardedReleaseFeedback.during_late_work=True")
+            self.fail(f"release_feedback refused: {reason}{late}")
+        still = refusal(dues.due, now, policy, dues.extended)
+        if still:
+            self.log.warning("releasing feedback while late work still scores (during_late_work): %s", still)
 
 
 
@@ -303,6 +317,12 @@ class GuardedExchangeCollect(ExchangeCollect):
         -1, help="The uid every student's notebook runs as, when they all share one (a hub's jovyan, 1000): "
                  "folders owned by it are collected under any name. Off (-1) by default: the owner must be "
                  "the student's own account").tag(config=True)
+
+    due_tolerance_seconds = Float(
+        10.0, help="A folder named before the student's due date and last changed (ctime) after it is taken at its "
+                   "name's time only if changed at most this much later (submit's copy); otherwise at its ctime, "
+                   "listed: time_tolerance_seconds let a student rename a folder handed in late to just before the "
+                   "due date").tag(config=True)
 
     max_folders_per_student = Int(
         50, help="Most inbound folders of one student that collect reads (the newest by change time of those "
@@ -326,6 +346,7 @@ class GuardedExchangeCollect(ExchangeCollect):
         if not os.path.isdir(self.inbound_path):
             self.fail(f"Course not found: {self.inbound_path} (run `nbgrader release_assignment` first; {SETUP_DOC})")
         self._check_inbound()
+        self._warn_clock_skew()
         student = self.coursedir.student_id
         student = "*" if student in ("", "*") else glob.escape(student)     # nbgrader's default is "*"
         self.collected, accepted = set(), defaultdict(list)
@@ -345,10 +366,30 @@ class GuardedExchangeCollect(ExchangeCollect):
             except Exception as exc:      # noqa: BLE001 - no one student's folder stops the class's collect
                 self.flags.append(self._failed(Path(path).name, "could not be read", exc))
                 continue
-            accepted[sub.student].append(sub)
+            accepted[sub.student].append(judged_at_due_date(sub, self._dues().of(sub.student),
+                                                            self.due_tolerance_seconds))
         _refuse_off_roster(self, accepted)
         self.submissions = {s: self._choose(subs) for s, subs in accepted.items()}
         _warn_open_homes(self, self.submissions)
+
+    def _warn_clock_skew(self):
+        """Says when this machine's clock and the exchange filesystem's (an NFS server's sets the change
+        times) are apart: a folder's time compares its name (the submitting machine's clock) with its
+        change time, and a skew beyond due_tolerance_seconds misdates honest folders near the due date."""
+        try:
+            fd, probe = tempfile.mkstemp(prefix=".clock-", dir=self.course_path)
+        except OSError:
+            return
+        try:
+            skew = os.fstat(fd).st_ctime - _now()
+        finally:
+            os.close(fd)
+            os.unlink(probe)
+        if abs(skew) > 2.0:
+            self.log.warning("the exchange's filesystem clock is %.0f s %s this machine's: submission times compare a "
+                             "folder's name (the clock of the machine the student submitted from) with its change time "
+                             "(the filesystem's); keep both in time (NTP) or the times near the due date are wrong (%s)",
+                             abs(skew), "ahead of" if skew > 0 else "behind", SETUP_DOC)
 
     def _check_inbound(self):
         """inbound/ must be the instructor's (a student's own inbound/ would decide what is collected);
@@ -368,11 +409,22 @@ class GuardedExchangeCollect(ExchangeCollect):
                 self.log.warning("inbound/ is not sticky: students can rename each other's submissions: %s",
                                  self.inbound_path)
 
+    def _dues(self) -> DueDates:
+        """Each student's own due date, read once per collect; a gradebook that cannot be read stops it."""
+        from autograder.errors import InstructorError
+        if getattr(self, "_read_dues", None) is None:
+            try:
+                self._read_dues = read_due_dates(_course_of(self), self.coursedir.assignment_id)
+            except InstructorError as exc:
+                self.fail(f"collect: {exc}")
+        return self._read_dues
+
     def _choose(self, subs: list[Submission]) -> Submission:
-        """The newest by the time taken; with --before-duedate, the newest before the due date if any."""
+        """The newest by the time taken; with --before-duedate, the newest before the student's own
+        due date (her extension included) if any."""
         subs = sorted(subs, key=lambda s: s.time, reverse=True)
         if self.before_duedate:
-            due = self._due_date()
+            due = self._dues().of(subs[0].student)
             if due is not None:
                 early = [s for s in subs if s.time <= due]
                 if early:
@@ -380,11 +432,8 @@ class GuardedExchangeCollect(ExchangeCollect):
         return subs[0]
 
     def _due_date(self):
-        course = Course(root=Path(self.coursedir.root), course_id=self.coursedir.course_id,
-                        db_url=self.coursedir.db_url, submitted_directory=self.coursedir.submitted_directory)
-        if not course.gradebook_file.is_file():   # no gradebook yet: no due date to choose by
-            return None
-        return due_date(course, self.coursedir.assignment_id, missing_ok=True)
+        """The assignment's due date (no gradebook yet: none to choose by)."""
+        return read_due_dates(_course_of(self), self.coursedir.assignment_id).due
 
     def copy_files(self):
         assignment = self.coursedir.assignment_id

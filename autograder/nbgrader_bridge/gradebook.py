@@ -1,7 +1,9 @@
 """What nbgrader's gradebook says: an assignment's due date and the score of every grade cell.
 
 The kit's one due-date reader (`grade` without --due, the collect exchange's --before-duedate,
-`release_solutions`): through nbgrader's API, at the gradebook nbgrader_config.py names.
+`release_solutions`, release_feedback): through nbgrader's API, at the gradebook nbgrader_config.py
+names. A student's extension (`Gradebook.grant_extension`) is kept with her submission's row: her
+own due date is the assignment's plus it (`student_due_dates`).
 
 Only ever opens an existing gradebook: nbgrader's Gradebook() silently creates a new, empty one
 (and needs the `alembic` command to do so) when the file is missing.
@@ -12,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from autograder.nbgrader_bridge.course import CONFIG_FILE, Course, CourseError, load_course
@@ -69,6 +71,27 @@ def due_date(course: Course, assignment: str, *, missing_ok: bool = False) -> da
     return None if recorded is None else recorded.replace(tzinfo=timezone.utc)
 
 
+def student_extensions(course: Course, assignment: str) -> dict[str, timedelta]:
+    """student -> her extension of this assignment, for every student the gradebook gives one."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    try:
+        with open_gradebook(course) as gradebook:
+            return {submission.student_id: submission.extension
+                    for submission in gradebook.assignment_submissions(assignment) if submission.extension}
+    except SQLAlchemyError as err:
+        raise CourseError(f"cannot read the extensions of {assignment!r} from the gradebook "
+                          f"{course.gradebook_file}: {type(err).__name__}") from None
+
+
+def student_due_dates(course: Course, assignment: str) -> dict[str, datetime]:
+    """student -> her own due date (aware, UTC: the assignment's plus her extension), for every
+    student with an extension; none without a recorded due date."""
+    due = due_date(course, assignment, missing_ok=True)
+    return {} if due is None else {student: due + extension
+                                   for student, extension in student_extensions(course, assignment).items()}
+
+
 def course_due_date(root: Path, assignment: str) -> datetime | None:
     """The due date in the gradebook of the nbgrader course at `root`, for a caller whose due date
     is optional: None where there is no course config, no gradebook yet, or the assignment is not
@@ -80,6 +103,17 @@ def course_due_date(root: Path, assignment: str) -> datetime | None:
     if not course.gradebook_file.is_file():
         return None
     return due_date(course, assignment, missing_ok=True)
+
+
+def course_extensions(root: Path, assignment: str) -> dict[str, timedelta]:
+    """The extensions in the gradebook of the nbgrader course at `root`, where there is one (as
+    course_due_date finds it); none otherwise."""
+    if not (Path(root) / CONFIG_FILE).is_file():
+        return {}
+    course = load_course(root)
+    if not course.gradebook_file.is_file() or due_date(course, assignment, missing_ok=True) is None:
+        return {}
+    return student_extensions(course, assignment)
 
 
 def cell_scores(course: Course, assignment: str) -> dict[str, dict[str, CellScore]]:

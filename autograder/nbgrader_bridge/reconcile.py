@@ -97,3 +97,16 @@ def _same(a: float | None, b: float | None) -> bool:
 
 def _shown(value: float | None) -> str:
     return "none" if value is None else points(value)
+
+
+def stale_manual_scores(nbgrader: Mapping[str, Mapping[str, CellScore]]) -> list[str]:
+    """One line per student with a TA's score given before her latest autograde: nbgrader keeps it
+    when she hands in again (it only marks the cell as needing a grade), and the export counts it
+    for an answer no TA read."""
+    lines = []
+    for student, cells in sorted(nbgrader.items()):
+        stale = sorted(name for name, cell in cells.items() if cell.manual_score is not None and cell.needs_manual_grade)
+        if stale:
+            lines.append(f"{student}: a TA's score given before her latest autograde still counts on "
+                         f"{', '.join(stale)} (handed in again?): grade them again in formgrader")
+    return lines

@@ -334,9 +334,10 @@ def test_feedback_released_through_the_course_config_reaches_its_student_alone(e
         shutil.copytree(source, dest, ignore=shutil.ignore_patterns("*.ipynb"), dirs_exist_ok=True)
         (dest / "handout.html").write_text(f"<p>feedback of {student}</p>")
         subprocess.run(["chown", "-R", f"{INSTRUCTOR}:{INSTRUCTOR}", str(course / "feedback")], check=True)
-    # the class's due date is DUE, days ago, and late work still scores: released early on purpose
-    # (tests/nbgrader_bridge/test_feedback_release_gate.py)
-    machine.run(f"nbgrader release_feedback {ASSIGNMENT} --GuardedReleaseFeedback.while_late_work_scores=True",
+    # due three days ago: late work still scores, so the course's release waits unless told otherwise
+    refused = machine.run(f"nbgrader release_feedback {ASSIGNMENT}", user=INSTRUCTOR, cwd=course, check=False)
+    assert refused.returncode != 0 and "late work is accepted until" in refused.stderr, refused.stderr
+    machine.run(f"nbgrader release_feedback {ASSIGNMENT} --GuardedReleaseFeedback.during_late_work=True",
                 user=INSTRUCTOR, cwd=course)
     machine.run(f"nbgrader fetch_feedback {ASSIGNMENT} --course cs349e", user=ALICE)
     pages = list((machine.home(ALICE) / ASSIGNMENT / "feedback").rglob("handout.html"))

@@ -683,3 +683,174 @@ def test_a_roster_login_nbgraders_exchange_cannot_name_is_told(tmp_path, caplog)
         course = collect(tmp_path, root)
     assert students(course) == [STUDENT]
     assert "amy+lab" in caplog.text and "'+'" in caplog.text, caplog.text
+
+
+def _class_with_feedback_and_due_date(tmp_path, days_ago: float, extension_days: float = 0):
+    """STUDENT and THIRD handed in and were collected, generate_feedback's pages are there, and the
+    gradebook holds the assignment due `days_ago`, with THIRD's extension of `extension_days`."""
+    import sys
+    from datetime import datetime, timedelta, timezone
+
+    from nbgrader.api import Gradebook
+
+    root = exchange_root(tmp_path)
+    for student in (STUDENT, THIRD):
+        folder = handed_in(root / "cs349e" / "inbound", owner=student, named=student)
+        (folder / "submission_secret.txt").write_text(f"secret of {student}")
+        give(folder, student)
+    course = collect(tmp_path, root)
+    for student in (STUDENT, THIRD):
+        _feedback_as_generate_feedback_leaves_it(course, student)
+    due = datetime.now(timezone.utc) - timedelta(days=days_ago)
+    path = os.environ.get("PATH", "")
+    os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), path])   # nbgrader's alembic
+    try:
+        with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+            gb.add_assignment(ASSIGNMENT, duedate=due.replace(tzinfo=None))
+            for student in (STUDENT, THIRD):
+                gb.add_student(student)
+            if extension_days:
+                gb.update_or_create_submission(ASSIGNMENT, THIRD)
+                gb.grant_extension(ASSIGNMENT, THIRD, days=extension_days)
+    finally:
+        os.environ["PATH"] = path
+    return root, course
+
+
+def _release_feedback(root, course, **config):
+    from nbgrader.auth import Authenticator
+    from nbgrader.coursedir import CourseDirectory
+
+    coursedir = CourseDirectory(root=str(course), course_id="cs349e")
+    coursedir.assignment_id = ASSIGNMENT
+    _course_release_feedback()(coursedir=coursedir, authenticator=Authenticator(), root=str(root), **config).start()
+    return {p.read_text() for p in (root / "cs349e" / "feedback").iterdir() if p.is_file()}
+
+
+def test_feedback_waits_while_late_work_still_scores(tmp_path):
+    """A page shows the expected value of every hidden case its student failed. Released the day
+    after the due date, it reached students whose late hand-in still scored (a classmate's page, or
+    her own: read, fixed, handed in again): the course's release_feedback waits, as the solutions do,
+    for the late policy's last day, unless the instructor releases during late work on purpose."""
+    from nbgrader.exchange.abc.exchange import ExchangeError
+
+    root, course = _class_with_feedback_and_due_date(tmp_path, days_ago=1)
+    with pytest.raises(ExchangeError, match="late work is accepted until"):
+        _release_feedback(root, course)
+    assert not (root / "cs349e" / "feedback").exists() or not any((root / "cs349e" / "feedback").iterdir())
+    released = _release_feedback(root, course, during_late_work=True)
+    assert released == {f"<p>feedback of {s}</p>" for s in (STUDENT, THIRD)}
+
+
+def test_feedback_waits_for_every_extension_even_during_late_work(tmp_path):
+    """A classmate's extension still open: feedback released to the rest of the class handed her
+    their pages' expected values before her own due date."""
+    from nbgrader.exchange.abc.exchange import ExchangeError
+
+    root, course = _class_with_feedback_and_due_date(tmp_path, days_ago=30, extension_days=31)
+    with pytest.raises(ExchangeError, match=f"{THIRD} \\(an extension\\)"):
+        _release_feedback(root, course, during_late_work=True)
+    assert not (root / "cs349e" / "feedback").exists() or not any((root / "cs349e" / "feedback").iterdir())
+
+
+def test_collect_before_the_due_date_gives_a_student_her_extension(tmp_path):
+    """`nbgrader collect --before-duedate` took the newest folder before the class's due date: a
+    student with an extension, who handed in again within it, was graded on her earlier folder."""
+    import sys
+    from datetime import datetime, timedelta, timezone
+
+    from nbgrader.api import Gradebook
+    from nbgrader.auth import Authenticator
+    from nbgrader.coursedir import CourseDirectory
+
+    from autograder.nbgrader_bridge.exchange import GuardedExchangeCollect
+
+    now = datetime.now(timezone.utc)
+    due = now - timedelta(days=2)
+    root = exchange_root(tmp_path)
+    inbound = root / "cs349e" / "inbound"
+    earlier = handed_in(inbound, owner=STUDENT, named=STUDENT, when=due - timedelta(hours=1))
+    within = handed_in(inbound, owner=STUDENT, named=STUDENT, when=now - timedelta(hours=1))
+    for folder, text in ((earlier, "earlier"), (within, "within her extension")):
+        (folder / "codesign.py").write_text(f"# {text}\n")
+    course = tmp_path / "course"
+    course.mkdir()
+    path = os.environ.get("PATH", "")
+    os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), path])   # nbgrader's alembic
+    try:
+        with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+            gb.add_assignment(ASSIGNMENT, duedate=due.replace(tzinfo=None))
+            gb.add_student(STUDENT)
+            gb.update_or_create_submission(ASSIGNMENT, STUDENT)
+            gb.grant_extension(ASSIGNMENT, STUDENT, days=3)
+    finally:
+        os.environ["PATH"] = path
+    coursedir = CourseDirectory(root=str(course), course_id="cs349e")
+    coursedir.assignment_id = ASSIGNMENT
+    # the folders' names are taken at their times, as if handed in then (their change time is now)
+    GuardedExchangeCollect(coursedir=coursedir, authenticator=Authenticator(), root=str(root), before_duedate=True,
+                           time_tolerance_seconds=3 * 86400.0).start()
+    assert (course / "submitted" / STUDENT / ASSIGNMENT / "codesign.py").read_text() == "# within her extension\n"
+
+
+def _collected_time(tmp_path, named_ago: float, due_ago: float):
+    """STUDENT's folder made now, named `named_ago` seconds ago, for a due date `due_ago` seconds ago:
+    the time collect writes, and its flagged rows."""
+    import sys
+    from datetime import datetime, timedelta, timezone
+
+    from nbgrader.api import Gradebook
+
+    from autograder.engine.lateness import parse_time
+
+    now = datetime.now(timezone.utc)
+    root = exchange_root(tmp_path)
+    handed_in(root / "cs349e" / "inbound", owner=STUDENT, named=STUDENT, when=now - timedelta(seconds=named_ago))
+    course = tmp_path / "course"
+    course.mkdir()
+    path = os.environ.get("PATH", "")
+    os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), path])   # nbgrader's alembic
+    try:
+        with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+            gb.add_assignment(ASSIGNMENT, duedate=(now - timedelta(seconds=due_ago)).replace(tzinfo=None))
+    finally:
+        os.environ["PATH"] = path
+    collect(tmp_path, root)
+    stamp = (course / "submitted" / STUDENT / ASSIGNMENT / "timestamp.txt").read_text()
+    return parse_time(stamp) - (now - timedelta(seconds=due_ago)), flagged(course)
+
+
+def test_a_folder_renamed_to_just_before_the_due_date_is_late(tmp_path):
+    """A name may be up to two minutes older than the folder's change time (submit names it before it
+    copies); a student who handed in 90 s after the due date renamed her folder to a second before
+    it and was on time: a whole day's penalty (10 %) saved. A name before the due date and a copy
+    finished well after it is judged by the change time, and listed."""
+    late_by, rows = _collected_time(tmp_path, named_ago=91, due_ago=90)
+    assert late_by.total_seconds() > 0, late_by
+    assert any(r["student"] == STUDENT and "due date" in r["reason"] for r in rows), rows
+
+
+def test_a_submit_started_just_before_the_due_date_stays_on_time(tmp_path):
+    late_by, rows = _collected_time(tmp_path, named_ago=1.5, due_ago=1)
+    assert late_by.total_seconds() < 0, late_by
+
+
+def test_collect_says_when_the_exchanges_clock_is_not_this_machines(tmp_path, monkeypatch, caplog):
+    """Times are judged by comparing a folder's name (the clock of the machine the student submitted
+    from) with its change time (the clock of the exchange's filesystem, an NFS server's): a minute
+    apart, honest folders handed in just before the due date were judged late, without a word. Collect
+    measures its own clock against the filesystem's and says so (here this machine's clock is made
+    to run a minute behind)."""
+    import logging
+    import time
+
+    from autograder.nbgrader_bridge import exchange
+
+    root = exchange_root(tmp_path)
+    handed_in(root / "cs349e" / "inbound", owner=STUDENT, named=STUDENT)
+    real = time.time
+    monkeypatch.setattr(exchange, "_now", lambda: real() - 60)
+    with caplog.at_level(logging.WARNING):
+        collect(tmp_path, root)
+    assert any("clock" in r.getMessage() and "60 s" in r.getMessage() for r in caplog.records), caplog.text
+    assert students(tmp_path / "course") == [STUDENT]

@@ -78,3 +78,36 @@ def test_nothing_a_student_named_is_a_formula_or_moves_a_column_in_grades_csv(tm
     hostile = next(row for row in rows if "HYPERLINK" in row[3])
     assert hostile[-4:] == ["0.0", "0.0", "0.0", "68.49"]
     assert next(row for row in rows if row[3] == "alice")[-4:] == ["68.49", "0.0", "68.49", "68.49"]
+
+
+def test_work_handed_in_after_the_last_day_scores_nothing_in_the_export(tmp_path, monkeypatch):
+    """The solutions go out after the late policy's last day (accept_days), with what a full-credit
+    answer to each free-text question says. nbgrader's penalty is charged at autograde, on the
+    automatic points alone, before a TA grades the free text: a student handing in after the release
+    copied those answers and kept the TA's points in the export. The policy's last day holds for the
+    whole score; a student's extension moves it."""
+    from datetime import datetime, timedelta
+
+    from autograder.engine.lateness import DAY, load_policy
+    from autograder.engine.registry import load_config
+
+    last_day = load_policy(load_config("lec01_codesign")).open_seconds()
+    url = _gradebook(tmp_path, monkeypatch)
+    due = datetime(2030, 1, 31, 15, 59)
+    with Gradebook(url) as gb:
+        gb.update_or_create_assignment("lec01_codesign", duedate=due)
+        gb.add_student("bob")
+        for student, extension in (("bob", None), ("alice", timedelta(days=3))):
+            submission = gb.update_or_create_submission("lec01_codesign", student)
+            submission.timestamp = due + timedelta(seconds=last_day + DAY)
+            submission.extension = extension
+            grades = [gb.find_grade(f"q{i}", "handout", "lec01_codesign", student) for i in range(len(SCORES))]
+            grades[0].auto_score, grades[0].manual_score = SCORES[0], None   # graded by autograde
+            for grade, points in zip(grades[1:], SCORES[1:]):
+                grade.manual_score = points                                   # the TA's, after it
+            # what nbgrader's AssignLatePenalties charged at autograde: all it could, the automatic points
+            gb.find_submission_notebook("handout", "lec01_codesign", student).late_submission_penalty = SCORES[0]
+        gb.db.commit()
+    rows = {row[3]: row for row in csv.reader(_export(RoundedCsvExportPlugin, url, tmp_path / "g.csv").splitlines())}
+    assert rows["bob"][-4:] == ["68.49", "68.49", "0.0", "68.49"], rows["bob"]
+    assert rows["alice"][-4:] == ["68.49", "60.0", "8.49", "68.49"], rows["alice"]   # her extension: in time

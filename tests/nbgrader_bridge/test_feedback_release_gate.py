@@ -7,7 +7,8 @@ variant, such as lecture 1's end-to-end deficits q34a/q34b or its choices q10, q
 in every classmate's page: one page released a day after the due date, shared with a classmate
 who hands in late, is worth half of those points to her. The course's `nbgrader release_feedback`
 refuses until the late policy's last day has passed, as `release-solutions` does; the instructor
-can still release early, saying so (`--GuardedReleaseFeedback.while_late_work_scores=True`)."""
+can still release early, saying so (`--GuardedReleaseFeedback.during_late_work=True`, once every
+student's own due date has passed)."""
 
 from __future__ import annotations
 
@@ -82,7 +83,7 @@ def test_feedback_is_not_released_while_a_late_hand_in_still_scores(course, tmp_
     exchange = _exchange(tmp_path)
     done = _release(course, exchange)
     assert done.returncode != 0, done.stderr[-3000:]
-    assert said in done.stderr and "while_late_work_scores" in done.stderr, done.stderr[-3000:]
+    assert said in done.stderr and "during_late_work" in done.stderr, done.stderr[-3000:]
     assert _released(exchange) == []
 
 
@@ -97,7 +98,7 @@ def test_feedback_is_released_once_late_work_earns_nothing(course, tmp_path):
 def test_the_instructor_can_release_early_and_is_told_what_it_gives_away(course, tmp_path):
     _due(course, datetime.now(timezone.utc) - timedelta(days=1))
     exchange = _exchange(tmp_path)
-    done = _release(course, exchange, "--GuardedReleaseFeedback.while_late_work_scores=True")
+    done = _release(course, exchange, "--GuardedReleaseFeedback.during_late_work=True")
     assert done.returncode == 0, done.stderr[-3000:]
     assert _released(exchange) == [PAGE]
     assert "late work is accepted until" in done.stderr, done.stderr[-3000:]

@@ -69,3 +69,19 @@ def test_a_submission_without_its_notebook_is_named_as_such():
     assert "not autograded yet" not in found.line()
     [other] = disagreements({}, {"jo": trusted("jo", 10.0, 0.0)}, AUTO, missing={"jo": ["codesign.py"]})
     assert "not autograded yet" in other.line()
+
+
+def test_a_tas_score_from_before_a_new_submission_is_named():
+    """nbgrader's autograde keeps a TA's score (a free-text grade, an override) when the student hands
+    in again and is graded anew; it only marks the cell as needing a grade. The export kept counting
+    the score given to the earlier submission's answer."""
+    from autograder.nbgrader_bridge.reconcile import stale_manual_scores
+
+    earlier = {"round_e4m3": CellScore("round_e4m3", 0.0, 10.0, 10.0, True),     # re-autograded since
+               "q15": CellScore("q15", None, 5.0, 5.0, True),
+               "q01": CellScore("q01", 2.0, None, 2.0, False)}
+    graded = {"round_e4m3": CellScore("round_e4m3", 0.0, 10.0, 10.0, False),     # the TA's, still current
+              "q15": CellScore("q15", None, None, 5.0, True)}                    # not graded yet
+    assert stale_manual_scores({"eve": earlier, "fay": graded}) == [
+        "eve: a TA's score given before her latest autograde still counts on q15, round_e4m3 (handed in again?): "
+        "grade them again in formgrader"]

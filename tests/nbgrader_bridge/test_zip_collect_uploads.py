@@ -408,3 +408,45 @@ def test_a_name_inside_a_folder_of_the_download_is_no_lms_name(tmp_path_factory)
     rows = flagged(root)
     assert any(r.startswith("Eve Evil_1009_assignsubmission_file_/amy_1001_2001_codesign.py: ") and "folder" in r
                for r in rows.get("", [])), rows
+
+
+def test_a_late_marker_collected_after_the_last_day_scores_nothing_and_an_extension_moves_it(tmp_path_factory):
+    """Canvas's _LATE says late, not when: zip_collect recorded one second after the class's due date.
+    lia hands in on Canvas after the late policy's last day, when the solutions are out, and was
+    charged one day (10 %) for them; max, whose extension ended yesterday, was recorded before her
+    own due date and charged nothing."""
+    import os
+    import sys
+
+    from nbgrader.api import Gradebook
+
+    from autograder.engine.lateness import DAY, load_policy
+    from autograder.engine.registry import load_config
+
+    policy = load_policy(load_config(ASSIGNMENT))
+    now = datetime.now(timezone.utc).replace(microsecond=0)
+    due = now - timedelta(seconds=policy.open_seconds() + 2 * DAY)
+    root = copy_course(tmp_path_factory.mktemp("after_last_day"))
+    done = run_in(root, "-m", "nbgrader", "db", "assignment", "add", ASSIGNMENT, f"--duedate={due.isoformat()}")
+    assert done.returncode == 0, done.stderr[-3000:]
+    extension = timedelta(seconds=policy.open_seconds() + DAY)   # her own due date: yesterday
+    path = os.environ.get("PATH", "")
+    os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), path])   # nbgrader's alembic
+    try:
+        with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+            gb.update_or_create_student("max")
+            gb.update_or_create_submission(ASSIGNMENT, "max")
+            gb.grant_extension(ASSIGNMENT, "max", minutes=extension.total_seconds() / 60)
+    finally:
+        os.environ["PATH"] = path
+    archive = root / "downloaded" / ASSIGNMENT / "archive"
+    archive.mkdir(parents=True)
+    for student in ("lia", "max"):
+        (archive / f"{student}_LATE_5_5_codesign.py").write_text(own_code(student))
+    done = run_in(root, "-m", "nbgrader", "zip_collect", ASSIGNMENT, "--force", timeout=300)
+    assert done.returncode == 0, explain(done)
+    lia = parse_time(submitted(root, "lia")["timestamp.txt"].strip(), "timestamp.txt")
+    assert policy.past_last_day((lia - due).total_seconds()), lia
+    assert "lia" in done.stderr and "last day" in done.stderr, explain(done)
+    max_at = parse_time(submitted(root, "max")["timestamp.txt"].strip(), "timestamp.txt")
+    assert max_at > due + extension, max_at
