@@ -16,13 +16,15 @@ FOLDER_MOVES = {"autograder/nbgrader_bridge/solutions_bundle.py", "autograder/nb
 
 def renames(path) -> list[str]:
     """Calls in `path` that rename one file over another: os.replace / os.rename, or a Path's
-    .replace(target) / .rename(target) (str.replace takes two arguments)."""
+    .replace(target) / .rename(target) (str.replace takes two arguments; dataclasses.replace is no file)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                 and node.func.attr in ("replace", "rename"):
             owner = node.func.value
+            if isinstance(owner, ast.Name) and owner.id == "dataclasses":
+                continue   # dataclasses.replace(obj, field=...) makes a new object, no file
             if (isinstance(owner, ast.Name) and owner.id == "os") or len(node.args) == 1:
                 found.append(f"{path.relative_to(REPO)}:{node.lineno}")
     return found
