@@ -15,6 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hub_courses import load_hub  # noqa: E402
+from kernel_debugger import refuse_debugger  # noqa: E402
 from service_ports import refuse_held_ports, watch  # noqa: E402
 from shared_settings import refuse_stale_settings  # noqa: E402
 from user_origins import refuse_shared_origin  # noqa: E402
@@ -105,12 +106,13 @@ c.JupyterHub.services = services
 # ------------------------------------------------------------------ refusals at start
 # Any hub user may bind a free port of 127.0.0.1: one who holds a formgrader's port would get the
 # course's formgrader traffic (service_ports.py). The shared environment's nbgrader settings must be
-# this kit's (shared_settings.py). Only in the hub itself, not where this file is read for its
+# this kit's (shared_settings.py), and it has no kernel debugger (kernel_debugger.py). Only in the hub itself, not where this file is read for its
 # settings (tests/hub/test_hub_config.py).
 _hub = sys.modules.get("jupyterhub.app")
 if _hub is not None and _hub.JupyterHub.initialized():
     refuse_shared_origin(HUB)
     refuse_stale_settings(HUB, COURSES_FILE)
+    refuse_debugger(HUB, COURSES_FILE)
     refuse_held_ports(HUB.courses)
     watch(HUB.courses)
 

@@ -4,7 +4,7 @@ deploy/jupyterhub/courses.toml` from the kit's folder (docs/jupyterhub.md). Safe
 1. The shared environment (hub_env): a virtualenv of the system's python3 with the kit's
    `instructor` and `hub` extras, readable by every user; nbgrader's machine-wide settings in its
    etc/jupyter/nbgrader_config.py (the exchange, one folder per course, the hub's groups decide
-   who may use which course).
+   who may use which course). No kernel debugger in it (kernel_debugger.py).
 2. The exchange folder, world-writable with the sticky bit (nbgrader's documented permissions).
 3. Users: each course's grader user (and, with create_users = true, everyone listed); every
    listed person's home closed to other users (mode 0700).
@@ -30,6 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hub_courses import CoursesError, Hub, load_hub  # noqa: E402
+from kernel_debugger import remove_debugger  # noqa: E402
 from shared_settings import global_nbgrader_config, settings_path  # noqa: E402
 
 KIT = Path(__file__).resolve().parents[2]
@@ -208,6 +209,7 @@ def main(argv=None) -> int:
         hub = load_hub(args.courses)
         make_users(hub)
         build_env(hub, args.python)
+        remove_debugger(hub)   # also from an environment an older kit built
         write_global_config(hub)
         make_exchange(hub)
         make_course(hub)

@@ -189,3 +189,26 @@ def test_the_hub_starts_only_on_the_kits_own_nbgrader_settings(tmp_path, capsys)
         refuse_stale_settings(hub, str(courses))
     said = capsys.readouterr().err
     assert "not starting the hub" in said and f"python3 deploy/jupyterhub/setup_hub.py {courses}" in said
+
+
+def test_the_hub_starts_only_without_a_kernel_debugger_in_its_environment(tmp_path, capsys):
+    """debugpy listens on a port anyone can attach to once a student turns the debugger off
+    (tests/hub/test_hub_kernels.py runs the set-up, which removes it): refused at start."""
+    import importlib.util
+    import sys
+
+    from kernel_debugger import has_debugger, refuse_debugger
+
+    if importlib.util.find_spec("debugpy") is None:
+        pytest.skip("debugpy is not installed here")
+    courses = _hub_env_courses(tmp_path)
+    hub = load_hub(courses)
+    (hub.hub_env / "bin").mkdir(parents=True)
+    python = hub.hub_env / "bin" / "python"   # an environment with debugpy: this one
+    python.write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
+    python.chmod(0o755)
+    assert has_debugger(hub)
+    with pytest.raises(SystemExit):
+        refuse_debugger(hub, str(courses))
+    said = capsys.readouterr().err
+    assert "has debugpy" in said and f"python3 deploy/jupyterhub/setup_hub.py {courses}" in said

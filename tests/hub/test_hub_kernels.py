@@ -167,3 +167,109 @@ def test_a_classmate_hears_nothing_while_a_student_validates(hub):
     result = json.loads(validated)
     assert result["success"] is True and "Timeout" not in json.dumps(result), validated[:1000]
     assert secret not in heard, heard[:500]
+
+
+# In the logged-in user's page: a kernel, a value in it, and JupyterLab's debugger turned on and
+# off again (the bug button sends these debug requests on the kernel's control channel).
+DEBUG_ON_AND_OFF = r'''async ([base, code]) => {
+  const xsrf = (document.cookie.match(/_xsrf=([^;]+)/) || [])[1] || "";
+  const r = await fetch(base + "api/kernels", {method: "POST", headers: {"X-XSRFToken": xsrf,
+                        "Content-Type": "application/json"}, body: "{}", credentials: "same-origin"});
+  const kernel = await r.json();
+  const ws = new WebSocket(location.origin.replace(/^http/, "ws") + base + "api/kernels/" + kernel.id
+                           + "/channels?session_id=d" + Date.now());
+  await new Promise((ok, fail) => { ws.onopen = ok; ws.onerror = fail; });
+  const waiting = {};
+  ws.onmessage = (e) => { const m = JSON.parse(e.data); const w = waiting[m.parent_header.msg_id];
+    if (w && m.msg_type.endsWith("_reply")) w(m.msg_type + " " + JSON.stringify(m.content).slice(0, 200)); };
+  let n = 0;
+  const send = (channel, type, content) => new Promise((ok) => {
+    const id = "d" + Date.now() + "-" + (n++);
+    waiting[id] = ok;
+    setTimeout(() => ok("no reply"), 30000);
+    ws.send(JSON.stringify({header: {msg_id: id, msg_type: type, username: "", session: "d",
+                                     date: new Date().toISOString(), version: "5.3"},
+                            parent_header: {}, metadata: {}, channel: channel, buffers: [], content: content}));
+  });
+  const said = [];
+  said.push(await send("shell", "execute_request", {code: code, silent: false, store_history: true,
+                       user_expressions: {}, allow_stdin: false, stop_on_error: true}));
+  const dap = (seq, command, args) => send("control", "debug_request",
+                                           {type: "request", seq: seq, command: command, arguments: args});
+  said.push(await dap(1, "initialize", {clientID: "jupyterlab", clientName: "JupyterLab", adapterID: "python",
+                                        pathFormat: "path", linesStartAt1: true, columnsStartAt1: true,
+                                        supportsVariableType: true, supportsVariablePaging: true,
+                                        supportsRunInTerminalRequest: true, locale: "en"}));
+  said.push(await dap(2, "attach", {}));
+  said.push(await dap(3, "disconnect", {restart: false, terminateDebuggee: false}));
+  window.kernel_socket = ws;
+  return said;
+}'''
+
+# bob, at any port of 127.0.0.1 the kernel's user listens on: a debug adapter that lets him in.
+ATTACH = r'''
+import json, socket, sys
+
+owner = sys.argv[1]
+ports = set()
+for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+    for row in open(table).read().splitlines()[1:]:
+        f = row.split()
+        if f[3] == "0A" and f[7] == owner:
+            ports.add(int(f[1].rsplit(":", 1)[1], 16))
+
+
+def request(s, seq, command, args):
+    body = json.dumps({"seq": seq, "type": "request", "command": command, "arguments": args}).encode()
+    s.sendall(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+
+def replies(s):
+    data = b""
+    s.settimeout(3)
+    try:
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    except OSError:
+        pass
+    return data.decode("utf-8", "replace")
+
+
+for port in sorted(ports):
+    try:
+        s = socket.create_connection(("127.0.0.1", port), timeout=5)
+        request(s, 1, "initialize", {"adapterID": "python", "clientID": "bob"})
+        request(s, 2, "attach", {})
+        request(s, 3, "evaluate", {"context": "repl", "expression":
+                "__import__('sys').modules['__main__'].__dict__.get('answer')"})
+        print(port, replies(s), flush=True)
+        s.close()
+    except OSError as err:
+        print(port, "refused", err, flush=True)
+'''
+
+
+def test_a_classmate_cannot_take_over_a_kernel_whose_debugger_was_used(hub):
+    """JupyterLab's debugger starts debugpy in the kernel, listening on a port of 127.0.0.1 with no
+    password; once she turns the debugger off, the kernel waits there for the next debugger: any
+    account that attaches runs code in her kernel, as her."""
+    from playwright.sync_api import sync_playwright
+
+    secret = f"D{secrets.token_hex(6)}"
+    with sync_playwright() as p:
+        browser = _browser(p)
+        try:
+            page = B.login(browser, hub.url, "alice", hub.passwords["alice"])
+            page.wait_for_selector("#jp-main-dock-panel")
+            said = page.evaluate(DEBUG_ON_AND_OFF, ["/user/alice/", f"answer = '{secret}'"])
+            assert said[0].startswith("execute_reply"), said
+            tried = subprocess.run(["/usr/sbin/runuser", "-u", "bob", "--", str(ENV / "bin" / "python"), "-c", ATTACH,
+                                    str(pwd.getpwnam("alice").pw_uid)], capture_output=True, text=True,
+                                   env={"PATH": "/usr/bin:/bin", "HOME": "/tmp"}, timeout=300)
+        finally:
+            browser.close()
+    assert tried.returncode == 0, tried.stderr[-2000:]
+    assert secret not in tried.stdout, (said, tried.stdout[-2000:])
