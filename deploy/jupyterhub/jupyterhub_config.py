@@ -16,6 +16,7 @@ from urllib.parse import urlparse
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hub_courses import load_hub  # noqa: E402
+from closed_homes import refuse_open_homes  # noqa: E402
 from kernel_debugger import refuse_debugger  # noqa: E402
 from service_ports import refuse_held_ports, watch  # noqa: E402
 from shared_settings import refuse_stale_settings  # noqa: E402
@@ -108,13 +109,14 @@ c.JupyterHub.services = services
 # Any hub user may bind a free port of 127.0.0.1: one who holds a formgrader's port would get the
 # course's formgrader traffic, one who holds the hub's address every login (service_ports.py). The
 # shared environment's nbgrader settings must be this kit's (shared_settings.py), and it has no
-# kernel debugger (kernel_debugger.py). Only in the hub itself, not where this file is read for its
-# settings (tests/hub/test_hub_config.py).
+# kernel debugger (kernel_debugger.py); every person's home is closed (closed_homes.py). Only in
+# the hub itself, not where this file is read for its settings (tests/hub/test_hub_config.py).
 _hub = sys.modules.get("jupyterhub.app")
 if _hub is not None and _hub.JupyterHub.initialized():
     refuse_shared_origin(HUB)
     refuse_stale_settings(HUB, COURSES_FILE)
     refuse_debugger(HUB, COURSES_FILE)
+    refuse_open_homes(HUB, COURSES_FILE)
     HUB_PORTS = {urlparse(c.JupyterHub.bind_url).port: "the hub's address",
                  urlparse(c.JupyterHub.hub_bind_url).port: "the hub's API",
                  urlparse(c.ConfigurableHTTPProxy.api_url).port: "the proxy's API"}
