@@ -117,9 +117,11 @@ if _hub is not None and _hub.JupyterHub.initialized():
     refuse_stale_settings(HUB, COURSES_FILE)
     refuse_debugger(HUB, COURSES_FILE)
     refuse_open_homes(HUB, COURSES_FILE)
-    HUB_PORTS = {urlparse(c.JupyterHub.bind_url).port: "the hub's address",
-                 urlparse(c.JupyterHub.hub_bind_url).port: "the hub's API",
-                 urlparse(c.ConfigurableHTTPProxy.api_url).port: "the proxy's API"}
+    def _port(url: str) -> int:
+        parsed = urlparse(url)
+        return parsed.port or (443 if parsed.scheme == "https" else 80)
+    HUB_PORTS = {_port(c.JupyterHub.bind_url): "the hub's address", _port(c.JupyterHub.hub_bind_url): "the hub's API",
+                 _port(c.ConfigurableHTTPProxy.api_url): "the proxy's API"}
     refuse_held_ports(HUB.courses, HUB_PORTS)
     watch(HUB.courses, HUB_PORTS)
 
