@@ -12,16 +12,23 @@ account (PAM) and gets JupyterLab as that user (LocalProcessSpawner).
 import os
 import sys
 from pathlib import Path
+from urllib.parse import urlparse
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hub_courses import load_hub  # noqa: E402
+from closed_homes import refuse_open_homes  # noqa: E402
+from kernel_debugger import refuse_debugger  # noqa: E402
 from service_ports import refuse_held_ports, watch  # noqa: E402
+from shared_settings import refuse_stale_settings  # noqa: E402
 from user_origins import refuse_shared_origin  # noqa: E402
 
 c = get_config()  # noqa: F821  (provided by JupyterHub)
 
-HUB = load_hub(os.environ.get("CS349E_HUB_COURSES", Path(__file__).resolve().parent / "courses.toml"))
+COURSES_FILE = os.environ.get("CS349E_HUB_COURSES", str(Path(__file__).resolve().parent / "courses.toml"))
+HUB = load_hub(COURSES_FILE)
 BIN = HUB.hub_env / "bin"
+# Every JupyterLab the hub starts (a user's, a course's formgrader): its kernels on files, not ports.
+KERNELS_ON_FILES = ("--KernelManager.transport=ipc",)
 
 # ------------------------------------------------------------------ the hub
 c.JupyterHub.bind_url = os.environ.get("CS349E_HUB_URL", "http://127.0.0.1:8000")
@@ -54,6 +61,11 @@ c.Spawner.notebook_dir = "~"
 # without a login (extra_static_paths), on the hub's origin when servers share it. Her server is
 # the kit's as installed: no settings, extensions or Python packages from her home.
 c.Spawner.disable_user_config = True
+# Kernels speak ZeroMQ: over TCP (jupyter_client's default) every kernel listens on ports of
+# 127.0.0.1, and its IOPub socket publishes each cell's code and output to any account that
+# subscribes (signed, not secret). Over ipc its sockets are files in the user's own runtime
+# folder (~/.local/share/jupyter/runtime, mode 0700): nobody else can connect.
+c.Spawner.args = [*KERNELS_ON_FILES]
 c.Spawner.environment = {"PATH": f"{BIN}:/usr/local/bin:/usr/bin:/bin", "PYTHONNOUSERSITE": "1"}
 c.Spawner.start_timeout = 120
 c.Spawner.http_timeout = 120
@@ -81,7 +93,7 @@ for course in HUB.courses:
         "url": f"http://127.0.0.1:{course.port}",
         # The course's formgrader: a JupyterLab of the grader user whose folder is the course
         # (nbgrader reads the kit's nbgrader_config.py from it; pregrade runs from there).
-        "command": [str(BIN / "jupyterhub-singleuser"), f"--ServerApp.root_dir={course.root}"],
+        "command": [str(BIN / "jupyterhub-singleuser"), f"--ServerApp.root_dir={course.root}", *KERNELS_ON_FILES],
         "user": course.grader,
         "cwd": str(course.root),
         "environment": {"JUPYTERHUB_DEFAULT_URL": "/lab/tree/", "HOME": str(course.home),
@@ -93,13 +105,23 @@ for course in HUB.courses:
 c.JupyterHub.load_roles = roles
 c.JupyterHub.services = services
 
-# ------------------------------------------------------------------ formgrader ports
+# ------------------------------------------------------------------ refusals at start
 # Any hub user may bind a free port of 127.0.0.1: one who holds a formgrader's port would get the
-# course's formgrader traffic (service_ports.py). Only in the hub itself, not where this file is read
-# for its settings (tests/hub/test_hub_config.py).
+# course's formgrader traffic, one who holds the hub's address every login (service_ports.py). The
+# shared environment's nbgrader settings must be this kit's (shared_settings.py), and it has no
+# kernel debugger (kernel_debugger.py); every person's home is closed (closed_homes.py). Only in
+# the hub itself, not where this file is read for its settings (tests/hub/test_hub_config.py).
 _hub = sys.modules.get("jupyterhub.app")
 if _hub is not None and _hub.JupyterHub.initialized():
     refuse_shared_origin(HUB)
-    refuse_held_ports(HUB.courses)
-    watch(HUB.courses)
+    refuse_stale_settings(HUB, COURSES_FILE)
+    refuse_debugger(HUB, COURSES_FILE)
+    refuse_open_homes(HUB, COURSES_FILE)
+    def _port(url: str) -> int:
+        parsed = urlparse(url)
+        return parsed.port or (443 if parsed.scheme == "https" else 80)
+    HUB_PORTS = {_port(c.JupyterHub.bind_url): "the hub's address", _port(c.JupyterHub.hub_bind_url): "the hub's API",
+                 _port(c.ConfigurableHTTPProxy.api_url): "the proxy's API"}
+    refuse_held_ports(HUB.courses, HUB_PORTS)
+    watch(HUB.courses, HUB_PORTS)
 

@@ -7,6 +7,12 @@ cannot bind, and the hub routes /services/<course>/ to the student: the instruct
 the student's page. So the hub starts only while nobody listens on a formgrader port, and stops
 when anyone but the course's grader user listens on one later (`watch`).
 
+The hub's own ports are the same: its address (where nginx forwards every login form, with a
+system password), its API (where every user's server sends its token) and its proxy's API. A
+student who binds one while the hub is down (a restart) is answered by nothing: the proxy cannot
+bind, the hub finds something answering and goes on. So none may be held by anyone but the hub's
+own account when it starts, or later.
+
 The owner of every listening socket is read from /proc/net/tcp and tcp6 (its uid column).
 """
 
@@ -65,20 +71,37 @@ def foreign_listeners(courses) -> list[str]:
     return problems
 
 
-def refuse_held_ports(courses) -> None:
-    """Before the hub starts: every formgrader port free, else SystemExit naming who holds it."""
-    problems = foreign_listeners(courses)
+def foreign_hub_listeners(hub_ports: dict[int, str], hub_uid: int) -> list[str]:
+    """One line per port of the hub's own (port -> what it is) someone else listens on."""
+    problems = []
+    for port, what in hub_ports.items():
+        others = sorted(uid for uid in listening_uids(port) if uid != hub_uid)
+        if others:
+            problems.append(f"port {port} ({what}) is held by {', '.join(_account(uid) for uid in others)}: "
+                            f"it would get what is sent there (stop that process)")
+    return problems
+
+
+def _problems(courses, hub_ports: dict[int, str]) -> list[str]:
+    return foreign_hub_listeners(hub_ports, os.geteuid()) + foreign_listeners(courses)
+
+
+def refuse_held_ports(courses, hub_ports: dict[int, str] | None = None) -> None:
+    """Before the hub starts: every formgrader port and every port of the hub's own free (or the
+    hub's), else SystemExit naming who holds it."""
+    problems = _problems(courses, hub_ports or {})
     if problems:
         raise SystemExit("not starting the hub: " + "; ".join(problems))
 
 
-def watch(courses, interval: float = WATCH_SECONDS) -> threading.Thread:
+def watch(courses, hub_ports: dict[int, str] | None = None, interval: float = WATCH_SECONDS) -> threading.Thread:
     """A daemon thread that stops this hub (SIGTERM to itself) once anyone but a course's grader
-    user listens on its formgrader port, saying who on stderr (the hub's log)."""
+    user listens on its formgrader port, or anyone else on a port of the hub's own, saying who on
+    stderr (the hub's log)."""
     def run():
         stop = threading.Event()
         while not stop.wait(interval):
-            problems = foreign_listeners(courses)
+            problems = _problems(courses, hub_ports or {})
             if problems:
                 print("stopping the hub: " + "; ".join(problems), file=sys.stderr, flush=True)
                 os.kill(os.getpid(), signal.SIGTERM)

@@ -4,7 +4,7 @@ deploy/jupyterhub/courses.toml` from the kit's folder (docs/jupyterhub.md). Safe
 1. The shared environment (hub_env): a virtualenv of the system's python3 with the kit's
    `instructor` and `hub` extras, readable by every user; nbgrader's machine-wide settings in its
    etc/jupyter/nbgrader_config.py (the exchange, one folder per course, the hub's groups decide
-   who may use which course).
+   who may use which course). No kernel debugger in it (kernel_debugger.py).
 2. The exchange folder, world-writable with the sticky bit (nbgrader's documented permissions).
 3. Users: each course's grader user (and, with create_users = true, everyone listed); every
    listed person's home closed to other users (mode 0700).
@@ -30,6 +30,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hub_courses import CoursesError, Hub, load_hub  # noqa: E402
+from kernel_debugger import remove_debugger  # noqa: E402
+from shared_settings import global_nbgrader_config, settings_path  # noqa: E402
 
 KIT = Path(__file__).resolve().parents[2]
 # What a course folder does not need from the kit's folder: anywhere in it, caches and
@@ -48,18 +50,6 @@ def not_copied(folder: str, names: list[str]) -> set[str]:
         ignored |= _NOT_COPIED_AT_TOP & set(names)
     return ignored
 
-GLOBAL_NBGRADER_CONFIG = '''\
-# nbgrader's settings for every user of this hub (written by deploy/jupyterhub/setup_hub.py).
-c = get_config()  # noqa: F821
-c.Exchange.root = {exchange!r}
-# One exchange folder per course; the hub's nbgrader-<course>/formgrade-<course> groups say who may
-# fetch from, submit to or collect from which.
-c.Exchange.path_includes_course = True
-c.Authenticator.plugin_class = "nbgrader.auth.JupyterHubAuthPlugin"
-# A submission without one of the released notebooks (deleted or renamed) is refused with
-# nbgrader's message naming it, instead of reaching the instructor without its answers.
-c.ExchangeSubmit.strict = True
-'''
 
 COURSE_HUB_SETTINGS = '''
 
@@ -112,10 +102,10 @@ def _readable(path: Path) -> None:
 
 
 def write_global_config(hub: Hub) -> None:
-    folder = hub.hub_env / "etc" / "jupyter"
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "nbgrader_config.py").write_text(GLOBAL_NBGRADER_CONFIG.format(exchange=str(hub.exchange)))
-    _readable(folder)
+    path = settings_path(hub)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(global_nbgrader_config(hub))
+    _readable(path.parent)
 
 
 def make_exchange(hub: Hub) -> None:
@@ -219,6 +209,7 @@ def main(argv=None) -> int:
         hub = load_hub(args.courses)
         make_users(hub)
         build_env(hub, args.python)
+        remove_debugger(hub)   # also from an environment an older kit built
         write_global_config(hub)
         make_exchange(hub)
         make_course(hub)

@@ -134,3 +134,81 @@ def test_the_hub_starts_on_one_origin_only_where_the_courses_file_accepts_it(tmp
     wrong.write_text('shared_origin = "yes"\n' + text)
     with pytest.raises(CoursesError, match="shared_origin must be"):
         load_hub(wrong)
+
+
+def test_every_jupyterlab_the_hub_starts_keeps_its_kernels_on_files(monkeypatch):
+    """Over TCP a kernel's IOPub port publishes every cell's code and output to any account of the
+    machine (tests/hub/test_hub_kernels.py listens as a classmate)."""
+    config = hub_config(monkeypatch, DEPLOY / "courses-two.toml")
+    assert "--KernelManager.transport=ipc" in config.Spawner.args
+    for service in config.JupyterHub.services:
+        assert "--KernelManager.transport=ipc" in service["command"], service["name"]
+
+
+def _hub_env_courses(tmp_path: Path) -> Path:
+    courses = tmp_path / "courses.toml"
+    courses.write_text((DEPLOY / "courses.toml").read_text().replace('hub_env = "/opt/cs349e-hub/venv"',
+                                                                     f'hub_env = "{tmp_path / "env"}"'))
+    return courses
+
+
+def test_nbgraders_own_kernels_are_on_files_in_the_users_runtime_folder(tmp_path, monkeypatch):
+    """The Validate button runs the student's notebook in a kernel nbgrader starts itself: on files
+    of her runtime folder, a fresh name each time the settings are read."""
+    import setup_hub
+    from shared_settings import settings_path
+
+    hub = load_hub(_hub_env_courses(tmp_path))
+    setup_hub.write_global_config(hub)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("JUPYTER_RUNTIME_DIR", raising=False)
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    path = settings_path(hub)
+    first, second = (PyFileConfigLoader(path.name, path=str(path.parent)).load_config() for _ in range(2))
+    runtime = tmp_path / "home" / ".local" / "share" / "jupyter" / "runtime"
+    assert first.KernelManager.transport == "ipc"
+    assert Path(first.KernelManager.ip).parent == runtime and first.KernelManager.ip != second.KernelManager.ip
+    assert runtime.stat().st_mode & 0o077 == 0
+
+
+def test_the_hub_starts_only_on_the_kits_own_nbgrader_settings(tmp_path, capsys):
+    """A shared environment set up by an older kit (Validate's kernel on ports) or edited is refused,
+    with the command that writes the settings again."""
+    import setup_hub
+    from shared_settings import refuse_stale_settings, settings_path
+
+    courses = _hub_env_courses(tmp_path)
+    hub = load_hub(courses)
+    with pytest.raises(SystemExit):
+        refuse_stale_settings(hub, str(courses))
+    setup_hub.write_global_config(hub)
+    refuse_stale_settings(hub, str(courses))
+    older = settings_path(hub).read_text().split("# The kernel nbgrader starts itself")[0]
+    settings_path(hub).write_text(older)
+    with pytest.raises(SystemExit):
+        refuse_stale_settings(hub, str(courses))
+    said = capsys.readouterr().err
+    assert "not starting the hub" in said and f"python3 deploy/jupyterhub/setup_hub.py {courses}" in said
+
+
+def test_the_hub_starts_only_without_a_kernel_debugger_in_its_environment(tmp_path, capsys):
+    """debugpy listens on a port anyone can attach to once a student turns the debugger off
+    (tests/hub/test_hub_kernels.py runs the set-up, which removes it): refused at start."""
+    import importlib.util
+    import sys
+
+    from kernel_debugger import has_debugger, refuse_debugger
+
+    if importlib.util.find_spec("debugpy") is None:
+        pytest.skip("debugpy is not installed here")
+    courses = _hub_env_courses(tmp_path)
+    hub = load_hub(courses)
+    (hub.hub_env / "bin").mkdir(parents=True)
+    python = hub.hub_env / "bin" / "python"   # an environment with debugpy: this one
+    python.write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
+    python.chmod(0o755)
+    assert has_debugger(hub)
+    with pytest.raises(SystemExit):
+        refuse_debugger(hub, str(courses))
+    said = capsys.readouterr().err
+    assert "has debugpy" in said and f"python3 deploy/jupyterhub/setup_hub.py {courses}" in said

@@ -87,3 +87,23 @@ def test_an_existing_students_open_home_is_closed(tmp_path, no_users, capsys):
     for name in STUDENTS:
         assert os.stat(pwd.getpwnam(name).pw_dir).st_mode & 0o077 == 0
         assert f"home of {name}: closed to other users (it was mode 0755)" in said
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_the_hub_does_not_start_while_a_students_home_is_open():
+    """A student added since the set-up (useradd, then the courses file) or whose home was opened
+    again: the hub refuses to start, naming her and the command that closes it."""
+    from hub_machine import HubExited, missing_requirements, start_hub
+
+    reason = missing_requirements()
+    if reason:
+        pytest.skip(f"the hub test {reason}")
+    try:
+        machine = start_hub(before_start=lambda m: os.chmod(pwd.getpwnam("alice").pw_dir, 0o755))
+    except HubExited as exited:
+        said = str(exited)
+    else:
+        machine.close()
+        pytest.fail("the hub started while alice's home was open to her classmates")
+    assert "not starting the hub: the home of alice" in said and "setup_hub.py" in said, said[-2000:]

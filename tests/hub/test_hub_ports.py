@@ -107,3 +107,40 @@ def test_a_free_formgrader_port_is_no_problem():
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     assert service_ports.foreign_listeners([_course(port, "nobody")]) == []
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_a_students_server_on_the_hubs_own_port_never_gets_the_logins():
+    """bob binds the hub's address (127.0.0.1:8000 by default; nginx forwards there) while the hub
+    is down: the proxy cannot bind it, the hub finds something answering there and goes on, and
+    every login form (a system password) reaches bob's page. The hub refuses to start, naming him.
+    (His page answers until he is stopped: the hub cannot unbind him; its refusal says who he is.)"""
+    reason = missing_requirements()
+    if reason:
+        pytest.skip(f"the hub test {reason}")
+    try:   # bob's page answers the hub's health check: start_hub may take it for the hub's
+        machine = start_hub(before_start=lambda m: _hold_port_as("bob", int(m.url.rsplit(":", 1)[1])))
+    except HubExited as exited:
+        said = str(exited)
+    else:
+        try:
+            deadline = time.monotonic() + 60
+            while machine.process.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert machine.process.poll() is not None, "the hub runs with bob's server on its address"
+            said = machine.log.read_text()
+        finally:
+            machine.close()
+    assert "not starting the hub" in said and "(the hub's address) is held by bob" in said, said[-2000:]
+
+
+@needs_root
+def test_whoever_but_the_hub_listens_on_a_port_of_the_hubs_own_is_named():
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        [problem] = service_ports.foreign_hub_listeners({port: "the hub's address"}, pwd.getpwnam("nobody").pw_uid)
+        assert f"port {port} (the hub's address) is held by root" in problem
+        assert service_ports.foreign_hub_listeners({port: "the hub's address"}, 0) == []
