@@ -78,6 +78,18 @@ def _platform_secret_problem() -> str | None:
     return None
 
 
+def _probe(code: str) -> str | None:
+    """Why one start of `code` under this interpreter (as the worker starts) failed, or None."""
+    try:
+        probe = subprocess.run([sys.executable, "-S", "-B", "-c", code], stdin=subprocess.DEVNULL,
+                               capture_output=True, timeout=30, env=_base_env("/tmp"))
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"the probe could not start: {exc}"
+    if probe.returncode != 0:
+        return " ".join(probe.stderr.decode("utf-8", "replace").split())[-300:] or f"exit {probe.returncode}"
+    return None
+
+
 @functools.cache
 def mount_namespace_problem() -> str | None:
     """Why the fallback's worker cannot make a mount namespace here (its private scratch, /run
@@ -87,14 +99,7 @@ def mount_namespace_problem() -> str | None:
         return f"the grader runs as uid {os.geteuid()}, not root"
     code = ("import ctypes, os, sys; libc = ctypes.CDLL(None, use_errno=True); "
             "sys.exit(0 if libc.unshare(0x00020000) == 0 else os.strerror(ctypes.get_errno()))")
-    try:
-        probe = subprocess.run([sys.executable, "-S", "-B", "-c", code], stdin=subprocess.DEVNULL,
-                               capture_output=True, timeout=30, env=_base_env("/tmp"))
-    except (OSError, subprocess.SubprocessError) as exc:
-        return f"the probe could not start: {exc}"
-    if probe.returncode != 0:
-        return " ".join(probe.stderr.decode("utf-8", "replace").split())[-300:] or f"exit {probe.returncode}"
-    return None
+    return _probe(code)
 
 
 @functools.cache
@@ -108,14 +113,7 @@ def network_namespace_problem() -> str | None:
     if os.geteuid() != 0:
         return f"the grader runs as uid {os.geteuid()}, not root"
     code = f"import sys; sys.path.insert(0, {str(_HERE)!r}); import lockdown; lockdown.own_network()"
-    try:
-        probe = subprocess.run([sys.executable, "-S", "-B", "-c", code], stdin=subprocess.DEVNULL,
-                               capture_output=True, timeout=30, env=_base_env("/tmp"))
-    except (OSError, subprocess.SubprocessError) as exc:
-        return f"the probe could not start: {exc}"
-    if probe.returncode != 0:
-        return " ".join(probe.stderr.decode("utf-8", "replace").split())[-300:] or f"exit {probe.returncode}"
-    return None
+    return _probe(code)
 
 
 @functools.cache

@@ -6,6 +6,7 @@ is tests/nbgrader/test_exchange.py."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import re
 import os
@@ -23,6 +24,22 @@ from test_inbound import ASSIGNMENT, OTHER, STUDENT, give, handed_in, uid  # noq
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="hands folders to other accounts: needs root")
 
 THIRD = "cs349e-cat"
+
+
+@contextlib.contextmanager
+def _gradebook(course: Path):
+    """The course's nbgrader gradebook, opened as nbgrader does (its alembic found on PATH)."""
+    import sys
+
+    from nbgrader.api import Gradebook
+
+    path = os.environ.get("PATH", "")
+    os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), path])
+    try:
+        with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+            yield gb
+    finally:
+        os.environ["PATH"] = path
 
 
 def exchange_root(tmp_path: Path, mode: int = 0o1777) -> Path:
@@ -688,10 +705,7 @@ def test_a_roster_login_nbgraders_exchange_cannot_name_is_told(tmp_path, caplog)
 def _class_with_feedback_and_due_date(tmp_path, days_ago: float, extension_days: float = 0):
     """STUDENT and THIRD handed in and were collected, generate_feedback's pages are there, and the
     gradebook holds the assignment due `days_ago`, with THIRD's extension of `extension_days`."""
-    import sys
     from datetime import datetime, timedelta, timezone
-
-    from nbgrader.api import Gradebook
 
     root = exchange_root(tmp_path)
     for student in (STUDENT, THIRD):
@@ -702,18 +716,13 @@ def _class_with_feedback_and_due_date(tmp_path, days_ago: float, extension_days:
     for student in (STUDENT, THIRD):
         _feedback_as_generate_feedback_leaves_it(course, student)
     due = datetime.now(timezone.utc) - timedelta(days=days_ago)
-    path = os.environ.get("PATH", "")
-    os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), path])   # nbgrader's alembic
-    try:
-        with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
-            gb.add_assignment(ASSIGNMENT, duedate=due.replace(tzinfo=None))
-            for student in (STUDENT, THIRD):
-                gb.add_student(student)
-            if extension_days:
-                gb.update_or_create_submission(ASSIGNMENT, THIRD)
-                gb.grant_extension(ASSIGNMENT, THIRD, days=extension_days)
-    finally:
-        os.environ["PATH"] = path
+    with _gradebook(course) as gb:
+        gb.add_assignment(ASSIGNMENT, duedate=due.replace(tzinfo=None))
+        for student in (STUDENT, THIRD):
+            gb.add_student(student)
+        if extension_days:
+            gb.update_or_create_submission(ASSIGNMENT, THIRD)
+            gb.grant_extension(ASSIGNMENT, THIRD, days=extension_days)
     return root, course
 
 
@@ -756,10 +765,8 @@ def test_feedback_waits_for_every_extension_even_during_late_work(tmp_path):
 def test_collect_before_the_due_date_gives_a_student_her_extension(tmp_path):
     """`nbgrader collect --before-duedate` took the newest folder before the class's due date: a
     student with an extension, who handed in again within it, was graded on her earlier folder."""
-    import sys
     from datetime import datetime, timedelta, timezone
 
-    from nbgrader.api import Gradebook
     from nbgrader.auth import Authenticator
     from nbgrader.coursedir import CourseDirectory
 
@@ -775,16 +782,11 @@ def test_collect_before_the_due_date_gives_a_student_her_extension(tmp_path):
         (folder / "codesign.py").write_text(f"# {text}\n")
     course = tmp_path / "course"
     course.mkdir()
-    path = os.environ.get("PATH", "")
-    os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), path])   # nbgrader's alembic
-    try:
-        with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
-            gb.add_assignment(ASSIGNMENT, duedate=due.replace(tzinfo=None))
-            gb.add_student(STUDENT)
-            gb.update_or_create_submission(ASSIGNMENT, STUDENT)
-            gb.grant_extension(ASSIGNMENT, STUDENT, days=3)
-    finally:
-        os.environ["PATH"] = path
+    with _gradebook(course) as gb:
+        gb.add_assignment(ASSIGNMENT, duedate=due.replace(tzinfo=None))
+        gb.add_student(STUDENT)
+        gb.update_or_create_submission(ASSIGNMENT, STUDENT)
+        gb.grant_extension(ASSIGNMENT, STUDENT, days=3)
     coursedir = CourseDirectory(root=str(course), course_id="cs349e")
     coursedir.assignment_id = ASSIGNMENT
     # the folders' names are taken at their times, as if handed in then (their change time is now)
@@ -796,10 +798,7 @@ def test_collect_before_the_due_date_gives_a_student_her_extension(tmp_path):
 def _collected_time(tmp_path, named_ago: float, due_ago: float):
     """STUDENT's folder made now, named `named_ago` seconds ago, for a due date `due_ago` seconds ago:
     the time collect writes, and its flagged rows."""
-    import sys
     from datetime import datetime, timedelta, timezone
-
-    from nbgrader.api import Gradebook
 
     from autograder.engine.lateness import parse_time
 
@@ -808,13 +807,8 @@ def _collected_time(tmp_path, named_ago: float, due_ago: float):
     handed_in(root / "cs349e" / "inbound", owner=STUDENT, named=STUDENT, when=now - timedelta(seconds=named_ago))
     course = tmp_path / "course"
     course.mkdir()
-    path = os.environ.get("PATH", "")
-    os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), path])   # nbgrader's alembic
-    try:
-        with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
-            gb.add_assignment(ASSIGNMENT, duedate=(now - timedelta(seconds=due_ago)).replace(tzinfo=None))
-    finally:
-        os.environ["PATH"] = path
+    with _gradebook(course) as gb:
+        gb.add_assignment(ASSIGNMENT, duedate=(now - timedelta(seconds=due_ago)).replace(tzinfo=None))
     collect(tmp_path, root)
     stamp = (course / "submitted" / STUDENT / ASSIGNMENT / "timestamp.txt").read_text()
     return parse_time(stamp) - (now - timedelta(seconds=due_ago)), flagged(course)
