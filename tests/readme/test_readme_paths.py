@@ -29,6 +29,7 @@ import pytest
 
 import process_groups
 from autograder.engine.registry import load_config
+from autograder.engine.roster import read_roster, roster_path
 from autograder.engine.variants import variant_token
 from autograder.sandbox import launcher
 from clone_run import ROOT, Shell, clone_checkout, make_shell
@@ -220,7 +221,10 @@ def test_collect_takes_what_the_students_submitted(readme_run):
 def test_nbgrader_export_equals_the_trusted_grader(readme_run):
     exported = _csv(readme_run.shell.course / "grades.csv")
     trusted = _csv(readme_run.shell.course / "OUT" / "grades.csv")
-    assert set(exported) == set(STUDENTS)
+    roster = read_roster(roster_path(readme_run.shell.course))
+    assert set(STUDENTS) < set(roster) and set(exported) == set(roster)
+    for student in set(roster) - set(STUDENTS):   # never handed in: a row of 0, not a blank in the LMS
+        assert float(exported[student]["raw_score"]) == 0, student
     for student in STUDENTS:
         assert float(exported[student]["raw_score"]) == pytest.approx(float(trusted[student]["score"]), abs=0.005), student
         assert float(exported[student]["max_score"]) == float(trusted[student]["max_score"])
