@@ -44,8 +44,8 @@ def run(args) -> int:
         print(f"release-solutions: {err}", file=sys.stderr)
         return 2
     try:
-        reason = refusal(due_date(course, args.assignment), datetime.now(timezone.utc), policy,
-                         student_due_dates(course, args.assignment))
+        due = due_date(course, args.assignment)
+        reason = refusal(due, datetime.now(timezone.utc), policy, student_due_dates(course, args.assignment, due))
     except InstructorError as err:
         reason = str(err)
     if reason and not args.force:

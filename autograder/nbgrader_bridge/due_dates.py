@@ -27,7 +27,7 @@ def read_due_dates(course: Course, assignment: str) -> DueDates:
     if not course.gradebook_file.is_file():
         return DueDates(None)
     due = due_date(course, assignment, missing_ok=True)
-    return DueDates(due, student_due_dates(course, assignment) if due is not None else {})
+    return DueDates(due, student_due_dates(course, assignment, due))
 
 
 def judged_at_due_date(sub: Submission, due: datetime | None, tolerance: float) -> Submission:

@@ -84,10 +84,9 @@ def student_extensions(course: Course, assignment: str) -> dict[str, timedelta]:
                           f"{course.gradebook_file}: {type(err).__name__}") from None
 
 
-def student_due_dates(course: Course, assignment: str) -> dict[str, datetime]:
-    """student -> her own due date (aware, UTC: the assignment's plus her extension), for every
-    student with an extension; none without a recorded due date."""
-    due = due_date(course, assignment, missing_ok=True)
+def student_due_dates(course: Course, assignment: str, due: datetime | None) -> dict[str, datetime]:
+    """student -> her own due date (aware, UTC: `due`, the assignment's as due_date read it, plus her
+    extension), for every student with an extension; none without a recorded due date."""
     return {} if due is None else {student: due + extension
                                    for student, extension in student_extensions(course, assignment).items()}
 
