@@ -87,21 +87,15 @@ def exchange_lines(course) -> list[str]:
     from pathlib import Path
 
     from autograder.engine.outputs import show_controls
+    from autograder.engine.roster import roster_or_empty
     from autograder.nbgrader_bridge.exchange_root import exchange_problems, instructors
 
     if not course.course_id or not os.path.lexists(Path(course.exchange_root) / course.course_id):   # a link too
         return []
+    roster = roster_or_empty(course.root)
     return [show_controls(f"exchange: {problem}")
             for problem in exchange_problems(course.exchange_root, course.course_id,
-                                             instructors(course.groupshared, _roster(course)), _roster(course))]
-
-
-def _roster(course) -> list[str]:
-    from autograder.engine.roster import read_roster, roster_path
-    try:
-        return read_roster(roster_path(course.root))
-    except Exception:        # noqa: BLE001 - a broken roster is the build's to report
-        return []
+                                             instructors(course.groupshared, roster), roster)]
 
 
 def settle_student(args) -> int:

@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from autograder.engine.others_access import group_reachers, open_to_others
+from autograder.engine.roster import roster_or_empty
 
 SETUP_DOC = "docs/exchange.md"
 NAMED = 5     # accounts a message names; the rest are counted
@@ -31,7 +32,7 @@ def open_course(root: str | Path, *, staff_group: bool = False) -> str | None:
                 f"solutions/, the hidden tests in autograder/ and every classmate's submitted/, autograded/ and "
                 f"feedback/ by their paths. Close it: chmod 700 {root} (or a folder above it) ({SETUP_DOC})")
     reachers, gated = group_reachers(Path(root))
-    roster = set(_roster(Path(root))) if staff_group else set()
+    roster = set(roster_or_empty(Path(root))) if staff_group else set()
     if roster:          # with no roster nothing tells the staff's group from one of students: all count
         reachers &= roster
     if not reachers:
@@ -46,10 +47,3 @@ def open_course(root: str | Path, *, staff_group: bool = False) -> str | None:
             f"of the group; a group of the course's staff only is kept with c.CourseDirectory.groupshared = True "
             f"(then only the roster's students in it count) ({SETUP_DOC})")
 
-
-def _roster(root: Path) -> list[str]:
-    from autograder.engine.roster import read_roster, roster_path
-    try:
-        return read_roster(roster_path(root))
-    except Exception:        # noqa: BLE001 - a broken roster (build reports it): no student named in it
-        return []

@@ -42,6 +42,7 @@ from traitlets import Bool, Float, Int
 
 from autograder.engine.lateness import parse_time
 from autograder.engine.outputs import student_cell
+from autograder.engine.roster import roster_or_empty
 from autograder.nbgrader_bridge.course import Course
 from autograder.nbgrader_bridge.course_privacy import open_course
 from autograder.nbgrader_bridge.exchange_root import (exchange_problems, foreign_course_folders, fuse_lets_students_in,
@@ -82,7 +83,7 @@ def _sticky_or_fail(exchange) -> None:
         os.chmod(exchange.root, stat.S_IMODE(info.st_mode) | stat.S_ISVTX)
         exchange.log.warning("the exchange folder made sticky (students cannot rename or remove the course's "
                              "folder there): %s", exchange.root)
-    students = _roster_students(exchange.coursedir.root)
+    students = roster_or_empty(exchange.coursedir.root)
     problems = exchange_problems(exchange.root, "", instructors(exchange.coursedir.groupshared, students), students)
     if problems:
         exchange.fail("\n".join(problems))
@@ -126,14 +127,6 @@ def _closed_course_or_fail(exchange) -> None:
     problem = open_course(exchange.coursedir.root, staff_group=exchange.coursedir.groupshared)
     if problem:
         exchange.fail(problem)
-
-
-def _roster_students(root: str) -> list[str]:
-    from autograder.engine.roster import read_roster, roster_path
-    try:
-        return read_roster(roster_path(Path(root)))
-    except Exception:        # noqa: BLE001 - no roster (or a broken one, which build reports): nothing to check
-        return []
 
 
 def _warn_open_homes(exchange, students, new_accounts: bool = False) -> None:
@@ -204,7 +197,7 @@ def _release_checks(exchange) -> None:
     _sticky_or_fail(exchange)
     _closed_course_or_fail(exchange)
     _claim_course_folder(exchange)
-    students = _roster_students(exchange.coursedir.root)
+    students = roster_or_empty(exchange.coursedir.root)
     problems = foreign_course_folders(exchange.root, exchange.coursedir.course_id,
                                       instructors(exchange.coursedir.groupshared, students), students)
     if problems:
@@ -236,7 +229,7 @@ class GuardedReleaseAssignment(_ReleaseChecked, ExchangeReleaseAssignment):
 
     def init_dest(self):
         super().init_dest()
-        _warn_open_homes(self, _roster_students(self.coursedir.root), new_accounts=True)
+        _warn_open_homes(self, roster_or_empty(self.coursedir.root), new_accounts=True)
         mode = os.stat(self.inbound_path).st_mode
         if not mode & stat.S_ISVTX:
             os.chmod(self.inbound_path, stat.S_IMODE(mode) | stat.S_ISVTX)
@@ -394,7 +387,7 @@ class GuardedExchangeCollect(ExchangeCollect):
     def _check_inbound(self):
         """inbound/ must be the instructor's (a student's own inbound/ would decide what is collected);
         with CourseDirectory.groupshared, the instructors' group's."""
-        students = _roster_students(self.coursedir.root)
+        students = roster_or_empty(self.coursedir.root)
         problems = foreign_course_folders(self.root, self.coursedir.course_id,
                                           instructors(self.coursedir.groupshared, students), students)
         if problems:
